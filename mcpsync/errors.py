@@ -1,0 +1,552 @@
+"""The exception tree of mcpsync.
+
+Everything mcpsync raises derives from :class:`MCPError`. Builtins are mixed in
+where callers expect them (a timeout is also a :class:`TimeoutError`, a bad
+configuration also a :class:`ValueError`)::
+
+    MCPError                                   root of everything mcpsync raises
+    ├── ConfigError(MCPError, ValueError)      bad parameters or configuration file
+    ├── ClientClosed                           used after close()
+    ├── TransportError
+    │   ├── ConnectError                       spawn failed, TCP/TLS failed, bad status at connect
+    │   ├── ConnectionClosed                   the peer went away; pending calls fail with this
+    │   │   └── ServerExited                   the stdio server process exited (.exit_code, .stderr_tail)
+    │   ├── SessionExpired                     HTTP 404 for a known session id, twice
+    │   ├── HTTPStatusError                    an unexpected HTTP status (.status_code, short .body)
+    │   └── MessageTooLarge                    one message exceeded the configured maximum size
+    ├── ProtocolError                          undecodable frame, bad envelope, unsupported version
+    │   ├── UnsupportedProtocolVersion         no protocol version both sides speak
+    │   └── NotAvailableInEra                  the feature does not exist in the negotiated era
+    ├── RequestTimeout(MCPError, TimeoutError) deadline passed; notifications/cancelled was sent
+    ├── RequestCancelled                       the caller cancelled the request
+    ├── CapabilityError                        the server did not declare the feature used
+    ├── HandlerMissing                         the server needed input no handler was configured for
+    ├── RemoteError                            a JSON-RPC error from the server (.code .message .data)
+    │   ├── ParseError, InvalidRequest, MethodNotFound, InvalidParams, InternalError
+    │   ├── ServerError, ResourceNotFound, PromptNotFound, ExecutionFailed, PermissionDenied
+    │   ├── HeaderMismatch, MissingClientCapability, UnsupportedVersionError
+    │   └── URLElicitationRequired
+    ├── SchemaValidationError(MCPError, ValueError)
+    │   ├── ToolInputInvalid                   arguments fail the tool's inputSchema
+    │   └── ToolOutputInvalid                  structuredContent fails the tool's outputSchema
+    ├── ToolError                              raised by CallToolResult.raise_for_error()
+    ├── TaskFailed                             a task ended failed or cancelled
+    ├── AuthError
+    │   ├── AuthRequired                       HTTP 401 (.www_authenticate parameters)
+    │   ├── InsufficientScope                  HTTP 403 insufficient_scope
+    │   ├── NeedsClientRegistration            no way to obtain a client id (.redirect_uri)
+    │   ├── OAuthError                         the authorization server said no (.error, .description)
+    │   └── CallbackError                      the loopback callback failed (port busy, bad state)
+    └── CredentialStoreError                   lock timeout, bad file, corrupt JSON
+
+Every error carries the context it knows: ``server`` (the server's name),
+``method`` and ``request_id``. A remote error additionally has ``code``,
+``message`` and ``data``. Local failures never carry a JSON-RPC code.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Type
+
+__all__ = [
+    "AuthError",
+    "AuthRequired",
+    "CallbackError",
+    "CapabilityError",
+    "ClientClosed",
+    "ConfigError",
+    "ConnectError",
+    "ConnectionClosed",
+    "CredentialStoreError",
+    "ExecutionFailed",
+    "HTTPStatusError",
+    "HandlerMissing",
+    "HeaderMismatch",
+    "InsufficientScope",
+    "InternalError",
+    "InvalidParams",
+    "InvalidRequest",
+    "MCPError",
+    "MessageTooLarge",
+    "MethodNotFound",
+    "MissingClientCapability",
+    "NeedsClientRegistration",
+    "NotAvailableInEra",
+    "OAuthError",
+    "ParseError",
+    "PermissionDenied",
+    "PromptNotFound",
+    "ProtocolError",
+    "RemoteError",
+    "RequestCancelled",
+    "RequestTimeout",
+    "ResourceNotFound",
+    "SchemaValidationError",
+    "ServerError",
+    "ServerExited",
+    "SessionExpired",
+    "TaskFailed",
+    "ToolError",
+    "ToolInputInvalid",
+    "ToolOutputInvalid",
+    "TransportError",
+    "URLElicitationRequired",
+    "UnsupportedProtocolVersion",
+    "UnsupportedVersionError",
+    "error_from_response",
+]
+
+
+class MCPError(Exception):
+    """Root of every exception mcpsync raises.
+
+    Attributes:
+        server: the name of the server involved, when known.
+        method: the JSON-RPC method involved, when known.
+        request_id: the JSON-RPC request id involved, when known.
+    """
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        server: Optional[str] = None,
+        method: Optional[str] = None,
+        request_id: Any = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.server = server
+        self.method = method
+        self.request_id = request_id
+
+    def _context(self) -> str:
+        parts = []
+        if self.server:
+            parts.append("server=%s" % self.server)
+        if self.method:
+            parts.append("method=%s" % self.method)
+        if self.request_id is not None:
+            parts.append("id=%r" % (self.request_id,))
+        return ", ".join(parts)
+
+    def __str__(self) -> str:
+        ctx = self._context()
+        return "%s [%s]" % (self.message, ctx) if ctx else self.message
+
+    def with_context(self, **context: Any) -> "MCPError":
+        """Fill in missing context attributes (server, method, request_id); returns self."""
+        for key, value in context.items():
+            if value is not None and getattr(self, key, None) is None:
+                setattr(self, key, value)
+        return self
+
+
+class ConfigError(MCPError, ValueError):
+    """A parameter or a configuration file is invalid."""
+
+
+class ClientClosed(MCPError):
+    """The client (or manager) was used after ``close()``."""
+
+
+class TransportError(MCPError):
+    """Base class of failures of the underlying connection."""
+
+
+class ConnectError(TransportError):
+    """The connection could not be established (spawn failed, TCP/TLS error, bad status)."""
+
+
+class ConnectionClosed(TransportError):
+    """The connection ended; every pending call fails with this."""
+
+
+class ServerExited(ConnectionClosed):
+    """The stdio server process exited.
+
+    Attributes:
+        exit_code: the process's exit status (negative: killed by that signal), or None.
+        stderr_tail: the last lines the server wrote to stderr (captured mode only).
+    """
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        exit_code: Optional[int] = None,
+        stderr_tail: Optional[List[str]] = None,
+        **context: Any,
+    ) -> None:
+        self.exit_code = exit_code
+        self.stderr_tail = list(stderr_tail or [])
+        text = message or "server process exited"
+        if exit_code is not None:
+            text += " with exit code %s" % exit_code
+        if self.stderr_tail:
+            text += "; last stderr lines:\n  " + "\n  ".join(self.stderr_tail[-10:])
+        super().__init__(text, **context)
+
+
+class SessionExpired(TransportError):
+    """The HTTP server no longer knows the session (404), even after one re-initialize."""
+
+
+class HTTPStatusError(TransportError):
+    """An HTTP response had a status the protocol does not expect.
+
+    Attributes:
+        status_code: the HTTP status.
+        body: the first 500 characters of the response body.
+    """
+
+    def __init__(self, message: str = "", *, status_code: int = 0, body: str = "", **context: Any) -> None:
+        self.status_code = status_code
+        self.body = (body or "")[:500]
+        super().__init__(message or "unexpected HTTP status %d" % status_code, **context)
+
+
+class MessageTooLarge(TransportError):
+    """One incoming message exceeded the configured maximum size; it was skipped."""
+
+
+class ProtocolError(MCPError):
+    """The peer broke the protocol (bad frame, bad envelope, unknown result type)."""
+
+
+class UnsupportedProtocolVersion(ProtocolError):
+    """No protocol version is supported by both sides.
+
+    Attributes:
+        offered: the version(s) the client offered.
+        supported: the versions the server says it supports, when known.
+    """
+
+    def __init__(self, message: str = "", *, offered: Any = None, supported: Any = None, **context: Any) -> None:
+        self.offered = offered
+        self.supported = list(supported or [])
+        super().__init__(message, **context)
+
+
+class NotAvailableInEra(ProtocolError):
+    """The feature does not exist in the protocol era negotiated with this server."""
+
+
+class RequestTimeout(MCPError, TimeoutError):
+    """The request's deadline passed. ``notifications/cancelled`` was sent and a late reply is ignored.
+
+    Attributes:
+        timeout: the idle timeout in seconds that expired (or the hard maximum).
+    """
+
+    def __init__(self, message: str = "", *, timeout: Optional[float] = None, **context: Any) -> None:
+        self.timeout = timeout
+        MCPError.__init__(self, message or "request timed out after %ss" % timeout, **context)
+
+
+class RequestCancelled(MCPError):
+    """The caller cancelled the request (``RequestHandle.cancel()``, Ctrl-C)."""
+
+
+class CapabilityError(MCPError):
+    """The server did not declare the capability the called feature needs; nothing was sent."""
+
+
+class HandlerMissing(MCPError):
+    """The server asked for input (sampling, elicitation, roots) and no handler is configured."""
+
+
+class SchemaValidationError(MCPError, ValueError):
+    """A value failed a JSON Schema.
+
+    Attributes:
+        schema_path: the path inside the schema of the failing keyword, e.g. ``properties/a/type``.
+        instance_path: the path inside the value that failed, e.g. ``a``.
+        errors: every validation message.
+    """
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        schema_path: str = "",
+        instance_path: str = "",
+        errors: Optional[List[str]] = None,
+        **context: Any,
+    ) -> None:
+        self.schema_path = schema_path
+        self.instance_path = instance_path
+        self.errors = list(errors or [])
+        super().__init__(message, **context)
+
+
+class ToolInputInvalid(SchemaValidationError):
+    """Tool arguments do not match the tool's ``inputSchema``; nothing was sent."""
+
+
+class ToolOutputInvalid(SchemaValidationError):
+    """A tool's ``structuredContent`` does not match its ``outputSchema``.
+
+    Attributes:
+        result: the CallToolResult that failed validation (nothing is lost).
+    """
+
+    result: Any = None
+
+
+class ToolError(MCPError):
+    """Raised by ``CallToolResult.raise_for_error()`` when the tool reported ``isError``.
+
+    Attributes:
+        result: the CallToolResult.
+    """
+
+    def __init__(self, message: str = "", *, result: Any = None, **context: Any) -> None:
+        self.result = result
+        super().__init__(message, **context)
+
+
+class TaskFailed(MCPError):
+    """A task ended in the ``failed`` or ``cancelled`` state.
+
+    Attributes:
+        task: the last task status object (a dict).
+    """
+
+    def __init__(self, message: str = "", *, task: Any = None, **context: Any) -> None:
+        self.task = task
+        super().__init__(message, **context)
+
+
+class AuthError(MCPError):
+    """Base class of authentication and authorization failures."""
+
+
+class AuthRequired(AuthError):
+    """The server answered 401: credentials are missing or no longer valid.
+
+    Attributes:
+        www_authenticate: the parsed ``WWW-Authenticate`` parameters
+            (``resource_metadata``, ``scope``, ``error``, ``error_description``...).
+        status_code: the HTTP status (401).
+    """
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        www_authenticate: Optional[Dict[str, str]] = None,
+        status_code: int = 401,
+        **context: Any,
+    ) -> None:
+        self.www_authenticate = dict(www_authenticate or {})
+        self.status_code = status_code
+        super().__init__(message or "authorization required", **context)
+
+    @property
+    def resource_metadata(self) -> Optional[str]:
+        """The ``resource_metadata`` URL from the challenge, if any."""
+        return self.www_authenticate.get("resource_metadata")
+
+    @property
+    def scope(self) -> Optional[str]:
+        """The ``scope`` from the challenge, if any."""
+        return self.www_authenticate.get("scope")
+
+
+class InsufficientScope(AuthRequired):
+    """The server answered 403 with ``error="insufficient_scope"``."""
+
+    def __init__(self, message: str = "", **kwargs: Any) -> None:
+        kwargs.setdefault("status_code", 403)
+        super().__init__(message or "insufficient scope", **kwargs)
+
+
+class NeedsClientRegistration(AuthError):
+    """No client id could be obtained; register ``redirect_uri`` with the authorization server.
+
+    Attributes:
+        redirect_uri: the exact redirect URI to register.
+    """
+
+    def __init__(self, message: str = "", *, redirect_uri: Optional[str] = None, **context: Any) -> None:
+        self.redirect_uri = redirect_uri
+        super().__init__(message, **context)
+
+
+class OAuthError(AuthError):
+    """The authorization server returned an OAuth error.
+
+    Attributes:
+        error: the OAuth error code (``invalid_grant``...).
+        description: the ``error_description``, if any.
+    """
+
+    def __init__(self, message: str = "", *, error: str = "", description: str = "", **context: Any) -> None:
+        self.error = error
+        self.description = description
+        super().__init__(message or ("%s: %s" % (error, description) if description else error), **context)
+
+
+class CallbackError(AuthError):
+    """The OAuth loopback callback failed (port taken, state mismatch, user denied, timeout)."""
+
+
+class CredentialStoreError(MCPError):
+    """The credential store could not be read or written (lock timeout, corrupt file, bad mode)."""
+
+
+# ---------------------------------------------------------------------------
+# Remote (JSON-RPC) errors and the code registry
+# ---------------------------------------------------------------------------
+
+_REGISTRY: Dict[int, Type["RemoteError"]] = {}
+
+
+def _code(*codes: int):  # type: ignore[no-untyped-def]
+    def decorator(cls: Type["RemoteError"]) -> Type["RemoteError"]:
+        for c in codes:
+            _REGISTRY[c] = cls
+        cls.code = codes[0]
+        return cls
+
+    return decorator
+
+
+class RemoteError(MCPError):
+    """A JSON-RPC error object returned by the server.
+
+    Attributes:
+        code: the integer error code.
+        message: the server's message.
+        data: the optional ``data`` member, as received.
+    """
+
+    code: int = 0
+
+    def __init__(self, code: int, message: str, data: Any = None, **context: Any) -> None:
+        super().__init__(message, **context)
+        self.code = code
+        self.data = data
+
+    def __str__(self) -> str:
+        base = "%s (code %d)" % (self.message, self.code)
+        ctx = self._context()
+        return "%s [%s]" % (base, ctx) if ctx else base
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        return (_rebuild_remote, (type(self), self.code, self.message, self.data, self.server, self.method, self.request_id))
+
+
+def _rebuild_remote(cls, code, message, data, server, method, request_id):  # type: ignore[no-untyped-def]
+    return cls(code, message, data, server=server, method=method, request_id=request_id)
+
+
+@_code(-32700)
+class ParseError(RemoteError):
+    """-32700: the server could not parse what was sent."""
+
+
+@_code(-32600)
+class InvalidRequest(RemoteError):
+    """-32600: the request was not a valid JSON-RPC request."""
+
+
+@_code(-32601)
+class MethodNotFound(RemoteError):
+    """-32601: the server does not implement the method."""
+
+
+@_code(-32602)
+class InvalidParams(RemoteError):
+    """-32602: invalid method parameters."""
+
+
+@_code(-32603)
+class InternalError(RemoteError):
+    """-32603: an internal error in the server."""
+
+
+@_code(-32000)
+class ServerError(RemoteError):
+    """-32000: a server-specific error."""
+
+
+@_code(-32002, -32001)
+class ResourceNotFound(RemoteError):
+    """-32002 (spec) or -32001 (older servers): the resource does not exist.
+
+    In the 2026-07-28 revision resource-not-found arrives as -32602 with a ``uri``
+    in ``data``; the client maps that case to this class too.
+    """
+
+
+@_code(-32003)
+class PromptNotFound(RemoteError):
+    """-32003: the prompt does not exist."""
+
+
+@_code(-32004)
+class ExecutionFailed(RemoteError):
+    """-32004: the server failed to execute the operation."""
+
+
+@_code(-32005)
+class PermissionDenied(RemoteError):
+    """-32005: the operation is not permitted."""
+
+
+@_code(-32020)
+class HeaderMismatch(RemoteError):
+    """-32020: HTTP headers do not match the request body (2026-07-28)."""
+
+
+@_code(-32021)
+class MissingClientCapability(RemoteError):
+    """-32021: the request needs a client capability that was not declared (2026-07-28)."""
+
+
+@_code(-32022)
+class UnsupportedVersionError(RemoteError):
+    """-32022: the server does not support the request's protocol version.
+
+    ``supported`` lists the versions the server offered in ``data.supported``.
+    """
+
+    @property
+    def supported(self) -> List[str]:
+        """The versions the server says it supports."""
+        if isinstance(self.data, dict) and isinstance(self.data.get("supported"), list):
+            return [v for v in self.data["supported"] if isinstance(v, str)]
+        return []
+
+
+@_code(-32042)
+class URLElicitationRequired(RemoteError):
+    """-32042: the server needs the user to complete a URL elicitation first."""
+
+    @property
+    def elicitations(self) -> List[Dict[str, Any]]:
+        """The URL elicitations listed in ``data.elicitations``."""
+        if isinstance(self.data, dict) and isinstance(self.data.get("elicitations"), list):
+            return list(self.data["elicitations"])
+        return []
+
+
+def error_from_response(error: Dict[str, Any], **context: Any) -> RemoteError:
+    """Build the most specific :class:`RemoteError` for a JSON-RPC error object.
+
+    Unknown codes become a plain :class:`RemoteError` carrying ``.code``.
+    A -32602 whose data names a ``uri`` on ``resources/read`` is a :class:`ResourceNotFound`.
+    """
+    code = error.get("code")
+    if not isinstance(code, int) or isinstance(code, bool):
+        code = -32603
+    message = error.get("message")
+    if not isinstance(message, str):
+        message = str(message)
+    data = error.get("data")
+    cls = _REGISTRY.get(code, RemoteError)
+    if code == -32602 and context.get("method") == "resources/read" and isinstance(data, dict) and "uri" in data:
+        cls = ResourceNotFound
+    return cls(code, message, data, **context)
