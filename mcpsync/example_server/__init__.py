@@ -1,0 +1,12 @@
+"""The mcpsync example MCP server: a pure-Python (standard library only) peer for demos and tests.
+
+Run it over stdio with ``python -m mcpsync.example_server [options]``; mount
+:class:`ExampleServer` behind any other transport (see :mod:`.core`).
+"""
+
+from __future__ import annotations
+
+from .core import Connection, ExampleServer, Options, ServerSession
+from .stdio import main
+
+__all__ = ["Connection", "ExampleServer", "Options", "ServerSession", "main"]
