@@ -1,0 +1,711 @@
+"""Server configuration: in code, and from the files users already have.
+
+A configuration is a mapping ``server name -> ServerConfig``. It can be built
+
+* in code: ``ServerConfig(name, command=[...])`` or plain dicts (:func:`parse_config`);
+* from a file or a dict in any of these formats (detected by the top-level key):
+
+  - **OpenCode** (``opencode.json``): ``{"mcp": {name: {"type": "local", "command": [...],
+    "environment": {...}, "enabled": true, "timeout": 5000} | {"type": "remote", "url": ...,
+    "headers": {...}, "oauth": false | {"clientId", "clientSecret", "scope"}}}}``. ``timeout`` is in
+    **milliseconds** and bounds connecting; ``experimental.mcp_timeout`` (ms) is the tool-call timeout.
+    Local servers inherit the whole environment, as in OpenCode.
+  - **Claude Desktop / Cursor / Claude Code / Windsurf** (``mcpServers``): ``{"command", "args", "env"}``
+    or ``{"url" | "serverUrl", "headers", "type"}``; ``disabled: true`` and ``timeout`` (seconds) are honoured.
+  - **VS Code** (``.vscode/mcp.json`` ``servers``, or ``settings.json`` ``mcp.servers``): like
+    ``mcpServers`` plus ``type: stdio|http|sse``, ``envFile``, ``${workspaceFolder}``, ``${userHome}``.
+  - **native** (a plain ``{name: entry}`` mapping): the keys of :class:`ServerConfig` (timeouts in
+    seconds); unknown keys are errors, so a typo is never silently ignored.
+
+Strings in commands, arguments, environment values, URLs, headers and OAuth
+settings may use ``${VAR}``, ``${VAR:-default}``, ``${env:VAR}`` (and ``{env:VAR}``
+in OpenCode files); ``$$`` is a literal ``$``. A variable that is not set makes
+that one server fail with a :class:`~mcpsync.ConfigError` (its ``error``), not
+the whole file.
+
+Files are validated with jsonschema (imported on first use); errors name the
+file, point at the bad key (``mcpServers.github.args[1]``) and say what was
+expected. JSON with comments and trailing commas (``.jsonc``) is accepted.
+
+Everything here is pure data and computation, safe to call from any thread;
+only :func:`load_config` and :func:`find_config` touch the file system.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
+
+from .errors import ConfigError
+
+__all__ = [
+    "DEFAULT_CALL_TIMEOUT",
+    "DEFAULT_CONNECT_TIMEOUT",
+    "ServerConfig",
+    "config_search_paths",
+    "find_config",
+    "interpolate",
+    "load_config",
+    "parse_config",
+    "server_config",
+]
+
+log = logging.getLogger(__name__)
+
+JSON = Dict[str, Any]
+#: Seconds a tool call may stay idle (reset on each progress notification) unless configured.
+DEFAULT_CALL_TIMEOUT = 30.0
+#: Seconds connecting (spawn/TCP + initialize + the first tools/list) may take unless configured.
+DEFAULT_CONNECT_TIMEOUT = 30.0
+
+_STDIO_TYPES = {"stdio", "local"}
+_REMOTE_TYPES = {"http", "remote", "streamable-http", "streamable_http", "streamablehttp", "sse"}
+_CLIENT_OPTION_NAMES = {"headers", "env", "cwd", "name", "timeout", "connect_timeout", "auth", "bearer_token",
+                        "transport", "inherit_env"}
+
+
+@dataclass
+class ServerConfig:
+    """The configuration of one server.
+
+    Attributes:
+        name: the server's name (the prefix of its exposed tool names).
+        command: for a stdio server, the program and its arguments.
+        env: extra environment variables for a stdio server.
+        cwd: the working directory of a stdio server.
+        inherit_env: pass the whole parent environment (None: the client's default, a safe subset).
+        url: for a remote server, its URL.
+        headers: extra HTTP headers for a remote server (values are never logged).
+        transport: remote transport: ``auto`` (Streamable HTTP, falling back to legacy SSE), ``http``, ``sse``.
+        oauth: remote servers only: True (use OAuth when the server asks for it), False (never),
+            or a dict of settings (``client_id``, ``client_secret``, ``scope``, ``redirect_uri``).
+        bearer_token: a static token sent as ``Authorization: Bearer`` (never logged).
+        enabled: False marks the server ``disabled``; it is never connected.
+        timeout: seconds a tool call may stay idle; reset by progress notifications.
+        connect_timeout: seconds connecting may take.
+        lazy: connect on first use rather than at start (None: the manager's default).
+        options: further keyword arguments for :class:`mcpsync.Client` (``verify``, ``stderr``...).
+        source: where the entry came from (``file.json: mcpServers.github``), for messages.
+        error: a problem found while reading this entry (an unset variable); the server fails with it.
+    """
+
+    name: str
+    command: List[str] = field(default_factory=list)
+    env: Dict[str, str] = field(default_factory=dict)
+    cwd: Optional[str] = None
+    inherit_env: Optional[bool] = None
+    url: Optional[str] = None
+    headers: Dict[str, str] = field(default_factory=dict)
+    transport: str = "auto"
+    oauth: Union[bool, Dict[str, Any]] = True
+    bearer_token: Optional[str] = None
+    enabled: bool = True
+    timeout: Optional[float] = DEFAULT_CALL_TIMEOUT
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+    lazy: Optional[bool] = None
+    options: Dict[str, Any] = field(default_factory=dict)
+    source: Optional[str] = None
+    error: Optional[ConfigError] = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ConfigError("a server needs a non-empty name")
+        if isinstance(self.command, str):
+            self.command = [self.command]
+        if self.error is None and not self.command and not self.url:
+            raise ConfigError("server %r: give a command (stdio) or a url (remote)" % self.name)
+        if self.command and self.url:
+            raise ConfigError("server %r: give either a command or a url, not both" % self.name)
+        if self.transport not in ("auto", "http", "sse"):
+            raise ConfigError("server %r: transport must be auto, http or sse, not %r" % (self.name, self.transport))
+        for key in self.options:
+            if key in _CLIENT_OPTION_NAMES:
+                raise ConfigError("server %r: set %r as a field, not in options" % (self.name, key))
+
+    @property
+    def kind(self) -> str:
+        """``stdio`` or ``remote``."""
+        return "remote" if self.url else "stdio"
+
+    @property
+    def oauth_enabled(self) -> bool:
+        """True when this remote server may use OAuth (``oauth`` is not False and no bearer token is set)."""
+        return self.kind == "remote" and self.oauth is not False and not self.bearer_token
+
+    @property
+    def oauth_settings(self) -> Dict[str, Any]:
+        """The OAuth settings dict (empty when none were given)."""
+        return dict(self.oauth) if isinstance(self.oauth, dict) else {}
+
+    def client_arguments(self) -> Tuple[Any, Dict[str, Any]]:
+        """``(target, keyword arguments)`` for :class:`mcpsync.Client` (``auth`` is added by the manager)."""
+        kwargs: Dict[str, Any] = dict(self.options)
+        kwargs["name"] = self.name
+        kwargs["timeout"] = self.timeout
+        kwargs["connect_timeout"] = self.connect_timeout
+        if self.kind == "stdio":
+            if self.env:
+                kwargs["env"] = dict(self.env)
+            if self.cwd is not None:
+                kwargs["cwd"] = self.cwd
+            if self.inherit_env is not None:
+                kwargs["inherit_env"] = self.inherit_env
+            return list(self.command), kwargs
+        if self.headers:
+            kwargs["headers"] = dict(self.headers)
+        kwargs["transport"] = self.transport
+        if self.bearer_token:
+            kwargs["bearer_token"] = self.bearer_token
+        return self.url, kwargs
+
+    def __repr__(self) -> str:  # never shows env values, header values or tokens
+        where = ("command=%r" % (self.command[:1],)) if self.command else ("url=%r" % self.url)
+        extras = []
+        if self.env:
+            extras.append("env=[%s]" % ", ".join(sorted(self.env)))
+        if self.headers:
+            extras.append("headers=[%s]" % ", ".join(sorted(self.headers)))
+        if not self.enabled:
+            extras.append("enabled=False")
+        return "ServerConfig(%r, %s%s)" % (self.name, where, "".join(", " + e for e in extras))
+
+
+# ---------------------------------------------------------------------------
+# Interpolation
+# ---------------------------------------------------------------------------
+
+_VAR = re.compile(r"\$\$|\$\{([^{}]*)\}")
+_OPENCODE_VAR = re.compile(r"\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def interpolate(value: str, env: Optional[Mapping[str, str]] = None, *, variables: Optional[Mapping[str, str]] = None,
+                opencode: bool = False) -> str:
+    """Expand ``${VAR}``, ``${VAR:-default}``, ``${env:VAR}`` (and ``{env:VAR}`` when ``opencode``) in ``value``.
+
+    ``env`` defaults to ``os.environ``; ``variables`` adds named values such as
+    ``workspaceFolder``. Raises :class:`~mcpsync.ConfigError` for an unset
+    variable without a default or an unsupported ``${...}`` form.
+    """
+    env = os.environ if env is None else env
+    variables = variables or {}
+
+    def lookup(expr: str) -> str:
+        name, sep, default = expr.partition(":-")
+        if name.startswith("env:"):
+            name = name[4:]
+        elif name in variables:
+            return variables[name]
+        if not _NAME.match(name):
+            raise ConfigError("unsupported variable ${%s}" % expr)
+        if name in env and (env[name] != "" or not sep):
+            return env[name]
+        if sep:
+            return default
+        raise ConfigError("environment variable %s is not set" % name)
+
+    def sub(match: "re.Match[str]") -> str:
+        if match.group(0) == "$$":
+            return "$"
+        return lookup(match.group(1))
+
+    out = _VAR.sub(sub, value)
+    if opencode:
+        out = _OPENCODE_VAR.sub(lambda m: lookup(m.group(1)), out)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Schemas
+# ---------------------------------------------------------------------------
+
+_STR_MAP = {"type": "object", "additionalProperties": {"type": "string"}}
+_STR_LIST = {"type": "array", "items": {"type": "string"}}
+_POSITIVE = {"type": "number", "exclusiveMinimum": 0}
+_OAUTH_OBJECT = {
+    "type": "object",
+    "properties": {k: {"type": "string"} for k in ("clientId", "client_id", "clientSecret", "client_secret",
+                                                   "scope", "redirectUri", "redirect_uri")},
+    "additionalProperties": False,
+}
+_NATIVE_ENTRY = {
+    "type": "object",
+    "properties": {
+        "type": {"enum": sorted(_STDIO_TYPES | _REMOTE_TYPES | {"streamableHttp"})},
+        "command": {"anyOf": [{"type": "string", "minLength": 1}, dict(_STR_LIST, minItems=1)]},
+        "args": _STR_LIST,
+        "env": _STR_MAP,
+        "environment": _STR_MAP,
+        "cwd": {"type": "string"},
+        "inherit_env": {"type": "boolean"},
+        "url": {"type": "string", "pattern": "^https?://"},
+        "headers": _STR_MAP,
+        "transport": {"enum": ["auto", "http", "sse"]},
+        "oauth": {"anyOf": [{"type": "boolean"}, _OAUTH_OBJECT]},
+        "bearer_token": {"type": "string"},
+        "enabled": {"type": "boolean"},
+        "disabled": {"type": "boolean"},
+        "timeout": {"anyOf": [_POSITIVE, {"type": "null"}]},
+        "connect_timeout": _POSITIVE,
+        "lazy": {"type": "boolean"},
+        "options": {"type": "object"},
+        "description": {"type": "string"},
+    },
+    "additionalProperties": False,
+    "if": {"required": ["url"]},
+    "then": {"not": {"required": ["command"]}},
+    "else": {"required": ["command"]},
+}
+_OPENCODE_LOCAL = {
+    "properties": {
+        "type": {},
+        "command": dict(_STR_LIST, minItems=1),
+        "environment": _STR_MAP,
+        "enabled": {"type": "boolean"},
+        "timeout": {"type": "integer", "exclusiveMinimum": 0},
+    },
+    "required": ["command"],
+    "additionalProperties": False,
+}
+_OPENCODE_REMOTE = {
+    "properties": {
+        "type": {},
+        "url": {"type": "string", "pattern": "^https?://"},
+        "headers": _STR_MAP,
+        "oauth": {"anyOf": [{"const": False}, _OAUTH_OBJECT]},
+        "enabled": {"type": "boolean"},
+        "timeout": {"type": "integer", "exclusiveMinimum": 0},
+    },
+    "required": ["url"],
+    "additionalProperties": False,
+}
+_OPENCODE_ENTRY = {
+    "type": "object",
+    "required": ["type"],
+    "properties": {"type": {"enum": ["local", "remote"]}},
+    "allOf": [
+        {"if": {"required": ["type"], "properties": {"type": {"const": "local"}}}, "then": _OPENCODE_LOCAL},
+        {"if": {"required": ["type"], "properties": {"type": {"const": "remote"}}}, "then": _OPENCODE_REMOTE},
+    ],
+}
+_FOREIGN_ENTRY = {
+    "type": "object",
+    "properties": {
+        "type": {"enum": ["stdio", "http", "sse", "streamable-http", "streamableHttp", "streamable_http"]},
+        "command": {"type": "string", "minLength": 1},
+        "args": _STR_LIST,
+        "env": _STR_MAP,
+        "envFile": {"type": "string"},
+        "cwd": {"type": "string"},
+        "url": {"type": "string", "pattern": "^https?://"},
+        "serverUrl": {"type": "string", "pattern": "^https?://"},
+        "headers": _STR_MAP,
+        "disabled": {"type": "boolean"},
+        "timeout": _POSITIVE,
+    },
+    "if": {"anyOf": [{"required": ["url"]}, {"required": ["serverUrl"]}]},
+    "then": {},
+    "else": {"required": ["command"]},
+}
+_FOREIGN_KNOWN = set(_FOREIGN_ENTRY["properties"]) | {"autoApprove", "alwaysAllow", "description", "gallery",
+                                                      "version", "transportType", "disabledTools", "dev"}
+
+
+def _document_schema(fmt: str) -> JSON:
+    if fmt == "opencode":
+        return {"type": "object", "properties": {
+            "mcp": {"type": "object", "additionalProperties": _OPENCODE_ENTRY},
+            "experimental": {"type": "object", "properties": {"mcp_timeout": {"type": "integer",
+                                                                              "exclusiveMinimum": 0}}},
+        }}
+    if fmt == "vscode-settings":
+        return {"type": "object", "properties": {"mcp": {"type": "object", "properties": {
+            "servers": {"type": "object", "additionalProperties": _FOREIGN_ENTRY}}}}}
+    if fmt in ("mcpServers", "vscode"):
+        key = "mcpServers" if fmt == "mcpServers" else "servers"
+        return {"type": "object", "properties": {key: {"type": "object", "additionalProperties": _FOREIGN_ENTRY}}}
+    return {"type": "object", "additionalProperties": _NATIVE_ENTRY}
+
+
+def _path_text(parts: Iterable[Any]) -> str:
+    out = ""
+    for p in parts:
+        out += "[%d]" % p if isinstance(p, int) else ("." if out else "") + str(p)
+    return out or "(top level)"
+
+
+_JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object",
+               type(None): "null"}
+
+
+def _humanize(error: Any) -> Tuple[str, str]:
+    """(path, message) for one jsonschema ValidationError."""
+    path = list(error.absolute_path)
+    v, inst = error.validator, error.instance
+    if v == "additionalProperties" and isinstance(inst, dict):
+        allowed = sorted(error.schema.get("properties") or {})
+        extra = sorted(k for k in inst if k not in allowed)
+        return _path_text(path + extra[:1]), "unknown key %s; expected one of: %s" % (
+            ", ".join(repr(k) for k in extra), ", ".join(allowed))
+    if v == "required":
+        missing = error.message.split("'")[1] if "'" in error.message else error.message
+        return _path_text(path), "missing required key %r" % missing
+    if v == "type":
+        return _path_text(path), "expected %s, got %s %s" % (
+            error.validator_value if isinstance(error.validator_value, str) else " or ".join(error.validator_value),
+            _JSON_TYPES.get(type(inst), type(inst).__name__), json.dumps(inst, default=str)[:60])
+    if v == "enum":
+        return _path_text(path), "expected one of %s, got %s" % (
+            ", ".join(json.dumps(x) for x in error.validator_value), json.dumps(inst, default=str)[:60])
+    if v == "pattern":
+        return _path_text(path), "expected a value matching %s, got %s" % (error.validator_value,
+                                                                          json.dumps(inst)[:60])
+    if v in ("exclusiveMinimum", "minimum"):
+        return _path_text(path), "expected a number > %s, got %s" % (error.validator_value, json.dumps(inst)[:60])
+    if v == "not" and "command" in str(error.validator_value):
+        return _path_text(path), "give either 'command' or 'url', not both"
+    if v in ("anyOf", "oneOf") and error.context:
+        best = sorted(error.context, key=lambda e: -len(list(e.absolute_path)))[0]
+        return _humanize(best)
+    return _path_text(path), error.message
+
+
+def _validate(data: Any, fmt: str, source: str) -> None:
+    import jsonschema  # lazily: `import mcpsync` must not import it
+
+    validator = jsonschema.Draft202012Validator(_document_schema(fmt))
+    errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
+    if not errors:
+        return
+    lines = []
+    for err in errors[:5]:
+        path, message = _humanize(err)
+        lines.append("%s: %s" % (path, message))
+    more = "" if len(errors) <= 5 else " (and %d more)" % (len(errors) - 5)
+    raise ConfigError("%s: %s%s" % (source, "; ".join(lines), more))
+
+
+# ---------------------------------------------------------------------------
+# Parsing
+# ---------------------------------------------------------------------------
+
+
+def _detect_format(data: Mapping[str, Any]) -> str:
+    mcp = data.get("mcp")
+    if isinstance(mcp, dict):
+        if set(mcp) == {"servers"} and isinstance(mcp["servers"], dict):
+            return "vscode-settings"
+        return "opencode"
+    if "mcpServers" in data:
+        return "mcpServers"
+    if isinstance(data.get("servers"), dict) and ("inputs" in data or all(
+            isinstance(v, dict) for v in data["servers"].values())):
+        return "vscode"
+    return "native"
+
+
+def _read_env_file(path: str) -> Dict[str, str]:
+    out: Dict[str, str] = {}
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            line = line.strip()
+            if not line or line.startswith("#") or "=" not in line:
+                continue
+            key, _, value = line.partition("=")
+            key = key.strip()
+            if key.startswith("export "):
+                key = key[7:].strip()
+            value = value.strip()
+            if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+                value = value[1:-1]
+            out[key] = value
+    return out
+
+
+class _Expander:
+    def __init__(self, env: Mapping[str, str], variables: Mapping[str, str], opencode: bool) -> None:
+        self.env, self.variables, self.opencode = env, variables, opencode
+
+    def __call__(self, value: Any, where: str) -> Any:
+        if isinstance(value, str):
+            try:
+                return interpolate(value, self.env, variables=self.variables, opencode=self.opencode)
+            except ConfigError as exc:
+                raise ConfigError("%s: %s" % (where, exc.message)) from None
+        if isinstance(value, list):
+            return [self(v, "%s[%d]" % (where, i)) for i, v in enumerate(value)]
+        if isinstance(value, dict):
+            return {k: self(v, "%s.%s" % (where, k)) for k, v in value.items()}
+        return value
+
+
+def _check_type(entry: Mapping[str, Any], where: str) -> None:
+    kind = str(entry.get("type") or "").lower()
+    has_url = bool(entry.get("url") or entry.get("serverUrl"))
+    if kind in _STDIO_TYPES and has_url:
+        raise ConfigError("%s.type: %r servers take a command, not a url" % (where, entry.get("type")))
+    if kind in _REMOTE_TYPES | {"streamablehttp"} and not has_url:
+        raise ConfigError("%s.url: %r servers need a url" % (where, entry.get("type")))
+
+
+def _native_fields(name: str, entry: Mapping[str, Any], expand: _Expander, where: str) -> JSON:
+    """Map one native / foreign entry to ServerConfig keyword arguments (interpolated)."""
+    kind = str(entry.get("type") or "").lower()
+    url = entry.get("url") or entry.get("serverUrl")
+    out: JSON = {"name": name}
+    if url is not None:
+        out["url"] = expand(url, where + ".url")
+        out["headers"] = expand(dict(entry.get("headers") or {}), where + ".headers")
+        if entry.get("transport"):
+            out["transport"] = entry["transport"]
+        elif kind == "sse":
+            out["transport"] = "sse"
+        elif kind in ("http", "streamable-http", "streamable_http", "streamablehttp"):
+            out["transport"] = "http"
+        else:
+            out["transport"] = "auto"
+        if "oauth" in entry:
+            oauth = entry["oauth"]
+            if isinstance(oauth, dict):
+                oauth = _oauth_settings(expand(dict(oauth), where + ".oauth"))
+            out["oauth"] = oauth
+        if entry.get("bearer_token"):
+            out["bearer_token"] = expand(entry["bearer_token"], where + ".bearer_token")
+    else:
+        command = entry.get("command")
+        command = [command] if isinstance(command, str) else list(command or [])
+        command += list(entry.get("args") or [])
+        out["command"] = expand(command, where + ".command")
+        env = dict(entry.get("env") or entry.get("environment") or {})
+        out["env"] = expand(env, where + ".env")
+        if entry.get("cwd") is not None:
+            out["cwd"] = expand(entry["cwd"], where + ".cwd")
+        if entry.get("inherit_env") is not None:
+            out["inherit_env"] = entry["inherit_env"]
+    out["enabled"] = bool(entry.get("enabled", True)) and not entry.get("disabled", False)
+    for key in ("timeout", "connect_timeout", "lazy"):
+        if key in entry:
+            out[key] = entry[key]
+    if entry.get("options"):
+        out["options"] = dict(entry["options"])
+    return out
+
+
+def _oauth_settings(raw: Mapping[str, Any]) -> Dict[str, Any]:
+    aliases = {"clientId": "client_id", "clientSecret": "client_secret", "redirectUri": "redirect_uri"}
+    return {aliases.get(k, k): v for k, v in raw.items()}
+
+
+def _build(name: str, fields: JSON, where: str) -> ServerConfig:
+    try:
+        return ServerConfig(source=where, **fields)
+    except ConfigError as exc:
+        raise ConfigError("%s: %s" % (where, exc.message)) from None
+
+
+def _entry(name: str, entry: Mapping[str, Any], fmt: str, where: str, env: Mapping[str, str],
+           variables: Mapping[str, str], base_dir: Optional[Path], call_timeout: Optional[float]) -> ServerConfig:
+    expand = _Expander(env, variables, opencode=(fmt == "opencode"))
+    _check_type(entry, where)
+    try:
+        if fmt == "opencode":
+            fields = _native_fields(name, entry, expand, where)
+            fields.pop("timeout", None)
+            if "timeout" in entry:
+                fields["connect_timeout"] = entry["timeout"] / 1000.0
+            if call_timeout is not None:
+                fields["timeout"] = call_timeout
+            if entry.get("type") == "local":
+                fields["inherit_env"] = True
+        else:
+            if fmt != "native":
+                unknown = sorted(set(entry) - _FOREIGN_KNOWN)
+                if unknown:
+                    log.warning("%s: ignoring unknown keys %s", where, ", ".join(unknown))
+                entry = {k: v for k, v in entry.items() if k in _FOREIGN_KNOWN}
+                if entry.get("envFile"):
+                    env_file = expand(entry["envFile"], where + ".envFile")
+                    if base_dir is not None:
+                        env_file = str(base_dir / env_file)
+                    try:
+                        file_env = _read_env_file(env_file)
+                    except OSError as exc:
+                        raise ConfigError("%s.envFile: cannot read %s: %s" % (where, env_file, exc.strerror)) from None
+                    entry = dict(entry, env=dict(file_env, **(entry.get("env") or {})))
+            fields = _native_fields(name, entry, expand, where)
+    except ConfigError as exc:
+        # An unset variable fails this one server, not the whole configuration.
+        kwargs: JSON = {"name": name, "enabled": bool(entry.get("enabled", True)) and not entry.get("disabled")}
+        if entry.get("url") or entry.get("serverUrl"):
+            kwargs["url"] = str(entry.get("url") or entry.get("serverUrl"))  # uninterpolated, never used
+        return ServerConfig(error=exc, source=where, **kwargs)
+    if fmt != "opencode" and "timeout" not in fields and call_timeout is not None:
+        fields["timeout"] = call_timeout
+    if fields.get("cwd") and base_dir is not None and not os.path.isabs(fields["cwd"]):
+        fields["cwd"] = str(base_dir / fields["cwd"])
+    return _build(name, fields, where)
+
+
+def parse_config(
+    data: Union[Mapping[str, Any], Iterable[ServerConfig]],
+    *,
+    source: str = "<config>",
+    env: Optional[Mapping[str, str]] = None,
+    base_dir: Optional[Union[str, Path]] = None,
+    validate: bool = True,
+) -> Dict[str, ServerConfig]:
+    """Read a configuration from a dict (any supported format) or an iterable of :class:`ServerConfig`.
+
+    A mapping's values may also be :class:`ServerConfig` objects. ``env``
+    (default ``os.environ``) is used for interpolation; ``base_dir`` resolves
+    relative ``cwd`` and ``envFile`` paths. Raises :class:`~mcpsync.ConfigError`
+    for a structurally invalid configuration (message: source, key path, what was expected).
+    """
+    env = os.environ if env is None else env
+    base = Path(base_dir) if base_dir is not None else None
+    if not isinstance(data, Mapping):
+        out: Dict[str, ServerConfig] = {}
+        for cfg in data:
+            if not isinstance(cfg, ServerConfig):
+                raise ConfigError("%s: expected ServerConfig objects, got %s" % (source, type(cfg).__name__))
+            out[cfg.name] = cfg
+        return out
+    if data and all(isinstance(v, ServerConfig) for v in data.values()):
+        return {k: v if v.name == k else _rename(v, k) for k, v in data.items()}
+    fmt = _detect_format(data)
+    if fmt == "native":
+        plain = {k: v for k, v in data.items() if not isinstance(v, ServerConfig)}
+        if validate:
+            _validate(plain, fmt, source)
+        out = {}
+        for name, entry in data.items():
+            out[name] = _rename(entry, name) if isinstance(entry, ServerConfig) else _entry(
+                name, entry, fmt, name if source == "<config>" else "%s: %s" % (source, name), env, {}, base, None)
+        return out
+    if validate:
+        _validate(data, fmt, source)
+    variables: Dict[str, str] = {"userHome": str(Path.home())}
+    if base is not None:
+        variables["workspaceFolder"] = str(base.parent if base.name == ".vscode" else base)
+    call_timeout = None
+    if fmt == "opencode":
+        entries, prefix = data["mcp"], "mcp"
+        ms = (data.get("experimental") or {}).get("mcp_timeout")
+        call_timeout = ms / 1000.0 if ms else None
+    elif fmt == "vscode-settings":
+        entries, prefix = data["mcp"]["servers"], "mcp.servers"
+    elif fmt == "vscode":
+        entries, prefix = data["servers"], "servers"
+    else:
+        entries, prefix = data.get("mcpServers") or {}, "mcpServers"
+    return {
+        name: _entry(name, entry, fmt, "%s: %s.%s" % (source, prefix, name), env, variables, base, call_timeout)
+        for name, entry in entries.items()
+    }
+
+
+def _rename(cfg: ServerConfig, name: str) -> ServerConfig:
+    import dataclasses
+
+    return cfg if cfg.name == name else dataclasses.replace(cfg, name=name)
+
+
+def server_config(name: str, entry: Union[ServerConfig, Mapping[str, Any]], *,
+                  env: Optional[Mapping[str, str]] = None) -> ServerConfig:
+    """One native entry (a dict with :class:`ServerConfig`'s keys) as a validated :class:`ServerConfig`."""
+    if isinstance(entry, ServerConfig):
+        return _rename(entry, name)
+    if not isinstance(entry, Mapping):
+        raise ConfigError("server %r: expected a dict or a ServerConfig, got %s" % (name, type(entry).__name__))
+    return parse_config({name: dict(entry)}, source="server %r" % name, env=env)[name]
+
+
+_COMMENT = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?\*/', re.S)
+_TRAILING_COMMA = re.compile(r'"(?:[^"\\]|\\.)*"|,(\s*[}\]])', re.S)
+
+
+def _strip_jsonc(text: str) -> str:
+    text = _COMMENT.sub(lambda m: m.group(0) if m.group(0).startswith('"') else
+                        re.sub(r"[^\n]", " ", m.group(0)), text)
+    return _TRAILING_COMMA.sub(lambda m: m.group(0) if m.group(0).startswith('"') else m.group(1), text)
+
+
+def load_config(path: Union[str, Path], *, env: Optional[Mapping[str, str]] = None) -> Dict[str, ServerConfig]:
+    """Read a configuration file (JSON or JSONC, any supported format). Blocks on file I/O only.
+
+    Raises :class:`~mcpsync.ConfigError` when the file is missing, is not JSON
+    (with line and column), or does not validate.
+    """
+    p = Path(path).expanduser()
+    try:
+        text = p.read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise ConfigError("%s: cannot read the configuration: %s" % (p, exc.strerror or exc)) from None
+    try:
+        data = json.loads(_strip_jsonc(text))
+    except ValueError as exc:
+        raise ConfigError("%s: not valid JSON: %s" % (p, exc)) from None
+    if not isinstance(data, dict):
+        raise ConfigError("%s: expected a JSON object at the top level" % p)
+    return parse_config(data, source=str(p), env=env, base_dir=p.parent)
+
+
+def config_search_paths(cwd: Optional[Union[str, Path]] = None, home: Optional[Union[str, Path]] = None,
+                        environ: Optional[Mapping[str, str]] = None, platform: Optional[str] = None) -> List[Path]:
+    """Where the CLI looks for a configuration, in order (existing or not).
+
+    ``$MCPSYNC_CONFIG``; then in ``cwd``: ``mcpsync.json``, ``.mcp.json`` (Claude Code),
+    ``opencode.json(c)``, ``.cursor/mcp.json``, ``.vscode/mcp.json``; then per user:
+    ``~/.config/mcpsync/config.json`` (``$XDG_CONFIG_HOME``), ``~/.cursor/mcp.json``,
+    ``~/.config/opencode/opencode.json(c)``, Claude Desktop's ``claude_desktop_config.json``.
+    """
+    environ = os.environ if environ is None else environ
+    cwd_p = Path(cwd) if cwd is not None else Path.cwd()
+    home_p = Path(home) if home is not None else Path.home()
+    platform = platform or sys.platform
+    xdg = Path(environ.get("XDG_CONFIG_HOME") or home_p / ".config")
+    paths: List[Path] = []
+    if environ.get("MCPSYNC_CONFIG"):
+        paths.append(Path(environ["MCPSYNC_CONFIG"]).expanduser())
+    paths += [cwd_p / n for n in ("mcpsync.json", ".mcp.json", "opencode.json", "opencode.jsonc",
+                                   ".cursor/mcp.json", ".vscode/mcp.json")]
+    paths += [xdg / "mcpsync" / "config.json", home_p / ".cursor" / "mcp.json",
+              xdg / "opencode" / "opencode.json", xdg / "opencode" / "opencode.jsonc"]
+    if platform == "darwin":
+        paths.append(home_p / "Library" / "Application Support" / "Claude" / "claude_desktop_config.json")
+    elif platform.startswith("win"):
+        appdata = Path(environ.get("APPDATA") or home_p / "AppData" / "Roaming")
+        paths.append(appdata / "Claude" / "claude_desktop_config.json")
+    else:
+        paths.append(xdg / "Claude" / "claude_desktop_config.json")
+    return paths
+
+
+def find_config(cwd: Optional[Union[str, Path]] = None, home: Optional[Union[str, Path]] = None,
+                environ: Optional[Mapping[str, str]] = None, platform: Optional[str] = None) -> Optional[Path]:
+    """The first existing file of :func:`config_search_paths` that has MCP servers in it, or None.
+
+    A file named by ``$MCPSYNC_CONFIG`` is returned even when it has none.
+    """
+    environ = os.environ if environ is None else environ
+    for i, path in enumerate(config_search_paths(cwd, home, environ, platform)):
+        if not path.is_file():
+            continue
+        if i == 0 and environ.get("MCPSYNC_CONFIG"):
+            return path
+        try:
+            data = json.loads(_strip_jsonc(path.read_text(encoding="utf-8-sig")))
+        except (OSError, ValueError):
+            log.debug("skipping unreadable configuration %s", path)
+            continue
+        if isinstance(data, dict) and _detect_format(data) != "native":
+            return path
+        if isinstance(data, dict) and path.name == "mcpsync.json":
+            return path
+    return None
