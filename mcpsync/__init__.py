@@ -1,10 +1,12 @@
 """mcpsync: a synchronous, thread-based Model Context Protocol client.
 
 ``import mcpsync`` is cheap: it imports neither requests, jsonschema, filelock
-nor http.client, and starts no thread.
+nor http.client, and starts no thread. The client, transports and helpers are
+loaded on first attribute access.
 """
 
 import logging as _logging
+from typing import Any as _Any
 
 from .__version__ import __version__
 from .errors import *  # noqa: F401,F403
@@ -14,4 +16,44 @@ from .types import __all__ as _types_all
 
 _logging.getLogger(__name__).addHandler(_logging.NullHandler())
 
-__all__ = sorted(set(_errors_all) | set(_types_all) | {"__version__"})
+#: name -> module that defines it, imported on first use (keeps ``import mcpsync`` fast).
+_LAZY = {
+    "Client": "client",
+    "connect": "client",
+    "prompt_ref": "client",
+    "resource_ref": "client",
+    "DEFAULT": "session",
+    "RequestHandle": "session",
+    "RequestContext": "session",
+    "Session": "session",
+    "Transport": "transports.base",
+    "TransportSink": "transports.base",
+    "StdioTransport": "transports.stdio",
+    "NotificationQueue": "_dispatch",
+    "ElicitationRequest": "handlers",
+    "ElicitationResult": "handlers",
+    "SamplingRequest": "handlers",
+    "SamplingResult": "handlers",
+    "Subscription": "_modern",
+    "TaskHandle": "tasks",
+    "start_task": "tasks",
+    "resume_task": "tasks",
+}
+
+
+def __getattr__(name: str) -> _Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError("module 'mcpsync' has no attribute %r" % name)
+    import importlib
+
+    value = getattr(importlib.import_module("." + module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> "list[str]":
+    return sorted(set(globals()) | set(_LAZY))
+
+
+__all__ = sorted(set(_errors_all) | set(_types_all) | set(_LAZY) | {"__version__"})

@@ -1,0 +1,822 @@
+"""The client core: lifecycle, transport selection, era negotiation, the request funnel.
+
+:class:`ClientCore` owns one :class:`~mcpsync.session.Session` at a time. It
+negotiates the protocol era (``server/discover`` first, ``initialize`` as the
+fallback), stamps the 2026-07-28 ``_meta`` envelope on every request in the
+modern era, drives ``input_required`` rounds, answers server requests through
+the user's handlers and routes notifications to caches, callbacks and the
+notification queue. The typed API lives in :mod:`mcpsync.client`.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import threading
+import weakref
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+from . import _protocol as P
+from ._dispatch import NotificationQueue
+from ._threads import join, spawn
+from .__version__ import __version__
+from .errors import (
+    CapabilityError,
+    ClientClosed,
+    ConfigError,
+    ConnectError,
+    HandlerMissing,
+    MCPError,
+    MethodNotFound,
+    ProtocolError,
+    RemoteError,
+    RequestTimeout,
+    TransportError,
+    UnsupportedProtocolVersion,
+    UnsupportedVersionError,
+)
+from .handlers import ElicitationRequest, ElicitationResult, SamplingRequest, SamplingResult
+from .session import DEFAULT, RequestContext, Session, Timeout
+from .transports.base import Transport
+from .types import Implementation, Root, ServerNotification
+
+__all__ = ["ClientCore"]
+
+logger = logging.getLogger(__name__)
+
+Target = Union[Sequence[str], str, Transport]
+_MRTR_METHODS = ("tools/call", "prompts/get", "resources/read")
+MAX_INPUT_ROUNDS = 10
+
+
+class _EraCache:
+    """Per-process memory of which era each server spoke (keyed by command or URL). Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._data: Dict[Any, str] = {}
+
+    def get(self, key: Any) -> Optional[str]:
+        with self._lock:
+            return self._data.get(key)
+
+    def put(self, key: Any, version: str) -> None:
+        with self._lock:
+            self._data[key] = version
+
+    def forget(self, key: Any) -> None:
+        with self._lock:
+            self._data.pop(key, None)
+
+
+ERA_CACHE = _EraCache()
+_OPEN_CLIENTS: "weakref.WeakSet[ClientCore]" = weakref.WeakSet()
+_ATEXIT_LOCK = threading.Lock()
+_atexit_registered = False
+
+
+def _close_all_at_exit() -> None:
+    for client in list(_OPEN_CLIENTS):
+        try:
+            client.close(timeout=1.0)
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def _register_atexit() -> None:
+    global _atexit_registered
+    with _ATEXIT_LOCK:
+        if not _atexit_registered:
+            atexit.register(_close_all_at_exit)
+            _atexit_registered = True
+
+
+def _as_root(r: Union[Root, str, Dict[str, Any]]) -> Root:
+    if isinstance(r, Root):
+        return r
+    if isinstance(r, dict):
+        return Root(uri=str(r.get("uri", "")), name=r.get("name"))
+    if isinstance(r, str):
+        if "://" in r:
+            return Root(uri=r)
+        from pathlib import Path
+
+        return Root(uri=Path(os.path.abspath(r)).as_uri(), name=os.path.basename(os.path.abspath(r)) or None)
+    raise ConfigError("a root must be a Root, a dict, a file:// URI or a path")
+
+
+class ClientCore:
+    """Lifecycle, negotiation and plumbing shared by every client method. See :class:`mcpsync.Client`."""
+
+    def __init__(
+        self,
+        target: Target,
+        *,
+        name: Optional[str] = None,
+        timeout: Optional[float] = 60.0,
+        max_total_timeout: Optional[float] = None,
+        connect_timeout: Optional[float] = 30.0,
+        protocol: str = "auto",
+        probe_timeout: float = 5.0,
+        client_info: Optional[Dict[str, Any]] = None,
+        roots: Optional[Iterable[Union[Root, str, Dict[str, Any]]]] = None,
+        sampling_handler: Optional[Callable[[SamplingRequest], Any]] = None,
+        elicitation_handler: Optional[Callable[[ElicitationRequest], Any]] = None,
+        on_notification: Optional[Callable[[ServerNotification], Any]] = None,
+        on_log: Optional[Callable[[Dict[str, Any]], Any]] = None,
+        log_level: Optional[str] = None,
+        on_tools_changed: Optional[Callable[[], Any]] = None,
+        on_prompts_changed: Optional[Callable[[], Any]] = None,
+        on_resources_changed: Optional[Callable[[], Any]] = None,
+        on_resource_updated: Optional[Callable[[str], Any]] = None,
+        on_connection_lost: Optional[Callable[[BaseException], Any]] = None,
+        validate_input: bool = False,
+        validate_output: bool = True,
+        keepalive: Optional[float] = None,
+        max_pages: int = 1000,
+        cache: bool = True,
+        tasks: bool = True,
+        auto_relisten: bool = True,
+        trace_context: Optional[Dict[str, str]] = None,
+        # stdio
+        cwd: Optional[str] = None,
+        env: Optional[Dict[str, str]] = None,
+        inherit_env: bool = False,
+        stderr: str = "capture",
+        on_stderr: Optional[Callable[[str], Any]] = None,
+        framing: str = "newline",
+        max_message_size: int = 64 * 1024 * 1024,
+        shutdown_timeout: float = 2.0,
+        # remote (HTTP / SSE): passed to the remote transport factory
+        **remote_options: Any,
+    ) -> None:
+        if protocol not in ("auto", "modern", "legacy") and not P.era_of(protocol):
+            raise ConfigError(
+                "protocol must be 'auto', 'modern', 'legacy' or one of %s"
+                % ", ".join(P.MODERN_VERSIONS + P.HANDSHAKE_VERSIONS)
+            )
+        if log_level is not None and log_level not in P.LOG_LEVELS:
+            raise ConfigError("log_level must be one of %s" % ", ".join(P.LOG_LEVELS))
+        self._target = target
+        self.timeout = timeout
+        self.max_total_timeout = max_total_timeout
+        self.connect_timeout = connect_timeout
+        self.protocol = protocol
+        self.probe_timeout = probe_timeout
+        info = {"name": "mcpsync", "version": __version__, "title": "mcpsync (synchronous Python MCP client)"}
+        info.update(client_info or {})
+        self.client_info = info
+        self._roots: Optional[List[Root]] = [_as_root(r) for r in roots] if roots is not None else None
+        self.sampling_handler = sampling_handler
+        self.elicitation_handler = elicitation_handler
+        self.on_notification = on_notification
+        self.on_log = on_log
+        self.log_level = log_level
+        self.on_tools_changed = on_tools_changed
+        self.on_prompts_changed = on_prompts_changed
+        self.on_resources_changed = on_resources_changed
+        self.on_resource_updated = on_resource_updated
+        self.on_connection_lost = on_connection_lost
+        self.validate_input = validate_input
+        self.validate_output = validate_output
+        self.keepalive = keepalive
+        self.max_pages = max_pages
+        self.use_cache = cache
+        self.tasks_enabled = tasks
+        self.auto_relisten = auto_relisten
+        self.trace_context = dict(trace_context or {})
+        self._stdio_options = dict(
+            cwd=cwd,
+            env=env,
+            inherit_env=inherit_env,
+            stderr=stderr,
+            on_stderr=on_stderr,
+            framing=framing,
+            max_message_size=max_message_size,
+            shutdown_timeout=shutdown_timeout,
+        )
+        self._remote_options = remote_options
+        if isinstance(target, Transport):
+            self.name = name or target.name
+        elif isinstance(target, str):
+            if remote_options.get("transport") not in (None, "auto", "http", "sse"):
+                raise ConfigError("transport must be 'auto', 'http' or 'sse'")
+            from urllib.parse import urlsplit
+
+            parts = urlsplit(target)
+            if parts.scheme not in ("http", "https") or not parts.netloc:
+                raise ConfigError("a server URL must be http(s)://host/...; for a command pass a list of strings")
+            self.name = name or parts.hostname or "server"
+        elif isinstance(target, (list, tuple)) and target and all(isinstance(c, str) for c in target):
+            if remote_options:
+                raise ConfigError("unknown option(s) for a stdio server: %s" % ", ".join(sorted(remote_options)))
+            self.name = name or os.path.basename(target[0]) or "server"
+        else:
+            raise ConfigError("target must be a command list, an http(s) URL or a Transport")
+        self.notifications = NotificationQueue()
+        self._lock = threading.RLock()
+        self._state = "new"
+        self._session: Optional[Session] = None
+        self.era: Optional[str] = None
+        self.protocol_version: Optional[str] = None
+        self.server_info = Implementation()
+        self.server_capabilities: Dict[str, Any] = {}
+        self.instructions: Optional[str] = None
+        self.transport_kind: Optional[str] = None
+        self._keepalive_stop = threading.Event()
+        self._keepalive_thread: Optional[threading.Thread] = None
+        self._server_logger = logging.getLogger("mcpsync.server.%s" % self.name)
+        self._init_features()
+
+    # hooks for the feature layer -------------------------------------------------
+
+    def _init_features(self) -> None:
+        """Set up feature state (caches, listen streams); overridden by the client."""
+
+    def _on_list_changed(self, kind: str) -> None:
+        """Invalidate caches for tools/prompts/resources; overridden by the client."""
+
+    def _on_resource_updated(self, uri: str) -> None:
+        """Evict cached reads of ``uri``; overridden by the client."""
+
+    def _on_subscription_notification(self, sub_id: Any, method: str, params: Dict[str, Any]) -> bool:
+        """Route a modern listen-stream notification; True when consumed. Overridden by the client."""
+        return False
+
+    def _after_open(self) -> None:
+        """Start feature machinery after negotiation; overridden by the client."""
+
+    def _before_close(self) -> None:
+        """Stop feature machinery before the session closes; overridden by the client."""
+
+    # lifecycle -----------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        """True once ``close()`` was called."""
+        return self._state == "closed"
+
+    @property
+    def connected(self) -> bool:
+        """True while the session is open and the connection alive."""
+        s = self._session
+        return self._state == "open" and s is not None and not s.closed
+
+    @property
+    def session(self) -> Session:
+        """The current session (raises ClientClosed when there is none)."""
+        s = self._session
+        if s is None or self._state != "open":
+            raise ClientClosed("client is not open" if self._state == "new" else "client is closed", server=self.name)
+        return s
+
+    @property
+    def transport(self) -> Transport:
+        """The current transport."""
+        return self.session.transport
+
+    @property
+    def stderr_tail(self) -> List[str]:
+        """The last stderr lines of a stdio server ([] for other transports)."""
+        s = self._session
+        return list(getattr(s.transport, "stderr_tail", [])) if s is not None else []
+
+    def _cache_key(self) -> Any:
+        t = self._target
+        if isinstance(t, str):
+            from urllib.parse import urlsplit
+
+            p = urlsplit(t)
+            return ("url", p.scheme, p.netloc.lower(), p.path)
+        if isinstance(t, Transport):
+            return ("transport", t.describe())
+        return ("cmd", tuple(t), self._stdio_options.get("cwd"))
+
+    def _transport_candidates(self) -> List[Tuple[str, Callable[[], Transport]]]:
+        t = self._target
+        if isinstance(t, Transport):
+            return [(t.kind, lambda: t)]
+        if isinstance(t, str):
+            from .transports import _remote
+
+            return _remote.candidates(t, name=self.name, connect_timeout=self.connect_timeout, **self._remote_options)
+        from .transports.stdio import StdioTransport
+
+        opts = self._stdio_options
+        return [("stdio", lambda: StdioTransport(t, name=self.name, **opts))]  # type: ignore[arg-type]
+
+    def open(self) -> "ClientCore":
+        """Start the transport and negotiate the protocol. Blocks up to ``connect_timeout`` (plus the probe).
+
+        Raises:
+            ConnectError: the server could not be started or reached.
+            UnsupportedProtocolVersion: no common protocol version.
+            ClientClosed: the client was already opened or closed.
+        """
+        with self._lock:
+            if self._state != "new":
+                raise ClientClosed("a client can be opened only once", server=self.name)
+            self._state = "opening"
+        errors: List[Tuple[str, BaseException]] = []
+        candidates = self._transport_candidates()
+        for index, (label, factory) in enumerate(candidates):
+            session = None
+            try:
+                transport = factory()
+                session = Session(
+                    transport,
+                    name=self.name,
+                    request_handler=self._on_server_request,
+                    notification_handler=self._on_notification,
+                    on_connection_lost=self._on_lost,
+                    default_timeout=self.timeout,
+                    notification_queue=self.notifications,
+                )
+                self._session = session
+                session.start()
+                self._negotiate(session)
+            except BaseException as exc:
+                self._session = None
+                if session is not None:
+                    session.close(1.0)
+                errors.append((label, exc))
+                if index + 1 < len(candidates) and self._should_fall_back(exc):
+                    logger.info("[%s] %s transport failed (%s); trying %s", self.name, label, exc, candidates[index + 1][0])
+                    continue
+                with self._lock:
+                    self._state = "closed"
+                self.notifications.close()
+                if len(errors) > 1 and isinstance(exc, MCPError):
+                    detail = "; ".join("%s: %s" % (lbl, e) for lbl, e in errors)
+                    raise ConnectError("could not connect to %s (%s)" % (self.name, detail), server=self.name) from exc
+                raise
+            self.transport_kind = label
+            if len(candidates) > 1 and isinstance(self._target, str):
+                from .transports import _remote
+
+                _remote.remember(self._target, label)
+            break
+        with self._lock:
+            if self._state != "opening":  # closed concurrently
+                self._session.close() if self._session else None  # type: ignore[func-returns-value]
+                raise ClientClosed("client closed while opening", server=self.name)
+            self._state = "open"
+        _OPEN_CLIENTS.add(self)
+        _register_atexit()
+        if self.keepalive and self.era == "legacy":
+            self._keepalive_thread = spawn("mcpsync-keepalive:%s" % self.name, self._keepalive_loop)
+        self._after_open()
+        return self
+
+    def _should_fall_back(self, exc: BaseException) -> bool:
+        if not isinstance(self._target, str):
+            return False
+        from .transports import _remote
+
+        return bool(_remote.should_fall_back(exc))
+
+    def close(self, timeout: Optional[float] = None) -> None:
+        """Close the connection and stop every thread. Idempotent; callable from any thread and callbacks.
+
+        Pending calls fail with :class:`~mcpsync.ConnectionClosed`. Bounded: a stdio
+        server gets ``shutdown_timeout`` after EOF and again after SIGTERM.
+        """
+        with self._lock:
+            if self._state == "closed":
+                return
+            self._state = "closed"
+            session = self._session
+        self._keepalive_stop.set()
+        try:
+            self._before_close()
+        except Exception:  # noqa: BLE001
+            logger.debug("[%s] feature shutdown failed", self.name, exc_info=True)
+        if session is not None:
+            session.close(timeout)
+        join(self._keepalive_thread, 1.0)
+        self.notifications.close()
+        _OPEN_CLIENTS.discard(self)
+
+    def __enter__(self) -> Any:
+        if self._state == "new":
+            self.open()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return "<%s %r %s era=%s version=%s>" % (
+            type(self).__name__,
+            self.name,
+            self._state,
+            self.era,
+            self.protocol_version,
+        )
+
+    def _on_lost(self, exc: BaseException) -> None:
+        logger.warning("[%s] connection lost: %s", self.name, exc)
+        if self.on_connection_lost is not None:
+            self.on_connection_lost(exc)
+
+    def _keepalive_loop(self) -> None:
+        while not self._keepalive_stop.wait(self.keepalive):
+            if not self.connected:
+                return
+            try:
+                self.session.request("ping", None, timeout=max(5.0, float(self.keepalive or 0)))
+            except ClientClosed:
+                return
+            except MCPError as exc:
+                logger.warning("[%s] keep-alive ping failed: %s", self.name, exc)
+
+    # negotiation ---------------------------------------------------------------
+
+    def _capabilities(self, modern: bool) -> Dict[str, Any]:
+        caps: Dict[str, Any] = {}
+        if self._roots is not None:
+            caps["roots"] = {} if modern else {"listChanged": True}
+        if self.sampling_handler is not None:
+            caps["sampling"] = {}
+        if self.elicitation_handler is not None:
+            caps["elicitation"] = {"form": {}, "url": {}}
+        if self.tasks_enabled:
+            if modern:
+                caps["extensions"] = {P.TASKS_EXTENSION: {}}
+        return caps
+
+    def _negotiate(self, session: Session) -> None:
+        mode = self.protocol
+        key = self._cache_key()
+        if mode == "legacy" or P.era_of(mode) == "legacy":
+            self._initialize(session, mode if P.era_of(mode) else P.LATEST_HANDSHAKE_VERSION)
+            return
+        if mode == "modern" or P.era_of(mode) == "modern":
+            version = mode if P.era_of(mode) else P.LATEST_MODERN_VERSION
+            if self._discover(session, version, strict=True) is None:
+                raise UnsupportedProtocolVersion(
+                    "server does not speak the 2026-07-28 protocol", offered=version, server=self.name
+                )
+            return
+        cached = ERA_CACHE.get(key)
+        if cached is not None:
+            try:
+                if P.era_of(cached) == "legacy":
+                    self._initialize(session, P.LATEST_HANDSHAKE_VERSION)
+                    return
+                if self._discover(session, cached, strict=False) is not None:
+                    return
+            except (RemoteError, ProtocolError, RequestTimeout):
+                if session.closed:
+                    raise
+                logger.info("[%s] cached protocol verdict %s failed; probing again", self.name, cached)
+                ERA_CACHE.forget(key)
+        self._auto(session, key)
+
+    def _auto(self, session: Session, key: Any, reprobed: bool = False) -> None:
+        version = self._discover(session, P.LATEST_MODERN_VERSION, strict=False)
+        if version is not None:
+            ERA_CACHE.put(key, version)
+            return
+        try:
+            self._initialize(session, P.LATEST_HANDSHAKE_VERSION)
+        except UnsupportedVersionError:
+            if reprobed:
+                raise
+            # The server locked itself modern after a slow probe: probe once more.
+            self._auto(session, key, reprobed=True)
+            return
+        ERA_CACHE.put(key, self.protocol_version or P.LATEST_HANDSHAKE_VERSION)
+
+    def _discover(self, session: Session, version: str, *, strict: bool, attempts: int = 2) -> Optional[str]:
+        """Send ``server/discover``. Returns the modern version chosen, or None to fall back to initialize."""
+        params = {"_meta": self._envelope(version)}
+        timeout = self.probe_timeout if not strict else self.connect_timeout
+        try:
+            result = session.request("server/discover", params, timeout=timeout)
+        except UnsupportedVersionError as exc:
+            mutual = [v for v in P.MODERN_VERSIONS if v in exc.supported and v != version]
+            if mutual and attempts > 0:
+                return self._discover(session, mutual[0], strict=strict, attempts=attempts - 1)
+            if strict:
+                raise
+            return None
+        except (RemoteError, ProtocolError, RequestTimeout, TransportError) as exc:
+            if strict or (isinstance(exc, TransportError) and session.closed):
+                raise
+            if isinstance(exc, TransportError) and not _is_status_error(exc):
+                raise
+            logger.debug("[%s] server/discover failed (%s): using initialize", self.name, exc)
+            return None
+        if not isinstance(result, dict):
+            if strict:
+                raise ProtocolError("server/discover returned a non-object result", server=self.name)
+            return None
+        supported = result.get("supportedVersions")
+        supported = [v for v in supported if isinstance(v, str)] if isinstance(supported, list) else []
+        mutual = [v for v in P.MODERN_VERSIONS if v in supported]
+        if not mutual:
+            if strict:
+                raise UnsupportedProtocolVersion(
+                    "no mutual modern protocol version", offered=version, supported=supported, server=self.name
+                )
+            return None
+        chosen = mutual[0]
+        caps = result.get("capabilities")
+        self.server_capabilities = caps if isinstance(caps, dict) else {}
+        meta = result.get("_meta") if isinstance(result.get("_meta"), dict) else {}
+        self.server_info = Implementation.from_dict(meta.get(P.META_SERVER_INFO) or result.get("serverInfo"))
+        instr = result.get("instructions")
+        self.instructions = instr if isinstance(instr, str) else None
+        self.era = "modern"
+        self.protocol_version = chosen
+        session.transport.set_protocol(chosen, "modern")
+        self._discover_result = result
+        return chosen
+
+    def _initialize(self, session: Session, offer: str, retried: bool = False) -> None:
+        params = {"protocolVersion": offer, "capabilities": self._capabilities(False), "clientInfo": self.client_info}
+        try:
+            result = session.request("initialize", params, timeout=self.connect_timeout)
+        except UnsupportedVersionError:
+            raise
+        except RemoteError as exc:
+            supported = _supported_from_error(exc)
+            older = [v for v in P.HANDSHAKE_VERSIONS if v in supported and v != offer] or (
+                [] if supported else _older_than(offer)
+            )
+            if not retried and older and "version" in exc.message.lower():
+                logger.info("[%s] server refused protocol %s; retrying with %s", self.name, offer, older[0])
+                return self._initialize(session, older[0], retried=True)
+            raise
+        if not isinstance(result, dict):
+            raise ProtocolError("initialize returned a non-object result", server=self.name, method="initialize")
+        version = result.get("protocolVersion")
+        if not isinstance(version, str) or P.era_of(version) != "legacy":
+            raise UnsupportedProtocolVersion(
+                "server answered initialize with unsupported protocol version %r" % (version,),
+                offered=offer,
+                supported=[version] if isinstance(version, str) else [],
+                server=self.name,
+                method="initialize",
+            )
+        caps = result.get("capabilities")
+        self.server_capabilities = caps if isinstance(caps, dict) else {}
+        self.server_info = Implementation.from_dict(result.get("serverInfo"))
+        instr = result.get("instructions")
+        self.instructions = instr if isinstance(instr, str) else None
+        self.era = "legacy"
+        self.protocol_version = version
+        session.transport.set_protocol(version, "legacy")
+        session.notify("notifications/initialized")
+        if self.log_level is not None and "logging" in self.server_capabilities:
+            try:
+                session.request("logging/setLevel", {"level": self.log_level}, timeout=self.connect_timeout)
+            except MCPError as exc:
+                logger.warning("[%s] logging/setLevel failed: %s", self.name, exc)
+
+    # the request funnel ----------------------------------------------------------
+
+    def _envelope(self, version: Optional[str] = None) -> Dict[str, Any]:
+        meta: Dict[str, Any] = {
+            P.META_PROTOCOL_VERSION: version or self.protocol_version or P.LATEST_MODERN_VERSION,
+            P.META_CLIENT_CAPABILITIES: self._capabilities(True),
+            P.META_CLIENT_INFO: self.client_info,
+        }
+        if self.log_level is not None:
+            meta[P.META_LOG_LEVEL] = self.log_level
+        if self.trace_context:
+            meta.update(self.trace_context)
+        return meta
+
+    def _stamp(self, params: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+        params = dict(params or {})
+        meta = self._envelope()
+        user_meta = params.get("_meta")
+        if isinstance(user_meta, dict):
+            meta.update(user_meta)
+        params["_meta"] = meta
+        return params
+
+    def require_capability(self, capability: str, method: str, sub: Optional[str] = None) -> None:
+        """Raise CapabilityError (before anything is sent) when the server did not declare ``capability``."""
+        caps = self.server_capabilities
+        if capability not in caps:
+            raise CapabilityError(
+                "server %r did not declare the %r capability needed by %s" % (self.name, capability, method),
+                server=self.name,
+                method=method,
+            )
+        if sub is not None:
+            c = caps.get(capability)
+            if not (isinstance(c, dict) and c.get(sub)):
+                raise CapabilityError(
+                    "server %r does not support %s.%s (needed by %s)" % (self.name, capability, sub, method),
+                    server=self.name,
+                    method=method,
+                )
+
+    def _call(
+        self,
+        method: str,
+        params: Optional[Dict[str, Any]] = None,
+        *,
+        timeout: Timeout = DEFAULT,
+        max_total_timeout: Any = DEFAULT,
+        progress: Optional[Callable[..., Any]] = None,
+        progress_token: bool = False,
+    ) -> Any:
+        """Send ``method`` and return its complete result (running input rounds in the modern era)."""
+        session = self.session
+        total = self.max_total_timeout if max_total_timeout is DEFAULT else max_total_timeout
+        if self.era == "modern":
+            stamped = self._stamp(params)
+            result = session.request(
+                method, stamped, timeout=timeout, max_total_timeout=total, progress=progress, progress_token=progress_token
+            )
+            return self._complete(method, stamped, result, timeout, total, progress, progress_token)
+        return session.request(
+            method, params, timeout=timeout, max_total_timeout=total, progress=progress, progress_token=progress_token
+        )
+
+    def _complete(
+        self,
+        method: str,
+        params: Dict[str, Any],
+        result: Any,
+        timeout: Timeout,
+        total: Optional[float],
+        progress: Optional[Callable[..., Any]],
+        progress_token: bool,
+    ) -> Any:
+        """Modern era: check ``resultType`` and drive ``input_required`` rounds (at most 10)."""
+        rounds = 0
+        while True:
+            if not isinstance(result, dict):
+                raise ProtocolError("%s returned a non-object result" % method, server=self.name, method=method)
+            rtype = result.get("resultType", "complete")
+            if rtype == "complete" or rtype is None:
+                return result
+            if rtype == "task":
+                return self._handle_task_result(method, params, result, timeout, total, progress)
+            if rtype != "input_required":
+                raise ProtocolError("unknown resultType %r in %s result" % (rtype, method), server=self.name, method=method)
+            if method not in _MRTR_METHODS:
+                raise ProtocolError("%s may not answer input_required" % method, server=self.name, method=method)
+            rounds += 1
+            modern = getattr(self, "_modern", None)
+            if modern is not None:
+                modern.mark_mrtr()
+            if rounds > MAX_INPUT_ROUNDS:
+                raise ProtocolError(
+                    "server asked for input more than %d times for one %s" % (MAX_INPUT_ROUNDS, method),
+                    server=self.name,
+                    method=method,
+                )
+            retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
+            requests = result.get("inputRequests")
+            if isinstance(requests, dict) and requests:
+                retry["inputResponses"] = self.fulfil_input_requests(requests, method)
+            if "requestState" in result:
+                retry["requestState"] = result["requestState"]
+            params = retry
+            result = self.session.request(
+                method, retry, timeout=timeout, max_total_timeout=total, progress=progress, progress_token=progress_token
+            )
+
+    def _handle_task_result(self, method: str, params: Dict[str, Any], result: Dict[str, Any], *a: Any) -> Any:
+        raise ProtocolError("server answered with a task but task support is off", server=self.name, method=method)
+
+    def fulfil_input_requests(self, requests: Dict[str, Any], method: str) -> Dict[str, Any]:
+        """Answer each entry of ``inputRequests`` through the user's handlers."""
+        responses: Dict[str, Any] = {}
+        for key, req in requests.items():
+            if not isinstance(req, dict) or not isinstance(req.get("method"), str):
+                raise ProtocolError("malformed inputRequests entry %r" % key, server=self.name, method=method)
+            p = req.get("params") if isinstance(req.get("params"), dict) else {}
+            responses[key] = self._answer(req["method"], p, missing=HandlerMissing, during=method)
+        return responses
+
+    # server requests ---------------------------------------------------------------
+
+    def _on_server_request(self, method: str, params: Dict[str, Any], ctx: RequestContext) -> Any:
+        return self._answer(method, params, missing=None, during=None)
+
+    def _answer(self, method: str, params: Dict[str, Any], *, missing: Any, during: Optional[str]) -> Any:
+        def absent(what: str) -> MCPError:
+            if missing is None:
+                return MethodNotFound(-32601, "Method not found: %s" % method)
+            return HandlerMissing(
+                "server %r needs %s to complete %s, but no %s is configured" % (self.name, what, during, what),
+                server=self.name,
+                method=during,
+            )
+
+        if method == "roots/list":
+            if self._roots is None:
+                raise absent("roots")
+            return {"roots": [r.to_dict() for r in self._roots]}
+        if method == "sampling/createMessage":
+            if self.sampling_handler is None:
+                raise absent("a sampling_handler")
+            answer = self.sampling_handler(SamplingRequest.from_params(params, self.name))
+            if isinstance(answer, SamplingResult):
+                return answer.to_dict()
+            if isinstance(answer, str):
+                return SamplingResult(answer).to_dict()
+            if not isinstance(answer, dict):
+                raise TypeError("sampling_handler must return a dict, a str or a SamplingResult")
+            return answer
+        if method == "elicitation/create":
+            if self.elicitation_handler is None:
+                raise absent("an elicitation_handler")
+            request = ElicitationRequest.from_params(params, self.name)
+            answer = self.elicitation_handler(request)
+            if isinstance(answer, dict):
+                answer = ElicitationResult(str(answer.get("action", "")), answer.get("content"))
+            if not isinstance(answer, ElicitationResult) or answer.action not in ("accept", "decline", "cancel"):
+                raise TypeError("elicitation_handler must return an ElicitationResult or {'action': ...}")
+            if answer.action == "accept" and request.mode != "url":
+                request.validate(answer.content or {})
+            return answer.to_dict()
+        if method == "ping":
+            return {}
+        raise MethodNotFound(-32601, "Method not found: %s" % method)
+
+    # notifications (reader thread: quick, no user code) ------------------------------
+
+    def _on_notification(self, method: str, params: Dict[str, Any]) -> None:
+        meta = params.get("_meta")
+        if isinstance(meta, dict) and P.META_SUBSCRIPTION_ID in meta:
+            if self._on_subscription_notification(meta[P.META_SUBSCRIPTION_ID], method, params):
+                return
+        self._route_notification(method, params)
+
+    def _route_notification(self, method: str, params: Dict[str, Any]) -> None:
+        session = self._session
+        dispatch = session.dispatch if session is not None else None
+        if method == "notifications/tools/list_changed":
+            self._on_list_changed("tools")
+            if self.on_tools_changed and dispatch:
+                dispatch(self.on_tools_changed)
+        elif method == "notifications/prompts/list_changed":
+            self._on_list_changed("prompts")
+            if self.on_prompts_changed and dispatch:
+                dispatch(self.on_prompts_changed)
+        elif method == "notifications/resources/list_changed":
+            self._on_list_changed("resources")
+            if self.on_resources_changed and dispatch:
+                dispatch(self.on_resources_changed)
+        elif method == "notifications/resources/updated":
+            uri = params.get("uri")
+            if isinstance(uri, str):
+                self._on_resource_updated(uri)
+                if self.on_resource_updated and dispatch:
+                    dispatch(self.on_resource_updated, uri)
+        elif method == "notifications/message":
+            if dispatch:
+                dispatch(self._deliver_log, params)
+        note = ServerNotification(method=method, params=params, server=self.name)
+        self.notifications.put(note)
+        if self.on_notification and dispatch:
+            dispatch(self.on_notification, note)
+
+    _LEVELS = {
+        "debug": logging.DEBUG,
+        "info": logging.INFO,
+        "notice": logging.INFO,
+        "warning": logging.WARNING,
+        "error": logging.ERROR,
+        "critical": logging.CRITICAL,
+        "alert": logging.CRITICAL,
+        "emergency": logging.CRITICAL,
+    }
+
+    def _deliver_log(self, params: Dict[str, Any]) -> None:
+        level = self._LEVELS.get(str(params.get("level", "info")), logging.INFO)
+        name = params.get("logger")
+        log = self._server_logger.getChild(name) if isinstance(name, str) and name else self._server_logger
+        log.log(level, "%s", params.get("data"))
+        if self.on_log is not None:
+            self.on_log(params)
+
+
+def _is_status_error(exc: BaseException) -> bool:
+    return exc.__class__.__name__ == "HTTPStatusError" or hasattr(exc, "status_code")
+
+
+def _supported_from_error(exc: RemoteError) -> List[str]:
+    data = exc.data
+    if isinstance(data, dict):
+        s = data.get("supported")
+        if isinstance(s, list):
+            return [v for v in s if isinstance(v, str)]
+    return []
+
+
+def _older_than(version: str) -> List[str]:
+    if version in P.HANDSHAKE_VERSIONS:
+        i = P.HANDSHAKE_VERSIONS.index(version)
+        return list(P.HANDSHAKE_VERSIONS[i + 1 :])
+    return []

@@ -1,0 +1,153 @@
+"""Run user code off the I/O threads: an ordered dispatcher and a notification queue.
+
+:class:`Dispatcher` is a small pool of named daemon threads fed by a queue. The
+session uses one with a single worker for callbacks (so they run in order) and
+one with a few workers for server-request handlers (so a slow sampling handler
+does not delay a ping). Workers start lazily and stop on a sentinel.
+
+:class:`NotificationQueue` is the bounded queue of server notifications the user
+iterates or polls.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import queue
+import threading
+from typing import Any, Callable, Deque, Iterator, List, Optional
+
+from ._threads import join, spawn
+
+__all__ = ["Dispatcher", "NotificationQueue"]
+
+logger = logging.getLogger(__name__)
+
+_STOP = object()
+
+
+class Dispatcher:
+    """Runs submitted callables on up to ``max_workers`` named daemon threads. Thread-safe.
+
+    Exceptions raised by a callable are logged and swallowed: user code can never
+    kill a worker.
+    """
+
+    def __init__(self, name: str, max_workers: int = 1) -> None:
+        self._name = name
+        self._max = max_workers
+        self._queue: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
+        self._workers: List[threading.Thread] = []
+        self._idle = 0
+        self._lock = threading.Lock()
+        self._stopped = False
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> bool:
+        """Queue ``fn(*args)``; returns False (and drops it) once the dispatcher is stopped."""
+        with self._lock:
+            if self._stopped:
+                return False
+            if self._idle == 0 and len(self._workers) < self._max:
+                self._workers.append(spawn("%s-%d" % (self._name, len(self._workers)), self._run))
+                self._idle += 1
+            self._idle -= 1
+        self._queue.put((fn, args))
+        return True
+
+    def _run(self) -> None:
+        get = self._queue.get
+        while True:
+            item = get()
+            if item is _STOP:
+                return
+            fn, args = item
+            try:
+                fn(*args)
+            except Exception:  # noqa: BLE001 - user code must never kill the worker
+                logger.exception("callback %r raised", getattr(fn, "__name__", fn))
+            finally:
+                with self._lock:
+                    self._idle += 1
+
+    def on_worker_thread(self) -> bool:
+        """True when the current thread is one of this dispatcher's workers."""
+        return threading.current_thread() in self._workers
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """Stop accepting work, let queued work finish, and join the workers (not the current thread)."""
+        with self._lock:
+            if self._stopped:
+                return
+            self._stopped = True
+            workers = list(self._workers)
+        for _ in workers:
+            self._queue.put(_STOP)
+        for w in workers:
+            join(w, timeout)
+
+
+class NotificationQueue:
+    """A bounded, thread-safe queue of :class:`~mcpsync.ServerNotification`.
+
+    ``get(timeout)`` blocks for at most ``timeout`` seconds (None: until one
+    arrives or the client closes) and raises :class:`queue.Empty` when nothing
+    came. Iterating yields notifications until the client is closed. When more
+    than ``maxsize`` notifications are waiting, the oldest are dropped (with a
+    warning) so an unread queue never grows without bound.
+    """
+
+    def __init__(self, maxsize: int = 10000) -> None:
+        self._items: Deque[Any] = collections.deque()
+        self._maxsize = maxsize
+        self._cond = threading.Condition(threading.Lock())
+        self._closed = False
+        self._dropped = 0
+
+    def put(self, item: Any) -> None:
+        """Add one notification (called by the session; never blocks)."""
+        with self._cond:
+            if self._closed:
+                return
+            if len(self._items) >= self._maxsize:
+                self._items.popleft()
+                self._dropped += 1
+                if self._dropped == 1 or self._dropped % 1000 == 0:
+                    logger.warning("notification queue full; dropped %d oldest notification(s)", self._dropped)
+            self._items.append(item)
+            self._cond.notify()
+
+    def get(self, timeout: Optional[float] = None) -> Any:
+        """Remove and return the oldest notification, waiting up to ``timeout`` seconds."""
+        with self._cond:
+            if not self._cond.wait_for(lambda: self._items or self._closed, timeout):
+                raise queue.Empty
+            if self._items:
+                return self._items.popleft()
+            raise queue.Empty
+
+    def get_nowait(self) -> Any:
+        """Return the oldest notification or raise :class:`queue.Empty`."""
+        return self.get(timeout=0)
+
+    def drain(self) -> List[Any]:
+        """Remove and return every waiting notification."""
+        with self._cond:
+            items = list(self._items)
+            self._items.clear()
+            return items
+
+    def close(self) -> None:
+        """Wake every waiter; iteration ends once the queue is empty."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[Any]:
+        while True:
+            try:
+                yield self.get()
+            except queue.Empty:
+                return

@@ -1,0 +1,366 @@
+"""2026-07-28 era features: the response cache, listen streams, tasks, tool filtering.
+
+:class:`ModernFeatures` hangs off a :class:`~mcpsync.Client`. Its cache honours
+``ttlMs`` (absent or negative: not cached) and ``cacheScope`` (private entries
+are partitioned by the credential in use); list_changed and resources/updated
+evict. Listen streams are :class:`Subscription` objects. Tasks (the
+``io.modelcontextprotocol/tasks`` extension and the 2025-11-25 experimental
+tasks) are polled to their end by :meth:`wait_task` or driven by a
+:class:`~mcpsync.tasks.TaskHandle`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+
+from . import _protocol as P
+from ._dispatch import NotificationQueue
+from .errors import ConnectionClosed, MCPError, RequestCancelled
+from .types import ServerNotification, Tool
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .client import Client
+
+__all__ = ["ModernFeatures", "Subscription"]
+
+logger = logging.getLogger(__name__)
+
+TERMINAL = ("completed", "failed", "cancelled")
+
+
+class Subscription:
+    """A ``subscriptions/listen`` stream (2026-07-28 era). Thread-safe.
+
+    Iterate it (blocking) or pass ``on_event``; each item is a
+    :class:`~mcpsync.ServerNotification`. ``acknowledged`` is set once the server
+    confirmed the filter; ``refused`` then says what it did not honour.
+    ``close()`` ends the stream.
+    """
+
+    def __init__(self, features: "ModernFeatures", filter_: Dict[str, Any], on_event: Any, auto_relisten: bool) -> None:
+        self._features = features
+        self.filter = filter_
+        self.on_event = on_event
+        self.auto_relisten = auto_relisten
+        self.acknowledged = threading.Event()
+        self.honoured: Dict[str, Any] = {}
+        self.refused: Dict[str, Any] = {}
+        self.events = NotificationQueue()
+        self.request_id: Any = None
+        self._handle: Any = None
+        self._closed = False
+        self._restarts = 0
+        self.ended = threading.Event()
+
+    def _start(self) -> None:
+        client = self._features.client
+        params = client._stamp({"notifications": self.filter})  # noqa: SLF001
+        handle = client.session.request_async("subscriptions/listen", params, timeout=None)
+        self._handle = handle
+        self.request_id = handle.request_id
+        self._features.subs[handle.request_id] = self
+        handle.add_done_callback(self._on_done)
+
+    def _on_done(self, handle: Any) -> None:
+        self._features.subs.pop(handle.request_id, None)
+        if self._closed:
+            self.ended.set()
+            self.events.close()
+            return
+        try:
+            handle.result(timeout=0)
+            graceful = True
+        except (ConnectionClosed, RequestCancelled):
+            graceful = False
+            self._closed = True
+        except MCPError as exc:
+            logger.info("[%s] listen stream ended: %s", self._features.client.name, exc)
+            graceful = False
+        if graceful or not self.auto_relisten or self._closed or not self._features.client.connected:
+            self.ended.set()
+            self.events.close()
+            return
+        self._restarts += 1
+        delay = min(30.0, 0.25 * (2 ** min(self._restarts, 7)))
+        logger.info("[%s] re-opening listen stream in %.2fs", self._features.client.name, delay)
+        t = threading.Timer(delay, self._restart)
+        t.daemon = True
+        t.name = "mcpsync-relisten:%s" % self._features.client.name
+        t.start()
+
+    def _restart(self) -> None:
+        if self._closed or not self._features.client.connected:
+            self.ended.set()
+            self.events.close()
+            return
+        try:
+            self._start()
+        except MCPError as exc:
+            logger.warning("[%s] could not re-open listen stream: %s", self._features.client.name, exc)
+            self.ended.set()
+            self.events.close()
+
+    def _deliver(self, method: str, params: Dict[str, Any]) -> None:
+        if method == "notifications/subscriptions/acknowledged":
+            honoured = params.get("notifications") if isinstance(params.get("notifications"), dict) else params
+            self.honoured = {k: v for k, v in honoured.items() if k != "_meta"}
+            self.refused = _refused(self.filter, self.honoured)
+            if self.refused:
+                logger.warning("[%s] listen: server refused %s", self._features.client.name, self.refused)
+            self._restarts = 0
+            self.acknowledged.set()
+            return
+        note = ServerNotification(method=method, params=params, server=self._features.client.name)
+        self.events.put(note)
+        if self.on_event is not None:
+            self._features.client.session.dispatch(self.on_event, note)
+
+    def wait_acknowledged(self, timeout: Optional[float] = 10.0) -> bool:
+        """Block until the server acknowledged the filter (True) or ``timeout`` passed (False)."""
+        return self.acknowledged.wait(timeout)
+
+    def get(self, timeout: Optional[float] = None) -> ServerNotification:
+        """The next event; raises :class:`queue.Empty` after ``timeout`` seconds or once closed."""
+        return self.events.get(timeout)
+
+    def __iter__(self) -> Any:
+        return iter(self.events)
+
+    def close(self) -> None:
+        """End the stream (cancels the listen request). Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        h = self._handle
+        if h is not None and not h.done():
+            h.cancel("listen closed by the client")
+        self.events.close()
+        self.ended.set()
+
+
+def _refused(asked: Dict[str, Any], honoured: Dict[str, Any]) -> Dict[str, Any]:
+    out: Dict[str, Any] = {}
+    for k, v in asked.items():
+        if k == "resourceSubscriptions":
+            got = set(honoured.get(k) or [])
+            missing = [u for u in v if u not in got]
+            if missing:
+                out[k] = missing
+        elif v and not honoured.get(k):
+            out[k] = v
+    return out
+
+
+class ModernFeatures:
+    """Cache, listen streams and tasks for one client. Thread-safe."""
+
+    def __init__(self, client: "Client") -> None:
+        self.client = client
+        self._cache: Dict[Tuple[Any, ...], Tuple[float, Any]] = {}
+        self._lock = threading.Lock()
+        self.subs: Dict[Any, Subscription] = {}
+        self._implicit: Optional[Subscription] = None
+        self._resource_uris: List[str] = []
+        self._local = threading.local()
+
+    # ---------------------------------------------------------------- cache
+
+    def _partition(self, scope: Any) -> str:
+        if scope != "private":
+            return ""
+        key = getattr(self.client.session.transport, "credential_key", None)
+        return str(key() if callable(key) else "")
+
+    def _get(self, key: Tuple[Any, ...]) -> Any:
+        if not self.client.use_cache:
+            return None
+        with self._lock:
+            for part in ("", self._partition("private")):
+                entry = self._cache.get(key + (part,))
+                if entry is not None:
+                    if entry[0] > time.monotonic():
+                        return entry[1]
+                    del self._cache[key + (part,)]
+        return None
+
+    def _put(self, key: Tuple[Any, ...], result: Any) -> None:
+        if not self.client.use_cache or not isinstance(result, dict):
+            return
+        if getattr(self._local, "mrtr", False):  # never cache results that needed input rounds
+            self._local.mrtr = False
+            return
+        ttl = result.get("ttlMs")
+        if not isinstance(ttl, (int, float)) or isinstance(ttl, bool) or ttl <= 0:
+            return
+        part = self._partition(result.get("cacheScope", "private"))
+        with self._lock:
+            self._cache[key + (part,)] = (time.monotonic() + ttl / 1000.0, result)
+
+    def mark_mrtr(self) -> None:
+        """Note that the current thread's request went through input rounds (not cacheable)."""
+        self._local.mrtr = True
+
+    def cached_list(self, method: str, cursor: Optional[str]) -> Any:
+        """A fresh cached page, or None."""
+        return self._get(("list", method, cursor))
+
+    def store_list(self, method: str, cursor: Optional[str], result: Any) -> None:
+        """Cache a page per its ttlMs."""
+        self._put(("list", method, cursor), result)
+
+    def cached_read(self, uri: str) -> Any:
+        """A fresh cached read, or None."""
+        return self._get(("read", uri))
+
+    def store_read(self, uri: str, result: Any) -> None:
+        """Cache a read per its ttlMs."""
+        self._put(("read", uri), result)
+
+    def evict_list(self, kind: str) -> None:
+        """Drop cached pages of tools, prompts or resources (on list_changed)."""
+        methods = {"tools": ("tools/list",), "prompts": ("prompts/list",)}.get(
+            kind, ("resources/list", "resources/templates/list")
+        )
+        with self._lock:
+            for k in [k for k in self._cache if k[0] == "list" and k[1] in methods]:
+                del self._cache[k]
+
+    def evict_read(self, uri: str) -> None:
+        """Drop cached reads of ``uri`` (on resources/updated)."""
+        with self._lock:
+            for k in [k for k in self._cache if k[0] == "read" and k[1] == uri]:
+                del self._cache[k]
+
+    def clear_cache(self) -> None:
+        """Forget everything cached."""
+        with self._lock:
+            self._cache.clear()
+
+    # ---------------------------------------------------------------- tools
+
+    def filter_tools(self, tools: List[Tool]) -> List[Tool]:
+        """Let the transport drop tools with invalid ``x-mcp-header`` annotations (HTTP, 2026-07-28)."""
+        if self.client.era != "modern":
+            return tools
+        register = getattr(self.client.session.transport, "register_tools", None)
+        if register is None:
+            return tools
+        keep = register([t.raw for t in tools])
+        names = {t.get("name") for t in keep if isinstance(t, dict)}
+        return [t for t in tools if t.name in names]
+
+    # ---------------------------------------------------------------- listen
+
+    def listen(
+        self,
+        *,
+        tools: bool = False,
+        prompts: bool = False,
+        resources: bool = False,
+        resource_uris: Optional[List[str]] = None,
+        on_event: Any = None,
+        auto_relisten: Optional[bool] = None,
+    ) -> Subscription:
+        """Open a listen stream for the given notifications; see :class:`Subscription`."""
+        flt: Dict[str, Any] = {}
+        if tools:
+            flt["toolsListChanged"] = True
+        if prompts:
+            flt["promptsListChanged"] = True
+        if resources:
+            flt["resourcesListChanged"] = True
+        if resource_uris:
+            flt["resourceSubscriptions"] = list(resource_uris)
+        sub = Subscription(self, flt, on_event, self.client.auto_relisten if auto_relisten is None else auto_relisten)
+        sub._start()  # noqa: SLF001
+        return sub
+
+    def on_subscription_notification(self, sub_id: Any, method: str, params: Dict[str, Any]) -> bool:
+        sub = self.subs.get(sub_id)
+        if sub is None:
+            return False
+        if sub is self._implicit:
+            if method != "notifications/subscriptions/acknowledged":
+                self.client._route_notification(method, params)  # noqa: SLF001
+            else:
+                sub._deliver(method, params)  # noqa: SLF001
+            return True
+        if method not in ("notifications/subscriptions/acknowledged",):
+            # list_changed/updated still refresh caches and fire the client-level callbacks
+            self._touch_caches(method, params)
+        sub._deliver(method, params)  # noqa: SLF001
+        return True
+
+    def _touch_caches(self, method: str, params: Dict[str, Any]) -> None:
+        if method.endswith("/list_changed"):
+            self.evict_list(method.split("/")[1])
+        elif method == "notifications/resources/updated" and isinstance(params.get("uri"), str):
+            self.evict_read(params["uri"])
+
+    def _reopen_implicit(self) -> None:
+        c = self.client
+        old = self._implicit
+        want_any = c.on_tools_changed or c.on_prompts_changed or c.on_resources_changed or self._resource_uris
+        if not want_any:
+            self._implicit = None
+            if old is not None:
+                old.close()
+            return
+        caps = c.server_capabilities
+        sub = self.listen(
+            tools=bool(c.on_tools_changed) and _has(caps, "tools", "listChanged"),
+            prompts=bool(c.on_prompts_changed) and _has(caps, "prompts", "listChanged"),
+            resources=bool(c.on_resources_changed) and _has(caps, "resources", "listChanged"),
+            resource_uris=list(self._resource_uris),
+        )
+        self._implicit = sub
+        if old is not None:
+            old.close()
+
+    def after_open(self) -> None:
+        c = self.client
+        if c.era != "modern":
+            return
+        if c.on_tools_changed or c.on_prompts_changed or c.on_resources_changed:
+            try:
+                self._reopen_implicit()
+            except MCPError as exc:
+                logger.warning("[%s] could not open the listen stream for list_changed: %s", c.name, exc)
+
+    def subscribe_resource(self, uri: str) -> None:
+        """Legacy-style subscription mapped onto the implicit listen stream."""
+        if uri not in self._resource_uris:
+            self._resource_uris.append(uri)
+            self._reopen_implicit()
+
+    def unsubscribe_resource(self, uri: str) -> None:
+        if uri in self._resource_uris:
+            self._resource_uris.remove(uri)
+            self._reopen_implicit()
+
+    def close(self) -> None:
+        for sub in list(self.subs.values()):
+            sub._closed = True  # noqa: SLF001 - the session close fails them; no re-listen
+            sub.events.close()
+            sub.ended.set()
+        self.subs.clear()
+
+    # ---------------------------------------------------------------- tasks
+
+    def wait_task(
+        self, method: str, params: Dict[str, Any], result: Dict[str, Any], timeout: Any, total: Any, progress: Any
+    ) -> Any:
+        """Poll a task-augmented answer to its end and return the final result."""
+        from .tasks import TaskHandle
+
+        handle = TaskHandle.from_result(self.client, result, method=method)
+        return handle.wait(timeout=total, raw=True)
+
+
+def _has(caps: Dict[str, Any], cap: str, sub: str) -> bool:
+    c = caps.get(cap)
+    return isinstance(c, dict) and bool(c.get(sub))
+

@@ -1,0 +1,492 @@
+"""The blocking MCP client: :class:`Client` and :func:`connect`.
+
+Example::
+
+    import mcpsync
+    with mcpsync.connect(["npx", "-y", "@modelcontextprotocol/server-everything"]) as client:
+        for tool in client.list_tools():
+            print(tool.name)
+        print(client.call_tool("echo", {"message": "hi"}, timeout=10).text)
+
+Thread-safety: a Client may be shared by any number of threads; every method
+blocks only its caller. Timeouts: each method takes ``timeout`` (seconds of
+silence allowed; progress notifications restart it; ``None`` waits forever;
+default: the client's ``timeout``, 60 s) and ``max_total_timeout`` (a hard cap).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+from . import _protocol as P
+from ._core import ClientCore
+from ._schema import ValidatorCache, validate
+from .errors import (
+    ConfigError,
+    NotAvailableInEra,
+    ToolInputInvalid,
+    ToolOutputInvalid,
+)
+from .session import DEFAULT, RequestHandle, Timeout
+from .types import (
+    CallToolResult,
+    Completion,
+    GetPromptResult,
+    Page,
+    ProgressEvent,
+    Prompt,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    Root,
+    Tool,
+)
+
+__all__ = ["Client", "connect"]
+
+logger = logging.getLogger(__name__)
+
+_LISTS = {
+    "tools": ("tools/list", "tools", Tool),
+    "prompts": ("prompts/list", "prompts", Prompt),
+    "resources": ("resources/list", "resources", Resource),
+    "resource_templates": ("resources/templates/list", "resourceTemplates", ResourceTemplate),
+}
+_CAPABILITY = {"tools": "tools", "prompts": "prompts", "resources": "resources", "resource_templates": "resources"}
+
+
+class Client(ClientCore):
+    """A blocking, thread-safe MCP client for one server (stdio command, URL or Transport).
+
+    Args:
+        target: a command list (``["python", "server.py"]``, run over stdio), an
+            ``http(s)://`` URL (Streamable HTTP, falling back to legacy SSE), or a Transport.
+        name: display name for logs, errors and thread names.
+        timeout: default idle timeout per request in seconds (None: none); 60 s.
+        max_total_timeout: default hard cap per request, progress or not (None: none).
+        connect_timeout: bound for starting the server and the handshake.
+        protocol: "auto" (negotiate), "modern" (2026-07-28 only), "legacy"
+            (initialize handshake only), or an explicit revision string.
+        probe_timeout: how long ``server/discover`` may take before falling back.
+        client_info: overrides for ``clientInfo`` (name, version, title).
+        roots: roots offered to the server (Root objects, file:// URIs or paths);
+            None: the roots capability is not declared.
+        sampling_handler: answers sampling requests (see :mod:`mcpsync.handlers`).
+        elicitation_handler: answers elicitation requests (form and URL modes).
+        on_notification: called with every ServerNotification (dispatch thread).
+        on_log: called with each log message's params (dispatch thread); log messages
+            also go to the ``mcpsync.server.<name>`` logger.
+        log_level: ask the server for logs at this level and above.
+        on_tools_changed, on_prompts_changed, on_resources_changed: list_changed callbacks.
+        on_resource_updated: called with the URI of an updated resource.
+        on_connection_lost: called with the error when the connection ends by itself.
+        validate_input: check arguments against a listed tool's inputSchema before sending.
+        validate_output: check structuredContent against a listed tool's outputSchema.
+        keepalive: seconds between keep-alive pings (handshake era only; None: off).
+        max_pages: guard against endless cursor loops in list methods.
+        cache: honour the 2026-07-28 ``ttlMs`` caching hints.
+        tasks: declare task support (2026-07-28 tasks extension).
+        auto_relisten: re-open listen streams that end unexpectedly.
+        cwd, env, inherit_env, stderr, on_stderr, framing, max_message_size,
+            shutdown_timeout: stdio options (see :class:`~mcpsync.transports.stdio.StdioTransport`).
+        headers, auth, bearer_token, transport, verify, cert, read_timeout: remote options.
+
+    Callbacks run on the client's dispatch thread, never on a reader thread; a
+    callback may call the client, including ``close()``.
+    """
+
+    def _init_features(self) -> None:
+        self._validators = ValidatorCache()
+        self._tools_by_name: Dict[str, Tool] = {}
+        self._tools_lock = threading.Lock()
+        self._list_cache: Dict[str, Any] = {}
+        from ._modern import ModernFeatures
+
+        self._modern = ModernFeatures(self)
+
+    def _on_list_changed(self, kind: str) -> None:
+        self._modern.evict_list(kind)
+
+    def _on_resource_updated(self, uri: str) -> None:
+        self._modern.evict_read(uri)
+
+    def _on_subscription_notification(self, sub_id: Any, method: str, params: Dict[str, Any]) -> bool:
+        return self._modern.on_subscription_notification(sub_id, method, params)
+
+    def _after_open(self) -> None:
+        self._modern.after_open()
+
+    def _before_close(self) -> None:
+        self._modern.close()
+
+    def _handle_task_result(self, method: str, params: Dict[str, Any], result: Dict[str, Any], *rest: Any) -> Any:
+        return self._modern.wait_task(method, params, result, *rest)
+
+    # ------------------------------------------------------------------ basics
+
+    def ping(self, *, timeout: Timeout = DEFAULT) -> None:
+        """Check the server is alive (blocks up to ``timeout``).
+
+        In the 2026-07-28 era, which has no ping, this sends ``server/discover``.
+        """
+        if self.era == "modern":
+            self._call("server/discover", {}, timeout=timeout)
+            return
+        self.session.request("ping", None, timeout=timeout)
+
+    def request(
+        self,
+        method: str,
+        params: Optional[Dict[str, Any]] = None,
+        *,
+        timeout: Timeout = DEFAULT,
+        max_total_timeout: Any = DEFAULT,
+        progress: Optional[Callable[[ProgressEvent], Any]] = None,
+    ) -> Any:
+        """Send any request and return its raw result dict (the escape hatch for new methods)."""
+        return self._call(method, params, timeout=timeout, max_total_timeout=max_total_timeout, progress=progress)
+
+    def notify(self, method: str, params: Optional[Dict[str, Any]] = None) -> None:
+        """Send any notification."""
+        self.session.notify(method, params)
+
+    # ------------------------------------------------------------------ lists
+
+    def _page(self, kind: str, cursor: Optional[str], timeout: Timeout) -> Page:
+        method, key, cls = _LISTS[kind]
+        self.require_capability(_CAPABILITY[kind], method)
+        params: Dict[str, Any] = {} if cursor is None else {"cursor": cursor}
+        cached = self._modern.cached_list(method, cursor)
+        if cached is not None:
+            result = cached
+        else:
+            result = self._call(method, params, timeout=timeout)
+            self._modern.store_list(method, cursor, result)
+        raw_items = result.get(key) if isinstance(result, dict) else None
+        items = [cls.from_dict(x) for x in raw_items if isinstance(x, dict)] if isinstance(raw_items, list) else []
+        nxt = result.get("nextCursor") if isinstance(result, dict) else None
+        if kind == "tools":
+            items = self._modern.filter_tools(items)
+            with self._tools_lock:
+                if cursor is None:
+                    self._tools_by_name = {}
+                for t in items:
+                    self._tools_by_name[t.name] = t
+        return Page(items=items, next_cursor=nxt if isinstance(nxt, str) else None, raw=result)
+
+    def _all(self, kind: str, timeout: Timeout) -> List[Any]:
+        items: List[Any] = []
+        seen = set()
+        cursor: Optional[str] = None
+        pages = 0
+        while True:
+            page = self._page(kind, cursor, timeout)
+            items.extend(page.items)
+            nxt = page.next_cursor
+            if nxt is None:  # an empty-string cursor is NOT the end
+                return items
+            pages += 1
+            if nxt in seen:
+                logger.warning("[%s] %s: server repeated cursor %r; stopping", self.name, kind, nxt)
+                return items
+            if pages >= self.max_pages:
+                logger.warning("[%s] %s: stopped after %d pages", self.name, kind, pages)
+                return items
+            seen.add(nxt)
+            cursor = nxt
+
+    def list_tools(self, *, timeout: Timeout = DEFAULT) -> List[Tool]:
+        """Every tool, following each cursor to the end. Blocks up to ``timeout`` per page."""
+        return self._all("tools", timeout)
+
+    def list_tools_page(self, cursor: Optional[str] = None, *, timeout: Timeout = DEFAULT) -> Page:
+        """One page of tools; ``page.next_cursor`` is None at the end."""
+        return self._page("tools", cursor, timeout)
+
+    def list_prompts(self, *, timeout: Timeout = DEFAULT) -> List[Prompt]:
+        """Every prompt, following each cursor to the end."""
+        return self._all("prompts", timeout)
+
+    def list_prompts_page(self, cursor: Optional[str] = None, *, timeout: Timeout = DEFAULT) -> Page:
+        """One page of prompts."""
+        return self._page("prompts", cursor, timeout)
+
+    def list_resources(self, *, timeout: Timeout = DEFAULT) -> List[Resource]:
+        """Every resource, following each cursor to the end."""
+        return self._all("resources", timeout)
+
+    def list_resources_page(self, cursor: Optional[str] = None, *, timeout: Timeout = DEFAULT) -> Page:
+        """One page of resources."""
+        return self._page("resources", cursor, timeout)
+
+    def list_resource_templates(self, *, timeout: Timeout = DEFAULT) -> List[ResourceTemplate]:
+        """Every resource template, following each cursor to the end."""
+        return self._all("resource_templates", timeout)
+
+    def list_resource_templates_page(self, cursor: Optional[str] = None, *, timeout: Timeout = DEFAULT) -> Page:
+        """One page of resource templates."""
+        return self._page("resource_templates", cursor, timeout)
+
+    def get_tool(self, name: str) -> Optional[Tool]:
+        """The tool called ``name`` from the last listing (None when not listed yet)."""
+        return self._tools_by_name.get(name)
+
+    # ------------------------------------------------------------------ tools
+
+    def _tool_params(
+        self, name: str, arguments: Optional[Dict[str, Any]], meta: Optional[Dict[str, Any]], validate_input: Optional[bool]
+    ) -> Dict[str, Any]:
+        self.require_capability("tools", "tools/call")
+        if arguments is not None and not isinstance(arguments, dict):
+            raise ConfigError("tool arguments must be a dict")
+        args = arguments if arguments is not None else {}
+        if self.validate_input if validate_input is None else validate_input:
+            tool = self._tools_by_name.get(name)
+            if tool is not None:
+                validate(
+                    self._validators.get(tool.input_schema),
+                    args,
+                    ToolInputInvalid,
+                    "arguments for tool %r" % name,
+                    server=self.name,
+                    method="tools/call",
+                )
+        params: Dict[str, Any] = {"name": name, "arguments": args}
+        if meta:
+            params["_meta"] = dict(meta)
+        return params
+
+    def _tool_result(self, name: str, raw: Any, validate_output: Optional[bool]) -> CallToolResult:
+        result = CallToolResult.from_dict(raw if isinstance(raw, dict) else {})
+        if not (self.validate_output if validate_output is None else validate_output) or result.is_error:
+            return result
+        tool = self._tools_by_name.get(name)
+        if tool is None or tool.output_schema is None:
+            return result
+        if result.structured_content is None:
+            exc = ToolOutputInvalid(
+                "tool %r declares an outputSchema but returned no structuredContent" % name,
+                server=self.name,
+                method="tools/call",
+            )
+            exc.result = result
+            raise exc
+        try:
+            validate(
+                self._validators.get(tool.output_schema),
+                result.structured_content,
+                ToolOutputInvalid,
+                "structuredContent of tool %r" % name,
+                server=self.name,
+                method="tools/call",
+            )
+        except ToolOutputInvalid as exc:
+            exc.result = result
+            raise
+        return result
+
+    def call_tool(
+        self,
+        name: str,
+        arguments: Optional[Dict[str, Any]] = None,
+        *,
+        timeout: Timeout = DEFAULT,
+        max_total_timeout: Any = DEFAULT,
+        progress: Optional[Callable[[ProgressEvent], Any]] = None,
+        meta: Optional[Dict[str, Any]] = None,
+        validate_input: Optional[bool] = None,
+        validate_output: Optional[bool] = None,
+    ) -> CallToolResult:
+        """Call a tool and block until its result.
+
+        The request always carries a progressToken, so progress notifications
+        restart the idle ``timeout``; ``max_total_timeout`` caps the whole call.
+        On timeout the server gets ``notifications/cancelled`` and
+        :class:`~mcpsync.RequestTimeout` (a ``TimeoutError``) is raised.
+        A tool that reports failure returns a result with ``is_error`` set (see
+        ``CallToolResult.raise_for_error``). A task-augmented answer (2026-07-28
+        tasks extension) is polled to its end transparently.
+
+        Raises:
+            ToolInputInvalid: arguments fail the inputSchema (with validate_input).
+            ToolOutputInvalid: structuredContent fails the outputSchema (``.result`` has the result).
+            RequestTimeout, RemoteError, ConnectionClosed, CapabilityError.
+        """
+        params = self._tool_params(name, arguments, meta, validate_input)
+        raw = self._call(
+            "tools/call", params, timeout=timeout, max_total_timeout=max_total_timeout, progress=progress, progress_token=True
+        )
+        return self._tool_result(name, raw, validate_output)
+
+    def call_tool_async(
+        self,
+        name: str,
+        arguments: Optional[Dict[str, Any]] = None,
+        *,
+        timeout: Timeout = DEFAULT,
+        max_total_timeout: Any = DEFAULT,
+        progress: Optional[Callable[[ProgressEvent], Any]] = None,
+        meta: Optional[Dict[str, Any]] = None,
+        validate_input: Optional[bool] = None,
+        validate_output: Optional[bool] = None,
+    ) -> RequestHandle:
+        """Start a tool call and return at once; ``handle.result()`` blocks like :meth:`call_tool`.
+
+        ``handle.cancel()`` sends ``notifications/cancelled``.
+        """
+        params = self._tool_params(name, arguments, meta, validate_input)
+        total = self.max_total_timeout if max_total_timeout is DEFAULT else max_total_timeout
+        if self.era == "modern":
+            params = self._stamp(params)
+
+        def finish(raw: Any) -> CallToolResult:
+            if self.era == "modern":
+                raw = self._complete("tools/call", params, raw, timeout, total, progress, True)
+            return self._tool_result(name, raw, validate_output)
+
+        return self.session.request_async(
+            "tools/call",
+            params,
+            timeout=timeout,
+            max_total_timeout=total,
+            progress=progress,
+            progress_token=True,
+            transform=finish,
+        )
+
+    # ------------------------------------------------------------------ prompts / resources
+
+    def get_prompt(
+        self, name: str, arguments: Optional[Dict[str, str]] = None, *, timeout: Timeout = DEFAULT
+    ) -> GetPromptResult:
+        """Get a prompt filled with ``arguments`` (string values)."""
+        self.require_capability("prompts", "prompts/get")
+        params: Dict[str, Any] = {"name": name}
+        if arguments:
+            params["arguments"] = {k: v if isinstance(v, str) else str(v) for k, v in arguments.items()}
+        return GetPromptResult.from_dict(self._call("prompts/get", params, timeout=timeout))
+
+    def read_resource(self, uri: str, *, timeout: Timeout = DEFAULT) -> ReadResourceResult:
+        """Read a resource. Raises :class:`~mcpsync.ResourceNotFound` for an unknown URI."""
+        self.require_capability("resources", "resources/read")
+        cached = self._modern.cached_read(uri)
+        if cached is not None:
+            return ReadResourceResult.from_dict(cached)
+        result = self._call("resources/read", {"uri": uri}, timeout=timeout)
+        self._modern.store_read(uri, result)
+        return ReadResourceResult.from_dict(result)
+
+    def subscribe_resource(self, uri: str, *, timeout: Timeout = DEFAULT) -> None:
+        """Get ``notifications/resources/updated`` for ``uri`` (``on_resource_updated``, the queue).
+
+        In the 2026-07-28 era this rides a ``subscriptions/listen`` stream.
+        """
+        self.require_capability("resources", "resources/subscribe", "subscribe")
+        if self.era == "modern":
+            self._modern.subscribe_resource(uri)
+            return
+        self._call("resources/subscribe", {"uri": uri}, timeout=timeout)
+
+    def unsubscribe_resource(self, uri: str, *, timeout: Timeout = DEFAULT) -> None:
+        """Stop updates for ``uri``."""
+        self.require_capability("resources", "resources/unsubscribe", "subscribe")
+        if self.era == "modern":
+            self._modern.unsubscribe_resource(uri)
+            return
+        self._call("resources/unsubscribe", {"uri": uri}, timeout=timeout)
+
+    def complete(
+        self,
+        ref: Dict[str, Any],
+        argument: str,
+        value: str,
+        *,
+        context: Optional[Dict[str, str]] = None,
+        timeout: Timeout = DEFAULT,
+    ) -> Completion:
+        """Ask for completions of ``argument`` (partial ``value``).
+
+        ``ref`` is ``{"type": "ref/prompt", "name": ...}`` or ``{"type": "ref/resource", "uri": ...}``
+        (see :func:`prompt_ref` / :func:`resource_ref`); ``context`` passes the other arguments already known.
+        """
+        self.require_capability("completions", "completion/complete")
+        params: Dict[str, Any] = {"ref": ref, "argument": {"name": argument, "value": value}}
+        if context:
+            params["context"] = {"arguments": dict(context)}
+        return Completion.from_dict(self._call("completion/complete", params, timeout=timeout))
+
+    def set_logging_level(self, level: str, *, timeout: Timeout = DEFAULT) -> None:
+        """Ask the server for log messages at ``level`` and above.
+
+        Handshake era: ``logging/setLevel``. 2026-07-28 era: the level rides every
+        later request's ``_meta``.
+        """
+        if level not in P.LOG_LEVELS:
+            raise ConfigError("level must be one of %s" % ", ".join(P.LOG_LEVELS))
+        self.log_level = level
+        if self.era == "modern":
+            return
+        self.require_capability("logging", "logging/setLevel")
+        self._call("logging/setLevel", {"level": level}, timeout=timeout)
+
+    # ------------------------------------------------------------------ roots
+
+    @property
+    def roots(self) -> Optional[List[Root]]:
+        """The roots offered to the server (None: roots not declared)."""
+        return list(self._roots) if self._roots is not None else None
+
+    def set_roots(self, roots: Sequence[Any]) -> None:
+        """Replace the roots; the server is told with ``notifications/roots/list_changed`` (handshake era).
+
+        The 2026-07-28 era has no such notification: servers ask for roots on each
+        request that needs them, so the new list simply applies from now on.
+        """
+        from ._core import _as_root
+
+        if self._roots is None:
+            raise ConfigError("roots were not declared when the client was created (pass roots=[...])")
+        self._roots = [_as_root(r) for r in roots]
+        if self.era == "legacy" and self.connected:
+            self.session.notify("notifications/roots/list_changed")
+
+    # ------------------------------------------------------------------ modern-only helpers
+
+    def listen(self, **kwargs: Any) -> Any:
+        """Open a ``subscriptions/listen`` stream (2026-07-28 era); see :class:`mcpsync.Subscription`."""
+        if self.era != "modern":
+            raise NotAvailableInEra(
+                "subscriptions/listen exists only in the 2026-07-28 era (this server speaks %s)" % self.protocol_version,
+                server=self.name,
+                method="subscriptions/listen",
+            )
+        return self._modern.listen(**kwargs)
+
+    def clear_cache(self) -> None:
+        """Forget every cached list and read result (2026-07-28 ``ttlMs`` caching)."""
+        self._modern.clear_cache()
+
+
+def prompt_ref(name: str) -> Dict[str, Any]:
+    """A completion reference to a prompt."""
+    return {"type": "ref/prompt", "name": name}
+
+
+def resource_ref(uri: str) -> Dict[str, Any]:
+    """A completion reference to a resource template."""
+    return {"type": "ref/resource", "uri": uri}
+
+
+def connect(target: Any, **options: Any) -> Client:
+    """Create a :class:`Client` for ``target`` and open it (blocks up to ``connect_timeout``).
+
+    ``target`` is a command list (stdio), an ``http(s)://`` URL, or a Transport;
+    ``options`` are :class:`Client`'s keyword arguments. Use it as a context
+    manager, or call ``close()``.
+    """
+    client = Client(target, **options)
+    client.open()
+    return client
+

@@ -1,0 +1,701 @@
+"""The JSON-RPC session engine: one transport, many concurrent requests.
+
+The engine keeps a dict of request id -> pending entry (each with one
+``concurrent.futures.Future``) under a lock. The transport's reader thread
+hands every frame to :meth:`Session.on_message`, which pops the entry and sets
+its result: one handoff per call. Notifications go to a handler supplied by the
+client (which must be quick: it only updates caches and queues user
+callbacks); server requests run on a small pool of handler threads; user
+callbacks run on a single dispatch thread, in order, never on the reader.
+
+Thread-safety: every public method may be called from any thread, including
+from inside a callback or handler (``close()`` included).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import enum
+import logging
+import threading
+import time
+from typing import Any, Callable, Dict, List, Optional, Union
+
+from . import jsonrpc
+from ._dispatch import Dispatcher, NotificationQueue
+from .errors import (
+    ClientClosed,
+    ConnectionClosed,
+    InternalError,
+    MCPError,
+    MethodNotFound,
+    ProtocolError,
+    RemoteError,
+    RequestCancelled,
+    RequestTimeout,
+    error_from_response,
+)
+from .transports.base import Transport, TransportSink
+from .types import ProgressEvent
+
+__all__ = ["DEFAULT", "RequestContext", "RequestHandle", "Session", "SessionState"]
+
+logger = logging.getLogger(__name__)
+
+
+class _Default(enum.Enum):
+    DEFAULT = "DEFAULT"
+
+    def __repr__(self) -> str:
+        return "DEFAULT"
+
+
+#: Sentinel meaning "use the client's default" (``None`` means "no timeout").
+DEFAULT = _Default.DEFAULT
+
+Timeout = Union[float, None, _Default]
+RequestHandler = Callable[[str, Dict[str, Any], "RequestContext"], Any]
+NotificationHandler = Callable[[str, Dict[str, Any]], None]
+
+
+class SessionState(enum.Enum):
+    """Lifecycle of a session."""
+
+    NEW = "new"
+    OPEN = "open"
+    CLOSING = "closing"
+    CLOSED = "closed"
+
+
+class RequestContext:
+    """What a server-request handler gets besides method and params.
+
+    Attributes:
+        request_id: the id of the server's request.
+        cancelled: a :class:`threading.Event` set when the server cancels the request;
+            a long handler should check it and stop early (its answer is then discarded).
+        server: the server's name.
+    """
+
+    __slots__ = ("request_id", "cancelled", "server")
+
+    def __init__(self, request_id: Any, server: str) -> None:
+        self.request_id = request_id
+        self.cancelled = threading.Event()
+        self.server = server
+
+
+class _Pending:
+    __slots__ = ("future", "method", "request_id", "progress", "last_activity", "started")
+
+    def __init__(self, request_id: Any, method: str, progress: Optional[Callable[[ProgressEvent], None]]) -> None:
+        self.future: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
+        self.request_id = request_id
+        self.method = method
+        self.progress = progress
+        self.started = self.last_activity = time.monotonic()
+
+
+class _BatchReply:
+    """Collects the answers to a batch of server requests and sends them as one batch."""
+
+    def __init__(self, session: "Session", count: int) -> None:
+        self._session = session
+        self._left = count
+        self._answers: List[Any] = []
+        self._lock = threading.Lock()
+
+    def add(self, answer: Optional[Dict[str, Any]]) -> None:
+        with self._lock:
+            if answer is not None:
+                self._answers.append(answer)
+            self._left -= 1
+            done = self._left == 0
+        if done and self._answers:
+            self._session._send_raw(self._answers)  # noqa: SLF001
+
+
+class RequestHandle:
+    """A request in flight, returned by the non-blocking variants (``call_tool_async``...).
+
+    Thread-safe. :meth:`result` blocks with the request's timeouts;
+    :meth:`cancel` sends ``notifications/cancelled`` (or closes the request's
+    stream on transports that cancel that way) and fails the request with
+    :class:`~mcpsync.RequestCancelled`.
+    """
+
+    def __init__(
+        self,
+        session: "Session",
+        pending: _Pending,
+        timeout: Optional[float],
+        max_total_timeout: Optional[float],
+        transform: Optional[Callable[[Any], Any]] = None,
+    ) -> None:
+        self._session = session
+        self._pending = pending
+        self._timeout = timeout
+        self._max_total = max_total_timeout
+        self._transform = transform
+
+    @property
+    def request_id(self) -> Any:
+        """The JSON-RPC id of the request."""
+        return self._pending.request_id
+
+    @property
+    def method(self) -> str:
+        """The request's method."""
+        return self._pending.method
+
+    def done(self) -> bool:
+        """True once the request has a result, an error, or was cancelled."""
+        return self._pending.future.done()
+
+    def result(self, timeout: Timeout = DEFAULT) -> Any:
+        """Block until the result arrives and return it.
+
+        Args:
+            timeout: idle timeout for this wait (DEFAULT: the request's own);
+                progress notifications restart it; the request's hard maximum still applies.
+
+        Raises:
+            RequestTimeout: the deadline passed (the request is then cancelled).
+            RemoteError: the server answered with an error.
+            RequestCancelled: the request was cancelled.
+            ConnectionClosed: the connection ended first.
+        """
+        idle = self._timeout if timeout is DEFAULT else timeout
+        value = self._session._wait(self._pending, idle, self._max_total)  # noqa: SLF001
+        return self._transform(value) if self._transform else value
+
+    def cancel(self, reason: str = "cancelled by the client") -> bool:
+        """Cancel the request; returns False when it had already finished."""
+        return self._session.cancel(self._pending.request_id, reason)
+
+    def add_done_callback(self, fn: Callable[["RequestHandle"], Any]) -> None:
+        """Call ``fn(handle)`` when the request finishes, on the session's dispatch thread."""
+        self._pending.future.add_done_callback(lambda _f: self._session.dispatch(fn, self))
+
+
+class Session(TransportSink):
+    """A JSON-RPC 2.0 session over one :class:`~mcpsync.transports.base.Transport`.
+
+    Args:
+        transport: the connection (not yet started).
+        name: the server's display name (thread names, logs, errors).
+        request_handler: answers server requests; called on a handler thread as
+            ``handler(method, params, context)``; its return value is the result;
+            raise :class:`~mcpsync.RemoteError` for a specific JSON-RPC error.
+        notification_handler: called on the reader thread for each notification as
+            ``handler(method, params)``; must be quick and must not run user code
+            (use :meth:`dispatch` for that).
+        on_connection_lost: called once (on the dispatch thread) with the error when
+            the connection ends without ``close()``.
+        default_timeout: idle timeout applied when a request passes DEFAULT.
+        handler_workers: threads for server-request handlers.
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        name: str = "server",
+        request_handler: Optional[RequestHandler] = None,
+        notification_handler: Optional[NotificationHandler] = None,
+        on_connection_lost: Optional[Callable[[BaseException], None]] = None,
+        default_timeout: Optional[float] = 60.0,
+        handler_workers: int = 4,
+        notification_queue: Optional[NotificationQueue] = None,
+    ) -> None:
+        self.transport = transport
+        self.name = name
+        self.default_timeout = default_timeout
+        self._request_handler = request_handler
+        self._notification_handler = notification_handler
+        self._on_connection_lost = on_connection_lost
+        self._ids = jsonrpc.IdAllocator()
+        self._pending: Dict[Any, _Pending] = {}
+        self._lock = threading.Lock()
+        self._state = SessionState.NEW
+        self._lost: Optional[BaseException] = None
+        self._callbacks = Dispatcher("mcpsync-dispatch:%s" % name, 1)
+        self._handlers = Dispatcher("mcpsync-handler:%s" % name, handler_workers)
+        self._senders = Dispatcher("mcpsync-send:%s" % name, 32)
+        self._server_requests: Dict[Any, RequestContext] = {}
+        self._garbage_logged = 0
+        self._owns_queue = notification_queue is None
+        self.notifications = notification_queue if notification_queue is not None else NotificationQueue()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @property
+    def state(self) -> SessionState:
+        """The lifecycle state."""
+        return self._state
+
+    @property
+    def closed(self) -> bool:
+        """True once close() started or the connection was lost."""
+        return self._state in (SessionState.CLOSING, SessionState.CLOSED) or self._lost is not None
+
+    def start(self) -> None:
+        """Start the transport (blocks for its connect timeout). Raises ConnectError."""
+        with self._lock:
+            if self._state is not SessionState.NEW:
+                raise ClientClosed("session already started or closed", server=self.name)
+            self._state = SessionState.OPEN
+        try:
+            self.transport.start(self)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self, timeout: Optional[float] = None) -> None:
+        """Close the transport, fail pending requests, stop the worker threads.
+
+        Idempotent, callable from any thread (including callbacks), bounded by
+        about ``timeout`` seconds plus the transport's own shutdown bound.
+        """
+        with self._lock:
+            if self._state in (SessionState.CLOSING, SessionState.CLOSED):
+                return
+            self._state = SessionState.CLOSING
+        try:
+            self.transport.close(timeout)
+        except Exception:  # noqa: BLE001 - close never raises
+            logger.debug("transport close failed", exc_info=True)
+        self._fail_all(ConnectionClosed("connection closed by the client", server=self.name))
+        for ctx in list(self._server_requests.values()):
+            ctx.cancelled.set()
+        self._senders.stop(1.0)
+        self._handlers.stop(1.0)
+        self._callbacks.stop(2.0)
+        if self._owns_queue:
+            self.notifications.close()
+        self._state = SessionState.CLOSED
+
+    def _check_usable(self, method: str) -> None:
+        if self._state is not SessionState.OPEN:
+            if self._state is SessionState.NEW:
+                raise ClientClosed("session not started", server=self.name, method=method)
+            raise ClientClosed("client is closed", server=self.name, method=method)
+        if self._lost is not None:
+            raise self._clone_lost(method)
+
+    def _clone_lost(self, method: str, request_id: Any = None) -> MCPError:
+        lost = self._lost
+        if isinstance(lost, MCPError):
+            exc = type(lost).__new__(type(lost))
+            exc.__dict__.update(lost.__dict__)
+            exc.args = lost.args
+            exc.method = method
+            exc.request_id = request_id
+            return exc
+        return ConnectionClosed("connection lost: %s" % lost, server=self.name, method=method, request_id=request_id)
+
+    # ------------------------------------------------------------------ sending
+
+    def new_request(
+        self,
+        method: str,
+        params: Optional[Dict[str, Any]] = None,
+        *,
+        progress: Optional[Callable[[ProgressEvent], None]] = None,
+        progress_token: bool = False,
+    ) -> "tuple[_Pending, Dict[str, Any]]":
+        """Allocate an id and register a pending entry; returns (pending, message). Internal."""
+        self._check_usable(method)
+        rid = self._ids.next()
+        if progress is not None or progress_token:
+            params = dict(params or {})
+            meta = dict(params.get("_meta") or {})
+            meta["progressToken"] = rid
+            params["_meta"] = meta
+        pending = _Pending(rid, method, progress)
+        msg = jsonrpc.request(rid, method, params)
+        with self._lock:
+            self._pending[rid] = pending
+        return pending, msg
+
+    def request(
+        self,
+        method: str,
+        params: Optional[Dict[str, Any]] = None,
+        *,
+        timeout: Timeout = DEFAULT,
+        max_total_timeout: Optional[float] = None,
+        progress: Optional[Callable[[ProgressEvent], None]] = None,
+        progress_token: bool = False,
+    ) -> Any:
+        """Send a request and block until its result.
+
+        Args:
+            timeout: idle timeout in seconds (DEFAULT: the session default; None: wait forever);
+                each progress notification for this request restarts it.
+            max_total_timeout: a hard cap on the whole wait, progress or not (None: no cap).
+            progress: called (on the dispatch thread) with each ProgressEvent; implies a progressToken.
+            progress_token: attach a progressToken even without a callback.
+
+        Returns:
+            The ``result`` member of the response.
+
+        Raises:
+            RequestTimeout, RemoteError (by code), ConnectionClosed, ClientClosed.
+        """
+        pending, msg = self.new_request(method, params, progress=progress, progress_token=progress_token)
+        self._send_request(pending, msg)
+        idle = self.default_timeout if timeout is DEFAULT else timeout
+        return self._wait(pending, idle, max_total_timeout)
+
+    def request_async(
+        self,
+        method: str,
+        params: Optional[Dict[str, Any]] = None,
+        *,
+        timeout: Timeout = DEFAULT,
+        max_total_timeout: Optional[float] = None,
+        progress: Optional[Callable[[ProgressEvent], None]] = None,
+        progress_token: bool = False,
+        transform: Optional[Callable[[Any], Any]] = None,
+    ) -> RequestHandle:
+        """Send a request and return at once with a :class:`RequestHandle`."""
+        pending, msg = self.new_request(method, params, progress=progress, progress_token=progress_token)
+        if self.transport.send_blocks_for_response:
+            if not self._senders.submit(self._send_request_quiet, pending, msg):
+                self._finish(pending, ConnectionClosed("client is closed", server=self.name))
+        else:
+            self._send_request(pending, msg)
+        idle = self.default_timeout if timeout is DEFAULT else timeout
+        return RequestHandle(self, pending, idle, max_total_timeout, transform)
+
+    def _send_request(self, pending: _Pending, msg: Dict[str, Any]) -> None:
+        try:
+            self.transport.send(msg)
+        except MCPError as exc:
+            with self._lock:
+                self._pending.pop(pending.request_id, None)
+            raise exc.with_context(server=self.name, method=pending.method, request_id=pending.request_id)
+        except BaseException:
+            with self._lock:
+                self._pending.pop(pending.request_id, None)
+            raise
+
+    def _send_request_quiet(self, pending: _Pending, msg: Dict[str, Any]) -> None:
+        try:
+            self._send_request(pending, msg)
+        except BaseException as exc:  # noqa: BLE001 - delivered to the waiter
+            if not pending.future.done():
+                pending.future.set_exception(exc)
+
+    def notify(self, method: str, params: Optional[Dict[str, Any]] = None) -> None:
+        """Send a notification. Raises ClientClosed/ConnectionClosed when the connection is gone."""
+        self._check_usable(method)
+        try:
+            self.transport.send(jsonrpc.notification(method, params))
+        except MCPError as exc:
+            raise exc.with_context(server=self.name, method=method)
+
+    def _send_raw(self, message: Any) -> None:
+        if self._state is not SessionState.OPEN or self._lost is not None:
+            return
+        try:
+            if isinstance(message, list):
+                self.transport.send(message)  # type: ignore[arg-type]
+            else:
+                self.transport.send(message)
+        except Exception as exc:  # noqa: BLE001 - a lost answer is logged, the reader handles the close
+            logger.debug("[%s] could not send %s: %s", self.name, jsonrpc.truncate(message, 80), exc)
+
+    # ------------------------------------------------------------------ waiting
+
+    def _wait(self, pending: _Pending, idle: Optional[float], max_total: Optional[float]) -> Any:
+        fut = pending.future
+        if idle is None and max_total is None:
+            try:
+                return fut.result()
+            except BaseException as exc:
+                if fut.done():
+                    raise
+                self._abandon(pending, "interrupted: %s" % type(exc).__name__, RequestCancelled)
+                raise
+        hard_deadline = pending.started + max_total if max_total is not None else None
+        while True:
+            now = time.monotonic()
+            if idle is not None:
+                deadline = pending.last_activity + idle
+                if hard_deadline is not None and hard_deadline < deadline:
+                    deadline = hard_deadline
+            else:
+                deadline = hard_deadline  # type: ignore[assignment]
+            remaining = deadline - now
+            try:
+                if remaining > 0:
+                    return fut.result(remaining)
+            except (concurrent.futures.TimeoutError, TimeoutError):
+                if fut.done():
+                    return fut.result(0)
+            except BaseException as exc:
+                if fut.done():
+                    raise
+                self._abandon(pending, "interrupted: %s" % type(exc).__name__, RequestCancelled)
+                raise
+            if fut.done():
+                return fut.result(0)
+            now = time.monotonic()
+            if hard_deadline is not None and now >= hard_deadline:
+                self._expire(pending, max_total, "maximum total time")
+            if idle is not None and now >= pending.last_activity + idle:
+                self._expire(pending, idle, "idle timeout")
+
+    def _expire(self, pending: _Pending, seconds: Optional[float], what: str) -> None:
+        exc = RequestTimeout(
+            "request timed out (%s of %ss)" % (what, seconds),
+            timeout=seconds,
+            server=self.name,
+            method=pending.method,
+            request_id=pending.request_id,
+        )
+        if self._abandon(pending, "timeout: %s of %ss" % (what, seconds), None, exc):
+            raise exc
+        # The answer raced in just now: return it through the caller's next loop turn.
+        pending.future.result(0)
+
+    def _abandon(
+        self,
+        pending: _Pending,
+        reason: str,
+        exc_type: Optional[type],
+        exc: Optional[BaseException] = None,
+    ) -> bool:
+        """Pop the request, fail its future, tell the server. False when it had already finished."""
+        with self._lock:
+            popped = self._pending.pop(pending.request_id, None)
+        if popped is None:
+            return False
+        if exc is None:
+            assert exc_type is not None
+            exc = exc_type(reason, server=self.name, method=pending.method, request_id=pending.request_id)
+        if not pending.future.done():
+            pending.future.set_exception(exc)
+        self._tell_cancelled(pending, reason)
+        return True
+
+    def _tell_cancelled(self, pending: _Pending, reason: str) -> None:
+        if pending.method == "initialize" or self._state is not SessionState.OPEN or self._lost is not None:
+            return
+        try:
+            if self.transport.cancel_request(pending.request_id):
+                return
+            self.transport.send(
+                jsonrpc.notification("notifications/cancelled", {"requestId": pending.request_id, "reason": reason})
+            )
+        except Exception:  # noqa: BLE001 - best effort
+            logger.debug("[%s] could not send cancellation", self.name, exc_info=True)
+
+    def cancel(self, request_id: Any, reason: str = "cancelled by the client") -> bool:
+        """Cancel one of our requests in flight. Returns False when it had already finished."""
+        pending = self._pending.get(request_id)
+        if pending is None:
+            return False
+        return self._abandon(pending, reason, RequestCancelled)
+
+    def pending_count(self) -> int:
+        """How many requests are in flight."""
+        return len(self._pending)
+
+    def _finish(self, pending: _Pending, exc: BaseException) -> None:
+        with self._lock:
+            self._pending.pop(pending.request_id, None)
+        if not pending.future.done():
+            pending.future.set_exception(exc)
+
+    def _fail_all(self, exc: MCPError) -> None:
+        with self._lock:
+            pendings = list(self._pending.values())
+            self._pending.clear()
+        for p in pendings:
+            if not p.future.done():
+                e = self._copy_error(exc, p)
+                p.future.set_exception(e)
+
+    @staticmethod
+    def _copy_error(exc: MCPError, p: _Pending) -> MCPError:
+        e = type(exc).__new__(type(exc))
+        e.__dict__.update(exc.__dict__)
+        e.args = exc.args
+        e.method = p.method
+        e.request_id = p.request_id
+        return e
+
+    # ------------------------------------------------------------------ receiving (transport threads)
+
+    def dispatch(self, fn: Callable[..., Any], *args: Any) -> None:
+        """Run ``fn(*args)`` on the dispatch thread (in order with other callbacks)."""
+        self._callbacks.submit(fn, *args)
+
+    def on_message(self, message: Any) -> None:
+        """TransportSink: one frame from the reader thread."""
+        if type(message) is list:
+            self._on_batch(message)
+            return
+        self._on_one(message, None)
+
+    def _on_batch(self, batch: List[Any]) -> None:
+        if not batch:
+            self._garbage("empty batch")
+            return
+        requests = [m for m in batch if type(m) is dict and "method" in m and "id" in m]
+        reply = _BatchReply(self, len(requests)) if requests else None
+        for m in batch:
+            self._on_one(m, reply)
+
+    def _on_one(self, message: Any, batch: Optional[_BatchReply]) -> None:
+        kind, problem = jsonrpc.classify(message)
+        if problem is not None:
+            self._garbage("%s: %s" % (problem, jsonrpc.truncate(message)))
+            if batch is not None and kind == jsonrpc.REQUEST:
+                batch.add(None)
+            return
+        if kind == jsonrpc.RESPONSE or kind == jsonrpc.ERROR:
+            self._on_response(message, kind)
+        elif kind == jsonrpc.NOTIFICATION:
+            self._on_notification(message)
+        else:
+            self._on_server_request(message, batch)
+
+    def _garbage(self, what: str) -> None:
+        self._garbage_logged += 1
+        n = self._garbage_logged
+        if n <= 10 or n % 1000 == 0:
+            logger.warning("[%s] dropped invalid frame (%d so far): %s", self.name, n, what)
+
+    def _on_response(self, message: Dict[str, Any], kind: str) -> None:
+        rid = message["id"]
+        with self._lock:
+            pending = self._pending.pop(rid, None)
+            if pending is None and type(rid) is str and rid.isdigit():
+                pending = self._pending.pop(int(rid), None)
+        if pending is None:
+            logger.debug("[%s] dropping response for unknown or finished id %r", self.name, rid)
+            return
+        if kind == jsonrpc.ERROR:
+            exc = error_from_response(message["error"], server=self.name, method=pending.method, request_id=rid)
+            pending.future.set_exception(exc)
+        else:
+            pending.future.set_result(message["result"])
+
+    def on_request_error(self, request_id: Any, exc: BaseException) -> None:
+        """TransportSink: one request failed in transit."""
+        with self._lock:
+            pending = self._pending.pop(request_id, None)
+        if pending is None:
+            logger.debug("[%s] transport error for unknown id %r: %s", self.name, request_id, exc)
+            return
+        if isinstance(exc, MCPError):
+            exc.with_context(server=self.name, method=pending.method, request_id=request_id)
+        if not pending.future.done():
+            pending.future.set_exception(exc)
+
+    def _on_notification(self, message: Dict[str, Any]) -> None:
+        method = message["method"]
+        params = message.get("params")
+        if type(params) is not dict:
+            params = {}
+        if method == "notifications/progress":
+            token = params.get("progressToken")
+            pending = self._pending.get(token)
+            if pending is None and type(token) is str and token.isdigit():
+                pending = self._pending.get(int(token))
+            if pending is not None:
+                pending.last_activity = time.monotonic()
+                if pending.progress is not None:
+                    progress = params.get("progress")
+                    total = params.get("total")
+                    event = ProgressEvent(
+                        progress=progress if isinstance(progress, (int, float)) else 0,
+                        total=total if isinstance(total, (int, float)) else None,
+                        message=params.get("message") if isinstance(params.get("message"), str) else None,
+                        raw=params,
+                    )
+                    self._callbacks.submit(pending.progress, event)
+            else:
+                logger.debug("[%s] progress for unknown token %r ignored", self.name, token)
+        elif method == "notifications/cancelled":
+            ctx = self._server_requests.get(params.get("requestId"))
+            if ctx is not None:
+                ctx.cancelled.set()
+        if self._notification_handler is not None:
+            try:
+                self._notification_handler(method, params)
+            except Exception:  # noqa: BLE001 - never kill the reader
+                logger.exception("[%s] notification handler failed for %s", self.name, method)
+
+    def _on_server_request(self, message: Dict[str, Any], batch: Optional[_BatchReply]) -> None:
+        ctx = RequestContext(message["id"], self.name)
+        self._server_requests[message["id"]] = ctx
+        if not self._handlers.submit(self._run_handler, message, ctx, batch):
+            self._server_requests.pop(message["id"], None)
+
+    def _run_handler(self, message: Dict[str, Any], ctx: RequestContext, batch: Optional[_BatchReply]) -> None:
+        rid = message["id"]
+        method = message["method"]
+        params = message.get("params")
+        if type(params) is not dict:
+            params = {}
+        answer: Optional[Dict[str, Any]]
+        try:
+            if method == "ping":
+                result: Any = {}
+            elif self._request_handler is None:
+                raise MethodNotFound(-32601, "Method not found: %s" % method)
+            else:
+                result = self._request_handler(method, params, ctx)
+            answer = jsonrpc.response(rid, result if result is not None else {})
+        except RemoteError as exc:
+            answer = jsonrpc.error_response(rid, exc.code, exc.message, exc.data)
+        except MCPError as exc:
+            logger.warning("[%s] handler for %s failed: %s", self.name, method, exc)
+            answer = jsonrpc.error_response(rid, -32603, "Internal error while handling %s" % method)
+        except Exception:  # noqa: BLE001 - never leak internals to the server
+            logger.exception("[%s] handler for %s raised", self.name, method)
+            answer = jsonrpc.error_response(rid, InternalError.code, "Internal error while handling %s" % method)
+        finally:
+            self._server_requests.pop(rid, None)
+        if ctx.cancelled.is_set():
+            logger.debug("[%s] server cancelled %s %r; answer discarded", self.name, method, rid)
+            answer = None
+        if batch is not None:
+            batch.add(answer)
+        elif answer is not None:
+            self._send_raw(answer)
+
+    def on_close(self, exc: Optional[BaseException]) -> None:
+        """TransportSink: the connection ended."""
+        if self._state is not SessionState.OPEN:
+            return
+        if exc is None:
+            exc = ConnectionClosed("connection closed by the server", server=self.name)
+        if not isinstance(exc, MCPError):
+            wrapped = ConnectionClosed("connection lost: %s" % exc, server=self.name)
+            wrapped.__cause__ = exc
+            exc = wrapped
+        exc.with_context(server=self.name)
+        self._lost = exc
+        self._fail_all(exc)
+        for ctx in list(self._server_requests.values()):
+            ctx.cancelled.set()
+        if self._owns_queue:
+            self.notifications.close()
+        if self._on_connection_lost is not None:
+            self._callbacks.submit(self._on_connection_lost, exc)
+
+    @property
+    def lost(self) -> Optional[BaseException]:
+        """Why the connection ended (None while it is up or after a clean close)."""
+        return self._lost
+
+
+def protocol_error(message: str, **context: Any) -> ProtocolError:
+    """Build a ProtocolError (helper for the client layer)."""
+    return ProtocolError(message, **context)

@@ -1,0 +1,222 @@
+"""Tasks: long-running tool calls the server runs in the background.
+
+Two protocol shapes are supported behind one :class:`TaskHandle`:
+
+- the 2026-07-28 extension ``io.modelcontextprotocol/tasks``: the server answers
+  ``tools/call`` with ``resultType: "task"`` and ``task: {taskId, status, ttlMs,
+  pollIntervalMs}``; the client polls ``tasks/get`` at the advised interval,
+  answers ``input_required`` through ``tasks/update`` and cancels with
+  ``tasks/cancel`` (cooperative);
+- the 2025-11-25 experimental tasks: ``tools/call`` with a ``task`` parameter
+  answers ``{task: {taskId, status, pollInterval, ...}}``; the client polls
+  ``tasks/get`` and fetches the outcome with ``tasks/result``.
+
+``client.call_tool`` waits for a task transparently. For fire-and-forget use
+:meth:`Client.start_task`-style helpers: :func:`start_task` returns a handle
+whose ``task_id`` can be stored and :func:`resume_task` picks it up again in a
+later process.
+
+Thread-safety: a TaskHandle may be polled from several threads; each call blocks
+only its caller.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import TYPE_CHECKING, Any, Dict, Optional
+
+from .errors import ConfigError, ProtocolError, RequestTimeout, TaskFailed
+from .types import CallToolResult
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .client import Client
+
+__all__ = ["TaskHandle", "resume_task", "start_task"]
+
+logger = logging.getLogger(__name__)
+
+TERMINAL = ("completed", "failed", "cancelled")
+
+
+class TaskHandle:
+    """A server-side task: poll, wait, cancel, resume by ``task_id``.
+
+    Attributes:
+        task_id: the server's id for the task (persist it to resume later).
+        status: the last status seen (working, input_required, completed, failed, cancelled).
+        status_message: the server's last status text, if any.
+        poll_interval: seconds between polls the server advised (default 1 s).
+        style: "extension" (2026-07-28) or "experimental" (2025-11-25).
+    """
+
+    def __init__(
+        self,
+        client: "Client",
+        task_id: str,
+        *,
+        style: str,
+        method: str = "tools/call",
+        status: str = "working",
+        poll_interval: Optional[float] = None,
+        on_status: Any = None,
+    ) -> None:
+        self.client = client
+        self.task_id = task_id
+        self.style = style
+        self.method = method
+        self.status = status
+        self.status_message: Optional[str] = None
+        self.poll_interval = poll_interval if poll_interval and poll_interval > 0 else 1.0
+        self.on_status = on_status
+        self.last: Dict[str, Any] = {}
+        self._result: Any = None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_result(cls, client: "Client", result: Dict[str, Any], *, method: str = "tools/call") -> "TaskHandle":
+        """Build from a ``resultType: task`` (or CreateTaskResult) answer."""
+        task = result.get("task")
+        if not isinstance(task, dict) or not isinstance(task.get("taskId"), str):
+            raise ProtocolError("task answer without task.taskId", server=client.name, method=method)
+        style = "extension" if result.get("resultType") == "task" else "experimental"
+        handle = cls(client, task["taskId"], style=style, method=method)
+        handle._update(task)
+        return handle
+
+    def _update(self, task: Dict[str, Any]) -> None:
+        self.last = task
+        status = task.get("status")
+        if isinstance(status, str):
+            changed = status != self.status
+            self.status = status
+            if changed and self.on_status is not None:
+                self.client.session.dispatch(self.on_status, self)
+        msg = task.get("statusMessage")
+        self.status_message = msg if isinstance(msg, str) else self.status_message
+        interval = task.get("pollIntervalMs", task.get("pollInterval"))
+        if isinstance(interval, (int, float)) and not isinstance(interval, bool) and interval > 0:
+            self.poll_interval = max(0.01, interval / 1000.0)
+
+    @property
+    def done(self) -> bool:
+        """True once the task reached a terminal state."""
+        return self.status in TERMINAL
+
+    def poll(self, *, timeout: Any = None) -> str:
+        """One ``tasks/get``; answers ``input_required`` through the client's handlers. Returns the status."""
+        from .session import DEFAULT
+
+        raw = self.client.request("tasks/get", {"taskId": self.task_id}, timeout=DEFAULT if timeout is None else timeout)
+        if not isinstance(raw, dict):
+            raise ProtocolError("tasks/get returned a non-object", server=self.client.name, method="tasks/get")
+        task = raw.get("task") if isinstance(raw.get("task"), dict) else raw
+        self._update(task)
+        if "result" in raw and isinstance(raw["result"], dict):
+            self._result = raw["result"]
+        if self.status == "input_required" and self.style == "extension":
+            requests = raw.get("inputRequests") or task.get("inputRequests")
+            if isinstance(requests, dict) and requests:
+                params: Dict[str, Any] = {
+                    "taskId": self.task_id,
+                    "inputResponses": self.client.fulfil_input_requests(requests, "tasks/update"),
+                }
+                state = raw.get("requestState", task.get("requestState"))
+                if state is not None:
+                    params["requestState"] = state
+                self.client.request("tasks/update", params)
+                self.status = "working"
+        return self.status
+
+    def wait(self, timeout: Optional[float] = None, *, raw: bool = False) -> Any:
+        """Poll at the advised interval until the task ends; return its result.
+
+        Args:
+            timeout: overall bound in seconds (None: no bound).
+            raw: return the result dict instead of a CallToolResult.
+
+        Raises:
+            TaskFailed: the task failed or was cancelled.
+            RequestTimeout: ``timeout`` passed first (the task keeps running; resume later).
+        """
+        deadline = time.monotonic() + timeout if timeout is not None else None
+        while not self.done:
+            if deadline is not None and time.monotonic() + self.poll_interval > deadline:
+                raise RequestTimeout(
+                    "task %s still %s after %ss" % (self.task_id, self.status, timeout),
+                    timeout=timeout,
+                    server=self.client.name,
+                    method="tasks/get",
+                )
+            time.sleep(self.poll_interval)
+            self.poll()
+        result = self.result_raw()
+        if raw:
+            return result
+        return CallToolResult.from_dict(result)
+
+    def result_raw(self) -> Dict[str, Any]:
+        """The final result dict of a finished task (fetches ``tasks/result`` when needed)."""
+        if self.status in ("failed", "cancelled"):
+            raise TaskFailed(
+                "task %s %s%s" % (self.task_id, self.status, ": %s" % self.status_message if self.status_message else ""),
+                task=self.last,
+                server=self.client.name,
+                method=self.method,
+            )
+        if self._result is None:
+            if self.style == "experimental" or "result" not in self.last:
+                res = self.client.request("tasks/result", {"taskId": self.task_id}, timeout=None)
+            else:
+                res = self.last["result"]
+            self._result = res if isinstance(res, dict) else {}
+        return self._result
+
+    def cancel(self) -> str:
+        """Ask the server to cancel (cooperative); returns the status it reports."""
+        raw = self.client.request("tasks/cancel", {"taskId": self.task_id})
+        if isinstance(raw, dict):
+            task = raw.get("task") if isinstance(raw.get("task"), dict) else raw
+            self._update(task)
+        return self.status
+
+    def __repr__(self) -> str:
+        return "<TaskHandle %s %s (%s)>" % (self.task_id, self.status, self.style)
+
+
+def start_task(
+    client: "Client",
+    name: str,
+    arguments: Optional[Dict[str, Any]] = None,
+    *,
+    ttl_ms: Optional[int] = None,
+    on_status: Any = None,
+) -> Any:
+    """Start ``name`` as a task and return a :class:`TaskHandle` at once.
+
+    When the server runs the tool synchronously instead, the finished
+    CallToolResult is returned.
+    """
+    params: Dict[str, Any] = {"name": name, "arguments": arguments or {}}
+    if client.era != "modern":
+        params["task"] = {"ttl": ttl_ms} if ttl_ms else {}
+    raw = client.session.request("tools/call", client._stamp(params) if client.era == "modern" else params)  # noqa: SLF001
+    if isinstance(raw, dict) and (raw.get("resultType") == "task" or ("task" in raw and "content" not in raw)):
+        handle = TaskHandle.from_result(client, raw)
+        handle.on_status = on_status
+        return handle
+    if client.era == "modern":
+        raw = client._complete("tools/call", params, raw, None, None, None, False)  # noqa: SLF001
+    return CallToolResult.from_dict(raw if isinstance(raw, dict) else {})
+
+
+def resume_task(client: "Client", task_id: str, *, style: Optional[str] = None, on_status: Any = None) -> TaskHandle:
+    """A handle for a task started earlier (possibly by another process); polls once."""
+    if not isinstance(task_id, str) or not task_id:
+        raise ConfigError("task_id must be a non-empty string")
+    handle = TaskHandle(
+        client, task_id, style=style or ("extension" if client.era == "modern" else "experimental"), on_status=on_status
+    )
+    handle.poll()
+    return handle

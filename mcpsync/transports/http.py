@@ -1,0 +1,991 @@
+"""Streamable HTTP transport, both protocol eras (2025-03-26 ... 2025-11-25 handshake era, 2026-07-28).
+
+One :class:`StreamableHTTPTransport` talks to one MCP endpoint through one
+``requests.Session`` (connection pooling, keep-alive, proxies and TLS settings
+resolved once). ``requests`` is imported when the transport is built, never at
+``import mcpsync`` time.
+
+How a request travels
+    :meth:`~StreamableHTTPTransport.send` POSTs in the calling thread. An
+    ``application/json`` answer is read there and handed to ``sink.on_message``
+    before ``send`` returns. A ``text/event-stream`` answer is handed to a stream
+    thread (``mcpsync-http-stream:<name>``, pooled) that delivers notifications,
+    progress and (legacy) server requests in order, then the final response.
+    Failures of one call (HTTP status, broken stream, auth) go to
+    ``sink.on_request_error(request_id, exc)``; ``send`` of a *request* never raises
+    for them. ``send`` of a notification or a response raises the typed error.
+
+Handshake era
+    ``Mcp-Session-Id`` from the ``initialize`` answer is sent on every later
+    request, with ``MCP-Protocol-Version`` once :meth:`set_protocol` was called. A
+    404 to a request that carried the session id re-runs the remembered
+    ``initialize`` + ``notifications/initialized`` once and replays the request
+    once; a second 404 is :class:`~mcpsync.SessionExpired`. The optional GET
+    stream runs on ``mcpsync-http-get:<name>`` without a read timeout; 405 (or any
+    4xx) stops it quietly. Event ids (priming events included) and ``retry:`` are
+    tracked; a response stream cut before its answer is resumed with GET +
+    ``Last-Event-ID`` with capped backoff. ``close()`` sends DELETE, best effort.
+
+2026-07-28 era
+    Every POST carries ``MCP-Protocol-Version`` (from the body's ``_meta``),
+    ``Mcp-Method``, ``Mcp-Name`` (tools/call, resources/read, prompts/get) and the
+    ``Mcp-Param-*`` headers of the tool's ``x-mcp-header`` annotations (see
+    :meth:`register_tools`). :meth:`cancel_request` closes the request's stream. A
+    stream that breaks before the answer is re-issued with a new id (the answer is
+    reported under the original id). A 4xx whose body is a recognised JSON-RPC
+    error (-32022, -32021, -32020, -32602, -32601, or any error carrying the
+    request's id) is delivered as that call's JSON-RPC error response; an empty or
+    unrecognised 4xx is an :class:`~mcpsync.HTTPStatusError`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import queue
+import random
+import socket
+import threading
+import time
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+
+from .. import jsonrpc
+from .._sse import SSEEvent, iter_response_bytes, EventParser
+from .._threads import join, spawn
+from ..errors import (
+    AuthError,
+    ConfigError,
+    ConnectionClosed,
+    HTTPStatusError,
+    MCPError,
+    MessageTooLarge,
+    ProtocolError,
+    SessionExpired,
+    TransportError,
+)
+from . import _mcpheaders
+from ._remote import (
+    HTTPOptions,
+    build_session,
+    check_url,
+    convert_request_exception,
+    error_for_status,
+    redact_url,
+    split_options,
+)
+from .base import Transport, TransportSink
+
+__all__ = ["StreamableHTTPTransport"]
+
+logger = logging.getLogger("mcpsync.transports.http")
+
+ACCEPT_BOTH = "application/json, text/event-stream"
+MODERN_META_VERSION = "io.modelcontextprotocol/protocolVersion"
+# JSON-RPC error codes a modern server answers with a 4xx (spec: Streamable HTTP, status codes).
+MODERN_ERROR_CODES = frozenset({-32022, -32021, -32020, -32602, -32601})
+_MAX_ERROR_BODY = 1 << 20
+
+
+class _Call:
+    """One request in flight: its original id, the id currently on the wire, its stream."""
+
+    __slots__ = (
+        "orig_id",
+        "wire_id",
+        "message",
+        "method",
+        "response",
+        "done",
+        "cancelled",
+        "last_event_id",
+        "retry_ms",
+        "reissues",
+        "timeout",
+    )
+
+    def __init__(self, message: Dict[str, Any], timeout: Optional[float]) -> None:
+        self.orig_id = message["id"]
+        self.wire_id = message["id"]
+        self.message = message
+        self.method = message.get("method")
+        self.response: Any = None
+        self.done = False
+        self.cancelled = False
+        self.last_event_id: Optional[str] = None
+        self.retry_ms: Optional[int] = None
+        self.reissues = 0
+        self.timeout = timeout
+
+
+class _StreamPool:
+    """Named daemon threads that read event streams; grown on demand, reused, stopped on close."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._queue: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
+        self._threads: List[threading.Thread] = []
+        self._idle = 0
+        self._lock = threading.Lock()
+        self._stopped = False
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> bool:
+        with self._lock:
+            if self._stopped:
+                return False
+            if self._idle == 0:
+                self._threads.append(spawn("mcpsync-http-stream:%s" % self._name, self._run))
+                self._idle += 1
+            self._idle -= 1
+        self._queue.put((fn, args))
+        return True
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            fn, args = item
+            try:
+                fn(*args)
+            except Exception:  # noqa: BLE001 - a stream thread must survive anything
+                logger.exception("[%s] event stream reader failed", self._name)
+            finally:
+                with self._lock:
+                    self._idle += 1
+
+    def stop(self, deadline: float) -> None:
+        with self._lock:
+            self._stopped = True
+            threads = list(self._threads)
+        for _ in threads:
+            self._queue.put(None)
+        for t in threads:
+            join(t, max(0.0, deadline - time.monotonic()))
+
+
+def _abort(response: Any) -> None:
+    """Wake a thread blocked reading ``response`` (shutdown of the socket; close() alone does not)."""
+    if response is None:
+        return
+    sock = None
+    raw = getattr(response, "raw", None)
+    conn = getattr(raw, "_connection", None) or getattr(raw, "connection", None)
+    sock = getattr(conn, "sock", None)
+    if sock is None:
+        fp = getattr(getattr(raw, "_fp", None), "fp", None)
+        sock = getattr(getattr(fp, "raw", None), "_sock", None)
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+def _set_read_timeout(response: Any, timeout: Optional[float]) -> None:
+    raw = getattr(response, "raw", None)
+    conn = getattr(raw, "_connection", None) or getattr(raw, "connection", None)
+    sock = getattr(conn, "sock", None)
+    if sock is not None:
+        try:
+            sock.settimeout(timeout)
+        except OSError:
+            pass
+
+
+def _content_type(response: Any) -> str:
+    return (response.headers.get("Content-Type") or "").split(";", 1)[0].strip().lower()
+
+
+def _is_response(msg: Any) -> bool:
+    return type(msg) is dict and "method" not in msg and ("result" in msg or "error" in msg)
+
+
+class StreamableHTTPTransport(Transport):
+    """A Streamable HTTP connection to one MCP endpoint (both protocol eras).
+
+    Args:
+        url: the MCP endpoint (``https://host/mcp``).
+        name: the server's display name (thread names, logs, errors); defaults to the host.
+        get_stream: open the optional GET stream for server-initiated messages (handshake era).
+        max_stream_retries: how many times a cut response stream is resumed (handshake era)
+            or re-issued (2026-07-28) before the call fails.
+        max_retry_delay: cap in seconds of the reconnect backoff (``retry:`` hints included).
+        **options: the :class:`~mcpsync.transports._remote.HTTPOptions` (``headers``,
+            ``bearer_token``, ``auth``, ``verify``, ``cert``, ``proxies``, ``trust_env``,
+            ``connect_timeout``, ``read_timeout``, ``max_message_size``, ``pool_maxsize``).
+    """
+
+    kind = "http"
+    send_blocks_for_response = True
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        name: Optional[str] = None,
+        get_stream: bool = True,
+        max_stream_retries: int = 3,
+        max_retry_delay: float = 30.0,
+        **options: Any,
+    ) -> None:
+        self.url = check_url(url)
+        self.options, rest = split_options(dict(options))
+        if rest:
+            raise ConfigError("unknown HTTP transport option(s): %s" % ", ".join(sorted(rest)))
+        from urllib.parse import urlsplit
+
+        self.name = name or urlsplit(url).hostname or "server"
+        self._get_enabled = get_stream
+        self._max_stream_retries = max(0, int(max_stream_retries))
+        self._max_retry_delay = float(max_retry_delay)
+        self._http: Any = build_session(self.url, self.options)
+        self._sink: Optional[TransportSink] = None
+        self._lock = threading.Lock()
+        self._renew_lock = threading.Lock()
+        self._closed = False
+        self._closing = threading.Event()
+        self._close_reported = False
+        self._era: Optional[str] = None
+        self._version: Optional[str] = None
+        self._session_id: Optional[str] = None
+        self._init_msg: Optional[Dict[str, Any]] = None
+        self._initialized_msg: Optional[Dict[str, Any]] = None
+        self._initialized_sent = False
+        self._calls: Dict[Any, _Call] = {}
+        self._streams = _StreamPool(self.name)
+        self._get_thread: Optional[threading.Thread] = None
+        self._get_response: Any = None
+        self._get_stopped = False
+        self._tool_headers: Dict[str, _mcpheaders.ToolHeaders] = {}
+        self._ids = itertools.count(1)
+        self._timeout = (self.options.connect_timeout, self.options.read_timeout)
+
+    # ------------------------------------------------------------------ contract
+
+    def start(self, sink: TransportSink) -> None:
+        """Attach the sink. HTTP has no connection to open: the first POST reveals problems."""
+        if self._closed:
+            raise ConnectionClosed("transport is closed", server=self.name)
+        self._sink = sink
+
+    def describe(self) -> str:
+        return "Streamable HTTP %s" % redact_url(self.url)
+
+    def session_headers(self) -> Dict[str, str]:
+        sid = self._session_id
+        return {"Mcp-Session-Id": sid} if sid else {}
+
+    @property
+    def era(self) -> Optional[str]:
+        """The era given to :meth:`set_protocol` ("legacy" or "modern"), or None before negotiation."""
+        return self._era
+
+    @property
+    def session_id(self) -> Optional[str]:
+        """The current ``Mcp-Session-Id`` (handshake era), or None."""
+        return self._session_id
+
+    def set_protocol(self, version: str, era: str) -> None:
+        """Use ``version`` in ``MCP-Protocol-Version``; start the GET stream in the handshake era."""
+        if era not in ("legacy", "modern"):
+            raise ConfigError("era must be 'legacy' or 'modern'")
+        self._version = version
+        self._era = era
+        if era == "modern":
+            self._session_id = None
+        else:
+            self._maybe_start_get()
+
+    def register_tools(self, tools: List[Any]) -> List[Any]:
+        """Validate the ``x-mcp-header`` annotations of a ``tools/list`` page.
+
+        Returns the tools to show the user: tools with invalid annotations are dropped
+        (one warning each). The header mapping of the others is remembered for
+        ``tools/call``. In the handshake era the list is returned unchanged.
+        Call it again after every re-list (the mapping of a listed tool is replaced).
+        """
+        if self._era != "modern":
+            return list(tools)
+        return _mcpheaders.filter_tools(list(tools), self._tool_headers, self.name)
+
+    def cancel_request(self, request_id: Any) -> bool:
+        """2026-07-28: close the call's stream (that is the cancellation) and return True.
+
+        Handshake era: return False (the session sends ``notifications/cancelled``;
+        a disconnect is not a cancel there) and leave the stream alone.
+        """
+        if self._era != "modern":
+            return False
+        with self._lock:
+            call = self._calls.pop(request_id, None)
+        if call is not None:
+            call.cancelled = True
+            call.done = True
+            _abort(call.response)
+        return True
+
+    def send(self, message: Dict[str, Any], timeout: Optional[float] = None) -> None:
+        """POST one message (thread-safe).
+
+        Requests: the answer (or the failure) reaches the sink, never an exception,
+        except :class:`~mcpsync.ConnectionClosed` when the transport is closed.
+        Notifications and responses: any 2xx is accepted; failures raise.
+        ``timeout`` (optional) bounds the wait for the response headers of a request,
+        overriding ``read_timeout``.
+        """
+        if self._closed:
+            raise ConnectionClosed("transport is closed", server=self.name)
+        if type(message) is not dict:
+            raise ProtocolError("HTTP transports send one message per POST (no batches)", server=self.name)
+        method = message.get("method")
+        if method is not None and "id" in message:
+            self._send_request(message, timeout)
+        else:
+            self._send_oneway(message)
+
+    def close(self, timeout: Optional[float] = None) -> None:
+        """DELETE the session (best effort), stop every stream and thread; idempotent, bounded."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            calls = list(self._calls.values())
+            self._calls.clear()
+            get_resp = self._get_response
+        budget = 5.0 if timeout is None else max(0.0, timeout)
+        deadline = time.monotonic() + budget
+        self._closing.set()
+        for call in calls:
+            call.cancelled = True
+            _abort(call.response)
+        _abort(get_resp)
+        sid = self._session_id
+        if sid and self._era != "modern":
+            self._delete_session(sid, min(2.0, budget / 2))
+        self._streams.stop(deadline)
+        join(self._get_thread, max(0.0, deadline - time.monotonic()))
+        try:
+            self._http.close()
+        except Exception:  # noqa: BLE001 - closing must not raise
+            pass
+        self._report_close(None)
+
+    # ------------------------------------------------------------------ headers
+
+    def _headers_for(self, message: Dict[str, Any]) -> Dict[str, str]:
+        headers = {"Accept": ACCEPT_BOTH, "Content-Type": "application/json"}
+        method = message.get("method")
+        params = message.get("params")
+        meta_version = None
+        if isinstance(params, dict):
+            meta = params.get("_meta")
+            if isinstance(meta, dict):
+                v = meta.get(MODERN_META_VERSION)
+                if isinstance(v, str):
+                    meta_version = v
+        if meta_version is not None or (self._era == "modern" and method is not None):
+            version = meta_version or self._version
+            if version:
+                headers["MCP-Protocol-Version"] = version
+            if method is not None:
+                headers["Mcp-Method"] = _mcpheaders.encode_header_value(method)
+                name = _mcpheaders.mcp_name(method, params)
+                if name is not None:
+                    headers["Mcp-Name"] = name
+                if method == "tools/call" and isinstance(params, dict):
+                    spec = self._tool_headers.get(params.get("name"))  # type: ignore[arg-type]
+                    if spec:
+                        headers.update(_mcpheaders.param_headers(spec, params.get("arguments")))
+            return headers
+        if method != "initialize":
+            if self._version:
+                headers["MCP-Protocol-Version"] = self._version
+            sid = self._session_id
+            if sid:
+                headers["Mcp-Session-Id"] = sid
+        return headers
+
+    # ------------------------------------------------------------------ requests
+
+    def _send_request(self, message: Dict[str, Any], timeout: Optional[float]) -> None:
+        call = _Call(message, timeout)
+        with self._lock:
+            self._calls[call.orig_id] = call
+        if message.get("method") == "initialize":
+            self._init_msg = message
+            self._session_id = None
+            self._initialized_sent = False
+        try:
+            response = self._exchange(call)
+        except BaseException as exc:  # noqa: BLE001 - nothing may escape to the caller but closure
+            self._fail(call, exc if isinstance(exc, MCPError) else TransportError("HTTP request failed: %r" % (exc,)))
+            if not isinstance(exc, Exception):
+                raise
+            return
+        if response is not None and not self._streams.submit(self._stream_loop, call, response):
+            response.close()
+            self._fail(call, ConnectionClosed("transport is closed"))
+
+    def _post(self, body: bytes, headers: Dict[str, str], timeout: Optional[float] = None) -> Any:
+        t = self._timeout if timeout is None else (self.options.connect_timeout, timeout)
+        return self._http.post(self.url, data=body, headers=headers, stream=True, timeout=t)
+
+    def _exchange(self, call: _Call) -> Any:
+        """POST ``call`` and settle it, unless the answer is an event stream (returned, still open)."""
+        replayed = False
+        while True:
+            if call.cancelled or self._closed:
+                return None
+            message = call.message
+            headers = self._headers_for(message)
+            sid_sent = headers.get("Mcp-Session-Id")
+            body = jsonrpc.encode(message)
+            try:
+                response = self._post(body, headers, call.timeout)
+            except Exception as exc:  # noqa: BLE001
+                if self._closed or call.cancelled:
+                    return None
+                self._fail(call, convert_request_exception(exc, self.url))
+                return None
+            status = response.status_code
+            if 200 <= status < 300:
+                if call.method == "initialize":
+                    self._capture_session_id(response)
+                return self._settle_2xx(call, response)
+            try:
+                if status == 404 and sid_sent and not replayed:
+                    response.close()
+                    if self._renew_session(sid_sent):
+                        replayed = True
+                        continue
+                    self._fail(call, SessionExpired("the server no longer knows the HTTP session and re-initialising failed"))
+                    return None
+                if status == 404 and sid_sent:
+                    self._fail(call, SessionExpired("the server no longer knows the HTTP session (404 after re-initialising)"))
+                    return None
+                self._settle_error_status(call, response)
+                return None
+            finally:
+                response.close()
+
+    def _settle_2xx(self, call: _Call, response: Any) -> Any:
+        ctype = _content_type(response)
+        if ctype == "text/event-stream":
+            call.response = response
+            if call.cancelled or self._closed:
+                response.close()
+                return None
+            return response
+        try:
+            data = self._read_body(response)
+        except MCPError as exc:
+            response.close()
+            self._fail(call, exc)
+            return None
+        except Exception as exc:  # noqa: BLE001
+            response.close()
+            self._fail(call, convert_request_exception(exc, self.url))
+            return None
+        response.close()
+        if not data.strip() or data.strip() == b"null":
+            self._fail(
+                call,
+                HTTPStatusError(
+                    "HTTP %d without a response to a request" % response.status_code,
+                    status_code=response.status_code,
+                ),
+            )
+            return None
+        try:
+            frame = jsonrpc.decode(data)
+        except ProtocolError as exc:
+            self._fail(call, exc)
+            return None
+        if not self._deliver(call, frame):
+            self._fail(call, ProtocolError("the HTTP response did not answer request %r" % (call.orig_id,)))
+        return None
+
+    def _settle_error_status(self, call: _Call, response: Any) -> None:
+        status = response.status_code
+        if status in (401, 403):
+            self._fail(call, error_for_status(response, what=call.method or "request"))
+            return
+        body = b""
+        if 400 <= status < 500:
+            try:
+                body = self._read_body(response, limit=_MAX_ERROR_BODY)
+            except Exception:  # noqa: BLE001 - an unreadable body is an unrecognised one
+                body = b""
+            msg = self._rpc_error(call, body)
+            if msg is not None:
+                self._deliver(call, msg)
+                return
+        self._fail(
+            call,
+            error_for_status(response, body=body[:500].decode("utf-8", "replace"), what=call.method or "request"),
+        )
+
+    def _rpc_error(self, call: _Call, body: bytes) -> Optional[Dict[str, Any]]:
+        """A JSON-RPC error body that answers ``call``: its own id, or a modern code with a null id."""
+        if not body.strip():
+            return None
+        try:
+            msg = jsonrpc.decode(body)
+        except ProtocolError:
+            return None
+        if type(msg) is not dict or not isinstance(msg.get("error"), dict):
+            return None
+        code = msg["error"].get("code")
+        if type(code) is not int:
+            return None
+        mid = msg.get("id")
+        if mid is not None and mid == call.wire_id:
+            return msg
+        if mid is None and code in MODERN_ERROR_CODES:
+            msg["id"] = call.wire_id
+            return msg
+        return None
+
+    def _read_body(self, response: Any, limit: Optional[int] = None) -> bytes:
+        limit = self.options.max_message_size if limit is None else limit
+        length = response.headers.get("Content-Length")
+        if length and length.isdigit() and int(length) > limit:
+            raise MessageTooLarge(
+                "HTTP response of %s bytes exceeds the maximum message size (%d)" % (length, limit), server=self.name
+            )
+        parts: List[bytes] = []
+        size = 0
+        for chunk in iter_response_bytes(response):
+            size += len(chunk)
+            if size > limit:
+                raise MessageTooLarge("HTTP response exceeds the maximum message size (%d)" % limit, server=self.name)
+            parts.append(chunk)
+        response.raw.release_conn()
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    # ------------------------------------------------------------------ delivery
+
+    def _deliver(self, call: Optional[_Call], frame: Any) -> bool:
+        """Hand ``frame`` to the sink; True when it held ``call``'s final response (delivered once)."""
+        final = False
+        if call is not None:
+            for msg in jsonrpc.iter_messages(frame):
+                if _is_response(msg) and msg.get("id") == call.wire_id:
+                    with self._lock:
+                        if call.done:
+                            return True  # a duplicate (replayed after a resume): drop it
+                        call.done = True
+                        if self._calls.get(call.orig_id) is call:
+                            del self._calls[call.orig_id]
+                    if call.wire_id != call.orig_id:
+                        msg["id"] = call.orig_id
+                    final = True
+        sink = self._sink
+        if sink is not None and not (call is not None and call.cancelled):
+            sink.on_message(frame)
+        return final
+
+    def _fail(self, call: _Call, exc: BaseException) -> None:
+        with self._lock:
+            if call.done:
+                return
+            call.done = True
+            if self._calls.get(call.orig_id) is call:
+                del self._calls[call.orig_id]
+        if call.cancelled or self._closed:
+            return
+        if isinstance(exc, MCPError):
+            exc.with_context(server=self.name, method=call.method, request_id=call.orig_id)
+        logger.debug("[%s] %s id=%r failed: %s", self.name, call.method, call.orig_id, exc)
+        sink = self._sink
+        if sink is not None:
+            sink.on_request_error(call.orig_id, exc)
+
+    def _report_close(self, exc: Optional[BaseException]) -> None:
+        with self._lock:
+            if self._close_reported:
+                return
+            self._close_reported = True
+        sink = self._sink
+        if sink is not None:
+            sink.on_close(exc)
+
+    # ------------------------------------------------------------------ event streams
+
+    def _read_events(self, call: Optional[_Call], response: Any, on_event: Callable[[SSEEvent], bool]) -> str:
+        """Read ``response`` as an event stream; ``on_event`` returns True to stop. Returns how it ended."""
+        parser = EventParser(self.options.max_message_size)
+        try:
+            for chunk in iter_response_bytes(response):
+                for ev in parser.feed(chunk):
+                    if on_event(ev):
+                        return "done"
+            return "eof"
+        except Exception as exc:  # noqa: BLE001 - a broken stream is reported as "broken"
+            if self._closed or (call is not None and call.cancelled):
+                return "closed"
+            logger.debug("[%s] event stream broken: %r", self.name, exc)
+            return "broken"
+        finally:
+            parser.close()
+
+    def _call_event_handler(self, call: _Call) -> Callable[[SSEEvent], bool]:
+        def on_event(ev: SSEEvent) -> bool:
+            if ev.id is not None:
+                call.last_event_id = ev.id
+            if ev.retry is not None:
+                call.retry_ms = ev.retry
+            if ev.oversized:
+                self._fail(
+                    call,
+                    MessageTooLarge(
+                        "an event exceeded the maximum message size (%d)" % self.options.max_message_size
+                    ),
+                )
+                return True
+            if not ev.data or ev.event != "message":
+                return False
+            try:
+                frame = jsonrpc.decode(ev.data)
+            except ProtocolError as exc:
+                logger.warning("[%s] skipping an undecodable event: %s", self.name, exc)
+                return False
+            return self._deliver(call, frame) or call.done
+        return on_event
+
+    def _finish_stream(self, response: Any) -> None:
+        """After the final answer: drain briefly so the connection returns to the pool, else drop it."""
+        try:
+            _set_read_timeout(response, 1.0)
+            for _ in iter_response_bytes(response, 65536):
+                pass
+            response.raw.release_conn()
+        except Exception:  # noqa: BLE001 - the server kept the stream open: just close it
+            pass
+        finally:
+            response.close()
+
+    def _stream_loop(self, call: _Call, response: Any) -> None:
+        """Stream thread: read ``call``'s event stream to its answer; resume or re-issue when cut."""
+        while response is not None:
+            call.response = response
+            how = self._read_events(call, response, self._call_event_handler(call))
+            if how == "done":
+                self._finish_stream(response)
+                return
+            response.close()
+            if how == "closed" or call.done or call.cancelled or self._closed:
+                return
+            response = self._recover(call)
+
+    def _recover(self, call: _Call) -> Any:
+        """The stream of ``call`` ended before its answer: resume (handshake era) or re-issue (2026-07-28)."""
+        if self._is_modern(call):
+            if call.method == "subscriptions/listen" or call.reissues >= self._max_stream_retries:
+                self._fail(call, ConnectionClosed("the event stream ended before the response"))
+                return None
+            call.reissues += 1
+            if call.reissues > 1 and self._closing.wait(self._backoff(call.reissues - 1, None)):
+                return None
+            new_id = "mcpsync-%s-retry-%d" % (call.orig_id, next(self._ids))
+            msg = dict(call.message)
+            msg["id"] = new_id
+            call.message = msg
+            call.wire_id = new_id
+            logger.debug("[%s] re-issuing %s id=%r as %r after a broken stream", self.name, call.method, call.orig_id, new_id)
+            return self._exchange(call)
+        if call.last_event_id is None:
+            self._fail(call, ConnectionClosed("the event stream ended before the response (no event id to resume from)"))
+            return None
+        return self._resume(call)
+
+    def _is_modern(self, call: _Call) -> bool:
+        params = call.message.get("params")
+        if isinstance(params, dict) and isinstance(params.get("_meta"), dict):
+            if MODERN_META_VERSION in params["_meta"]:
+                return True
+        return self._era == "modern"
+
+    def _backoff(self, attempt: int, retry_ms: Optional[int]) -> float:
+        if retry_ms is not None:
+            return min(self._max_retry_delay, retry_ms / 1000.0)
+        base = min(self._max_retry_delay, 0.25 * (2 ** max(0, attempt - 1)))
+        return base * (0.8 + 0.4 * random.random())
+
+    def _resume(self, call: _Call) -> Any:
+        """GET with ``Last-Event-ID`` until an event stream answers (or give up); returns it open."""
+        attempts = 0
+        while attempts < self._max_stream_retries:
+            attempts += 1
+            if self._closing.wait(self._backoff(attempts, call.retry_ms)):
+                return None
+            if call.done or call.cancelled:
+                return None
+            headers = {"Accept": "text/event-stream", "Last-Event-ID": call.last_event_id or ""}
+            if self._version:
+                headers["MCP-Protocol-Version"] = self._version
+            sid = self._session_id
+            if sid:
+                headers["Mcp-Session-Id"] = sid
+            try:
+                response = self._http.get(
+                    self.url, headers=headers, stream=True, timeout=(self.options.connect_timeout, self.options.read_timeout)
+                )
+            except Exception as exc:  # noqa: BLE001
+                if self._closed or call.cancelled:
+                    return None
+                logger.debug("[%s] resuming the stream of id=%r failed: %r", self.name, call.orig_id, exc)
+                continue
+            if 200 <= response.status_code < 300 and _content_type(response) == "text/event-stream":
+                logger.debug("[%s] resumed the stream of id=%r after event %r", self.name, call.orig_id, call.last_event_id)
+                return response
+            try:
+                if response.status_code >= 500:
+                    continue
+                self._fail(
+                    call,
+                    ConnectionClosed(
+                        "the event stream ended before the response and resuming it failed (HTTP %d)"
+                        % response.status_code
+                    ),
+                )
+                return None
+            finally:
+                response.close()
+        self._fail(call, ConnectionClosed("the event stream was cut %d times before the response" % (attempts + 1)))
+        return None
+
+    # ------------------------------------------------------------------ one-way messages
+
+    def _send_oneway(self, message: Dict[str, Any]) -> None:
+        is_notification = "method" in message
+        body = jsonrpc.encode(message)
+        replayed = False
+        while True:
+            headers = self._headers_for(message)
+            sid_sent = headers.get("Mcp-Session-Id")
+            try:
+                response = self._post(body, headers)
+            except Exception as exc:  # noqa: BLE001
+                if self._closed:
+                    raise ConnectionClosed("transport is closed", server=self.name) from None
+                raise convert_request_exception(exc, self.url, server=self.name, method=message.get("method")) from None
+            try:
+                status = response.status_code
+                if 200 <= status < 300:
+                    self._drain_small(response)
+                    if message.get("method") == "notifications/initialized":
+                        self._initialized_msg = message
+                        self._initialized_sent = True
+                        self._maybe_start_get()
+                    return
+                if status == 404 and sid_sent and is_notification and not replayed:
+                    response.close()
+                    if self._renew_session(sid_sent):
+                        replayed = True
+                        continue
+                if status == 404 and sid_sent:
+                    raise SessionExpired("the server no longer knows the HTTP session", server=self.name)
+                raise error_for_status(
+                    response, what=message.get("method") or "response", server=self.name, method=message.get("method")
+                )
+            finally:
+                response.close()
+
+    def _drain_small(self, response: Any) -> None:
+        """Read (and ignore) a short body so the connection can be reused."""
+        try:
+            if _content_type(response) == "text/event-stream":
+                return  # an unexpected stream on a notification: just close it
+            self._read_body(response, limit=_MAX_ERROR_BODY)
+        except Exception:  # noqa: BLE001 - whatever the body, the notification was accepted
+            pass
+
+    # ------------------------------------------------------------------ handshake-era session
+
+    def _capture_session_id(self, response: Any) -> None:
+        sid = response.headers.get("Mcp-Session-Id")
+        if sid and all(0x21 <= ord(c) <= 0x7E for c in sid):
+            self._session_id = sid
+        elif sid:
+            logger.warning("[%s] ignoring an Mcp-Session-Id with invalid characters", self.name)
+
+    def _renew_session(self, sid_sent: str) -> bool:
+        """The server forgot session ``sid_sent``: initialize again once (shared by concurrent callers)."""
+        with self._renew_lock:
+            if self._closed:
+                return False
+            if self._session_id is not None and self._session_id != sid_sent:
+                return True  # another thread already renewed it
+            self._session_id = None
+            init = self._init_msg
+            if init is None:
+                return False
+            logger.info("[%s] HTTP session expired (404); initializing a new session", self.name)
+            msg = dict(init)
+            msg["id"] = "mcpsync-reinit-%d" % next(self._ids)
+            headers = {"Accept": ACCEPT_BOTH, "Content-Type": "application/json"}
+            try:
+                response = self._post(jsonrpc.encode(msg), headers, self.options.connect_timeout)
+            except Exception as exc:  # noqa: BLE001
+                logger.warning("[%s] re-initializing failed: %s", self.name, convert_request_exception(exc, self.url))
+                return False
+            try:
+                if not 200 <= response.status_code < 300:
+                    logger.warning("[%s] re-initializing failed: HTTP %d", self.name, response.status_code)
+                    return False
+                self._capture_session_id(response)
+                answer = self._read_answer(response, msg["id"])
+            finally:
+                response.close()
+            if answer is None or "error" in answer:
+                logger.warning("[%s] re-initializing failed: %s", self.name, answer and answer.get("error"))
+                self._session_id = None
+                return False
+            note = self._initialized_msg or jsonrpc.notification("notifications/initialized")
+            try:
+                headers = self._headers_for(note)
+                r = self._post(jsonrpc.encode(note), headers, self.options.connect_timeout)
+                r.close()
+            except Exception:  # noqa: BLE001 - the next request will tell
+                pass
+            if self._get_enabled and self._get_stopped and self._era == "legacy":
+                self._get_stopped = False
+                self._maybe_start_get(force=True)
+            return True
+
+    def _read_answer(self, response: Any, wire_id: Any) -> Optional[Dict[str, Any]]:
+        """Read the answer to ``wire_id`` from a JSON or event-stream body (other messages are dropped)."""
+        found: List[Dict[str, Any]] = []
+        if _content_type(response) == "text/event-stream":
+
+            def on_event(ev: SSEEvent) -> bool:
+                if not ev.data:
+                    return False
+                try:
+                    frame = jsonrpc.decode(ev.data)
+                except ProtocolError:
+                    return False
+                for m in jsonrpc.iter_messages(frame):
+                    if _is_response(m) and m.get("id") == wire_id:
+                        found.append(m)
+                        return True
+                return False
+
+            _set_read_timeout(response, self.options.connect_timeout)
+            self._read_events(None, response, on_event)
+        else:
+            try:
+                frame = jsonrpc.decode(self._read_body(response))
+            except Exception:  # noqa: BLE001
+                return None
+            for m in jsonrpc.iter_messages(frame):
+                if _is_response(m) and m.get("id") == wire_id:
+                    found.append(m)
+        return found[0] if found else None
+
+    def _delete_session(self, sid: str, timeout: float) -> None:
+        headers = {"Mcp-Session-Id": sid}
+        if self._version:
+            headers["MCP-Protocol-Version"] = self._version
+        try:
+            r = self._http.delete(self.url, headers=headers, timeout=(min(timeout, 2.0) or 0.1, timeout or 0.1))
+            logger.debug("[%s] DELETE session: HTTP %d", self.name, r.status_code)
+            r.close()
+        except Exception as exc:  # noqa: BLE001 - best effort, never raises
+            logger.debug("[%s] DELETE session failed: %r", self.name, exc)
+
+    # ------------------------------------------------------------------ the GET stream
+
+    def _maybe_start_get(self, force: bool = False) -> None:
+        if not self._get_enabled or self._era != "legacy" or not self._initialized_sent or self._closed:
+            return
+        with self._lock:
+            if self._get_thread is not None and self._get_thread.is_alive():
+                return
+            if self._get_thread is not None and not force:
+                return
+            self._get_thread = spawn("mcpsync-http-get:%s" % self.name, self._get_loop)
+
+    def _get_loop(self) -> None:
+        last_id: Optional[str] = None
+        retry_ms: Optional[int] = None
+        failures = 0
+        outage_logged = False
+        while not self._closing.is_set():
+            headers = {"Accept": "text/event-stream"}
+            if self._version:
+                headers["MCP-Protocol-Version"] = self._version
+            sid = self._session_id
+            if sid:
+                headers["Mcp-Session-Id"] = sid
+            if last_id:
+                headers["Last-Event-ID"] = last_id
+            try:
+                response = self._http.get(
+                    self.url, headers=headers, stream=True, timeout=(self.options.connect_timeout, None)
+                )
+            except Exception as exc:  # noqa: BLE001
+                if self._closing.is_set():
+                    return
+                failures += 1
+                if not outage_logged:
+                    logger.warning("[%s] GET stream unavailable, will retry: %s", self.name, convert_request_exception(exc, self.url))
+                    outage_logged = True
+                if self._closing.wait(self._backoff(failures, retry_ms)):
+                    return
+                continue
+            with self._lock:
+                if self._closed:
+                    response.close()
+                    return
+                self._get_response = response
+            try:
+                status = response.status_code
+                if 400 <= status < 500 or (200 <= status < 300 and _content_type(response) != "text/event-stream"):
+                    logger.debug("[%s] no GET stream (HTTP %d); not retrying", self.name, status)
+                    self._get_stopped = True
+                    return
+                if status >= 300:
+                    failures += 1
+                    if not outage_logged:
+                        logger.warning("[%s] GET stream: HTTP %d, will retry", self.name, status)
+                        outage_logged = True
+                    if self._closing.wait(self._backoff(failures, retry_ms)):
+                        return
+                    continue
+                if outage_logged:
+                    logger.info("[%s] GET stream restored", self.name)
+                    outage_logged = False
+                got = [False]
+
+                def on_event(ev: SSEEvent) -> bool:
+                    nonlocal last_id, retry_ms
+                    if ev.id is not None:
+                        last_id = ev.id
+                    if ev.retry is not None:
+                        retry_ms = ev.retry
+                    got[0] = True
+                    if ev.data and ev.event == "message" and not ev.oversized:
+                        try:
+                            frame = jsonrpc.decode(ev.data)
+                        except ProtocolError as exc:
+                            logger.warning("[%s] skipping an undecodable event: %s", self.name, exc)
+                            return False
+                        sink = self._sink
+                        if sink is not None:
+                            sink.on_message(frame)
+                    elif ev.oversized:
+                        logger.warning("[%s] skipped an event larger than the maximum message size", self.name)
+                    return False
+
+                self._read_events(None, response, on_event)
+            finally:
+                with self._lock:
+                    self._get_response = None
+                response.close()
+            if self._closing.is_set():
+                return
+            failures = 0 if got[0] else failures + 1
+            if self._closing.wait(self._backoff(max(1, failures), retry_ms)):
+                return

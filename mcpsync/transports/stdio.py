@@ -1,0 +1,480 @@
+"""The stdio transport: a server run as a subprocess, JSON-RPC over its stdin/stdout.
+
+One reader thread per connection reads stdout in large chunks (linear time on
+multi-megabyte lines), one more drains stderr into a bounded ring buffer so a
+chatty server never blocks. Shutdown follows the spec: close stdin, wait, then
+SIGTERM and SIGKILL the server's whole process group (Windows: the process tree).
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence
+
+from .. import jsonrpc
+from .._threads import join, spawn
+from ..errors import ConfigError, ConnectError, ConnectionClosed, MessageTooLarge, ServerExited
+from ._framing import FrameReader, encode_content_length, guess_id
+from .base import Transport, TransportSink
+
+__all__ = ["DEFAULT_INHERITED_ENV", "StdioTransport", "default_environment", "resolve_command"]
+
+logger = logging.getLogger(__name__)
+
+WINDOWS = sys.platform == "win32"
+
+#: Variables a child inherits by default (the user's ``env`` is merged over them).
+DEFAULT_INHERITED_ENV = (
+    ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "TMPDIR")
+    + (("PATHEXT", "COMSPEC", "SYSTEMROOT", "TEMP", "TMP", "APPDATA", "USERPROFILE") if WINDOWS else ())
+)
+
+_READ_SIZE = 1 << 20
+
+
+def default_environment(
+    env: Optional[Mapping[str, str]] = None, inherit_env: bool = False, utf8: bool = True
+) -> Dict[str, str]:
+    """The environment a server process gets.
+
+    ``env`` is merged over the safe default set (:data:`DEFAULT_INHERITED_ENV`) or,
+    with ``inherit_env=True``, over the whole current environment. Children get
+    ``PYTHONUTF8=1`` and ``PYTHONIOENCODING=utf-8`` unless set by the user.
+    """
+    if inherit_env:
+        result = dict(os.environ)
+    else:
+        result = {k: os.environ[k] for k in DEFAULT_INHERITED_ENV if k in os.environ}
+        if WINDOWS:  # variable names are case-insensitive there
+            upper = {k.upper(): v for k, v in os.environ.items()}
+            result.update({k: upper[k] for k in DEFAULT_INHERITED_ENV if k in upper})
+    if env:
+        for k, v in env.items():
+            if not isinstance(k, str) or not isinstance(v, str):
+                raise ConfigError("env keys and values must be strings (got %r=%r)" % (k, type(v).__name__))
+            result[k] = v
+    if utf8:
+        result.setdefault("PYTHONUTF8", "1")
+        result.setdefault("PYTHONIOENCODING", "utf-8")
+    return result
+
+
+def resolve_command(command: str, env: Mapping[str, str]) -> str:
+    """Find ``command`` on the child's PATH (PATHEXT on Windows) without a shell.
+
+    Raises ConnectError naming the command and the PATH searched.
+    """
+    if os.path.dirname(command):
+        if os.path.isfile(command) and os.access(command, os.X_OK):
+            return command
+        if WINDOWS:
+            found = shutil.which(command)
+            if found:
+                return found
+        raise ConnectError("server command %r does not exist or is not executable" % command)
+    path = env.get("PATH", os.environ.get("PATH", os.defpath))
+    if WINDOWS:
+        old = os.environ.get("PATHEXT")
+        if "PATHEXT" in env:
+            os.environ["PATHEXT"] = env["PATHEXT"]
+        try:
+            found = shutil.which(command, path=path)
+        finally:
+            if old is not None:
+                os.environ["PATHEXT"] = old
+    else:
+        found = shutil.which(command, path=path)
+    if not found:
+        raise ConnectError("server command %r not found on PATH (searched: %s)" % (command, path))
+    return found
+
+
+class StdioTransport(Transport):
+    """Run a server as a subprocess and talk JSON-RPC over its stdin/stdout.
+
+    Args:
+        command: the command list (``["npx", "-y", "pkg"]``); the executable is
+            resolved through the child's PATH, never through a shell.
+        cwd: working directory of the server.
+        env: variables merged over the safe default set (or over the whole
+            environment with ``inherit_env=True``).
+        name: display name (default: the executable's base name).
+        stderr: "capture" (default: drained into a ring buffer, a per-server logger
+            ``mcpsync.server.<name>`` and ``on_stderr``), "inherit" (the host's stderr,
+            when it has a real file descriptor; else capture) or "discard".
+        on_stderr: called with each stderr line (a str), on the session's dispatch thread.
+        stderr_lines: how many recent stderr lines to keep.
+        framing: "newline" (default) or "content-length" for what we write; the reader
+            also detects a Content-Length header at the start of the server's output.
+        max_message_size: the largest incoming message in bytes (default 64 MiB); a
+            larger one fails only the request it answers.
+        shutdown_timeout: seconds to wait after closing stdin, and again after SIGTERM.
+
+    Thread-safety: ``send`` may be called from any thread; writes are serialised.
+    """
+
+    kind = "stdio"
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        cwd: Optional[str] = None,
+        env: Optional[Mapping[str, str]] = None,
+        inherit_env: bool = False,
+        name: Optional[str] = None,
+        stderr: str = "capture",
+        on_stderr: Optional[Callable[[str], Any]] = None,
+        stderr_lines: int = 200,
+        framing: str = "newline",
+        max_message_size: int = 64 * 1024 * 1024,
+        shutdown_timeout: float = 2.0,
+    ) -> None:
+        if isinstance(command, str) or not command or not all(isinstance(c, str) for c in command):
+            raise ConfigError("command must be a non-empty list of strings, e.g. ['npx', '-y', 'pkg']")
+        if stderr not in ("capture", "inherit", "discard"):
+            raise ConfigError("stderr must be 'capture', 'inherit' or 'discard'")
+        if framing not in ("newline", "content-length"):
+            raise ConfigError("framing must be 'newline' or 'content-length'")
+        self.command = list(command)
+        self.cwd = cwd
+        self.env = default_environment(env, inherit_env)
+        self.name = name or os.path.basename(self.command[0]) or "server"
+        self.stderr_mode = stderr
+        self.on_stderr = on_stderr
+        self.framing = framing
+        self.max_message_size = max_message_size
+        self.shutdown_timeout = shutdown_timeout
+        self.process: Optional["subprocess.Popen[bytes]"] = None
+        self._stderr_tail: Deque[str] = collections.deque(maxlen=stderr_lines)
+        self._stderr_log = logging.getLogger("mcpsync.server.%s" % self.name)
+        self._write_lock = threading.Lock()
+        self._sink: Optional[TransportSink] = None
+        self._reader: Optional[threading.Thread] = None
+        self._stderr_thread: Optional[threading.Thread] = None
+        self._closing = False
+        self._closed = False
+        self._close_lock = threading.Lock()
+        self._non_json = 0
+        self._write_cl = framing == "content-length"
+
+    def describe(self) -> str:
+        return " ".join(self.command)
+
+    @property
+    def pid(self) -> Optional[int]:
+        """The server's process id (None before start)."""
+        return self.process.pid if self.process else None
+
+    @property
+    def stderr_tail(self) -> List[str]:
+        """The most recent stderr lines (capture mode)."""
+        return list(self._stderr_tail)
+
+    # ------------------------------------------------------------------ start
+
+    def start(self, sink: TransportSink) -> None:
+        """Spawn the server and start the reader threads. Raises ConnectError."""
+        self._sink = sink
+        executable = resolve_command(self.command[0], self.env)
+        stderr_target: Any = subprocess.PIPE
+        if self.stderr_mode == "discard":
+            stderr_target = subprocess.DEVNULL
+        elif self.stderr_mode == "inherit":
+            try:
+                stderr_target = sys.stderr.fileno()  # type: ignore[union-attr]
+            except (AttributeError, OSError, ValueError):
+                stderr_target = subprocess.PIPE  # no real fd (Jupyter, pythonw): capture instead
+        kwargs: Dict[str, Any] = {}
+        if WINDOWS:
+            kwargs["creationflags"] = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0) | getattr(
+                subprocess, "CREATE_NO_WINDOW", 0
+            )
+        else:
+            kwargs["start_new_session"] = True
+        try:
+            self.process = subprocess.Popen(  # noqa: S603 - no shell; argv list
+                [executable] + self.command[1:],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr_target,
+                cwd=self.cwd,
+                env=self.env,
+                bufsize=0,
+                close_fds=True,
+                **kwargs,
+            )
+        except OSError as exc:
+            raise ConnectError("could not start server %r: %s" % (self.describe(), exc), server=self.name) from exc
+        _grow_pipe(self.process.stdout)
+        self._reader = spawn("mcpsync-stdio-reader:%s" % self.name, self._read_loop)
+        if self.process.stderr is not None:
+            self._stderr_thread = spawn("mcpsync-stdio-stderr:%s" % self.name, self._stderr_loop)
+        logger.debug("[%s] started pid %s: %s", self.name, self.process.pid, self.describe())
+
+    # ------------------------------------------------------------------ writing
+
+    def send(self, message: Any) -> None:
+        """Write one message (a dict, or a list for a batch answer). Thread-safe."""
+        data = jsonrpc.encode(message)
+        if self._write_cl:
+            data = encode_content_length(data)
+        else:
+            data += b"\n"
+        proc = self.process
+        if proc is None or proc.stdin is None or self._closing:
+            raise ConnectionClosed("server is not running", server=self.name)
+        with self._write_lock:
+            try:
+                proc.stdin.write(data)
+            except (BrokenPipeError, ValueError, OSError) as exc:
+                raise ConnectionClosed("cannot write to server: %s" % exc, server=self.name) from None
+
+    # ------------------------------------------------------------------ reading
+
+    def _read_loop(self) -> None:
+        proc = self.process
+        assert proc is not None and proc.stdout is not None
+        fd = proc.stdout.fileno()
+        reader = FrameReader(self._on_frame, self._on_oversize, self.max_message_size, "auto")
+        error: Optional[BaseException] = None
+        try:
+            while True:
+                chunk = os.read(fd, _READ_SIZE)
+                if not chunk:
+                    break
+                reader.feed(chunk)
+                del chunk
+                if reader.mode == "content-length" and not self._write_cl:
+                    logger.info("[%s] server speaks Content-Length framing; switching", self.name)
+                    self._write_cl = True
+        except Exception as exc:  # noqa: BLE001 - the reader reports, never raises
+            error = exc
+            if not self._closing:
+                logger.exception("[%s] stdout reader failed", self.name)
+        self._on_eof(error)
+
+    def _on_frame(self, line: bytes) -> None:
+        if line[-1:] == b"\r":
+            line = line[:-1]
+        first = line[:1]
+        if first not in (b"{", b"["):
+            stripped = line.strip()
+            if not stripped:
+                return
+            if stripped[:1] not in (b"{", b"["):
+                self._non_json += 1
+                if self._non_json <= 5 or self._non_json % 1000 == 0:
+                    logger.warning(
+                        "[%s] skipped non-JSON line on stdout (%d so far): %s",
+                        self.name,
+                        self._non_json,
+                        jsonrpc.truncate(stripped.decode("utf-8", "replace"), 120),
+                    )
+                return
+            line = stripped
+        try:
+            frame = jsonrpc.decode(line)
+        except Exception as exc:  # noqa: BLE001
+            self._non_json += 1
+            if self._non_json <= 5 or self._non_json % 1000 == 0:
+                logger.warning("[%s] skipped undecodable frame: %s", self.name, exc)
+            return
+        del line
+        sink = self._sink
+        if sink is not None:
+            sink.on_message(frame)
+
+    def _on_oversize(self, head: bytes) -> None:
+        rid = guess_id(head)
+        logger.warning(
+            "[%s] message larger than max_message_size (%d bytes) skipped (id %r)",
+            self.name,
+            self.max_message_size,
+            rid,
+        )
+        if rid is not None and self._sink is not None:
+            self._sink.on_request_error(
+                rid,
+                MessageTooLarge(
+                    "response exceeds max_message_size (%d bytes)" % self.max_message_size, server=self.name
+                ),
+            )
+
+    def _on_eof(self, error: Optional[BaseException]) -> None:
+        if self._closing:
+            return
+        proc = self.process
+        code: Optional[int] = None
+        if proc is not None:
+            try:
+                code = proc.wait(timeout=0.5)
+            except subprocess.TimeoutExpired:
+                code = None
+        join(self._stderr_thread, 0.3)
+        sink = self._sink
+        if sink is None:
+            return
+        if code is None:
+            exc: BaseException = ConnectionClosed(
+                "server closed its stdout" + (" (%s)" % error if error else ""), server=self.name
+            )
+        else:
+            exc = ServerExited("server process exited", exit_code=code, stderr_tail=self.stderr_tail, server=self.name)
+        sink.on_close(exc)
+
+    def _stderr_loop(self) -> None:
+        proc = self.process
+        assert proc is not None and proc.stderr is not None
+        fd = proc.stderr.fileno()
+        partial = b""
+        dispatch = getattr(self._sink, "dispatch", None)
+        log = self._stderr_log
+        try:
+            while True:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    break
+                if partial:
+                    chunk = partial + chunk
+                lines = chunk.split(b"\n")
+                partial = lines.pop()
+                if len(partial) > 65536:  # a huge line with no newline: keep its start only
+                    lines.append(partial[:4096])
+                    partial = b""
+                for raw in lines:
+                    self._stderr_line(raw, log, dispatch)
+        except Exception:  # noqa: BLE001
+            if not self._closing:
+                logger.debug("[%s] stderr reader failed", self.name, exc_info=True)
+        if partial:
+            self._stderr_line(partial, log, dispatch)
+
+    def _stderr_line(self, raw: bytes, log: logging.Logger, dispatch: Any) -> None:
+        text = raw[:4096].decode("utf-8", "replace").rstrip("\r")
+        self._stderr_tail.append(text)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("%s", text)
+        if self.on_stderr is not None and dispatch is not None:
+            dispatch(self.on_stderr, text)
+
+    # ------------------------------------------------------------------ closing
+
+    def close(self, timeout: Optional[float] = None) -> None:
+        """Stop the server per spec: close stdin, wait, SIGTERM the group, wait, SIGKILL the group.
+
+        Idempotent. Bounded by about ``2 * shutdown_timeout`` plus one second.
+        A server that exits on EOF is never signalled.
+        """
+        with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._closing = True
+        grace = self.shutdown_timeout if timeout is None else min(self.shutdown_timeout, timeout)
+        proc = self.process
+        if proc is not None:
+            # A writer blocked on a full pipe must not stall close(): take the lock with a bound.
+            locked = self._write_lock.acquire(timeout=grace)
+            try:
+                if locked and proc.stdin is not None:
+                    proc.stdin.close()
+            except OSError:
+                pass
+            finally:
+                if locked:
+                    self._write_lock.release()
+            self._stop_process(proc, grace)
+            try:
+                if proc.stdin is not None and not proc.stdin.closed:
+                    proc.stdin.close()
+            except OSError:
+                pass
+        join(self._reader, 1.0)
+        join(self._stderr_thread, 1.0)
+        if proc is not None:
+            for f in (proc.stdout, proc.stderr):
+                try:
+                    if f is not None:
+                        f.close()
+                except OSError:
+                    pass
+
+    def _stop_process(self, proc: "subprocess.Popen[bytes]", grace: float) -> None:
+        try:
+            proc.wait(timeout=grace)
+            exited = True
+        except subprocess.TimeoutExpired:
+            exited = False
+        if WINDOWS:
+            if not exited:
+                _kill_tree_windows(proc)
+            return
+        pgid = proc.pid  # start_new_session=True: the server leads its own process group
+        if exited and not _group_alive(pgid):
+            return
+        logger.debug("[%s] sending SIGTERM to process group %s", self.name, pgid)
+        _killpg(pgid, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            if proc.poll() is not None and not _group_alive(pgid):
+                break
+            time.sleep(0.02)
+        else:
+            logger.debug("[%s] sending SIGKILL to process group %s", self.name, pgid)
+        _killpg(pgid, signal.SIGKILL)
+        try:
+            proc.wait(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            logger.warning("[%s] server pid %s did not exit after SIGKILL", self.name, proc.pid)
+
+
+def _killpg(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError, OSError):
+        pass
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except (ProcessLookupError, PermissionError, OSError):
+        return False
+
+
+def _kill_tree_windows(proc: "subprocess.Popen[bytes]") -> None:
+    try:
+        subprocess.run(  # noqa: S603,S607
+            ["taskkill", "/T", "/F", "/PID", str(proc.pid)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=5,
+        )
+    except (OSError, subprocess.SubprocessError):
+        proc.kill()
+    try:
+        proc.wait(timeout=2.0)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def _grow_pipe(f: Any) -> None:
+    """Ask Linux for a 1 MiB pipe buffer: fewer reads for large messages (best effort)."""
+    if not sys.platform.startswith("linux") or f is None:
+        return
+    try:
+        import fcntl
+
+        fcntl.fcntl(f.fileno(), 1031, 1 << 20)  # F_SETPIPE_SZ
+    except (OSError, ImportError, ValueError):
+        pass
