@@ -1,0 +1,59 @@
+"""OAuth for remote MCP servers: discovery, registration, PKCE, the loopback callback
+server, the file-locked credential store, refresh, and non-interactive grants.
+
+Importing this package is cheap: it imports neither requests nor filelock; the names
+below load their module on first use. Typical use::
+
+    from mcpsync.auth import OAuthManager
+
+    oauth = OAuthManager()
+    oauth.add_server("linear", "https://mcp.linear.app/mcp")
+    oauth.authenticate("linear")                    # browser login, blocks until approved
+    auth = oauth.auth("linear")                     # a requests.auth.AuthBase for the HTTP transport
+
+See docs/oauth.md.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = [
+    "AuthorizationRequest",
+    "CallbackResult",
+    "ClientAuth",
+    "CredentialStore",
+    "OAuthAuth",
+    "OAuthConfig",
+    "OAuthManager",
+    "canonical_resource",
+    "default_store_path",
+    "parse_www_authenticate",
+]
+
+_LAZY = {
+    "AuthorizationRequest": ".flow",
+    "OAuthManager": ".flow",
+    "CallbackResult": ".callback",
+    "ClientAuth": ".grants",
+    "CredentialStore": ".store",
+    "default_store_path": ".store",
+    "OAuthAuth": ".requests_auth",
+    "OAuthConfig": ".config",
+    "canonical_resource": ".discovery",
+    "parse_www_authenticate": ".discovery",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError("module %r has no attribute %r" % (__name__, name))
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,97 @@
+"""Minimal JWT signing (ES256 and RS256) for private_key_jwt client assertions.
+
+Needs the optional ``cryptography`` package (``pip install mcpsync[jwt]``), imported only
+when a JWT is actually signed. Pure functions, thread-safe, non-blocking.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import secrets
+import time
+from typing import Any, Dict, Optional, Union
+
+from ..errors import ConfigError
+
+__all__ = ["b64url", "sign_jwt", "client_assertion", "load_private_key"]
+
+SUPPORTED_ALGS = ("ES256", "RS256")
+
+
+def b64url(data: bytes) -> str:
+    """base64url without padding."""
+    return base64.urlsafe_b64encode(data).decode("ascii").rstrip("=")
+
+
+def _crypto() -> Any:
+    try:
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa, utils
+    except ImportError as exc:
+        raise ConfigError(
+            "private_key_jwt needs the 'cryptography' package: pip install 'mcpsync[jwt]'"
+        ) from exc
+    return hashes, serialization, ec, padding, rsa, utils
+
+
+def load_private_key(pem: Union[str, bytes], password: Optional[bytes] = None) -> Any:
+    """Load a PEM private key given as PEM text/bytes or as the path of a PEM file."""
+    _, serialization, _, _, _, _ = _crypto()
+    if isinstance(pem, str) and "-----BEGIN" not in pem:
+        path = os.path.expanduser(pem)
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            raise ConfigError("cannot read the private key file %s: %s" % (path, exc.strerror)) from exc
+    else:
+        data = pem.encode("ascii") if isinstance(pem, str) else pem
+    try:
+        return serialization.load_pem_private_key(data, password=password)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError("the private key is not a usable PEM private key") from exc
+
+
+def sign_jwt(claims: Dict[str, Any], key: Any, alg: str = "ES256", kid: Optional[str] = None) -> str:
+    """A compact JWS of ``claims`` signed with ``key`` (a loaded key or PEM text/path)."""
+    hashes, _, ec, padding, rsa, utils = _crypto()
+    if alg not in SUPPORTED_ALGS:
+        raise ConfigError("unsupported JWT signing algorithm %r (use ES256 or RS256)" % alg)
+    if isinstance(key, (str, bytes)):
+        key = load_private_key(key)
+    header: Dict[str, Any] = {"alg": alg, "typ": "JWT"}
+    if kid:
+        header["kid"] = kid
+    signing_input = "%s.%s" % (
+        b64url(json.dumps(header, separators=(",", ":")).encode("utf-8")),
+        b64url(json.dumps(claims, separators=(",", ":")).encode("utf-8")),
+    )
+    data = signing_input.encode("ascii")
+    if alg == "ES256":
+        if not isinstance(key, ec.EllipticCurvePrivateKey) or key.curve.name != "secp256r1":
+            raise ConfigError("ES256 needs a P-256 elliptic curve private key")
+        r, s = utils.decode_dss_signature(key.sign(data, ec.ECDSA(hashes.SHA256())))
+        signature = r.to_bytes(32, "big") + s.to_bytes(32, "big")
+    else:
+        if not isinstance(key, rsa.RSAPrivateKey):
+            raise ConfigError("RS256 needs an RSA private key")
+        signature = key.sign(data, padding.PKCS1v15(), hashes.SHA256())
+    return "%s.%s" % (signing_input, b64url(signature))
+
+
+def client_assertion(
+    client_id: str, audience: str, key: Any, alg: str = "ES256", kid: Optional[str] = None, lifetime: int = 300
+) -> str:
+    """An RFC 7523 client assertion: iss = sub = ``client_id``, ``aud``, fresh ``jti``, short ``exp``."""
+    now = int(time.time())
+    claims = {
+        "iss": client_id,
+        "sub": client_id,
+        "aud": audience,
+        "iat": now,
+        "exp": now + lifetime,
+        "jti": secrets.token_urlsafe(24),
+    }
+    return sign_jwt(claims, key, alg, kid)

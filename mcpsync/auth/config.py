@@ -1,0 +1,137 @@
+"""Per-server OAuth configuration (OpenCode's ``oauth: {clientId, clientSecret, scope}`` or ``false``).
+
+Plain data; thread-safe to share once built. Secrets never appear in reprs.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable, Dict, Optional, Union
+
+from ..errors import ConfigError
+
+__all__ = ["OAuthConfig", "GRANTS"]
+
+GRANTS = ("authorization_code", "client_credentials", "enterprise")
+
+_ALIASES = {
+    "clientId": "client_id",
+    "clientSecret": "client_secret",
+    "clientMetadataUrl": "client_metadata_url",
+    "tokenEndpointAuthMethod": "token_endpoint_auth_method",
+    "privateKey": "private_key",
+    "signingAlg": "signing_alg",
+    "keyId": "key_id",
+    "assertionAudience": "assertion_audience",
+    "authorizationServer": "authorization_server",
+    "idpTokenEndpoint": "idp_token_endpoint",
+    "idToken": "id_token",
+    "idpClientId": "idp_client_id",
+    "idpClientSecret": "idp_client_secret",
+    "idpAuthMethod": "idp_auth_method",
+}
+
+
+class OAuthConfig:
+    """How mcpsync obtains tokens for one server.
+
+    Args:
+        client_id: a pre-registered client id (skips CIMD and dynamic registration).
+        client_secret: its secret, for confidential clients.
+        scope: extra scopes (space separated) added to what the server asks for.
+        client_metadata_url: an HTTPS Client ID Metadata Document URL, used as the client id
+            when the authorization server advertises ``client_id_metadata_document_supported``.
+        token_endpoint_auth_method: ``none``, ``client_secret_basic``, ``client_secret_post`` or
+            ``private_key_jwt`` (default: chosen from what the server supports).
+        grant: ``authorization_code`` (browser login, default), ``client_credentials`` or
+            ``enterprise`` (ID token -> ID-JAG -> access token).
+        private_key: PEM text or path of the key for ``private_key_jwt``.
+        signing_alg: ``ES256`` (default) or ``RS256``.
+        key_id: optional ``kid`` for the client assertion.
+        assertion_audience: ``aud`` of the client assertion (default: the authorization server's issuer).
+        authorization_server: the issuer to prefer when the server lists several.
+        idp_token_endpoint: enterprise: the identity provider's token endpoint.
+        id_token: enterprise: the user's ID token, or a callable returning a fresh one.
+        idp_client_id, idp_client_secret, idp_auth_method: enterprise: the client at the identity provider.
+    """
+
+    def __init__(
+        self,
+        client_id: Optional[str] = None,
+        client_secret: Optional[str] = None,
+        scope: Optional[str] = None,
+        *,
+        client_metadata_url: Optional[str] = None,
+        token_endpoint_auth_method: Optional[str] = None,
+        grant: str = "authorization_code",
+        private_key: Any = None,
+        signing_alg: str = "ES256",
+        key_id: Optional[str] = None,
+        assertion_audience: Optional[str] = None,
+        authorization_server: Optional[str] = None,
+        idp_token_endpoint: Optional[str] = None,
+        id_token: Union[str, Callable[[], str], None] = None,
+        idp_client_id: Optional[str] = None,
+        idp_client_secret: Optional[str] = None,
+        idp_auth_method: Optional[str] = None,
+    ) -> None:
+        if grant not in GRANTS:
+            raise ConfigError("unknown OAuth grant %r (use one of %s)" % (grant, ", ".join(GRANTS)))
+        if grant in ("client_credentials", "enterprise") and not client_id:
+            raise ConfigError("the %s grant needs a pre-registered client_id" % grant)
+        if grant == "enterprise" and not (idp_token_endpoint and id_token and idp_client_id):
+            raise ConfigError("enterprise-managed authorization needs idp_token_endpoint, id_token and idp_client_id")
+        if client_metadata_url is not None and not client_metadata_url.startswith("https://"):
+            raise ConfigError("a client metadata document URL must be an https:// URL")
+        self.client_id = client_id
+        self.client_secret = client_secret
+        self.scope = scope
+        self.client_metadata_url = client_metadata_url
+        self.token_endpoint_auth_method = token_endpoint_auth_method
+        self.grant = grant
+        self.private_key = private_key
+        self.signing_alg = signing_alg
+        self.key_id = key_id
+        self.assertion_audience = assertion_audience
+        self.authorization_server = authorization_server
+        self.idp_token_endpoint = idp_token_endpoint
+        self.id_token = id_token
+        self.idp_client_id = idp_client_id
+        self.idp_client_secret = idp_client_secret
+        self.idp_auth_method = idp_auth_method
+
+    def __repr__(self) -> str:
+        return "OAuthConfig(client_id=%r, grant=%r, scope=%r, client_secret=%s)" % (
+            self.client_id,
+            self.grant,
+            self.scope,
+            "<hidden>" if self.client_secret else None,
+        )
+
+    @property
+    def interactive(self) -> bool:
+        """True for the browser (authorization code) grant."""
+        return self.grant == "authorization_code"
+
+    @classmethod
+    def from_value(cls, value: Any) -> Optional["OAuthConfig"]:
+        """Build from a config value: None/True -> defaults, False -> None (OAuth disabled),
+        a dict with camelCase or snake_case keys, or an :class:`OAuthConfig`."""
+        if value is None or value is True:
+            return cls()
+        if value is False:
+            return None
+        if isinstance(value, OAuthConfig):
+            return value
+        if isinstance(value, dict):
+            kwargs: Dict[str, Any] = {}
+            for key, item in value.items():
+                name = _ALIASES.get(key, key)
+                if name not in _FIELDS:
+                    raise ConfigError("unknown oauth option %r" % key)
+                kwargs[name] = item
+            return cls(**kwargs)
+        raise ConfigError("oauth must be false, a mapping or an OAuthConfig, not %s" % type(value).__name__)
+
+
+_FIELDS = frozenset(inspect.signature(OAuthConfig.__init__).parameters) - {"self"}

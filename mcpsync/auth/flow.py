@@ -1,0 +1,814 @@
+"""The OAuth provider: per-server-name logins, token refresh and non-interactive grants.
+
+:class:`OAuthManager` is the OpenCode-style API (``start_auth``, ``authenticate``,
+``finish_auth``, ``remove_auth``, ``supports_oauth``, ``has_stored_tokens``,
+``get_auth_status``) plus :meth:`OAuthManager.auth` which returns the
+:class:`~mcpsync.auth.requests_auth.OAuthAuth` to give the HTTP transport.
+
+Thread-safety: every method may be called from any thread. Per server name, one login
+runs at a time (others wait and reuse its tokens) and one refresh runs at a time
+(single flight); across processes the refresh holds the credential store's file lock from
+read to write and is skipped when another process already rotated the tokens.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+import webbrowser
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+from ..errors import AuthError, AuthRequired, CallbackError, ConfigError, OAuthError
+from . import callback as _callback
+from .config import OAuthConfig
+from .discovery import DEFAULT_PROTOCOL_VERSION, AuthServerMetadata, Discovery, ProtectedResourceMetadata
+from .discovery import canonical_resource
+from .grants import GRANT_JWT_BEARER, GRANT_TOKEN_EXCHANGE, TOKEN_TYPE_ID_JAG, TOKEN_TYPE_ID_TOKEN, ClientAuth
+from .grants import token_request, tokens_from_response
+from .pkce import code_challenge, make_code_verifier, make_state
+from .registration import client_from_config, client_from_stored, resolve_client
+from .store import CredentialStore
+
+__all__ = ["AuthorizationRequest", "OAuthManager", "ENV_CALLBACK_PORT"]
+
+log = logging.getLogger(__name__)
+
+ENV_CALLBACK_PORT = "MCPSYNC_OAUTH_CALLBACK_PORT"
+_PENDING_KEYS = ("codeVerifier", "oauthState", "authIssuer", "pendingAuth")
+
+
+class AuthorizationRequest:
+    """What an authorization handler receives.
+
+    Attributes:
+        server: the server name.
+        url: the authorization URL to open.
+        redirect_uri: where the authorization server will redirect.
+        state: the ``state`` of this login.
+    """
+
+    __slots__ = ("server", "url", "redirect_uri", "state")
+
+    def __init__(self, server: str, url: str, redirect_uri: str, state: str) -> None:
+        self.server = server
+        self.url = url
+        self.redirect_uri = redirect_uri
+        self.state = state
+
+    def __repr__(self) -> str:
+        return "AuthorizationRequest(server=%r, redirect_uri=%r)" % (self.server, self.redirect_uri)
+
+
+class _InvalidClient(Exception):
+    """Internal: the stored client registration was rejected; register again."""
+
+
+class _ServerEntry:
+    __slots__ = ("name", "url", "oauth")
+
+    def __init__(self, name: str, url: str, oauth: Optional[OAuthConfig]) -> None:
+        self.name = name
+        self.url = url
+        self.oauth = oauth
+
+
+def _split(scope: Optional[str]) -> List[str]:
+    return [s for s in (scope or "").split() if s]
+
+
+def _union(*groups: Iterable[str]) -> List[str]:
+    out: List[str] = []
+    for group in groups:
+        for item in group:
+            if item not in out:
+                out.append(item)
+    return out
+
+
+def parse_redirect(value: Any, fallback_state: Optional[str] = None) -> Dict[str, str]:
+    """Redirect parameters from a redirect URL, a bare code, a (code, state) pair or a dict."""
+    if isinstance(value, dict):
+        return {str(k): str(v) for k, v in value.items() if v is not None}
+    if isinstance(value, (tuple, list)) and len(value) == 2:
+        params = {"code": str(value[0])}
+        if value[1] is not None:
+            params["state"] = str(value[1])
+        return params
+    if isinstance(value, str):
+        text = value.strip()
+        if "://" in text or text.startswith("?") or ("=" in text and "&" in text):
+            query = urlsplit(text).query if "://" in text else text.lstrip("?")
+            return dict(parse_qsl(query, keep_blank_values=True))
+        if text:
+            params = {"code": text}
+            if fallback_state:
+                params["state"] = fallback_state
+            return params
+    raise CallbackError("expected a redirect URL, an authorization code or (code, state)")
+
+
+class OAuthManager:
+    """OAuth for a set of named remote servers, sharing one credential store.
+
+    Args:
+        store: a :class:`CredentialStore`, a file path, or None for the default store.
+        callback_host, callback_port, callback_path: where the loopback callback server listens
+            (default ``127.0.0.1``, ``$MCPSYNC_OAUTH_CALLBACK_PORT`` or 19876, ``/mcp/oauth/callback``).
+        redirect_uri: the exact redirect URI to use (default built from the three above); it is
+            used byte for byte in registration, authorization and token requests.
+        client_name, client_uri: client metadata for dynamic registration.
+        authorize_handler: ``handler(AuthorizationRequest) -> redirect URL | code | (code, state) | dict``
+            replacing the browser step (headless machines, tests, automation). Blocks as long as it likes.
+        open_browser: ``open_browser(url) -> bool`` replacing :func:`webbrowser.open`.
+        on_authorization_url: ``callback(name, url)`` called before every browser step (e.g. print it).
+        on_browser_open_failed: ``callback(name, url)`` when the browser could not be opened; the
+            user can then paste the redirect URL into :meth:`finish_auth`.
+        callback_timeout: seconds a browser login waits for its redirect (default 300).
+        http_timeout: seconds per discovery/registration/token request.
+        protocol_version: the ``MCP-Protocol-Version`` sent on discovery requests.
+        refresh_skew: refresh this many seconds before the access token expires.
+        max_authorization_attempts: authorizations per request before giving up (step-up limit).
+        verify: TLS verification for the OAuth requests (as in requests).
+    """
+
+    def __init__(
+        self,
+        *,
+        store: Union[CredentialStore, str, None] = None,
+        callback_host: str = _callback.DEFAULT_CALLBACK_HOST,
+        callback_port: Optional[int] = None,
+        callback_path: str = _callback.DEFAULT_CALLBACK_PATH,
+        redirect_uri: Optional[str] = None,
+        client_name: str = "mcpsync",
+        client_uri: Optional[str] = None,
+        authorize_handler: Optional[Callable[[AuthorizationRequest], Any]] = None,
+        open_browser: Optional[Callable[[str], bool]] = None,
+        on_authorization_url: Optional[Callable[[str, str], None]] = None,
+        on_browser_open_failed: Optional[Callable[[str, str], None]] = None,
+        callback_timeout: float = _callback.DEFAULT_WAIT,
+        http_timeout: float = 30.0,
+        protocol_version: str = DEFAULT_PROTOCOL_VERSION,
+        refresh_skew: float = 60.0,
+        max_authorization_attempts: int = 3,
+        verify: Any = True,
+    ) -> None:
+        self.store = store if isinstance(store, CredentialStore) else CredentialStore(store)
+        if redirect_uri is not None:
+            parts = urlsplit(redirect_uri)
+            if parts.scheme != "http" or not parts.hostname or parts.port is None:
+                raise ConfigError("redirect_uri must be an http://host:port/path loopback URL")
+            callback_host, callback_port, callback_path = parts.hostname, parts.port, parts.path or "/"
+        if callback_port is None:
+            env_port = os.environ.get(ENV_CALLBACK_PORT)
+            try:
+                callback_port = int(env_port) if env_port else _callback.DEFAULT_CALLBACK_PORT
+            except ValueError:
+                raise ConfigError("%s must be a port number" % ENV_CALLBACK_PORT) from None
+        if not callback_path.startswith("/"):
+            raise ConfigError("callback_path must start with '/'")
+        self.callback_host = callback_host
+        self.callback_port = int(callback_port)
+        self.callback_path = callback_path
+        self.redirect_uri = redirect_uri or "http://%s:%d%s" % (
+            "[%s]" % callback_host if ":" in callback_host else callback_host,
+            self.callback_port,
+            callback_path,
+        )
+        self.client_name = client_name
+        self.client_uri = client_uri
+        self.authorize_handler = authorize_handler
+        self.open_browser = open_browser
+        self.on_authorization_url = on_authorization_url
+        self.on_browser_open_failed = on_browser_open_failed
+        self.callback_timeout = callback_timeout
+        self.http_timeout = http_timeout
+        self.protocol_version = protocol_version
+        self.refresh_skew = refresh_skew
+        self.max_authorization_attempts = max_authorization_attempts
+        self.verify = verify
+        self._lock = threading.Lock()
+        self._servers: Dict[str, _ServerEntry] = {}
+        self._refresh_locks: Dict[str, threading.Lock] = {}
+        self._login_locks: Dict[str, threading.RLock] = {}
+        self._challenges: Dict[str, Dict[str, str]] = {}
+        self._pending: Dict[str, _callback.PendingCallback] = {}
+        self._session: Any = None
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return "OAuthManager(store=%r, redirect_uri=%r, servers=%r)" % (
+            self.store.path,
+            self.redirect_uri,
+            sorted(self._servers),
+        )
+
+    def __enter__(self) -> "OAuthManager":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Cancel pending browser logins, stop their callback servers, close HTTP connections. Idempotent."""
+        with self._lock:
+            self._closed = True
+            pending = list(self._pending.values())
+            self._pending.clear()
+            session, self._session = self._session, None
+        for waiter in pending:
+            waiter.cancel("the OAuth manager was closed")
+        if session is not None:
+            session.close()
+
+    # ------------------------------------------------------------------ configuration
+
+    def add_server(self, name: str, url: str, oauth: Any = None) -> None:
+        """Declare (or replace) server ``name`` at ``url``; ``oauth`` as in :meth:`OAuthConfig.from_value`."""
+        if not url.startswith(("http://", "https://")):
+            raise ConfigError("OAuth needs an http(s) server URL, not %r" % url)
+        with self._lock:
+            self._servers[name] = _ServerEntry(name, url, OAuthConfig.from_value(oauth))
+
+    def _server(self, name: str) -> _ServerEntry:
+        with self._lock:
+            entry = self._servers.get(name)
+        if entry is None:
+            raise ConfigError("unknown server %r: call add_server(name, url) first" % name)
+        return entry
+
+    def _oauth(self, name: str) -> Tuple[_ServerEntry, OAuthConfig]:
+        server = self._server(name)
+        if server.oauth is None:
+            raise ConfigError("OAuth is disabled for server %r (oauth: false)" % name, server=name)
+        return server, server.oauth
+
+    def _http(self) -> Any:
+        with self._lock:
+            if self._session is None:
+                import requests
+
+                self._session = requests.Session()
+                self._session.verify = self.verify
+                self._session.trust_env = True
+            return self._session
+
+    def _named_lock(self, table: Dict[str, Any], name: str, factory: Callable[[], Any]) -> Any:
+        with self._lock:
+            lock = table.get(name)
+            if lock is None:
+                lock = table[name] = factory()
+            return lock
+
+    def auth(self, name: str, *, interactive: bool = False) -> Any:
+        """The :class:`~mcpsync.auth.requests_auth.OAuthAuth` for server ``name``.
+
+        With ``interactive=True`` a 401 that refreshing cannot fix (or a 403
+        ``insufficient_scope``) opens the browser login from inside the request.
+        """
+        from .requests_auth import OAuthAuth
+
+        self._server(name)
+        return OAuthAuth(self, name, interactive=interactive)
+
+    # ------------------------------------------------------------------ status API
+
+    def supports_oauth(self, name: str) -> bool:
+        """Whether ``name`` is a remote server with OAuth enabled (configuration only, no I/O)."""
+        try:
+            server = self._server(name)
+        except ConfigError:
+            return False
+        return server.oauth is not None
+
+    def _entry(self, name: str) -> Optional[Dict[str, Any]]:
+        return self.store.get_for_url(name, self._server(name).url)
+
+    def has_stored_tokens(self, name: str) -> bool:
+        """Whether tokens are stored for ``name`` at its current URL."""
+        entry = self._entry(name)
+        return bool(entry and (entry.get("tokens") or {}).get("accessToken"))
+
+    def get_auth_status(self, name: str) -> str:
+        """``"authenticated"``, ``"expired"`` (access token expired or refresh refused; a refresh
+        token may still renew it silently unless refused) or ``"not_authenticated"``."""
+        entry = self._entry(name)
+        tokens = (entry or {}).get("tokens") or {}
+        if not tokens.get("accessToken"):
+            return "not_authenticated"
+        if entry and entry.get("needsAuth"):
+            return "expired"
+        expires = tokens.get("expiresAt")
+        if isinstance(expires, (int, float)) and expires <= time.time():
+            return "expired"
+        return "authenticated"
+
+    def remove_auth(self, name: str) -> None:
+        """Forget everything stored for ``name`` (tokens, client registration, login in progress)."""
+        with self._lock:
+            waiter = self._pending.pop(name, None)
+        if waiter is not None:
+            waiter.cancel("the credentials of %s were removed" % name)
+        self.store.remove(name)
+
+    def remember_challenge(self, name: str, challenge: Dict[str, str]) -> None:
+        """Record the last ``WWW-Authenticate`` parameters of ``name`` (used by the next discovery)."""
+        if challenge:
+            with self._lock:
+                self._challenges[name] = dict(challenge)
+
+    # ------------------------------------------------------------------ tokens
+
+    def _usable(self, tokens: Dict[str, Any]) -> bool:
+        if not tokens.get("accessToken"):
+            return False
+        expires = tokens.get("expiresAt")
+        return not (isinstance(expires, (int, float)) and expires - self.refresh_skew <= time.time())
+
+    def get_access_token(self, name: str, *, interactive: bool = False, timeout: Optional[float] = None) -> Optional[str]:
+        """A valid access token for ``name``, refreshing or obtaining one when needed.
+
+        Order: the stored token if not about to expire -> refresh (single flight) ->
+        non-interactive grant (client credentials, enterprise) -> browser login when
+        ``interactive`` -> None. Blocks for the HTTP requests involved (and the whole
+        browser login, up to ``timeout`` or ``callback_timeout``, when interactive).
+        """
+        server, cfg = self._oauth(name)
+        entry = self.store.get_for_url(name, server.url) or {}
+        tokens = entry.get("tokens") or {}
+        used = tokens.get("accessToken")
+        if used and not entry.get("needsAuth"):
+            if self._usable(tokens):
+                return str(used)
+            if tokens.get("refreshToken"):
+                fresh = self.refresh(name, used)
+                if fresh:
+                    return fresh
+        if not cfg.interactive:
+            return self.obtain(name, used_token=used)
+        if interactive:
+            return self.login(name, used_token=used, timeout=timeout)
+        return None
+
+    def refresh(self, name: str, used_token: Optional[str]) -> Optional[str]:
+        """Refresh the tokens of ``name`` after ``used_token`` expired or was rejected.
+
+        Single flight per name in this process; across processes under the store's file lock,
+        re-reading first and skipping when the stored access token is no longer
+        ``used_token``. Returns the new access token, or None when no refresh is possible
+        (``invalid_grant`` marks the entry ``needsAuth`` without erasing anything newer).
+        Blocks for one token request at most (plus waiting for a concurrent refresh).
+        """
+        server, cfg = self._oauth(name)
+        with self._named_lock(self._refresh_locks, name, threading.Lock):
+            entry = self.store.get_for_url(name, server.url) or {}
+            tokens = entry.get("tokens") or {}
+            if tokens.get("accessToken") != used_token and self._usable(tokens) and not entry.get("needsAuth"):
+                return str(tokens["accessToken"])
+            if not tokens.get("refreshToken"):
+                return None
+            with self.store.locked():
+                entry = self.store.get_for_url(name, server.url) or {}
+                tokens = entry.get("tokens") or {}
+                if tokens.get("accessToken") != used_token and self._usable(tokens) and not entry.get("needsAuth"):
+                    log.debug("tokens of %s were already refreshed elsewhere", name)
+                    return str(tokens["accessToken"])
+                refresh_token = tokens.get("refreshToken")
+                endpoint = entry.get("tokenEndpoint")
+                if not refresh_token or not endpoint or entry.get("needsAuth"):
+                    return None
+                try:
+                    client = self._client_for_tokens(cfg, entry)
+                except AuthError:
+                    return None
+                form = {
+                    "grant_type": "refresh_token",
+                    "refresh_token": refresh_token,
+                    "resource": entry.get("resource") or canonical_resource(server.url),
+                }
+                try:
+                    doc = token_request(
+                        self._http(), endpoint, form, client, issuer=entry.get("issuer"), timeout=self.http_timeout
+                    )
+                    new = tokens_from_response(doc, previous_refresh_token=refresh_token, requested_scope=tokens.get("scope"))
+                except OAuthError as exc:
+                    if exc.error not in ("invalid_grant", "invalid_client", "unauthorized_client"):
+                        raise exc.with_context(server=name)
+                    self._refresh_refused(name, refresh_token, exc.error, drop_client=exc.error != "invalid_grant")
+                    return None
+
+                def save(e: Dict[str, Any]) -> None:
+                    e["tokens"] = new
+                    e.pop("needsAuth", None)
+
+                self.store.update(name, save)
+                log.info("refreshed the access token of %s", name)
+                return str(new["accessToken"])
+
+    def _refresh_refused(self, name: str, refresh_token: str, error: str, *, drop_client: bool) -> None:
+        def mark(e: Dict[str, Any]) -> None:
+            if (e.get("tokens") or {}).get("refreshToken") == refresh_token:
+                e["needsAuth"] = True
+                if drop_client and (e.get("tokenClient") or {}).get("source") in ("stored", "registered"):
+                    e.pop("clientInfo", None)
+
+        self.store.update(name, mark)
+        log.warning("the authorization server refused to refresh the tokens of %s (%s); a new login is needed", name, error)
+
+    def _client_for_tokens(self, cfg: OAuthConfig, entry: Dict[str, Any]) -> ClientAuth:
+        source = (entry.get("tokenClient") or {}).get("source")
+        client_id = (entry.get("tokenClient") or {}).get("clientId")
+        if cfg.client_id:
+            return client_from_config(cfg, None, method=(entry.get("tokenClient") or {}).get("method"))
+        if source == "cimd" and client_id:
+            return ClientAuth(client_id, None, "none", source="cimd")
+        info = entry.get("clientInfo")
+        if isinstance(info, dict) and info.get("clientId") and (client_id is None or info["clientId"] == client_id):
+            return client_from_stored(info)
+        raise AuthError("no client registration is stored for these tokens")
+
+    # ------------------------------------------------------------------ discovery and logins
+
+    def _discover(
+        self, name: str, challenge: Optional[Dict[str, str]]
+    ) -> Tuple[Optional[ProtectedResourceMetadata], AuthServerMetadata, str]:
+        server, cfg = self._oauth(name)
+        if challenge:
+            self.remember_challenge(name, challenge)
+        else:
+            with self._lock:
+                challenge = self._challenges.get(name)
+        discovery = Discovery(self._http(), protocol_version=self.protocol_version, timeout=self.http_timeout)
+        try:
+            prm, meta = discovery.discover(server.url, challenge, preferred_issuer=cfg.authorization_server)
+        except AuthError as exc:
+            raise exc.with_context(server=name)
+        resource = prm.resource if prm is not None and prm.resource else canonical_resource(server.url)
+
+        def bind(e: Dict[str, Any]) -> None:
+            if e.get("serverUrl") not in (None, server.url):
+                for key in ("tokens", "clientInfo", "needsAuth", "tokenClient") + _PENDING_KEYS:
+                    e.pop(key, None)
+            if e.get("issuer") not in (None, meta.issuer):
+                log.info("the authorization server of %s changed; its old credentials are discarded", name)
+                for key in ("tokens", "clientInfo", "needsAuth", "tokenClient"):
+                    e.pop(key, None)
+            e["serverUrl"] = server.url
+            e["issuer"] = meta.issuer
+            e["resource"] = resource
+            if meta.token_endpoint:
+                e["tokenEndpoint"] = meta.token_endpoint
+
+        self.store.update(name, bind)
+        return prm, meta, resource
+
+    def _scopes(
+        self,
+        cfg: OAuthConfig,
+        prm: Optional[ProtectedResourceMetadata],
+        meta: AuthServerMetadata,
+        challenge: Optional[Dict[str, str]],
+        extra: Iterable[str] = (),
+    ) -> List[str]:
+        if challenge and _split(challenge.get("scope")):
+            base = _split(challenge.get("scope"))
+        elif prm is not None and prm.scopes_supported:
+            base = list(prm.scopes_supported)
+        else:
+            base = []
+        scopes = _union(extra, base, _split(cfg.scope))
+        if scopes and "offline_access" in meta.scopes_supported and "offline_access" not in scopes:
+            scopes.append("offline_access")
+        return scopes
+
+    def login(
+        self,
+        name: str,
+        *,
+        challenge: Optional[Dict[str, str]] = None,
+        extra_scopes: Iterable[str] = (),
+        used_token: Optional[str] = None,
+        timeout: Optional[float] = None,
+        force: bool = False,
+    ) -> str:
+        """Obtain new tokens for ``name`` (browser login, or the configured non-interactive grant).
+
+        Logins of one name are serialized; a caller that waited reuses the tokens another
+        thread just obtained (unless ``force``). A rejected stored client registration is
+        discarded and the client registers again, once. Returns the access token.
+        Blocks for the whole login (browser: up to ``timeout`` or ``callback_timeout``).
+        """
+        server, cfg = self._oauth(name)
+        wanted = _union(extra_scopes, _split((challenge or {}).get("scope")))
+        with self._named_lock(self._login_locks, name, threading.RLock):
+            if not force:
+                entry = self.store.get_for_url(name, server.url) or {}
+                tokens = entry.get("tokens") or {}
+                if (
+                    tokens.get("accessToken") != used_token
+                    and self._usable(tokens)
+                    and not entry.get("needsAuth")
+                    and set(wanted) <= set(_split(entry.get("requestedScope") or tokens.get("scope")))
+                ):
+                    return str(tokens["accessToken"])
+            if not cfg.interactive:
+                return self._grant(name, challenge, wanted)
+            retried = False
+            while True:
+                try:
+                    return self._browser_login(name, challenge, wanted, timeout)
+                except _InvalidClient:
+                    if retried:
+                        raise OAuthError(
+                            "the authorization server rejected a freshly registered client", error="invalid_client",
+                            server=name,
+                        ) from None
+                    retried = True
+                    log.info("the stored client registration of %s was rejected; registering again", name)
+                    self.store.clear_client_info(name)
+
+    def obtain(self, name: str, *, used_token: Optional[str] = None, challenge: Optional[Dict[str, str]] = None,
+               extra_scopes: Iterable[str] = ()) -> str:
+        """Run the non-interactive grant of ``name`` (client credentials or enterprise); the access token."""
+        return self.login(name, challenge=challenge, extra_scopes=extra_scopes, used_token=used_token)
+
+    def _grant(self, name: str, challenge: Optional[Dict[str, str]], extra: List[str]) -> str:
+        server, cfg = self._oauth(name)
+        prm, meta, resource = self._discover(name, challenge)
+        if not meta.token_endpoint:
+            raise AuthError("the authorization server %s has no token endpoint" % meta.issuer, server=name)
+        client = client_from_config(cfg, meta)
+        scopes = self._scopes(cfg, prm, meta, challenge, extra)
+        scope = " ".join(scopes) or None
+        http = self._http()
+        try:
+            if cfg.grant == "client_credentials":
+                form = {"grant_type": "client_credentials", "scope": scope, "resource": resource}
+                doc = token_request(http, meta.token_endpoint, form, client, issuer=meta.issuer, timeout=self.http_timeout)
+            else:
+                id_token = cfg.id_token() if callable(cfg.id_token) else cfg.id_token
+                idp_client = ClientAuth(
+                    cfg.idp_client_id or "",
+                    cfg.idp_client_secret,
+                    cfg.idp_auth_method or ("client_secret_basic" if cfg.idp_client_secret else "none"),
+                    source="config",
+                )
+                exchange = {
+                    "grant_type": GRANT_TOKEN_EXCHANGE,
+                    "requested_token_type": TOKEN_TYPE_ID_JAG,
+                    "audience": meta.issuer,
+                    "resource": resource,
+                    "scope": scope,
+                    "subject_token": id_token,
+                    "subject_token_type": TOKEN_TYPE_ID_TOKEN,
+                }
+                jag_doc = token_request(http, cfg.idp_token_endpoint or "", exchange, idp_client, timeout=self.http_timeout)
+                jag = jag_doc.get("access_token")
+                issued = jag_doc.get("issued_token_type")
+                if not isinstance(jag, str) or (issued is not None and issued != TOKEN_TYPE_ID_JAG):
+                    raise AuthError("the identity provider did not return an ID-JAG", server=name)
+                form = {"grant_type": GRANT_JWT_BEARER, "assertion": jag, "scope": scope, "resource": resource}
+                doc = token_request(http, meta.token_endpoint, form, client, issuer=meta.issuer, timeout=self.http_timeout)
+            new = tokens_from_response(doc, requested_scope=scope)
+        except AuthError as exc:
+            raise exc.with_context(server=name)
+        self._save_tokens(name, new, client, scope)
+        log.info("obtained an access token for %s (%s grant)", name, cfg.grant)
+        return str(new["accessToken"])
+
+    def _save_tokens(self, name: str, tokens: Dict[str, Any], client: ClientAuth, scope: Optional[str]) -> None:
+        def save(e: Dict[str, Any]) -> None:
+            e["tokens"] = tokens
+            e["tokenClient"] = {"clientId": client.client_id, "source": client.source, "method": client.method}
+            if scope:
+                e["requestedScope"] = scope
+            for key in _PENDING_KEYS + ("needsAuth",):
+                e.pop(key, None)
+
+        self.store.update(name, save)
+
+    def start_auth(self, name: str, *, challenge: Optional[Dict[str, str]] = None, extra_scopes: Iterable[str] = ()) -> str:
+        """Discover, register if needed, record PKCE verifier and state; return the authorization URL.
+
+        Complete it with :meth:`finish_auth` (this or another process). Blocks for the discovery
+        and registration requests. Raises :class:`~mcpsync.errors.NeedsClientRegistration` when no
+        client id can be obtained.
+        """
+        server, cfg = self._oauth(name)
+        if not cfg.interactive:
+            raise ConfigError("server %r uses the %s grant; no browser login is needed" % (name, cfg.grant), server=name)
+        url, _state = self._prepare(name, challenge, list(extra_scopes))
+        return url
+
+    def _prepare(self, name: str, challenge: Optional[Dict[str, str]], extra: List[str]) -> Tuple[str, str]:
+        server, cfg = self._oauth(name)
+        prm, meta, resource = self._discover(name, challenge)
+        methods = meta.code_challenge_methods_supported
+        if not methods or "S256" not in methods:
+            raise AuthError(
+                "the authorization server %s does not advertise PKCE S256 (code_challenge_methods_supported: %s); "
+                "refusing to proceed" % (meta.issuer, methods), server=name,
+            )
+        if not meta.authorization_endpoint or not meta.token_endpoint:
+            raise AuthError("the authorization server %s lacks an authorization or token endpoint" % meta.issuer,
+                            server=name)
+        scopes = self._scopes(cfg, prm, meta, challenge, extra)
+        scope = " ".join(scopes) or None
+        stored = (self.store.get(name) or {}).get("clientInfo")
+        try:
+            client, registered = resolve_client(
+                cfg, meta, stored, self.redirect_uri, session=self._http(), client_name=self.client_name,
+                client_uri=self.client_uri, timeout=self.http_timeout, protocol_version=self.protocol_version,
+            )
+        except AuthError as exc:
+            raise exc.with_context(server=name)
+        verifier = make_code_verifier()
+        state = make_state()
+        pending = {
+            "issuer": meta.issuer,
+            "tokenEndpoint": meta.token_endpoint,
+            "redirectUri": self.redirect_uri,
+            "resource": resource,
+            "scope": scope,
+            "issRequired": meta.iss_parameter_supported,
+            "clientId": client.client_id,
+            "clientSource": client.source,
+            "clientMethod": client.method,
+        }
+
+        def record(e: Dict[str, Any]) -> None:
+            if registered is not None:
+                e["clientInfo"] = registered
+            e["codeVerifier"] = verifier
+            e["oauthState"] = state
+            e["authIssuer"] = meta.issuer
+            e["pendingAuth"] = pending
+
+        self.store.update(name, record)
+        params = {
+            "response_type": "code",
+            "client_id": client.client_id,
+            "redirect_uri": self.redirect_uri,
+            "code_challenge": code_challenge(verifier),
+            "code_challenge_method": "S256",
+            "state": state,
+            "resource": resource,
+        }
+        if scope:
+            params["scope"] = scope
+        endpoint = meta.authorization_endpoint
+        return endpoint + ("&" if "?" in endpoint else "?") + urlencode(params), state
+
+    def _browser_login(self, name: str, challenge: Optional[Dict[str, str]], extra: List[str],
+                       timeout: Optional[float]) -> str:
+        url, state = self._prepare(name, challenge, extra)
+        try:
+            params = self._authorize_step(name, url, state, timeout)
+            return self._complete(name, params)
+        except _InvalidClient:
+            raise
+        except BaseException:
+            self._clear_pending(name, state)
+            raise
+
+    def _authorize_step(self, name: str, url: str, state: str, timeout: Optional[float]) -> Dict[str, str]:
+        request = AuthorizationRequest(name, url, self.redirect_uri, state)
+        if self.on_authorization_url is not None:
+            self.on_authorization_url(name, url)
+        if self.authorize_handler is not None:
+            value = self.authorize_handler(request)
+            if value is None:
+                raise CallbackError("the authorization handler returned nothing", server=name)
+            return parse_redirect(value, state)
+        waiter = _callback.expect_callback(
+            state, host=self.callback_host, port=self.callback_port, path=self.callback_path, store=self.store,
+            label=name,
+        )
+        with self._lock:
+            if self._closed:
+                waiter.close()
+                raise CallbackError("the OAuth manager is closed", server=name)
+            self._pending[name] = waiter
+        try:
+            opened = False
+            try:
+                opened = bool((self.open_browser or webbrowser.open)(url))
+            except Exception:  # noqa: BLE001 - any browser failure becomes the event below
+                log.debug("opening the browser failed", exc_info=True)
+            if not opened:
+                log.warning("could not open a browser for the login of %s; paste the redirect URL into finish_auth", name)
+                if self.on_browser_open_failed is not None:
+                    self.on_browser_open_failed(name, url)
+            result = waiter.wait(self.callback_timeout if timeout is None else timeout)
+        finally:
+            with self._lock:
+                if self._pending.get(name) is waiter:
+                    del self._pending[name]
+            waiter.close()
+        params = {"state": result.state or "", "code": result.code or ""}
+        if result.iss is not None:
+            params["iss"] = result.iss
+        return params
+
+    def _clear_pending(self, name: str, state: Optional[str]) -> None:
+        def clear(e: Dict[str, Any]) -> None:
+            if state is None or e.get("oauthState") == state:
+                for key in _PENDING_KEYS:
+                    e.pop(key, None)
+
+        try:
+            self.store.update(name, clear)
+        except Exception:  # noqa: BLE001 - cleanup must not mask the real error
+            log.debug("could not clear the login state of %s", name, exc_info=True)
+
+    def _complete(self, name: str, params: Dict[str, str]) -> str:
+        server, cfg = self._oauth(name)
+        entry = self.store.get(name) or {}
+        pending = entry.get("pendingAuth")
+        verifier = entry.get("codeVerifier")
+        expected_state = entry.get("oauthState")
+        if not isinstance(pending, dict) or not verifier or not expected_state:
+            raise CallbackError("no login of %s is in progress" % name, server=name)
+        if params.get("error"):
+            self._clear_pending(name, expected_state)
+            raise OAuthError(error=params["error"], description=params.get("error_description", ""), server=name)
+        if params.get("state") != expected_state:
+            raise CallbackError("the redirect's state does not match the login in progress; ignored", server=name)
+        iss = params.get("iss")
+        if iss is None and pending.get("issRequired"):
+            raise CallbackError("the redirect lacks the iss parameter the authorization server promised", server=name)
+        if iss is not None and iss != entry.get("authIssuer"):
+            raise CallbackError("the redirect's iss does not match the authorization server; ignored", server=name)
+        code = params.get("code")
+        if not code:
+            raise CallbackError("the redirect carries no authorization code", server=name)
+        source = pending.get("clientSource")
+        if source == "config" and cfg.client_id:
+            client = client_from_config(cfg, None, method=pending.get("clientMethod"))
+        elif source == "cimd":
+            client = ClientAuth(str(pending["clientId"]), None, "none", source="cimd")
+        else:
+            info = entry.get("clientInfo") or {}
+            if info.get("clientId") != pending.get("clientId"):
+                raise CallbackError("the client registration changed during the login of %s" % name, server=name)
+            client = client_from_stored(info, source=source or "stored")
+        form = {
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": pending["redirectUri"],
+            "code_verifier": verifier,
+            "resource": pending["resource"],
+        }
+        try:
+            doc = token_request(self._http(), pending["tokenEndpoint"], form, client, issuer=pending.get("issuer"),
+                                timeout=self.http_timeout)
+            tokens = tokens_from_response(doc, requested_scope=pending.get("scope"))
+        except OAuthError as exc:
+            self._clear_pending(name, expected_state)
+            if exc.error in ("invalid_client", "unauthorized_client") and client.source in ("stored", "registered"):
+                raise _InvalidClient() from exc
+            raise exc.with_context(server=name)
+        self._save_tokens(name, tokens, client, pending.get("scope"))
+        log.info("login of %s completed", name)
+        return str(tokens["accessToken"])
+
+    def authenticate(self, name: str, timeout: Optional[float] = None, *, scopes: Iterable[str] = ()) -> None:
+        """The whole login of ``name``: browser (or handler), callback, code exchange; blocks.
+
+        Always runs a new authorization (non-interactive grants: a new token request).
+        Waits up to ``timeout`` (default ``callback_timeout``) for the redirect; the redirect
+        URL may also be pasted into :meth:`finish_auth` from another thread meanwhile.
+        Raises :class:`~mcpsync.errors.CallbackError`, :class:`~mcpsync.errors.OAuthError`,
+        :class:`~mcpsync.errors.NeedsClientRegistration` or :class:`~mcpsync.errors.AuthError`.
+        """
+        with self._lock:
+            challenge = self._challenges.get(name)
+        self.login(name, challenge=challenge, extra_scopes=scopes, timeout=timeout, force=True)
+
+    def finish_auth(self, name: str, code_or_url: Any) -> bool:
+        """Complete a login with a pasted redirect URL, a bare code, or (code, state).
+
+        If :meth:`authenticate` is waiting in this process, the parameters are handed to it
+        (first of callback and paste wins) and True is returned at once. Otherwise the login
+        begun by :meth:`start_auth` (in any process sharing the store) is completed here:
+        state (and ``iss``) checked, code exchanged; returns True. Blocks for the token request.
+        """
+        entry = self.store.get(name) or {}
+        params = parse_redirect(code_or_url, entry.get("oauthState"))
+        with self._lock:
+            waiter = self._pending.get(name)
+        if waiter is not None:
+            waiter.deliver(params)
+            return True
+        with self._named_lock(self._login_locks, name, threading.RLock):
+            try:
+                self._complete(name, params)
+            except _InvalidClient:
+                self.store.clear_client_info(name)
+                raise OAuthError(
+                    "the stored client registration was rejected; it was discarded, run the login again",
+                    error="invalid_client", server=name,
+                ) from None
+        return True

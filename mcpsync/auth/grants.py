@@ -1,0 +1,178 @@
+"""Token endpoint requests: client authentication and the grants mcpsync uses.
+
+Client authentication methods: ``none``, ``client_secret_basic``, ``client_secret_post``,
+``private_key_jwt`` (ES256/RS256, needs ``cryptography``). Grants: authorization code,
+refresh token, client credentials, RFC 8693 token exchange (ID token -> ID-JAG at the
+identity provider) and RFC 7523 JWT bearer (ID-JAG -> access token at the authorization
+server).
+
+Each function performs one HTTP POST, blocking for at most ``timeout`` seconds, and is
+thread-safe. Secrets never appear in messages, reprs or logs.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import time
+from typing import Any, Dict, Optional
+from urllib.parse import quote_plus
+
+from ..errors import AuthError, ConfigError, OAuthError
+
+__all__ = [
+    "ClientAuth",
+    "token_request",
+    "tokens_from_response",
+    "GRANT_JWT_BEARER",
+    "GRANT_TOKEN_EXCHANGE",
+    "TOKEN_TYPE_ID_JAG",
+    "TOKEN_TYPE_ID_TOKEN",
+]
+
+log = logging.getLogger(__name__)
+
+GRANT_JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+GRANT_TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+TOKEN_TYPE_ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
+TOKEN_TYPE_ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"
+ASSERTION_TYPE_JWT = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+AUTH_METHODS = ("none", "client_secret_basic", "client_secret_post", "private_key_jwt")
+
+
+class ClientAuth:
+    """A client identity at one authorization server and how it authenticates there.
+
+    Attributes:
+        client_id: the client id (a CIMD URL for metadata-document clients).
+        client_secret: the secret, if any (never shown in repr).
+        method: one of ``none``, ``client_secret_basic``, ``client_secret_post``, ``private_key_jwt``.
+        private_key: for ``private_key_jwt``: a loaded key, PEM text or a PEM file path.
+        signing_alg: ``ES256`` or ``RS256``.
+        key_id: optional ``kid`` header of the assertion.
+        assertion_audience: the ``aud`` of the assertion (default: the authorization server's issuer).
+        source: where it came from: ``config``, ``cimd``, ``stored``, ``registered``.
+    """
+
+    def __init__(
+        self,
+        client_id: str,
+        client_secret: Optional[str] = None,
+        method: str = "none",
+        *,
+        private_key: Any = None,
+        signing_alg: str = "ES256",
+        key_id: Optional[str] = None,
+        assertion_audience: Optional[str] = None,
+        source: str = "config",
+    ) -> None:
+        if method not in AUTH_METHODS:
+            raise ConfigError("unsupported token endpoint auth method %r (use one of %s)" % (method, ", ".join(AUTH_METHODS)))
+        if method in ("client_secret_basic", "client_secret_post") and not client_secret:
+            raise ConfigError("token endpoint auth method %s needs a client secret" % method)
+        if method == "private_key_jwt" and private_key is None:
+            raise ConfigError("token endpoint auth method private_key_jwt needs a private key")
+        self.client_id = client_id
+        self.client_secret = client_secret
+        self.method = method
+        self.private_key = private_key
+        self.signing_alg = signing_alg
+        self.key_id = key_id
+        self.assertion_audience = assertion_audience
+        self.source = source
+
+    def __repr__(self) -> str:
+        return "ClientAuth(client_id=%r, method=%r, source=%r)" % (self.client_id, self.method, self.source)
+
+    def apply(self, form: Dict[str, str], headers: Dict[str, str], token_endpoint: str, issuer: Optional[str]) -> None:
+        """Add this client's authentication to a token request's ``form`` and ``headers``."""
+        if self.method == "client_secret_basic":
+            user = quote_plus(self.client_id)
+            secret = quote_plus(self.client_secret or "")
+            headers["Authorization"] = "Basic " + base64.b64encode(("%s:%s" % (user, secret)).encode("utf-8")).decode(
+                "ascii"
+            )
+            return
+        form["client_id"] = self.client_id
+        if self.method == "client_secret_post":
+            form["client_secret"] = self.client_secret or ""
+        elif self.method == "private_key_jwt":
+            from ._jwt import client_assertion
+
+            audience = self.assertion_audience or issuer or token_endpoint
+            form["client_assertion_type"] = ASSERTION_TYPE_JWT
+            form["client_assertion"] = client_assertion(
+                self.client_id, audience, self.private_key, self.signing_alg, self.key_id
+            )
+
+
+def token_request(
+    session: Any,
+    token_endpoint: str,
+    form: Dict[str, str],
+    client: Optional[ClientAuth],
+    *,
+    issuer: Optional[str] = None,
+    timeout: float = 30.0,
+    protocol_version: Optional[str] = None,
+) -> Dict[str, Any]:
+    """POST ``form`` to ``token_endpoint`` with ``client``'s authentication; the JSON answer.
+
+    Raises :class:`~mcpsync.errors.OAuthError` for an OAuth error response (``.error``,
+    ``.description``) and :class:`~mcpsync.errors.AuthError` for anything else unusable.
+    """
+    import requests
+
+    form = {k: v for k, v in form.items() if v is not None}
+    headers = {"Accept": "application/json", "Content-Type": "application/x-www-form-urlencoded"}
+    if protocol_version:
+        headers["MCP-Protocol-Version"] = protocol_version
+    if client is not None:
+        client.apply(form, headers, token_endpoint, issuer)
+    grant = form.get("grant_type", "")
+    try:
+        with session.post(token_endpoint, data=form, headers=headers, timeout=timeout, allow_redirects=False) as resp:
+            status = resp.status_code
+            try:
+                doc = resp.json()
+            except ValueError:
+                doc = None
+    except requests.RequestException as exc:
+        raise AuthError("token request (%s) to %s failed: %s" % (grant, token_endpoint, type(exc).__name__)) from exc
+    if isinstance(doc, dict) and isinstance(doc.get("error"), str):
+        description = doc.get("error_description") if isinstance(doc.get("error_description"), str) else ""
+        log.info("token endpoint %s refused the %s grant: %s", token_endpoint, grant, doc["error"])
+        raise OAuthError(error=doc["error"], description=description[:500])
+    if status != 200 or not isinstance(doc, dict):
+        raise AuthError("token request (%s) to %s failed with HTTP %s" % (grant, token_endpoint, status))
+    return doc
+
+
+def tokens_from_response(
+    doc: Dict[str, Any], *, previous_refresh_token: Optional[str] = None, requested_scope: Optional[str] = None
+) -> Dict[str, Any]:
+    """Store-shaped tokens (accessToken, refreshToken, expiresAt, scope, tokenType) from a token response.
+
+    A refresh response without ``refresh_token`` keeps ``previous_refresh_token``.
+    """
+    access = doc.get("access_token")
+    if not isinstance(access, str) or not access:
+        raise AuthError("the token response has no access_token")
+    token_type = doc.get("token_type")
+    if isinstance(token_type, str) and token_type.lower() not in ("bearer", "n_a"):
+        raise AuthError("the token response has token_type %r; only Bearer is supported" % token_type)
+    tokens: Dict[str, Any] = {"accessToken": access, "tokenType": "Bearer", "obtainedAt": int(time.time())}
+    refresh = doc.get("refresh_token")
+    if isinstance(refresh, str) and refresh:
+        tokens["refreshToken"] = refresh
+    elif previous_refresh_token:
+        tokens["refreshToken"] = previous_refresh_token
+    expires_in = doc.get("expires_in")
+    if isinstance(expires_in, (int, float)) and not isinstance(expires_in, bool) and expires_in > 0:
+        tokens["expiresAt"] = int(time.time() + expires_in)
+    elif isinstance(expires_in, str) and expires_in.isdigit():
+        tokens["expiresAt"] = int(time.time() + int(expires_in))
+    scope = doc.get("scope") if isinstance(doc.get("scope"), str) else requested_scope
+    if scope:
+        tokens["scope"] = scope
+    return tokens

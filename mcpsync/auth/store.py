@@ -1,0 +1,413 @@
+"""The OAuth credential store: one 0600 JSON file shared by every mcpsync process of a user.
+
+Layout of ``mcp-auth.json``::
+
+    {
+      "version": 1,
+      "servers": {
+        "<server name>": {
+          "serverUrl": "https://mcp.example.com/mcp",
+          "resource": "https://mcp.example.com/mcp",
+          "issuer": "https://auth.example.com",
+          "tokenEndpoint": "https://auth.example.com/token",
+          "tokens": {"accessToken": "...", "refreshToken": "...", "expiresAt": 1767225600,
+                     "scope": "read write", "tokenType": "Bearer"},
+          "clientInfo": {"clientId": "...", "clientSecret": "...", "clientIdIssuedAt": 0,
+                         "clientSecretExpiresAt": 0, "redirectUri": "http://127.0.0.1:19876/mcp/oauth/callback",
+                         "issuer": "https://auth.example.com", "tokenEndpointAuthMethod": "none"},
+          "codeVerifier": "...", "oauthState": "...", "authIssuer": "...",
+          "requestedScope": "read write", "needsAuth": false
+        }
+      },
+      "callbacks": {"<state>": {"code": "...", "receivedAt": 1767225600}}
+    }
+
+Every operation is one read-modify-write under an exclusive :class:`filelock.FileLock`
+(``mcp-auth.json.lock`` beside the file) held for the whole operation, so concurrent
+processes and threads never lose an update. Writes are atomic: a temporary file in the
+same directory, created 0600 with :func:`os.open`, written, fsync-ed, then
+:func:`os.replace`-d over the store. The directory is created 0700. A file that is not
+valid JSON is moved aside (``mcp-auth.json.corrupt-<time>``) and a
+:class:`~mcpsync.errors.CredentialStoreError` names the backup; it is never wiped.
+
+Thread-safety: every public method may be called from any thread. Methods block while
+another thread or process holds the lock, at most ``lock_timeout`` seconds (default 60),
+then raise :class:`~mcpsync.errors.CredentialStoreError`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import logging
+import os
+import sys
+import threading
+import time
+from typing import Any, Callable, Dict, Iterator, Optional
+
+from ..errors import CredentialStoreError
+
+__all__ = ["CredentialStore", "default_store_path", "ENV_AUTH_FILE", "ENV_DATA_DIR"]
+
+log = logging.getLogger(__name__)
+
+ENV_AUTH_FILE = "MCPSYNC_AUTH_FILE"
+"""Environment variable: the full path of the credential file."""
+ENV_DATA_DIR = "MCPSYNC_DATA_DIR"
+"""Environment variable: the directory holding ``mcp-auth.json``."""
+FILE_NAME = "mcp-auth.json"
+_CALLBACK_TTL = 600.0
+_MAX_CALLBACKS = 100
+
+# One re-entrant lock per store path in this process, held together with the file lock:
+# cheap in-process exclusion and a guard against file-lock implementations that are
+# not exclusive between threads of one process.
+_PATH_LOCKS: Dict[str, threading.RLock] = {}
+_PATH_LOCKS_GUARD = threading.Lock()
+
+
+def _path_lock(path: str) -> threading.RLock:
+    with _PATH_LOCKS_GUARD:
+        lock = _PATH_LOCKS.get(path)
+        if lock is None:
+            lock = _PATH_LOCKS[path] = threading.RLock()
+        return lock
+
+
+def user_data_dir() -> str:
+    """The per-user data directory for mcpsync (not created).
+
+    Linux/BSD: ``$XDG_DATA_HOME/mcpsync`` or ``~/.local/share/mcpsync``; macOS:
+    ``~/Library/Application Support/mcpsync``; Windows: ``%APPDATA%\\mcpsync``.
+    """
+    env_dir = os.environ.get(ENV_DATA_DIR)
+    if env_dir:
+        return os.path.abspath(os.path.expanduser(env_dir))
+    home = os.path.expanduser("~")
+    if sys.platform.startswith("win"):
+        base = os.environ.get("APPDATA") or os.path.join(home, "AppData", "Roaming")
+    elif sys.platform == "darwin":
+        base = os.path.join(home, "Library", "Application Support")
+    else:
+        xdg = os.environ.get("XDG_DATA_HOME")
+        base = xdg if xdg and os.path.isabs(xdg) else os.path.join(home, ".local", "share")
+    return os.path.join(base, "mcpsync")
+
+
+def default_store_path() -> str:
+    """The credential file path: ``$MCPSYNC_AUTH_FILE``, else ``<user data dir>/mcp-auth.json``."""
+    env_file = os.environ.get(ENV_AUTH_FILE)
+    if env_file:
+        return os.path.abspath(os.path.expanduser(env_file))
+    return os.path.join(user_data_dir(), FILE_NAME)
+
+
+def _empty() -> Dict[str, Any]:
+    return {"version": 1, "servers": {}, "callbacks": {}}
+
+
+class CredentialStore:
+    """File-locked, atomically written JSON store of OAuth credentials, keyed by server name.
+
+    Args:
+        path: the file to use; default :func:`default_store_path`.
+        lock_timeout: seconds to wait for the file lock before raising
+            :class:`~mcpsync.errors.CredentialStoreError`.
+
+    Entries are plain dicts (see the module docstring); the methods return deep copies,
+    so callers can never alter the store by mutating a result.
+    """
+
+    def __init__(self, path: Optional[str] = None, *, lock_timeout: float = 60.0) -> None:
+        self.path = os.path.abspath(os.path.expanduser(path)) if path else default_store_path()
+        self.lock_timeout = lock_timeout
+        self._thread_lock = _path_lock(self.path)
+        self._file_lock: Any = None
+        self._local = threading.local()
+
+    def __repr__(self) -> str:
+        return "CredentialStore(%r)" % (self.path,)
+
+    # ------------------------------------------------------------------ locking and I/O
+
+    def _ensure_dir(self) -> None:
+        directory = os.path.dirname(self.path)
+        try:
+            os.makedirs(directory, mode=0o700, exist_ok=True)
+        except OSError as exc:
+            raise CredentialStoreError("cannot create the credential directory %s: %s" % (directory, exc)) from exc
+
+    def _get_file_lock(self) -> Any:
+        if self._file_lock is None:
+            try:
+                import filelock
+            except ImportError as exc:  # pragma: no cover - a declared dependency
+                raise CredentialStoreError("the credential store needs the 'filelock' package") from exc
+            self._file_lock = filelock.FileLock(self.path + ".lock", timeout=self.lock_timeout, mode=0o600)
+        return self._file_lock
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator["CredentialStore"]:
+        """Hold the store's exclusive lock (re-entrant within one thread) for a multi-step operation.
+
+        Blocks up to ``lock_timeout`` seconds; other processes and threads wait meanwhile.
+        Use it to keep read -> network request -> write atomic, as token refresh does.
+        """
+        depth = getattr(self._local, "depth", 0)
+        if depth:
+            self._local.depth = depth + 1
+            try:
+                yield self
+            finally:
+                self._local.depth -= 1
+            return
+        if not self._thread_lock.acquire(timeout=self.lock_timeout if self.lock_timeout >= 0 else -1):
+            raise CredentialStoreError("timed out after %ss waiting for the credential store lock" % self.lock_timeout)
+        try:
+            self._ensure_dir()
+            lock = self._get_file_lock()
+            try:
+                import filelock
+
+                lock.acquire()
+            except filelock.Timeout as exc:
+                raise CredentialStoreError(
+                    "timed out after %ss waiting for the credential store lock %s.lock" % (self.lock_timeout, self.path)
+                ) from exc
+            except OSError as exc:
+                raise CredentialStoreError("cannot lock the credential store %s: %s" % (self.path, exc)) from exc
+            self._local.depth = 1
+            try:
+                yield self
+            finally:
+                self._local.depth = 0
+                lock.release()
+        finally:
+            self._thread_lock.release()
+
+    def _read(self) -> Dict[str, Any]:
+        try:
+            with open(self.path, "r", encoding="utf-8") as fh:
+                text = fh.read()
+        except FileNotFoundError:
+            return _empty()
+        except OSError as exc:
+            raise CredentialStoreError("cannot read the credential store %s: %s" % (self.path, exc)) from exc
+        try:
+            data = json.loads(text) if text.strip() else _empty()
+            if not isinstance(data, dict):
+                raise ValueError("top level is not an object")
+            if "servers" not in data:
+                # A flat {name: entry} file (OpenCode's shape) is adopted as is.
+                data = {"version": 1, "servers": {k: v for k, v in data.items() if isinstance(v, dict)}}
+            if not isinstance(data.get("servers"), dict):
+                raise ValueError("'servers' is not an object")
+            if not isinstance(data.get("callbacks"), dict):
+                data["callbacks"] = {}
+            return data
+        except ValueError as exc:
+            backup = "%s.corrupt-%d" % (self.path, int(time.time() * 1000))
+            try:
+                os.replace(self.path, backup)
+            except OSError as move_exc:
+                raise CredentialStoreError(
+                    "the credential store %s is corrupt (%s) and could not be moved aside: %s"
+                    % (self.path, exc, move_exc)
+                ) from exc
+            log.error("credential store %s was corrupt; moved to %s", self.path, backup)
+            raise CredentialStoreError(
+                "the credential store %s was not valid JSON (%s); it was kept as %s and a new store will be "
+                "started on the next write" % (self.path, exc, backup)
+            ) from exc
+
+    def _write(self, data: Dict[str, Any]) -> None:
+        directory = os.path.dirname(self.path)
+        tmp = os.path.join(directory, ".%s.%d.%d.tmp" % (os.path.basename(self.path), os.getpid(), threading.get_ident()))
+        payload = json.dumps(data, indent=2, sort_keys=True).encode("utf-8")
+        try:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)
+            fd = os.open(tmp, flags, 0o600)
+            try:
+                view = memoryview(payload)
+                while view:
+                    written = os.write(fd, view)
+                    view = view[written:]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, self.path)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise CredentialStoreError("cannot write the credential store %s: %s" % (self.path, exc)) from exc
+        if hasattr(os, "O_DIRECTORY"):
+            with contextlib.suppress(OSError):
+                dfd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+                try:
+                    os.fsync(dfd)
+                finally:
+                    os.close(dfd)
+
+    def _modify(self, fn: Callable[[Dict[str, Any]], Any]) -> Any:
+        with self.locked():
+            data = self._read()
+            result = fn(data)
+            self._write(data)
+            return copy.deepcopy(result)
+
+    # ------------------------------------------------------------------ entries
+
+    def all(self) -> Dict[str, Dict[str, Any]]:
+        """Every entry, by server name (a copy). Takes the lock briefly."""
+        with self.locked():
+            return copy.deepcopy(self._read()["servers"])
+
+    def get(self, name: str) -> Optional[Dict[str, Any]]:
+        """The entry for ``name`` (a copy), or None."""
+        with self.locked():
+            entry = self._read()["servers"].get(name)
+            return copy.deepcopy(entry) if isinstance(entry, dict) else None
+
+    def get_for_url(self, name: str, server_url: str) -> Optional[Dict[str, Any]]:
+        """The entry for ``name`` only when it was stored for ``server_url`` (else None).
+
+        An entry without a recorded URL is not returned either: credentials are never
+        sent to a server they were not obtained for.
+        """
+        entry = self.get(name)
+        if entry is None or entry.get("serverUrl") != server_url:
+            return None
+        return entry
+
+    def update(self, name: str, fn: Callable[[Dict[str, Any]], Any]) -> Any:
+        """Atomically apply ``fn(entry)`` to the entry of ``name`` (created empty when absent).
+
+        ``fn`` mutates the dict in place and may return a value, which is returned (copied).
+        If ``fn`` raises, nothing is written.
+        """
+
+        def apply(data: Dict[str, Any]) -> Any:
+            entry = data["servers"].get(name)
+            if not isinstance(entry, dict):
+                entry = {}
+            result = fn(entry)
+            data["servers"][name] = entry
+            return result
+
+        return self._modify(apply)
+
+    def _set(self, name: str, key: str, value: Any, server_url: Optional[str]) -> None:
+        def fn(entry: Dict[str, Any]) -> None:
+            if server_url is not None:
+                if entry.get("serverUrl") not in (None, server_url):
+                    # Another server now uses this name: its old credentials must go.
+                    for stale in ("tokens", "clientInfo", "issuer", "tokenEndpoint", "resource", "needsAuth"):
+                        entry.pop(stale, None)
+                entry["serverUrl"] = server_url
+            if value is None:
+                entry.pop(key, None)
+            else:
+                entry[key] = copy.deepcopy(value)
+
+        self.update(name, fn)
+
+    def update_tokens(self, name: str, tokens: Dict[str, Any], server_url: Optional[str] = None) -> None:
+        """Store ``tokens`` (accessToken, refreshToken, expiresAt, scope) and clear ``needsAuth``."""
+
+        def fn(entry: Dict[str, Any]) -> None:
+            if server_url is not None:
+                if entry.get("serverUrl") not in (None, server_url):
+                    entry.pop("clientInfo", None)
+                entry["serverUrl"] = server_url
+            entry["tokens"] = copy.deepcopy(tokens)
+            entry.pop("needsAuth", None)
+
+        self.update(name, fn)
+
+    def update_client_info(self, name: str, client_info: Dict[str, Any], server_url: Optional[str] = None) -> None:
+        """Store the client registration (clientId, clientSecret, redirectUri, issuer...)."""
+        self._set(name, "clientInfo", client_info, server_url)
+
+    def update_code_verifier(self, name: str, code_verifier: str) -> None:
+        """Store the PKCE verifier of the login in progress."""
+        self._set(name, "codeVerifier", code_verifier, None)
+
+    def update_oauth_state(self, name: str, oauth_state: str) -> None:
+        """Store the ``state`` of the login in progress."""
+        self._set(name, "oauthState", oauth_state, None)
+
+    def clear_code_verifier(self, name: str) -> None:
+        """Forget the PKCE verifier."""
+        self._set(name, "codeVerifier", None, None)
+
+    def clear_oauth_state(self, name: str) -> None:
+        """Forget the login ``state``."""
+        self._set(name, "oauthState", None, None)
+
+    def clear_tokens(self, name: str) -> None:
+        """Forget the tokens of ``name`` (keeps the client registration)."""
+        self._set(name, "tokens", None, None)
+
+    def clear_client_info(self, name: str) -> None:
+        """Forget the client registration of ``name``."""
+        self._set(name, "clientInfo", None, None)
+
+    def remove(self, name: str) -> bool:
+        """Delete the whole entry of ``name``; returns whether there was one."""
+
+        def fn(data: Dict[str, Any]) -> bool:
+            return data["servers"].pop(name, None) is not None
+
+        return bool(self._modify(fn))
+
+    def names(self) -> Iterator[str]:
+        """The server names with an entry."""
+        return iter(sorted(self.all()))
+
+    # ------------------------------------------------------------------ relayed callbacks
+
+    def find_state_owner(self, state: str) -> Optional[str]:
+        """The server name whose login in progress uses ``state``, or None."""
+        if not state:
+            return None
+        for name, entry in self.all().items():
+            if isinstance(entry, dict) and entry.get("oauthState") == state:
+                return name
+        return None
+
+    def record_callback(self, state: str, params: Dict[str, str]) -> None:
+        """Leave the callback parameters of ``state`` for the process waiting for them.
+
+        Used by the callback server of one process on behalf of another (shared port).
+        Entries older than 10 minutes are pruned.
+        """
+
+        def fn(data: Dict[str, Any]) -> None:
+            callbacks = data["callbacks"]
+            now = time.time()
+            for key in [k for k, v in callbacks.items() if now - float((v or {}).get("receivedAt", 0)) > _CALLBACK_TTL]:
+                callbacks.pop(key, None)
+            while len(callbacks) >= _MAX_CALLBACKS:
+                callbacks.pop(min(callbacks, key=lambda k: callbacks[k].get("receivedAt", 0)))
+            record = {k: v for k, v in params.items() if k in ("code", "state", "iss", "error", "error_description")}
+            record["receivedAt"] = now
+            callbacks[state] = record
+
+        self._modify(fn)
+
+    def take_callback(self, state: str) -> Optional[Dict[str, str]]:
+        """Remove and return the callback parameters recorded for ``state``, or None."""
+
+        with self.locked():
+            data = self._read()
+            if state not in data["callbacks"]:
+                return None
+            result = data["callbacks"].pop(state, None)
+            self._write(data)
+        if not isinstance(result, dict):
+            return None
+        result.pop("receivedAt", None)
+        return {k: str(v) for k, v in result.items()}
+
