@@ -1,0 +1,444 @@
+"""Legacy HTTP+SSE transport (protocol 2024-11-05; deprecated by the spec, still widely deployed).
+
+The client GETs the SSE URL and waits for the ``endpoint`` event; its data is a URI
+resolved against the SSE URL per RFC 3986 (so ``/prefix/sse`` + ``messages?sid=1``
+gives ``/prefix/messages?sid=1``). An endpoint on another origin is refused. Every
+client message is POSTed there; answers and server messages arrive on the stream,
+read by the thread ``mcpsync-sse-reader:<name>``.
+
+When the stream drops, the calls waiting for an answer fail with
+:class:`~mcpsync.ConnectionClosed` (their answers went with the old server session),
+and the transport reconnects with capped backoff (honouring ``retry:``). The new
+stream is a new server session, so the remembered ``initialize`` and
+``notifications/initialized`` are replayed before new messages flow. When
+reconnecting fails ``max_reconnect_attempts`` times in a row, ``sink.on_close`` is
+called with the last error.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import random
+import threading
+import time
+from typing import Any, Dict, Iterator, Optional, Set
+from urllib.parse import urljoin
+
+from .. import jsonrpc
+from .._sse import SSEEvent, EventParser, iter_response_bytes
+from .._threads import join, spawn
+from ..errors import (
+    ConfigError,
+    ConnectError,
+    ConnectionClosed,
+    MCPError,
+    ProtocolError,
+    TransportError,
+)
+from ._remote import (
+    build_session,
+    check_url,
+    convert_request_exception,
+    error_for_status,
+    redact_url,
+    same_origin,
+    split_options,
+)
+from .base import Transport, TransportSink
+from .http import _abort, _content_type, _is_response
+
+__all__ = ["SSETransport"]
+
+logger = logging.getLogger("mcpsync.transports.sse")
+
+
+class _Connection:
+    """One GET stream and the endpoint it announced."""
+
+    def __init__(self, response: Any) -> None:
+        self.response = response
+        self.endpoint: Optional[str] = None
+        self.ready = threading.Event()  # endpoint known, or the stream is over
+        self.error: Optional[BaseException] = None
+        self.events: Iterator[SSEEvent] = iter(())
+
+
+class SSETransport(Transport):
+    """A legacy HTTP+SSE (2024-11-05) connection.
+
+    Args:
+        url: the SSE URL (``https://host/sse``).
+        name: the server's display name; defaults to the host.
+        reconnect: reconnect (and re-initialize) when the stream drops.
+        max_reconnect_attempts: consecutive failed reconnects before giving up.
+        max_retry_delay: cap in seconds of the reconnect backoff.
+        **options: the HTTP options (``headers``, ``bearer_token``, ``auth``, ``verify``, ``cert``,
+            ``proxies``, ``trust_env``, ``connect_timeout``, ``read_timeout``, ``max_message_size``).
+    """
+
+    kind = "sse"
+    send_blocks_for_response = False
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        name: Optional[str] = None,
+        reconnect: bool = True,
+        max_reconnect_attempts: int = 5,
+        max_retry_delay: float = 30.0,
+        **options: Any,
+    ) -> None:
+        self.url = check_url(url)
+        self.options, rest = split_options(dict(options))
+        if rest:
+            raise ConfigError("unknown SSE transport option(s): %s" % ", ".join(sorted(rest)))
+        from urllib.parse import urlsplit
+
+        self.name = name or urlsplit(url).hostname or "server"
+        self._reconnect = reconnect
+        self._max_attempts = max(0, int(max_reconnect_attempts))
+        self._max_retry_delay = float(max_retry_delay)
+        self._http: Any = build_session(self.url, self.options)
+        self._sink: Optional[TransportSink] = None
+        self._lock = threading.Lock()
+        self._closed = False
+        self._closing = threading.Event()
+        self._close_reported = False
+        self._conn: Optional[_Connection] = None
+        self._reader: Optional[threading.Thread] = None
+        self._pending: Set[Any] = set()
+        self._version: Optional[str] = None
+        self._init_msg: Optional[Dict[str, Any]] = None
+        self._initialized_msg: Optional[Dict[str, Any]] = None
+        self._reinit_id: Optional[str] = None
+        self._usable = threading.Event()  # set when messages may be POSTed (not re-initializing)
+        self._ids = itertools.count(1)
+        self._last_event_id: Optional[str] = None
+        self._retry_ms: Optional[int] = None
+
+    # ------------------------------------------------------------------ contract
+
+    @property
+    def endpoint(self) -> Optional[str]:
+        """The URL messages are POSTed to (from the ``endpoint`` event)."""
+        conn = self._conn
+        return conn.endpoint if conn else None
+
+    def describe(self) -> str:
+        return "HTTP+SSE %s" % redact_url(self.url)
+
+    def set_protocol(self, version: str, era: str) -> None:
+        self._version = version
+
+    def start(self, sink: TransportSink) -> None:
+        """GET the SSE URL and wait (``connect_timeout``) for the ``endpoint`` event.
+
+        Raises :class:`~mcpsync.ConnectError` (network, no endpoint, cross-origin endpoint),
+        :class:`~mcpsync.AuthRequired` / :class:`~mcpsync.InsufficientScope` (401/403) or
+        :class:`~mcpsync.HTTPStatusError` (any other status).
+        """
+        if self._closed:
+            raise ConnectionClosed("transport is closed", server=self.name)
+        self._sink = sink
+        try:
+            conn = self._open()
+        except MCPError as exc:
+            self._shutdown_http()
+            raise exc.with_context(server=self.name)
+        self._conn = conn
+        self._usable.set()
+
+    def send(self, message: Dict[str, Any]) -> None:
+        """POST one message to the endpoint; answers arrive on the stream."""
+        if self._closed:
+            raise ConnectionClosed("transport is closed", server=self.name)
+        if type(message) is not dict:
+            raise ProtocolError("send one message at a time", server=self.name)
+        method = message.get("method")
+        is_request = method is not None and "id" in message
+        if method == "initialize":
+            self._init_msg = message
+        elif method == "notifications/initialized":
+            self._initialized_msg = message
+        if is_request:
+            with self._lock:
+                self._pending.add(message["id"])
+        try:
+            self._post(message)
+        except MCPError as exc:
+            if not is_request:
+                raise
+            with self._lock:
+                self._pending.discard(message["id"])
+            exc.with_context(server=self.name, method=method, request_id=message["id"])
+            sink = self._sink
+            if sink is not None and not self._closed:
+                sink.on_request_error(message["id"], exc)
+
+    def close(self, timeout: Optional[float] = None) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            conn = self._conn
+        deadline = time.monotonic() + (5.0 if timeout is None else max(0.0, timeout))
+        self._closing.set()
+        self._usable.set()
+        if conn is not None:
+            _abort(conn.response)
+        join(self._reader, max(0.0, deadline - time.monotonic()))
+        self._shutdown_http()
+        self._report_close(None)
+
+    # ------------------------------------------------------------------ internals
+
+    def _shutdown_http(self) -> None:
+        try:
+            self._http.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+    def _report_close(self, exc: Optional[BaseException]) -> None:
+        with self._lock:
+            if self._close_reported:
+                return
+            self._close_reported = True
+        sink = self._sink
+        if sink is not None:
+            sink.on_close(exc)
+
+    def _get_stream(self) -> _Connection:
+        headers = {"Accept": "text/event-stream", "Cache-Control": "no-cache"}
+        if self._last_event_id:
+            headers["Last-Event-ID"] = self._last_event_id
+        try:
+            response = self._http.get(
+                self.url, headers=headers, stream=True, timeout=(self.options.connect_timeout, None)
+            )
+        except Exception as exc:  # noqa: BLE001
+            raise convert_request_exception(exc, self.url) from None
+        if not 200 <= response.status_code < 300:
+            try:
+                raise error_for_status(response, what="GET (SSE stream)")
+            finally:
+                response.close()
+        if _content_type(response) != "text/event-stream":
+            status = response.status_code
+            response.close()
+            raise ConnectError("HTTP %d from %s is not an event stream" % (status, redact_url(self.url)))
+        conn = _Connection(response)
+        conn.events = self._events(conn)
+        with self._lock:
+            if self._closed:
+                response.close()
+                raise ConnectionClosed("transport is closed")
+            self._conn = conn
+        return conn
+
+    def _open(self) -> _Connection:
+        conn = self._get_stream()
+        self._reader = spawn("mcpsync-sse-reader:%s" % self.name, self._read_loop, conn)
+        wait = self.options.connect_timeout
+        if not conn.ready.wait(wait):
+            _abort(conn.response)
+            raise ConnectError("no endpoint event from %s within %ss" % (redact_url(self.url), wait))
+        if conn.endpoint is None:
+            err = conn.error or ConnectError("the SSE stream ended before the endpoint event")
+            raise err if isinstance(err, MCPError) else ConnectError(str(err))
+        return conn
+
+    def _post(self, message: Dict[str, Any], force: bool = False) -> None:
+        if not force and not self._usable.is_set():
+            if not self._usable.wait(self.options.connect_timeout or None):
+                raise ConnectionClosed("reconnecting to the server took too long")
+        if self._closed:
+            raise ConnectionClosed("transport is closed")
+        conn = self._conn
+        if conn is None or conn.endpoint is None:
+            raise ConnectionClosed("not connected")
+        headers = {"Content-Type": "application/json"}
+        if self._version:
+            headers["MCP-Protocol-Version"] = self._version
+        try:
+            response = self._http.post(
+                conn.endpoint,
+                data=jsonrpc.encode(message),
+                headers=headers,
+                stream=True,
+                timeout=(self.options.connect_timeout, self.options.read_timeout),
+            )
+        except Exception as exc:  # noqa: BLE001
+            if self._closed:
+                raise ConnectionClosed("transport is closed") from None
+            raise convert_request_exception(exc, conn.endpoint) from None
+        try:
+            if 200 <= response.status_code < 300:
+                try:
+                    for _ in iter_response_bytes(response, 65536):
+                        pass
+                    response.raw.release_conn()
+                except Exception:  # noqa: BLE001 - accepted anyway
+                    pass
+                return
+            raise error_for_status(response, what=message.get("method") or "response")
+        finally:
+            response.close()
+
+    def _events(self, conn: _Connection) -> Iterator[SSEEvent]:
+        parser = EventParser(self.options.max_message_size)
+        for chunk in iter_response_bytes(conn.response):
+            for ev in parser.feed(chunk):
+                yield ev
+
+    def _pump(self, conn: _Connection, until_endpoint: bool = False) -> bool:
+        """Read events of ``conn``; True when stopped at the endpoint event, False when the stream ended."""
+        try:
+            for ev in conn.events:
+                self._on_event(conn, ev)
+                if until_endpoint and conn.endpoint is not None:
+                    return True
+        except Exception as exc:  # noqa: BLE001 - the stream broke: the reconnect policy decides
+            if not self._closed:
+                logger.debug("[%s] SSE stream broken: %r", self.name, exc)
+                if conn.error is None:
+                    conn.error = convert_request_exception(exc, self.url)
+        return False
+
+    def _read_loop(self, conn: _Connection) -> None:
+        self._pump(conn)
+        conn.response.close()
+        conn.ready.set()
+        if self._closed or conn.endpoint is None:
+            return  # closed, or start() failed and reports it
+        attempts = 0
+        error: Optional[BaseException] = conn.error
+        while True:
+            self._usable.clear()
+            self._fail_pending(ConnectionClosed("the SSE stream ended; the server session was lost"))
+            if not self._reconnect:
+                self._report_close(ConnectionClosed("the SSE stream ended", server=self.name))
+                return
+            while True:
+                attempts += 1
+                if attempts > self._max_attempts:
+                    self._report_close(
+                        ConnectionClosed(
+                            "the SSE stream ended and reconnecting failed: %s" % (error or "no endpoint"),
+                            server=self.name,
+                        )
+                    )
+                    return
+                if attempts == 1:
+                    logger.warning("[%s] SSE stream lost; reconnecting", self.name)
+                if self._closing.wait(self._delay(attempts)):
+                    return
+                try:
+                    conn = self._reopen()
+                except Exception as exc:  # noqa: BLE001
+                    error = exc
+                    logger.debug("[%s] reconnect attempt %d failed: %r", self.name, attempts, exc)
+                    continue
+                break
+            attempts = 0
+            logger.info("[%s] SSE stream reconnected", self.name)
+            self._pump(conn)
+            conn.response.close()
+            if self._closed:
+                return
+            error = conn.error
+
+    def _reopen(self) -> _Connection:
+        conn = self._get_stream()
+        if not self._pump(conn, until_endpoint=True):
+            conn.response.close()
+            raise conn.error or ConnectionClosed("the new SSE stream ended before the endpoint event")
+        if self._init_msg is None:
+            self._usable.set()
+            return conn
+        msg = dict(self._init_msg)
+        msg["id"] = self._reinit_id = "mcpsync-reinit-%d" % next(self._ids)
+        try:
+            self._post(msg, force=True)
+        except Exception:
+            conn.response.close()
+            raise
+        return conn
+
+    def _on_event(self, conn: _Connection, ev: SSEEvent) -> None:
+        if ev.id is not None:
+            self._last_event_id = ev.id or None
+        if ev.retry is not None:
+            self._retry_ms = ev.retry
+        if ev.event == "endpoint":
+            self._on_endpoint(conn, ev.data.decode("utf-8", "replace").strip())
+            return
+        if ev.oversized:
+            logger.warning("[%s] skipped an event larger than the maximum message size", self.name)
+            return
+        if ev.event != "message" or not ev.data:
+            return
+        try:
+            frame = jsonrpc.decode(ev.data)
+        except ProtocolError as exc:
+            logger.warning("[%s] skipping an undecodable event: %s", self.name, exc)
+            return
+        reinit = self._reinit_id
+        for msg in jsonrpc.iter_messages(frame):
+            if _is_response(msg):
+                mid = msg.get("id")
+                if reinit is not None and mid == reinit:
+                    self._finish_reinit(msg)
+                    return
+                with self._lock:
+                    self._pending.discard(mid)
+        sink = self._sink
+        if sink is not None and not self._closed:
+            sink.on_message(frame)
+
+    def _on_endpoint(self, conn: _Connection, data: str) -> None:
+        if conn.endpoint is not None:
+            return
+        base = getattr(conn.response, "url", None) or self.url
+        endpoint = urljoin(base, data)
+        if not same_origin(endpoint, base):
+            conn.error = ConnectError(
+                "the server announced a message endpoint on another origin (%s); refused" % redact_url(endpoint),
+                server=self.name,
+            )
+            logger.error("[%s] %s", self.name, conn.error.message)
+            _abort(conn.response)
+            conn.ready.set()
+            return
+        conn.endpoint = endpoint
+        logger.debug("[%s] message endpoint %s", self.name, redact_url(endpoint))
+        conn.ready.set()
+
+    def _finish_reinit(self, msg: Dict[str, Any]) -> None:
+        self._reinit_id = None
+        if "error" in msg:
+            logger.warning("[%s] re-initializing after a reconnect failed: %s", self.name, msg.get("error"))
+            _abort(self._conn.response if self._conn else None)
+            return
+        note = self._initialized_msg or jsonrpc.notification("notifications/initialized")
+        try:
+            self._post(note, force=True)
+        except Exception as exc:  # noqa: BLE001
+            logger.warning("[%s] notifications/initialized after a reconnect failed: %r", self.name, exc)
+        self._usable.set()
+
+    def _fail_pending(self, exc: TransportError) -> None:
+        with self._lock:
+            ids = list(self._pending)
+            self._pending.clear()
+        sink = self._sink
+        if sink is None or self._closed:
+            return
+        for rid in ids:
+            sink.on_request_error(rid, ConnectionClosed(exc.message, server=self.name, request_id=rid))
+
+    def _delay(self, attempt: int) -> float:
+        if self._retry_ms is not None and attempt == 1:
+            return min(self._max_retry_delay, self._retry_ms / 1000.0)
+        return min(self._max_retry_delay, 0.5 * 2 ** (attempt - 1)) * (0.8 + 0.4 * random.random())
