@@ -446,3 +446,80 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802
         self._dispatch("POST")
+
+
+def free_port() -> int:
+    """A TCP port that was free on 127.0.0.1 a moment ago."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def approve_via_http(request: Any) -> str:
+    """An authorization handler: GET the authorization URL like a browser would, return the redirect URL."""
+    import requests
+
+    with requests.get(request.url, allow_redirects=False, timeout=10) as resp:
+        if resp.status_code != 302:
+            raise AssertionError("authorization endpoint answered %s: %s" % (resp.status_code, resp.text))
+        return resp.headers["Location"]
+
+
+# ---------------------------------------------------------------------------- pytest fixtures
+# Test modules import these names; pytest picks fixtures up from a module's namespace.
+
+import pytest  # noqa: E402
+
+
+def mcpsync_threads() -> List[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith("mcpsync-")]
+
+
+@pytest.fixture
+def no_auth_leaks():
+    """No callback server may outlive a test (conftest's autouse check covers threads and processes)."""
+    yield
+    from mcpsync.auth import callback
+
+    assert callback.running_servers() == []
+
+
+@pytest.fixture
+def srv():
+    with AuthTestServer() as server:
+        yield server
+
+
+@pytest.fixture
+def store(tmp_path):
+    from mcpsync.auth.store import CredentialStore
+
+    return CredentialStore(str(tmp_path / "mcp-auth.json"))
+
+
+@pytest.fixture
+def make_manager(store):
+    from mcpsync.auth import OAuthManager
+
+    made = []
+
+    def factory(**kwargs: Any) -> Any:
+        kwargs.setdefault("store", store)
+        kwargs.setdefault("callback_port", free_port())
+        kwargs.setdefault("authorize_handler", approve_via_http)
+        manager = OAuthManager(**kwargs)
+        made.append(manager)
+        return manager
+
+    yield factory
+    for manager in made:
+        manager.close()
+
+
+@pytest.fixture
+def manager(make_manager, srv):
+    m = make_manager()
+    m.add_server("srv", srv.server_url)
+    return m
