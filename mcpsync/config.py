@@ -84,7 +84,8 @@ class ServerConfig:
         headers: extra HTTP headers for a remote server (values are never logged).
         transport: remote transport: ``auto`` (Streamable HTTP, falling back to legacy SSE), ``http``, ``sse``.
         oauth: remote servers only: True (use OAuth when the server asks for it), False (never),
-            or a dict of settings (``client_id``, ``client_secret``, ``scope``, ``redirect_uri``).
+            or a dict of :class:`mcpsync.auth.OAuthConfig` settings (``client_id``, ``client_secret``,
+            ``scope``, ``grant``...; camelCase accepted).
         bearer_token: a static token sent as ``Authorization: Bearer`` (never logged).
         enabled: False marks the server ``disabled``; it is never connected.
         timeout: seconds a tool call may stay idle; reset by progress notifications.
@@ -228,10 +229,10 @@ def interpolate(value: str, env: Optional[Mapping[str, str]] = None, *, variable
 _STR_MAP = {"type": "object", "additionalProperties": {"type": "string"}}
 _STR_LIST = {"type": "array", "items": {"type": "string"}}
 _POSITIVE = {"type": "number", "exclusiveMinimum": 0}
-_OAUTH_OBJECT = {
+_OAUTH_OBJECT = {  # OpenCode's keys; the native format also takes every OAuthConfig option (mcpsync.auth)
     "type": "object",
     "properties": {k: {"type": "string"} for k in ("clientId", "client_id", "clientSecret", "client_secret",
-                                                   "scope", "redirectUri", "redirect_uri")},
+                                                   "scope")},
     "additionalProperties": False,
 }
 _NATIVE_ENTRY = {
@@ -247,7 +248,7 @@ _NATIVE_ENTRY = {
         "url": {"type": "string", "pattern": "^https?://"},
         "headers": _STR_MAP,
         "transport": {"enum": ["auto", "http", "sse"]},
-        "oauth": {"anyOf": [{"type": "boolean"}, _OAUTH_OBJECT]},
+        "oauth": {"type": ["boolean", "object"]},
         "bearer_token": {"type": "string"},
         "enabled": {"type": "boolean"},
         "disabled": {"type": "boolean"},
@@ -498,7 +499,7 @@ def _native_fields(name: str, entry: Mapping[str, Any], expand: _Expander, where
 
 
 def _oauth_settings(raw: Mapping[str, Any]) -> Dict[str, Any]:
-    aliases = {"clientId": "client_id", "clientSecret": "client_secret", "redirectUri": "redirect_uri"}
+    aliases = {"clientId": "client_id", "clientSecret": "client_secret"}
     return {aliases.get(k, k): v for k, v in raw.items()}
 
 

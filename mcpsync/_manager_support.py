@@ -1,0 +1,331 @@
+"""Support for :mod:`mcpsync.manager`: statuses, result wrappers, events, per-server records, OAuth methods.
+
+Private: import the public names from :mod:`mcpsync.manager`.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+
+from ._threads import join, spawn
+from .config import ServerConfig
+from .errors import (
+    AuthRequired,
+    ConfigError,
+    HTTPStatusError,
+    MCPError,
+    NeedsClientRegistration,
+    RequestTimeout,
+    ServerExited,
+)
+from .types import Prompt, Resource, ResourceTemplate, Tool
+
+log = logging.getLogger("mcpsync.manager")
+
+EVENTS = ("tools_changed", "status_changed", "browser_open_failed")
+
+CONNECTED, DISABLED, FAILED = "connected", "disabled", "failed"
+NEEDS_AUTH, NEEDS_CLIENT_REGISTRATION = "needs_auth", "needs_client_registration"
+CONNECTING, NOT_CONNECTED, DISCONNECTED = "connecting", "not_connected", "disconnected"
+
+
+class UnknownTool(MCPError, LookupError):
+    """No server offers a tool by that (exposed) name."""
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    """The state of one server. Immutable; a new object on every change.
+
+    Attributes:
+        name: the server's name.
+        status: ``connected``, ``disabled``, ``failed``, ``needs_auth``, ``needs_client_registration``,
+            ``connecting``, ``not_connected`` or ``disconnected``.
+        error: the exception behind ``failed``/``needs_*`` (None otherwise).
+        reason: a one-line human explanation of ``error`` (configured secrets masked).
+        exit_code: the exit status of a stdio server that exited.
+        stderr_tail: its last stderr lines.
+        http_status: the HTTP status that failed the connection.
+        transport: ``stdio``, ``http`` or ``sse`` once connected.
+    """
+
+    name: str
+    status: str
+    error: Optional[BaseException] = field(default=None, compare=False)
+    reason: Optional[str] = None
+    exit_code: Optional[int] = None
+    stderr_tail: Tuple[str, ...] = ()
+    http_status: Optional[int] = None
+    transport: Optional[str] = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        """A JSON-ready dict (``error`` is the error's class name)."""
+        out: Dict[str, Any] = {"name": self.name, "status": self.status}
+        if self.error is not None:
+            out["error"] = type(self.error).__name__
+        for key in ("reason", "exit_code", "http_status", "transport"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        if self.stderr_tail:
+            out["stderr_tail"] = list(self.stderr_tail)
+        return out
+
+    def __str__(self) -> str:
+        return "%s: %s%s" % (self.name, self.status, " (%s)" % self.reason if self.reason else "")
+
+
+@dataclass(frozen=True)
+class ServerPrompt:
+    """A prompt and the server offering it."""
+
+    server: str
+    prompt: Prompt
+
+    @property
+    def name(self) -> str:
+        """The prompt's name on its server."""
+        return self.prompt.name
+
+
+@dataclass(frozen=True)
+class ServerResource:
+    """A resource and the server offering it."""
+
+    server: str
+    resource: Resource
+
+    @property
+    def uri(self) -> str:
+        """The resource's URI."""
+        return self.resource.uri
+
+
+@dataclass(frozen=True)
+class ServerResourceTemplate:
+    """A resource template and the server offering it."""
+
+    server: str
+    template: ResourceTemplate
+
+
+def _chain(exc: BaseException) -> Iterable[BaseException]:
+    seen = 0
+    cur: Optional[BaseException] = exc
+    while cur is not None and seen < 8:
+        yield cur
+        seen += 1
+        cur = cur.__cause__ or cur.__context__
+
+
+def _find(exc: BaseException, kind: Any) -> Any:
+    return next((e for e in _chain(exc) if isinstance(e, kind)), None)
+
+
+def _classify(name: str, exc: BaseException, secrets: Iterable[str], stderr: List[str], kind: str) -> ServerStatus:
+    """The status a connection error gives, with a reason that hides configured secrets."""
+    status, exit_code, http_status, tail = FAILED, None, None, list(stderr)
+    if _find(exc, NeedsClientRegistration) is not None:
+        status = NEEDS_CLIENT_REGISTRATION
+        reg = _find(exc, NeedsClientRegistration)
+        reason = "register a client (redirect URI %s) and set oauth.client_id: %s" % (reg.redirect_uri, reg.message)
+    elif _find(exc, AuthRequired) is not None:
+        status, auth = NEEDS_AUTH, _find(exc, AuthRequired)
+        http_status = auth.status_code
+        reason = "HTTP %d: %s" % (auth.status_code, auth.message)
+    elif _find(exc, ServerExited) is not None:
+        exited = _find(exc, ServerExited)
+        exit_code, tail = exited.exit_code, exited.stderr_tail or tail
+        reason = "server process exited with code %s" % exit_code
+    elif _find(exc, HTTPStatusError) is not None:
+        err = _find(exc, HTTPStatusError)
+        http_status = err.status_code
+        reason = "HTTP %d%s" % (err.status_code, ": " + " ".join(err.body.split())[:200] if err.body else "")
+    elif isinstance(exc, RequestTimeout):
+        reason = "timed out after %ss" % exc.timeout
+    elif isinstance(exc, MCPError):
+        reason = "%s: %s" % (type(exc).__name__, exc.message or exc)
+    else:
+        reason = "%s: %s" % (type(exc).__name__, exc)
+    if tail and status == FAILED:
+        reason += "; stderr: " + " | ".join(line.strip() for line in tail[-5:])
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            reason = reason.replace(secret, "***")
+    return ServerStatus(name, status, exc, reason, exit_code, tuple(tail[-20:]), http_status, None)
+
+
+class _Events:
+    """Delivers events to listeners on one daemon thread, started on first use."""
+
+    def __init__(self) -> None:
+        self._listeners: Dict[str, List[Callable[..., Any]]] = {e: [] for e in EVENTS}
+        self._queue: "queue.Queue[Any]" = queue.Queue()
+        self._lock = threading.Lock()
+        self._thread: Optional[threading.Thread] = None
+        self._closed = False
+
+    def add(self, event: str, callback: Callable[..., Any]) -> Callable[[], None]:
+        if event not in self._listeners:
+            raise ConfigError("unknown event %r; expected one of %s" % (event, ", ".join(EVENTS)))
+        with self._lock:
+            self._listeners[event] = self._listeners[event] + [callback]
+
+        def remove() -> None:
+            with self._lock:
+                self._listeners[event] = [c for c in self._listeners[event] if c is not callback]
+
+        return remove
+
+    def emit(self, event: str, *args: Any) -> None:
+        with self._lock:
+            if self._closed or not self._listeners[event]:
+                return
+            if self._thread is None:
+                self._thread = spawn("mcpsync-manager-events", self._run)
+            self._queue.put((event, args))
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            event, args = item
+            for callback in self._listeners[event]:
+                try:
+                    callback(*args)
+                except Exception:  # noqa: BLE001 - a listener's bug must not stop the others
+                    log.exception("%s listener failed", event)
+
+    def close(self, timeout: float) -> None:
+        with self._lock:
+            self._closed = True
+            thread = self._thread
+        if thread is not None:
+            self._queue.put(None)
+            join(thread, timeout)
+
+
+class _Attempt:
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.client: Any = None
+        self.thread: Optional[threading.Thread] = None
+
+
+class _Server:
+    """Per-server state, guarded by ``lock``."""
+
+    def __init__(self, config: ServerConfig, lazy: bool) -> None:
+        self.config = config
+        self.lazy = lazy
+        self.lock = threading.Lock()
+        self.client: Any = None
+        self.generation = 0
+        self.attempt: Optional[_Attempt] = None
+        self.tools: Optional[List[Tool]] = None
+        self.failures = 0
+        self.retry_at = 0.0
+        self.lost = False  # connected once, then the connection died: restart on next use
+        self.refresh_dirty = False
+        self.refresh_thread: Optional[threading.Thread] = None
+        self.status = ServerStatus(config.name, DISABLED if not config.enabled else NOT_CONNECTED)
+
+    def secrets(self) -> List[str]:
+        cfg = self.config
+        values = list(cfg.env.values()) + list(cfg.headers.values()) + [cfg.bearer_token or ""]
+        return [v.split(" ", 1)[-1] for v in values] + values
+
+
+class OAuthMethods:
+    """The per-server OAuth API of the manager (mixed into :class:`mcpsync.manager.Manager`)."""
+
+    _lock: Any
+    _oauth: Any
+    _oauth_options: Dict[str, Any]
+    _events: "_Events"
+
+    def _record(self, name: str) -> "_Server":  # pragma: no cover - provided by Manager
+        raise NotImplementedError
+
+    def _set_status(self, rec: "_Server", status: ServerStatus) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def connect(self, name: str, *, wait: bool = True, timeout: Optional[float] = None) -> ServerStatus:  # pragma: no cover
+        raise NotImplementedError
+
+    _owns_oauth = False
+
+    def _oauth_manager(self, cfg: Optional[ServerConfig] = None) -> Any:
+        with self._lock:
+            if self._oauth is None:
+                from .auth import OAuthManager
+
+                options = dict(self._oauth_options)
+                options.setdefault("on_browser_open_failed", self._browser_failed)
+                self._oauth = OAuthManager(**options)
+                self._owns_oauth = True
+            oauth = self._oauth
+        if cfg is not None:
+            oauth.add_server(cfg.name, cfg.url, cfg.oauth_settings or True)
+        return oauth
+
+    def _browser_failed(self, name: str, url: str) -> None:
+        self._events.emit("browser_open_failed", name, url)
+
+    def _oauth_for(self, name: str) -> Any:
+        cfg = self._record(name).config
+        if cfg.kind != "remote" or not cfg.url:
+            raise ConfigError("server %r is not a remote server; OAuth does not apply" % name, server=name)
+        if cfg.oauth is False:
+            raise ConfigError("OAuth is disabled for server %r (oauth: false)" % name, server=name)
+        return self._oauth_manager(cfg)
+
+    def supports_oauth(self, name: str) -> bool:
+        """True when ``name`` is a remote server with OAuth enabled (configuration only, no I/O)."""
+        cfg = self._record(name).config
+        return cfg.kind == "remote" and cfg.oauth is not False
+
+    def has_stored_tokens(self, name: str) -> bool:
+        """Whether tokens are stored for ``name`` (reads the credential store)."""
+        return bool(self._oauth_for(name).has_stored_tokens(name))
+
+    def get_auth_status(self, name: str) -> str:
+        """``authenticated``, ``expired`` or ``not_authenticated`` (reads the credential store)."""
+        return str(self._oauth_for(name).get_auth_status(name))
+
+    def remove_auth(self, name: str) -> None:
+        """Forget the stored credentials of ``name``."""
+        self._oauth_for(name).remove_auth(name)
+
+    def start_auth(self, name: str) -> str:
+        """Begin a login for ``name`` and return the authorization URL (finish with :meth:`finish_auth`).
+        Blocks for discovery and registration; records needs_client_registration when that fails."""
+        return self._auth_step(name, lambda oauth: oauth.start_auth(name), reconnect=False)
+
+    def finish_auth(self, name: str, code_or_url: Any) -> ServerStatus:
+        """Complete a login with the redirect URL (or code); then reconnects ``name`` if enabled."""
+        self._auth_step(name, lambda oauth: oauth.finish_auth(name, code_or_url), reconnect=True)
+        return self._record(name).status
+
+    def authenticate(self, name: str, timeout: Optional[float] = None) -> ServerStatus:
+        """Run the whole browser login of ``name`` (works for a disabled server too), then reconnect it if
+        enabled. Blocks until the user approves (up to ``timeout``); returns the new status."""
+        self._auth_step(name, lambda oauth: oauth.authenticate(name, timeout), reconnect=True)
+        return self._record(name).status
+
+    def _auth_step(self, name: str, step: Callable[[Any], Any], *, reconnect: bool) -> Any:
+        rec = self._record(name)
+        oauth = self._oauth_for(name)
+        try:
+            result = step(oauth)
+        except NeedsClientRegistration as exc:
+            with rec.lock:
+                self._set_status(rec, _classify(name, exc, rec.secrets(), [], rec.config.kind))
+            raise
+        if reconnect and rec.config.enabled:
+            self.connect(name)
+        return result

@@ -1,0 +1,810 @@
+"""Many servers at once: :class:`Manager` (alias ``ServerManager``).
+
+A manager owns one :class:`~mcpsync.Client` per configured server and is meant
+to be created once (at application start-up) and shared by every thread::
+
+    mgr = Manager.from_file("claude_desktop_config.json").open()   # connects all, concurrently
+    tools = mgr.tools_for("openai")                                  # ready-to-send definitions
+    reply = mgr.call_from_tool_call(tool_call)                       # provider-shaped result
+    mgr.close()
+
+Connecting: every enabled server connects on its own daemon thread
+(``mcpsync-manager-connect:<name>``) bounded by its own ``connect_timeout``, so a
+slow or broken server never delays the others. With ``lazy=True`` (per manager
+or per server) a server connects on first use instead.
+
+Status per server (:class:`ServerStatus`): ``connected``, ``disabled``,
+``failed`` (with the error and a reason: exit code and stderr tail, or the HTTP
+status), ``needs_auth``, ``needs_client_registration``, plus ``connecting``,
+``not_connected`` (lazy, not used yet) and ``disconnected`` (by :meth:`Manager.disconnect`).
+
+Recovery: a server whose connection dies (a stdio process exits) is reported
+``failed`` and restarted on its next use, with a capped exponential backoff
+between failed restarts (reset after a success). A ``tools/call`` that was sent
+is never retried. Tool lists are cached; ``notifications/tools/list_changed``
+refreshes them in the background (coalesced; the previous list is kept if the
+refresh fails) and fires the ``tools_changed`` event.
+
+Events (callbacks run on the ``mcpsync-manager-events`` thread, never on an I/O
+thread): ``tools_changed(server)``, ``status_changed(server, ServerStatus)``,
+``browser_open_failed(server, url)``.
+
+Thread-safety: every method may be called from any thread at the same time.
+No lock is held while talking to a server.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
+
+from . import adapters as _adapters
+from ._manager_support import (
+    CONNECTED,
+    CONNECTING,
+    DISABLED,
+    DISCONNECTED,
+    EVENTS,
+    FAILED,
+    NEEDS_AUTH,
+    NEEDS_CLIENT_REGISTRATION,
+    NOT_CONNECTED,
+    OAuthMethods,
+    ServerPrompt,
+    ServerResource,
+    ServerResourceTemplate,
+    ServerStatus,
+    UnknownTool,
+    _Attempt,
+    _classify,
+    _Events,
+    _Server,
+)
+from ._naming import NameTable
+from ._threads import join, spawn
+from .config import ServerConfig, find_config, load_config, parse_config, server_config
+from .errors import (
+    AuthRequired,
+    CapabilityError,
+    ClientClosed,
+    ConfigError,
+    ConnectError,
+    ConnectionClosed,
+    MCPError,
+    MethodNotFound,
+    NeedsClientRegistration,
+    RequestTimeout,
+)
+from .session import DEFAULT
+from .types import CallToolResult, GetPromptResult, ReadResourceResult, Tool
+
+__all__ = [
+    "CONNECTED",
+    "CONNECTING",
+    "DISABLED",
+    "DISCONNECTED",
+    "EVENTS",
+    "FAILED",
+    "Manager",
+    "NEEDS_AUTH",
+    "NEEDS_CLIENT_REGISTRATION",
+    "NOT_CONNECTED",
+    "ServerManager",
+    "ServerPrompt",
+    "ServerResource",
+    "ServerResourceTemplate",
+    "ServerStatus",
+    "ServerTool",
+    "UnknownTool",
+]
+
+log = logging.getLogger(__name__)
+
+ServerTool = _adapters.ServerTool
+
+
+class Manager(OAuthMethods):
+    """Connects and manages many MCP servers; see the module docstring.
+
+    Args:
+        config: a file path, a dict (any format of :mod:`mcpsync.config`), an
+            iterable of :class:`~mcpsync.config.ServerConfig`, or None (add servers later).
+        lazy: connect each server on first use rather than in :meth:`open`.
+        client_options: keyword arguments for every :class:`~mcpsync.Client`
+            (``sampling_handler``, ``roots``, ``client_info``...); a server's ``options`` win.
+        oauth: an :class:`mcpsync.auth.OAuthManager` to use (default: one created on first need,
+            with ``oauth_options``).
+        oauth_options: keyword arguments for the OAuthManager created by default.
+        restart_backoff: ``(first, cap)`` seconds between failed restarts of a server.
+        on_tools_changed, on_status_changed, on_browser_open_failed: event listeners (see :meth:`on`).
+        client_factory: builds a client from ``(target, **kwargs)`` (default :class:`mcpsync.Client`).
+        env: the environment used for ``${VAR}`` interpolation (default ``os.environ``).
+    """
+
+    def __init__(
+        self,
+        config: Any = None,
+        *,
+        lazy: bool = False,
+        client_options: Optional[Mapping[str, Any]] = None,
+        oauth: Any = None,
+        oauth_options: Optional[Mapping[str, Any]] = None,
+        restart_backoff: Tuple[float, float] = (1.0, 30.0),
+        on_tools_changed: Optional[Callable[[str], Any]] = None,
+        on_status_changed: Optional[Callable[[str, ServerStatus], Any]] = None,
+        on_browser_open_failed: Optional[Callable[[str, str], Any]] = None,
+        client_factory: Optional[Callable[..., Any]] = None,
+        env: Optional[Mapping[str, str]] = None,
+    ) -> None:
+        if isinstance(config, (str, Path)):
+            configs = load_config(config, env=env)
+        elif config is None:
+            configs = {}
+        else:
+            configs = parse_config(config, env=env)
+        self.lazy = lazy
+        self.client_options = dict(client_options or {})
+        self.restart_backoff = restart_backoff
+        self._env = env
+        self._oauth = oauth
+        self._oauth_options = dict(oauth_options or {})
+        self._factory = client_factory
+        self._lock = threading.RLock()
+        self._servers: Dict[str, _Server] = {}
+        self._closed = False
+        self._opened = False
+        self._version = 0
+        self._table_cache: Optional[Tuple[int, NameTable, Dict[str, ServerTool]]] = None
+        self._events = _Events()
+        for event, cb in (("tools_changed", on_tools_changed), ("status_changed", on_status_changed),
+                          ("browser_open_failed", on_browser_open_failed)):
+            if cb is not None:
+                self._events.add(event, cb)
+        for name, cfg in configs.items():
+            self._servers[name] = _Server(cfg, self._is_lazy(cfg))
+
+    @classmethod
+    def from_file(cls, path: Optional[Union[str, Path]] = None, **kwargs: Any) -> "Manager":
+        """A manager for a configuration file; with no path, the first one :func:`~mcpsync.config.find_config`
+        finds (raises :class:`~mcpsync.ConfigError` when there is none). Does not connect."""
+        if path is None:
+            path = find_config()
+            if path is None:
+                raise ConfigError("no MCP configuration found; pass a path or set $MCPSYNC_CONFIG")
+        return cls(path, **kwargs)
+
+    def _is_lazy(self, cfg: ServerConfig) -> bool:
+        return self.lazy if cfg.lazy is None else cfg.lazy
+
+    def __repr__(self) -> str:
+        with self._lock:
+            counts: Dict[str, int] = {}
+            for rec in self._servers.values():
+                counts[rec.status.status] = counts.get(rec.status.status, 0) + 1
+        return "<Manager %s>" % (", ".join("%s=%d" % kv for kv in sorted(counts.items())) or "empty")
+
+    def __enter__(self) -> "Manager":
+        return self.open()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ events
+
+    def on(self, event: str, callback: Callable[..., Any]) -> Callable[[], None]:
+        """Add a listener for ``event`` (one of :data:`EVENTS`); returns a function that removes it.
+        Listeners run on the ``mcpsync-manager-events`` thread; they may call the manager."""
+        return self._events.add(event, callback)
+
+    def _set_status(self, rec: _Server, status: ServerStatus) -> None:
+        """Record a new status (caller holds ``rec.lock``); emits status_changed when it differs."""
+        old, rec.status = rec.status, status
+        if (old.status, old.reason) != (status.status, status.reason):
+            log.info("server %s: %s", status.name, status)
+            self._events.emit("status_changed", status.name, status)
+
+    def _bump(self) -> None:
+        with self._lock:
+            self._version += 1
+
+    # ------------------------------------------------------------------ records
+
+    def _record(self, name: str) -> _Server:
+        with self._lock:
+            if self._closed:
+                raise ClientClosed("the manager is closed")
+            rec = self._servers.get(name)
+        if rec is None:
+            raise ConfigError("unknown server %r" % name)
+        return rec
+
+    def _records(self) -> List[_Server]:
+        with self._lock:
+            if self._closed:
+                raise ClientClosed("the manager is closed")
+            return list(self._servers.values())
+
+    @property
+    def names(self) -> List[str]:
+        """Every configured server name, in configuration order."""
+        with self._lock:
+            return list(self._servers)
+
+    def config(self, name: str) -> ServerConfig:
+        """The configuration of server ``name``."""
+        return self._record(name).config
+
+    # ------------------------------------------------------------------ connecting
+
+    def open(self, *, wait: bool = True, timeout: Optional[float] = None) -> "Manager":
+        """Start connecting every enabled, non-lazy server, all at once; returns self.
+
+        With ``wait`` blocks until each has connected or failed: at most the
+        slowest server's connect bound (or ``timeout``). Calling it again
+        connects servers that were added or not started; it never retries failures.
+        """
+        attempts = []
+        with self._lock:
+            self._opened = True
+        for rec in self._records():
+            with rec.lock:
+                if rec.status.status == NOT_CONNECTED and not rec.lazy:
+                    attempts.append((rec, self._start(rec)))
+        if wait:
+            self._await_all(attempts, timeout)
+        return self
+
+    def _bound(self, rec: _Server) -> float:
+        probe = float(self.client_options.get("probe_timeout", 5.0))
+        return 2 * float(rec.config.connect_timeout) + probe + 5.0
+
+    def _start(self, rec: _Server) -> _Attempt:
+        """Begin connecting ``rec`` on its own thread (caller holds ``rec.lock``); single flight."""
+        if rec.attempt is not None and not rec.attempt.done.is_set():
+            return rec.attempt
+        attempt = _Attempt()
+        rec.attempt = attempt
+        rec.generation += 1
+        self._set_status(rec, ServerStatus(rec.config.name, CONNECTING))
+        attempt.thread = spawn("mcpsync-manager-connect:%s" % rec.config.name, self._connect_worker, rec, attempt,
+                               rec.generation)
+        return attempt
+
+    def _make_client(self, rec: _Server, generation: int) -> Any:
+        cfg = rec.config
+        target, kwargs = cfg.client_arguments()
+        options = dict(self.client_options)
+        options.update(kwargs)
+        user_changed = options.pop("on_tools_changed", None)
+        user_lost = options.pop("on_connection_lost", None)
+
+        def tools_changed() -> None:
+            self._tools_changed(rec, generation)
+            if user_changed is not None:
+                user_changed()
+
+        def lost(exc: BaseException) -> None:
+            self._lost(rec, generation, exc)
+            if user_lost is not None:
+                user_lost(exc)
+
+        options["on_tools_changed"] = tools_changed
+        options["on_connection_lost"] = lost
+        if cfg.kind == "remote" and cfg.oauth_enabled and "auth" not in options:
+            options["auth"] = self._oauth_manager(cfg).auth(cfg.name)
+        if cfg.kind == "stdio":
+            for key in ("headers", "auth", "bearer_token", "transport", "verify", "cert", "read_timeout"):
+                options.pop(key, None)
+        factory = self._factory
+        if factory is None:
+            from .client import Client
+
+            factory = Client
+        return factory(target, **options)
+
+    def _connect_worker(self, rec: _Server, attempt: _Attempt, generation: int) -> None:
+        cfg, client, tools = rec.config, None, None
+        deadline = time.monotonic() + self._bound(rec)
+        try:
+            if cfg.error is not None:
+                raise cfg.error
+            client = self._make_client(rec, generation)
+            with rec.lock:
+                attempt.client = client
+                if self._closed or rec.attempt is not attempt:
+                    raise ClientClosed("connection abandoned")
+            client.open()
+            tools = self._list_tools(client, max(1.0, min(float(cfg.connect_timeout), deadline - time.monotonic())))
+        except BaseException as exc:  # noqa: BLE001 - every failure becomes a status
+            stderr = list(getattr(client, "stderr_tail", None) or []) if client is not None else []
+            if client is not None:
+                self._close_quietly(client)
+            with rec.lock:
+                if rec.attempt is attempt and not self._closed:
+                    rec.failures += 1
+                    first, cap = self.restart_backoff
+                    rec.retry_at = time.monotonic() + min(cap, first * 2 ** (rec.failures - 1))
+                    self._set_status(rec, _classify(cfg.name, exc, rec.secrets(), stderr, cfg.kind))
+            log.debug("server %s failed to connect", cfg.name, exc_info=True)
+            attempt.done.set()
+            return
+        old = None
+        with rec.lock:
+            current = rec.attempt is attempt and not self._closed
+            if current:
+                old, rec.client, rec.tools = rec.client, client, tools
+                rec.failures, rec.lost = 0, False
+                self._set_status(rec, ServerStatus(cfg.name, CONNECTED, transport=getattr(client, "transport_kind", None)))
+                if rec.refresh_dirty and rec.refresh_thread is None:  # list_changed arrived while connecting
+                    rec.refresh_thread = spawn("mcpsync-manager-refresh:%s" % cfg.name, self._refresh_worker, rec,
+                                               generation)
+        if not current:
+            self._close_quietly(client)
+        else:
+            self._bump()
+            if old is not None:
+                self._close_quietly(old)
+        attempt.done.set()
+
+    @staticmethod
+    def _list_tools(client: Any, timeout: float) -> List[Tool]:
+        caps = getattr(client, "server_capabilities", None)
+        if isinstance(caps, dict) and "tools" not in caps:
+            return []
+        try:
+            return list(client.list_tools(timeout=timeout))
+        except (CapabilityError, MethodNotFound):
+            return []
+
+    @staticmethod
+    def _close_quietly(client: Any, timeout: float = 5.0) -> None:
+        try:
+            client.close(timeout)
+        except Exception:  # noqa: BLE001
+            log.debug("closing a client failed", exc_info=True)
+
+    def _wait(self, rec: _Server, attempt: _Attempt, timeout: Optional[float] = None) -> None:
+        """Wait for ``attempt``; past its bound, give up on it (the server is marked failed)."""
+        bound = self._bound(rec) if timeout is None else timeout
+        if attempt.done.wait(bound):
+            return
+        with rec.lock:
+            if rec.attempt is not attempt or attempt.done.is_set():
+                return
+            rec.attempt = None
+            client = attempt.client
+            exc = RequestTimeout("connecting took longer than %.0fs" % bound, timeout=bound, server=rec.config.name)
+            rec.failures += 1
+            rec.retry_at = time.monotonic() + self.restart_backoff[0]
+            self._set_status(rec, _classify(rec.config.name, exc, rec.secrets(), [], rec.config.kind))
+        if client is not None:
+            self._close_quietly(client)
+
+    def _await_all(self, attempts: List[Tuple[_Server, _Attempt]], timeout: Optional[float]) -> None:
+        for rec, attempt in attempts:
+            self._wait(rec, attempt, timeout)
+
+    def _client_for(self, rec: _Server, *, targeted: bool = True) -> Any:
+        """The live client of ``rec``, connecting or restarting it when allowed. Blocks up to the connect bound."""
+        for round_ in range(2):
+            with rec.lock:
+                if self._closed:
+                    raise ClientClosed("the manager is closed", server=rec.config.name)
+                client = rec.client
+                if client is not None and rec.status.status == CONNECTED:
+                    if getattr(client, "connected", True):
+                        return client
+                    self._mark_lost(rec, None)
+                attempt = rec.attempt if rec.attempt is not None and not rec.attempt.done.is_set() else None
+                if attempt is None and round_ == 0 and self._may_connect(rec, targeted):
+                    attempt = self._start(rec)
+                if attempt is None:
+                    raise self._unavailable(rec)
+            self._wait(rec, attempt)
+        with rec.lock:
+            if rec.client is not None and rec.status.status == CONNECTED:
+                return rec.client
+            raise self._unavailable(rec)
+
+    def _may_connect(self, rec: _Server, targeted: bool) -> bool:
+        status = rec.status.status
+        if status == NOT_CONNECTED:
+            return True
+        if status != FAILED or rec.config.error is not None:
+            return False
+        if not (rec.lost or targeted):
+            return False
+        return time.monotonic() >= rec.retry_at
+
+    def _unavailable(self, rec: _Server) -> MCPError:
+        st, name = rec.status, rec.config.name
+        if st.status == NEEDS_AUTH:
+            return AuthRequired("server %s needs authorization: %s" % (name, st.reason), server=name,
+                                www_authenticate=getattr(st.error, "www_authenticate", None))
+        if st.status == NEEDS_CLIENT_REGISTRATION:
+            return NeedsClientRegistration("server %s: %s" % (name, st.reason), server=name,
+                                           redirect_uri=getattr(st.error, "redirect_uri", None))
+        if st.status == FAILED and rec.config.error is not None:
+            return ConfigError(str(rec.config.error), server=name)
+        if st.status == FAILED:
+            wait = rec.retry_at - time.monotonic()
+            more = "; next restart attempt in %.1fs" % wait if wait > 0 else ""
+            return ConnectError("server %s is unavailable: %s%s" % (name, st.reason, more), server=name)
+        return ConnectError("server %s is %s" % (name, st.status.replace("_", " ")), server=name)
+
+    def _mark_lost(self, rec: _Server, exc: Optional[BaseException]) -> None:
+        """The live connection of ``rec`` ended (caller holds ``rec.lock``)."""
+        client = rec.client
+        if exc is None:
+            exc = ConnectionClosed("connection lost", server=rec.config.name)
+        stderr = list(getattr(client, "stderr_tail", None) or [])
+        rec.lost = True
+        rec.retry_at = 0.0 if rec.failures == 0 else rec.retry_at
+        self._set_status(rec, _classify(rec.config.name, exc, rec.secrets(), stderr, rec.config.kind))
+
+    def _lost(self, rec: _Server, generation: int, exc: BaseException) -> None:
+        with rec.lock:
+            if rec.generation == generation and rec.status.status == CONNECTED:
+                self._mark_lost(rec, exc)
+
+    # ------------------------------------------------------------------ public lifecycle
+
+    def connect(self, name: str, *, wait: bool = True, timeout: Optional[float] = None) -> ServerStatus:
+        """(Re)connect server ``name`` now, even if disabled, failed or disconnected; resets its backoff.
+
+        Blocks until connected or failed (its connect bound, or ``timeout``) when ``wait``.
+        Returns the resulting status; never raises for a connection failure.
+        """
+        rec = self._record(name)
+        with rec.lock:
+            if rec.status.status == CONNECTED and rec.client is not None and getattr(rec.client, "connected", True):
+                return rec.status
+            rec.failures, rec.retry_at = 0, 0.0
+            attempt = self._start(rec)
+        if wait:
+            self._wait(rec, attempt, timeout)
+        return self._record(name).status
+
+    def disconnect(self, name: str) -> ServerStatus:
+        """Close server ``name``'s connection; it stays ``disconnected`` until :meth:`connect`. Bounded."""
+        rec = self._record(name)
+        with rec.lock:
+            client, attempt = rec.client, rec.attempt
+            rec.client, rec.attempt, rec.lost = None, None, False
+            rec.generation += 1
+            self._set_status(rec, ServerStatus(name, DISCONNECTED if rec.config.enabled else DISABLED))
+        for c in (client, attempt.client if attempt is not None else None):
+            if c is not None:
+                self._close_quietly(c)
+        self._bump()
+        self._events.emit("tools_changed", name)
+        return rec.status
+
+    def add(self, name: str, config: Union[ServerConfig, Mapping[str, Any]], *, wait: bool = True) -> ServerStatus:
+        """Add server ``name`` (a :class:`ServerConfig` or a native dict), replacing one of that name.
+
+        Connects it at once unless it is disabled or lazy (or the manager was not opened);
+        blocks for that when ``wait``. Returns its status.
+        """
+        cfg = server_config(name, config, env=self._env)
+        rec = _Server(cfg, self._is_lazy(cfg))
+        with self._lock:
+            if self._closed:
+                raise ClientClosed("the manager is closed")
+            old = self._servers.get(name)
+            self._servers[name] = rec
+            opened = self._opened
+        if old is not None:
+            self._retire(old)
+        self._events.emit("status_changed", name, rec.status)
+        if opened and cfg.enabled and not rec.lazy:
+            with rec.lock:
+                attempt = self._start(rec)
+            if wait:
+                self._wait(rec, attempt)
+        self._bump()
+        return rec.status
+
+    def remove(self, name: str) -> None:
+        """Disconnect and forget server ``name``. Bounded."""
+        with self._lock:
+            rec = self._servers.pop(name, None)
+        if rec is None:
+            raise ConfigError("unknown server %r" % name)
+        self._retire(rec)
+        self._bump()
+        self._events.emit("tools_changed", name)
+
+    def _retire(self, rec: _Server) -> None:
+        with rec.lock:
+            clients = [rec.client, rec.attempt.client if rec.attempt is not None else None]
+            rec.client, rec.attempt = None, None
+            rec.generation += 1
+            threads = [rec.refresh_thread]
+        for c in clients:
+            if c is not None:
+                self._close_quietly(c)
+        for t in threads:
+            join(t, 5.0)
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Close every server (concurrently) and stop every manager thread.
+
+        Bounded by about ``timeout`` seconds; idempotent; callable from any thread,
+        including an event listener. Later calls raise :class:`~mcpsync.ClientClosed`.
+        """
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            records = list(self._servers.values())
+        deadline = time.monotonic() + timeout
+        clients, threads = [], []
+        for rec in records:
+            with rec.lock:
+                for c in (rec.client, rec.attempt.client if rec.attempt is not None else None):
+                    if c is not None:
+                        clients.append((rec.config.name, c))
+                threads += [rec.attempt.thread if rec.attempt is not None else None, rec.refresh_thread]
+                rec.client = None
+                rec.generation += 1
+        closers = [spawn("mcpsync-manager-close:%s" % name, self._close_quietly, c, max(1.0, timeout / 2))
+                   for name, c in clients]
+        for t in closers + threads:
+            join(t, max(0.0, deadline - time.monotonic()))
+        self._events.close(max(0.1, deadline - time.monotonic()))
+        if self._oauth is not None and self._owns_oauth:
+            self._oauth.close()
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return self._closed
+
+    # ------------------------------------------------------------------ status
+
+    def status(self, name: Optional[str] = None) -> Any:
+        """``{name: ServerStatus}`` for every server (configuration order), or one server's status. No I/O."""
+        records = [self._record(name)] if name is not None else self._records()
+        for rec in records:
+            with rec.lock:
+                if rec.status.status == CONNECTED and rec.client is not None and not getattr(rec.client, "connected",
+                                                                                             True):
+                    self._mark_lost(rec, None)
+        if name is not None:
+            return records[0].status
+        return {rec.config.name: rec.status for rec in records}
+
+    def clients(self) -> Dict[str, Any]:
+        """``{name: Client}`` of the connected servers. No I/O."""
+        out = {}
+        for rec in self._records():
+            with rec.lock:
+                if rec.status.status == CONNECTED and rec.client is not None and getattr(rec.client, "connected",
+                                                                                         True):
+                    out[rec.config.name] = rec.client
+        return out
+
+    def client(self, name: str) -> Any:
+        """The connected :class:`~mcpsync.Client` of ``name``, connecting (or restarting) it if needed.
+
+        Raises :class:`~mcpsync.ConnectError`, :class:`~mcpsync.AuthRequired`... when it is unavailable.
+        """
+        return self._client_for(self._record(name))
+
+    def _ensure_all(self) -> List[_Server]:
+        """Connect lazy servers and restart lost ones (all at once); wait; return the records."""
+        waits = []
+        for rec in self._records():
+            with rec.lock:
+                client = rec.client
+                if rec.status.status == CONNECTED and client is not None and not getattr(client, "connected", True):
+                    self._mark_lost(rec, None)
+                attempt = rec.attempt if rec.attempt is not None and not rec.attempt.done.is_set() else None
+                if attempt is None and rec.config.enabled and self._may_connect(rec, targeted=False):
+                    attempt = self._start(rec)
+                if attempt is not None:
+                    waits.append((rec, attempt))
+        self._await_all(waits, None)
+        return self._records()
+
+    # ------------------------------------------------------------------ tools
+
+    def _table(self) -> Tuple[NameTable, Dict[str, ServerTool]]:
+        with self._lock:
+            version, cached = self._version, self._table_cache
+            if cached is not None and cached[0] == version:
+                return cached[1], cached[2]
+            records = list(self._servers.values())
+        known: List[Tuple[str, Tool]] = []
+        for rec in records:
+            with rec.lock:
+                known += [(rec.config.name, t) for t in rec.tools or []]
+        table = NameTable((s, t.name) for s, t in known)
+        by_name = {}
+        for server, tool in known:
+            exposed = table.name_for(server, tool.name)
+            by_name[exposed] = ServerTool(exposed, server, tool, _adapters.object_schema(tool.input_schema))
+        with self._lock:
+            if self._version == version:
+                self._table_cache = (version, table, by_name)
+        return table, by_name
+
+    def tools(self, server: Optional[str] = None) -> List[ServerTool]:
+        """Every connected server's tools as :class:`~mcpsync.adapters.ServerTool` (exposed name, server,
+        original :class:`~mcpsync.Tool`, converted input schema), sorted by name.
+
+        Served from the cache (no request) once servers are connected; connects lazy
+        servers and restarts lost ones first, which blocks up to their connect bound.
+        """
+        records = self._ensure_all() if server is None else [self._record(server)]
+        if server is not None:
+            try:
+                self._client_for(records[0])
+            except MCPError:
+                return []
+        live = set()
+        for rec in records:
+            with rec.lock:
+                if rec.status.status == CONNECTED:
+                    live.add(rec.config.name)
+        _, by_name = self._table()
+        return [t for name, t in sorted(by_name.items()) if t.server in live]
+
+    def tools_for(self, provider: str, *, strict: bool = False, server: Optional[str] = None) -> List[Dict[str, Any]]:
+        """The tools as ready-to-send definitions for ``provider`` (``openai``, ``openai-responses``,
+        ``anthropic``); see :func:`mcpsync.adapters.tool_definitions`."""
+        return _adapters.tool_definitions(self.tools(server), provider, strict=strict)
+
+    def refresh_tools(self, name: Optional[str] = None) -> None:
+        """Re-list the tools of one or every connected server now (blocks; the previous list is kept on error)."""
+        for rec in [self._record(name)] if name is not None else self._records():
+            with rec.lock:
+                client, generation = rec.client, rec.generation
+                if rec.status.status != CONNECTED or client is None:
+                    continue
+            self._refresh_once(rec, client, generation)
+
+    def _refresh_once(self, rec: _Server, client: Any, generation: int) -> bool:
+        try:
+            tools = self._list_tools(client, float(rec.config.connect_timeout))
+        except MCPError as exc:
+            log.warning("server %s: refreshing the tool list failed (%s); keeping the previous list",
+                        rec.config.name, exc)
+            return False
+        with rec.lock:
+            if rec.generation != generation:
+                return False
+            rec.tools = tools
+        self._bump()
+        self._events.emit("tools_changed", rec.config.name)
+        return True
+
+    def _tools_changed(self, rec: _Server, generation: int) -> None:
+        """list_changed arrived (client dispatch thread): refresh in the background, coalesced."""
+        with rec.lock:
+            if rec.generation != generation or self._closed:
+                return
+            rec.refresh_dirty = True
+            if rec.refresh_thread is not None:
+                return
+            rec.refresh_thread = spawn("mcpsync-manager-refresh:%s" % rec.config.name, self._refresh_worker, rec,
+                                       generation)
+
+    def _refresh_worker(self, rec: _Server, generation: int) -> None:
+        while True:
+            with rec.lock:
+                if not rec.refresh_dirty or rec.generation != generation or self._closed or rec.client is None:
+                    rec.refresh_thread = None
+                    return
+                rec.refresh_dirty = False
+                client = rec.client
+            self._refresh_once(rec, client, generation)
+
+    def _route(self, name: str, server: Optional[str]) -> Tuple[_Server, str]:
+        if server is not None:
+            return self._record(server), name
+        table, _ = self._table()
+        pair = table.resolve(name)
+        if pair is None:
+            self._ensure_all()
+            table, _ = self._table()
+            pair = table.resolve(name)
+        if pair is None:
+            raise UnknownTool("no server offers a tool named %r" % name)
+        return self._record(pair[0]), pair[1]
+
+    def call_tool(
+        self,
+        name: str,
+        arguments: Optional[Dict[str, Any]] = None,
+        *,
+        server: Optional[str] = None,
+        timeout: Any = DEFAULT,
+        progress: Optional[Callable[[Any], Any]] = None,
+        meta: Optional[Dict[str, Any]] = None,
+    ) -> CallToolResult:
+        """Call a tool by its exposed name (``{server}_{tool}``), or by its own name on ``server``.
+
+        Blocks until the result. ``timeout`` (default: the server's configured
+        ``timeout``, 30 s) is an idle timeout restarted by progress notifications.
+        A dead stdio server is restarted first (backoff permitting); a call that
+        was sent is never retried. Raises :class:`UnknownTool`, the client's errors
+        (:class:`~mcpsync.RequestTimeout`, :class:`~mcpsync.ConnectionClosed`...),
+        or :class:`~mcpsync.ConnectError` when the server is unavailable.
+        """
+        rec, tool = self._route(name, server)
+        client = self._client_for(rec)
+        idle = rec.config.timeout if timeout is DEFAULT else timeout
+        try:
+            return client.call_tool(tool, arguments or {}, timeout=idle, progress=progress, meta=meta)
+        except ConnectionClosed as exc:
+            with rec.lock:
+                if rec.client is client and rec.status.status == CONNECTED:
+                    self._mark_lost(rec, exc)
+            raise
+
+    def input_schema(self, name: str) -> Optional[Dict[str, Any]]:
+        """The original input schema of the tool exposed as ``name`` (None when unknown). No I/O."""
+        _, by_name = self._table()
+        tool = by_name.get(name)
+        return tool.tool.input_schema if tool is not None else None
+
+    def call_from_tool_call(self, tool_call: Any, *, provider: Optional[str] = None,
+                            raise_errors: bool = False) -> Dict[str, Any]:
+        """Execute an OpenAI / Responses / Anthropic tool call; return that provider's tool-result shape.
+
+        Blocks for the call. Failures become an error result the model can read
+        (see :func:`mcpsync.adapters.execute_tool_call`) unless ``raise_errors``.
+        """
+        return _adapters.execute_tool_call(tool_call, lambda n, a: self.call_tool(n, a), provider=provider,
+                                           schema_for=self.input_schema, raise_errors=raise_errors)
+
+    # ------------------------------------------------------------------ prompts and resources
+
+    def _each(self, method: str, wrap: Callable[[str, Any], Any], capability: str) -> List[Any]:
+        out: List[Any] = []
+        for rec in self._ensure_all():
+            with rec.lock:
+                client = rec.client if rec.status.status == CONNECTED else None
+            if client is None:
+                continue
+            caps = getattr(client, "server_capabilities", None)
+            if isinstance(caps, dict) and capability not in caps:
+                continue
+            try:
+                items = getattr(client, method)(timeout=rec.config.timeout)
+            except (CapabilityError, MethodNotFound):
+                continue
+            except MCPError as exc:
+                log.warning("server %s: %s failed: %s", rec.config.name, method, exc)
+                continue
+            out += [wrap(rec.config.name, item) for item in items]
+        return out
+
+    def prompts(self) -> List[ServerPrompt]:
+        """Every connected server's prompts, each with its server's name. Blocks for the list requests."""
+        return self._each("list_prompts", ServerPrompt, "prompts")
+
+    def resources(self) -> List[ServerResource]:
+        """Every connected server's resources, each with its server's name. Blocks for the list requests."""
+        return self._each("list_resources", ServerResource, "resources")
+
+    def resource_templates(self) -> List[ServerResourceTemplate]:
+        """Every connected server's resource templates, each with its server's name."""
+        return self._each("list_resource_templates", ServerResourceTemplate, "resources")
+
+    def get_prompt(self, server: str, name: str, arguments: Optional[Dict[str, str]] = None) -> GetPromptResult:
+        """Get prompt ``name`` from ``server``. Blocks up to the server's timeout."""
+        rec = self._record(server)
+        return self._client_for(rec).get_prompt(name, arguments or {}, timeout=rec.config.timeout)
+
+    def read_resource(self, server: str, uri: str) -> ReadResourceResult:
+        """Read ``uri`` from ``server``. Blocks up to the server's timeout."""
+        rec = self._record(server)
+        return self._client_for(rec).read_resource(uri, timeout=rec.config.timeout)
+
+ServerManager = Manager
