@@ -695,7 +695,16 @@ class ClientCore:
             if not isinstance(req, dict) or not isinstance(req.get("method"), str):
                 raise ProtocolError("malformed inputRequests entry %r" % key, server=self.name, method=method)
             p = req.get("params") if isinstance(req.get("params"), dict) else {}
-            responses[key] = self._answer(req["method"], p, missing=HandlerMissing, during=method)
+            try:
+                responses[key] = self._answer(req["method"], p, missing=HandlerMissing, during=method)
+            except MCPError:
+                raise
+            except Exception as exc:  # a user handler failed: local error, nothing is sent
+                raise MCPError(
+                    "handler for %s raised %s: %s" % (req["method"], type(exc).__name__, exc),
+                    server=self.name,
+                    method=method,
+                ) from exc
         return responses
 
     # server requests ---------------------------------------------------------------
