@@ -479,7 +479,8 @@ class OAuthManager:
         else:
             base = []
         scopes = _union(extra, base, _split(cfg.scope))
-        if scopes and "offline_access" in meta.scopes_supported and "offline_access" not in scopes:
+        # offline_access asks for a refresh token: only for browser logins, only when the server lists it.
+        if cfg.interactive and scopes and "offline_access" in meta.scopes_supported and "offline_access" not in scopes:
             scopes.append("offline_access")
         return scopes
 
