@@ -863,3 +863,50 @@ def test_module_imports_only_stdlib():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30,
                          env=dict(os.environ, PYTHONPATH=ROOT))
     assert out.stdout.strip() == "[]", out.stderr
+
+
+# ----------------------------------------------------------------------------- the core API, in process (HTTP mount)
+
+
+def test_core_api_in_process():
+    from mcpsync.example_server import ExampleServer, QueueConnection
+
+    server = ExampleServer(era="auto", ttl_ms=1000)
+    try:
+        # Modern era: one session and one connection per POST.
+        conn = QueueConnection()
+        session = server.new_session(conn)
+        session.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "slow", "arguments": {"seconds": 0.01, "steps": 2}, "_meta": modern_meta(progressToken=1)}}, conn)
+        msgs = list(conn.until_response(1, timeout=WAIT))
+        assert [m.get("method") for m in msgs[:-1]] == ["notifications/progress"] * 2
+        assert msgs[-1]["result"]["resultType"] == "complete"
+        session.close()
+        # Legacy era: one session, several POST connections; the client's answer arrives on another POST.
+        legacy = server.new_session()
+        post = QueueConnection()
+        legacy.handle({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {"sampling": {}},
+            "clientInfo": {"name": "x", "version": "0"}}}, post)
+        assert post.get(WAIT)["result"]["protocolVersion"] == "2025-06-18"
+        legacy.handle({"jsonrpc": "2.0", "method": "notifications/initialized"}, post)
+        assert legacy.initialized and legacy.ready and legacy.protocol_version == "2025-06-18"
+        call = QueueConnection()
+        legacy.handle({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                       "params": {"name": "sample", "arguments": {"prompt": "p"}}}, call)
+        sampling = call.get(WAIT)
+        assert sampling["method"] == "sampling/createMessage"
+        answer = QueueConnection()
+        legacy.handle({"jsonrpc": "2.0", "id": sampling["id"], "result": {
+            "role": "assistant", "model": "m", "content": {"type": "text", "text": "sampled"}}}, answer)
+        assert text_of(call.get(WAIT)["result"]) == "sampled"
+        assert answer.queue.empty()
+        # Unsolicited legacy notifications go to the attached stream.
+        stream = QueueConnection()
+        legacy.attach(stream)
+        legacy.handle({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                       "params": {"name": "add_tool", "arguments": {"name": "zz"}}}, post)
+        assert stream.get(WAIT)["method"] == "notifications/tools/list_changed"
+        legacy.close()
+    finally:
+        server.shutdown()

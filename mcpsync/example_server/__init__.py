@@ -6,7 +6,8 @@ Run it over stdio with ``python -m mcpsync.example_server [options]``; mount
 
 from __future__ import annotations
 
-from .core import Connection, ExampleServer, Options, ServerSession
+from .connections import QueueConnection
+from .core import Connection, ExampleServer, Options, RequestContext, ServerSession
 from .stdio import main
 
-__all__ = ["Connection", "ExampleServer", "Options", "ServerSession", "main"]
+__all__ = ["Connection", "ExampleServer", "Options", "QueueConnection", "RequestContext", "ServerSession", "main"]

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 from .stdio import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    # Exit without waiting for daemon tool threads (they may hold the stdout/stderr locks).
+    os._exit(code)

@@ -306,6 +306,8 @@ class ExampleServer:
         meta = meta if isinstance(meta, dict) else {}
         if method == "initialize":
             return self._initialize(session, params)
+        if method == "server/discover" and self.options.discover not in (None, "normal"):
+            return self._discover_misbehaviour(msg, conn)
         era = self._era_for(session, method, meta)
         if era == "modern":
             return self._dispatch_modern(session, msg, params, meta, conn, ev)
@@ -321,6 +323,20 @@ class ExampleServer:
                              session.client_capabilities, ev)
         return handler(self, ctx)
 
+    def _discover_misbehaviour(self, msg: Dict[str, Any], conn: Connection) -> Any:
+        """``--discover`` modes other than normal (they apply whatever the era)."""
+        mode = self.options.discover
+        if mode == "method-not-found":
+            raise RpcError(METHOD_NOT_FOUND, "Method not found: server/discover")
+        if mode == "error":
+            raise RpcError(-32603, "Internal error")
+        if mode == "garbage":
+            send_raw = getattr(conn, "send_raw", None)
+            if callable(send_raw):
+                send_raw(b"this is not JSON {{{\n")
+            conn.send({"jsonrpc": "2.0", "id": msg["id"], "result": "garbage"})
+        return DEFER  # "never" (and "garbage", already answered)
+
     def _era_for(self, session: ServerSession, method: str, meta: Dict[str, Any]) -> str:
         era = self.options.era
         if era != "auto":
@@ -334,20 +350,6 @@ class ExampleServer:
     def _dispatch_modern(self, session: ServerSession, msg: Dict[str, Any], params: Dict[str, Any],
                          meta: Dict[str, Any], conn: Connection, ev: threading.Event) -> Any:
         method = msg["method"]
-        if method == "server/discover":
-            mode = self.options.discover
-            if mode == "method-not-found":
-                raise RpcError(METHOD_NOT_FOUND, "Method not found: server/discover")
-            if mode == "never":
-                return DEFER
-            if mode == "error":
-                raise RpcError(-32603, "Internal error")
-            if mode == "garbage":
-                send_raw = getattr(conn, "send_raw", None)
-                if callable(send_raw):
-                    send_raw(b"this is not JSON {{{\n")
-                conn.send({"jsonrpc": "2.0", "id": msg["id"], "result": "garbage"})
-                return DEFER
         version = meta.get(META_VERSION)
         if not isinstance(version, str):
             raise RpcError(INVALID_PARAMS, "Missing _meta %s (or send initialize first)" % META_VERSION)

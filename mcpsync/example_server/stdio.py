@@ -86,6 +86,15 @@ class StdioConnection:
                     sys.stderr.flush()
                     os._exit(0)
 
+    def close(self) -> None:
+        """Stop writing (waits for a write in progress): later sends are dropped."""
+        with self.lock:
+            try:
+                self.out.flush()
+            except (OSError, ValueError):
+                pass
+            self.broken = True
+
     def _write(self, data: bytes) -> None:
         if self.broken:
             return
@@ -156,6 +165,7 @@ def serve(server: ExampleServer, stdin: BinaryIO, conn: StdioConnection, *, exit
             time.sleep(3600)
     server.shutdown()
     session.close()
+    conn.close()  # no daemon thread may touch stdout during interpreter shutdown
     return 0
 
 

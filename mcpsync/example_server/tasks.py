@@ -120,6 +120,10 @@ class TaskStore:
         return {"task": task.base()}
 
     def create_modern(self, ctx: "RequestContext", args: Dict[str, Any]) -> Dict[str, Any]:
+        if args.get("ask") and not isinstance(ctx.client_caps.get("elicitation"), dict) \
+                and not self.server.options.ignore_client_capabilities:
+            raise RpcError(MISSING_CLIENT_CAPABILITY, "Missing required client capability: elicitation",
+                           {"requiredCapabilities": {"elicitation": {}}})
         task = self._create("modern", self.server.options.task_ttl_ms, ctx, args)
         data = task.base()
         result: Dict[str, Any] = dict(data)
