@@ -1,0 +1,177 @@
+"""The single-server commands of the ``mcpsync`` command line.
+
+Each ``cmd_<name>(cli, client)`` runs against an open :class:`mcpsync.Client`,
+writes its output through ``cli`` (readable, or JSON with ``--json``) and
+returns the exit code. Errors propagate; :func:`mcpsync.cli.main` maps them to
+messages and exit codes.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import TYPE_CHECKING, Any, Callable, List, Optional
+
+from . import _cli_output as out
+from .errors import CapabilityError, MethodNotFound, RemoteError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .cli import Cli
+
+__all__ = ["cmd_call", "cmd_info", "cmd_prompt", "cmd_prompts", "cmd_read", "cmd_resources", "cmd_tools",
+           "progress_mode", "run_call"]
+
+
+def cmd_info(cli: "Cli", client: Any) -> int:
+    """``mcpsync info``: the server's identity, negotiated protocol and capabilities."""
+    if cli.json:
+        cli.emit_json(out.server_json(client))
+        return 0
+    cli.rows(out.describe_server(client))
+    return 0
+
+
+def cmd_tools(cli: "Cli", client: Any) -> int:
+    """``mcpsync tools``: every tool, with its arguments and description."""
+    tools = client.list_tools()
+    if cli.json:
+        cli.emit_json({"tools": [t.raw or t.to_dict() for t in tools]})
+        return 0
+    if not tools:
+        cli.print("(no tools)")
+        return 0
+    cli.rows(out.tool_rows(tools))
+    return 0
+
+
+def progress_mode(cli: "Cli") -> str:
+    """"bar" when stderr is a terminal, "lines" with -v otherwise, else "off"."""
+    if cli.err.isatty:
+        return "bar"
+    return "lines" if cli.verbose else "off"
+
+
+def run_call(cli: "Cli", client: Any, name: str, arguments: Any, bar: out.ProgressBar,
+             progress: Optional[Callable[[Any], Any]] = None) -> Any:
+    """Call ``name`` and wait, cancelling it on Ctrl-C (the server gets ``notifications/cancelled``).
+
+    ``progress`` (default: ``bar``) receives each progress event; ``bar`` is erased at the end.
+    """
+    cli.in_flight = True  # type: ignore[attr-defined]
+    handle = client.call_tool_async(name, arguments, progress=progress or bar)
+    try:
+        return handle.result()
+    except KeyboardInterrupt:
+        # The session already cancels a request whose waiter is interrupted; this makes sure of it
+        # (a no-op returning False when that happened).
+        handle.cancel("cancelled by the user (Ctrl-C)")
+        raise
+    finally:
+        bar.finish()
+
+
+def cmd_call(cli: "Cli", client: Any) -> int:
+    """``mcpsync call TOOL --args JSON``: call a tool; exit 1 when it reports isError."""
+    from .cli import parse_json_args
+
+    arguments = parse_json_args(cli.args.args_json, cli.args.arg_pairs, cli.stdin)
+    bar = out.ProgressBar(cli.err, progress_mode(cli), label=cli.args.tool)
+    result = run_call(cli, client, cli.args.tool, arguments, bar)
+    cli.in_flight = False  # type: ignore[attr-defined]
+    if cli.json:
+        cli.emit_json(result.raw)
+    else:
+        text = out.format_call_result(result)
+        if text:
+            cli.print(text)
+    if result.is_error:
+        cli.err.line("mcpsync: tool %r reported an error (isError)" % cli.args.tool)
+        return 1
+    return 0
+
+
+def cmd_prompts(cli: "Cli", client: Any) -> int:
+    """``mcpsync prompts``: every prompt with its arguments (optional ones in brackets)."""
+    prompts = client.list_prompts()
+    if cli.json:
+        cli.emit_json({"prompts": [p.raw for p in prompts]})
+        return 0
+    if not prompts:
+        cli.print("(no prompts)")
+        return 0
+    cli.rows(out.prompt_rows(prompts))
+    return 0
+
+
+def cmd_prompt(cli: "Cli", client: Any) -> int:
+    """``mcpsync prompt NAME [--args JSON]``: the prompt's messages."""
+    from .cli import parse_json_args
+
+    arguments = parse_json_args(cli.args.args_json, cli.args.arg_pairs, cli.stdin)
+    result = client.get_prompt(cli.args.prompt, {k: _as_str(v) for k, v in arguments.items()})
+    if cli.json:
+        cli.emit_json(result.raw)
+    else:
+        cli.print(out.format_prompt_result(result))
+    return 0
+
+
+def _as_str(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    import json
+
+    return json.dumps(value, ensure_ascii=False)
+
+
+def cmd_resources(cli: "Cli", client: Any) -> int:
+    """``mcpsync resources``: the resources, then the resource templates."""
+    resources = client.list_resources()
+    templates: List[Any] = []
+    try:
+        templates = client.list_resource_templates()
+    except (MethodNotFound, CapabilityError):
+        pass
+    except RemoteError as exc:  # a server without templates may answer anything; the listing still counts
+        cli.err.line("mcpsync: could not list resource templates: %s" % exc.message)
+    if cli.json:
+        cli.emit_json({"resources": [r.raw for r in resources], "resourceTemplates": [t.raw for t in templates]})
+        return 0
+    if not resources and not templates:
+        cli.print("(no resources)")
+        return 0
+    cli.rows(out.resource_rows(resources))
+    if templates:
+        if resources:
+            cli.print()
+        cli.print("Templates:")
+        cli.rows(out.template_rows(templates), indent="  ")
+    return 0
+
+
+def cmd_read(cli: "Cli", client: Any) -> int:
+    """``mcpsync read URI [-o FILE]``: the resource's text (binary contents summarised, or saved with -o)."""
+    result = client.read_resource(cli.args.uri)
+    output = getattr(cli.args, "output", None)
+    if output:
+        if not result.contents:
+            from .cli import UsageError
+
+            raise UsageError("the resource has no contents to write")
+        first = result.contents[0]
+        if first.blob is not None:
+            try:
+                data = base64.b64decode(first.blob)
+            except (binascii.Error, ValueError):
+                data = first.blob.encode("utf-8")
+        else:
+            data = (first.text or "").encode("utf-8")
+        with open(output, "wb") as f:
+            f.write(data)
+        if not cli.json:
+            cli.err.line("wrote %d bytes to %s" % (len(data), output))
+    if cli.json:
+        cli.emit_json(result.raw)
+    elif not output:
+        cli.print(out.format_read_result(result))
+    return 0

@@ -1,0 +1,549 @@
+"""The ``mcpsync`` command line: talk to any MCP server from a shell.
+
+Usage (see docs/cli.md)::
+
+    mcpsync demo
+    mcpsync tools -- npx -y @modelcontextprotocol/server-everything
+    mcpsync call echo --args '{"message": "hi"}' -- python -m mcpsync.example_server
+    mcpsync tools --url https://example.com/mcp --header 'Authorization: Bearer ...'
+    mcpsync --config opencode.json status
+
+Everything before ``--`` is for mcpsync; everything after it is the server's
+command line (run over stdio). Exit codes: 0 success, 1 the tool reported an
+error (isError), 2 usage or configuration error, 3 connection or transport
+failure, 4 server or protocol error, 5 timeout, 6 authentication required or
+failed, 130 interrupted (Ctrl-C), 70 internal error (a bug: please report it).
+
+This module (with its ``_cli_*`` helpers) is the only part of mcpsync that
+writes to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from typing import IO, Any, Dict, List, Optional, Sequence, Tuple
+
+from . import _cli_output as out
+from .__version__ import __version__
+from .errors import (
+    AuthError,
+    AuthRequired,
+    ClientClosed,
+    ConfigError,
+    MCPError,
+    NeedsClientRegistration,
+    RemoteError,
+    RequestCancelled,
+    RequestTimeout,
+    ServerExited,
+    ToolError,
+    TransportError,
+)
+
+__all__ = ["main", "build_parser", "EXIT_CODES"]
+
+EXIT_OK = 0
+EXIT_TOOL_ERROR = 1
+EXIT_USAGE = 2
+EXIT_CONNECTION = 3
+EXIT_SERVER = 4
+EXIT_TIMEOUT = 5
+EXIT_AUTH = 6
+EXIT_INTERNAL = 70
+EXIT_INTERRUPTED = 130
+
+#: Every exit code and its meaning (documented in docs/cli.md).
+EXIT_CODES: Dict[int, str] = {
+    EXIT_OK: "success",
+    EXIT_TOOL_ERROR: "the tool ran and reported an error (isError)",
+    EXIT_USAGE: "usage or configuration error (bad option, bad JSON, no server given)",
+    EXIT_CONNECTION: "connection or transport failure (server did not start, crashed, unreachable)",
+    EXIT_SERVER: "server or protocol error (JSON-RPC error, unknown tool/prompt/resource, missing capability)",
+    EXIT_TIMEOUT: "a request timed out (the server was told to cancel it)",
+    EXIT_AUTH: "authentication required or failed",
+    EXIT_INTERNAL: "internal error in mcpsync (a bug)",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C); a call in flight was cancelled",
+}
+
+#: Commands that need one server (after ``--`` or ``--url``), or the configured servers.
+SERVER_COMMANDS = ("info", "tools", "call", "prompts", "prompt", "resources", "read")
+#: Commands the multi-server manager (``--config``) answers.
+MANAGER_COMMANDS = ("status", "tools", "call", "prompts", "resources")
+
+EXAMPLE_SERVER = [sys.executable, "-m", "mcpsync.example_server"]
+
+
+class UsageError(Exception):
+    """A command-line mistake: printed without a traceback, exit code 2."""
+
+
+# ---------------------------------------------------------------------------- the parser
+
+
+def _add_common(p: argparse.ArgumentParser, top: bool) -> None:
+    """Options accepted both before and after the command (``mcpsync --json tools`` = ``mcpsync tools --json``)."""
+
+    def d(value: Any) -> Any:
+        return value if top else argparse.SUPPRESS
+
+    g = p.add_argument_group("output")
+    g.add_argument("--json", action="store_true", default=d(False), help="machine output: JSON on stdout")
+    g.add_argument("-v", "--verbose", action="count", default=d(0),
+                   help="show server log messages and server stderr on stderr (-vv: also mcpsync debug logging)")
+    g = p.add_argument_group("server")
+    g.add_argument("--url", default=d(None), help="connect to a remote server (Streamable HTTP, falling back to SSE)")
+    g.add_argument("--transport", choices=("auto", "http", "sse"), default=d("auto"),
+                   help="remote transport (default auto)")
+    g.add_argument("--header", action="append", default=d([]), metavar="'K: V'",
+                   help="HTTP header for --url (repeatable)")
+    g.add_argument("--config", default=d(None), metavar="FILE",
+                   help="server configuration file (multi-server mode; also found in the usual places)")
+    g.add_argument("--env", action="append", default=d([]), metavar="K=V",
+                   help="environment variable for the server command (repeatable)")
+    g.add_argument("--inherit-env", action="store_true", default=d(False),
+                   help="pass this whole environment to the server (default: a safe subset plus --env)")
+    g.add_argument("--cwd", default=d(None), metavar="DIR", help="working directory of the server command")
+    g.add_argument("--name", default=d(None), help="display name of the server (logs and messages)")
+    g.add_argument("--protocol", default=d("auto"), metavar="auto|modern|legacy|VERSION",
+                   help="protocol era or revision (default auto: negotiate)")
+    g.add_argument("--timeout", type=_seconds, default=d(60.0), metavar="SECONDS",
+                   help="idle timeout per request, reset by progress (0: none; default 60)")
+    g.add_argument("--connect-timeout", type=_seconds, default=d(30.0), metavar="SECONDS",
+                   help="bound for starting the server and the handshake (default 30)")
+
+
+def _seconds(text: str) -> Optional[float]:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a number of seconds, got %r" % text) from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("must not be negative")
+    return value or None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (everything after ``--`` is split off before parsing)."""
+    parser = argparse.ArgumentParser(
+        prog="mcpsync",
+        description="Talk to an MCP server from the command line. Put the server's command after `--` "
+        "(stdio), or use --url for a remote server, or --config for the servers of a configuration file.",
+        epilog="Exit codes: " + "; ".join("%d %s" % kv for kv in sorted(EXIT_CODES.items())),
+    )
+    parser.add_argument("--version", action="version", version="mcpsync %s" % __version__)
+    _add_common(parser, True)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def cmd(name: str, help_text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        _add_common(p, False)
+        return p
+
+    cmd("demo", "run the bundled example server and show a short session")
+    cmd("info", "show the server's identity, protocol and capabilities")
+    cmd("status", "show the status of every configured server (--config), or the one server's info")
+    cmd("tools", "list the tools")
+    p = cmd("call", "call a tool")
+    p.add_argument("tool", metavar="TOOL", help="the tool's name (SERVER_TOOL with --config)")
+    _add_args_options(p, "the tool's arguments")
+    p = cmd("prompts", "list the prompts")
+    p = cmd("prompt", "get a prompt")
+    p.add_argument("prompt", metavar="NAME")
+    _add_args_options(p, "the prompt's arguments (values are sent as strings)")
+    cmd("resources", "list the resources and resource templates")
+    p = cmd("read", "read a resource")
+    p.add_argument("uri", metavar="URI")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the (first) content's bytes to FILE")
+    _add_extension_parsers(sub)
+    return parser
+
+
+def _add_args_options(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--args", dest="args_json", metavar="JSON",
+                   help="%s as a JSON object ('@FILE' reads a file, '-' reads stdin)" % what)
+    p.add_argument("-a", "--arg", dest="arg_pairs", action="append", default=[], metavar="K=V",
+                   help="one argument (the value is parsed as JSON when it can be, else a string; repeatable)")
+
+
+def _add_extension_parsers(sub: Any) -> None:
+    """Subcommands contributed by optional modules (``mcpsync auth``...)."""
+    cli_auth = _optional_module("cli_auth")
+    if cli_auth is not None and hasattr(cli_auth, "add_auth_parser"):
+        cli_auth.add_auth_parser(sub)
+
+
+def _optional_module(name: str) -> Any:
+    """Import ``mcpsync.<name>`` if it exists (None when it is absent; other import errors propagate)."""
+    import importlib
+
+    try:
+        return importlib.import_module("." + name, __package__)
+    except ModuleNotFoundError as exc:
+        if exc.name in ("%s.%s" % (__package__, name), name):
+            return None
+        raise
+
+
+# ---------------------------------------------------------------------------- argument helpers
+
+
+def split_argv(argv: Sequence[str]) -> Tuple[List[str], Optional[List[str]]]:
+    """Split at the first ``--``: (mcpsync's arguments, the server command or None)."""
+    argv = list(argv)
+    if "--" in argv:
+        i = argv.index("--")
+        return argv[:i], argv[i + 1 :]
+    return argv, None
+
+
+def parse_json_args(text: Optional[str], pairs: Sequence[str], stdin: IO[str]) -> Dict[str, Any]:
+    """Build the arguments object from ``--args JSON`` and ``--arg K=V`` (which win)."""
+    result: Dict[str, Any] = {}
+    if text is not None:
+        source = "--args"
+        if text == "-":
+            text, source = stdin.read(), "--args - (stdin)"
+        elif text.startswith("@"):
+            try:
+                with open(text[1:], encoding="utf-8") as f:
+                    text, source = f.read(), text[1:]
+            except OSError as exc:
+                raise UsageError("cannot read %s: %s" % (text[1:], exc.strerror or exc)) from None
+        try:
+            value = json.loads(text)
+        except ValueError as exc:
+            raise UsageError("%s is not valid JSON: %s" % (source, exc)) from None
+        if not isinstance(value, dict):
+            raise UsageError("%s must be a JSON object like '{\"key\": \"value\"}', not %s"
+                             % (source, type(value).__name__))
+        result.update(value)
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise UsageError("--arg expects KEY=VALUE, got %r" % pair)
+        try:
+            result[key] = json.loads(raw)
+        except ValueError:
+            result[key] = raw
+    return result
+
+
+def _parse_env(items: Sequence[str]) -> Optional[Dict[str, str]]:
+    env: Dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UsageError("--env expects K=V, got %r" % item)
+        env[key] = value
+    return env or None
+
+
+def _parse_headers(items: Sequence[str]) -> Dict[str, str]:
+    headers: Dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition(":")
+        if not sep or not key.strip():
+            raise UsageError("--header expects 'Name: value', got %r" % item.split(":")[0])
+        headers[key.strip()] = value.strip()
+    return headers
+
+
+def server_name(command: Sequence[str]) -> str:
+    """A readable name for a server command (``npx -y @scope/server-x`` -> ``server-x``)."""
+    base = os.path.basename(command[0]) if command else "server"
+    launchers = ("python", "python3", "py", "node", "npx", "uvx", "uv", "bunx", "bun", "deno", "pipx", "docker")
+    stem = base.lower()
+    if stem.endswith(".exe"):
+        stem = stem[:-4]
+    if stem.rstrip("0123456789.") in launchers:
+        rest = list(command[1:])
+        for i, arg in enumerate(rest):
+            if arg == "-m" and i + 1 < len(rest):
+                return rest[i + 1].split(".")[-1] if rest[i + 1].endswith("example_server") else rest[i + 1]
+            if arg.startswith("-") or arg in ("run", "exec", "x"):
+                continue
+            return os.path.basename(arg.rstrip("/")).split("@")[0] or base
+    return base
+
+
+# ---------------------------------------------------------------------------- running
+
+
+class Cli:
+    """One run of the command line: parsed options, the output streams, the client options."""
+
+    def __init__(self, args: argparse.Namespace, server_cmd: Optional[List[str]],
+                 stdout: IO[str], stderr: IO[str], stdin: IO[str]) -> None:
+        self.args = args
+        self.server_cmd = server_cmd
+        self.stdout = stdout
+        self.stderr = stderr
+        self.stdin = stdin
+        self.err = out.Console(stderr)
+        self.json = bool(getattr(args, "json", False))
+        self.verbose = int(getattr(args, "verbose", 0) or 0)
+
+    # output ---------------------------------------------------------------------
+
+    def print(self, text: str = "") -> None:
+        """Write a line to stdout."""
+        self.stdout.write(text + "\n")
+
+    def emit_json(self, value: Any) -> None:
+        """Write one JSON document to stdout."""
+        self.stdout.write(out.dump_json(value) + "\n")
+
+    def rows(self, rows: Sequence[Sequence[str]], indent: str = "") -> None:
+        """Print an aligned table, clipped to the terminal's width."""
+        width = out.terminal_width(self.stdout, 0) if self._stdout_tty() else 0
+        for line in out.table(rows, width=width, indent=indent):
+            self.print(line)
+
+    def _stdout_tty(self) -> bool:
+        try:
+            return bool(self.stdout.isatty())
+        except (AttributeError, ValueError):
+            return False
+
+    def on_log(self, params: Dict[str, Any]) -> None:
+        """Show one server log message (notifications/message) on stderr."""
+        data = params.get("data")
+        text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+        logger_name = params.get("logger")
+        where = "%s " % logger_name if isinstance(logger_name, str) and logger_name else ""
+        self.err.line("server log [%s] %s%s" % (params.get("level", "info"), where, text))
+
+    def on_stderr(self, line: str) -> None:
+        """Show one line of the server's stderr (with -v)."""
+        self.err.line("server stderr: %s" % line)
+
+    # the client -------------------------------------------------------------------
+
+    def client_options(self) -> Dict[str, Any]:
+        """Keyword arguments for :class:`mcpsync.Client` from the options."""
+        a = self.args
+        opts: Dict[str, Any] = {
+            "timeout": a.timeout,
+            "connect_timeout": a.connect_timeout,
+            "protocol": a.protocol,
+        }
+        if a.name:
+            opts["name"] = a.name
+        if self.verbose:
+            opts["log_level"] = "debug" if self.verbose > 1 else "info"
+            opts["on_log"] = self.on_log
+        return opts
+
+    def connect(self) -> Any:
+        """Open the client for the server given after ``--`` or with ``--url``."""
+        from .client import Client
+
+        a = self.args
+        opts = self.client_options()
+        if a.url:
+            if self.server_cmd:
+                raise UsageError("give either --url or a server command after `--`, not both")
+            if a.env or a.cwd or a.inherit_env:
+                raise UsageError("--env, --cwd and --inherit-env apply to a server command, not to --url")
+            opts.update(transport=a.transport)
+            headers = _parse_headers(a.header)
+            if headers:
+                opts["headers"] = headers
+            client = Client(a.url, **opts)
+        else:
+            if not self.server_cmd:
+                raise UsageError(no_server_message(a.command))
+            if a.header or a.transport != "auto":
+                raise UsageError("--header and --transport apply to --url, not to a server command")
+            opts.setdefault("name", server_name(self.server_cmd))
+            opts.update(cwd=a.cwd, env=_parse_env(a.env), inherit_env=a.inherit_env)
+            if self.verbose:
+                opts["on_stderr"] = self.on_stderr
+            client = Client(list(self.server_cmd), **opts)
+        try:
+            client.open()
+        except ImportError as exc:
+            raise TransportError("remote transports are not available: %s" % exc) from exc
+        return client
+
+
+def no_server_message(command: str) -> str:
+    """The usage hint shown when a command has no server."""
+    return (
+        "no server given: put the server's command after `--` (mcpsync %s -- npx -y "
+        "@modelcontextprotocol/server-everything), use --url URL, or --config FILE for configured servers"
+        % command
+    )
+
+
+def _configure_logging(verbose: int, stderr: IO[str]) -> None:
+    """-v: mcpsync's own INFO logging on stderr; -vv: DEBUG. Server logs are shown through ``on_log``."""
+    if not verbose:
+        return
+    handler = logging.StreamHandler(stderr)
+    handler.setFormatter(logging.Formatter("mcpsync %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(lambda record: not record.name.startswith("mcpsync.server."))
+    root = logging.getLogger("mcpsync")
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG if verbose > 1 else logging.INFO)
+
+
+def _find_config(explicit: Optional[str]) -> Optional[str]:
+    if explicit:
+        if not os.path.isfile(explicit):
+            raise UsageError("configuration file not found: %s" % explicit)
+        return explicit
+    from .config import find_config
+
+    found = find_config()
+    return str(found) if found is not None else None
+
+
+def run(cli: Cli) -> int:
+    """Run the parsed command; returns the exit code (errors propagate as exceptions)."""
+    from . import _cli_commands as commands
+
+    a = cli.args
+    command = a.command
+    if command == "demo":
+        if cli.server_cmd or a.url:
+            raise UsageError("demo runs the bundled example server; it takes no server command or --url")
+        from ._cli_demo import run_demo
+
+        return run_demo(cli)
+    single = bool(cli.server_cmd) or bool(a.url)
+    if not single and command in MANAGER_COMMANDS:
+        config = _find_config(a.config)
+        if config is not None:
+            return run_manager(cli, config)
+        if command == "status":
+            raise UsageError("status needs a configuration (--config FILE) or one server (`--` COMMAND or --url)")
+    elif single and a.config:
+        raise UsageError("--config selects configured servers; it cannot be combined with `--` COMMAND or --url")
+    if command == "status":
+        command = "info"
+    handler = getattr(commands, "cmd_" + command)
+    client = cli.connect()
+    try:
+        return int(handler(cli, client))
+    finally:
+        client.close()
+
+
+def run_manager(cli: Cli, config_path: str) -> int:
+    """Multi-server mode: hand the command to :mod:`mcpsync.cli_manager`.
+
+    Hook: ``mcpsync.cli_manager.run(args, config_path, stdout=..., stderr=...) -> int``;
+    ``args`` is the parsed namespace (``command``, ``tool``, ``args_json``/``arg_pairs``, ``json``,
+    ``verbose``, ``timeout``...). Raising MCPError / UsageError is fine: :func:`main` maps them.
+    """
+    cli_manager = _optional_module("cli_manager")
+    if cli_manager is None or not hasattr(cli_manager, "run"):
+        raise UsageError(
+            "multi-server mode (configuration %s) is not available in this build; give one server "
+            "after `--` or with --url" % config_path
+        )
+    return int(cli_manager.run(cli.args, config_path, stdout=cli.stdout, stderr=cli.stderr))
+
+
+# ---------------------------------------------------------------------------- errors
+
+
+def classify(exc: BaseException) -> Tuple[int, str]:
+    """The exit code and the one-paragraph message for an expected failure."""
+    if isinstance(exc, KeyboardInterrupt):
+        return EXIT_INTERRUPTED, "interrupted"
+    if isinstance(exc, UsageError):
+        return EXIT_USAGE, str(exc)
+    if isinstance(exc, ConfigError):
+        return EXIT_USAGE, exc.message
+    if isinstance(exc, NeedsClientRegistration):
+        hint = " (register the redirect URI %s with the authorization server)" % exc.redirect_uri if exc.redirect_uri else ""
+        return EXIT_AUTH, "authentication failed: %s%s" % (exc.message, hint)
+    if isinstance(exc, AuthRequired):
+        return EXIT_AUTH, "authentication required: %s (log in with: mcpsync auth login NAME --url URL)" % exc.message
+    if isinstance(exc, AuthError):
+        return EXIT_AUTH, "authentication failed: %s" % exc.message
+    if isinstance(exc, RequestTimeout):
+        return EXIT_TIMEOUT, "%s (the server was asked to cancel; raise --timeout to wait longer)" % exc.message
+    if isinstance(exc, RequestCancelled):
+        return EXIT_INTERRUPTED, "cancelled: %s" % exc.message
+    if isinstance(exc, ServerExited):
+        return EXIT_CONNECTION, "the server exited: %s" % exc.message
+    if isinstance(exc, (TransportError, ClientClosed)):
+        return EXIT_CONNECTION, "connection failed: %s" % exc.message
+    if isinstance(exc, ToolError):
+        return EXIT_TOOL_ERROR, exc.message
+    if isinstance(exc, RemoteError):
+        return EXIT_SERVER, "server error: %s (code %d)" % (exc.message, exc.code)
+    if isinstance(exc, MCPError):
+        return EXIT_SERVER, exc.message
+    return EXIT_INTERNAL, "internal error: %s: %s" % (type(exc).__name__, exc)
+
+
+def main(argv: Optional[Sequence[str]] = None, *, stdout: Optional[IO[str]] = None,
+         stderr: Optional[IO[str]] = None, stdin: Optional[IO[str]] = None) -> int:
+    """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    stdin = stdin or sys.stdin
+    head, server_cmd = split_argv(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    try:
+        args = parser.parse_args(head)
+    except SystemExit as exc:  # --help, --version, or a usage error already printed by argparse
+        return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_USAGE
+    if not args.command:
+        parser.print_help(stderr)
+        return EXIT_USAGE
+    if getattr(args, "func", None) is None and args.command not in ("demo", "status") + SERVER_COMMANDS:
+        parser.print_help(stderr)
+        return EXIT_USAGE
+    cli = Cli(args, server_cmd, stdout, stderr, stdin)
+    _configure_logging(cli.verbose, stderr)
+    try:
+        if getattr(args, "func", None) is not None:  # a subcommand contributed by an extension module
+            return int(args.func(args) or 0)
+        return run(cli)
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_OK
+    except (KeyboardInterrupt, Exception) as exc:  # noqa: BLE001 - every failure becomes a message and a code
+        code, message = classify(exc)
+        cli.err.clear_live()
+        if code == EXIT_INTERNAL:
+            import traceback
+
+            traceback.print_exception(type(exc), exc, exc.__traceback__, file=stderr)
+        if code == EXIT_INTERRUPTED and isinstance(exc, KeyboardInterrupt):
+            message = "interrupted" + ("; the call in flight was cancelled" if getattr(cli, "in_flight", False) else "")
+        _report(cli, code, message, exc)
+        return code
+
+
+def _report(cli: Cli, code: int, message: str, exc: BaseException) -> None:
+    try:
+        if cli.json and code not in (EXIT_INTERRUPTED,):
+            cli.emit_json({"error": {"type": type(exc).__name__, "message": message, "exitCode": code}})
+            cli.stdout.flush()
+        cli.stderr.write("mcpsync: %s\n" % message)
+        cli.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _silence_stdout() -> None:
+    """After a broken pipe (``mcpsync tools | head``): point stdout at /dev/null so the exit is quiet."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
