@@ -496,7 +496,7 @@ class ClientCore:
         try:
             result = session.request("server/discover", params, timeout=timeout)
         except UnsupportedVersionError as exc:
-            mutual = [v for v in P.MODERN_VERSIONS if v in exc.supported and v != version]
+            mutual = [v for v in P.MODERN_VERSIONS if v in exc.supported]
             if mutual and attempts > 0:
                 return self._discover(session, mutual[0], strict=strict, attempts=attempts - 1)
             if strict:

@@ -78,7 +78,9 @@ class TaskHandle:
     def from_result(cls, client: "Client", result: Dict[str, Any], *, method: str = "tools/call") -> "TaskHandle":
         """Build from a ``resultType: task`` (or CreateTaskResult) answer."""
         task = result.get("task")
-        if not isinstance(task, dict) or not isinstance(task.get("taskId"), str):
+        if not isinstance(task, dict):
+            task = result  # the extension's flat shape: taskId and status at the top
+        if not isinstance(task.get("taskId"), str):
             raise ProtocolError("task answer without task.taskId", server=client.name, method=method)
         style = "extension" if result.get("resultType") == "task" else "experimental"
         handle = cls(client, task["taskId"], style=style, method=method)
