@@ -267,7 +267,7 @@ class _HTTPServer(http.server.HTTPServer):
     def process_request(self, request: Any, client_address: Any) -> None:
         thread = _threads.spawn("mcpsync-oauth-callback-conn", self._serve_one, request, client_address)
         with self.owner.lock:
-            self.owner.conn_threads = [t for t in self.owner.conn_threads if t.is_alive()] + [thread]
+            self.owner.conns = [c for c in self.owner.conns if c[0].is_alive()] + [(thread, request)]
 
     def _serve_one(self, request: Any, client_address: Any) -> None:
         try:
@@ -289,7 +289,7 @@ class _CallbackServer:
         self.lock = threading.Lock()
         self.pending: Dict[str, PendingCallback] = {}
         self.labels: Dict[str, str] = {}
-        self.conn_threads: List[threading.Thread] = []
+        self.conns: List[Tuple[threading.Thread, socket.socket]] = []
         self.httpd = _HTTPServer((host, port), _Handler)
         self.httpd.owner = self
         self.thread = _threads.spawn("mcpsync-oauth-callback", self.httpd.serve_forever, 0.2)
@@ -335,9 +335,15 @@ class _CallbackServer:
         self.httpd.server_close()
         _threads.join(self.thread, 5.0)
         with self.lock:
-            threads = list(self.conn_threads)
-            self.conn_threads = []
-        for thread in threads:
+            conns = list(self.conns)
+            self.conns = []
+        for thread, sock in conns:
+            if thread.is_alive():
+                # An idle keep-alive or pre-connect socket from the browser: end it now.
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
             _threads.join(thread, 5.0)
         log.debug("OAuth callback server on %s:%d stopped", self.host, self.port)
 

@@ -1,0 +1,98 @@
+"""The login in a real browser: headless Chromium opens the authorization URL, the test
+authorization server approves (or denies) and redirects to the callback server, the page
+renders, and the login completes (or fails).
+
+Needs Debian's ``chromium`` (``apt-get install -y chromium``). Skipped when absent, except
+under CI (``CI=true``), where its absence is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import pytest
+import requests
+
+from mcpsync.errors import OAuthError
+from tests.authserver import make_manager, no_auth_leaks, srv, store  # noqa: F401
+
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("no_auth_leaks")]
+
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--window-size=900,600"]
+
+
+@pytest.fixture
+def chromium():
+    path = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
+    if path is None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("chromium is required under CI (apt-get install -y chromium)")
+        pytest.skip("chromium not installed (apt-get install -y chromium); the real-browser login is not tested")
+    return path
+
+
+class Browser:
+    """``open_browser`` for the manager: one headless Chromium run per URL, DOM on stdout + a screenshot."""
+
+    def __init__(self, chromium, tmp_path):
+        self.chromium = chromium
+        self.tmp_path = tmp_path
+        self.procs = []
+        self.screenshot = str(tmp_path / "page.png")
+
+    def __call__(self, url):
+        profile = self.tmp_path / ("profile%d" % len(self.procs))
+        cmd = [self.chromium] + FLAGS + ["--user-data-dir=%s" % profile, "--dump-dom",
+                                         "--screenshot=%s" % self.screenshot, url]
+        self.procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))
+        return True
+
+    def dom(self):
+        out, _ = self.procs[-1].communicate(timeout=120)
+        return out
+
+    def close(self):
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+            proc.communicate()
+
+
+@pytest.fixture
+def browser(chromium, tmp_path):
+    b = Browser(chromium, tmp_path)
+    yield b
+    b.close()
+
+
+def test_real_browser_login_success_page(srv, make_manager, browser):
+    m = make_manager(authorize_handler=None, open_browser=browser)
+    m.add_server("srv", srv.server_url)
+    m.authenticate("srv", timeout=120)
+    dom = browser.dom()
+    assert "Authorization successful" in dom and "srv" in dom
+    with open(browser.screenshot, "rb") as fh:
+        assert fh.read(8) == b"\x89PNG\r\n\x1a\n"
+    assert m.get_auth_status("srv") == "authenticated"
+    with requests.Session() as session:
+        with session.get(srv.server_url, auth=m.auth("srv"), timeout=30) as resp:
+            assert resp.status_code == 200
+
+
+def test_real_browser_login_error_page(srv, make_manager, browser):
+    srv.approve = "access_denied"
+    srv.error_description = "Denied <by> policy"
+    m = make_manager(authorize_handler=None, open_browser=browser)
+    m.add_server("srv", srv.server_url)
+    with pytest.raises(OAuthError) as info:
+        m.authenticate("srv", timeout=120)
+    assert info.value.error == "access_denied"
+    dom = browser.dom()
+    assert "Authorization failed" in dom and "Denied &lt;by&gt; policy" in dom
+    with open(browser.screenshot, "rb") as fh:
+        assert fh.read(8) == b"\x89PNG\r\n\x1a\n"
+    assert m.get_auth_status("srv") == "not_authenticated"
