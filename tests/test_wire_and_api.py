@@ -1,0 +1,192 @@
+"""Wire format, error registry, public API surface, import cost and layering."""
+
+from __future__ import annotations
+
+import ast
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+import mcpsync
+from mcpsync import jsonrpc
+from mcpsync.errors import error_from_response
+
+PKG = pathlib.Path(mcpsync.__file__).parent
+
+
+def test_encode_is_compact_single_line_utf8() -> None:
+    data = jsonrpc.encode({"jsonrpc": "2.0", "id": 1, "method": "x", "params": {"t": "a\nb ✓"}})
+    assert b"\n" not in data and b'": ' not in data and b", " not in data
+    assert json.loads(data)["params"]["t"] == "a\nb ✓"
+    with pytest.raises(ValueError):
+        jsonrpc.encode({"x": float("nan")})
+
+
+@pytest.mark.parametrize(
+    "msg,kind,ok",
+    [
+        ({"jsonrpc": "2.0", "id": 1, "result": {}}, "response", True),
+        ({"jsonrpc": "2.0", "id": "a", "error": {"code": -1, "message": "m"}}, "error", True),
+        ({"jsonrpc": "2.0", "id": None, "result": {}}, "response", False),
+        ({"jsonrpc": "2.0", "id": True, "result": {}}, "response", False),
+        ({"jsonrpc": "2.0", "id": 1, "result": {}, "error": {"code": 1}}, "response", False),
+        ({"jsonrpc": "2.0", "id": 1, "error": {"code": "x", "message": "m"}}, "error", False),
+        ({"jsonrpc": "1.0", "id": 1, "result": {}}, "", False),
+        ({"jsonrpc": "2.0", "method": "n"}, "notification", True),
+        ({"jsonrpc": "2.0", "method": "r", "id": 3, "params": {}}, "request", True),
+        ({"jsonrpc": "2.0", "method": "r", "id": 1.5}, "request", False),
+        ([1], "", False),
+    ],
+)
+def test_classify(msg, kind, ok) -> None:  # type: ignore[no-untyped-def]
+    k, problem = jsonrpc.classify(msg)
+    assert (problem is None) == ok
+    if kind:
+        assert k == kind
+
+
+def test_decode_replaces_bad_utf8_and_rejects_scalars() -> None:
+    assert jsonrpc.decode(b'{"a":"\xff"}')["a"] == "\ufffd"
+    with pytest.raises(mcpsync.ProtocolError):
+        jsonrpc.decode(b"42")
+    with pytest.raises(mcpsync.ProtocolError):
+        jsonrpc.decode(b"{nope")
+
+
+def test_ids_unique_across_threads() -> None:
+    import threading
+
+    alloc = jsonrpc.IdAllocator()
+    got = []
+
+    def take() -> None:
+        got.extend(alloc.next() for _ in range(1000))
+
+    ts = [threading.Thread(target=take) for _ in range(8)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert len(set(got)) == 8000
+
+
+@pytest.mark.parametrize(
+    "code,cls",
+    [
+        (-32700, mcpsync.ParseError),
+        (-32600, mcpsync.InvalidRequest),
+        (-32601, mcpsync.MethodNotFound),
+        (-32602, mcpsync.InvalidParams),
+        (-32603, mcpsync.InternalError),
+        (-32000, mcpsync.ServerError),
+        (-32001, mcpsync.ResourceNotFound),
+        (-32002, mcpsync.ResourceNotFound),
+        (-32003, mcpsync.PromptNotFound),
+        (-32004, mcpsync.ExecutionFailed),
+        (-32005, mcpsync.PermissionDenied),
+        (-32020, mcpsync.HeaderMismatch),
+        (-32021, mcpsync.MissingClientCapability),
+        (-32022, mcpsync.UnsupportedVersionError),
+        (-32042, mcpsync.URLElicitationRequired),
+        (-1234, mcpsync.RemoteError),
+    ],
+)
+def test_error_registry(code, cls) -> None:  # type: ignore[no-untyped-def]
+    exc = error_from_response({"code": code, "message": "m", "data": {"d": 1}}, server="s", method="x", request_id=7)
+    assert type(exc) is cls and exc.code == code and exc.data == {"d": 1}
+    assert "server=s" in str(exc) and "id=7" in str(exc)
+    assert isinstance(exc, mcpsync.MCPError)
+
+
+def test_resource_not_found_as_invalid_params_in_modern_era() -> None:
+    exc = error_from_response({"code": -32602, "message": "nf", "data": {"uri": "u"}}, method="resources/read")
+    assert isinstance(exc, mcpsync.ResourceNotFound)
+
+
+def test_timeout_is_builtin_timeout_and_config_is_value_error() -> None:
+    assert issubclass(mcpsync.RequestTimeout, TimeoutError)
+    assert issubclass(mcpsync.ConfigError, ValueError)
+    assert issubclass(mcpsync.ServerExited, mcpsync.ConnectionClosed)
+
+
+def test_all_is_sorted_complete_and_importable() -> None:
+    assert mcpsync.__all__ == sorted(mcpsync.__all__)
+    for name in mcpsync.__all__:
+        assert getattr(mcpsync, name) is not None, name
+    errors_defined = {n for n, v in vars(mcpsync.errors).items() if isinstance(v, type) and issubclass(v, Exception)}
+    assert errors_defined <= set(mcpsync.__all__)
+
+
+def test_import_is_light_and_starts_nothing() -> None:
+    code = (
+        "import sys, threading, mcpsync\n"
+        "heavy = [m for m in ('requests', 'jsonschema', 'filelock', 'http.client', 'sseclient', 'subprocess',"
+        " 'concurrent.futures') if m in sys.modules]\n"
+        "print(heavy, threading.active_count())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "[] 1", out.stdout + out.stderr
+
+
+LAYERS = {
+    # module (relative to mcpsync) -> modules of mcpsync it must NOT import
+    "errors": {"client", "session", "_core", "transports", "auth", "manager"},
+    "types": {"client", "session", "_core", "transports", "auth", "manager"},
+    "jsonrpc": {"client", "session", "_core", "transports", "auth", "manager"},
+    "transports": {"client", "session", "_core", "auth", "manager", "cli"},
+    "session": {"client", "_core", "auth", "manager", "cli"},
+    "_core": {"client", "manager", "cli"},
+    "client": {"manager", "cli"},
+    "auth": {"client", "session", "_core", "transports", "manager", "cli"},
+}
+
+
+def _imports_of(path: pathlib.Path) -> set:
+    tree = ast.parse(path.read_text())
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level >= 1:
+            base = path.parent.relative_to(PKG).parts[: len(path.parent.relative_to(PKG).parts) - (node.level - 1)]
+            mod = list(base) + (node.module.split(".") if node.module else [])
+            if mod:
+                found.add(mod[0])
+            for alias in node.names:
+                if not node.module:
+                    found.add(alias.name)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("mcpsync."):
+            found.add(node.module.split(".")[1])
+    return found
+
+
+def test_imports_flow_one_way() -> None:
+    problems = []
+    for path in PKG.rglob("*.py"):
+        rel = path.relative_to(PKG)
+        top = rel.parts[0][:-3] if len(rel.parts) == 1 else rel.parts[0]
+        forbidden = LAYERS.get(top)
+        if not forbidden:
+            continue
+        bad = _imports_of(path) & forbidden
+        if bad:
+            problems.append("%s imports %s" % (rel, sorted(bad)))
+    assert not problems, problems
+
+
+def test_library_never_prints() -> None:
+    offenders = []
+    for path in PKG.rglob("*.py"):
+        rel = str(path.relative_to(PKG))
+        if rel.startswith(("cli", "_cli", "__main__", "example_server")):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "print":
+                offenders.append(rel)
+    assert not offenders, offenders
+
+
+def test_modules_stay_small() -> None:
+    big = [str(p.relative_to(PKG)) for p in PKG.rglob("*.py") if len(p.read_text().splitlines()) > 850]
+    assert not big, big
