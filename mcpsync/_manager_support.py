@@ -135,7 +135,7 @@ def _classify(name: str, exc: BaseException, secrets: Iterable[str], stderr: Lis
     elif _find(exc, AuthRequired) is not None:
         status, auth = NEEDS_AUTH, _find(exc, AuthRequired)
         http_status = auth.status_code
-        reason = "HTTP %d: %s" % (auth.status_code, auth.message)
+        reason = auth.message if auth.message.startswith("HTTP") else "HTTP %d: %s" % (auth.status_code, auth.message)
     elif _find(exc, ServerExited) is not None:
         exited = _find(exc, ServerExited)
         exit_code, tail = exited.exit_code, exited.stderr_tail or tail
