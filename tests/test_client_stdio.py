@@ -224,7 +224,7 @@ def test_concurrency_out_of_order(era: str) -> None:
 
         def worker(n: int) -> None:
             try:
-                for i in range(25):
+                for i in range(200):
                     msg = "%d-%d" % (n, i)
                     assert c.call_tool("echo", {"message": msg}).text == msg
             except BaseException as exc:  # noqa: BLE001
