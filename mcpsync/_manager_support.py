@@ -304,7 +304,7 @@ class OAuthMethods:
     def start_auth(self, name: str) -> str:
         """Begin a login for ``name`` and return the authorization URL (finish with :meth:`finish_auth`).
         Blocks for discovery and registration; records needs_client_registration when that fails."""
-        return self._auth_step(name, lambda oauth: oauth.start_auth(name), reconnect=False)
+        return self._auth_step(name, lambda oauth: oauth.start_auth(name), reconnect=False, probe=True)
 
     def finish_auth(self, name: str, code_or_url: Any) -> ServerStatus:
         """Complete a login with the redirect URL (or code); then reconnects ``name`` if enabled."""
@@ -314,12 +314,34 @@ class OAuthMethods:
     def authenticate(self, name: str, timeout: Optional[float] = None) -> ServerStatus:
         """Run the whole browser login of ``name`` (works for a disabled server too), then reconnect it if
         enabled. Blocks until the user approves (up to ``timeout``); returns the new status."""
-        self._auth_step(name, lambda oauth: oauth.authenticate(name, timeout), reconnect=True)
+        self._auth_step(name, lambda oauth: oauth.authenticate(name, timeout), reconnect=True, probe=True)
         return self._record(name).status
 
-    def _auth_step(self, name: str, step: Callable[[Any], Any], *, reconnect: bool) -> Any:
+    @staticmethod
+    def _probe_challenge(cfg: ServerConfig, oauth: Any) -> None:
+        """Ask the server for its ``WWW-Authenticate`` challenge (it names the resource metadata), as a
+        connection attempt would have; needed for servers never connected (disabled). Best effort, bounded."""
+        import requests
+
+        from .auth import parse_www_authenticate
+
+        body = {"jsonrpc": "2.0", "id": 0, "method": "ping"}
+        headers = {"Accept": "application/json, text/event-stream"}
+        headers.update(cfg.headers)
+        try:
+            with requests.post(str(cfg.url), json=body, headers=headers, timeout=10, stream=True) as resp:
+                challenge = resp.headers.get("WWW-Authenticate") if resp.status_code == 401 else None
+        except requests.RequestException as exc:
+            log.debug("server %s: probing for an OAuth challenge failed: %s", cfg.name, exc)
+            return
+        if challenge:
+            oauth.remember_challenge(cfg.name, parse_www_authenticate(challenge))
+
+    def _auth_step(self, name: str, step: Callable[[Any], Any], *, reconnect: bool, probe: bool = False) -> Any:
         rec = self._record(name)
         oauth = self._oauth_for(name)
+        if probe and rec.status.status != CONNECTED:
+            self._probe_challenge(rec.config, oauth)
         try:
             result = step(oauth)
         except NeedsClientRegistration as exc:
