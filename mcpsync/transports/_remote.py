@@ -50,6 +50,8 @@ __all__ = [
     "remembered",
     "same_origin",
     "should_fall_back",
+    "candidates",
+    "make_transport",
     "transport_chain",
 ]
 
@@ -593,15 +595,5 @@ def transport_chain(url: str, transport: str = "auto", **options: Any) -> List[T
     return [(k, factory(k)) for k in kinds]
 
 
-def combined_error(errors: List[Tuple[str, BaseException]]) -> MCPError:
-    """One error reporting every attempt of the chain (the last one is raised, the others are named)."""
-    if len(errors) == 1:
-        exc = errors[0][1]
-        return exc if isinstance(exc, MCPError) else ConnectError(str(exc))
-    last_kind, last = errors[-1]
-    text = "; ".join("%s: %s" % (kind, exc) for kind, exc in errors)
-    if isinstance(last, MCPError):
-        last.message = "all transports failed (%s)" % text
-        last.args = (last.message,)
-        return last
-    return ConnectError("all transports failed (%s)" % text)
+#: What :meth:`mcpsync.Client.open` calls: ``candidates(url, transport=..., name=..., **options)``.
+candidates = transport_chain

@@ -510,12 +510,11 @@ class StreamableHTTPTransport(Transport):
         if status in (401, 403):
             self._fail(call, error_for_status(response, what=call.method or "request"))
             return
-        body = b""
+        try:
+            body = self._read_body(response, limit=_MAX_ERROR_BODY)
+        except Exception:  # noqa: BLE001 - an unreadable body is an unrecognised one
+            body = b""
         if 400 <= status < 500:
-            try:
-                body = self._read_body(response, limit=_MAX_ERROR_BODY)
-            except Exception:  # noqa: BLE001 - an unreadable body is an unrecognised one
-                body = b""
             msg = self._rpc_error(call, body)
             if msg is not None:
                 self._deliver(call, msg)
