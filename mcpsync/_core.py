@@ -244,6 +244,10 @@ class ClientCore:
         """Route a modern listen-stream notification; True when consumed. Overridden by the client."""
         return False
 
+    def _on_server_cancelled(self, request_id: Any) -> bool:
+        """The server cancelled one of our requests (it may only end a listen stream); True when handled."""
+        return False
+
     def _after_open(self) -> None:
         """Start feature machinery after negotiation; overridden by the client."""
 
@@ -756,6 +760,8 @@ class ClientCore:
     # notifications (reader thread: quick, no user code) ------------------------------
 
     def _on_notification(self, method: str, params: Dict[str, Any]) -> None:
+        if method == "notifications/cancelled" and self._on_server_cancelled(params.get("requestId")):
+            return
         meta = params.get("_meta")
         if isinstance(meta, dict) and P.META_SUBSCRIPTION_ID in meta:
             if self._on_subscription_notification(meta[P.META_SUBSCRIPTION_ID], method, params):

@@ -58,10 +58,12 @@ class Subscription:
     def _start(self) -> None:
         client = self._features.client
         params = client._stamp({"notifications": self.filter})  # noqa: SLF001
-        handle = client.session.request_async("subscriptions/listen", params, timeout=None)
+        def register(request_id: Any) -> None:
+            self.request_id = request_id
+            self._features.subs[request_id] = self
+
+        handle = client.session.request_async("subscriptions/listen", params, timeout=None, before_send=register)
         self._handle = handle
-        self.request_id = handle.request_id
-        self._features.subs[handle.request_id] = self
         handle.add_done_callback(self._on_done)
 
     def _on_done(self, handle: Any) -> None:
@@ -292,6 +294,15 @@ class ModernFeatures:
             # list_changed/updated still refresh caches and fire the client-level callbacks
             self._touch_caches(method, params)
         sub._deliver(method, params)  # noqa: SLF001
+        return True
+
+    def server_ended(self, request_id: Any) -> bool:
+        """The server sent notifications/cancelled for a listen request: end it (it re-listens if enabled)."""
+        if request_id not in self.subs:
+            return False
+        self.client.session.on_request_error(
+            request_id, MCPError("the server ended the listen stream", server=self.client.name)
+        )
         return True
 
     def _touch_caches(self, method: str, params: Dict[str, Any]) -> None:

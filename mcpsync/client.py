@@ -115,6 +115,9 @@ class Client(ClientCore):
     def _on_subscription_notification(self, sub_id: Any, method: str, params: Dict[str, Any]) -> bool:
         return self._modern.on_subscription_notification(sub_id, method, params)
 
+    def _on_server_cancelled(self, request_id: Any) -> bool:
+        return self._modern.server_ended(request_id)
+
     def _after_open(self) -> None:
         self._modern.after_open()
 

@@ -358,9 +358,16 @@ class Session(TransportSink):
         progress: Optional[Callable[[ProgressEvent], None]] = None,
         progress_token: bool = False,
         transform: Optional[Callable[[Any], Any]] = None,
+        before_send: Optional[Callable[[Any], Any]] = None,
     ) -> RequestHandle:
-        """Send a request and return at once with a :class:`RequestHandle`."""
+        """Send a request and return at once with a :class:`RequestHandle`.
+
+        ``before_send(request_id)`` runs before the request leaves, so a caller can
+        route notifications that may arrive before this method returns.
+        """
         pending, msg = self.new_request(method, params, progress=progress, progress_token=progress_token)
+        if before_send is not None:
+            before_send(pending.request_id)
         if self.transport.send_blocks_for_response:
             if not self._senders.submit(self._send_request_quiet, pending, msg):
                 self._finish(pending, ConnectionClosed("client is closed", server=self.name))
