@@ -72,9 +72,7 @@ def run_call(cli: "Cli", client: Any, name: str, arguments: Any, bar: out.Progre
 
 def cmd_call(cli: "Cli", client: Any) -> int:
     """``mcpsync call TOOL --args JSON``: call a tool; exit 1 when it reports isError."""
-    from .cli import parse_json_args
-
-    arguments = parse_json_args(cli.args.args_json, cli.args.arg_pairs, cli.stdin)
+    arguments = cli.args.arguments
     bar = out.ProgressBar(cli.err, progress_mode(cli), label=cli.args.tool)
     result = run_call(cli, client, cli.args.tool, arguments, bar)
     cli.in_flight = False  # type: ignore[attr-defined]
@@ -105,9 +103,7 @@ def cmd_prompts(cli: "Cli", client: Any) -> int:
 
 def cmd_prompt(cli: "Cli", client: Any) -> int:
     """``mcpsync prompt NAME [--args JSON]``: the prompt's messages."""
-    from .cli import parse_json_args
-
-    arguments = parse_json_args(cli.args.args_json, cli.args.arg_pairs, cli.stdin)
+    arguments = cli.args.arguments
     result = client.get_prompt(cli.args.prompt, {k: _as_str(v) for k, v in arguments.items()})
     if cli.json:
         cli.emit_json(result.raw)

@@ -53,9 +53,10 @@ def dump_json(value: Any) -> str:
 def terminal_width(stream: IO[str], default: int = 100) -> int:
     """The width of the terminal behind ``stream`` (``default`` when it is not a terminal)."""
     try:
-        return max(40, os.get_terminal_size(stream.fileno()).columns)
+        columns = os.get_terminal_size(stream.fileno()).columns
     except (AttributeError, OSError, ValueError):
         return default
+    return max(40, columns) if columns else default  # a pseudo-terminal may report 0 columns
 
 
 def _first_line(text: Optional[str]) -> str:

@@ -415,6 +415,8 @@ def run(cli: Cli) -> int:
         from ._cli_demo import run_demo
 
         return run_demo(cli)
+    if command in ("call", "prompt"):  # check the arguments before starting any server
+        a.arguments = parse_json_args(a.args_json, a.arg_pairs, cli.stdin)
     single = bool(cli.server_cmd) or bool(a.url)
     if not single and command in MANAGER_COMMANDS:
         config = _find_config(a.config)
@@ -438,7 +440,7 @@ def run_manager(cli: Cli, config_path: str) -> int:
     """Multi-server mode: hand the command to :mod:`mcpsync.cli_manager`.
 
     Hook: ``mcpsync.cli_manager.run(args, config_path, stdout=..., stderr=...) -> int``;
-    ``args`` is the parsed namespace (``command``, ``tool``, ``args_json``/``arg_pairs``, ``json``,
+    ``args`` is the parsed namespace (``command``, ``tool``, ``arguments`` (the parsed dict), ``json``,
     ``verbose``, ``timeout``...). Raising MCPError / UsageError is fine: :func:`main` maps them.
     """
     cli_manager = _optional_module("cli_manager")
@@ -479,7 +481,8 @@ def classify(exc: BaseException) -> Tuple[int, str]:
     if isinstance(exc, ToolError):
         return EXIT_TOOL_ERROR, exc.message
     if isinstance(exc, RemoteError):
-        return EXIT_SERVER, "server error: %s (code %d)" % (exc.message, exc.code)
+        where = " (%s)" % exc.method if exc.method else ""
+        return EXIT_SERVER, "server error%s: %s (code %d)" % (where, exc.message, exc.code)
     if isinstance(exc, MCPError):
         return EXIT_SERVER, exc.message
     return EXIT_INTERNAL, "internal error: %s: %s" % (type(exc).__name__, exc)
