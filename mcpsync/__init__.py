@@ -38,6 +38,20 @@ _LAZY = {
     "TaskHandle": "tasks",
     "start_task": "tasks",
     "resume_task": "tasks",
+    "StreamableHTTPTransport": "transports.http",
+    "SSETransport": "transports.sse",
+    "Manager": "manager",
+    "ServerManager": "manager",
+    "ServerConfig": "config",
+    "load_config": "config",
+    "find_config": "config",
+    "to_openai_tools": "adapters",
+    "to_anthropic_tools": "adapters",
+    "execute_tool_call": "adapters",
+    "OAuthAuth": "auth",
+    "OAuthConfig": "auth",
+    "OAuthManager": "auth",
+    "CredentialStore": "auth",
 }
 
 
