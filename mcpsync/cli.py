@@ -524,6 +524,8 @@ def main(argv: Optional[Sequence[str]] = None, *, stdout: Optional[IO[str]] = No
             traceback.print_exception(type(exc), exc, exc.__traceback__, file=stderr)
         if code == EXIT_INTERRUPTED and isinstance(exc, KeyboardInterrupt):
             message = "interrupted" + ("; the call in flight was cancelled" if getattr(cli, "in_flight", False) else "")
+        if isinstance(exc, AuthRequired) and getattr(args, "url", None):
+            message = message.replace("NAME --url URL", "%s --url %s" % (args.name or _host(args.url), args.url))
         _report(cli, code, message, exc)
         return code
 
@@ -537,6 +539,12 @@ def _report(cli: Cli, code: int, message: str, exc: BaseException) -> None:
         cli.stderr.flush()
     except (OSError, ValueError):
         pass
+
+
+def _host(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    return urlsplit(url).hostname or "server"
 
 
 def _silence_stdout() -> None:

@@ -396,3 +396,24 @@ def test_split_and_parse_helpers() -> None:
     assert cli.server_name(["uvx", "mcp-server-fetch"]) == "mcp-server-fetch"
     assert set(cli.EXIT_CODES) == {0, 1, 2, 3, 4, 5, 6, 70, 130}
 
+
+
+# ---------------------------------------------------------------------------- remote servers (--url)
+
+
+def test_url_with_headers_transport_and_auth_failure() -> None:
+    from tests.httpserver import MCPTestServer
+
+    with MCPTestServer() as srv:
+        srv.faults.require_token = "sekrit"
+        auth = ["--header", "Authorization: Bearer sekrit"]
+        proc = run("tools", "--url", srv.url, *auth)
+        assert proc.returncode == 0, proc.stderr
+        assert any(line.startswith("echo ") for line in proc.stdout.splitlines())
+        proc = run("call", "echo", "-a", "message=over sse", "--url", srv.sse_url(), "--transport", "sse", *auth)
+        assert proc.returncode == 0 and proc.stdout.strip() == "over sse", proc.stderr
+        proc = run("tools", "--url", srv.url)
+        assert proc.returncode == 6
+        assert "authentication required" in proc.stderr and "mcpsync auth login 127.0.0.1 --url %s" % srv.url in proc.stderr
+        proc = run("tools", "--url", srv.url, "--header", "no-colon-here")
+        assert proc.returncode == 2 and "--header" in proc.stderr
