@@ -131,6 +131,7 @@ class ClientCore:
         on_resources_changed: Optional[Callable[[], Any]] = None,
         on_resource_updated: Optional[Callable[[str], Any]] = None,
         on_connection_lost: Optional[Callable[[BaseException], Any]] = None,
+        on_task_status: Optional[Callable[[Any], Any]] = None,
         validate_input: bool = False,
         validate_output: bool = True,
         keepalive: Optional[float] = None,
@@ -178,6 +179,7 @@ class ClientCore:
         self.on_resources_changed = on_resources_changed
         self.on_resource_updated = on_resource_updated
         self.on_connection_lost = on_connection_lost
+        self.on_task_status = on_task_status
         self.validate_input = validate_input
         self.validate_output = validate_output
         self.keepalive = keepalive

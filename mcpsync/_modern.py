@@ -368,6 +368,7 @@ class ModernFeatures:
         from .tasks import TaskHandle
 
         handle = TaskHandle.from_result(self.client, result, method=method)
+        handle.on_status = self.client.on_task_status
         return handle.wait(timeout=total, raw=True)
 
 

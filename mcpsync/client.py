@@ -82,6 +82,8 @@ class Client(ClientCore):
         on_tools_changed, on_prompts_changed, on_resources_changed: list_changed callbacks.
         on_resource_updated: called with the URI of an updated resource.
         on_connection_lost: called with the error when the connection ends by itself.
+        on_task_status: called with a TaskHandle whenever a task's status changes
+            while ``call_tool`` waits for it.
         validate_input: check arguments against a listed tool's inputSchema before sending.
         validate_output: check structuredContent against a listed tool's outputSchema.
         keepalive: seconds between keep-alive pings (handshake era only; None: off).
@@ -318,10 +320,30 @@ class Client(ClientCore):
             RequestTimeout, RemoteError, ConnectionClosed, CapabilityError.
         """
         params = self._tool_params(name, arguments, meta, validate_input)
+        if self.era == "legacy" and self._task_required(name):
+            # 2025-11-25 experimental tasks: this tool only runs as a task; wait for it transparently.
+            from .tasks import start_task
+
+            total = self.max_total_timeout if max_total_timeout is DEFAULT else max_total_timeout
+            handle = start_task(self, name, params["arguments"], on_status=self.on_task_status)
+            if isinstance(handle, CallToolResult):
+                return handle
+            return self._tool_result(name, handle.wait(timeout=total, raw=True), validate_output)
         raw = self._call(
             "tools/call", params, timeout=timeout, max_total_timeout=max_total_timeout, progress=progress, progress_token=True
         )
         return self._tool_result(name, raw, validate_output)
+
+    def _task_required(self, name: str) -> bool:
+        tool = self._tools_by_name.get(name)
+        execution = tool.raw.get("execution") if tool is not None else None
+        tasks_cap = self.server_capabilities.get("tasks")
+        return (
+            self.tasks_enabled
+            and isinstance(execution, dict)
+            and execution.get("taskSupport") == "required"
+            and isinstance(tasks_cap, dict)
+        )
 
     def call_tool_async(
         self,

@@ -173,6 +173,23 @@ class RequestHandle:
         """Cancel the request; returns False when it had already finished."""
         return self._session.cancel(self._pending.request_id, reason)
 
+    def cancelled(self) -> bool:
+        """True when the request ended by cancellation."""
+        f = self._pending.future
+        return f.done() and isinstance(f.exception(0), RequestCancelled)
+
+    def running(self) -> bool:
+        """True while the request is in flight."""
+        return not self._pending.future.done()
+
+    def exception(self, timeout: Timeout = DEFAULT) -> Optional[BaseException]:
+        """Wait like :meth:`result` and return the error instead of raising it (None on success)."""
+        try:
+            self.result(timeout)
+        except BaseException as exc:  # noqa: BLE001 - returned, as concurrent.futures does
+            return exc
+        return None
+
     def add_done_callback(self, fn: Callable[["RequestHandle"], Any]) -> None:
         """Call ``fn(handle)`` when the request finishes, on the session's dispatch thread."""
         self._pending.future.add_done_callback(lambda _f: self._session.dispatch(fn, self))
