@@ -40,7 +40,9 @@ from ..errors import CallbackError, OAuthError
 from . import pages
 
 __all__ = [
+    "AuthorizationRequest",
     "CallbackResult",
+    "parse_redirect",
     "PendingCallback",
     "expect_callback",
     "DEFAULT_CALLBACK_HOST",
@@ -82,6 +84,50 @@ class CallbackResult:
             self.error,
             self.iss,
         )
+
+
+class AuthorizationRequest:
+    """What an authorization handler receives.
+
+    Attributes:
+        server: the server name.
+        url: the authorization URL to open.
+        redirect_uri: where the authorization server will redirect.
+        state: the ``state`` of this login.
+    """
+
+    __slots__ = ("server", "url", "redirect_uri", "state")
+
+    def __init__(self, server: str, url: str, redirect_uri: str, state: str) -> None:
+        self.server = server
+        self.url = url
+        self.redirect_uri = redirect_uri
+        self.state = state
+
+    def __repr__(self) -> str:
+        return "AuthorizationRequest(server=%r, redirect_uri=%r)" % (self.server, self.redirect_uri)
+
+
+def parse_redirect(value: Any, fallback_state: Optional[str] = None) -> Dict[str, str]:
+    """Redirect parameters from a redirect URL, a bare code, a (code, state) pair or a dict."""
+    if isinstance(value, dict):
+        return {str(k): str(v) for k, v in value.items() if v is not None}
+    if isinstance(value, (tuple, list)) and len(value) == 2:
+        params = {"code": str(value[0])}
+        if value[1] is not None:
+            params["state"] = str(value[1])
+        return params
+    if isinstance(value, str):
+        text = value.strip()
+        if "://" in text or text.startswith("?") or ("=" in text and "&" in text):
+            query = urlsplit(text).query if "://" in text else text.lstrip("?")
+            return dict(parse_qsl(query, keep_blank_values=True))
+        if text:
+            params = {"code": text}
+            if fallback_state:
+                params["state"] = fallback_state
+            return params
+    raise CallbackError("expected a redirect URL, an authorization code or (code, state)")
 
 
 def _store_tag(store: Any) -> str:

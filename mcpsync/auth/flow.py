@@ -19,15 +19,15 @@ import threading
 import time
 import webbrowser
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import urlencode, urlsplit
 
-from ..errors import AuthError, AuthRequired, CallbackError, ConfigError, OAuthError
+from ..errors import AuthError, CallbackError, ConfigError, OAuthError
 from . import callback as _callback
+from .callback import AuthorizationRequest, parse_redirect
 from .config import OAuthConfig
 from .discovery import DEFAULT_PROTOCOL_VERSION, AuthServerMetadata, Discovery, ProtectedResourceMetadata
 from .discovery import canonical_resource
-from .grants import GRANT_JWT_BEARER, GRANT_TOKEN_EXCHANGE, TOKEN_TYPE_ID_JAG, TOKEN_TYPE_ID_TOKEN, ClientAuth
-from .grants import token_request, tokens_from_response
+from .grants import ClientAuth, noninteractive_grant, token_request, tokens_from_response
 from .pkce import code_challenge, make_code_verifier, make_state
 from .registration import client_from_config, client_from_stored, resolve_client
 from .store import CredentialStore
@@ -38,28 +38,6 @@ log = logging.getLogger(__name__)
 
 ENV_CALLBACK_PORT = "MCPSYNC_OAUTH_CALLBACK_PORT"
 _PENDING_KEYS = ("codeVerifier", "oauthState", "authIssuer", "pendingAuth")
-
-
-class AuthorizationRequest:
-    """What an authorization handler receives.
-
-    Attributes:
-        server: the server name.
-        url: the authorization URL to open.
-        redirect_uri: where the authorization server will redirect.
-        state: the ``state`` of this login.
-    """
-
-    __slots__ = ("server", "url", "redirect_uri", "state")
-
-    def __init__(self, server: str, url: str, redirect_uri: str, state: str) -> None:
-        self.server = server
-        self.url = url
-        self.redirect_uri = redirect_uri
-        self.state = state
-
-    def __repr__(self) -> str:
-        return "AuthorizationRequest(server=%r, redirect_uri=%r)" % (self.server, self.redirect_uri)
 
 
 class _InvalidClient(Exception):
@@ -86,28 +64,6 @@ def _union(*groups: Iterable[str]) -> List[str]:
             if item not in out:
                 out.append(item)
     return out
-
-
-def parse_redirect(value: Any, fallback_state: Optional[str] = None) -> Dict[str, str]:
-    """Redirect parameters from a redirect URL, a bare code, a (code, state) pair or a dict."""
-    if isinstance(value, dict):
-        return {str(k): str(v) for k, v in value.items() if v is not None}
-    if isinstance(value, (tuple, list)) and len(value) == 2:
-        params = {"code": str(value[0])}
-        if value[1] is not None:
-            params["state"] = str(value[1])
-        return params
-    if isinstance(value, str):
-        text = value.strip()
-        if "://" in text or text.startswith("?") or ("=" in text and "&" in text):
-            query = urlsplit(text).query if "://" in text else text.lstrip("?")
-            return dict(parse_qsl(query, keep_blank_values=True))
-        if text:
-            params = {"code": text}
-            if fallback_state:
-                params["state"] = fallback_state
-            return params
-    raise CallbackError("expected a redirect URL, an authorization code or (code, state)")
 
 
 class OAuthManager:
@@ -543,35 +499,9 @@ class OAuthManager:
         client = client_from_config(cfg, meta)
         scopes = self._scopes(cfg, prm, meta, challenge, extra)
         scope = " ".join(scopes) or None
-        http = self._http()
         try:
-            if cfg.grant == "client_credentials":
-                form = {"grant_type": "client_credentials", "scope": scope, "resource": resource}
-                doc = token_request(http, meta.token_endpoint, form, client, issuer=meta.issuer, timeout=self.http_timeout)
-            else:
-                id_token = cfg.id_token() if callable(cfg.id_token) else cfg.id_token
-                idp_client = ClientAuth(
-                    cfg.idp_client_id or "",
-                    cfg.idp_client_secret,
-                    cfg.idp_auth_method or ("client_secret_basic" if cfg.idp_client_secret else "none"),
-                    source="config",
-                )
-                exchange = {
-                    "grant_type": GRANT_TOKEN_EXCHANGE,
-                    "requested_token_type": TOKEN_TYPE_ID_JAG,
-                    "audience": meta.issuer,
-                    "resource": resource,
-                    "scope": scope,
-                    "subject_token": id_token,
-                    "subject_token_type": TOKEN_TYPE_ID_TOKEN,
-                }
-                jag_doc = token_request(http, cfg.idp_token_endpoint or "", exchange, idp_client, timeout=self.http_timeout)
-                jag = jag_doc.get("access_token")
-                issued = jag_doc.get("issued_token_type")
-                if not isinstance(jag, str) or (issued is not None and issued != TOKEN_TYPE_ID_JAG):
-                    raise AuthError("the identity provider did not return an ID-JAG", server=name)
-                form = {"grant_type": GRANT_JWT_BEARER, "assertion": jag, "scope": scope, "resource": resource}
-                doc = token_request(http, meta.token_endpoint, form, client, issuer=meta.issuer, timeout=self.http_timeout)
+            doc = noninteractive_grant(self._http(), cfg, meta.issuer, meta.token_endpoint, client, resource, scope,
+                                       timeout=self.http_timeout)
             new = tokens_from_response(doc, requested_scope=scope)
         except AuthError as exc:
             raise exc.with_context(server=name)

@@ -22,6 +22,7 @@ from ..errors import AuthError, ConfigError, OAuthError
 
 __all__ = [
     "ClientAuth",
+    "noninteractive_grant",
     "token_request",
     "tokens_from_response",
     "GRANT_JWT_BEARER",
@@ -176,3 +177,50 @@ def tokens_from_response(
     if scope:
         tokens["scope"] = scope
     return tokens
+
+
+def noninteractive_grant(
+    session: Any,
+    cfg: Any,
+    issuer: str,
+    token_endpoint: str,
+    client: ClientAuth,
+    resource: str,
+    scope: Optional[str],
+    *,
+    timeout: float = 30.0,
+) -> Dict[str, Any]:
+    """Run the grant configured in ``cfg`` (an :class:`~mcpsync.auth.OAuthConfig`); the token response.
+
+    ``client_credentials``: one request at the token endpoint. ``enterprise``: an RFC 8693 token
+    exchange of the ID token for an ID-JAG at the identity provider, then an RFC 7523 JWT bearer
+    grant with it at the authorization server (two requests).
+    """
+    if cfg.grant == "client_credentials":
+        form = {"grant_type": "client_credentials", "scope": scope, "resource": resource}
+        return token_request(session, token_endpoint, form, client, issuer=issuer, timeout=timeout)
+    if cfg.grant != "enterprise":
+        raise ConfigError("grant %r is not a non-interactive grant" % cfg.grant)
+    id_token = cfg.id_token() if callable(cfg.id_token) else cfg.id_token
+    idp_client = ClientAuth(
+        cfg.idp_client_id or "",
+        cfg.idp_client_secret,
+        cfg.idp_auth_method or ("client_secret_basic" if cfg.idp_client_secret else "none"),
+        source="config",
+    )
+    exchange = {
+        "grant_type": GRANT_TOKEN_EXCHANGE,
+        "requested_token_type": TOKEN_TYPE_ID_JAG,
+        "audience": issuer,
+        "resource": resource,
+        "scope": scope,
+        "subject_token": id_token,
+        "subject_token_type": TOKEN_TYPE_ID_TOKEN,
+    }
+    jag_doc = token_request(session, cfg.idp_token_endpoint or "", exchange, idp_client, timeout=timeout)
+    jag = jag_doc.get("access_token")
+    issued = jag_doc.get("issued_token_type")
+    if not isinstance(jag, str) or (issued is not None and issued != TOKEN_TYPE_ID_JAG):
+        raise AuthError("the identity provider did not return an ID-JAG")
+    form = {"grant_type": GRANT_JWT_BEARER, "assertion": jag, "scope": scope, "resource": resource}
+    return token_request(session, token_endpoint, form, client, issuer=issuer, timeout=timeout)

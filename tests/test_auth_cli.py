@@ -1,0 +1,91 @@
+"""``mcpsync auth login|logout|status``."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import re
+import threading
+import webbrowser
+
+import pytest
+import requests
+
+from mcpsync.cli_auth import add_auth_parser, run_auth
+from tests.authserver import free_port, no_auth_leaks, srv  # noqa: F401
+
+pytestmark = pytest.mark.usefixtures("no_auth_leaks")
+
+
+def main(argv):
+    from mcpsync.cli import main as cli_main
+
+    return cli_main(argv)
+
+
+@pytest.fixture
+def browser(monkeypatch):
+    threads = []
+
+    def fake_open(url, *a, **k):
+        def run():
+            with requests.get(url, timeout=30) as resp:
+                assert resp.status_code == 200
+        t = threading.Thread(target=run)
+        t.start()
+        threads.append(t)
+        return True
+
+    monkeypatch.setattr(webbrowser, "open", fake_open)
+    yield threads
+    for t in threads:
+        t.join()
+
+
+def test_login_status_logout(srv, tmp_path, browser, capsys):
+    auth_file = str(tmp_path / "a.json")
+    port = str(free_port())
+    assert main(["auth", "login", "srv", "--url", srv.server_url, "--auth-file", auth_file,
+                 "--callback-port", port]) == 0
+    captured = capsys.readouterr()
+    assert "logged in to srv (authenticated)" in captured.out
+    assert "http://127.0.0.1:%s/mcp/oauth/callback" % port in captured.err  # redirect URI printed first
+    assert srv.issuer + "/authorize?" in captured.err  # and the authorization URL
+    assert main(["auth", "status", "srv", "--auth-file", auth_file, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "authenticated"
+    assert main(["auth", "status", "--auth-file", auth_file]) == 0
+    assert re.search(r"srv\s+authenticated", capsys.readouterr().out)
+    assert main(["auth", "logout", "srv", "--auth-file", auth_file]) == 0
+    assert "logged out of srv" in capsys.readouterr().out
+    assert main(["auth", "status", "srv", "--url", srv.server_url, "--auth-file", auth_file, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "not_authenticated"
+
+
+def test_login_without_browser_by_pasting_the_redirect(srv, tmp_path):
+    err = io.StringIO()
+
+    class Stdin:
+        """Acts as the user: reads the printed URL, approves, pastes the redirect URL."""
+
+        def readline(self):
+            url = re.search(r"(http://\S+/authorize\?\S+)", err.getvalue()).group(1)
+            with requests.get(url, allow_redirects=False, timeout=10) as resp:
+                return resp.headers["Location"] + "\n"
+
+    parser = argparse.ArgumentParser()
+    add_auth_parser(parser.add_subparsers(dest="command"))  # the two-line wiring
+    args = parser.parse_args(["auth", "login", "srv", "--url", srv.server_url, "--auth-file",
+                              str(tmp_path / "a.json"), "--callback-port", str(free_port()), "--no-browser",
+                              "--json"])
+    out = io.StringIO()
+    assert args.func is run_auth
+    assert run_auth(args, stdout=out, stdin=Stdin(), stderr=err) == 0
+    assert json.loads(out.getvalue())["status"] == "authenticated"
+    assert "paste the URL" in err.getvalue()
+
+
+def test_login_needs_a_url(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("MCPSYNC_CONFIG", str(tmp_path / "none.json"))
+    code = main(["auth", "login", "nowhere", "--auth-file", str(tmp_path / "a.json")])
+    assert code != 0 and "--url" in capsys.readouterr().err
