@@ -340,7 +340,8 @@ def describe_server(client: Any) -> List[Tuple[str, str]]:
 def server_json(client: Any) -> Dict[str, Any]:
     """The machine-readable description of a connected client."""
     return {
-        "serverInfo": client.server_info.raw or {"name": client.server_info.name, "version": client.server_info.version},
+        "serverInfo": client.server_info.raw
+        or {"name": client.server_info.name, "version": client.server_info.version},
         "protocolVersion": client.protocol_version,
         "era": client.era,
         "transport": client.transport_kind,

@@ -464,7 +464,9 @@ def classify(exc: BaseException) -> Tuple[int, str]:
     if isinstance(exc, ConfigError):
         return EXIT_USAGE, exc.message
     if isinstance(exc, NeedsClientRegistration):
-        hint = " (register the redirect URI %s with the authorization server)" % exc.redirect_uri if exc.redirect_uri else ""
+        hint = ""
+        if exc.redirect_uri:
+            hint = " (register the redirect URI %s with the authorization server)" % exc.redirect_uri
         return EXIT_AUTH, "authentication failed: %s%s" % (exc.message, hint)
     if isinstance(exc, AuthRequired):
         return EXIT_AUTH, "authentication required: %s (log in with: mcpsync auth login NAME --url URL)" % exc.message

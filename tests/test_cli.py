@@ -57,7 +57,8 @@ def _env(tmp: Optional[Path] = None) -> Dict[str, str]:
     return env
 
 
-def run(*args: str, cwd: Optional[Path] = None, stdin: Optional[str] = None, timeout: float = 30) -> subprocess.CompletedProcess:
+def run(*args: str, cwd: Optional[Path] = None, stdin: Optional[str] = None,
+        timeout: float = 30) -> subprocess.CompletedProcess:
     """Run ``python -m mcpsync ARGS`` and capture its output."""
     return subprocess.run(
         [sys.executable, "-m", "mcpsync"] + list(args),
@@ -414,6 +415,7 @@ def test_url_with_headers_transport_and_auth_failure() -> None:
         assert proc.returncode == 0 and proc.stdout.strip() == "over sse", proc.stderr
         proc = run("tools", "--url", srv.url)
         assert proc.returncode == 6
-        assert "authentication required" in proc.stderr and "mcpsync auth login 127.0.0.1 --url %s" % srv.url in proc.stderr
+        assert "authentication required" in proc.stderr
+        assert "mcpsync auth login 127.0.0.1 --url %s" % srv.url in proc.stderr
         proc = run("tools", "--url", srv.url, "--header", "no-colon-here")
         assert proc.returncode == 2 and "--header" in proc.stderr
