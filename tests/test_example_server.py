@@ -195,11 +195,26 @@ def spawn():
         srv.kill()
 
 
+FULL_CAPS = {"sampling": {}, "elicitation": {"form": {}, "url": {}}, "roots": {"listChanged": True}}
+
+
 @pytest.fixture
 def legacy(spawn):
+    """A fresh, initialized (2025-11-25) server for tests that change server or session state."""
     srv = spawn()
-    srv.initialize("2025-11-25", {"sampling": {}, "elicitation": {"form": {}, "url": {}}, "roots": {"listChanged": True}})
+    srv.initialize("2025-11-25", FULL_CAPS)
     return srv
+
+
+@pytest.fixture(scope="module")
+def shared():
+    """One initialized (2025-11-25) server shared by tests that leave no state behind (saves start-ups)."""
+    srv = Server()
+    try:
+        srv.initialize("2025-11-25", FULL_CAPS)
+        yield srv
+    finally:
+        srv.kill()
 
 
 def text_of(result: Dict[str, Any]) -> str:
@@ -249,63 +264,63 @@ def test_version_override(spawn):
 # ----------------------------------------------------------------------------- tools
 
 
-def test_basic_tools(legacy):
-    assert text_of(legacy.tool("echo", {"message": "héllo"})) == "héllo"
-    res = legacy.tool("add", {"a": 2, "b": 3.5})
+def test_basic_tools(shared):
+    assert text_of(shared.tool("echo", {"message": "héllo"})) == "héllo"
+    res = shared.tool("add", {"a": 2, "b": 3.5})
     assert res["structuredContent"] == {"sum": 5.5} and text_of(res) == "5.5"
-    res = legacy.tool("fail", {"message": "boom"})
+    res = shared.tool("fail", {"message": "boom"})
     assert res["isError"] is True and text_of(res) == "boom"
-    res = legacy.tool("bad_output")
-    tools = {t["name"]: t for t in legacy.result("tools/list")["tools"]}
+    res = shared.tool("bad_output")
+    tools = {t["name"]: t for t in shared.result("tools/list")["tools"]}
     assert not isinstance(res["structuredContent"]["count"], int)
     assert tools["bad_output"]["outputSchema"]["properties"]["count"]["type"] == "integer"
     assert tools["add"]["outputSchema"]["required"] == ["sum"]
     assert all(t["inputSchema"]["type"] == "object" for t in tools.values())
     assert tools["task_work"]["execution"] == {"taskSupport": "optional"}
-    assert text_of(legacy.tool("pid")) == str(legacy.proc.pid)
-    assert len(text_of(legacy.tool("payload", {"size": 1_000_003}))) == 1_000_003
-    assert legacy.tool("echo", {})["isError"] is True  # missing argument -> tool error
-    assert legacy.call("tools/call", {"name": "nope"})["error"]["code"] == -32602
+    assert text_of(shared.tool("pid")) == str(shared.proc.pid)
+    assert len(text_of(shared.tool("payload", {"size": 1_000_003}))) == 1_000_003
+    assert shared.tool("echo", {})["isError"] is True  # missing argument -> tool error
+    assert shared.call("tools/call", {"name": "nope"})["error"]["code"] == -32602
 
 
-def test_slow_progress(legacy):
+def test_slow_progress(shared):
     seen: List[Any] = []
-    rid = legacy.start("tools/call", {"name": "slow", "arguments": {"seconds": 0.2, "steps": 4},
+    rid = shared.start("tools/call", {"name": "slow", "arguments": {"seconds": 0.2, "steps": 4},
                                       "_meta": {"progressToken": "tok"}})
-    res = legacy.response(rid, keep=seen)
+    res = shared.response(rid, keep=seen)
     assert text_of(res["result"]) == "done"
     prog = [m["params"] for m in seen if m.get("method") == "notifications/progress"]
     assert [p["progress"] for p in prog] == [1, 2, 3, 4]
     assert all(p["progressToken"] == "tok" and p["total"] == 4 and p["message"] for p in prog)
 
 
-def test_cancellation_stops_request(legacy):
-    rid = legacy.start("tools/call", {"name": "slow", "arguments": {"seconds": 30, "steps": 300},
+def test_cancellation_stops_request(shared):
+    rid = shared.start("tools/call", {"name": "slow", "arguments": {"seconds": 30, "steps": 300},
                                       "_meta": {"progressToken": 7}})
-    legacy.wait_for(lambda m: m.get("method") == "notifications/progress")
-    legacy.notify("notifications/cancelled", {"requestId": rid, "reason": "test"})
+    shared.wait_for(lambda m: m.get("method") == "notifications/progress")
+    shared.notify("notifications/cancelled", {"requestId": rid, "reason": "test"})
     seen: List[Any] = []
-    assert legacy.result("ping", keep=seen) == {}
+    assert shared.result("ping", keep=seen) == {}
     time.sleep(0.3)
-    while not legacy.lines.empty():
-        line = legacy.lines.get()
+    while not shared.lines.empty():
+        line = shared.lines.get()
         if line:
             seen.append(json.loads(line))
     assert not [m for m in seen if m.get("id") == rid]
 
 
-def test_sampling_round_trip(legacy):
-    rid = legacy.start("tools/call", {"name": "sample", "arguments": {"prompt": "2+2?"}})
-    req = legacy.wait_for(lambda m: m.get("method") == "sampling/createMessage")
+def test_sampling_round_trip(shared):
+    rid = shared.start("tools/call", {"name": "sample", "arguments": {"prompt": "2+2?"}})
+    req = shared.wait_for(lambda m: m.get("method") == "sampling/createMessage")
     assert req["params"]["messages"][0]["content"]["text"] == "2+2?" and req["params"]["maxTokens"] > 0
-    legacy.send({"jsonrpc": "2.0", "id": req["id"], "result": {"role": "assistant", "model": "m",
+    shared.send({"jsonrpc": "2.0", "id": req["id"], "result": {"role": "assistant", "model": "m",
                                                                "content": {"type": "text", "text": "4"}}})
-    assert text_of(legacy.response(rid)["result"]) == "4"
+    assert text_of(shared.response(rid)["result"]) == "4"
     # A client error becomes a tool error.
-    rid = legacy.start("tools/call", {"name": "sample", "arguments": {"prompt": "x"}})
-    req = legacy.wait_for(lambda m: m.get("method") == "sampling/createMessage")
-    legacy.send({"jsonrpc": "2.0", "id": req["id"], "error": {"code": -32601, "message": "no"}})
-    assert legacy.response(rid)["result"]["isError"] is True
+    rid = shared.start("tools/call", {"name": "sample", "arguments": {"prompt": "x"}})
+    req = shared.wait_for(lambda m: m.get("method") == "sampling/createMessage")
+    shared.send({"jsonrpc": "2.0", "id": req["id"], "error": {"code": -32601, "message": "no"}})
+    assert shared.response(rid)["result"]["isError"] is True
 
 
 def test_sampling_without_capability(spawn):
@@ -320,32 +335,32 @@ def test_sampling_without_capability(spawn):
     assert "-32601" in text_of(srv2.response(rid)["result"])
 
 
-def test_elicitation_form_and_url(legacy):
-    rid = legacy.start("tools/call", {"name": "elicit", "arguments": {"message": "Who?"}})
-    req = legacy.wait_for(lambda m: m.get("method") == "elicitation/create")
+def test_elicitation_form_and_url(shared):
+    rid = shared.start("tools/call", {"name": "elicit", "arguments": {"message": "Who?"}})
+    req = shared.wait_for(lambda m: m.get("method") == "elicitation/create")
     schema = req["params"]["requestedSchema"]
     types = {p["type"] for p in schema["properties"].values()}
     assert types == {"string", "integer", "number", "boolean"}
     assert any("enum" in p for p in schema["properties"].values())
     assert schema["properties"]["name"]["default"] == "Ada" and req["params"]["mode"] == "form"
-    legacy.send({"jsonrpc": "2.0", "id": req["id"], "result": {"action": "accept", "content": {"name": "Bo", "age": 3}}})
-    res = legacy.response(rid)["result"]
+    shared.send({"jsonrpc": "2.0", "id": req["id"], "result": {"action": "accept", "content": {"name": "Bo", "age": 3}}})
+    res = shared.response(rid)["result"]
     assert res["structuredContent"] == {"action": "accept", "content": {"name": "Bo", "age": 3}}
-    rid = legacy.start("tools/call", {"name": "elicit_url"})
-    req = legacy.wait_for(lambda m: m.get("method") == "elicitation/create")
+    rid = shared.start("tools/call", {"name": "elicit_url"})
+    req = shared.wait_for(lambda m: m.get("method") == "elicitation/create")
     p = req["params"]
     assert p["mode"] == "url" and p["url"].startswith("https://example.com/approve?") and p["elicitationId"]
-    legacy.send({"jsonrpc": "2.0", "id": req["id"], "result": {"action": "accept"}})
-    done = legacy.wait_for(lambda m: m.get("method") == "notifications/elicitation/complete")
+    shared.send({"jsonrpc": "2.0", "id": req["id"], "result": {"action": "accept"}})
+    done = shared.wait_for(lambda m: m.get("method") == "notifications/elicitation/complete")
     assert done["params"]["elicitationId"] == p["elicitationId"]
-    assert legacy.response(rid)["result"]["structuredContent"] == {"action": "accept"}
+    assert shared.response(rid)["result"]["structuredContent"] == {"action": "accept"}
 
 
-def test_roots(legacy):
-    rid = legacy.start("tools/call", {"name": "roots"})
-    req = legacy.wait_for(lambda m: m.get("method") == "roots/list")
-    legacy.send({"jsonrpc": "2.0", "id": req["id"], "result": {"roots": [{"uri": "file:///a"}, {"uri": "file:///b"}]}})
-    assert text_of(legacy.response(rid)["result"]) == "file:///a\nfile:///b"
+def test_roots(shared):
+    rid = shared.start("tools/call", {"name": "roots"})
+    req = shared.wait_for(lambda m: m.get("method") == "roots/list")
+    shared.send({"jsonrpc": "2.0", "id": req["id"], "result": {"roots": [{"uri": "file:///a"}, {"uri": "file:///b"}]}})
+    assert text_of(shared.response(rid)["result"]) == "file:///a\nfile:///b"
 
 
 def test_send_batch_roots(spawn):
@@ -397,35 +412,35 @@ def test_crash_and_stderr_flood(spawn):
 # ----------------------------------------------------------------------------- prompts, resources, completion
 
 
-def test_prompts(legacy):
-    names = [p["name"] for p in legacy.result("prompts/list")["prompts"]]
+def test_prompts(shared):
+    names = [p["name"] for p in shared.result("prompts/list")["prompts"]]
     assert names == ["greet", "summarize"]
-    res = legacy.result("prompts/get", {"name": "greet", "arguments": {"name": "Ann", "style": "formal"}})
+    res = shared.result("prompts/get", {"name": "greet", "arguments": {"name": "Ann", "style": "formal"}})
     assert "Ann" in res["messages"][0]["content"]["text"]
-    assert legacy.call("prompts/get", {"name": "greet", "arguments": {}})["error"]["code"] == -32602
-    assert legacy.call("prompts/get", {"name": "nope"})["error"]["code"] == -32602
+    assert shared.call("prompts/get", {"name": "greet", "arguments": {}})["error"]["code"] == -32602
+    assert shared.call("prompts/get", {"name": "nope"})["error"]["code"] == -32602
 
 
-def test_resources(legacy):
-    uris = [r["uri"] for r in legacy.result("resources/list")["resources"]]
+def test_resources(shared):
+    uris = [r["uri"] for r in shared.result("resources/list")["resources"]]
     assert "example://hello" in uris and "example://data.json" in uris
-    res = legacy.result("resources/read", {"uri": "example://data.json"})["contents"][0]
+    res = shared.result("resources/read", {"uri": "example://data.json"})["contents"][0]
     assert res["mimeType"] == "application/json" and json.loads(res["text"])["answer"] == 42
-    blob = legacy.result("resources/read", {"uri": "example://blob.bin"})["contents"][0]
+    blob = shared.result("resources/read", {"uri": "example://blob.bin"})["contents"][0]
     assert "blob" in blob
-    tpl = legacy.result("resources/templates/list")["resourceTemplates"]
+    tpl = shared.result("resources/templates/list")["resourceTemplates"]
     assert tpl[0]["uriTemplate"] == "example://items/{id}"
-    assert "7" in legacy.result("resources/read", {"uri": "example://items/7"})["contents"][0]["text"]
-    err = legacy.call("resources/read", {"uri": "example://missing"})["error"]
+    assert "7" in shared.result("resources/read", {"uri": "example://items/7"})["contents"][0]["text"]
+    err = shared.call("resources/read", {"uri": "example://missing"})["error"]
     assert err["code"] == -32002 and err["data"] == {"uri": "example://missing"}
 
 
-def test_completion(legacy):
+def test_completion(shared):
     def complete(ref: Dict[str, Any], name: str, value: str, context: Optional[Dict[str, Any]] = None) -> Any:
         params: Dict[str, Any] = {"ref": ref, "argument": {"name": name, "value": value}}
         if context:
             params["context"] = context
-        return legacy.result("completion/complete", params)["completion"]
+        return shared.result("completion/complete", params)["completion"]
 
     comp = complete({"type": "ref/prompt", "name": "greet"}, "name", "a")
     assert comp["values"] == ["Ada", "Alan", "Alice"] and comp["total"] == 3
@@ -433,7 +448,7 @@ def test_completion(legacy):
     assert "Blackbeard" in comp["values"]
     comp = complete({"type": "ref/resource", "uri": "example://items/{id}"}, "id", "1")
     assert comp["values"][:2] == ["1", "10"] and comp["total"] == 62 and comp["hasMore"] is False
-    assert legacy.call("completion/complete", {"ref": {"type": "ref/prompt", "name": "zz"},
+    assert shared.call("completion/complete", {"ref": {"type": "ref/prompt", "name": "zz"},
                                                "argument": {"name": "a", "value": ""}})["error"]["code"] == -32602
 
 
@@ -458,17 +473,17 @@ def test_pagination(spawn):
     assert loop.result("prompts/list")["nextCursor"] == loop.result("prompts/list", {"cursor": "loop"})["nextCursor"]
 
 
-def test_batches(legacy):
-    legacy.send([{"jsonrpc": "2.0", "id": "a", "method": "ping"},
+def test_batches(shared):
+    shared.send([{"jsonrpc": "2.0", "id": "a", "method": "ping"},
                  {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
                  {"jsonrpc": "2.0", "id": "b", "method": "tools/call", "params": {"name": "echo",
                                                                                  "arguments": {"message": "x"}}}])
-    batch = legacy.wait_for(lambda m: isinstance(m, list))
+    batch = shared.wait_for(lambda m: isinstance(m, list))
     assert sorted(m["id"] for m in batch) == ["a", "b"]
-    legacy.send([])
-    assert legacy.wait_for(lambda m: isinstance(m, dict) and "error" in m)["error"]["code"] == -32600
-    legacy.send_raw(b"{not json\n")
-    assert legacy.wait_for(lambda m: isinstance(m, dict) and "error" in m)["error"]["code"] == -32700
+    shared.send([])
+    assert shared.wait_for(lambda m: isinstance(m, dict) and "error" in m)["error"]["code"] == -32600
+    shared.send_raw(b"{not json\n")
+    assert shared.wait_for(lambda m: isinstance(m, dict) and "error" in m)["error"]["code"] == -32700
 
 
 # ----------------------------------------------------------------------------- legacy tasks (2025-11-25)
@@ -498,6 +513,19 @@ def test_legacy_tasks(legacy):
     assert legacy.call("tasks/get", {"taskId": "nope"})["error"]["code"] == -32602
     assert legacy.call("tools/call", {"name": "echo", "arguments": {"message": "x"},
                                       "task": {}})["error"]["code"] == -32601
+
+
+def test_tasks_disabled_or_older_version(spawn):
+    srv = spawn("--no-tasks")
+    assert "tasks" not in srv.initialize()["capabilities"]
+    assert srv.call("tasks/get", {"taskId": "x"})["error"]["code"] == -32601
+    res = srv.result("tools/call", {"name": "task_work", "arguments": {"seconds": 0}, "task": {}})
+    assert "task done" in text_of(res)  # the task request is ignored: a plain result
+    assert "extensions" not in srv.mcall("server/discover")["result"]["capabilities"]
+    old = spawn()
+    old.initialize("2025-06-18")
+    assert old.call("tasks/list")["error"]["code"] == -32601
+    assert "execution" not in [t for t in old.result("tools/list")["tools"] if t["name"] == "task_work"][0]
 
 
 def test_legacy_task_input_required(legacy):

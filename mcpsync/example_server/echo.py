@@ -39,7 +39,9 @@ def main() -> int:
         if not isinstance(msg, dict) or "id" not in msg:
             continue  # notifications (and anything odd) get no answer
         method = msg.get("method")
-        params = msg.get("params") or {}
+        params = msg.get("params")
+        if not isinstance(params, dict):
+            params = {}
         modern = isinstance(params.get("_meta"), dict) and "io.modelcontextprotocol/protocolVersion" in params["_meta"]
         if method == "tools/call":
             args = params.get("arguments") or {}

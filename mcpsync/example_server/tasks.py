@@ -37,6 +37,7 @@ from .protocol import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     META_RELATED_TASK,
+    METHOD_NOT_FOUND,
     MISSING_CLIENT_CAPABILITY,
     TASKS_EXTENSION,
     RpcError,
@@ -235,6 +236,8 @@ class TaskStore:
     # ------------------------------------------------------------------ lookups
 
     def _lookup(self, ctx: "RequestContext", era: str) -> Task:
+        if not self.server.options.tasks or (era == "legacy" and ctx.version != "2025-11-25"):
+            raise RpcError(METHOD_NOT_FOUND, "Method not found: %s" % ctx.msg.get("method"))
         task_id = ctx.params.get("taskId")
         with self.lock:
             task = self.tasks.get(task_id) if isinstance(task_id, str) else None
@@ -270,6 +273,8 @@ class TaskStore:
         return out
 
     def legacy_list(self, ctx: "RequestContext") -> Dict[str, Any]:
+        if not self.server.options.tasks or ctx.version != "2025-11-25":
+            raise RpcError(METHOD_NOT_FOUND, "Method not found: tasks/list")
         with self.lock:
             mine = [t for t in self.tasks.values() if t.era == "legacy" and t.session is ctx.session]
         items = []
@@ -291,6 +296,8 @@ class TaskStore:
     # ------------------------------------------------------------------ modern methods
 
     def _require_extension(self, ctx: "RequestContext") -> None:
+        if not self.server.options.tasks:
+            raise RpcError(METHOD_NOT_FOUND, "Method not found: %s" % ctx.msg.get("method"))
         if not isinstance((ctx.client_caps.get("extensions") or {}).get(TASKS_EXTENSION), dict):
             raise RpcError(MISSING_CLIENT_CAPABILITY, "Missing required client capability",
                            {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}})
