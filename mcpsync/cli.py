@@ -512,7 +512,7 @@ def main(argv: Optional[Sequence[str]] = None, *, stdout: Optional[IO[str]] = No
     _configure_logging(cli.verbose, stderr)
     try:
         if getattr(args, "func", None) is not None:  # a subcommand contributed by an extension module
-            return int(args.func(args) or 0)
+            return int(args.func(args, stdout=stdout, stderr=stderr, stdin=stdin) or 0)
         return run(cli)
     except BrokenPipeError:
         _silence_stdout()

@@ -419,3 +419,16 @@ def test_url_with_headers_transport_and_auth_failure() -> None:
         assert "mcpsync auth login 127.0.0.1 --url %s" % srv.url in proc.stderr
         proc = run("tools", "--url", srv.url, "--header", "no-colon-here")
         assert proc.returncode == 2 and "--header" in proc.stderr
+
+
+# ---------------------------------------------------------------------------- extension subcommands
+
+
+def test_auth_subcommand_is_wired(tmp_path: Path) -> None:
+    store = str(tmp_path / "auth.json")
+    proc = run("--json", "auth", "status", "srv", "--url", "http://127.0.0.1:9/mcp", "--auth-file", store, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["status"] == "not_authenticated"
+    proc = run("auth", "logout", "srv", "--auth-file", store, cwd=tmp_path)
+    assert proc.returncode == 0 and "no stored credentials for srv" in proc.stdout
+    assert run("auth", "login", cwd=tmp_path).returncode == 2  # NAME missing
