@@ -343,7 +343,8 @@ def test_elicitation_form_and_url(shared):
     assert types == {"string", "integer", "number", "boolean"}
     assert any("enum" in p for p in schema["properties"].values())
     assert schema["properties"]["name"]["default"] == "Ada" and req["params"]["mode"] == "form"
-    shared.send({"jsonrpc": "2.0", "id": req["id"], "result": {"action": "accept", "content": {"name": "Bo", "age": 3}}})
+    shared.send({"jsonrpc": "2.0", "id": req["id"],
+                 "result": {"action": "accept", "content": {"name": "Bo", "age": 3}}})
     res = shared.response(rid)["result"]
     assert res["structuredContent"] == {"action": "accept", "content": {"name": "Bo", "age": 3}}
     rid = shared.start("tools/call", {"name": "elicit_url"})

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
-import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .protocol import (
@@ -59,7 +57,8 @@ TOOL_DEFS: List[Dict[str, Any]] = [
      "inputSchema": _schema({"seconds": {"type": "number", "default": 1}, "steps": {"type": "integer", "default": 5}})},
     {"name": "fail", "title": "Fail", "description": "Returns a tool error (isError true) with the message.",
      "inputSchema": _schema({"message": {"type": "string", "default": "it failed"}})},
-    {"name": "bad_output", "title": "Bad output", "description": "Returns structuredContent violating its outputSchema.",
+    {"name": "bad_output", "title": "Bad output",
+     "description": "Returns structuredContent violating its outputSchema.",
      "inputSchema": _schema({}),
      "outputSchema": _schema({"count": {"type": "integer"}}, ["count"])},
     {"name": "sample", "title": "Sample", "description": "Asks the client's model (sampling) and returns the text.",
