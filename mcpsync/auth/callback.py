@@ -405,7 +405,7 @@ def _probe(host: str, port: int) -> Optional[Dict[str, Any]]:
     except OSError:
         return None
     try:
-        sock.settimeout(2.0)
+        sock.settimeout(1.5)
         request = "GET %s HTTP/1.0\r\nHost: %s:%d\r\nConnection: close\r\n\r\n" % (WHOAMI_PATH, host, port)
         sock.sendall(request.encode("ascii"))
         chunks = []

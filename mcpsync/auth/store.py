@@ -145,7 +145,12 @@ class CredentialStore:
                 import filelock
             except ImportError as exc:  # pragma: no cover - a declared dependency
                 raise CredentialStoreError("the credential store needs the 'filelock' package") from exc
-            self._file_lock = filelock.FileLock(self.path + ".lock", timeout=self.lock_timeout, mode=0o600)
+            try:
+                self._file_lock = filelock.FileLock(
+                    self.path + ".lock", timeout=self.lock_timeout, mode=0o600, poll_interval=0.01
+                )
+            except TypeError:  # older filelock: no poll_interval in the constructor
+                self._file_lock = filelock.FileLock(self.path + ".lock", timeout=self.lock_timeout, mode=0o600)
         return self._file_lock
 
     @contextlib.contextmanager
