@@ -57,7 +57,7 @@ def run_call(cli: "Cli", client: Any, name: str, arguments: Any, bar: out.Progre
 
     ``progress`` (default: ``bar``) receives each progress event; ``bar`` is erased at the end.
     """
-    cli.in_flight = True  # type: ignore[attr-defined]
+    cli.in_flight = True
     handle = client.call_tool_async(name, arguments, progress=progress or bar)
     try:
         return handle.result()
@@ -75,7 +75,7 @@ def cmd_call(cli: "Cli", client: Any) -> int:
     arguments = cli.args.arguments
     bar = out.ProgressBar(cli.err, progress_mode(cli), label=cli.args.tool)
     result = run_call(cli, client, cli.args.tool, arguments, bar)
-    cli.in_flight = False  # type: ignore[attr-defined]
+    cli.in_flight = False
     if cli.json:
         cli.emit_json(result.raw)
     else:

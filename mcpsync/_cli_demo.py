@@ -116,7 +116,7 @@ def run_demo(cli: "Cli") -> int:
         from ._cli_commands import run_call
 
         result = run_call(cli, client, "slow", slow_args, bar, progress)
-        cli.in_flight = False  # type: ignore[attr-defined]
+        cli.in_flight = False
         report["steps"].append({"call": "slow", "arguments": slow_args, "progress": events, "result": result.raw})
         say("  %s (%d progress notifications)" % (out.format_call_result(result), bar.events))
     finally:

@@ -286,6 +286,7 @@ class Cli:
         self.err = out.Console(stderr)
         self.json = bool(getattr(args, "json", False))
         self.verbose = int(getattr(args, "verbose", 0) or 0)
+        self.in_flight = False  # True while a tool call waits (for the Ctrl-C message)
 
     # output ---------------------------------------------------------------------
 
@@ -525,7 +526,7 @@ def main(argv: Optional[Sequence[str]] = None, *, stdout: Optional[IO[str]] = No
 
             traceback.print_exception(type(exc), exc, exc.__traceback__, file=stderr)
         if code == EXIT_INTERRUPTED and isinstance(exc, KeyboardInterrupt):
-            message = "interrupted" + ("; the call in flight was cancelled" if getattr(cli, "in_flight", False) else "")
+            message = "interrupted" + ("; the call in flight was cancelled" if cli.in_flight else "")
         if isinstance(exc, AuthRequired) and getattr(args, "url", None):
             message = message.replace("NAME --url URL", "%s --url %s" % (args.name or _host(args.url), args.url))
         _report(cli, code, message, exc)
