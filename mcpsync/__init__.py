@@ -8,7 +8,7 @@ loaded on first attribute access.
 import logging as _logging
 from typing import Any as _Any
 
-from .__version__ import __version__
+from .__version__ import __version__ as __version__
 from .errors import *  # noqa: F401,F403
 from .errors import __all__ as _errors_all
 from .types import *  # noqa: F401,F403

@@ -348,7 +348,9 @@ class ClientCore:
                     session.close(1.0)
                 errors.append((label, exc))
                 if index + 1 < len(candidates) and self._should_fall_back(exc):
-                    logger.info("[%s] %s transport failed (%s); trying %s", self.name, label, exc, candidates[index + 1][0])
+                    logger.info(
+                        "[%s] %s transport failed (%s); trying %s", self.name, label, exc, candidates[index + 1][0]
+                    )
                     continue
                 with self._lock:
                     self._state = "closed"
@@ -639,7 +641,12 @@ class ClientCore:
         if self.era == "modern":
             stamped = self._stamp(params)
             result = session.request(
-                method, stamped, timeout=timeout, max_total_timeout=total, progress=progress, progress_token=progress_token
+                method,
+                stamped,
+                timeout=timeout,
+                max_total_timeout=total,
+                progress=progress,
+                progress_token=progress_token,
             )
             return self._complete(method, stamped, result, timeout, total, progress, progress_token)
         return session.request(
@@ -667,7 +674,9 @@ class ClientCore:
             if rtype == "task":
                 return self._handle_task_result(method, params, result, timeout, total, progress)
             if rtype != "input_required":
-                raise ProtocolError("unknown resultType %r in %s result" % (rtype, method), server=self.name, method=method)
+                raise ProtocolError(
+                    "unknown resultType %r in %s result" % (rtype, method), server=self.name, method=method
+                )
             if method not in _MRTR_METHODS:
                 raise ProtocolError("%s may not answer input_required" % method, server=self.name, method=method)
             rounds += 1
@@ -688,7 +697,12 @@ class ClientCore:
                 retry["requestState"] = result["requestState"]
             params = retry
             result = self.session.request(
-                method, retry, timeout=timeout, max_total_timeout=total, progress=progress, progress_token=progress_token
+                method,
+                retry,
+                timeout=timeout,
+                max_total_timeout=total,
+                progress=progress,
+                progress_token=progress_token,
             )
 
     def _handle_task_result(self, method: str, params: Dict[str, Any], result: Dict[str, Any], *a: Any) -> Any:

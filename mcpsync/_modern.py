@@ -16,7 +16,6 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
-from . import _protocol as P
 from ._dispatch import NotificationQueue
 from .errors import ConnectionClosed, MCPError, RequestCancelled
 from .types import ServerNotification, Tool
@@ -58,6 +57,7 @@ class Subscription:
     def _start(self) -> None:
         client = self._features.client
         params = client._stamp({"notifications": self.filter})  # noqa: SLF001
+
         def register(request_id: Any) -> None:
             self.request_id = request_id
             self._features.subs[request_id] = self
@@ -375,4 +375,3 @@ class ModernFeatures:
 def _has(caps: Dict[str, Any], cap: str, sub: str) -> bool:
     c = caps.get(cap)
     return isinstance(c, dict) and bool(c.get(sub))
-

@@ -241,7 +241,11 @@ class Client(ClientCore):
     # ------------------------------------------------------------------ tools
 
     def _tool_params(
-        self, name: str, arguments: Optional[Dict[str, Any]], meta: Optional[Dict[str, Any]], validate_input: Optional[bool]
+        self,
+        name: str,
+        arguments: Optional[Dict[str, Any]],
+        meta: Optional[Dict[str, Any]],
+        validate_input: Optional[bool],
     ) -> Dict[str, Any]:
         self.require_capability("tools", "tools/call")
         if arguments is not None and not isinstance(arguments, dict):
@@ -330,7 +334,12 @@ class Client(ClientCore):
                 return handle
             return self._tool_result(name, handle.wait(timeout=total, raw=True), validate_output)
         raw = self._call(
-            "tools/call", params, timeout=timeout, max_total_timeout=max_total_timeout, progress=progress, progress_token=True
+            "tools/call",
+            params,
+            timeout=timeout,
+            max_total_timeout=max_total_timeout,
+            progress=progress,
+            progress_token=True,
         )
         return self._tool_result(name, raw, validate_output)
 
@@ -483,7 +492,8 @@ class Client(ClientCore):
         """Open a ``subscriptions/listen`` stream (2026-07-28 era); see :class:`mcpsync.Subscription`."""
         if self.era != "modern":
             raise NotAvailableInEra(
-                "subscriptions/listen exists only in the 2026-07-28 era (this server speaks %s)" % self.protocol_version,
+                "subscriptions/listen exists only in the 2026-07-28 era (this server speaks %s)"
+                % self.protocol_version,
                 server=self.name,
                 method="subscriptions/listen",
             )
@@ -514,4 +524,3 @@ def connect(target: Any, **options: Any) -> Client:
     client = Client(target, **options)
     client.open()
     return client
-

@@ -435,7 +435,10 @@ class RemoteError(MCPError):
         return "%s [%s]" % (base, ctx) if ctx else base
 
     def __reduce__(self):  # type: ignore[no-untyped-def]
-        return (_rebuild_remote, (type(self), self.code, self.message, self.data, self.server, self.method, self.request_id))
+        return (
+            _rebuild_remote,
+            (type(self), self.code, self.message, self.data, self.server, self.method, self.request_id),
+        )
 
 
 def _rebuild_remote(cls, code, message, data, server, method, request_id):  # type: ignore[no-untyped-def]

@@ -81,7 +81,9 @@ class SamplingRequest:
             system_prompt=params.get("systemPrompt") if isinstance(params.get("systemPrompt"), str) else None,
             temperature=params.get("temperature") if isinstance(params.get("temperature"), (int, float)) else None,
             stop_sequences=params.get("stopSequences") if isinstance(params.get("stopSequences"), list) else None,
-            model_preferences=params.get("modelPreferences") if isinstance(params.get("modelPreferences"), dict) else None,
+            model_preferences=params.get("modelPreferences")
+            if isinstance(params.get("modelPreferences"), dict)
+            else None,
             tools=params.get("tools") if isinstance(params.get("tools"), list) else None,
             tool_choice=params.get("toolChoice") if isinstance(params.get("toolChoice"), dict) else None,
             server=server,

@@ -110,7 +110,9 @@ class TaskHandle:
         """One ``tasks/get``; answers ``input_required`` through the client's handlers. Returns the status."""
         from .session import DEFAULT
 
-        raw = self.client.request("tasks/get", {"taskId": self.task_id}, timeout=DEFAULT if timeout is None else timeout)
+        raw = self.client.request(
+            "tasks/get", {"taskId": self.task_id}, timeout=DEFAULT if timeout is None else timeout
+        )
         if not isinstance(raw, dict):
             raise ProtocolError("tasks/get returned a non-object", server=self.client.name, method="tasks/get")
         task = raw.get("task") if isinstance(raw.get("task"), dict) else raw
@@ -162,7 +164,8 @@ class TaskHandle:
         """The final result dict of a finished task (fetches ``tasks/result`` when needed)."""
         if self.status in ("failed", "cancelled"):
             raise TaskFailed(
-                "task %s %s%s" % (self.task_id, self.status, ": %s" % self.status_message if self.status_message else ""),
+                "task %s %s%s"
+                % (self.task_id, self.status, ": %s" % self.status_message if self.status_message else ""),
                 task=self.last,
                 server=self.client.name,
                 method=self.method,

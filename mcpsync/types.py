@@ -138,7 +138,11 @@ class Prompt:
             if isinstance(a, dict)
         ]
         return cls(
-            name=_str(d, "name") or "", description=_str(d, "description"), title=_str(d, "title"), arguments=args, raw=d
+            name=_str(d, "name") or "",
+            description=_str(d, "description"),
+            title=_str(d, "title"),
+            arguments=args,
+            raw=d,
         )
 
 
@@ -281,7 +285,9 @@ def content_block(d: Any) -> ContentBlock:
         return AudioContent(type=t, data=_str(d, "data") or "", mime_type=_str(d, "mimeType") or "", raw=d)
     if t == "resource":
         res = d.get("resource")
-        return EmbeddedResource(type=t, resource=ResourceContents.from_dict(res) if isinstance(res, dict) else None, raw=d)
+        return EmbeddedResource(
+            type=t, resource=ResourceContents.from_dict(res) if isinstance(res, dict) else None, raw=d
+        )
     if t == "resource_link":
         return ResourceLink(
             type=t,
@@ -376,7 +382,9 @@ class ReadResourceResult:
 
     @classmethod
     def from_dict(cls, d: JSON) -> "ReadResourceResult":
-        return cls(contents=[ResourceContents.from_dict(c) for c in d.get("contents") or [] if isinstance(c, dict)], raw=d)
+        return cls(
+            contents=[ResourceContents.from_dict(c) for c in d.get("contents") or [] if isinstance(c, dict)], raw=d
+        )
 
     @property
     def text(self) -> str:

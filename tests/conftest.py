@@ -84,9 +84,11 @@ def no_leaks(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
     if request.node.get_closest_marker("allow_leaks"):
         return
     ok = wait_for(
-        lambda: not (_mcpsync_threads() - threads_before)
-        and not (_children() - children_before)
-        and _pipes() <= pipes_before,
+        lambda: (
+            not (_mcpsync_threads() - threads_before)
+            and not (_children() - children_before)
+            and _pipes() <= pipes_before
+        ),
         timeout=6.0,
     )
     if not ok:

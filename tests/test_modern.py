@@ -57,7 +57,9 @@ def test_unsupported_initialize_version_is_an_error() -> None:
 
 
 def test_envelope_on_every_request() -> None:
-    with mcpsync.connect(server_cmd("--era", "modern"), log_level="info", trace_context={"traceparent": "00-ab-cd-01"}) as c:
+    with mcpsync.connect(
+        server_cmd("--era", "modern"), log_level="info", trace_context={"traceparent": "00-ab-cd-01"}
+    ) as c:
         stamped = c._stamp({"x": 1})  # noqa: SLF001
         meta = stamped["_meta"]
         assert meta["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
@@ -109,7 +111,9 @@ def test_listen_re_opens_when_the_server_ends_it() -> None:
 def test_legacy_callbacks_ride_listen_in_modern_era() -> None:
     changed = threading.Event()
     updated = []
-    with mcpsync.connect(server_cmd("--era", "modern"), on_tools_changed=changed.set, on_resource_updated=updated.append) as c:
+    with mcpsync.connect(
+        server_cmd("--era", "modern"), on_tools_changed=changed.set, on_resource_updated=updated.append
+    ) as c:
         c.subscribe_resource("example://hello")
         assert wait_for(lambda: c._modern._implicit is not None and c._modern._implicit.acknowledged.is_set())  # noqa: SLF001
         c.call_tool("add_tool", {"name": "n2"})

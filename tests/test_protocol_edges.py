@@ -168,6 +168,8 @@ def test_request_handle_is_future_like() -> None:
 
 def test_task_status_callback_during_transparent_call() -> None:
     seen = []
-    with mcpsync.connect(server_cmd("--era", "modern", "--task-poll-interval-ms", "20"), on_task_status=seen.append) as c:
+    with mcpsync.connect(
+        server_cmd("--era", "modern", "--task-poll-interval-ms", "20"), on_task_status=seen.append
+    ) as c:
         assert "task done" in c.call_tool("task_work", {"seconds": 0.3}).text
     assert seen and seen[-1].status == "completed"

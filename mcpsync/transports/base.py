@@ -76,7 +76,7 @@ class Transport(abc.ABC):
         """
         return False
 
-    def set_protocol(self, version: str, era: str) -> None:
+    def set_protocol(self, version: str, era: str) -> None:  # noqa: B027 - optional hook
         """Tell the transport the negotiated protocol version and era ("legacy" or "modern")."""
 
     def session_headers(self) -> Dict[str, str]:

@@ -32,9 +32,8 @@ logger = logging.getLogger(__name__)
 WINDOWS = sys.platform == "win32"
 
 #: Variables a child inherits by default (the user's ``env`` is merged over them).
-DEFAULT_INHERITED_ENV = (
-    ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "TMPDIR")
-    + (("PATHEXT", "COMSPEC", "SYSTEMROOT", "TEMP", "TMP", "APPDATA", "USERPROFILE") if WINDOWS else ())
+DEFAULT_INHERITED_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "TMPDIR") + (
+    ("PATHEXT", "COMSPEC", "SYSTEMROOT", "TEMP", "TMP", "APPDATA", "USERPROFILE") if WINDOWS else ()
 )
 
 _READ_SIZE = 1 << 20
