@@ -6,13 +6,10 @@ loaded on first attribute access.
 """
 
 import logging as _logging
-from typing import Any as _Any
 
 from .__version__ import __version__ as __version__
 from .errors import *  # noqa: F401,F403
 from .errors import __all__ as _errors_all
-from .types import *  # noqa: F401,F403
-from .types import __all__ as _types_all
 
 _logging.getLogger(__name__).addHandler(_logging.NullHandler())
 
@@ -38,6 +35,35 @@ _LAZY = {
     "TaskHandle": "tasks",
     "start_task": "tasks",
     "resume_task": "tasks",
+    **{
+        name: "types"
+        for name in (
+            "AudioContent",
+            "CallToolResult",
+            "Completion",
+            "ContentBlock",
+            "EmbeddedResource",
+            "GetPromptResult",
+            "ImageContent",
+            "Implementation",
+            "Page",
+            "ProgressEvent",
+            "Prompt",
+            "PromptArgument",
+            "PromptMessage",
+            "ReadResourceResult",
+            "Resource",
+            "ResourceContents",
+            "ResourceLink",
+            "ResourceTemplate",
+            "Root",
+            "ServerNotification",
+            "TextContent",
+            "Tool",
+            "UnknownContent",
+            "content_block",
+        )
+    },
     "StreamableHTTPTransport": "transports.http",
     "SSETransport": "transports.sse",
     "Manager": "manager",
@@ -55,7 +81,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> _Any:
+def __getattr__(name: str) -> "object":
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError("module 'mcpsync' has no attribute %r" % name)
@@ -70,4 +96,4 @@ def __dir__() -> "list[str]":
     return sorted(set(globals()) | set(_LAZY))
 
 
-__all__ = sorted(set(_errors_all) | set(_types_all) | set(_LAZY) | {"__version__"})
+__all__ = sorted(set(_errors_all) | set(_LAZY) | {"__version__"})
