@@ -9,6 +9,7 @@ import logging as _logging
 
 from .__version__ import __version__ as __version__
 from .errors import *  # noqa: F401,F403
+from ._names import TYPE_NAMES as _TYPE_NAMES
 from .errors import __all__ as _errors_all
 
 _logging.getLogger(__name__).addHandler(_logging.NullHandler())
@@ -35,35 +36,7 @@ _LAZY = {
     "TaskHandle": "tasks",
     "start_task": "tasks",
     "resume_task": "tasks",
-    **{
-        name: "types"
-        for name in (
-            "AudioContent",
-            "CallToolResult",
-            "Completion",
-            "ContentBlock",
-            "EmbeddedResource",
-            "GetPromptResult",
-            "ImageContent",
-            "Implementation",
-            "Page",
-            "ProgressEvent",
-            "Prompt",
-            "PromptArgument",
-            "PromptMessage",
-            "ReadResourceResult",
-            "Resource",
-            "ResourceContents",
-            "ResourceLink",
-            "ResourceTemplate",
-            "Root",
-            "ServerNotification",
-            "TextContent",
-            "Tool",
-            "UnknownContent",
-            "content_block",
-        )
-    },
+    **{name: "types" for name in _TYPE_NAMES},
     "StreamableHTTPTransport": "transports.http",
     "SSETransport": "transports.sse",
     "Manager": "manager",

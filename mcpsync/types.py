@@ -15,34 +15,10 @@ import base64
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
+from ._names import TYPE_NAMES
 from .errors import ToolError
 
-__all__ = [
-    "AudioContent",
-    "CallToolResult",
-    "Completion",
-    "ContentBlock",
-    "EmbeddedResource",
-    "GetPromptResult",
-    "ImageContent",
-    "Implementation",
-    "Page",
-    "ProgressEvent",
-    "Prompt",
-    "PromptArgument",
-    "PromptMessage",
-    "ReadResourceResult",
-    "Resource",
-    "ResourceContents",
-    "ResourceLink",
-    "ResourceTemplate",
-    "Root",
-    "ServerNotification",
-    "TextContent",
-    "Tool",
-    "UnknownContent",
-    "content_block",
-]
+__all__ = list(TYPE_NAMES)
 
 JSON = Dict[str, Any]
 

@@ -1,0 +1,28 @@
+"""Names of the public result types (kept apart so ``import mcpsync`` can list them without loading them)."""
+
+TYPE_NAMES = (
+    "AudioContent",
+    "CallToolResult",
+    "Completion",
+    "ContentBlock",
+    "EmbeddedResource",
+    "GetPromptResult",
+    "ImageContent",
+    "Implementation",
+    "Page",
+    "ProgressEvent",
+    "Prompt",
+    "PromptArgument",
+    "PromptMessage",
+    "ReadResourceResult",
+    "Resource",
+    "ResourceContents",
+    "ResourceLink",
+    "ResourceTemplate",
+    "Root",
+    "ServerNotification",
+    "TextContent",
+    "Tool",
+    "UnknownContent",
+    "content_block",
+)
