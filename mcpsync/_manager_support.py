@@ -15,14 +15,16 @@ from ._threads import join, spawn
 from .config import ServerConfig
 from .errors import (
     AuthRequired,
+    CapabilityError,
     ConfigError,
     HTTPStatusError,
     MCPError,
+    MethodNotFound,
     NeedsClientRegistration,
     RequestTimeout,
     ServerExited,
 )
-from .types import Prompt, Resource, ResourceTemplate, Tool
+from .types import GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool
 
 log = logging.getLogger("mcpsync.manager")
 
@@ -351,3 +353,58 @@ class OAuthMethods:
         if reconnect and rec.config.enabled:
             self.connect(name)
         return result
+
+
+class ListingMethods:
+    """Prompts and resources of every server (mixed into :class:`mcpsync.manager.Manager`)."""
+
+    def _ensure_all(self) -> List["_Server"]:  # pragma: no cover - provided by Manager
+        raise NotImplementedError
+
+    def _record(self, name: str) -> "_Server":  # pragma: no cover - provided by Manager
+        raise NotImplementedError
+
+    def _client_for(self, rec: "_Server", *, targeted: bool = True) -> Any:  # pragma: no cover
+        raise NotImplementedError
+
+    def _each(self, method: str, wrap: Callable[[str, Any], Any], capability: str) -> List[Any]:
+        out: List[Any] = []
+        for rec in self._ensure_all():
+            with rec.lock:
+                client = rec.client if rec.status.status == CONNECTED else None
+            if client is None:
+                continue
+            caps = getattr(client, "server_capabilities", None)
+            if isinstance(caps, dict) and capability not in caps:
+                continue
+            try:
+                items = getattr(client, method)(timeout=rec.config.timeout)
+            except (CapabilityError, MethodNotFound):
+                continue
+            except MCPError as exc:
+                log.warning("server %s: %s failed: %s", rec.config.name, method, exc)
+                continue
+            out += [wrap(rec.config.name, item) for item in items]
+        return out
+
+    def prompts(self) -> List[ServerPrompt]:
+        """Every connected server's prompts, each with its server's name. Blocks for the list requests."""
+        return self._each("list_prompts", ServerPrompt, "prompts")
+
+    def resources(self) -> List[ServerResource]:
+        """Every connected server's resources, each with its server's name. Blocks for the list requests."""
+        return self._each("list_resources", ServerResource, "resources")
+
+    def resource_templates(self) -> List[ServerResourceTemplate]:
+        """Every connected server's resource templates, each with its server's name."""
+        return self._each("list_resource_templates", ServerResourceTemplate, "resources")
+
+    def get_prompt(self, server: str, name: str, arguments: Optional[Dict[str, str]] = None) -> GetPromptResult:
+        """Get prompt ``name`` from ``server``. Blocks up to the server's timeout."""
+        rec = self._record(server)
+        return self._client_for(rec).get_prompt(name, arguments or {}, timeout=rec.config.timeout)
+
+    def read_resource(self, server: str, uri: str) -> ReadResourceResult:
+        """Read ``uri`` from ``server``. Blocks up to the server's timeout."""
+        rec = self._record(server)
+        return self._client_for(rec).read_resource(uri, timeout=rec.config.timeout)

@@ -52,6 +52,7 @@ from ._manager_support import (
     NEEDS_AUTH,
     NEEDS_CLIENT_REGISTRATION,
     NOT_CONNECTED,
+    ListingMethods,
     OAuthMethods,
     ServerPrompt,
     ServerResource,
@@ -79,7 +80,7 @@ from .errors import (
     RequestTimeout,
 )
 from .session import DEFAULT
-from .types import CallToolResult, GetPromptResult, ReadResourceResult, Tool
+from .types import CallToolResult, Tool
 
 __all__ = [
     "CONNECTED",
@@ -106,7 +107,7 @@ log = logging.getLogger(__name__)
 ServerTool = _adapters.ServerTool
 
 
-class Manager(OAuthMethods):
+class Manager(ListingMethods, OAuthMethods):
     """Connects and manages many MCP servers; see the module docstring.
 
     Args:
@@ -763,48 +764,5 @@ class Manager(OAuthMethods):
         return _adapters.execute_tool_call(tool_call, lambda n, a: self.call_tool(n, a), provider=provider,
                                            schema_for=self.input_schema, raise_errors=raise_errors)
 
-    # ------------------------------------------------------------------ prompts and resources
-
-    def _each(self, method: str, wrap: Callable[[str, Any], Any], capability: str) -> List[Any]:
-        out: List[Any] = []
-        for rec in self._ensure_all():
-            with rec.lock:
-                client = rec.client if rec.status.status == CONNECTED else None
-            if client is None:
-                continue
-            caps = getattr(client, "server_capabilities", None)
-            if isinstance(caps, dict) and capability not in caps:
-                continue
-            try:
-                items = getattr(client, method)(timeout=rec.config.timeout)
-            except (CapabilityError, MethodNotFound):
-                continue
-            except MCPError as exc:
-                log.warning("server %s: %s failed: %s", rec.config.name, method, exc)
-                continue
-            out += [wrap(rec.config.name, item) for item in items]
-        return out
-
-    def prompts(self) -> List[ServerPrompt]:
-        """Every connected server's prompts, each with its server's name. Blocks for the list requests."""
-        return self._each("list_prompts", ServerPrompt, "prompts")
-
-    def resources(self) -> List[ServerResource]:
-        """Every connected server's resources, each with its server's name. Blocks for the list requests."""
-        return self._each("list_resources", ServerResource, "resources")
-
-    def resource_templates(self) -> List[ServerResourceTemplate]:
-        """Every connected server's resource templates, each with its server's name."""
-        return self._each("list_resource_templates", ServerResourceTemplate, "resources")
-
-    def get_prompt(self, server: str, name: str, arguments: Optional[Dict[str, str]] = None) -> GetPromptResult:
-        """Get prompt ``name`` from ``server``. Blocks up to the server's timeout."""
-        rec = self._record(server)
-        return self._client_for(rec).get_prompt(name, arguments or {}, timeout=rec.config.timeout)
-
-    def read_resource(self, server: str, uri: str) -> ReadResourceResult:
-        """Read ``uri`` from ``server``. Blocks up to the server's timeout."""
-        rec = self._record(server)
-        return self._client_for(rec).read_resource(uri, timeout=rec.config.timeout)
 
 ServerManager = Manager
