@@ -6,6 +6,7 @@ no notifications, no server requests. mcpsync is measured against this (bench/be
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import threading
@@ -18,7 +19,9 @@ MODERN = "2026-07-28"
 class FloorClient:
     def __init__(self, command: List[str], modern: bool = False) -> None:
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
-        self._stdin = self.proc.stdin
+        self._stdin = self.proc.stdin  # unbuffered: one write per message, no flush needed
+        # stdout through a 1 MiB buffer (bufsize=0 would make readline read byte by byte)
+        self._stdout = io.open(self.proc.stdout.fileno(), "rb", buffering=1 << 20, closefd=False)  # type: ignore[union-attr]
         self._pending: Dict[int, "Future[Any]"] = {}
         self._lock = threading.Lock()
         self._next = 0
@@ -33,9 +36,7 @@ class FloorClient:
             self._write({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
     def _read(self) -> None:
-        stdout = self.proc.stdout
-        assert stdout is not None
-        readline = stdout.readline
+        readline = self._stdout.readline
         loads = json.loads
         pending = self._pending
         lock = self._lock
