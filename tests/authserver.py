@@ -449,10 +449,31 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def free_port() -> int:
-    """A TCP port that was free on 127.0.0.1 a moment ago."""
+    """A TCP port that was free on 127.0.0.1 a moment ago, chosen *below* the ephemeral range.
+
+    A port from the ephemeral range (what binding port 0 gives) can be handed out again by
+    the kernel as the source port of any outgoing connection the moment it is released,
+    which makes re-binding it (as the callback server does when it takes over a port) fail
+    for as long as that connection lives. Real callback ports (19876) are outside that range.
+    """
+    import random
     import socket
 
-    with socket.socket() as s:
+    low = 32768
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as fh:
+            low = int(fh.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    for _ in range(200):
+        port = random.randint(20000, max(20001, min(low, 32768) - 1))
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    with socket.socket() as s:  # fall back to any free port
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 

@@ -15,15 +15,10 @@ import requests
 from mcpsync.auth import callback, pages
 from mcpsync.auth.store import CredentialStore
 from mcpsync.errors import CallbackError, OAuthError
+from tests.authserver import free_port
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PATH = "/mcp/oauth/callback"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def mcpsync_threads():
@@ -209,7 +204,8 @@ def test_waiter_takes_the_port_over_when_the_holder_leaves(store):
 
             def browser():
                 import time
-                for _ in range(100):
+                deadline = time.monotonic() + 30
+                while time.monotonic() < deadline:
                     try:
                         got["r"] = get(port, {"code": "LATE", "state": "my-state"})
                         if got["r"][0] == 200:

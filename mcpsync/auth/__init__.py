@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 _LAZY = {
-    "AuthorizationRequest": ".flow",
+    "AuthorizationRequest": ".callback",
     "OAuthManager": ".flow",
     "CallbackResult": ".callback",
     "ClientAuth": ".grants",

@@ -99,7 +99,7 @@ class OAuthManager:
         callback_path: str = _callback.DEFAULT_CALLBACK_PATH,
         redirect_uri: Optional[str] = None,
         client_name: str = "mcpsync",
-        client_uri: Optional[str] = None,
+        client_uri: Optional[str] = "https://pypi.org/project/mcpsync/",
         authorize_handler: Optional[Callable[[AuthorizationRequest], Any]] = None,
         open_browser: Optional[Callable[[str], bool]] = None,
         on_authorization_url: Optional[Callable[[str, str], None]] = None,
