@@ -365,3 +365,52 @@ def test_issuer_change_discards_old_registration(srv, manager):
         entry = manager.store.get("srv")
         assert entry["issuer"] == other_as.issuer and entry["clientInfo"]["clientId"] != first
         assert len(other_as.requests_to("/register")) == 1
+
+
+def test_import_of_the_auth_package_is_light():
+    import subprocess
+    import sys
+
+    code = ("import sys, mcpsync.auth\n"
+            "print([m for m in ('requests', 'filelock', 'http.client', 'http.server') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_callback_port_from_environment(monkeypatch, store):
+    monkeypatch.setenv("MCPSYNC_OAUTH_CALLBACK_PORT", "23456")
+    m = OAuthManager(store=store)
+    try:
+        assert m.redirect_uri == "http://127.0.0.1:23456/mcp/oauth/callback"
+    finally:
+        m.close()
+    with pytest.raises(ConfigError):
+        OAuthManager(store=store, redirect_uri="https://example.com/cb")
+
+
+def test_client_metadata_document_helper():
+    from mcpsync.auth.registration import client_metadata_document
+
+    doc = client_metadata_document("https://c.example.com/c.json", "http://127.0.0.1:19876/mcp/oauth/callback")
+    assert doc["client_id"] == "https://c.example.com/c.json" and doc["client_name"] == "mcpsync"
+    assert doc["redirect_uris"] == ["http://127.0.0.1:19876/mcp/oauth/callback"]
+
+
+def test_callback_thread_runs_only_during_the_login(srv, make_manager):
+    seen = []
+
+    def browser(url):
+        seen.append(sorted(t.name for t in threading.enumerate() if t.name.startswith("mcpsync-oauth")))
+        t = threading.Thread(target=lambda: requests.get(url, timeout=30).close())
+        t.start()
+        threads.append(t)
+        return True
+
+    threads = []
+    m = make_manager(authorize_handler=None, open_browser=browser)
+    m.add_server("srv", srv.server_url)
+    m.authenticate("srv", timeout=30)
+    for t in threads:
+        t.join()
+    assert "mcpsync-oauth-callback" in seen[0]
+    assert not [t for t in threading.enumerate() if t.name == "mcpsync-oauth-callback"]

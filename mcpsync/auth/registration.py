@@ -15,9 +15,37 @@ from .config import OAuthConfig
 from .discovery import AuthServerMetadata
 from .grants import ClientAuth
 
-__all__ = ["resolve_client", "register_client", "client_from_stored", "client_from_config", "choose_auth_method"]
+__all__ = [
+    "choose_auth_method",
+    "client_from_config",
+    "client_from_stored",
+    "client_metadata_document",
+    "register_client",
+    "resolve_client",
+]
 
 log = logging.getLogger(__name__)
+
+
+def client_metadata_document(
+    client_id_url: str, redirect_uri: str, *, client_name: str = "mcpsync", client_uri: Optional[str] = None
+) -> Dict[str, Any]:
+    """The Client ID Metadata Document to publish at ``client_id_url`` (an https URL with a path).
+
+    Serve it as JSON at that URL and configure ``clientMetadataUrl`` with the same URL.
+    """
+    doc: Dict[str, Any] = {
+        "client_id": client_id_url,
+        "client_name": client_name,
+        "redirect_uris": [redirect_uri],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+        "application_type": "native",
+    }
+    if client_uri:
+        doc["client_uri"] = client_uri
+    return doc
 
 
 def choose_auth_method(supported: Optional[List[str]], has_secret: bool) -> str:
