@@ -198,9 +198,10 @@ def test_list_changed_refreshes_are_coalesced(counting):
         rec = mgr._servers["a"]
         gate = counting.gate = threading.Event()
         before = counting.lists
+        mgr._tools_changed(rec, rec.generation)
+        assert wait_for(lambda: counting.lists == before + 1)  # one refresh in flight (held at the gate)
         for _ in range(10):
-            mgr._tools_changed(rec, rec.generation)  # as if ten notifications arrived at once
-        assert wait_for(lambda: counting.lists == before + 1)  # one refresh in flight, the rest coalesced
+            mgr._tools_changed(rec, rec.generation)  # ten more notifications meanwhile: coalesced into one
         gate.set()
         assert wait_for(lambda: rec.refresh_thread is None)
         assert counting.lists == before + 2
