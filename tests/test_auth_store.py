@@ -181,3 +181,12 @@ def test_repr_shows_no_secrets(tmp_path):
     store = CredentialStore(str(tmp_path / "a.json"))
     store.update_tokens("s", {"accessToken": "SECRET-AT"}, "u")
     assert "SECRET" not in repr(store)
+
+
+def test_nested_locks_of_two_store_objects_do_not_deadlock(tmp_path):
+    a = CredentialStore(str(tmp_path / "a.json"), lock_timeout=5)
+    b = CredentialStore(str(tmp_path / "a.json"), lock_timeout=5)
+    with a.locked():
+        b.update_tokens("s", {"accessToken": "AT"}, "u")
+        with b.locked():
+            assert a.get("s")["tokens"]["accessToken"] == "AT"

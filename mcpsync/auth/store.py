@@ -61,18 +61,30 @@ FILE_NAME = "mcp-auth.json"
 _CALLBACK_TTL = 600.0
 _MAX_CALLBACKS = 100
 
-# One re-entrant lock per store path in this process, held together with the file lock:
-# cheap in-process exclusion and a guard against file-lock implementations that are
-# not exclusive between threads of one process.
-_PATH_LOCKS: Dict[str, threading.RLock] = {}
+class _PathLock:
+    """The in-process side of one store path's lock, shared by every CredentialStore of that path.
+
+    A re-entrant thread lock (cheap in-process exclusion), the file lock (exclusion between
+    processes) and a per-thread nesting depth, so nested ``locked()`` sections of any store
+    object of the same path in one thread never deadlock on the file lock.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.rlock = threading.RLock()
+        self.local = threading.local()
+        self.file_lock: Any = None
+
+
+_PATH_LOCKS: Dict[str, _PathLock] = {}
 _PATH_LOCKS_GUARD = threading.Lock()
 
 
-def _path_lock(path: str) -> threading.RLock:
+def _path_lock(path: str) -> _PathLock:
     with _PATH_LOCKS_GUARD:
         lock = _PATH_LOCKS.get(path)
         if lock is None:
-            lock = _PATH_LOCKS[path] = threading.RLock()
+            lock = _PATH_LOCKS[path] = _PathLock(path)
         return lock
 
 
@@ -123,9 +135,7 @@ class CredentialStore:
     def __init__(self, path: Optional[str] = None, *, lock_timeout: float = 60.0) -> None:
         self.path = os.path.abspath(os.path.expanduser(path)) if path else default_store_path()
         self.lock_timeout = lock_timeout
-        self._thread_lock = _path_lock(self.path)
-        self._file_lock: Any = None
-        self._local = threading.local()
+        self._lock = _path_lock(self.path)
 
     def __repr__(self) -> str:
         return "CredentialStore(%r)" % (self.path,)
@@ -140,18 +150,17 @@ class CredentialStore:
             raise CredentialStoreError("cannot create the credential directory %s: %s" % (directory, exc)) from exc
 
     def _get_file_lock(self) -> Any:
-        if self._file_lock is None:
+        # Called with the path's rlock held.
+        if self._lock.file_lock is None:
             try:
                 import filelock
             except ImportError as exc:  # pragma: no cover - a declared dependency
                 raise CredentialStoreError("the credential store needs the 'filelock' package") from exc
             try:
-                self._file_lock = filelock.FileLock(
-                    self.path + ".lock", timeout=self.lock_timeout, mode=0o600, poll_interval=0.01
-                )
+                self._lock.file_lock = filelock.FileLock(self.path + ".lock", mode=0o600, poll_interval=0.01)
             except TypeError:  # older filelock: no poll_interval in the constructor
-                self._file_lock = filelock.FileLock(self.path + ".lock", timeout=self.lock_timeout, mode=0o600)
-        return self._file_lock
+                self._lock.file_lock = filelock.FileLock(self.path + ".lock", mode=0o600)
+        return self._lock.file_lock
 
     @contextlib.contextmanager
     def locked(self) -> Iterator["CredentialStore"]:
@@ -160,15 +169,16 @@ class CredentialStore:
         Blocks up to ``lock_timeout`` seconds; other processes and threads wait meanwhile.
         Use it to keep read -> network request -> write atomic, as token refresh does.
         """
-        depth = getattr(self._local, "depth", 0)
+        local = self._lock.local
+        depth = getattr(local, "depth", 0)
         if depth:
-            self._local.depth = depth + 1
+            local.depth = depth + 1
             try:
                 yield self
             finally:
-                self._local.depth -= 1
+                local.depth -= 1
             return
-        if not self._thread_lock.acquire(timeout=self.lock_timeout if self.lock_timeout >= 0 else -1):
+        if not self._lock.rlock.acquire(timeout=self.lock_timeout if self.lock_timeout >= 0 else -1):
             raise CredentialStoreError("timed out after %ss waiting for the credential store lock" % self.lock_timeout)
         try:
             self._ensure_dir()
@@ -176,21 +186,21 @@ class CredentialStore:
             try:
                 import filelock
 
-                lock.acquire()
+                lock.acquire(timeout=self.lock_timeout)
             except filelock.Timeout as exc:
                 raise CredentialStoreError(
                     "timed out after %ss waiting for the credential store lock %s.lock" % (self.lock_timeout, self.path)
                 ) from exc
             except OSError as exc:
                 raise CredentialStoreError("cannot lock the credential store %s: %s" % (self.path, exc)) from exc
-            self._local.depth = 1
+            local.depth = 1
             try:
                 yield self
             finally:
-                self._local.depth = 0
+                local.depth = 0
                 lock.release()
         finally:
-            self._thread_lock.release()
+            self._lock.rlock.release()
 
     def _read(self) -> Dict[str, Any]:
         try:
