@@ -106,9 +106,10 @@ def test_failed_update_writes_nothing(tmp_path):
     assert store.get("s")["tokens"]["accessToken"] == "AT"
 
 
-def test_lock_timeout_is_a_store_error(tmp_path):
+def test_lock_timeout_is_a_store_error_and_reads_never_wait(tmp_path):
     path = str(tmp_path / "a.json")
     store = CredentialStore(path, lock_timeout=0.2)
+    store.update_tokens("s", {"accessToken": "AT"}, "u")
     script = textwrap.dedent(
         """
         import sys, filelock
@@ -124,7 +125,8 @@ def test_lock_timeout_is_a_store_error(tmp_path):
     try:
         assert proc.stdout.readline().strip() == "locked"
         with pytest.raises(CredentialStoreError, match="timed out"):
-            store.get("s")
+            store.update_tokens("s", {"accessToken": "new"}, "u")
+        assert store.get("s")["tokens"]["accessToken"] == "AT"  # a read needs no lock
     finally:
         proc.stdin.write("\n")
         proc.stdin.close()

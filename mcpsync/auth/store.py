@@ -274,16 +274,36 @@ class CredentialStore:
 
     # ------------------------------------------------------------------ entries
 
-    def all(self) -> Dict[str, Dict[str, Any]]:
-        """Every entry, by server name (a copy). Takes the lock briefly."""
+    def _snapshot(self) -> Dict[str, Any]:
+        """The current content, read without the lock: writes are atomic replaces, so a reader
+        always sees one complete version. A file that does not parse is handled under the lock."""
+        if getattr(self._lock.local, "depth", 0):
+            return self._read()
+        try:
+            with open(self.path, "r", encoding="utf-8") as fh:
+                data = json.loads(fh.read() or "{}")
+            if isinstance(data, dict) and isinstance(data.get("servers"), dict):
+                if not isinstance(data.get("callbacks"), dict):
+                    data["callbacks"] = {}
+                return data
+        except FileNotFoundError:
+            return _empty()
+        except (OSError, ValueError):
+            pass
         with self.locked():
-            return copy.deepcopy(self._read()["servers"])
+            return self._read()
+
+    def all(self) -> Dict[str, Dict[str, Any]]:
+        """Every entry, by server name (a copy). Never waits for the lock unless the file is damaged."""
+        return copy.deepcopy(self._snapshot()["servers"])
 
     def get(self, name: str) -> Optional[Dict[str, Any]]:
-        """The entry for ``name`` (a copy), or None."""
-        with self.locked():
-            entry = self._read()["servers"].get(name)
-            return copy.deepcopy(entry) if isinstance(entry, dict) else None
+        """The entry for ``name`` (a copy), or None. Never waits for the lock unless the file is damaged.
+
+        Inside :meth:`locked` it reads the file afresh as of now (what a refresh must do).
+        """
+        entry = self._snapshot()["servers"].get(name)
+        return copy.deepcopy(entry) if isinstance(entry, dict) else None
 
     def get_for_url(self, name: str, server_url: str) -> Optional[Dict[str, Any]]:
         """The entry for ``name`` only when it was stored for ``server_url`` (else None).
