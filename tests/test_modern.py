@@ -7,16 +7,16 @@ import threading
 import pytest
 
 import mcpsync
-from mcpsync import _core
+from mcpsync import _negotiate
 
 from .conftest import server_cmd, wait_for
 
 
 @pytest.fixture(autouse=True)
 def _fresh_era_cache():  # type: ignore[no-untyped-def]
-    _core.ERA_CACHE._data.clear()  # noqa: SLF001 - each test negotiates from scratch
+    _negotiate.ERA_CACHE._data.clear()  # noqa: SLF001 - each test negotiates from scratch
     yield
-    _core.ERA_CACHE._data.clear()  # noqa: SLF001
+    _negotiate.ERA_CACHE._data.clear()  # noqa: SLF001
 
 
 @pytest.mark.parametrize(
@@ -45,7 +45,7 @@ def test_verdict_is_cached_per_command() -> None:
     cmd = server_cmd("--era", "legacy", "--discover", "never")
     with mcpsync.connect(cmd, probe_timeout=0.5) as c:
         assert c.era == "legacy"
-    assert _core.ERA_CACHE.get(("cmd", tuple(cmd), None)) == "2025-11-25"
+    assert _negotiate.ERA_CACHE.get(("cmd", tuple(cmd), None)) == "2025-11-25"
     # the second connect skips the probe (a probe would now cost a long timeout)
     with mcpsync.connect(cmd, probe_timeout=30) as c:
         assert c.era == "legacy"

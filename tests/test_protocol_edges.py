@@ -11,7 +11,7 @@ from typing import List
 import pytest
 
 import mcpsync
-from mcpsync import _core
+from mcpsync import _negotiate
 
 from .conftest import server_cmd
 
@@ -37,7 +37,7 @@ def script(tmp_path, body: str) -> List[str]:  # type: ignore[no-untyped-def]
 
 @pytest.fixture(autouse=True)
 def _fresh_era_cache():  # type: ignore[no-untyped-def]
-    _core.ERA_CACHE._data.clear()  # noqa: SLF001
+    _negotiate.ERA_CACHE._data.clear()  # noqa: SLF001
     yield
 
 

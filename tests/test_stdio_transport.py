@@ -214,3 +214,23 @@ def test_many_clients_closed_in_any_order_from_other_threads() -> None:
         t.join(10)
     assert all(c.closed for c in clients)
     time.sleep(0)  # the leak fixture checks threads and processes
+
+
+def test_close_racing_open_leaves_nothing_behind() -> None:
+    import threading
+
+    for _ in range(5):
+        c = mcpsync.Client(server_cmd())
+        t = threading.Thread(target=lambda: _try_open(c))
+        t.start()
+        c.close()
+        t.join(30)
+        c.close()
+        assert c.closed
+
+
+def _try_open(c) -> None:  # type: ignore[no-untyped-def]
+    try:
+        c.open()
+    except mcpsync.MCPError:
+        pass

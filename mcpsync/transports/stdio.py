@@ -199,6 +199,13 @@ class StdioTransport(Transport):
             )
         else:
             kwargs["start_new_session"] = True
+        with self._close_lock:  # close() racing start() must see the process (or stop it being spawned)
+            if self._closed:
+                raise ConnectionClosed("transport closed before it started", server=self.name)
+            self._spawn(executable, stderr_target, kwargs)
+        logger.debug("[%s] started pid %s: %s", self.name, self.pid, self.describe())
+
+    def _spawn(self, executable: str, stderr_target: Any, kwargs: Dict[str, Any]) -> None:
         try:
             self.process = subprocess.Popen(  # noqa: S603 - no shell; argv list
                 [executable] + self.command[1:],
@@ -217,7 +224,6 @@ class StdioTransport(Transport):
         self._reader = spawn("mcpsync-stdio-reader:%s" % self.name, self._read_loop)
         if self.process.stderr is not None:
             self._stderr_thread = spawn("mcpsync-stdio-stderr:%s" % self.name, self._stderr_loop)
-        logger.debug("[%s] started pid %s: %s", self.name, self.process.pid, self.describe())
 
     # ------------------------------------------------------------------ writing
 
