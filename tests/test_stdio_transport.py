@@ -221,7 +221,7 @@ def test_close_racing_open_leaves_nothing_behind() -> None:
 
     for _ in range(5):
         c = mcpsync.Client(server_cmd())
-        t = threading.Thread(target=lambda: _try_open(c))
+        t = threading.Thread(target=_try_open, args=(c,))
         t.start()
         c.close()
         t.join(30)
