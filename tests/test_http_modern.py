@@ -309,3 +309,16 @@ def test_threads_are_named_and_gone_after_close(modern: MCPTestServer) -> None:
         names = {t.name for t in threading.enumerate()}
         assert any(n.startswith("mcpsync-http-stream:") for n in names)
     assert wait_for(lambda: not [t for t in threading.enumerate() if t.name.startswith("mcpsync-http")])
+
+
+def test_send_timeout_bounds_the_wait_for_a_json_answer() -> None:
+    with MCPTestServer(era="modern", response_mode="json") as srv:
+        t = StreamableHTTPTransport(srv.url)
+        sink = FakeSink()
+        t.start(sink)
+        try:
+            t.send(req(1, "tools/call", {"name": "slow", "arguments": {"seconds": 3, "steps": 0}}), timeout=0.3)
+            ((rid, exc),) = sink.errors
+            assert rid == 1 and isinstance(exc, mcpsync.RequestTimeout)
+        finally:
+            t.close()

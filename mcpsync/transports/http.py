@@ -60,6 +60,7 @@ from ..errors import (
     MCPError,
     MessageTooLarge,
     ProtocolError,
+    RequestTimeout,
     SessionExpired,
     TransportError,
 )
@@ -190,6 +191,10 @@ def _set_read_timeout(response: Any, timeout: Optional[float]) -> None:
             sock.settimeout(timeout)
         except OSError:
             pass
+
+
+def _is_read_timeout(exc: BaseException) -> bool:
+    return type(exc).__name__ in ("ReadTimeout", "ReadTimeoutError") or isinstance(exc, socket.timeout)
 
 
 def _content_type(response: Any) -> str:
@@ -445,7 +450,10 @@ class StreamableHTTPTransport(Transport):
             except Exception as exc:  # noqa: BLE001
                 if self._closed or call.cancelled:
                     return None
-                self._fail(call, convert_request_exception(exc, self.url))
+                err = convert_request_exception(exc, self.url)
+                if call.timeout is not None and _is_read_timeout(exc):
+                    err = RequestTimeout("no answer within %ss" % call.timeout, timeout=call.timeout)
+                self._fail(call, err)
                 return None
             status = response.status_code
             if 200 <= status < 300:
