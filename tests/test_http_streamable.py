@@ -359,3 +359,23 @@ def test_proxy_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
         with mcpsync.connect("http://mcp.example.invalid/mcp", timeout=20) as c:
             assert c.call_tool("echo", {"message": "via proxy"}).text == "via proxy"
         assert srv.records("POST")[-1].path == "http://mcp.example.invalid/mcp"
+
+
+def test_an_auth_hook_raising_auth_required_reaches_the_caller_unchanged(era: str) -> None:
+    import requests
+
+    class Refusing(requests.auth.AuthBase):
+        armed = False
+
+        def __call__(self, r: Any) -> Any:
+            if Refusing.armed:
+                raise mcpsync.AuthRequired("log in first", www_authenticate={"scope": "x"})
+            return r
+
+    with MCPTestServer(era=era) as srv, connect(srv, auth=Refusing()) as c:
+        Refusing.armed = True
+        with pytest.raises(mcpsync.AuthRequired) as info:
+            c.call_tool("echo", {"message": "x"})
+        assert info.value.scope == "x"
+        Refusing.armed = False
+        assert c.call_tool("echo", {"message": "y"}).text == "y"

@@ -453,7 +453,13 @@ def error_for_status(
 
 
 def convert_request_exception(exc: BaseException, url: str, **context: Any) -> TransportError:
-    """Turn a ``requests`` / socket exception into a :class:`TransportError`."""
+    """Turn a ``requests`` / socket exception into a :class:`TransportError`.
+
+    An :class:`~mcpsync.MCPError` (e.g. ``AuthRequired`` raised by an ``auth=`` hook such as the OAuth
+    flow) is returned unchanged, with the context filled in.
+    """
+    if isinstance(exc, MCPError):
+        return exc.with_context(**context)  # type: ignore[return-value]
     requests = _requests_classes()["requests"]
     where = redact_url(url)
     if isinstance(exc, requests.exceptions.ConnectTimeout):
