@@ -23,7 +23,7 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -58,6 +58,12 @@ def _sync_driver(kind: str) -> Any:
         return c, (lambda msg: c.call_tool("echo", {"message": msg})["content"][0]["text"]), c.close
     import mcpsync
 
+    if kind.startswith("mcpsync64k"):
+        # experiment (not a default client): the stdio reader with 64 KiB os.read calls instead of 1 MiB,
+        # a stand-in for reading into a preallocated buffer (see bench/README.md, "Where the time goes")
+        from mcpsync.transports import stdio as _stdio
+
+        _stdio._READ_SIZE = 1 << 16  # type: ignore[attr-defined]
     c = mcpsync.connect(SERVER, protocol="modern" if modern else "legacy", name="echo")
     assert c.era == ("modern" if modern else "legacy"), c.era
     return c, (lambda msg: c.call_tool("echo", {"message": msg}).text), c.close
@@ -168,7 +174,7 @@ def worker_sdk(kind: str, task: str, n: int, total: int) -> Dict[str, Any]:
                     for k in (1, 8, 64):
                         per = max(1, total // k)
 
-                        async def seq() -> None:
+                        async def seq(per: int = per) -> None:
                             for _ in range(per):
                                 await call("x")
 
@@ -227,7 +233,7 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=None, help="repetitions (default 7, quick 5; minimum 5)")
     ap.add_argument("--no-sdk", action="store_true", help="leave the official SDK out")
     ap.add_argument("--clients", default=None, help="comma list (floor-legacy,floor-modern,mcpsync-legacy,"
-                    "mcpsync-modern,sdk-legacy,sdk-modern)")
+                    "mcpsync-modern,sdk-legacy,sdk-modern; experiment: mcpsync64k-legacy,mcpsync64k-modern)")
     ap.add_argument("--worker", nargs=4, metavar=("KIND", "TASK", "N", "TOTAL"), help=argparse.SUPPRESS)
     args = ap.parse_args()
 
@@ -251,7 +257,7 @@ def main() -> int:
     print("clients (interleaved): %s" % ", ".join(clients))
     results: Dict[str, Dict[str, List[float]]] = {c: {} for c in clients}
     imports: Dict[str, List[float]] = {"json": [], "mcpsync": [], "mcp.client.session": []}
-    import_stmts = {"json": "import json", "mcpsync": "import mcpsync", "mcp.client.session": "import mcp.client.session"}
+    import_stmts = {name: "import " + name for name in imports}
     if not sdk_available():
         del imports["mcp.client.session"]
 
@@ -314,7 +320,7 @@ def report(med: Dict[str, Dict[str, float]], imp: Dict[str, float], clients: Lis
             floor = med.get("floor-" + c.split("-")[-1], {}).get(key)
             ratio = v / floor if floor else None
             cells.append(_fmt(key, v) + (" (%.2fx)" % ratio if ratio and not c.startswith("floor") else ""))
-            if c.startswith("mcpsync") and key in TARGETS and ratio:
+            if c.startswith("mcpsync-") and key in TARGETS and ratio:
                 op, lim = TARGETS[key]
                 ok = ratio <= lim if op == "<=" else ratio >= lim
                 verdicts.append("%s %s" % (c.split("-")[-1], "yes" if ok else "NO (%.2fx)" % ratio))

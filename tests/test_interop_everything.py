@@ -92,7 +92,9 @@ def recorder() -> Recorder:
 
 @pytest.fixture
 def client(everything: List[str], recorder: Recorder, tmp_path: Any) -> Iterator[Any]:
-    c = _connect(everything, sampling_handler=recorder.sample, elicitation_handler=recorder.elicit, roots=[str(tmp_path)])
+    c = _connect(
+        everything, sampling_handler=recorder.sample, elicitation_handler=recorder.elicit, roots=[str(tmp_path)]
+    )
     try:
         yield c
     finally:
@@ -313,7 +315,9 @@ def test_task_required_tool_runs_as_a_task(bare_client: Any) -> None:
     """simulate-research-query has taskSupport 'required' (2025-11-25 experimental tasks)."""
     c = bare_client
     statuses: List[str] = []
-    handle = mcpsync.start_task(c, "simulate-research-query", {"topic": "interop"}, on_status=lambda h: statuses.append(h.status))
+    handle = mcpsync.start_task(
+        c, "simulate-research-query", {"topic": "interop"}, on_status=lambda h: statuses.append(h.status)
+    )
     assert isinstance(handle, mcpsync.TaskHandle)
     assert handle.task_id
     result = handle.wait(timeout=60)

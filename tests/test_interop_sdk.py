@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Dict, Iterator, List
+from typing import Any, Iterator, List
 
 import pytest
 
