@@ -281,7 +281,13 @@ class ClientCore(Negotiation):
         if isinstance(t, str):
             from .transports import _remote
 
-            return _remote.candidates(t, name=self.name, connect_timeout=self.connect_timeout, **self._remote_options)
+            return _remote.candidates(
+                t,
+                name=self.name,
+                connect_timeout=self.connect_timeout,
+                max_message_size=self._stdio_options["max_message_size"],
+                **self._remote_options,
+            )
         from .transports.stdio import StdioTransport
 
         opts = self._stdio_options

@@ -88,6 +88,10 @@ class Negotiation:
                     "server does not speak the 2026-07-28 protocol", offered=version, server=self.name
                 )
             return
+        if session.transport.kind == "sse":
+            # the 2024-11-05 HTTP+SSE transport predates server/discover: go straight to the handshake
+            self._initialize(session, P.LATEST_HANDSHAKE_VERSION)
+            return
         cached = ERA_CACHE.get(key)
         if cached is not None:
             try:

@@ -16,6 +16,7 @@ default: the client's ``timeout``, 60 s) and ``max_total_timeout`` (a hard cap).
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence
@@ -25,6 +26,7 @@ from ._core import ClientCore
 from ._schema import ValidatorCache, validate
 from .errors import (
     ConfigError,
+    HeaderMismatch,
     NotAvailableInEra,
     ToolInputInvalid,
     ToolOutputInvalid,
@@ -333,7 +335,8 @@ class Client(ClientCore):
             if isinstance(handle, CallToolResult):
                 return handle
             return self._tool_result(name, handle.wait(timeout=total, raw=True), validate_output)
-        raw = self._call(
+        call = functools.partial(
+            self._call,
             "tools/call",
             params,
             timeout=timeout,
@@ -341,6 +344,14 @@ class Client(ClientCore):
             progress=progress,
             progress_token=True,
         )
+        try:
+            raw = call()
+        except HeaderMismatch:
+            # 2026-07-28: the Mcp-Param-* headers disagreed with the tool's current schema: re-list, retry once
+            logger.info("[%s] header mismatch on %s; re-listing tools and retrying once", self.name, name)
+            self._modern.evict_list("tools")
+            self.list_tools(timeout=timeout)
+            raw = call()
         return self._tool_result(name, raw, validate_output)
 
     def _task_required(self, name: str) -> bool:

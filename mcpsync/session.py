@@ -361,8 +361,8 @@ class Session(TransportSink):
             RequestTimeout, RemoteError (by code), ConnectionClosed, ClientClosed.
         """
         pending, msg = self.new_request(method, params, progress=progress, progress_token=progress_token)
-        self._send_request(pending, msg)
         idle = self.default_timeout if timeout is DEFAULT else timeout
+        self._send_request(pending, msg, idle)
         return self._wait(pending, idle, max_total_timeout)
 
     def request_async(
@@ -385,17 +385,21 @@ class Session(TransportSink):
         pending, msg = self.new_request(method, params, progress=progress, progress_token=progress_token)
         if before_send is not None:
             before_send(pending.request_id)
+        idle = self.default_timeout if timeout is DEFAULT else timeout
         if self.transport.send_blocks_for_response:
-            if not self._senders.submit(self._send_request_quiet, pending, msg):
+            if not self._senders.submit(self._send_request_quiet, pending, msg, idle):
                 self._finish(pending, ConnectionClosed("client is closed", server=self.name))
         else:
             self._send_request(pending, msg)
-        idle = self.default_timeout if timeout is DEFAULT else timeout
         return RequestHandle(self, pending, idle, max_total_timeout, transform)
 
-    def _send_request(self, pending: _Pending, msg: Dict[str, Any]) -> None:
+    def _send_request(self, pending: _Pending, msg: Dict[str, Any], idle: Optional[float] = None) -> None:
         try:
-            self.transport.send(msg)
+            if self.transport.send_blocks_for_response:
+                # a blocking send (HTTP POST) must not outlive the idle timeout
+                self.transport.send(msg, timeout=idle)  # type: ignore[call-arg]
+            else:
+                self.transport.send(msg)
         except MCPError as exc:
             with self._lock:
                 self._pending.pop(pending.request_id, None)
@@ -405,9 +409,9 @@ class Session(TransportSink):
                 self._pending.pop(pending.request_id, None)
             raise
 
-    def _send_request_quiet(self, pending: _Pending, msg: Dict[str, Any]) -> None:
+    def _send_request_quiet(self, pending: _Pending, msg: Dict[str, Any], idle: Optional[float]) -> None:
         try:
-            self._send_request(pending, msg)
+            self._send_request(pending, msg, idle)
         except BaseException as exc:  # noqa: BLE001 - delivered to the waiter
             if not pending.future.done():
                 pending.future.set_exception(exc)

@@ -44,8 +44,6 @@ def test_401_gives_needs_auth_with_the_challenge(mcp):
         assert mgr.tools() == []
 
 
-@pytest.mark.xfail(reason="transports/_remote.convert_request_exception wraps the AuthRequired raised by the "
-                          "OAuth hook into ConnectionClosed, so the manager sees 'failed'", strict=True)
 def test_401_with_oauth_enabled_gives_needs_auth(mcp, oauth_options):
     mcp.faults.require_token = "right-token"
     with Manager({"remote": {"url": mcp.url}}, oauth_options=oauth_options) as mgr:
@@ -81,7 +79,7 @@ def test_registration_needed_gives_needs_client_registration(oauth_options):
         mgr = Manager({"reg": {"url": auth.server_url}}, oauth_options=oauth_options)
         try:
             mgr.open()
-            assert mgr.status("reg").status in ("needs_auth", "failed")  # failed: the transport bug (xfail above)
+            assert mgr.status("reg").status == "needs_auth"
             assert mgr.supports_oauth("reg") and not mgr.has_stored_tokens("reg")
             assert mgr.get_auth_status("reg") == "not_authenticated"
             with pytest.raises(NeedsClientRegistration) as info:
@@ -122,7 +120,7 @@ def test_authenticate_logs_in_and_connects_even_a_disabled_server(mcp, oauth_opt
             assert mgr.status("off").status == "disabled"
             assert mgr.authenticate("off").status == "disabled"  # works, and stays disabled
             assert mgr.has_stored_tokens("off") and mgr.get_auth_status("off") == "authenticated"
-            assert mgr.status("on").status in ("needs_auth", "failed")  # see the xfail above
+            assert mgr.status("on").status == "needs_auth"
             st = mgr.authenticate("on")
             assert st.status == "connected"
             assert mgr.call_tool("on_echo", {"message": "authorized"}).text == "authorized"
