@@ -140,7 +140,7 @@ class ClientCore(Negotiation):
         self.connect_timeout = connect_timeout
         self.protocol = protocol
         self.probe_timeout = probe_timeout
-        info = {"name": "mcpsync", "version": __version__, "title": "mcpsync (synchronous Python MCP client)"}
+        info = {"name": "mcpsync", "version": __version__, "title": "mcpsync"}
         info.update(client_info or {})
         self.client_info = info
         self._roots: Optional[List[Root]] = [_as_root(r) for r in roots] if roots is not None else None
@@ -201,6 +201,7 @@ class ClientCore(Negotiation):
         self.server_capabilities: Dict[str, Any] = {}
         self.instructions: Optional[str] = None
         self.transport_kind: Optional[str] = None
+        self._envelope_cache: Optional[Tuple[Any, Dict[str, Any]]] = None
         self._keepalive_stop = threading.Event()
         self._keepalive_thread: Optional[threading.Thread] = None
         self._server_logger = logging.getLogger("mcpsync.server.%s" % self.name)
@@ -438,6 +439,22 @@ class ClientCore(Negotiation):
     # the request funnel ----------------------------------------------------------
 
     def _envelope(self, version: Optional[str] = None) -> Dict[str, Any]:
+        """The 2026-07-28 ``_meta`` envelope (a fresh dict; built once per configuration and copied)."""
+        key = (
+            version or self.protocol_version,
+            self.log_level,
+            self._roots is None,
+            self.sampling_handler is None,
+            self.elicitation_handler is None,
+            self.tasks_enabled,
+            tuple(self.trace_context.items()),
+        )
+        cached = self._envelope_cache
+        if cached is None or cached[0] != key:
+            cached = self._envelope_cache = (key, self._build_envelope(version))
+        return dict(cached[1])
+
+    def _build_envelope(self, version: Optional[str]) -> Dict[str, Any]:
         meta: Dict[str, Any] = {
             P.META_PROTOCOL_VERSION: version or self.protocol_version or P.LATEST_MODERN_VERSION,
             P.META_CLIENT_CAPABILITIES: self._capabilities(True),

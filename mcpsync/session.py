@@ -331,8 +331,13 @@ class Session(TransportSink):
             params["_meta"] = meta
         pending = _Pending(rid, method, progress)
         msg = jsonrpc.request(rid, method, params)
-        with self._lock:
-            self._pending[rid] = pending
+        # dict operations are atomic under the GIL: no lock on the hot path. A close racing this
+        # insert is caught by the state check below (close sets the state before failing pending calls).
+        self._pending[rid] = pending
+        if self._state is not SessionState.OPEN or self._lost is not None:
+            self._pending.pop(rid, None)
+            self._check_usable(method)
+            raise ClientClosed("client is closed", server=self.name, method=method)
         return pending, msg
 
     def request(
@@ -401,12 +406,10 @@ class Session(TransportSink):
             else:
                 self.transport.send(msg)
         except MCPError as exc:
-            with self._lock:
-                self._pending.pop(pending.request_id, None)
+            self._pending.pop(pending.request_id, None)
             raise exc.with_context(server=self.name, method=pending.method, request_id=pending.request_id)
         except BaseException:
-            with self._lock:
-                self._pending.pop(pending.request_id, None)
+            self._pending.pop(pending.request_id, None)
             raise
 
     def _send_request_quiet(self, pending: _Pending, msg: Dict[str, Any], idle: Optional[float]) -> None:
@@ -497,8 +500,7 @@ class Session(TransportSink):
         exc: Optional[BaseException] = None,
     ) -> bool:
         """Pop the request, fail its future, tell the server. False when it had already finished."""
-        with self._lock:
-            popped = self._pending.pop(pending.request_id, None)
+        popped = self._pending.pop(pending.request_id, None)
         if popped is None:
             return False
         if exc is None:
@@ -533,15 +535,13 @@ class Session(TransportSink):
         return len(self._pending)
 
     def _finish(self, pending: _Pending, exc: BaseException) -> None:
-        with self._lock:
-            self._pending.pop(pending.request_id, None)
+        self._pending.pop(pending.request_id, None)
         if not pending.future.done():
             pending.future.set_exception(exc)
 
     def _fail_all(self, exc: MCPError) -> None:
-        with self._lock:
-            pendings = list(self._pending.values())
-            self._pending.clear()
+        old, self._pending = self._pending, {}  # swap: later inserts see the closed state and undo themselves
+        pendings = list(old.values())
         for p in pendings:
             if not p.future.done():
                 e = self._copy_error(exc, p)
@@ -600,10 +600,9 @@ class Session(TransportSink):
 
     def _on_response(self, message: Dict[str, Any], kind: str) -> None:
         rid = message["id"]
-        with self._lock:
-            pending = self._pending.pop(rid, None)
-            if pending is None and type(rid) is str and rid.isdigit():
-                pending = self._pending.pop(int(rid), None)
+        pending = self._pending.pop(rid, None)
+        if pending is None and type(rid) is str and rid.isdigit():
+            pending = self._pending.pop(int(rid), None)
         if pending is None:
             logger.debug("[%s] dropping response for unknown or finished id %r", self.name, rid)
             return
@@ -615,8 +614,7 @@ class Session(TransportSink):
 
     def on_request_error(self, request_id: Any, exc: BaseException) -> None:
         """TransportSink: one request failed in transit."""
-        with self._lock:
-            pending = self._pending.pop(request_id, None)
+        pending = self._pending.pop(request_id, None)
         if pending is None:
             logger.debug("[%s] transport error for unknown id %r: %s", self.name, request_id, exc)
             return

@@ -280,41 +280,84 @@ def _text_of(blocks: List[ContentBlock]) -> str:
     return "\n".join(b.text for b in blocks if isinstance(b, TextContent))
 
 
-@dataclass
 class CallToolResult:
     """The result of ``tools/call``.
 
     ``is_error`` is data, not an exception (the tool ran and reported failure);
     call :meth:`raise_for_error` to turn it into a :class:`~mcpsync.ToolError`.
+    The typed ``content`` blocks are built on first access (``text`` reads the
+    raw blocks directly), which keeps the per-call cost low.
     """
 
-    content: List[ContentBlock] = field(default_factory=list)
-    structured_content: Any = None
-    is_error: bool = False
-    meta: JSON = field(default_factory=dict)
-    raw: JSON = field(default_factory=dict, repr=False)
+    __slots__ = ("_content", "structured_content", "is_error", "meta", "raw")
+
+    def __init__(
+        self,
+        content: Optional[List[ContentBlock]] = None,
+        structured_content: Any = None,
+        is_error: bool = False,
+        meta: Optional[JSON] = None,
+        raw: Optional[JSON] = None,
+    ) -> None:
+        self._content = content
+        self.structured_content = structured_content
+        self.is_error = is_error
+        self.meta = meta if meta is not None else {}
+        self.raw = raw if raw is not None else {}
 
     @classmethod
     def from_dict(cls, d: JSON) -> "CallToolResult":
-        content = d.get("content")
-        return cls(
-            content=[content_block(c) for c in content] if isinstance(content, list) else [],
-            structured_content=d.get("structuredContent"),
-            is_error=d.get("isError") is True,
-            meta=_dict(d, "_meta"),
-            raw=d,
-        )
+        meta = d.get("_meta")
+        return cls(None, d.get("structuredContent"), d.get("isError") is True, meta if type(meta) is dict else {}, d)
+
+    @property
+    def content(self) -> List[ContentBlock]:
+        """The content blocks as typed objects (TextContent, ImageContent, ...)."""
+        if self._content is None:
+            raw = self.raw.get("content")
+            self._content = [content_block(c) for c in raw] if isinstance(raw, list) else []
+        return self._content
+
+    @content.setter
+    def content(self, value: List[ContentBlock]) -> None:
+        self._content = list(value)
 
     @property
     def text(self) -> str:
         """The text of every text block, joined by newlines ("" when there is none)."""
-        return _text_of(self.content)
+        if self._content is not None:
+            return _text_of(self._content)
+        raw = self.raw.get("content")
+        if not isinstance(raw, list):
+            return ""
+        return "\n".join(
+            b["text"] for b in raw if type(b) is dict and b.get("type") == "text" and isinstance(b.get("text"), str)
+        )
 
     def raise_for_error(self) -> "CallToolResult":
         """Raise :class:`~mcpsync.ToolError` when the tool reported ``isError``; else return self."""
         if self.is_error:
             raise ToolError("tool reported an error: %s" % (self.text or "(no text)")[:500], result=self)
         return self
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CallToolResult):
+            return NotImplemented
+        return (self.content, self.structured_content, self.is_error, self.meta) == (
+            other.content,
+            other.structured_content,
+            other.is_error,
+            other.meta,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return "CallToolResult(content=%r, structured_content=%r, is_error=%r)" % (
+            self.content,
+            self.structured_content,
+            self.is_error,
+        )
 
 
 @dataclass

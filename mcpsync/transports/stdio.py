@@ -248,16 +248,17 @@ class StdioTransport(Transport):
     def _read_loop(self) -> None:
         proc = self.process
         assert proc is not None and proc.stdout is not None
-        fd = proc.stdout.fileno()
+        readinto = proc.stdout.readinto
+        # One reusable buffer: a fresh 1 MiB bytes object per os.read costs an mmap/munmap per small message.
+        buf = memoryview(bytearray(_READ_SIZE))
         reader = FrameReader(self._on_frame, self._on_oversize, self.max_message_size, "auto")
         error: Optional[BaseException] = None
         try:
             while True:
-                chunk = os.read(fd, _READ_SIZE)
-                if not chunk:
+                n = readinto(buf)
+                if not n:
                     break
-                reader.feed(chunk)
-                del chunk
+                reader.feed(buf[:n].tobytes())
                 if reader.mode == "content-length" and not self._write_cl:
                     logger.info("[%s] server speaks Content-Length framing; switching", self.name)
                     self._write_cl = True
