@@ -333,7 +333,9 @@ def build_session(url: str, options: HTTPOptions) -> Any:
     session.verify = verify
     session.cert = options.cert
     session.auth = auth
-    session.headers = requests.structures.CaseInsensitiveDict({"User-Agent": USER_AGENT, "Accept-Encoding": "gzip, deflate"})
+    session.headers = requests.structures.CaseInsensitiveDict(
+        {"User-Agent": USER_AGENT, "Accept-Encoding": "gzip, deflate"}
+    )
     session.headers.update(options.headers)
     return session
 
@@ -418,9 +420,7 @@ def _short_body(response: Any, limit: int = 500) -> str:
     return raw[:limit].decode("utf-8", "replace")
 
 
-def error_for_status(
-    response: Any, body: Optional[str] = None, *, what: str = "request", **context: Any
-) -> MCPError:
+def error_for_status(response: Any, body: Optional[str] = None, *, what: str = "request", **context: Any) -> MCPError:
     """The typed error for an unexpected HTTP status (the caller closes the response)."""
     status = response.status_code
     if body is None:

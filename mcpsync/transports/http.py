@@ -42,18 +42,15 @@ from __future__ import annotations
 
 import itertools
 import logging
-import queue
 import random
-import socket
 import threading
 import time
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional
 
 from .. import jsonrpc
 from .._sse import SSEEvent, iter_response_bytes, EventParser
-from .._threads import join, spawn
+from .._threads import join
 from ..errors import (
-    AuthError,
     ConfigError,
     ConnectionClosed,
     HTTPStatusError,
@@ -66,7 +63,6 @@ from ..errors import (
 )
 from . import _mcpheaders
 from ._remote import (
-    HTTPOptions,
     build_session,
     check_url,
     convert_request_exception,
@@ -76,136 +72,27 @@ from ._remote import (
 )
 from .base import Transport, TransportSink
 
+from ._http_legacy import LegacySessionMixin
+from ._http_util import (
+    ACCEPT_BOTH,
+    MODERN_ERROR_CODES,
+    MODERN_META_VERSION,
+    _MAX_ERROR_BODY,
+    _Call,
+    _StreamPool,
+    _abort,
+    _content_type,
+    _is_read_timeout,
+    _is_response,
+    _set_read_timeout,
+)  # noqa: F401
+
 __all__ = ["StreamableHTTPTransport"]
 
 logger = logging.getLogger("mcpsync.transports.http")
 
-ACCEPT_BOTH = "application/json, text/event-stream"
-MODERN_META_VERSION = "io.modelcontextprotocol/protocolVersion"
-# JSON-RPC error codes a modern server answers with a 4xx (spec: Streamable HTTP, status codes).
-MODERN_ERROR_CODES = frozenset({-32022, -32021, -32020, -32602, -32601})
-_MAX_ERROR_BODY = 1 << 20
 
-
-class _Call:
-    """One request in flight: its original id, the id currently on the wire, its stream."""
-
-    __slots__ = (
-        "orig_id",
-        "wire_id",
-        "message",
-        "method",
-        "response",
-        "done",
-        "cancelled",
-        "last_event_id",
-        "retry_ms",
-        "reissues",
-        "timeout",
-    )
-
-    def __init__(self, message: Dict[str, Any], timeout: Optional[float]) -> None:
-        self.orig_id = message["id"]
-        self.wire_id = message["id"]
-        self.message = message
-        self.method = message.get("method")
-        self.response: Any = None
-        self.done = False
-        self.cancelled = False
-        self.last_event_id: Optional[str] = None
-        self.retry_ms: Optional[int] = None
-        self.reissues = 0
-        self.timeout = timeout
-
-
-class _StreamPool:
-    """Named daemon threads that read event streams; grown on demand, reused, stopped on close."""
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-        self._queue: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
-        self._threads: List[threading.Thread] = []
-        self._idle = 0
-        self._lock = threading.Lock()
-        self._stopped = False
-
-    def submit(self, fn: Callable[..., Any], *args: Any) -> bool:
-        with self._lock:
-            if self._stopped:
-                return False
-            if self._idle == 0:
-                self._threads.append(spawn("mcpsync-http-stream:%s" % self._name, self._run))
-                self._idle += 1
-            self._idle -= 1
-        self._queue.put((fn, args))
-        return True
-
-    def _run(self) -> None:
-        while True:
-            item = self._queue.get()
-            if item is None:
-                return
-            fn, args = item
-            try:
-                fn(*args)
-            except Exception:  # noqa: BLE001 - a stream thread must survive anything
-                logger.exception("[%s] event stream reader failed", self._name)
-            finally:
-                with self._lock:
-                    self._idle += 1
-
-    def stop(self, deadline: float) -> None:
-        with self._lock:
-            self._stopped = True
-            threads = list(self._threads)
-        for _ in threads:
-            self._queue.put(None)
-        for t in threads:
-            join(t, max(0.0, deadline - time.monotonic()))
-
-
-def _abort(response: Any) -> None:
-    """Wake a thread blocked reading ``response`` (shutdown of the socket; close() alone does not)."""
-    if response is None:
-        return
-    sock = None
-    raw = getattr(response, "raw", None)
-    conn = getattr(raw, "_connection", None) or getattr(raw, "connection", None)
-    sock = getattr(conn, "sock", None)
-    if sock is None:
-        fp = getattr(getattr(raw, "_fp", None), "fp", None)
-        sock = getattr(getattr(fp, "raw", None), "_sock", None)
-    if sock is not None:
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-
-
-def _set_read_timeout(response: Any, timeout: Optional[float]) -> None:
-    raw = getattr(response, "raw", None)
-    conn = getattr(raw, "_connection", None) or getattr(raw, "connection", None)
-    sock = getattr(conn, "sock", None)
-    if sock is not None:
-        try:
-            sock.settimeout(timeout)
-        except OSError:
-            pass
-
-
-def _is_read_timeout(exc: BaseException) -> bool:
-    return type(exc).__name__ in ("ReadTimeout", "ReadTimeoutError") or isinstance(exc, socket.timeout)
-
-
-def _content_type(response: Any) -> str:
-    return (response.headers.get("Content-Type") or "").split(";", 1)[0].strip().lower()
-
-
-def _is_response(msg: Any) -> bool:
-    return type(msg) is dict and "method" not in msg and ("result" in msg or "error" in msg)
-
-
-class StreamableHTTPTransport(Transport):
+class StreamableHTTPTransport(LegacySessionMixin, Transport):
     """A Streamable HTTP connection to one MCP endpoint (both protocol eras).
 
     Args:
@@ -432,8 +319,16 @@ class StreamableHTTPTransport(Transport):
             self._fail(call, ConnectionClosed("transport is closed"))
 
     def _post(self, body: bytes, headers: Dict[str, str], timeout: Optional[float] = None) -> Any:
-        t = self._timeout if timeout is None else (self.options.connect_timeout, timeout)
-        return self._http.post(self.url, data=body, headers=headers, stream=True, timeout=t)
+        read = self.options.read_timeout
+        if timeout is not None and (read is None or timeout < read):
+            read = timeout  # the call's own timeout binds before the stream read timeout
+        return self._http.post(
+            self.url, data=body, headers=headers, stream=True, timeout=(self.options.connect_timeout, read)
+        )
+
+    def _call_timeout_binds(self, call: _Call) -> bool:
+        read = self.options.read_timeout
+        return call.timeout is not None and (read is None or call.timeout < read)
 
     def _exchange(self, call: _Call) -> Any:
         """POST ``call`` and settle it, unless the answer is an event stream (returned, still open)."""
@@ -451,7 +346,7 @@ class StreamableHTTPTransport(Transport):
                 if self._closed or call.cancelled:
                     return None
                 err = convert_request_exception(exc, self.url)
-                if call.timeout is not None and _is_read_timeout(exc):
+                if self._call_timeout_binds(call) and _is_read_timeout(exc):
                     err = RequestTimeout("no answer within %ss" % call.timeout, timeout=call.timeout)
                 self._fail(call, err)
                 return None
@@ -466,10 +361,14 @@ class StreamableHTTPTransport(Transport):
                     if self._renew_session(sid_sent):
                         replayed = True
                         continue
-                    self._fail(call, SessionExpired("the server no longer knows the HTTP session and re-initialising failed"))
+                    self._fail(
+                        call, SessionExpired("the server no longer knows the HTTP session and re-initialising failed")
+                    )
                     return None
                 if status == 404 and sid_sent:
-                    self._fail(call, SessionExpired("the server no longer knows the HTTP session (404 after re-initialising)"))
+                    self._fail(
+                        call, SessionExpired("the server no longer knows the HTTP session (404 after re-initialising)")
+                    )
                     return None
                 self._settle_error_status(call, response)
                 return None
@@ -645,9 +544,7 @@ class StreamableHTTPTransport(Transport):
             if ev.oversized:
                 self._fail(
                     call,
-                    MessageTooLarge(
-                        "an event exceeded the maximum message size (%d)" % self.options.max_message_size
-                    ),
+                    MessageTooLarge("an event exceeded the maximum message size (%d)" % self.options.max_message_size),
                 )
                 return True
             if not ev.data or ev.event != "message":
@@ -658,6 +555,7 @@ class StreamableHTTPTransport(Transport):
                 logger.warning("[%s] skipping an undecodable event: %s", self.name, exc)
                 return False
             return self._deliver(call, frame) or call.done
+
         return on_event
 
     def _finish_stream(self, response: Any) -> None:
@@ -699,10 +597,14 @@ class StreamableHTTPTransport(Transport):
             msg["id"] = new_id
             call.message = msg
             call.wire_id = new_id
-            logger.debug("[%s] re-issuing %s id=%r as %r after a broken stream", self.name, call.method, call.orig_id, new_id)
+            logger.debug(
+                "[%s] re-issuing %s id=%r as %r after a broken stream", self.name, call.method, call.orig_id, new_id
+            )
             return self._exchange(call)
         if call.last_event_id is None:
-            self._fail(call, ConnectionClosed("the event stream ended before the response (no event id to resume from)"))
+            self._fail(
+                call, ConnectionClosed("the event stream ended before the response (no event id to resume from)")
+            )
             return None
         return self._resume(call)
 
@@ -736,7 +638,10 @@ class StreamableHTTPTransport(Transport):
                 headers["Mcp-Session-Id"] = sid
             try:
                 response = self._http.get(
-                    self.url, headers=headers, stream=True, timeout=(self.options.connect_timeout, self.options.read_timeout)
+                    self.url,
+                    headers=headers,
+                    stream=True,
+                    timeout=(self.options.connect_timeout, self.options.read_timeout),
                 )
             except Exception as exc:  # noqa: BLE001
                 if self._closed or call.cancelled:
@@ -744,7 +649,9 @@ class StreamableHTTPTransport(Transport):
                 logger.debug("[%s] resuming the stream of id=%r failed: %r", self.name, call.orig_id, exc)
                 continue
             if 200 <= response.status_code < 300 and _content_type(response) == "text/event-stream":
-                logger.debug("[%s] resumed the stream of id=%r after event %r", self.name, call.orig_id, call.last_event_id)
+                logger.debug(
+                    "[%s] resumed the stream of id=%r after event %r", self.name, call.orig_id, call.last_event_id
+                )
                 return response
             try:
                 if response.status_code >= 500:
@@ -809,190 +716,3 @@ class StreamableHTTPTransport(Transport):
             pass
 
     # ------------------------------------------------------------------ handshake-era session
-
-    def _capture_session_id(self, response: Any) -> None:
-        sid = response.headers.get("Mcp-Session-Id")
-        if sid and all(0x21 <= ord(c) <= 0x7E for c in sid):
-            self._session_id = sid
-        elif sid:
-            logger.warning("[%s] ignoring an Mcp-Session-Id with invalid characters", self.name)
-
-    def _renew_session(self, sid_sent: str) -> bool:
-        """The server forgot session ``sid_sent``: initialize again once (shared by concurrent callers)."""
-        with self._renew_lock:
-            if self._closed:
-                return False
-            if self._session_id is not None and self._session_id != sid_sent:
-                return True  # another thread already renewed it
-            self._session_id = None
-            init = self._init_msg
-            if init is None:
-                return False
-            logger.info("[%s] HTTP session expired (404); initializing a new session", self.name)
-            msg = dict(init)
-            msg["id"] = "mcpsync-reinit-%d" % next(self._ids)
-            headers = {"Accept": ACCEPT_BOTH, "Content-Type": "application/json"}
-            try:
-                response = self._post(jsonrpc.encode(msg), headers, self.options.connect_timeout)
-            except Exception as exc:  # noqa: BLE001
-                logger.warning("[%s] re-initializing failed: %s", self.name, convert_request_exception(exc, self.url))
-                return False
-            try:
-                if not 200 <= response.status_code < 300:
-                    logger.warning("[%s] re-initializing failed: HTTP %d", self.name, response.status_code)
-                    return False
-                self._capture_session_id(response)
-                answer = self._read_answer(response, msg["id"])
-            finally:
-                response.close()
-            if answer is None or "error" in answer:
-                logger.warning("[%s] re-initializing failed: %s", self.name, answer and answer.get("error"))
-                self._session_id = None
-                return False
-            note = self._initialized_msg or jsonrpc.notification("notifications/initialized")
-            try:
-                headers = self._headers_for(note)
-                r = self._post(jsonrpc.encode(note), headers, self.options.connect_timeout)
-                r.close()
-            except Exception:  # noqa: BLE001 - the next request will tell
-                pass
-            if self._get_enabled and self._get_stopped and self._era == "legacy":
-                self._get_stopped = False
-                self._maybe_start_get(force=True)
-            return True
-
-    def _read_answer(self, response: Any, wire_id: Any) -> Optional[Dict[str, Any]]:
-        """Read the answer to ``wire_id`` from a JSON or event-stream body (other messages are dropped)."""
-        found: List[Dict[str, Any]] = []
-        if _content_type(response) == "text/event-stream":
-
-            def on_event(ev: SSEEvent) -> bool:
-                if not ev.data:
-                    return False
-                try:
-                    frame = jsonrpc.decode(ev.data)
-                except ProtocolError:
-                    return False
-                for m in jsonrpc.iter_messages(frame):
-                    if _is_response(m) and m.get("id") == wire_id:
-                        found.append(m)
-                        return True
-                return False
-
-            _set_read_timeout(response, self.options.connect_timeout)
-            self._read_events(None, response, on_event)
-        else:
-            try:
-                frame = jsonrpc.decode(self._read_body(response))
-            except Exception:  # noqa: BLE001
-                return None
-            for m in jsonrpc.iter_messages(frame):
-                if _is_response(m) and m.get("id") == wire_id:
-                    found.append(m)
-        return found[0] if found else None
-
-    def _delete_session(self, sid: str, timeout: float) -> None:
-        headers = {"Mcp-Session-Id": sid}
-        if self._version:
-            headers["MCP-Protocol-Version"] = self._version
-        try:
-            r = self._http.delete(self.url, headers=headers, timeout=(min(timeout, 2.0) or 0.1, timeout or 0.1))
-            logger.debug("[%s] DELETE session: HTTP %d", self.name, r.status_code)
-            r.close()
-        except Exception as exc:  # noqa: BLE001 - best effort, never raises
-            logger.debug("[%s] DELETE session failed: %r", self.name, exc)
-
-    # ------------------------------------------------------------------ the GET stream
-
-    def _maybe_start_get(self, force: bool = False) -> None:
-        if not self._get_enabled or self._era != "legacy" or not self._initialized_sent or self._closed:
-            return
-        with self._lock:
-            if self._get_thread is not None and self._get_thread.is_alive():
-                return
-            if self._get_thread is not None and not force:
-                return
-            self._get_thread = spawn("mcpsync-http-get:%s" % self.name, self._get_loop)
-
-    def _get_loop(self) -> None:
-        last_id: Optional[str] = None
-        retry_ms: Optional[int] = None
-        failures = 0
-        outage_logged = False
-        while not self._closing.is_set():
-            headers = {"Accept": "text/event-stream"}
-            if self._version:
-                headers["MCP-Protocol-Version"] = self._version
-            sid = self._session_id
-            if sid:
-                headers["Mcp-Session-Id"] = sid
-            if last_id:
-                headers["Last-Event-ID"] = last_id
-            try:
-                response = self._http.get(
-                    self.url, headers=headers, stream=True, timeout=(self.options.connect_timeout, None)
-                )
-            except Exception as exc:  # noqa: BLE001
-                if self._closing.is_set():
-                    return
-                failures += 1
-                if not outage_logged:
-                    logger.warning("[%s] GET stream unavailable, will retry: %s", self.name, convert_request_exception(exc, self.url))
-                    outage_logged = True
-                if self._closing.wait(self._backoff(failures, retry_ms)):
-                    return
-                continue
-            with self._lock:
-                if self._closed:
-                    response.close()
-                    return
-                self._get_response = response
-            try:
-                status = response.status_code
-                if 400 <= status < 500 or (200 <= status < 300 and _content_type(response) != "text/event-stream"):
-                    logger.debug("[%s] no GET stream (HTTP %d); not retrying", self.name, status)
-                    self._get_stopped = True
-                    return
-                if status >= 300:
-                    failures += 1
-                    if not outage_logged:
-                        logger.warning("[%s] GET stream: HTTP %d, will retry", self.name, status)
-                        outage_logged = True
-                    if self._closing.wait(self._backoff(failures, retry_ms)):
-                        return
-                    continue
-                if outage_logged:
-                    logger.info("[%s] GET stream restored", self.name)
-                    outage_logged = False
-                got = [False]
-
-                def on_event(ev: SSEEvent) -> bool:
-                    nonlocal last_id, retry_ms
-                    if ev.id is not None:
-                        last_id = ev.id
-                    if ev.retry is not None:
-                        retry_ms = ev.retry
-                    got[0] = True
-                    if ev.data and ev.event == "message" and not ev.oversized:
-                        try:
-                            frame = jsonrpc.decode(ev.data)
-                        except ProtocolError as exc:
-                            logger.warning("[%s] skipping an undecodable event: %s", self.name, exc)
-                            return False
-                        sink = self._sink
-                        if sink is not None:
-                            sink.on_message(frame)
-                    elif ev.oversized:
-                        logger.warning("[%s] skipped an event larger than the maximum message size", self.name)
-                    return False
-
-                self._read_events(None, response, on_event)
-            finally:
-                with self._lock:
-                    self._get_response = None
-                response.close()
-            if self._closing.is_set():
-                return
-            failures = 0 if got[0] else failures + 1
-            if self._closing.wait(self._backoff(max(1, failures), retry_ms)):
-                return

@@ -1,0 +1,228 @@
+"""The handshake-era half of the Streamable HTTP transport: session ids, re-initialize on 404, the GET stream.
+
+A mixin of :class:`~mcpsync.transports.http.StreamableHTTPTransport`; it uses that class's attributes.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Dict, List, Optional
+
+from .. import jsonrpc
+from .._sse import SSEEvent
+from .._threads import spawn
+from ..errors import (
+    ProtocolError,
+)
+from ._remote import (
+    convert_request_exception,
+)
+
+from ._http_util import (
+    ACCEPT_BOTH,
+    _content_type,
+    _is_response,
+    _set_read_timeout,
+)  # noqa: F401
+
+__all__: list = []
+
+logger = logging.getLogger("mcpsync.transports.http")
+
+
+class LegacySessionMixin:
+    """Mcp-Session-Id capture, transparent session renewal, DELETE on close and the optional GET stream."""
+
+    _sink: Any
+    name: str
+
+    def _capture_session_id(self, response: Any) -> None:
+        sid = response.headers.get("Mcp-Session-Id")
+        if sid and all(0x21 <= ord(c) <= 0x7E for c in sid):
+            self._session_id = sid
+        elif sid:
+            logger.warning("[%s] ignoring an Mcp-Session-Id with invalid characters", self.name)
+
+    def _renew_session(self, sid_sent: str) -> bool:
+        """The server forgot session ``sid_sent``: initialize again once (shared by concurrent callers)."""
+        with self._renew_lock:
+            if self._closed:
+                return False
+            if self._session_id is not None and self._session_id != sid_sent:
+                return True  # another thread already renewed it
+            self._session_id = None
+            init = self._init_msg
+            if init is None:
+                return False
+            logger.info("[%s] HTTP session expired (404); initializing a new session", self.name)
+            msg = dict(init)
+            msg["id"] = "mcpsync-reinit-%d" % next(self._ids)
+            headers = {"Accept": ACCEPT_BOTH, "Content-Type": "application/json"}
+            try:
+                response = self._post(jsonrpc.encode(msg), headers, self.options.connect_timeout)
+            except Exception as exc:  # noqa: BLE001
+                logger.warning("[%s] re-initializing failed: %s", self.name, convert_request_exception(exc, self.url))
+                return False
+            try:
+                if not 200 <= response.status_code < 300:
+                    logger.warning("[%s] re-initializing failed: HTTP %d", self.name, response.status_code)
+                    return False
+                self._capture_session_id(response)
+                answer = self._read_answer(response, msg["id"])
+            finally:
+                response.close()
+            if answer is None or "error" in answer:
+                logger.warning("[%s] re-initializing failed: %s", self.name, answer and answer.get("error"))
+                self._session_id = None
+                return False
+            note = self._initialized_msg or jsonrpc.notification("notifications/initialized")
+            try:
+                headers = self._headers_for(note)
+                r = self._post(jsonrpc.encode(note), headers, self.options.connect_timeout)
+                r.close()
+            except Exception:  # noqa: BLE001 - the next request will tell
+                pass
+            if self._get_enabled and self._get_stopped and self._era == "legacy":
+                self._get_stopped = False
+                self._maybe_start_get(force=True)
+            return True
+
+    def _read_answer(self, response: Any, wire_id: Any) -> Optional[Dict[str, Any]]:
+        """Read the answer to ``wire_id`` from a JSON or event-stream body (other messages are dropped)."""
+        found: List[Dict[str, Any]] = []
+        if _content_type(response) == "text/event-stream":
+
+            def on_event(ev: SSEEvent) -> bool:
+                if not ev.data:
+                    return False
+                try:
+                    frame = jsonrpc.decode(ev.data)
+                except ProtocolError:
+                    return False
+                for m in jsonrpc.iter_messages(frame):
+                    if _is_response(m) and m.get("id") == wire_id:
+                        found.append(m)
+                        return True
+                return False
+
+            _set_read_timeout(response, self.options.connect_timeout)
+            self._read_events(None, response, on_event)
+        else:
+            try:
+                frame = jsonrpc.decode(self._read_body(response))
+            except Exception:  # noqa: BLE001
+                return None
+            for m in jsonrpc.iter_messages(frame):
+                if _is_response(m) and m.get("id") == wire_id:
+                    found.append(m)
+        return found[0] if found else None
+
+    def _delete_session(self, sid: str, timeout: float) -> None:
+        headers = {"Mcp-Session-Id": sid}
+        if self._version:
+            headers["MCP-Protocol-Version"] = self._version
+        try:
+            r = self._http.delete(self.url, headers=headers, timeout=(min(timeout, 2.0) or 0.1, timeout or 0.1))
+            logger.debug("[%s] DELETE session: HTTP %d", self.name, r.status_code)
+            r.close()
+        except Exception as exc:  # noqa: BLE001 - best effort, never raises
+            logger.debug("[%s] DELETE session failed: %r", self.name, exc)
+
+    # ------------------------------------------------------------------ the GET stream
+
+    def _maybe_start_get(self, force: bool = False) -> None:
+        if not self._get_enabled or self._era != "legacy" or not self._initialized_sent or self._closed:
+            return
+        with self._lock:
+            if self._get_thread is not None and self._get_thread.is_alive():
+                return
+            if self._get_thread is not None and not force:
+                return
+            self._get_thread = spawn("mcpsync-http-get:%s" % self.name, self._get_loop)
+
+    def _get_loop(self) -> None:
+        last_id: Optional[str] = None
+        retry_ms: Optional[int] = None
+        failures = 0
+        outage_logged = False
+        while not self._closing.is_set():
+            headers = {"Accept": "text/event-stream"}
+            if self._version:
+                headers["MCP-Protocol-Version"] = self._version
+            sid = self._session_id
+            if sid:
+                headers["Mcp-Session-Id"] = sid
+            if last_id:
+                headers["Last-Event-ID"] = last_id
+            try:
+                response = self._http.get(
+                    self.url, headers=headers, stream=True, timeout=(self.options.connect_timeout, None)
+                )
+            except Exception as exc:  # noqa: BLE001
+                if self._closing.is_set():
+                    return
+                failures += 1
+                if not outage_logged:
+                    logger.warning(
+                        "[%s] GET stream unavailable, will retry: %s",
+                        self.name,
+                        convert_request_exception(exc, self.url),
+                    )
+                    outage_logged = True
+                if self._closing.wait(self._backoff(failures, retry_ms)):
+                    return
+                continue
+            with self._lock:
+                if self._closed:
+                    response.close()
+                    return
+                self._get_response = response
+            try:
+                status = response.status_code
+                if 400 <= status < 500 or (200 <= status < 300 and _content_type(response) != "text/event-stream"):
+                    logger.debug("[%s] no GET stream (HTTP %d); not retrying", self.name, status)
+                    self._get_stopped = True
+                    return
+                if status >= 300:
+                    failures += 1
+                    if not outage_logged:
+                        logger.warning("[%s] GET stream: HTTP %d, will retry", self.name, status)
+                        outage_logged = True
+                    if self._closing.wait(self._backoff(failures, retry_ms)):
+                        return
+                    continue
+                if outage_logged:
+                    logger.info("[%s] GET stream restored", self.name)
+                    outage_logged = False
+                got = [False]
+
+                def on_event(ev: SSEEvent) -> bool:
+                    nonlocal last_id, retry_ms
+                    if ev.id is not None:
+                        last_id = ev.id
+                    if ev.retry is not None:
+                        retry_ms = ev.retry
+                    got[0] = True  # noqa: B023 - used within this iteration only
+                    if ev.data and ev.event == "message" and not ev.oversized:
+                        try:
+                            frame = jsonrpc.decode(ev.data)
+                        except ProtocolError as exc:
+                            logger.warning("[%s] skipping an undecodable event: %s", self.name, exc)
+                            return False
+                        sink = self._sink
+                        if sink is not None:
+                            sink.on_message(frame)
+                    elif ev.oversized:
+                        logger.warning("[%s] skipped an event larger than the maximum message size", self.name)
+                    return False
+
+                self._read_events(None, response, on_event)
+            finally:
+                with self._lock:
+                    self._get_response = None
+                response.close()
+            if self._closing.is_set():
+                return
+            failures = 0 if got[0] else failures + 1
+            if self._closing.wait(self._backoff(max(1, failures), retry_ms)):
+                return

@@ -1,0 +1,141 @@
+"""Helpers of the Streamable HTTP transport: per-call state, the stream thread pool, response utilities."""
+
+from __future__ import annotations
+
+import logging
+import queue
+import socket
+import threading
+import time
+from typing import Any, Callable, Dict, List, Optional
+
+from .._threads import join, spawn
+
+
+__all__: list = []
+
+logger = logging.getLogger("mcpsync.transports.http")
+
+ACCEPT_BOTH = "application/json, text/event-stream"
+MODERN_META_VERSION = "io.modelcontextprotocol/protocolVersion"
+# JSON-RPC error codes a modern server answers with a 4xx (spec: Streamable HTTP, status codes).
+MODERN_ERROR_CODES = frozenset({-32022, -32021, -32020, -32602, -32601})
+_MAX_ERROR_BODY = 1 << 20
+
+
+class _Call:
+    """One request in flight: its original id, the id currently on the wire, its stream."""
+
+    __slots__ = (
+        "orig_id",
+        "wire_id",
+        "message",
+        "method",
+        "response",
+        "done",
+        "cancelled",
+        "last_event_id",
+        "retry_ms",
+        "reissues",
+        "timeout",
+    )
+
+    def __init__(self, message: Dict[str, Any], timeout: Optional[float]) -> None:
+        self.orig_id = message["id"]
+        self.wire_id = message["id"]
+        self.message = message
+        self.method = message.get("method")
+        self.response: Any = None
+        self.done = False
+        self.cancelled = False
+        self.last_event_id: Optional[str] = None
+        self.retry_ms: Optional[int] = None
+        self.reissues = 0
+        self.timeout = timeout
+
+
+class _StreamPool:
+    """Named daemon threads that read event streams; grown on demand, reused, stopped on close."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._queue: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
+        self._threads: List[threading.Thread] = []
+        self._idle = 0
+        self._lock = threading.Lock()
+        self._stopped = False
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> bool:
+        with self._lock:
+            if self._stopped:
+                return False
+            if self._idle == 0:
+                self._threads.append(spawn("mcpsync-http-stream:%s" % self._name, self._run))
+                self._idle += 1
+            self._idle -= 1
+        self._queue.put((fn, args))
+        return True
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            fn, args = item
+            try:
+                fn(*args)
+            except Exception:  # noqa: BLE001 - a stream thread must survive anything
+                logger.exception("[%s] event stream reader failed", self._name)
+            finally:
+                with self._lock:
+                    self._idle += 1
+
+    def stop(self, deadline: float) -> None:
+        with self._lock:
+            self._stopped = True
+            threads = list(self._threads)
+        for _ in threads:
+            self._queue.put(None)
+        for t in threads:
+            join(t, max(0.0, deadline - time.monotonic()))
+
+
+def _abort(response: Any) -> None:
+    """Wake a thread blocked reading ``response`` (shutdown of the socket; close() alone does not)."""
+    if response is None:
+        return
+    sock = None
+    raw = getattr(response, "raw", None)
+    conn = getattr(raw, "_connection", None) or getattr(raw, "connection", None)
+    sock = getattr(conn, "sock", None)
+    if sock is None:
+        fp = getattr(getattr(raw, "_fp", None), "fp", None)
+        sock = getattr(getattr(fp, "raw", None), "_sock", None)
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+def _set_read_timeout(response: Any, timeout: Optional[float]) -> None:
+    raw = getattr(response, "raw", None)
+    conn = getattr(raw, "_connection", None) or getattr(raw, "connection", None)
+    sock = getattr(conn, "sock", None)
+    if sock is not None:
+        try:
+            sock.settimeout(timeout)
+        except OSError:
+            pass
+
+
+def _is_read_timeout(exc: BaseException) -> bool:
+    return type(exc).__name__ in ("ReadTimeout", "ReadTimeoutError") or isinstance(exc, socket.timeout)
+
+
+def _content_type(response: Any) -> str:
+    return (response.headers.get("Content-Type") or "").split(";", 1)[0].strip().lower()
+
+
+def _is_response(msg: Any) -> bool:
+    return type(msg) is dict and "method" not in msg and ("result" in msg or "error" in msg)
