@@ -202,6 +202,7 @@ class ClientCore(Negotiation):
         self.instructions: Optional[str] = None
         self.transport_kind: Optional[str] = None
         self._envelope_cache: Optional[Tuple[Any, Dict[str, Any]]] = None
+        self._last_transport: Optional[Transport] = None  # kept after a failed open, for stderr_tail
         self._keepalive_stop = threading.Event()
         self._keepalive_thread: Optional[threading.Thread] = None
         self._server_logger = logging.getLogger("mcpsync.server.%s" % self.name)
@@ -262,7 +263,8 @@ class ClientCore(Negotiation):
     def stderr_tail(self) -> List[str]:
         """The last stderr lines of a stdio server ([] for other transports)."""
         s = self._session
-        return list(getattr(s.transport, "stderr_tail", [])) if s is not None else []
+        transport = s.transport if s is not None else self._last_transport
+        return list(getattr(transport, "stderr_tail", [])) if transport is not None else []
 
     def _cache_key(self) -> Any:
         t = self._target
@@ -326,6 +328,7 @@ class ClientCore(Negotiation):
                 self._negotiate(session)
             except BaseException as exc:
                 self._session = None
+                self._last_transport = session.transport if session is not None else None
                 if session is not None:
                     session.close(1.0)
                 errors.append((label, exc))

@@ -306,6 +306,21 @@ class Manager(ListingMethods, OAuthMethods):
             factory = Client
         return factory(target, **options)
 
+    def _registration_check(self, cfg: Any, exc: BaseException) -> BaseException:
+        """A 401 from an OAuth-enabled server: discover and register now (no browser), as OpenCode does,
+        so that a server whose authorization server offers no way to get a client id reports
+        needs_client_registration rather than needs_auth."""
+        auth = exc if isinstance(exc, AuthRequired) else getattr(exc, "__cause__", None)
+        if not isinstance(auth, AuthRequired) or cfg.kind != "remote" or cfg.oauth is False:
+            return exc
+        try:
+            self._oauth_for(cfg.name).ensure_client(cfg.name, challenge=auth.www_authenticate or None)
+        except NeedsClientRegistration as reg:
+            return reg
+        except Exception as other:  # noqa: BLE001 - discovery problems keep the needs_auth status
+            log.debug("server %s: OAuth preparation failed: %s", cfg.name, other)
+        return exc
+
     def _connect_worker(self, rec: _Server, attempt: _Attempt, generation: int) -> None:
         cfg, client, tools = rec.config, None, None
         deadline = time.monotonic() + self._bound(rec)
@@ -323,6 +338,7 @@ class Manager(ListingMethods, OAuthMethods):
             stderr = list(getattr(client, "stderr_tail", None) or []) if client is not None else []
             if client is not None:
                 self._close_quietly(client)
+            exc = self._registration_check(cfg, exc)
             with rec.lock:
                 if rec.attempt is attempt and not self._closed:
                     rec.failures += 1

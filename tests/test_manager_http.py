@@ -79,7 +79,7 @@ def test_registration_needed_gives_needs_client_registration(oauth_options):
         mgr = Manager({"reg": {"url": auth.server_url}}, oauth_options=oauth_options)
         try:
             mgr.open()
-            assert mgr.status("reg").status == "needs_auth"
+            assert mgr.status("reg").status == "needs_client_registration"
             assert mgr.supports_oauth("reg") and not mgr.has_stored_tokens("reg")
             assert mgr.get_auth_status("reg") == "not_authenticated"
             with pytest.raises(NeedsClientRegistration) as info:

@@ -533,6 +533,29 @@ class OAuthManager:
         url, _state = self._prepare(name, challenge, list(extra_scopes))
         return url
 
+    def ensure_client(self, name: str, *, challenge: Optional[Dict[str, str]] = None) -> str:
+        """Discover the authorization server and obtain a client id (configured, CIMD or DCR); no browser.
+
+        Stores a new registration; leaves any login in progress alone. Returns the client id.
+        Raises :class:`~mcpsync.errors.NeedsClientRegistration` when no client id can be obtained.
+        """
+        server, cfg = self._oauth(name)
+        _prm, meta, _resource = self._discover(name, challenge)
+        stored = (self.store.get(name) or {}).get("clientInfo")
+        try:
+            client, registered = resolve_client(
+                cfg, meta, stored, self.redirect_uri, session=self._http(), client_name=self.client_name,
+                client_uri=self.client_uri, timeout=self.http_timeout, protocol_version=self.protocol_version,
+            )
+        except AuthError as exc:
+            raise exc.with_context(server=name)
+        if registered is not None:
+            def record(e: Dict[str, Any]) -> None:
+                e["clientInfo"] = registered
+
+            self.store.update(name, record)
+        return client.client_id
+
     def _prepare(self, name: str, challenge: Optional[Dict[str, str]], extra: List[str]) -> Tuple[str, str]:
         server, cfg = self._oauth(name)
         prm, meta, resource = self._discover(name, challenge)

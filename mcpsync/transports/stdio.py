@@ -325,7 +325,7 @@ class StdioTransport(Transport):
                 code = proc.wait(timeout=0.5)
             except subprocess.TimeoutExpired:
                 code = None
-        join(self._stderr_thread, 0.3)
+        join(self._stderr_thread, 0.45)  # the last stderr lines belong in the error (bounded: < 1 s in all)
         sink = self._sink
         if sink is None:
             return
