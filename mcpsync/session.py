@@ -489,8 +489,9 @@ class Session(TransportSink):
         )
         if self._abandon(pending, "timeout: %s of %ss" % (what, seconds), None, exc):
             raise exc
-        # The answer raced in just now: return it through the caller's next loop turn.
-        pending.future.result(0)
+        # The answer is already here (it may be queued behind this call's progress callbacks):
+        # wait for it to be settled; the caller's loop then returns it.
+        concurrent.futures.wait([pending.future])
 
     def _abandon(
         self,
@@ -606,8 +607,17 @@ class Session(TransportSink):
         if pending is None:
             logger.debug("[%s] dropping response for unknown or finished id %r", self.name, rid)
             return
+        if pending.progress is not None and self._callbacks.submit(self._settle, pending, message, kind):
+            return  # behind this call's progress callbacks: every one has run when the caller wakes up
+        self._settle(pending, message, kind)
+
+    def _settle(self, pending: _Pending, message: Dict[str, Any], kind: str) -> None:
+        if pending.future.done():
+            return
         if kind == jsonrpc.ERROR:
-            exc = error_from_response(message["error"], server=self.name, method=pending.method, request_id=rid)
+            exc = error_from_response(
+                message["error"], server=self.name, method=pending.method, request_id=pending.request_id
+            )
             pending.future.set_exception(exc)
         else:
             pending.future.set_result(message["result"])

@@ -27,7 +27,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Dict, Optional
 
-from .errors import ConfigError, ProtocolError, RequestTimeout, TaskFailed
+from .errors import ConfigError, ProtocolError, RemoteError, RequestTimeout, TaskFailed
 from .types import CallToolResult
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -155,10 +155,28 @@ class TaskHandle:
                 )
             time.sleep(self.poll_interval)
             self.poll()
+            if self.status == "input_required" and self.style == "experimental":
+                # 2025-11-25: the server delivers its queued input requests (elicitation, sampling) while
+                # tasks/result is pending; the client's handlers answer them, then the result arrives.
+                remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+                self._fetch_result(remaining)
+                break
         result = self.result_raw()
         if raw:
             return result
         return CallToolResult.from_dict(result)
+
+    def _fetch_result(self, timeout: Optional[float]) -> None:
+        try:
+            res = self.client.request("tasks/result", {"taskId": self.task_id}, timeout=timeout)
+        except RemoteError as exc:
+            self.status = "failed"
+            self.status_message = exc.message
+            raise TaskFailed(
+                "task %s failed: %s" % (self.task_id, exc.message), task=self.last, server=self.client.name
+            ) from exc
+        self._result = res if isinstance(res, dict) else {}
+        self.status = "completed"
 
     def result_raw(self) -> Dict[str, Any]:
         """The final result dict of a finished task (fetches ``tasks/result`` when needed)."""

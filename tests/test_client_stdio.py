@@ -302,3 +302,11 @@ def test_env_merge_still_finds_interpreter() -> None:
     os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
     with mcpsync.connect(cmd, env={"X": "1"}) as c:
         assert c.call_tool("echo", {"message": "env"}).text == "env"
+
+
+def test_progress_callbacks_all_run_before_the_result(era: str) -> None:
+    with connect(era) as c:
+        for _ in range(5):
+            events = []
+            c.call_tool("slow", {"seconds": 0.05, "steps": 5}, progress=events.append)
+            assert [e.progress for e in events] == [1, 2, 3, 4, 5]
