@@ -505,6 +505,7 @@ class ClientCore(Negotiation):
         max_total_timeout: Any = DEFAULT,
         progress: Optional[Callable[..., Any]] = None,
         progress_token: bool = False,
+        owned_params: bool = False,
     ) -> Any:
         """Send ``method`` and return its complete result (running input rounds in the modern era)."""
         session = self.session
@@ -518,10 +519,17 @@ class ClientCore(Negotiation):
                 max_total_timeout=total,
                 progress=progress,
                 progress_token=progress_token,
+                owned_params=True,  # _stamp made fresh params and a fresh _meta
             )
             return self._complete(method, stamped, result, timeout, total, progress, progress_token)
         return session.request(
-            method, params, timeout=timeout, max_total_timeout=total, progress=progress, progress_token=progress_token
+            method,
+            params,
+            timeout=timeout,
+            max_total_timeout=total,
+            progress=progress,
+            progress_token=progress_token,
+            owned_params=owned_params,
         )
 
     def _complete(

@@ -104,6 +104,7 @@ class Client(ClientCore):
     def _init_features(self) -> None:
         self._validators = ValidatorCache()
         self._tools_by_name: Dict[str, Tool] = {}
+        self._task_only: set = set()  # tools whose execution.taskSupport is "required"
         self._tools_lock = threading.Lock()
         self._list_cache: Dict[str, Any] = {}
         from ._modern import ModernFeatures
@@ -179,8 +180,12 @@ class Client(ClientCore):
             with self._tools_lock:
                 if cursor is None:
                     self._tools_by_name = {}
+                    self._task_only = set()
                 for t in items:
                     self._tools_by_name[t.name] = t
+                    execution = t.raw.get("execution")
+                    if isinstance(execution, dict) and execution.get("taskSupport") == "required":
+                        self._task_only.add(t.name)
         return Page(items=items, next_cursor=nxt if isinstance(nxt, str) else None, raw=result)
 
     def _all(self, kind: str, timeout: Timeout) -> List[Any]:
@@ -264,10 +269,7 @@ class Client(ClientCore):
                     server=self.name,
                     method="tools/call",
                 )
-        params: Dict[str, Any] = {"name": name, "arguments": args}
-        if meta:
-            params["_meta"] = dict(meta)
-        return params
+        return {"name": name, "arguments": args, "_meta": dict(meta) if meta else {}}
 
     def _tool_result(self, name: str, raw: Any, validate_output: Optional[bool]) -> CallToolResult:
         result = CallToolResult.from_dict(raw if isinstance(raw, dict) else {})
@@ -343,6 +345,7 @@ class Client(ClientCore):
             max_total_timeout=max_total_timeout,
             progress=progress,
             progress_token=True,
+            owned_params=True,
         )
         try:
             raw = call()
@@ -355,15 +358,9 @@ class Client(ClientCore):
         return self._tool_result(name, raw, validate_output)
 
     def _task_required(self, name: str) -> bool:
-        tool = self._tools_by_name.get(name)
-        execution = tool.raw.get("execution") if tool is not None else None
-        tasks_cap = self.server_capabilities.get("tasks")
-        return (
-            self.tasks_enabled
-            and isinstance(execution, dict)
-            and execution.get("taskSupport") == "required"
-            and isinstance(tasks_cap, dict)
-        )
+        if name not in self._task_only:
+            return False
+        return self.tasks_enabled and isinstance(self.server_capabilities.get("tasks"), dict)
 
     def call_tool_async(
         self,

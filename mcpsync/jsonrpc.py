@@ -48,6 +48,39 @@ _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=F
 _loads = json.loads
 
 
+def _no_default(value: Any) -> Any:
+    raise TypeError("Object of type %s is not JSON serializable" % type(value).__name__)
+
+
+def _make_fast_dumps() -> Any:
+    """One reusable C encoder (compact, UTF-8, no NaN, no circularity check: messages are trees).
+
+    ``JSONEncoder.encode`` builds a new C encoder on every call; reusing one saves ~2 us per message.
+    Falls back to the stdlib path where the C accelerator is missing.
+    """
+    from json import encoder as _enc
+
+    make = getattr(_enc, "c_make_encoder", None)
+    basestring = getattr(_enc, "c_encode_basestring", None)
+    if make is None or basestring is None:
+        return _dumps
+    try:
+        iterencode = make(None, _no_default, basestring, None, ":", ",", False, False, False)
+    except TypeError:  # a future signature change: use the stdlib path
+        return _dumps
+    join = "".join
+
+    def dumps(value: Any) -> str:
+        if type(value) is str:
+            return _dumps(value)
+        return join(iterencode(value, 0))
+
+    return dumps
+
+
+_fast_dumps = _make_fast_dumps()
+
+
 def encode(message: Any) -> bytes:
     """Encode one message as compact UTF-8 JSON bytes, without a trailing newline.
 
@@ -56,8 +89,8 @@ def encode(message: Any) -> bytes:
     represent (NaN, infinity, non-serialisable objects).
     """
     try:
-        return _dumps(message).encode("utf-8", "surrogatepass")
-    except (TypeError, ValueError) as exc:
+        return _fast_dumps(message).encode("utf-8", "surrogatepass")
+    except (TypeError, ValueError, RecursionError) as exc:
         raise ValueError("message cannot be encoded as JSON: %s" % exc) from exc
 
 

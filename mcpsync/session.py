@@ -320,17 +320,28 @@ class Session(TransportSink):
         *,
         progress: Optional[Callable[[ProgressEvent], None]] = None,
         progress_token: bool = False,
+        owned_params: bool = False,
     ) -> "tuple[_Pending, Dict[str, Any]]":
-        """Allocate an id and register a pending entry; returns (pending, message). Internal."""
-        self._check_usable(method)
+        """Allocate an id and register a pending entry; returns (pending, message). Internal.
+
+        With ``owned_params`` the caller hands over ``params`` (and its ``_meta`` dict), which may then
+        be changed in place instead of copied.
+        """
+        if self._state is not SessionState.OPEN or self._lost is not None:
+            self._check_usable(method)
         rid = self._ids.next()
         if progress is not None or progress_token:
-            params = dict(params or {})
-            meta = dict(params.get("_meta") or {})
-            meta["progressToken"] = rid
-            params["_meta"] = meta
+            if owned_params and params is not None and type(params.get("_meta")) is dict:
+                params["_meta"]["progressToken"] = rid
+            else:
+                params = dict(params or {})
+                meta = dict(params.get("_meta") or {})
+                meta["progressToken"] = rid
+                params["_meta"] = meta
         pending = _Pending(rid, method, progress)
-        msg = jsonrpc.request(rid, method, params)
+        msg = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            msg["params"] = params
         # dict operations are atomic under the GIL: no lock on the hot path. A close racing this
         # insert is caught by the state check below (close sets the state before failing pending calls).
         self._pending[rid] = pending
@@ -349,6 +360,7 @@ class Session(TransportSink):
         max_total_timeout: Optional[float] = None,
         progress: Optional[Callable[[ProgressEvent], None]] = None,
         progress_token: bool = False,
+        owned_params: bool = False,
     ) -> Any:
         """Send a request and block until its result.
 
@@ -365,7 +377,9 @@ class Session(TransportSink):
         Raises:
             RequestTimeout, RemoteError (by code), ConnectionClosed, ClientClosed.
         """
-        pending, msg = self.new_request(method, params, progress=progress, progress_token=progress_token)
+        pending, msg = self.new_request(
+            method, params, progress=progress, progress_token=progress_token, owned_params=owned_params
+        )
         idle = self.default_timeout if timeout is DEFAULT else timeout
         self._send_request(pending, msg, idle)
         return self._wait(pending, idle, max_total_timeout)
@@ -565,7 +579,25 @@ class Session(TransportSink):
 
     def on_message(self, message: Any) -> None:
         """TransportSink: one frame from the reader thread."""
-        if type(message) is list:
+        if type(message) is dict:
+            # fast path: a well-formed success response to one of our integer ids
+            rid = message.get("id")
+            if (
+                type(rid) is int
+                and "result" in message
+                and "method" not in message
+                and "error" not in message
+                and message.get("jsonrpc") == "2.0"
+            ):
+                pending = self._pending.pop(rid, None)
+                if pending is None:
+                    logger.debug("[%s] dropping response for unknown or finished id %r", self.name, rid)
+                elif pending.progress is None or not self._callbacks.submit(
+                    self._settle, pending, message, jsonrpc.RESPONSE
+                ):
+                    self._settle(pending, message, jsonrpc.RESPONSE)
+                return
+        elif type(message) is list:
             self._on_batch(message)
             return
         self._on_one(message, None)
@@ -612,15 +644,17 @@ class Session(TransportSink):
         self._settle(pending, message, kind)
 
     def _settle(self, pending: _Pending, message: Dict[str, Any], kind: str) -> None:
-        if pending.future.done():
-            return
-        if kind == jsonrpc.ERROR:
-            exc = error_from_response(
-                message["error"], server=self.name, method=pending.method, request_id=pending.request_id
-            )
-            pending.future.set_exception(exc)
-        else:
-            pending.future.set_result(message["result"])
+        # The entry was popped by whoever calls this, so nobody else settles it.
+        try:
+            if kind == jsonrpc.ERROR:
+                exc = error_from_response(
+                    message["error"], server=self.name, method=pending.method, request_id=pending.request_id
+                )
+                pending.future.set_exception(exc)
+            else:
+                pending.future.set_result(message["result"])
+        except concurrent.futures.InvalidStateError:  # cancelled concurrently: the answer is dropped
+            pass
 
     def on_request_error(self, request_id: Any, exc: BaseException) -> None:
         """TransportSink: one request failed in transit."""

@@ -9,6 +9,8 @@ SIGTERM and SIGKILL the server's whole process group (Windows: the process tree)
 from __future__ import annotations
 
 import collections
+import io
+import json
 import logging
 import os
 import shutil
@@ -37,6 +39,7 @@ DEFAULT_INHERITED_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LA
 )
 
 _READ_SIZE = 1 << 20
+_loads = json.loads
 
 
 def default_environment(
@@ -248,25 +251,58 @@ class StdioTransport(Transport):
     def _read_loop(self) -> None:
         proc = self.process
         assert proc is not None and proc.stdout is not None
-        readinto = proc.stdout.readinto
-        # One reusable buffer: a fresh 1 MiB bytes object per os.read costs an mmap/munmap per small message.
-        buf = memoryview(bytearray(_READ_SIZE))
-        reader = FrameReader(self._on_frame, self._on_oversize, self.max_message_size, "auto")
+        # A 1 MiB buffered reader: C-level line splitting (cheap for bursts of small replies), large
+        # reads for large messages, and no per-read allocation.
+        stream = io.open(proc.stdout.fileno(), "rb", buffering=_READ_SIZE, closefd=False)
         error: Optional[BaseException] = None
         try:
-            while True:
-                n = readinto(buf)
-                if not n:
-                    break
-                reader.feed(buf[:n].tobytes())
-                if reader.mode == "content-length" and not self._write_cl:
-                    logger.info("[%s] server speaks Content-Length framing; switching", self.name)
-                    self._write_cl = True
+            head = stream.peek(16).lstrip()[:15].lower()
+            if head.startswith(b"content-length"):
+                self._read_content_length(stream)
+            else:
+                self._read_lines(stream)
         except Exception as exc:  # noqa: BLE001 - the reader reports, never raises
             error = exc
             if not self._closing:
                 logger.exception("[%s] stdout reader failed", self.name)
+        finally:
+            stream.close()
         self._on_eof(error)
+
+    def _read_lines(self, stream: Any) -> None:
+        """Newline-delimited frames; a frame over ``max_message_size`` is skipped up to its newline."""
+        limit = self.max_message_size + 1
+        readline = stream.readline
+        on_frame = self._on_frame
+        while True:
+            line = readline(limit)
+            if not line:
+                return
+            if line[-1:] == b"\n":
+                on_frame(line[:-1])
+            elif len(line) < limit:
+                on_frame(line)  # the last line, without a newline, at EOF
+            else:
+                self._on_oversize(line[:512])
+                line = b""
+                while True:  # drop the rest of the oversized frame without holding it
+                    rest = readline(1 << 20)
+                    if not rest or rest[-1:] == b"\n":
+                        break
+            del line
+
+    def _read_content_length(self, stream: Any) -> None:
+        """``Content-Length:`` framed messages (detected at the start of the stream)."""
+        if not self._write_cl:
+            logger.info("[%s] server speaks Content-Length framing; switching", self.name)
+            self._write_cl = True
+        reader = FrameReader(self._on_frame, self._on_oversize, self.max_message_size, "content-length")
+        while True:
+            chunk = stream.read1(_READ_SIZE)
+            if not chunk:
+                return
+            reader.feed(chunk)
+            del chunk
 
     def _on_frame(self, line: bytes) -> None:
         if line[-1:] == b"\r":
@@ -288,16 +324,27 @@ class StdioTransport(Transport):
                 return
             line = stripped
         try:
-            frame = jsonrpc.decode(line)
+            frame = _loads(line)  # bytes straight in: json decodes UTF-8 itself
+            if type(frame) is not dict and type(frame) is not list:
+                frame = jsonrpc.decode(line)  # raises the descriptive ProtocolError
+        except UnicodeDecodeError:
+            try:
+                frame = jsonrpc.decode(line)  # invalid UTF-8: replaced, never fatal
+            except Exception as exc:  # noqa: BLE001
+                self._skip(exc)
+                return
         except Exception as exc:  # noqa: BLE001
-            self._non_json += 1
-            if self._non_json <= 5 or self._non_json % 1000 == 0:
-                logger.warning("[%s] skipped undecodable frame: %s", self.name, exc)
+            self._skip(exc)
             return
         del line
         sink = self._sink
         if sink is not None:
             sink.on_message(frame)
+
+    def _skip(self, exc: BaseException) -> None:
+        self._non_json += 1
+        if self._non_json <= 5 or self._non_json % 1000 == 0:
+            logger.warning("[%s] skipped undecodable frame (%d so far): %s", self.name, self._non_json, exc)
 
     def _on_oversize(self, head: bytes) -> None:
         rid = guess_id(head)
