@@ -16,7 +16,6 @@ default: the client's ``timeout``, 60 s) and ``max_total_timeout`` (a hard cap).
 
 from __future__ import annotations
 
-import functools
 import logging
 import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence
@@ -272,11 +271,11 @@ class Client(ClientCore):
         return {"name": name, "arguments": args, "_meta": dict(meta) if meta else {}}
 
     def _tool_result(self, name: str, raw: Any, validate_output: Optional[bool]) -> CallToolResult:
-        result = CallToolResult.from_dict(raw if isinstance(raw, dict) else {})
-        if not (self.validate_output if validate_output is None else validate_output) or result.is_error:
-            return result
+        result = CallToolResult.from_dict(raw if type(raw) is dict else {})
         tool = self._tools_by_name.get(name)
-        if tool is None or tool.output_schema is None:
+        if tool is None or tool.output_schema is None or result.is_error:
+            return result
+        if not (self.validate_output if validate_output is None else validate_output):
             return result
         if result.structured_content is None:
             exc = ToolOutputInvalid(
@@ -337,24 +336,30 @@ class Client(ClientCore):
             if isinstance(handle, CallToolResult):
                 return handle
             return self._tool_result(name, handle.wait(timeout=total, raw=True), validate_output)
-        call = functools.partial(
-            self._call,
-            "tools/call",
-            params,
-            timeout=timeout,
-            max_total_timeout=max_total_timeout,
-            progress=progress,
-            progress_token=True,
-            owned_params=True,
-        )
         try:
-            raw = call()
+            raw = self._call(
+                "tools/call",
+                params,
+                timeout=timeout,
+                max_total_timeout=max_total_timeout,
+                progress=progress,
+                progress_token=True,
+                owned_params=True,
+            )
         except HeaderMismatch:
             # 2026-07-28: the Mcp-Param-* headers disagreed with the tool's current schema: re-list, retry once
             logger.info("[%s] header mismatch on %s; re-listing tools and retrying once", self.name, name)
             self._modern.evict_list("tools")
             self.list_tools(timeout=timeout)
-            raw = call()
+            raw = self._call(
+                "tools/call",
+                params,
+                timeout=timeout,
+                max_total_timeout=max_total_timeout,
+                progress=progress,
+                progress_token=True,
+                owned_params=True,
+            )
         return self._tool_result(name, raw, validate_output)
 
     def _task_required(self, name: str) -> bool:
