@@ -84,7 +84,9 @@ def serve(port: int, mode: str) -> None:  # pragma: no cover - runs in the child
                 if verb == "GET" and path == "/sse":
                     counter[0] += 1
                     sid = str(counter[0])
-                    writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+                    writer.write(
+                        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    )
                     ev = b"event: endpoint\ndata: /messages?sid=%s\n\n" % sid.encode()
                     writer.write(b"%x\r\n%s\r\n" % (len(ev), ev))
                     sse_writers[sid] = writer
@@ -165,8 +167,9 @@ class MCPSyncClient:
     def __init__(self, url: str, kind: str) -> None:
         import mcpsync
 
-        self.c = mcpsync.connect(url, transport="sse" if kind == "sse" else "http", protocol="legacy",
-                                 timeout=120, validate_output=False)
+        self.c = mcpsync.connect(
+            url, transport="sse" if kind == "sse" else "http", protocol="legacy", timeout=120, validate_output=False
+        )
 
     def call(self, tool: str, args: Dict[str, Any]) -> str:
         return self.c.call_tool(tool, args).text
@@ -411,14 +414,21 @@ def report(kind: str, res: Dict[str, Dict[str, List[Any]]]) -> None:
         print("%-8s %12s %12s %12s" % (name, *cells))
     m, f = res["mcpsync"], res["floor"]
     rt_floor = med(m["rt"]) / med(f["rt"])  # type: ignore[operator]
-    print("mcpsync/floor: rt %.2fx (target <= 1.2)  c64 %.2fx of the floor's throughput  10mb %.2fx (target <= 1.5)"
-          % (rt_floor, med(m["c64"]) / med(f["c64"]), med(m["10mb"]) / med(f["10mb"])))  # type: ignore[operator]
+    print(
+        "mcpsync/floor: rt %.2fx (target <= 1.2)  c64 %.2fx of the floor's throughput  10mb %.2fx (target <= 1.5)"
+        % (rt_floor, med(m["c64"]) / med(f["c64"]), med(m["10mb"]) / med(f["10mb"]))
+    )  # type: ignore[operator]
     if "sdk" in res:
         s = res["sdk"]
         big = med(s["10mb"])
-        print("mcpsync/sdk:   rt %.2fx (target <= 0.8)  c64 %.2fx of the SDK's throughput  10mb %s"
-              % (med(m["rt"]) / med(s["rt"]), med(m["c64"]) / med(s["c64"]),  # type: ignore[operator]
-                 "%.2fx" % (med(m["10mb"]) / big) if big else "SDK failed (%s)" % s["10mb"][0]))
+        print(
+            "mcpsync/sdk:   rt %.2fx (target <= 0.8)  c64 %.2fx of the SDK's throughput  10mb %s"
+            % (
+                med(m["rt"]) / med(s["rt"]),
+                med(m["c64"]) / med(s["c64"]),  # type: ignore[operator]
+                "%.2fx" % (med(m["10mb"]) / big) if big else "SDK failed (%s)" % s["10mb"][0],
+            )
+        )
 
 
 def main() -> None:
@@ -436,8 +446,10 @@ def main() -> None:
     if args.quick:
         args.rounds, args.calls = 3, 64
     with_sdk = not args.no_sdk and SDKRunner.available()
-    print("python %s, %d rounds x %d calls, clients interleaved, medians%s"
-          % (sys.version.split()[0], args.rounds, args.calls, "" if with_sdk else " (official SDK not installed)"))
+    print(
+        "python %s, %d rounds x %d calls, clients interleaved, medians%s"
+        % (sys.version.split()[0], args.rounds, args.calls, "" if with_sdk else " (official SDK not installed)")
+    )
     for kind in args.only.split(","):
         server = Server("json" if kind == "http-json" else "sse")
         try:

@@ -42,6 +42,7 @@ TARGETS = {
 # ---------------------------------------------------------------------------------------------- workers
 # A worker connects one client, runs one task and prints one JSON line.
 
+
 def _percentile(xs: List[float], q: float) -> float:
     s = sorted(xs)
     return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
@@ -199,6 +200,7 @@ def _peak_rss() -> float:
 
 # ---------------------------------------------------------------------------------------------- driver
 
+
 def run_worker(kind: str, task: str, n: int, total: int) -> Dict[str, Any]:
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", kind, task, str(n), str(total)]
     t0 = time.perf_counter()
@@ -232,8 +234,12 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="smaller counts (still 5 reps)")
     ap.add_argument("--reps", type=int, default=None, help="repetitions (default 7, quick 5; minimum 5)")
     ap.add_argument("--no-sdk", action="store_true", help="leave the official SDK out")
-    ap.add_argument("--clients", default=None, help="comma list (floor-legacy,floor-modern,mcpsync-legacy,"
-                    "mcpsync-modern,sdk-legacy,sdk-modern; experiment: mcpsync64k-legacy,mcpsync64k-modern)")
+    ap.add_argument(
+        "--clients",
+        default=None,
+        help="comma list (floor-legacy,floor-modern,mcpsync-legacy,"
+        "mcpsync-modern,sdk-legacy,sdk-modern; experiment: mcpsync64k-legacy,mcpsync64k-modern)",
+    )
     ap.add_argument("--worker", nargs=4, metavar=("KIND", "TASK", "N", "TOTAL"), help=argparse.SUPPRESS)
     args = ap.parse_args()
 
@@ -244,16 +250,18 @@ def main() -> int:
         return 0
 
     reps = max(5, args.reps or (5 if args.quick else 7))
-    n = 500 if args.quick else 2000          # sequential calls for latency
-    total = 1280 if args.quick else 6400     # calls per throughput measurement
+    n = 500 if args.quick else 2000  # sequential calls for latency
+    total = 1280 if args.quick else 6400  # calls per throughput measurement
     clients = ["floor-legacy", "floor-modern", "mcpsync-legacy", "mcpsync-modern"]
     if sdk_available() and not args.no_sdk:
         clients += ["sdk-legacy", "sdk-modern"]
     if args.clients:
         clients = args.clients.split(",")
 
-    print("mcpsync stdio benchmark: %s, Python %s, %d reps, %d sequential calls, %d calls per throughput run"
-          % (time.strftime("%Y-%m-%d %H:%M"), sys.version.split()[0], reps, n, total))
+    print(
+        "mcpsync stdio benchmark: %s, Python %s, %d reps, %d sequential calls, %d calls per throughput run"
+        % (time.strftime("%Y-%m-%d %H:%M"), sys.version.split()[0], reps, n, total)
+    )
     print("clients (interleaved): %s" % ", ".join(clients))
     results: Dict[str, Dict[str, List[float]]] = {c: {} for c in clients}
     imports: Dict[str, List[float]] = {"json": [], "mcpsync": [], "mcp.client.session": []}
@@ -333,8 +341,10 @@ def report(med: Dict[str, Dict[str, float]], imp: Dict[str, float], clients: Lis
     if "mcp.client.session" in imp:
         ratio = imp["mcpsync"] / imp["mcp.client.session"]
         net = (imp["mcpsync"] - imp["json"]) / max(1e-9, imp["mcp.client.session"] - imp["json"])
-        print("  mcpsync / mcp.client.session = %.3f whole process, %.3f net of json; target <= 0.25: %s"
-              % (ratio, net, "yes" if ratio <= 0.25 else "NO"))
+        print(
+            "  mcpsync / mcp.client.session = %.3f whole process, %.3f net of json; target <= 0.25: %s"
+            % (ratio, net, "yes" if ratio <= 0.25 else "NO")
+        )
 
 
 if __name__ == "__main__":

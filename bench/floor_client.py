@@ -31,8 +31,10 @@ class FloorClient:
         if modern:
             self.request("server/discover", {})
         else:
-            self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
-                                        "clientInfo": {"name": "floor", "version": "0"}})
+            self.request(
+                "initialize",
+                {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "floor", "version": "0"}},
+            )
             self._write({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
     def _read(self) -> None:
@@ -74,8 +76,11 @@ class FloorClient:
             rid = self._next
             self._pending[rid] = fut
             self._stdin.write(  # type: ignore[union-attr]
-                json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params},
-                           separators=(",", ":")).encode("utf-8") + b"\n")
+                json.dumps(
+                    {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}, separators=(",", ":")
+                ).encode("utf-8")
+                + b"\n"
+            )
         return fut
 
     def request(self, method: str, params: Dict[str, Any]) -> Any:

@@ -27,8 +27,13 @@ def fake_model(tools: List[Dict[str, Any]], provider: str) -> List[Dict[str, Any
     calls = []
     if provider == "openai":
         if add:
-            calls.append({"id": "call_1", "type": "function",
-                          "function": {"name": add, "arguments": json.dumps({"a": 20, "b": 22})}})
+            calls.append(
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": add, "arguments": json.dumps({"a": 20, "b": 22})},
+                }
+            )
     else:
         if echo:
             calls.append({"type": "tool_use", "id": "toolu_1", "name": echo, "input": {"message": "hello"}})

@@ -37,7 +37,8 @@ def get_manager() -> mcpsync.manager.Manager:
             from django.conf import settings
 
             config = getattr(settings, "MCPSYNC_CONFIG", None) or {
-                "example": {"command": [sys.executable, "-m", "mcpsync.example_server"]}}
+                "example": {"command": [sys.executable, "-m", "mcpsync.example_server"]}
+            }
             _manager = mcpsync.manager.Manager(config).open()
         return _manager
 
@@ -89,8 +90,15 @@ def configure_standalone(config: Any = None) -> None:
     from django.conf import settings
 
     if not settings.configured:
-        settings.configure(DEBUG=False, ROOT_URLCONF=__name__, ALLOWED_HOSTS=["*"], SECRET_KEY="example-only",
-                           MIDDLEWARE=[], INSTALLED_APPS=[], MCPSYNC_CONFIG=config)
+        settings.configure(
+            DEBUG=False,
+            ROOT_URLCONF=__name__,
+            ALLOWED_HOSTS=["*"],
+            SECRET_KEY="example-only",
+            MIDDLEWARE=[],
+            INSTALLED_APPS=[],
+            MCPSYNC_CONFIG=config,
+        )
         import django
 
         django.setup()
@@ -102,7 +110,10 @@ if __name__ == "__main__":  # pragma: no cover - manual use
 
     try:
         print(TestClient().get("/mcp/status").json())
-        print(TestClient().post("/mcp/call/example_echo", data='{"message": "hi"}',
-                                content_type="application/json").json())
+        print(
+            TestClient()
+            .post("/mcp/call/example_echo", data='{"message": "hi"}', content_type="application/json")
+            .json()
+        )
     finally:
         close_manager()

@@ -55,8 +55,7 @@ def create_app(config: Any = None, manager: Optional[mcpsync.manager.Manager] = 
             return jsonify({"error": str(exc)}), 404
         except mcpsync.MCPError as exc:
             return jsonify({"error": str(exc)}), 502
-        return jsonify({"text": result.text, "is_error": result.is_error,
-                        "structured": result.structured_content})
+        return jsonify({"text": result.text, "is_error": result.is_error, "structured": result.structured_content})
 
     @app.post("/tool-call")
     def tool_call() -> Any:

@@ -18,8 +18,17 @@ from .errors import CapabilityError, MethodNotFound, RemoteError
 if TYPE_CHECKING:  # pragma: no cover
     from .cli import Cli
 
-__all__ = ["cmd_call", "cmd_info", "cmd_prompt", "cmd_prompts", "cmd_read", "cmd_resources", "cmd_tools",
-           "progress_mode", "run_call"]
+__all__ = [
+    "cmd_call",
+    "cmd_info",
+    "cmd_prompt",
+    "cmd_prompts",
+    "cmd_read",
+    "cmd_resources",
+    "cmd_tools",
+    "progress_mode",
+    "run_call",
+]
 
 
 def cmd_info(cli: "Cli", client: Any) -> int:
@@ -45,14 +54,20 @@ def cmd_tools(cli: "Cli", client: Any) -> int:
 
 
 def progress_mode(cli: "Cli") -> str:
-    """"bar" when stderr is a terminal, "lines" with -v otherwise, else "off"."""
+    """ "bar" when stderr is a terminal, "lines" with -v otherwise, else "off"."""
     if cli.err.isatty:
         return "bar"
     return "lines" if cli.verbose else "off"
 
 
-def run_call(cli: "Cli", client: Any, name: str, arguments: Any, bar: out.ProgressBar,
-             progress: Optional[Callable[[Any], Any]] = None) -> Any:
+def run_call(
+    cli: "Cli",
+    client: Any,
+    name: str,
+    arguments: Any,
+    bar: out.ProgressBar,
+    progress: Optional[Callable[[Any], Any]] = None,
+) -> Any:
     """Call ``name`` and wait, cancelling it on Ctrl-C (the server gets ``notifications/cancelled``).
 
     ``progress`` (default: ``bar``) receives each progress event; ``bar`` is erased at the end.

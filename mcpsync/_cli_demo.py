@@ -74,8 +74,11 @@ def run_demo(cli: "Cli") -> int:
             for line in out.table(out.tool_rows(tools), indent="  ", width=out.terminal_width(cli.stdout, 0)):
                 console.line(line)
 
-        for name, args in (("echo", {"message": "Hello from mcpsync!"}), ("add", {"a": 2, "b": 40}),
-                           ("log", {"level": "info", "message": "a log message from the server"})):
+        for name, args in (
+            ("echo", {"message": "Hello from mcpsync!"}),
+            ("add", {"a": 2, "b": 40}),
+            ("log", {"level": "info", "message": "a log message from the server"}),
+        ):
             step("tools/call %s" % name, args)
             result = client.call_tool(name, args)
             report["steps"].append({"call": name, "arguments": args, "result": result.raw})
@@ -123,8 +126,10 @@ def run_demo(cli: "Cli") -> int:
         closing = time.monotonic()
         client.close()
     say("")
-    say("Closed the connection in %.2f s. Try: mcpsync tools -- %s" % (time.monotonic() - closing,
-                                                                     " ".join(["python"] + EXAMPLE_SERVER[1:])))
+    say(
+        "Closed the connection in %.2f s. Try: mcpsync tools -- %s"
+        % (time.monotonic() - closing, " ".join(["python"] + EXAMPLE_SERVER[1:]))
+    )
     if cli.json:
         cli.emit_json(report)
     return 0

@@ -256,7 +256,9 @@ class OAuthMethods:
     def _set_status(self, rec: "_Server", status: ServerStatus) -> None:  # pragma: no cover
         raise NotImplementedError
 
-    def connect(self, name: str, *, wait: bool = True, timeout: Optional[float] = None) -> ServerStatus:  # pragma: no cover
+    def connect(
+        self, name: str, *, wait: bool = True, timeout: Optional[float] = None
+    ) -> ServerStatus:  # pragma: no cover
         raise NotImplementedError
 
     _owns_oauth = False

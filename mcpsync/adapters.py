@@ -75,13 +75,36 @@ PROVIDERS = ("openai", "openai-responses", "anthropic")
 _ALIASES = {"openai-chat": "openai", "chat": "openai", "responses": "openai-responses", "claude": "anthropic"}
 
 # Keywords whose value is one subschema / a list of subschemas / a map of name -> subschema.
-_SCHEMA_KW = ("items", "additionalProperties", "not", "contains", "propertyNames", "if", "then", "else",
-              "unevaluatedProperties", "unevaluatedItems", "additionalItems")
+_SCHEMA_KW = (
+    "items",
+    "additionalProperties",
+    "not",
+    "contains",
+    "propertyNames",
+    "if",
+    "then",
+    "else",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "additionalItems",
+)
 _LIST_KW = ("allOf", "anyOf", "oneOf", "prefixItems")
 _MAP_KW = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 _ANNOTATIONS = ("$schema", "$id", "$comment", "default", "examples", "deprecated", "readOnly", "writeOnly")
-_NOT_STRICT_KW = ("allOf", "not", "if", "then", "else", "patternProperties", "dependentRequired",
-                  "dependentSchemas", "unevaluatedProperties", "propertyNames", "contains", "prefixItems")
+_NOT_STRICT_KW = (
+    "allOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "patternProperties",
+    "dependentRequired",
+    "dependentSchemas",
+    "unevaluatedProperties",
+    "propertyNames",
+    "contains",
+    "prefixItems",
+)
 
 
 @dataclass
@@ -398,7 +421,13 @@ def tool_definitions(
             )
         else:
             defs.append(
-                {"type": "function", "name": name, "description": description, "parameters": schema, "strict": is_strict}
+                {
+                    "type": "function",
+                    "name": name,
+                    "description": description,
+                    "parameters": schema,
+                    "strict": is_strict,
+                }
             )
     return defs
 
@@ -505,8 +534,10 @@ def _detect(tool_call: Any) -> str:
         return "openai-responses"
     if kind == "tool_use" or _get(tool_call, "input") is not None:
         return "anthropic"
-    raise ConfigError("not a recognised tool call (expected an OpenAI tool call, a Responses function_call "
-                      "or an Anthropic tool_use block)")
+    raise ConfigError(
+        "not a recognised tool call (expected an OpenAI tool call, a Responses function_call "
+        "or an Anthropic tool_use block)"
+    )
 
 
 def parse_tool_call(tool_call: Any, provider: Optional[str] = None) -> ParsedToolCall:
@@ -553,7 +584,9 @@ def _parts(result: CallToolResult) -> List[Tuple[str, str, str]]:
             elif res.blob is not None and (res.mime_type or "").startswith("image/"):
                 parts.append(("image", res.blob, res.mime_type or ""))
             else:
-                parts.append(("text", "[resource %s (%s), binary content omitted]" % (res.uri, res.mime_type or "?"), ""))
+                parts.append(
+                    ("text", "[resource %s (%s), binary content omitted]" % (res.uri, res.mime_type or "?"), "")
+                )
         elif isinstance(block, ResourceLink):
             parts.append(("text", "[resource link: %s %s]" % (block.name, block.uri), ""))
         else:
@@ -572,9 +605,7 @@ def _error_prefix(parts: List[Tuple[str, str, str]]) -> List[Tuple[str, str, str
     return [("text", "Error: the tool reported a failure", "")] + parts
 
 
-def format_tool_result(
-    provider: str, call_id: str, result: Union[CallToolResult, BaseException, str]
-) -> JSON:
+def format_tool_result(provider: str, call_id: str, result: Union[CallToolResult, BaseException, str]) -> JSON:
     """The tool result to send back to ``provider`` for the call ``call_id``.
 
     ``result`` is a :class:`~mcpsync.CallToolResult`, an exception (sent as an
@@ -611,8 +642,9 @@ def format_tool_result(
         parts = _error_prefix(parts)
     if target == "openai":
         texts = [
-            data if kind == "text" else "[image %s, %d base64 characters: not representable in a tool message]"
-            % (mime, len(data))
+            data
+            if kind == "text"
+            else "[image %s, %d base64 characters: not representable in a tool message]" % (mime, len(data))
             for kind, data, mime in parts
         ]
         return {"role": "tool", "tool_call_id": call_id, "content": "\n".join(texts)}

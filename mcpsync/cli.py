@@ -92,28 +92,62 @@ def _add_common(p: argparse.ArgumentParser, top: bool) -> None:
 
     g = p.add_argument_group("output")
     g.add_argument("--json", action="store_true", default=d(False), help="machine output: JSON on stdout")
-    g.add_argument("-v", "--verbose", action="count", default=d(0),
-                   help="show server log messages and server stderr on stderr (-vv: also mcpsync debug logging)")
+    g.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=d(0),
+        help="show server log messages and server stderr on stderr (-vv: also mcpsync debug logging)",
+    )
     g = p.add_argument_group("server")
     g.add_argument("--url", default=d(None), help="connect to a remote server (Streamable HTTP, falling back to SSE)")
-    g.add_argument("--transport", choices=("auto", "http", "sse"), default=d("auto"),
-                   help="remote transport (default auto)")
-    g.add_argument("--header", action="append", default=d([]), metavar="'K: V'",
-                   help="HTTP header for --url (repeatable)")
-    g.add_argument("--config", default=d(None), metavar="FILE",
-                   help="server configuration file (multi-server mode; also found in the usual places)")
-    g.add_argument("--env", action="append", default=d([]), metavar="K=V",
-                   help="environment variable for the server command (repeatable)")
-    g.add_argument("--inherit-env", action="store_true", default=d(False),
-                   help="pass this whole environment to the server (default: a safe subset plus --env)")
+    g.add_argument(
+        "--transport", choices=("auto", "http", "sse"), default=d("auto"), help="remote transport (default auto)"
+    )
+    g.add_argument(
+        "--header", action="append", default=d([]), metavar="'K: V'", help="HTTP header for --url (repeatable)"
+    )
+    g.add_argument(
+        "--config",
+        default=d(None),
+        metavar="FILE",
+        help="server configuration file (multi-server mode; also found in the usual places)",
+    )
+    g.add_argument(
+        "--env",
+        action="append",
+        default=d([]),
+        metavar="K=V",
+        help="environment variable for the server command (repeatable)",
+    )
+    g.add_argument(
+        "--inherit-env",
+        action="store_true",
+        default=d(False),
+        help="pass this whole environment to the server (default: a safe subset plus --env)",
+    )
     g.add_argument("--cwd", default=d(None), metavar="DIR", help="working directory of the server command")
     g.add_argument("--name", default=d(None), help="display name of the server (logs and messages)")
-    g.add_argument("--protocol", default=d("auto"), metavar="auto|modern|legacy|VERSION",
-                   help="protocol era or revision (default auto: negotiate)")
-    g.add_argument("--timeout", type=_seconds, default=d(60.0), metavar="SECONDS",
-                   help="idle timeout per request, reset by progress (0: none; default 60)")
-    g.add_argument("--connect-timeout", type=_seconds, default=d(30.0), metavar="SECONDS",
-                   help="bound for starting the server and the handshake (default 30)")
+    g.add_argument(
+        "--protocol",
+        default=d("auto"),
+        metavar="auto|modern|legacy|VERSION",
+        help="protocol era or revision (default auto: negotiate)",
+    )
+    g.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=d(60.0),
+        metavar="SECONDS",
+        help="idle timeout per request, reset by progress (0: none; default 60)",
+    )
+    g.add_argument(
+        "--connect-timeout",
+        type=_seconds,
+        default=d(30.0),
+        metavar="SECONDS",
+        help="bound for starting the server and the handshake (default 30)",
+    )
 
 
 def _seconds(text: str) -> Optional[float]:
@@ -163,10 +197,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_args_options(p: argparse.ArgumentParser, what: str) -> None:
-    p.add_argument("--args", dest="args_json", metavar="JSON",
-                   help="%s as a JSON object ('@FILE' reads a file, '-' reads stdin)" % what)
-    p.add_argument("-a", "--arg", dest="arg_pairs", action="append", default=[], metavar="K=V",
-                   help="one argument (the value is parsed as JSON when it can be, else a string; repeatable)")
+    p.add_argument(
+        "--args",
+        dest="args_json",
+        metavar="JSON",
+        help="%s as a JSON object ('@FILE' reads a file, '-' reads stdin)" % what,
+    )
+    p.add_argument(
+        "-a",
+        "--arg",
+        dest="arg_pairs",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="one argument (the value is parsed as JSON when it can be, else a string; repeatable)",
+    )
 
 
 def _add_extension_parsers(sub: Any) -> None:
@@ -218,8 +263,9 @@ def parse_json_args(text: Optional[str], pairs: Sequence[str], stdin: IO[str]) -
         except ValueError as exc:
             raise UsageError("%s is not valid JSON: %s" % (source, exc)) from None
         if not isinstance(value, dict):
-            raise UsageError("%s must be a JSON object like '{\"key\": \"value\"}', not %s"
-                             % (source, type(value).__name__))
+            raise UsageError(
+                '%s must be a JSON object like \'{"key": "value"}\', not %s' % (source, type(value).__name__)
+            )
         result.update(value)
     for pair in pairs:
         key, sep, raw = pair.partition("=")
@@ -276,8 +322,14 @@ def server_name(command: Sequence[str]) -> str:
 class Cli:
     """One run of the command line: parsed options, the output streams, the client options."""
 
-    def __init__(self, args: argparse.Namespace, server_cmd: Optional[List[str]],
-                 stdout: IO[str], stderr: IO[str], stdin: IO[str]) -> None:
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        server_cmd: Optional[List[str]],
+        stdout: IO[str],
+        stderr: IO[str],
+        stdin: IO[str],
+    ) -> None:
         self.args = args
         self.server_cmd = server_cmd
         self.stdout = stdout
@@ -376,8 +428,7 @@ def no_server_message(command: str) -> str:
     """The usage hint shown when a command has no server."""
     return (
         "no server given: put the server's command after `--` (mcpsync %s -- npx -y "
-        "@modelcontextprotocol/server-everything), use --url URL, or --config FILE for configured servers"
-        % command
+        "@modelcontextprotocol/server-everything), use --url URL, or --config FILE for configured servers" % command
     )
 
 
@@ -491,8 +542,13 @@ def classify(exc: BaseException) -> Tuple[int, str]:
     return EXIT_INTERNAL, "internal error: %s: %s" % (type(exc).__name__, exc)
 
 
-def main(argv: Optional[Sequence[str]] = None, *, stdout: Optional[IO[str]] = None,
-         stderr: Optional[IO[str]] = None, stdin: Optional[IO[str]] = None) -> int:
+def main(
+    argv: Optional[Sequence[str]] = None,
+    *,
+    stdout: Optional[IO[str]] = None,
+    stderr: Optional[IO[str]] = None,
+    stdin: Optional[IO[str]] = None,
+) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr

@@ -52,8 +52,9 @@ def add_auth_parser(subparsers: Any) -> argparse.ArgumentParser:
     login.add_argument("--callback-port", type=int, help="loopback port for the redirect (default 19876)")
     login.add_argument("--redirect-uri", help="exact redirect URI to use (http://127.0.0.1:PORT/PATH)")
     login.add_argument("--no-browser", action="store_true", help="do not open a browser; paste the redirect URL")
-    login.add_argument("--wait", type=float, default=300.0, metavar="SECONDS",
-                       help="how long to wait for the redirect (default 300)")
+    login.add_argument(
+        "--wait", type=float, default=300.0, metavar="SECONDS", help="how long to wait for the redirect (default 300)"
+    )
     logout = commands.add_parser("logout", help="forget the stored credentials of a server")
     common(logout, True)
     status = commands.add_parser("status", help="show authenticated | expired | not_authenticated")
@@ -104,8 +105,13 @@ def _manager(args: argparse.Namespace, out: TextIO, **extra: Any) -> Any:
     return OAuthManager(**options)
 
 
-def run_auth(args: argparse.Namespace, *, stdout: Optional[TextIO] = None, stdin: Optional[TextIO] = None,
-             stderr: Optional[TextIO] = None) -> int:
+def run_auth(
+    args: argparse.Namespace,
+    *,
+    stdout: Optional[TextIO] = None,
+    stdin: Optional[TextIO] = None,
+    stderr: Optional[TextIO] = None,
+) -> int:
     """Run ``mcpsync auth ACTION``; returns the exit code (errors propagate as MCPError subclasses).
 
     ``login`` blocks until the login completes or ``--wait`` seconds pass.
@@ -117,8 +123,12 @@ def run_auth(args: argparse.Namespace, *, stdout: Optional[TextIO] = None, stdin
     if action == "logout":
         with _manager(args, out) as manager:
             removed = manager.store.remove(args.name)
-        _emit(args, out, {"server": args.name, "removed": removed},
-              "logged out of %s" % args.name if removed else "no stored credentials for %s" % args.name)
+        _emit(
+            args,
+            out,
+            {"server": args.name, "removed": removed},
+            "logged out of %s" % args.name if removed else "no stored credentials for %s" % args.name,
+        )
         return 0
     return _status(args, out)
 
@@ -163,8 +173,10 @@ def _login(args: argparse.Namespace, out: TextIO, stdin: TextIO, err: TextIO) ->
         err.flush()
 
     def paste_back(name: str, url: str) -> None:
-        err.write("Could not open a browser. After approving, paste the URL your browser was redirected to\n"
-                  "(it starts with %s) or the code, then press Enter:\n" % manager.redirect_uri)
+        err.write(
+            "Could not open a browser. After approving, paste the URL your browser was redirected to\n"
+            "(it starts with %s) or the code, then press Enter:\n" % manager.redirect_uri
+        )
         err.flush()
 
         def read() -> None:
@@ -194,6 +206,10 @@ def _login(args: argparse.Namespace, out: TextIO, stdin: TextIO, err: TextIO) ->
             if state["reader"] is not None:
                 state["reader"].join(0.5)  # usually done; else blocked on stdin, a daemon that dies with us
         status = manager.get_auth_status(args.name)
-    _emit(args, out, {"server": args.name, "status": status, "url": settings["url"]},
-          "logged in to %s (%s)" % (args.name, status))
+    _emit(
+        args,
+        out,
+        {"server": args.name, "status": status, "url": settings["url"]},
+        "logged in to %s (%s)" % (args.name, status),
+    )
     return 0

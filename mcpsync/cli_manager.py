@@ -19,8 +19,13 @@ from .manager import Manager, ServerStatus
 
 __all__ = ["run"]
 
-_MARK = {"connected": "ok", "disabled": "-", "failed": "FAILED", "needs_auth": "AUTH",
-         "needs_client_registration": "REGISTER"}
+_MARK = {
+    "connected": "ok",
+    "disabled": "-",
+    "failed": "FAILED",
+    "needs_auth": "AUTH",
+    "needs_client_registration": "REGISTER",
+}
 
 
 def _manager(config_path: str) -> Manager:
@@ -28,8 +33,9 @@ def _manager(config_path: str) -> Manager:
 
 
 def _status_lines(status: Dict[str, ServerStatus]) -> List[str]:
-    rows = [(name, _MARK.get(s.status, s.status), s.status, s.reason or (s.transport or "")) for name, s in
-            status.items()]
+    rows = [
+        (name, _MARK.get(s.status, s.status), s.status, s.reason or (s.transport or "")) for name, s in status.items()
+    ]
     return out.table(rows)
 
 
@@ -63,8 +69,10 @@ def run(args: Any, config_path: str, *, stdout: Optional[IO[str]] = None, stderr
         status = mgr.status()
         if command == "status":
             if as_json:
-                stdout.write(out.dump_json({"config": str(config_path),
-                                            "servers": [s.to_dict() for s in status.values()]}) + "\n")
+                stdout.write(
+                    out.dump_json({"config": str(config_path), "servers": [s.to_dict() for s in status.values()]})
+                    + "\n"
+                )
             else:
                 _write(stdout, _status_lines(status))
             return 0
@@ -73,13 +81,27 @@ def run(args: Any, config_path: str, *, stdout: Optional[IO[str]] = None, stderr
         if command == "tools":
             tools = mgr.tools()
             if as_json:
-                stdout.write(out.dump_json([{"name": t.name, "server": t.server, "tool": t.original_name,
-                                             "description": t.description, "inputSchema": t.input_schema}
-                                            for t in tools]) + "\n")
+                stdout.write(
+                    out.dump_json(
+                        [
+                            {
+                                "name": t.name,
+                                "server": t.server,
+                                "tool": t.original_name,
+                                "description": t.description,
+                                "inputSchema": t.input_schema,
+                            }
+                            for t in tools
+                        ]
+                    )
+                    + "\n"
+                )
             else:
                 rows = out.tool_rows([t.tool for t in tools])
-                _write(stdout, out.table([(t.name,) + row[1:] for t, row in zip(tools, rows)],
-                                         width=out.terminal_width(stdout)))
+                _write(
+                    stdout,
+                    out.table([(t.name,) + row[1:] for t, row in zip(tools, rows)], width=out.terminal_width(stdout)),
+                )
             return 0
         if command == "prompts":
             prompts = mgr.prompts()
@@ -87,22 +109,30 @@ def run(args: Any, config_path: str, *, stdout: Optional[IO[str]] = None, stderr
                 stdout.write(out.dump_json([dict(p.prompt.raw, server=p.server) for p in prompts]) + "\n")
             else:
                 rows = out.prompt_rows([p.prompt for p in prompts])
-                _write(stdout, out.table([(p.server,) + row for p, row in zip(prompts, rows)],
-                                         width=out.terminal_width(stdout)))
+                _write(
+                    stdout,
+                    out.table([(p.server,) + row for p, row in zip(prompts, rows)], width=out.terminal_width(stdout)),
+                )
             return 0
         if command == "resources":
             resources, templates = mgr.resources(), mgr.resource_templates()
             if as_json:
-                stdout.write(out.dump_json({
-                    "resources": [dict(r.resource.raw, server=r.server) for r in resources],
-                    "resourceTemplates": [dict(t.template.raw, server=t.server) for t in templates],
-                }) + "\n")
+                stdout.write(
+                    out.dump_json(
+                        {
+                            "resources": [dict(r.resource.raw, server=r.server) for r in resources],
+                            "resourceTemplates": [dict(t.template.raw, server=t.server) for t in templates],
+                        }
+                    )
+                    + "\n"
+                )
             else:
                 rows = out.resource_rows([r.resource for r in resources])
                 rows += out.template_rows([t.template for t in templates])
                 servers = [r.server for r in resources] + [t.server for t in templates]
-                _write(stdout, out.table([(s,) + row for s, row in zip(servers, rows)],
-                                         width=out.terminal_width(stdout)))
+                _write(
+                    stdout, out.table([(s,) + row for s, row in zip(servers, rows)], width=out.terminal_width(stdout))
+                )
             return 0
         stderr.write("mcpsync: %s is not a multi-server command\n" % command)
         return 2

@@ -66,8 +66,18 @@ DEFAULT_CONNECT_TIMEOUT = 30.0
 
 _STDIO_TYPES = {"stdio", "local"}
 _REMOTE_TYPES = {"http", "remote", "streamable-http", "streamable_http", "streamablehttp", "sse"}
-_CLIENT_OPTION_NAMES = {"headers", "env", "cwd", "name", "timeout", "connect_timeout", "auth", "bearer_token",
-                        "transport", "inherit_env"}
+_CLIENT_OPTION_NAMES = {
+    "headers",
+    "env",
+    "cwd",
+    "name",
+    "timeout",
+    "connect_timeout",
+    "auth",
+    "bearer_token",
+    "transport",
+    "inherit_env",
+}
 
 
 @dataclass
@@ -186,8 +196,13 @@ _OPENCODE_VAR = re.compile(r"\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def interpolate(value: str, env: Optional[Mapping[str, str]] = None, *, variables: Optional[Mapping[str, str]] = None,
-                opencode: bool = False) -> str:
+def interpolate(
+    value: str,
+    env: Optional[Mapping[str, str]] = None,
+    *,
+    variables: Optional[Mapping[str, str]] = None,
+    opencode: bool = False,
+) -> str:
     """Expand ``${VAR}``, ``${VAR:-default}``, ``${env:VAR}`` (and ``{env:VAR}`` when ``opencode``) in ``value``.
 
     ``env`` defaults to ``os.environ``; ``variables`` adds named values such as
@@ -231,8 +246,7 @@ _STR_LIST = {"type": "array", "items": {"type": "string"}}
 _POSITIVE = {"type": "number", "exclusiveMinimum": 0}
 _OAUTH_OBJECT = {  # OpenCode's keys; the native format also takes every OAuthConfig option (mcpsync.auth)
     "type": "object",
-    "properties": {k: {"type": "string"} for k in ("clientId", "client_id", "clientSecret", "client_secret",
-                                                   "scope")},
+    "properties": {k: {"type": "string"} for k in ("clientId", "client_id", "clientSecret", "client_secret", "scope")},
     "additionalProperties": False,
 }
 _NATIVE_ENTRY = {
@@ -314,20 +328,40 @@ _FOREIGN_ENTRY = {
     "then": {},
     "else": {"required": ["command"]},
 }
-_FOREIGN_KNOWN = set(_FOREIGN_ENTRY["properties"]) | {"autoApprove", "alwaysAllow", "description", "gallery",
-                                                      "version", "transportType", "disabledTools", "dev"}
+_FOREIGN_KNOWN = set(_FOREIGN_ENTRY["properties"]) | {
+    "autoApprove",
+    "alwaysAllow",
+    "description",
+    "gallery",
+    "version",
+    "transportType",
+    "disabledTools",
+    "dev",
+}
 
 
 def _document_schema(fmt: str) -> JSON:
     if fmt == "opencode":
-        return {"type": "object", "properties": {
-            "mcp": {"type": "object", "additionalProperties": _OPENCODE_ENTRY},
-            "experimental": {"type": "object", "properties": {"mcp_timeout": {"type": "integer",
-                                                                              "exclusiveMinimum": 0}}},
-        }}
+        return {
+            "type": "object",
+            "properties": {
+                "mcp": {"type": "object", "additionalProperties": _OPENCODE_ENTRY},
+                "experimental": {
+                    "type": "object",
+                    "properties": {"mcp_timeout": {"type": "integer", "exclusiveMinimum": 0}},
+                },
+            },
+        }
     if fmt == "vscode-settings":
-        return {"type": "object", "properties": {"mcp": {"type": "object", "properties": {
-            "servers": {"type": "object", "additionalProperties": _FOREIGN_ENTRY}}}}}
+        return {
+            "type": "object",
+            "properties": {
+                "mcp": {
+                    "type": "object",
+                    "properties": {"servers": {"type": "object", "additionalProperties": _FOREIGN_ENTRY}},
+                }
+            },
+        }
     if fmt in ("mcpServers", "vscode"):
         key = "mcpServers" if fmt == "mcpServers" else "servers"
         return {"type": "object", "properties": {key: {"type": "object", "additionalProperties": _FOREIGN_ENTRY}}}
@@ -341,8 +375,15 @@ def _path_text(parts: Iterable[Any]) -> str:
     return out or "(top level)"
 
 
-_JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object",
-               type(None): "null"}
+_JSON_TYPES = {
+    bool: "boolean",
+    int: "integer",
+    float: "number",
+    str: "string",
+    list: "array",
+    dict: "object",
+    type(None): "null",
+}
 
 
 def _humanize(error: Any) -> Tuple[str, str]:
@@ -353,20 +394,25 @@ def _humanize(error: Any) -> Tuple[str, str]:
         allowed = sorted(error.schema.get("properties") or {})
         extra = sorted(k for k in inst if k not in allowed)
         return _path_text(path + extra[:1]), "unknown key %s; expected one of: %s" % (
-            ", ".join(repr(k) for k in extra), ", ".join(allowed))
+            ", ".join(repr(k) for k in extra),
+            ", ".join(allowed),
+        )
     if v == "required":
         missing = error.message.split("'")[1] if "'" in error.message else error.message
         return _path_text(path), "missing required key %r" % missing
     if v == "type":
         return _path_text(path), "expected %s, got %s %s" % (
             error.validator_value if isinstance(error.validator_value, str) else " or ".join(error.validator_value),
-            _JSON_TYPES.get(type(inst), type(inst).__name__), json.dumps(inst, default=str)[:60])
+            _JSON_TYPES.get(type(inst), type(inst).__name__),
+            json.dumps(inst, default=str)[:60],
+        )
     if v == "enum":
         return _path_text(path), "expected one of %s, got %s" % (
-            ", ".join(json.dumps(x) for x in error.validator_value), json.dumps(inst, default=str)[:60])
+            ", ".join(json.dumps(x) for x in error.validator_value),
+            json.dumps(inst, default=str)[:60],
+        )
     if v == "pattern":
-        return _path_text(path), "expected a value matching %s, got %s" % (error.validator_value,
-                                                                          json.dumps(inst)[:60])
+        return _path_text(path), "expected a value matching %s, got %s" % (error.validator_value, json.dumps(inst)[:60])
     if v in ("exclusiveMinimum", "minimum"):
         return _path_text(path), "expected a number > %s, got %s" % (error.validator_value, json.dumps(inst)[:60])
     if v == "not" and "command" in str(error.validator_value):
@@ -405,8 +451,9 @@ def _detect_format(data: Mapping[str, Any]) -> str:
         return "opencode"
     if "mcpServers" in data:
         return "mcpServers"
-    if isinstance(data.get("servers"), dict) and ("inputs" in data or all(
-            isinstance(v, dict) for v in data["servers"].values())):
+    if isinstance(data.get("servers"), dict) and (
+        "inputs" in data or all(isinstance(v, dict) for v in data["servers"].values())
+    ):
         return "vscode"
     return "native"
 
@@ -510,8 +557,16 @@ def _build(name: str, fields: JSON, where: str) -> ServerConfig:
         raise ConfigError("%s: %s" % (where, exc.message)) from None
 
 
-def _entry(name: str, entry: Mapping[str, Any], fmt: str, where: str, env: Mapping[str, str],
-           variables: Mapping[str, str], base_dir: Optional[Path], call_timeout: Optional[float]) -> ServerConfig:
+def _entry(
+    name: str,
+    entry: Mapping[str, Any],
+    fmt: str,
+    where: str,
+    env: Mapping[str, str],
+    variables: Mapping[str, str],
+    base_dir: Optional[Path],
+    call_timeout: Optional[float],
+) -> ServerConfig:
     expand = _Expander(env, variables, opencode=(fmt == "opencode"))
     _check_type(entry, where)
     try:
@@ -586,8 +641,13 @@ def parse_config(
             _validate(plain, fmt, source)
         out = {}
         for name, entry in data.items():
-            out[name] = _rename(entry, name) if isinstance(entry, ServerConfig) else _entry(
-                name, entry, fmt, name if source == "<config>" else "%s: %s" % (source, name), env, {}, base, None)
+            out[name] = (
+                _rename(entry, name)
+                if isinstance(entry, ServerConfig)
+                else _entry(
+                    name, entry, fmt, name if source == "<config>" else "%s: %s" % (source, name), env, {}, base, None
+                )
+            )
         return out
     if validate:
         _validate(data, fmt, source)
@@ -617,8 +677,9 @@ def _rename(cfg: ServerConfig, name: str) -> ServerConfig:
     return cfg if cfg.name == name else dataclasses.replace(cfg, name=name)
 
 
-def server_config(name: str, entry: Union[ServerConfig, Mapping[str, Any]], *,
-                  env: Optional[Mapping[str, str]] = None) -> ServerConfig:
+def server_config(
+    name: str, entry: Union[ServerConfig, Mapping[str, Any]], *, env: Optional[Mapping[str, str]] = None
+) -> ServerConfig:
     """One native entry (a dict with :class:`ServerConfig`'s keys) as a validated :class:`ServerConfig`."""
     if isinstance(entry, ServerConfig):
         return _rename(entry, name)
@@ -632,8 +693,7 @@ _TRAILING_COMMA = re.compile(r'"(?:[^"\\]|\\.)*"|,(\s*[}\]])', re.S)
 
 
 def _strip_jsonc(text: str) -> str:
-    text = _COMMENT.sub(lambda m: m.group(0) if m.group(0).startswith('"') else
-                        re.sub(r"[^\n]", " ", m.group(0)), text)
+    text = _COMMENT.sub(lambda m: m.group(0) if m.group(0).startswith('"') else re.sub(r"[^\n]", " ", m.group(0)), text)
     return _TRAILING_COMMA.sub(lambda m: m.group(0) if m.group(0).startswith('"') else m.group(1), text)
 
 
@@ -657,8 +717,12 @@ def load_config(path: Union[str, Path], *, env: Optional[Mapping[str, str]] = No
     return parse_config(data, source=str(p), env=env, base_dir=p.parent)
 
 
-def config_search_paths(cwd: Optional[Union[str, Path]] = None, home: Optional[Union[str, Path]] = None,
-                        environ: Optional[Mapping[str, str]] = None, platform: Optional[str] = None) -> List[Path]:
+def config_search_paths(
+    cwd: Optional[Union[str, Path]] = None,
+    home: Optional[Union[str, Path]] = None,
+    environ: Optional[Mapping[str, str]] = None,
+    platform: Optional[str] = None,
+) -> List[Path]:
     """Where the CLI looks for a configuration, in order (existing or not).
 
     ``$MCPSYNC_CONFIG``; then in ``cwd``: ``mcpsync.json``, ``.mcp.json`` (Claude Code),
@@ -674,10 +738,23 @@ def config_search_paths(cwd: Optional[Union[str, Path]] = None, home: Optional[U
     paths: List[Path] = []
     if environ.get("MCPSYNC_CONFIG"):
         paths.append(Path(environ["MCPSYNC_CONFIG"]).expanduser())
-    paths += [cwd_p / n for n in ("mcpsync.json", ".mcp.json", "opencode.json", "opencode.jsonc",
-                                   ".cursor/mcp.json", ".vscode/mcp.json")]
-    paths += [xdg / "mcpsync" / "config.json", home_p / ".cursor" / "mcp.json",
-              xdg / "opencode" / "opencode.json", xdg / "opencode" / "opencode.jsonc"]
+    paths += [
+        cwd_p / n
+        for n in (
+            "mcpsync.json",
+            ".mcp.json",
+            "opencode.json",
+            "opencode.jsonc",
+            ".cursor/mcp.json",
+            ".vscode/mcp.json",
+        )
+    ]
+    paths += [
+        xdg / "mcpsync" / "config.json",
+        home_p / ".cursor" / "mcp.json",
+        xdg / "opencode" / "opencode.json",
+        xdg / "opencode" / "opencode.jsonc",
+    ]
     if platform == "darwin":
         paths.append(home_p / "Library" / "Application Support" / "Claude" / "claude_desktop_config.json")
     elif platform.startswith("win"):
@@ -688,8 +765,12 @@ def config_search_paths(cwd: Optional[Union[str, Path]] = None, home: Optional[U
     return paths
 
 
-def find_config(cwd: Optional[Union[str, Path]] = None, home: Optional[Union[str, Path]] = None,
-                environ: Optional[Mapping[str, str]] = None, platform: Optional[str] = None) -> Optional[Path]:
+def find_config(
+    cwd: Optional[Union[str, Path]] = None,
+    home: Optional[Union[str, Path]] = None,
+    environ: Optional[Mapping[str, str]] = None,
+    platform: Optional[str] = None,
+) -> Optional[Path]:
     """The first existing file of :func:`config_search_paths` that has MCP servers in it, or None.
 
     A file named by ``$MCPSYNC_CONFIG`` is returned even when it has none.

@@ -160,8 +160,11 @@ class Manager(ListingMethods, OAuthMethods):
         self._version = 0
         self._table_cache: Optional[Tuple[int, NameTable, Dict[str, ServerTool]]] = None
         self._events = _Events()
-        for event, cb in (("tools_changed", on_tools_changed), ("status_changed", on_status_changed),
-                          ("browser_open_failed", on_browser_open_failed)):
+        for event, cb in (
+            ("tools_changed", on_tools_changed),
+            ("status_changed", on_status_changed),
+            ("browser_open_failed", on_browser_open_failed),
+        ):
             if cb is not None:
                 self._events.add(event, cb)
         for name, cfg in configs.items():
@@ -270,8 +273,9 @@ class Manager(ListingMethods, OAuthMethods):
         rec.attempt = attempt
         rec.generation += 1
         self._set_status(rec, ServerStatus(rec.config.name, CONNECTING))
-        attempt.thread = spawn("mcpsync-manager-connect:%s" % rec.config.name, self._connect_worker, rec, attempt,
-                               rec.generation)
+        attempt.thread = spawn(
+            "mcpsync-manager-connect:%s" % rec.config.name, self._connect_worker, rec, attempt, rec.generation
+        )
         return attempt
 
     def _make_client(self, rec: _Server, generation: int) -> Any:
@@ -354,10 +358,13 @@ class Manager(ListingMethods, OAuthMethods):
             if current:
                 old, rec.client, rec.tools = rec.client, client, tools
                 rec.failures, rec.lost = 0, False
-                self._set_status(rec, ServerStatus(cfg.name, CONNECTED, transport=getattr(client, "transport_kind", None)))
+                self._set_status(
+                    rec, ServerStatus(cfg.name, CONNECTED, transport=getattr(client, "transport_kind", None))
+                )
                 if rec.refresh_dirty and rec.refresh_thread is None:  # list_changed arrived while connecting
-                    rec.refresh_thread = spawn("mcpsync-manager-refresh:%s" % cfg.name, self._refresh_worker, rec,
-                                               generation)
+                    rec.refresh_thread = spawn(
+                        "mcpsync-manager-refresh:%s" % cfg.name, self._refresh_worker, rec, generation
+                    )
         if not current:
             self._close_quietly(client)
         else:
@@ -439,11 +446,15 @@ class Manager(ListingMethods, OAuthMethods):
     def _unavailable(self, rec: _Server) -> MCPError:
         st, name = rec.status, rec.config.name
         if st.status == NEEDS_AUTH:
-            return AuthRequired("server %s needs authorization: %s" % (name, st.reason), server=name,
-                                www_authenticate=getattr(st.error, "www_authenticate", None))
+            return AuthRequired(
+                "server %s needs authorization: %s" % (name, st.reason),
+                server=name,
+                www_authenticate=getattr(st.error, "www_authenticate", None),
+            )
         if st.status == NEEDS_CLIENT_REGISTRATION:
-            return NeedsClientRegistration("server %s: %s" % (name, st.reason), server=name,
-                                           redirect_uri=getattr(st.error, "redirect_uri", None))
+            return NeedsClientRegistration(
+                "server %s: %s" % (name, st.reason), server=name, redirect_uri=getattr(st.error, "redirect_uri", None)
+            )
         if st.status == FAILED and rec.config.error is not None:
             return ConfigError(str(rec.config.error), server=name)
         if st.status == FAILED:
@@ -568,8 +579,10 @@ class Manager(ListingMethods, OAuthMethods):
                 threads += [rec.attempt.thread if rec.attempt is not None else None, rec.refresh_thread]
                 rec.client = None
                 rec.generation += 1
-        closers = [spawn("mcpsync-manager-close:%s" % name, self._close_quietly, c, max(1.0, timeout / 2))
-                   for name, c in clients]
+        closers = [
+            spawn("mcpsync-manager-close:%s" % name, self._close_quietly, c, max(1.0, timeout / 2))
+            for name, c in clients
+        ]
         for t in closers + threads:
             join(t, max(0.0, deadline - time.monotonic()))
         self._events.close(max(0.1, deadline - time.monotonic()))
@@ -588,8 +601,11 @@ class Manager(ListingMethods, OAuthMethods):
         records = [self._record(name)] if name is not None else self._records()
         for rec in records:
             with rec.lock:
-                if rec.status.status == CONNECTED and rec.client is not None and not getattr(rec.client, "connected",
-                                                                                             True):
+                if (
+                    rec.status.status == CONNECTED
+                    and rec.client is not None
+                    and not getattr(rec.client, "connected", True)
+                ):
                     self._mark_lost(rec, None)
         if name is not None:
             return records[0].status
@@ -600,8 +616,7 @@ class Manager(ListingMethods, OAuthMethods):
         out = {}
         for rec in self._records():
             with rec.lock:
-                if rec.status.status == CONNECTED and rec.client is not None and getattr(rec.client, "connected",
-                                                                                         True):
+                if rec.status.status == CONNECTED and rec.client is not None and getattr(rec.client, "connected", True):
                     out[rec.config.name] = rec.client
         return out
 
@@ -689,8 +704,9 @@ class Manager(ListingMethods, OAuthMethods):
         try:
             tools = self._list_tools(client, float(rec.config.connect_timeout))
         except MCPError as exc:
-            log.warning("server %s: refreshing the tool list failed (%s); keeping the previous list",
-                        rec.config.name, exc)
+            log.warning(
+                "server %s: refreshing the tool list failed (%s); keeping the previous list", rec.config.name, exc
+            )
             return False
         with rec.lock:
             if rec.generation != generation:
@@ -708,8 +724,9 @@ class Manager(ListingMethods, OAuthMethods):
             rec.refresh_dirty = True
             if rec.refresh_thread is not None:
                 return
-            rec.refresh_thread = spawn("mcpsync-manager-refresh:%s" % rec.config.name, self._refresh_worker, rec,
-                                       generation)
+            rec.refresh_thread = spawn(
+                "mcpsync-manager-refresh:%s" % rec.config.name, self._refresh_worker, rec, generation
+            )
 
     def _refresh_worker(self, rec: _Server, generation: int) -> None:
         while True:
@@ -770,15 +787,21 @@ class Manager(ListingMethods, OAuthMethods):
         tool = by_name.get(name)
         return tool.tool.input_schema if tool is not None else None
 
-    def call_from_tool_call(self, tool_call: Any, *, provider: Optional[str] = None,
-                            raise_errors: bool = False) -> Dict[str, Any]:
+    def call_from_tool_call(
+        self, tool_call: Any, *, provider: Optional[str] = None, raise_errors: bool = False
+    ) -> Dict[str, Any]:
         """Execute an OpenAI / Responses / Anthropic tool call; return that provider's tool-result shape.
 
         Blocks for the call. Failures become an error result the model can read
         (see :func:`mcpsync.adapters.execute_tool_call`) unless ``raise_errors``.
         """
-        return _adapters.execute_tool_call(tool_call, lambda n, a: self.call_tool(n, a), provider=provider,
-                                           schema_for=self.input_schema, raise_errors=raise_errors)
+        return _adapters.execute_tool_call(
+            tool_call,
+            lambda n, a: self.call_tool(n, a),
+            provider=provider,
+            schema_for=self.input_schema,
+            raise_errors=raise_errors,
+        )
 
 
 ServerManager = Manager

@@ -92,8 +92,12 @@ class AuthTestServer:
             "response_types_supported": ["code"],
             "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
             "code_challenge_methods_supported": ["S256"],
-            "token_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post",
-                                                      "private_key_jwt"],
+            "token_endpoint_auth_methods_supported": [
+                "none",
+                "client_secret_basic",
+                "client_secret_post",
+                "private_key_jwt",
+            ],
             "scopes_supported": ["read", "write", "admin", "offline_access"],
             "authorization_response_iss_parameter_supported": True,
         }
@@ -121,8 +125,9 @@ class AuthTestServer:
         self.jags: Dict[str, Dict[str, Any]] = {}
         self.log: List[Dict[str, Any]] = []
         self.token_delay = 0.0
-        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.1,), name="test-authserver",
-                                       daemon=True)
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, args=(0.1,), name="test-authserver", daemon=True
+        )
         self.thread.start()
 
     # -- lifecycle
@@ -149,28 +154,49 @@ class AuthTestServer:
             return [e for e in self.log if e["path"] == path]
 
     def token_requests(self, grant: Optional[str] = None) -> List[Dict[str, Any]]:
-        return [e for e in self.requests_to(self.issuer_path + "/token")
-                if grant is None or e["form"].get("grant_type") == grant]
+        return [
+            e
+            for e in self.requests_to(self.issuer_path + "/token")
+            if grant is None or e["form"].get("grant_type") == grant
+        ]
 
-    def add_client(self, client_id: str, *, redirect_uris: Optional[List[str]] = None, method: str = "none",
-                   secret: Optional[str] = None, public_key: Any = None) -> None:
+    def add_client(
+        self,
+        client_id: str,
+        *,
+        redirect_uris: Optional[List[str]] = None,
+        method: str = "none",
+        secret: Optional[str] = None,
+        public_key: Any = None,
+    ) -> None:
         with self.lock:
-            self.clients[client_id] = {"redirect_uris": list(redirect_uris or []), "method": method,
-                                       "secret": secret, "public_key": public_key}
+            self.clients[client_id] = {
+                "redirect_uris": list(redirect_uris or []),
+                "method": method,
+                "secret": secret,
+                "public_key": public_key,
+            }
 
-    def issue_access_token(self, scopes: List[str], expires_in: Optional[int] = 3600,
-                           resource: Optional[str] = None) -> str:
+    def issue_access_token(
+        self, scopes: List[str], expires_in: Optional[int] = 3600, resource: Optional[str] = None
+    ) -> str:
         token = "at-" + secrets.token_hex(12)
         with self.lock:
-            self.access_tokens[token] = {"scope": set(scopes), "resource": resource or self.server_url,
-                                         "exp": time.time() + expires_in if expires_in else None}
+            self.access_tokens[token] = {
+                "scope": set(scopes),
+                "resource": resource or self.server_url,
+                "exp": time.time() + expires_in if expires_in else None,
+            }
         return token
 
     def issue_refresh_token(self, client_id: str, scopes: List[str], resource: Optional[str] = None) -> str:
         token = "rt-" + secrets.token_hex(12)
         with self.lock:
-            self.refresh_tokens[token] = {"client_id": client_id, "scope": list(scopes),
-                                          "resource": resource or self.server_url}
+            self.refresh_tokens[token] = {
+                "client_id": client_id,
+                "scope": list(scopes),
+                "resource": resource or self.server_url,
+            }
         return token
 
     def issue_id_token(self, subject: str = "alice") -> str:
@@ -185,8 +211,9 @@ class AuthTestServer:
         with self.lock:
             self.log.append(entry)
 
-    def route(self, h: "_Handler", method: str, path: str, query: Dict[str, str],
-              form: Dict[str, str], body: Any) -> Tuple[int, Dict[str, str], bytes]:
+    def route(
+        self, h: "_Handler", method: str, path: str, query: Dict[str, str], form: Dict[str, str], body: Any
+    ) -> Tuple[int, Dict[str, str], bytes]:
         ip = self.issuer_path
         if method == "GET":
             doc = self.document(path)
@@ -253,14 +280,17 @@ class AuthTestServer:
         with self.lock:
             info = self.access_tokens.get(token or "")
         if info is None or (info["exp"] is not None and info["exp"] < time.time()):
-            return self.json(401, {"error": "unauthorized"},
-                             {"WWW-Authenticate": self.challenge("invalid_token" if token else None,
-                                                                 self.challenge_scope)})
+            return self.json(
+                401,
+                {"error": "unauthorized"},
+                {"WWW-Authenticate": self.challenge("invalid_token" if token else None, self.challenge_scope)},
+            )
         missing = [s for s in self.required_scopes if s not in info["scope"]]
         if missing:
             wanted = " ".join(self.required_scopes)
-            return self.json(403, {"error": "insufficient_scope"},
-                             {"WWW-Authenticate": self.challenge("insufficient_scope", wanted)})
+            return self.json(
+                403, {"error": "insufficient_scope"}, {"WWW-Authenticate": self.challenge("insufficient_scope", wanted)}
+            )
         return self.json(200, {"ok": True, "scope": sorted(info["scope"])})
 
     def authorize(self, q: Dict[str, str]) -> Tuple[int, Dict[str, str], bytes]:
@@ -280,9 +310,13 @@ class AuthTestServer:
         else:
             code = "code-" + secrets.token_hex(12)
             with self.lock:
-                self.codes[code] = {"client_id": client_id, "redirect_uri": redirect_uri,
-                                    "challenge": q["code_challenge"], "resource": q.get("resource"),
-                                    "scope": (q.get("scope") or "").split()}
+                self.codes[code] = {
+                    "client_id": client_id,
+                    "redirect_uri": redirect_uri,
+                    "challenge": q["code_challenge"],
+                    "resource": q.get("resource"),
+                    "scope": (q.get("scope") or "").split(),
+                }
             params["code"] = code
         if self.iss_mode == "correct":
             params["iss"] = self.issuer
@@ -314,8 +348,11 @@ class AuthTestServer:
                 used = "client_secret_post"
         with self.lock:
             client = self.clients.get(client_id)
-        if client is None and client_id.startswith("https://") and self.metadata.get(
-                "client_id_metadata_document_supported"):
+        if (
+            client is None
+            and client_id.startswith("https://")
+            and self.metadata.get("client_id_metadata_document_supported")
+        ):
             client = {"method": "none", "redirect_uris": [], "secret": None}
         if client is None:
             raise OAuthError("invalid_client", "unknown client", 401)
@@ -328,16 +365,23 @@ class AuthTestServer:
                 claims = verify_jwt(form["client_assertion"], client["public_key"])
             except Exception:
                 raise OAuthError("invalid_client", "bad assertion signature", 401) from None
-            if claims.get("sub") != client_id or claims.get("aud") not in (self.issuer, self.metadata["token_endpoint"]):
+            if claims.get("sub") != client_id or claims.get("aud") not in (
+                self.issuer,
+                self.metadata["token_endpoint"],
+            ):
                 raise OAuthError("invalid_client", "bad assertion claims", 401)
             if claims.get("exp", 0) < time.time():
                 raise OAuthError("invalid_client", "expired assertion", 401)
         return client_id
 
-    def _tokens(self, client_id: str, scopes: List[str], resource: Optional[str],
-                refresh: bool = True) -> Dict[str, Any]:
-        doc: Dict[str, Any] = {"access_token": self.issue_access_token(scopes, self.expires_in, resource),
-                               "token_type": "Bearer", "scope": " ".join(scopes)}
+    def _tokens(
+        self, client_id: str, scopes: List[str], resource: Optional[str], refresh: bool = True
+    ) -> Dict[str, Any]:
+        doc: Dict[str, Any] = {
+            "access_token": self.issue_access_token(scopes, self.expires_in, resource),
+            "token_type": "Bearer",
+            "scope": " ".join(scopes),
+        }
         if self.expires_in:
             doc["expires_in"] = self.expires_in
         if refresh and self.issue_refresh_tokens:
@@ -348,8 +392,10 @@ class AuthTestServer:
         grant = form.get("grant_type")
         if grant == GRANT_TOKEN_EXCHANGE:  # this server is also the identity provider
             self.authenticate_client(h, form)
-            if form.get("requested_token_type") != TOKEN_TYPE_ID_JAG or \
-                    form.get("subject_token_type") != TOKEN_TYPE_ID_TOKEN:
+            if (
+                form.get("requested_token_type") != TOKEN_TYPE_ID_JAG
+                or form.get("subject_token_type") != TOKEN_TYPE_ID_TOKEN
+            ):
                 raise OAuthError("invalid_request", "bad token types")
             with self.lock:
                 subject = self.id_tokens.get(form.get("subject_token", ""))
@@ -357,10 +403,13 @@ class AuthTestServer:
                 raise OAuthError("invalid_grant", "unknown id token")
             jag = "jag-" + secrets.token_hex(12)
             with self.lock:
-                self.jags[jag] = {"sub": subject, "aud": form.get("audience"), "resource": form.get("resource"),
-                                  "scope": (form.get("scope") or "").split()}
-            return {"access_token": jag, "issued_token_type": TOKEN_TYPE_ID_JAG, "token_type": "N_A",
-                    "expires_in": 300}
+                self.jags[jag] = {
+                    "sub": subject,
+                    "aud": form.get("audience"),
+                    "resource": form.get("resource"),
+                    "scope": (form.get("scope") or "").split(),
+                }
+            return {"access_token": jag, "issued_token_type": TOKEN_TYPE_ID_JAG, "token_type": "N_A", "expires_in": 300}
         client_id = self.authenticate_client(h, form)
         resource = form.get("resource")
         if resource != self.prm["resource"]:
@@ -402,8 +451,12 @@ class AuthTestServer:
         client_id = "dcr-" + secrets.token_hex(6)
         secret = secrets.token_hex(12) if method != "none" else None
         self.add_client(client_id, redirect_uris=body["redirect_uris"], method=method, secret=secret)
-        doc = {"client_id": client_id, "client_id_issued_at": int(time.time()), "token_endpoint_auth_method": method,
-               "redirect_uris": body["redirect_uris"]}
+        doc = {
+            "client_id": client_id,
+            "client_id_issued_at": int(time.time()),
+            "token_endpoint_auth_method": method,
+            "redirect_uris": body["redirect_uris"],
+        }
         if secret:
             doc["client_secret"] = secret
             doc["client_secret_expires_at"] = 0
@@ -429,8 +482,16 @@ class _Handler(BaseHTTPRequestHandler):
             form = dict(parse_qsl(raw.decode("utf-8"), keep_blank_values=True))
         elif raw and "json" in ctype:
             body = json.loads(raw.decode("utf-8"))
-        app.record({"method": method, "path": parts.path, "query": query, "form": form, "json": body,
-                    "headers": dict(self.headers.items())})
+        app.record(
+            {
+                "method": method,
+                "path": parts.path,
+                "query": query,
+                "form": form,
+                "json": body,
+                "headers": dict(self.headers.items()),
+            }
+        )
         status, headers, payload = app.route(self, method, parts.path, query, form, body)
         self.send_response(status)
         for key, value in headers.items():

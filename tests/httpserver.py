@@ -57,7 +57,9 @@ class Faults:
         self.notification_reply = "202"  # 202 | 200-empty | 200-null | 204 | 200-text | 200-json-empty-object
         self.slow = 0.0  # seconds to wait before answering each POST
         self.require_token: Optional[str] = None  # bearer token required on /mcp and /sse (else 401)
-        self.www_authenticate = 'Bearer realm="mcp", resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource"'
+        self.www_authenticate = (
+            'Bearer realm="mcp", resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource"'
+        )
         self.scopes: Dict[str, str] = {}  # tool name -> scope; calling it gives 403 insufficient_scope
         self.endpoint_style = "relative"  # legacy SSE endpoint: relative | absolute | full | cross-origin
         self.sse_drop_after: Optional[int] = None  # end legacy SSE GET streams after this many message events
@@ -178,8 +180,13 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         return self.rfile.read(length) if length else b""
 
-    def _reply(self, status: int, body: bytes = b"", ctype: Optional[str] = "application/json",
-               headers: Optional[Dict[str, str]] = None) -> None:
+    def _reply(
+        self,
+        status: int,
+        body: bytes = b"",
+        ctype: Optional[str] = "application/json",
+        headers: Optional[Dict[str, str]] = None,
+    ) -> None:
         self.send_response(status)
         if body and ctype:
             self.send_header("Content-Type", ctype)
@@ -287,8 +294,12 @@ class _Handler(BaseHTTPRequestHandler):
         if msg is None:
             self._rpc_error(400, None, -32700, "Parse error")
             return
-        modern = isinstance(msg, dict) and isinstance(msg.get("params"), dict) and isinstance(
-            msg["params"].get("_meta"), dict) and META_VERSION in msg["params"]["_meta"]
+        modern = (
+            isinstance(msg, dict)
+            and isinstance(msg.get("params"), dict)
+            and isinstance(msg["params"].get("_meta"), dict)
+            and META_VERSION in msg["params"]["_meta"]
+        )
         era = owner.core.era
         if era == "modern" or (era == "auto" and modern):
             self._modern_post(msg)
@@ -329,8 +340,13 @@ class _Handler(BaseHTTPRequestHandler):
         version = meta.get(META_VERSION)
         rid = msg["id"]
         if isinstance(version, str) and version not in MODERN_VERSIONS:
-            self._rpc_error(400, rid, -32022, "Unsupported protocol version: %s" % version,
-                            {"supported": list(MODERN_VERSIONS), "requested": version})
+            self._rpc_error(
+                400,
+                rid,
+                -32022,
+                "Unsupported protocol version: %s" % version,
+                {"supported": list(MODERN_VERSIONS), "requested": version},
+            )
             return
         problem = self._header_problem(msg, params, version)
         if problem:
@@ -355,7 +371,9 @@ class _Handler(BaseHTTPRequestHandler):
         if method == "tools/call":
             core = self.owner.core
             name = params.get("name")
-            definition = next((t for t in example_tools.TOOL_DEFS if t["name"] == name), None) or core.extra_tools.get(name)
+            definition = next((t for t in example_tools.TOOL_DEFS if t["name"] == name), None) or core.extra_tools.get(
+                name
+            )
             props = ((definition or {}).get("inputSchema") or {}).get("properties") or {}
             args = params.get("arguments") or {}
             for prop, schema in props.items():
@@ -653,8 +671,9 @@ class MCPTestServer:
         return "http://127.0.0.1:%d/%ssse" % (self.port, prefix)
 
     def start(self) -> "MCPTestServer":
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="test-httpserver", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="test-httpserver", daemon=True
+        )
         self._thread.start()
         return self
 

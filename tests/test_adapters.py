@@ -61,8 +61,13 @@ def test_object_schema_matches_convertMcpTool():
     assert object_schema(None) == {"type": "object", "properties": {}, "additionalProperties": False}
     src = {"type": "string", "properties": None, "required": ["a"], "description": "d"}
     out = object_schema(src)
-    assert out == {"type": "object", "properties": {}, "additionalProperties": False, "required": ["a"],
-                   "description": "d"}
+    assert out == {
+        "type": "object",
+        "properties": {},
+        "additionalProperties": False,
+        "required": ["a"],
+        "description": "d",
+    }
     assert src["type"] == "string"  # not modified
 
 
@@ -78,9 +83,16 @@ def test_refs_are_inlined_and_the_input_left_alone():
 
 
 def test_recursive_refs_keep_their_defs():
-    tree = {"type": "object", "properties": {"root": {"$ref": "#/definitions/Node"}},
-            "definitions": {"Node": {"type": "object", "properties": {
-                "children": {"type": "array", "items": {"$ref": "#/definitions/Node"}}}}}}
+    tree = {
+        "type": "object",
+        "properties": {"root": {"$ref": "#/definitions/Node"}},
+        "definitions": {
+            "Node": {
+                "type": "object",
+                "properties": {"children": {"type": "array", "items": {"$ref": "#/definitions/Node"}}},
+            }
+        },
+    }
     out = inline_refs(tree)
     assert out["properties"]["root"]["properties"]["children"]["items"] == {"$ref": "#/definitions/Node"}
     assert "Node" in out["definitions"]
@@ -92,10 +104,17 @@ def test_a_property_named_ref_is_not_a_reference():
 
 
 def test_top_level_combinators_are_merged_for_providers():
-    schema = {"oneOf": [
-        {"type": "object", "properties": {"id": {"type": "string"}, "q": {"type": "string"}}, "required": ["id", "q"]},
-        {"type": "object", "properties": {"url": {"type": "string"}, "q": {"type": "string"}}, "required": ["q"]},
-    ], "allOf": [{"properties": {"limit": {"type": "integer"}}, "required": ["limit"]}]}
+    schema = {
+        "oneOf": [
+            {
+                "type": "object",
+                "properties": {"id": {"type": "string"}, "q": {"type": "string"}},
+                "required": ["id", "q"],
+            },
+            {"type": "object", "properties": {"url": {"type": "string"}, "q": {"type": "string"}}, "required": ["q"]},
+        ],
+        "allOf": [{"properties": {"limit": {"type": "integer"}}, "required": ["limit"]}],
+    }
     out = provider_schema(schema)
     assert set(out["properties"]) == {"id", "q", "url", "limit"}
     assert out["required"] == ["limit", "q"]
@@ -114,12 +133,15 @@ def test_strict_mode_makes_optional_properties_nullable_and_required():
     assert "$schema" not in out
 
 
-@pytest.mark.parametrize("schema", [
-    {"type": "object", "properties": {"tags": {"type": "object", "additionalProperties": {"type": "string"}}}},
-    {"type": "object", "properties": {"anything": {}}},
-    {"type": "object", "properties": {"a": {"type": "array"}}},
-    {"type": "object", "properties": {"a": {"allOf": [{"type": "string"}]}}},
-])
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "object", "properties": {"tags": {"type": "object", "additionalProperties": {"type": "string"}}}},
+        {"type": "object", "properties": {"anything": {}}},
+        {"type": "object", "properties": {"a": {"type": "array"}}},
+        {"type": "object", "properties": {"a": {"allOf": [{"type": "string"}]}}},
+    ],
+)
 def test_strict_falls_back_when_impossible(schema, caplog):
     assert strict_schema(provider_schema(schema)) is None
     tool = Tool.from_dict({"name": "t", "inputSchema": schema})
@@ -129,8 +151,17 @@ def test_strict_falls_back_when_impossible(schema, caplog):
 
 
 def test_definition_shapes():
-    tool = Tool.from_dict({"name": "srv_add", "description": "Add", "inputSchema": {
-        "type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]}})
+    tool = Tool.from_dict(
+        {
+            "name": "srv_add",
+            "description": "Add",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+                "required": ["a", "b"],
+            },
+        }
+    )
     [chat] = to_openai_tools([tool], strict=True)
     assert chat["type"] == "function" and chat["function"]["name"] == "srv_add"
     assert chat["function"]["strict"] is True and chat["function"]["parameters"]["required"] == ["a", "b"]
@@ -138,9 +169,16 @@ def test_definition_shapes():
     assert resp["type"] == "function" and resp["name"] == "srv_add" and resp["strict"] is False
     assert set(resp) == {"type", "name", "description", "parameters", "strict"}
     [anth] = to_anthropic_tools([("other_name", tool)])
-    assert anth == {"name": "other_name", "description": "Add", "input_schema": {
-        "type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
-        "required": ["a", "b"], "additionalProperties": False}}
+    assert anth == {
+        "name": "other_name",
+        "description": "Add",
+        "input_schema": {
+            "type": "object",
+            "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+            "required": ["a", "b"],
+            "additionalProperties": False,
+        },
+    }
     st = ServerTool(name="s_add", server="s", tool=tool, input_schema=object_schema(tool.input_schema))
     assert tool_definitions([st], "claude")[0]["name"] == "s_add"
     assert st.original_name == "srv_add" and st.description == "Add"
@@ -149,8 +187,13 @@ def test_definition_shapes():
 
 
 def test_every_definition_passes_the_provider_shape_rules():
-    schemas = [PAGERDUTY, {}, {"type": "string"}, {"anyOf": [{"properties": {"a": {"type": "string"}}}]},
-               {"type": "object", "properties": {"x": {"$ref": "#/$defs/X"}}, "$defs": {"X": {"type": "integer"}}}]
+    schemas = [
+        PAGERDUTY,
+        {},
+        {"type": "string"},
+        {"anyOf": [{"properties": {"a": {"type": "string"}}}]},
+        {"type": "object", "properties": {"x": {"$ref": "#/$defs/X"}}, "$defs": {"X": {"type": "integer"}}},
+    ]
     tools = [Tool.from_dict({"name": "t%d" % i, "inputSchema": s}) for i, s in enumerate(schemas)]
     for provider in ("openai", "openai-responses", "anthropic"):
         for d in tool_definitions(tools, provider, strict=True):
@@ -161,8 +204,14 @@ def test_every_definition_passes_the_provider_shape_rules():
 
 
 def test_restore_arguments_drops_strict_nulls_only():
-    args = {"incident": {"title": "t", "service": {"id": "1", "type": "service_reference"}, "urgency": None,
-                         "assignments": None}}
+    args = {
+        "incident": {
+            "title": "t",
+            "service": {"id": "1", "type": "service_reference"},
+            "urgency": None,
+            "assignments": None,
+        }
+    }
     out = restore_arguments(args, PAGERDUTY)
     assert out == {"incident": {"title": "t", "service": {"id": "1", "type": "service_reference"}}}
     nullable = {"type": "object", "properties": {"a": {"type": ["string", "null"]}, "b": {}}}
@@ -191,12 +240,16 @@ def test_parse_tool_calls_of_each_provider():
         parse_tool_call({"something": "else"})
 
 
-RESULT = CallToolResult.from_dict({"content": [
-    {"type": "text", "text": "two lines"},
-    {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
-    {"type": "resource", "resource": {"uri": "file:///a.txt", "text": "embedded"}},
-    {"type": "resource_link", "uri": "file:///b", "name": "b"},
-]})
+RESULT = CallToolResult.from_dict(
+    {
+        "content": [
+            {"type": "text", "text": "two lines"},
+            {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
+            {"type": "resource", "resource": {"uri": "file:///a.txt", "text": "embedded"}},
+            {"type": "resource_link", "uri": "file:///b", "name": "b"},
+        ]
+    }
+)
 
 
 def test_results_in_each_provider_shape():
@@ -208,8 +261,10 @@ def test_results_in_each_provider_shape():
     assert resp["output"][1] == {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo="}
     anth = format_tool_result("anthropic", "toolu", RESULT)
     assert anth["tool_use_id"] == "toolu" and "is_error" not in anth
-    assert anth["content"][1] == {"type": "image", "source": {"type": "base64", "media_type": "image/png",
-                                                             "data": "iVBORw0KGgo="}}
+    assert anth["content"][1] == {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="},
+    }
     text_only = CallToolResult.from_dict({"content": [{"type": "text", "text": "ok"}]})
     assert format_tool_result("openai-responses", "c", text_only)["output"] == "ok"
     structured = CallToolResult.from_dict({"structuredContent": {"sum": 3}})
@@ -236,8 +291,9 @@ def test_execute_tool_call_routes_and_converts_failures():
         return CallToolResult.from_dict({"content": [{"type": "text", "text": "ok %s" % arguments.get("a")}]})
 
     schema = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}}
-    out = execute_tool_call({"id": "1", "function": {"name": "t", "arguments": '{"a": 2, "b": null}'}}, call,
-                            schema_for=lambda name: schema)
+    out = execute_tool_call(
+        {"id": "1", "function": {"name": "t", "arguments": '{"a": 2, "b": null}'}}, call, schema_for=lambda name: schema
+    )
     assert out == {"role": "tool", "tool_call_id": "1", "content": "ok 2"}
     assert calls[-1] == ("t", {"a": 2})
     out = execute_tool_call({"type": "tool_use", "id": "2", "name": "slow", "input": {}}, call)

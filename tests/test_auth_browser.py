@@ -20,9 +20,17 @@ from tests.authserver import make_manager, no_auth_leaks, srv, store  # noqa: F4
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("no_auth_leaks")]
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--window-size=900,600"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--window-size=900,600",
+]
 
 
 @pytest.fixture
@@ -46,8 +54,11 @@ class Browser:
 
     def __call__(self, url):
         profile = self.tmp_path / ("profile%d" % len(self.procs))
-        cmd = [self.chromium] + FLAGS + ["--user-data-dir=%s" % profile, "--dump-dom",
-                                         "--screenshot=%s" % self.screenshot, url]
+        cmd = (
+            [self.chromium]
+            + FLAGS
+            + ["--user-data-dir=%s" % profile, "--dump-dom", "--screenshot=%s" % self.screenshot, url]
+        )
         self.procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))
         return True
 

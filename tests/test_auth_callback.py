@@ -66,8 +66,9 @@ def test_missing_and_unknown_state(store):
 def test_error_parameter_fails_the_login_and_shows_escaped_page(store):
     port = free_port()
     with callback.expect_callback("s1", port=port, store=store) as waiter:
-        status, text, _ = get(port, {"state": "s1", "error": "access_denied",
-                                     "error_description": "<script>alert(1)</script>"})
+        status, text, _ = get(
+            port, {"state": "s1", "error": "access_denied", "error_description": "<script>alert(1)</script>"}
+        )
         assert status == 200 and "Authorization failed" in text and "#f87171" in text
         assert "<script>alert(1)</script>" not in text and "&lt;script&gt;" in text
         assert "monospace" in text
@@ -163,8 +164,9 @@ _HOLDER = textwrap.dedent(
 
 
 def _start_holder(store, port):
-    proc = subprocess.Popen([sys.executable, "-c", _HOLDER, store.path, str(port), ROOT],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, store.path, str(port), ROOT], stdout=subprocess.PIPE, text=True
+    )
     assert proc.stdout.readline().strip() == "ready"
     return proc
 
@@ -204,6 +206,7 @@ def test_waiter_takes_the_port_over_when_the_holder_leaves(store):
 
             def browser():
                 import time
+
                 deadline = time.monotonic() + 30
                 while time.monotonic() < deadline:
                     try:

@@ -32,6 +32,7 @@ def browser(monkeypatch):
         def run():
             with requests.get(url, timeout=30) as resp:
                 assert resp.status_code == 200
+
         t = threading.Thread(target=run)
         t.start()
         threads.append(t)
@@ -46,8 +47,9 @@ def browser(monkeypatch):
 def test_login_status_logout(srv, tmp_path, browser, capsys):
     auth_file = str(tmp_path / "a.json")
     port = str(free_port())
-    assert main(["auth", "login", "srv", "--url", srv.server_url, "--auth-file", auth_file,
-                 "--callback-port", port]) == 0
+    assert (
+        main(["auth", "login", "srv", "--url", srv.server_url, "--auth-file", auth_file, "--callback-port", port]) == 0
+    )
     captured = capsys.readouterr()
     assert "logged in to srv (authenticated)" in captured.out
     assert "http://127.0.0.1:%s/mcp/oauth/callback" % port in captured.err  # redirect URI printed first
@@ -75,9 +77,21 @@ def test_login_without_browser_by_pasting_the_redirect(srv, tmp_path):
 
     parser = argparse.ArgumentParser()
     add_auth_parser(parser.add_subparsers(dest="command"))  # the two-line wiring
-    args = parser.parse_args(["auth", "login", "srv", "--url", srv.server_url, "--auth-file",
-                              str(tmp_path / "a.json"), "--callback-port", str(free_port()), "--no-browser",
-                              "--json"])
+    args = parser.parse_args(
+        [
+            "auth",
+            "login",
+            "srv",
+            "--url",
+            srv.server_url,
+            "--auth-file",
+            str(tmp_path / "a.json"),
+            "--callback-port",
+            str(free_port()),
+            "--no-browser",
+            "--json",
+        ]
+    )
     out = io.StringIO()
     assert args.func is run_auth
     assert run_auth(args, stdout=out, stdin=Stdin(), stderr=err) == 0

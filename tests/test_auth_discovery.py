@@ -27,8 +27,10 @@ def http():
 
 
 def test_parse_www_authenticate():
-    header = ('Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource", '
-              'scope="files:read files:write", error="insufficient_scope", error_description="need \\"more\\""')
+    header = (
+        'Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource", '
+        'scope="files:read files:write", error="insufficient_scope", error_description="need \\"more\\""'
+    )
     assert parse_www_authenticate(header) == {
         "resource_metadata": "https://mcp.example.com/.well-known/oauth-protected-resource",
         "scope": "files:read files:write",
@@ -73,16 +75,22 @@ def test_protected_resource_metadata_each_location(srv, http, location):
     challenge = {"resource_metadata": srv.base + srv.prm_header_path} if location == "header" else {}
     prm, meta = Discovery(http).discover(srv.server_url, challenge)
     assert prm.resource == srv.server_url and meta.issuer == srv.issuer
-    expected_first = {"header": srv.prm_header_path, "path": "/.well-known/oauth-protected-resource/mcp",
-                      "root": "/.well-known/oauth-protected-resource"}[location]
+    expected_first = {
+        "header": srv.prm_header_path,
+        "path": "/.well-known/oauth-protected-resource/mcp",
+        "root": "/.well-known/oauth-protected-resource",
+    }[location]
     assert expected_first in srv.paths("GET")
 
 
 def test_header_url_tried_first_then_path_then_root(srv, http):
     srv.prm_locations = {"root"}
     Discovery(http).discover(srv.server_url, {"resource_metadata": srv.base + srv.prm_header_path})
-    assert srv.paths("GET")[:3] == [srv.prm_header_path, "/.well-known/oauth-protected-resource/mcp",
-                                    "/.well-known/oauth-protected-resource"]
+    assert srv.paths("GET")[:3] == [
+        srv.prm_header_path,
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-protected-resource",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -95,7 +103,7 @@ def test_authorization_server_metadata_variants(kind, issuer_path, http):
         prm, meta = Discovery(http).discover(server.server_url)
         assert meta.issuer == server.issuer
         gets = [p for p in server.paths("GET") if "oauth-protected-resource" not in p]
-        expected = [u[len(server.base):] for u in authorization_server_metadata_urls(server.issuer)]
+        expected = [u[len(server.base) :] for u in authorization_server_metadata_urls(server.issuer)]
         # tried in the spec's order, stopping at the one that exists
         assert gets == expected[: gets.index(gets[-1]) + 1]
         assert meta.url.endswith(gets[-1])
@@ -152,13 +160,22 @@ def test_protocol_version_header_on_discovery(srv, make_manager):
 @responses.activate
 def test_request_shape_of_discovery_with_responses():
     responses.add(responses.GET, "https://mcp.example.com/.well-known/oauth-protected-resource/mcp", status=403)
-    responses.add(responses.GET, "https://mcp.example.com/.well-known/oauth-protected-resource",
-                  json={"resource": "https://mcp.example.com/mcp", "authorization_servers": ["https://as.example.com/t"]})
+    responses.add(
+        responses.GET,
+        "https://mcp.example.com/.well-known/oauth-protected-resource",
+        json={"resource": "https://mcp.example.com/mcp", "authorization_servers": ["https://as.example.com/t"]},
+    )
     responses.add(responses.GET, "https://as.example.com/.well-known/oauth-authorization-server/t", status=404)
     responses.add(responses.GET, "https://as.example.com/.well-known/openid-configuration/t", status=401)
-    responses.add(responses.GET, "https://as.example.com/t/.well-known/openid-configuration",
-                  json={"issuer": "https://as.example.com/t", "authorization_endpoint": "https://as.example.com/a",
-                        "token_endpoint": "https://as.example.com/tok"})
+    responses.add(
+        responses.GET,
+        "https://as.example.com/t/.well-known/openid-configuration",
+        json={
+            "issuer": "https://as.example.com/t",
+            "authorization_endpoint": "https://as.example.com/a",
+            "token_endpoint": "https://as.example.com/tok",
+        },
+    )
     with requests.Session() as session:
         prm, meta = Discovery(session, protocol_version="2026-07-28").discover("https://mcp.example.com/mcp")
     assert meta.token_endpoint == "https://as.example.com/tok"

@@ -92,6 +92,7 @@ def test_login_through_the_callback_server(srv, make_manager):
         def run():
             with requests.get(url, timeout=30) as resp:  # follows the redirect to the callback server
                 responses.append((resp.status_code, resp.text, resp.url))
+
         t = threading.Thread(target=run)
         t.start()
         browsers.append(t)
@@ -118,6 +119,7 @@ def test_denied_login_shows_error_and_fails(srv, make_manager):
         def run():
             with requests.get(url, timeout=30) as resp:
                 pages.append(resp.text)
+
         t = threading.Thread(target=run)
         t.start()
         threads.append(t)
@@ -140,8 +142,7 @@ def test_pre_registered_client_each_auth_method(srv, make_manager, method):
     m = make_manager()
     secret = None if method == "none" else "s3cret"
     srv.add_client("pre", redirect_uris=[m.redirect_uri], method=method, secret=secret)
-    m.add_server("srv", srv.server_url, {"clientId": "pre", "clientSecret": secret,
-                                          "tokenEndpointAuthMethod": method})
+    m.add_server("srv", srv.server_url, {"clientId": "pre", "clientSecret": secret, "tokenEndpointAuthMethod": method})
     m.authenticate("srv")
     assert srv.requests_to("/register") == []
     req = srv.token_requests("authorization_code")[0]
@@ -218,6 +219,7 @@ def test_pkce_s256_must_be_advertised(srv, manager, methods):
 
 def test_pkce_is_verified_by_the_server(srv, manager):
     """A wrong verifier is refused by the test server: proves it really checks."""
+
     def tamper(request):
         location = approve_via_http(request)
         manager.store.update_code_verifier("srv", "x" * 64)
@@ -322,6 +324,7 @@ def test_browser_open_failed_event_and_paste_back(srv, make_manager):
         def paste():
             with requests.get(url, allow_redirects=False, timeout=10) as resp:
                 m.finish_auth(name, resp.headers["Location"])
+
         threading.Thread(target=paste, name="paste").start()
 
     m = make_manager(authorize_handler=None, open_browser=lambda url: False, on_browser_open_failed=failed)
@@ -371,8 +374,10 @@ def test_import_of_the_auth_package_is_light():
     import subprocess
     import sys
 
-    code = ("import sys, mcpsync.auth\n"
-            "print([m for m in ('requests', 'filelock', 'http.client', 'http.server') if m in sys.modules])")
+    code = (
+        "import sys, mcpsync.auth\n"
+        "print([m for m in ('requests', 'filelock', 'http.client', 'http.server') if m in sys.modules])"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "[]", out.stderr
 

@@ -30,16 +30,18 @@ def _keys(alg):
         key = ec.generate_private_key(ec.SECP256R1())
     else:
         key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                            serialization.NoEncryption()).decode()
+    pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
     return pem, key.public_key()
 
 
 def test_client_credentials_with_client_secret_basic(srv, make_manager):
     srv.add_client("svc", method="client_secret_basic", secret="s3")
     m = make_manager(authorize_handler=None, open_browser=lambda u: pytest.fail("no browser"))
-    m.add_server("srv", srv.server_url, {"grant": "client_credentials", "clientId": "svc", "clientSecret": "s3",
-                                          "scope": "read"})
+    m.add_server(
+        "srv", srv.server_url, {"grant": "client_credentials", "clientId": "svc", "clientSecret": "s3", "scope": "read"}
+    )
     assert call(srv.server_url, m.auth("srv")) == 200
     req = srv.token_requests("client_credentials")[0]
     assert req["headers"]["Authorization"].startswith("Basic ")
@@ -54,8 +56,11 @@ def test_client_credentials_with_private_key_jwt(srv, make_manager, alg, tmp_pat
     key_file.write_text(pem)
     srv.add_client("svc", method="private_key_jwt", public_key=public)
     m = make_manager()
-    m.add_server("srv", srv.server_url, {"grant": "client_credentials", "clientId": "svc",
-                                          "privateKey": str(key_file), "signingAlg": alg})
+    m.add_server(
+        "srv",
+        srv.server_url,
+        {"grant": "client_credentials", "clientId": "svc", "privateKey": str(key_file), "signingAlg": alg},
+    )
     assert call(srv.server_url, m.auth("srv")) == 200
     form = srv.token_requests("client_credentials")[0]["form"]
     claims = verify_jwt(form["client_assertion"], public)
@@ -66,8 +71,16 @@ def test_client_credentials_with_private_key_jwt(srv, make_manager, alg, tmp_pat
 def test_client_credentials_token_renewed_when_rejected(srv, make_manager):
     srv.add_client("svc", method="client_secret_post", secret="s3")
     m = make_manager()
-    m.add_server("srv", srv.server_url, {"grant": "client_credentials", "clientId": "svc", "clientSecret": "s3",
-                                          "tokenEndpointAuthMethod": "client_secret_post"})
+    m.add_server(
+        "srv",
+        srv.server_url,
+        {
+            "grant": "client_credentials",
+            "clientId": "svc",
+            "clientSecret": "s3",
+            "tokenEndpointAuthMethod": "client_secret_post",
+        },
+    )
     assert call(srv.server_url, m.auth("srv")) == 200
     srv.access_tokens.clear()
     assert call(srv.server_url, m.auth("srv")) == 200
@@ -88,11 +101,19 @@ def test_enterprise_managed_authorization(srv, make_manager):
     srv.add_client("mcp-client", method="client_secret_basic", secret="as-secret")
     id_token = srv.issue_id_token("alice")
     m = make_manager()
-    m.add_server("srv", srv.server_url, {
-        "grant": "enterprise", "clientId": "mcp-client", "clientSecret": "as-secret",
-        "idpTokenEndpoint": srv.issuer + "/token", "idToken": lambda: id_token,
-        "idpClientId": "idp-client", "idpClientSecret": "idp-secret",
-    })
+    m.add_server(
+        "srv",
+        srv.server_url,
+        {
+            "grant": "enterprise",
+            "clientId": "mcp-client",
+            "clientSecret": "as-secret",
+            "idpTokenEndpoint": srv.issuer + "/token",
+            "idToken": lambda: id_token,
+            "idpClientId": "idp-client",
+            "idpClientSecret": "idp-secret",
+        },
+    )
     assert call(srv.server_url, m.auth("srv")) == 200
     exchange = srv.token_requests("urn:ietf:params:oauth:grant-type:token-exchange")[0]["form"]
     assert exchange["subject_token"] == id_token and exchange["audience"] == srv.issuer

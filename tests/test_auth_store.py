@@ -120,8 +120,9 @@ def test_lock_timeout_is_a_store_error_and_reads_never_wait(tmp_path):
         lock.release()
         """
     )
-    proc = subprocess.Popen([sys.executable, "-c", script, path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script, path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert proc.stdout.readline().strip() == "locked"
         with pytest.raises(CredentialStoreError, match="timed out"):
@@ -154,9 +155,7 @@ _WORKER = textwrap.dedent(
 @posix_only
 def test_eight_processes_hundred_updates_lose_nothing(tmp_path):
     path = str(tmp_path / "mcp-auth.json")
-    procs = [
-        subprocess.Popen([sys.executable, "-c", _WORKER, path, str(n), ROOT]) for n in range(8)
-    ]
+    procs = [subprocess.Popen([sys.executable, "-c", _WORKER, path, str(n), ROOT]) for n in range(8)]
     for proc in procs:
         assert proc.wait(120) == 0
     with open(path) as fh:

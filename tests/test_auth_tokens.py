@@ -13,7 +13,6 @@ import threading
 import pytest
 import requests
 
-from mcpsync.auth import OAuthManager
 from mcpsync.errors import AuthRequired, InsufficientScope
 from tests.authserver import make_manager, manager, no_auth_leaks, srv, store  # noqa: F401
 
@@ -130,8 +129,15 @@ def test_processes_share_one_refresh_through_the_store(srv, manager):
     manager.authenticate("srv")
     expire(manager)
     srv.token_delay = 0.3
-    procs = [subprocess.Popen([sys.executable, "-c", _REFRESHER, manager.store.path, srv.server_url, ROOT],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for _ in range(4)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _REFRESHER, manager.store.path, srv.server_url, ROOT],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(4)
+    ]
     outputs = []
     try:
         for p in procs:
@@ -188,6 +194,7 @@ def test_step_up_gives_up_after_three_attempts(srv, manager):
 
     def stingy(request):  # the user never grants "admin"
         from tests.authserver import approve_via_http
+
         location = approve_via_http(request)
         for info in srv.codes.values():
             info["scope"] = [s for s in info["scope"] if s != "admin"]
@@ -219,8 +226,15 @@ def test_secrets_never_in_logs_reprs_or_messages(srv, make_manager, caplog):
             if entry["form"].get(key):
                 secrets_seen.add(entry["form"][key])
     secrets_seen |= set(srv.access_tokens) | {v for e in srv.log for k, v in e["query"].items() if k == "code"}
-    texts = [caplog.text, repr(m), repr(auth), repr(m.store), str(info.value), repr(info.value),
-             repr(m._servers["srv"].oauth)]
+    texts = [
+        caplog.text,
+        repr(m),
+        repr(auth),
+        repr(m.store),
+        str(info.value),
+        repr(info.value),
+        repr(m._servers["srv"].oauth),
+    ]
     for secret in secrets_seen:
         for text in texts:
             assert secret not in text

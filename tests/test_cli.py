@@ -57,8 +57,9 @@ def _env(tmp: Optional[Path] = None) -> Dict[str, str]:
     return env
 
 
-def run(*args: str, cwd: Optional[Path] = None, stdin: Optional[str] = None,
-        timeout: float = 30) -> subprocess.CompletedProcess:
+def run(
+    *args: str, cwd: Optional[Path] = None, stdin: Optional[str] = None, timeout: float = 30
+) -> subprocess.CompletedProcess:
     """Run ``python -m mcpsync ARGS`` and capture its output."""
     return subprocess.run(
         [sys.executable, "-m", "mcpsync"] + list(args),
@@ -154,8 +155,19 @@ def test_demo_shows_a_readable_session(batch: Any) -> None:
     text = proc.stdout
     assert "mcpsync example server" in text
     assert "over stdio" in text and "era)" in text
-    for expected in ("tools/list", "echo", "Hello from mcpsync!", "42", "server log [info]", "prompts/get greet",
-                     "Please greet Ada", "resources/read example://hello", "Hello, world!", "progress: 5/5", "done"):
+    for expected in (
+        "tools/list",
+        "echo",
+        "Hello from mcpsync!",
+        "42",
+        "server log [info]",
+        "prompts/get greet",
+        "Please greet Ada",
+        "resources/read example://hello",
+        "Hello, world!",
+        "progress: 5/5",
+        "done",
+    ):
         assert expected in text, expected
     assert "Traceback" not in proc.stderr
 
@@ -296,8 +308,19 @@ def test_env_and_cwd_reach_the_server(tmp_path: Path) -> None:
         "sys.argv = ['x']\n"
         "runpy.run_module('mcpsync.example_server', run_name='__main__')\n"
     )
-    proc = run("-v", "tools", "--env", "MARK=42", "--env", "PYTHONPATH=%s" % os.getcwd(), "--cwd", str(tmp_path),
-               "--", sys.executable, "srv.py")
+    proc = run(
+        "-v",
+        "tools",
+        "--env",
+        "MARK=42",
+        "--env",
+        "PYTHONPATH=%s" % os.getcwd(),
+        "--cwd",
+        str(tmp_path),
+        "--",
+        sys.executable,
+        "srv.py",
+    )
     assert proc.returncode == 0, proc.stderr
     assert "server stderr: MARK=42 CWD=%s" % tmp_path in proc.stderr
 
@@ -322,7 +345,10 @@ def test_progress_bar_on_a_terminal() -> None:
     try:
         proc = subprocess.Popen(
             [sys.executable, "-m", "mcpsync", "call", "slow", "--args", '{"seconds": 0.3, "steps": 3}'] + SERVER,
-            stdout=subprocess.PIPE, stderr=slave, stdin=subprocess.DEVNULL, env=_env(),
+            stdout=subprocess.PIPE,
+            stderr=slave,
+            stdin=subprocess.DEVNULL,
+            env=_env(),
         )
     finally:
         os.close(slave)
@@ -349,9 +375,25 @@ def test_ctrl_c_cancels_the_call_and_exits_130(tmp_path: Path) -> None:
     spy, log = tmp_path / "spy.py", tmp_path / "sent.jsonl"
     spy.write_text(SPY)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mcpsync", "call", "slow", "--args", '{"seconds": 60, "steps": 60}',
-         "--", sys.executable, str(spy), str(log)] + EXAMPLE,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, env=_env(),
+        [
+            sys.executable,
+            "-m",
+            "mcpsync",
+            "call",
+            "slow",
+            "--args",
+            '{"seconds": 60, "steps": 60}',
+            "--",
+            sys.executable,
+            str(spy),
+            str(log),
+        ]
+        + EXAMPLE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env=_env(),
     )
     try:
         assert wait_for(lambda: log.exists() and '"tools/call"' in log.read_text(), 20), "the call never started"
@@ -396,7 +438,6 @@ def test_split_and_parse_helpers() -> None:
     assert cli.server_name(["/usr/bin/my-server", "--flag"]) == "my-server"
     assert cli.server_name(["uvx", "mcp-server-fetch"]) == "mcp-server-fetch"
     assert set(cli.EXIT_CODES) == {0, 1, 2, 3, 4, 5, 6, 70, 130}
-
 
 
 # ---------------------------------------------------------------------------- remote servers (--url)

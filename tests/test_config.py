@@ -22,12 +22,14 @@ ENV = {"TOKEN": "s3cret", "HOST": "mcp.example.com", "EMPTY": ""}
 
 
 def test_claude_desktop_format(tmp_path):
-    data = {"mcpServers": {
-        "files": {"command": "npx", "args": ["-y", "server-fs", "${HOME_DIR:-/tmp}"], "env": {"K": "${TOKEN}"}},
-        "remote": {"url": "https://${HOST}/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}},
-        "windsurf": {"serverUrl": "https://h/sse", "type": "sse"},
-        "off": {"command": "x", "disabled": True, "timeout": 12},
-    }}
+    data = {
+        "mcpServers": {
+            "files": {"command": "npx", "args": ["-y", "server-fs", "${HOME_DIR:-/tmp}"], "env": {"K": "${TOKEN}"}},
+            "remote": {"url": "https://${HOST}/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}},
+            "windsurf": {"serverUrl": "https://h/sse", "type": "sse"},
+            "off": {"command": "x", "disabled": True, "timeout": 12},
+        }
+    }
     cfg = parse_config(data, env=ENV)
     files, remote = cfg["files"], cfg["remote"]
     assert files.command == ["npx", "-y", "server-fs", "/tmp"] and files.env == {"K": "s3cret"}
@@ -44,10 +46,18 @@ def test_opencode_format_uses_milliseconds_and_its_own_keys():
         "$schema": "https://opencode.ai/config.json",
         "experimental": {"mcp_timeout": 45000},
         "mcp": {
-            "local": {"type": "local", "command": ["python", "-m", "srv"], "environment": {"A": "{env:TOKEN}"},
-                      "timeout": 5000},
-            "remote": {"type": "remote", "url": "https://h/mcp", "oauth": {"clientId": "cid", "scope": "read"},
-                       "enabled": False},
+            "local": {
+                "type": "local",
+                "command": ["python", "-m", "srv"],
+                "environment": {"A": "{env:TOKEN}"},
+                "timeout": 5000,
+            },
+            "remote": {
+                "type": "remote",
+                "url": "https://h/mcp",
+                "oauth": {"clientId": "cid", "scope": "read"},
+                "enabled": False,
+            },
             "noauth": {"type": "remote", "url": "https://h/mcp", "oauth": False},
         },
     }
@@ -82,12 +92,20 @@ def test_vscode_formats_and_variables(tmp_path):
 
 
 def test_native_dicts_and_server_config_objects():
-    cfg = parse_config({
-        "a": {"command": ["python", "srv.py"], "cwd": "/tmp", "timeout": 5, "connect_timeout": 3, "lazy": True,
-              "options": {"stderr": "discard"}},
-        "b": ServerConfig("ignored", url="https://h/mcp", bearer_token="t", transport="sse"),
-        "c": {"type": "local", "command": "x", "environment": {"K": "v"}},
-    })
+    cfg = parse_config(
+        {
+            "a": {
+                "command": ["python", "srv.py"],
+                "cwd": "/tmp",
+                "timeout": 5,
+                "connect_timeout": 3,
+                "lazy": True,
+                "options": {"stderr": "discard"},
+            },
+            "b": ServerConfig("ignored", url="https://h/mcp", bearer_token="t", transport="sse"),
+            "c": {"type": "local", "command": "x", "environment": {"K": "v"}},
+        }
+    )
     assert cfg["a"].timeout == 5 and cfg["a"].connect_timeout == 3 and cfg["a"].lazy is True
     target, kwargs = cfg["a"].client_arguments()
     assert target == ["python", "srv.py"]
@@ -108,23 +126,28 @@ def test_repr_never_shows_secrets():
     assert "s3cret" not in repr(cfg) and "hunter2" not in repr(cfg)
 
 
-@pytest.mark.parametrize("data, expected", [
-    ({"mcpServers": {"gh": {"command": "npx", "args": ["-y", 5]}}},
-     "mcpServers.gh.args[1]: expected string, got integer 5"),
-    ({"mcpServers": {"gh": {"args": ["x"]}}}, "mcpServers.gh: missing required key 'command'"),
-    ({"mcpServers": {"gh": {"command": "x", "env": {"A": 1}}}}, "mcpServers.gh.env.A: expected string"),
-    ({"mcp": {"a": {"type": "local", "command": "x"}}}, "mcp.a.command: expected array, got string"),
-    ({"mcp": {"a": {"type": "locall", "command": ["x"]}}}, 'mcp.a.type: expected one of "local", "remote"'),
-    ({"mcp": {"a": {"type": "local", "command": ["x"], "comand": 1}}}, "mcp.a.comand: unknown key 'comand'"),
-    ({"mcp": {"a": {"type": "remote", "url": "ftp://x"}}}, "mcp.a.url: expected a value matching"),
-    ({"mcp": {"a": {"command": ["x"]}}}, "mcp.a: missing required key 'type'"),
-    ({"gh": {"comand": "x"}}, "gh.comand: unknown key 'comand'; expected one of: args,"),
-    ({"gh": {"command": "x", "url": "http://a"}}, "gh: give either 'command' or 'url', not both"),
-    ({"gh": {"command": "x", "timeout": -1}}, "gh.timeout: expected a number > 0, got -1"),
-    ({"gh": {"type": "local", "url": "http://a"}}, "gh.type: 'local' servers take a command, not a url"),
-    ({"gh": {"type": "http", "command": "x"}}, "gh.url: 'http' servers need a url"),
-    ({"gh": {"command": "x", "transport": "ws"}}, 'gh.transport: expected one of "auto", "http", "sse"'),
-])
+@pytest.mark.parametrize(
+    "data, expected",
+    [
+        (
+            {"mcpServers": {"gh": {"command": "npx", "args": ["-y", 5]}}},
+            "mcpServers.gh.args[1]: expected string, got integer 5",
+        ),
+        ({"mcpServers": {"gh": {"args": ["x"]}}}, "mcpServers.gh: missing required key 'command'"),
+        ({"mcpServers": {"gh": {"command": "x", "env": {"A": 1}}}}, "mcpServers.gh.env.A: expected string"),
+        ({"mcp": {"a": {"type": "local", "command": "x"}}}, "mcp.a.command: expected array, got string"),
+        ({"mcp": {"a": {"type": "locall", "command": ["x"]}}}, 'mcp.a.type: expected one of "local", "remote"'),
+        ({"mcp": {"a": {"type": "local", "command": ["x"], "comand": 1}}}, "mcp.a.comand: unknown key 'comand'"),
+        ({"mcp": {"a": {"type": "remote", "url": "ftp://x"}}}, "mcp.a.url: expected a value matching"),
+        ({"mcp": {"a": {"command": ["x"]}}}, "mcp.a: missing required key 'type'"),
+        ({"gh": {"comand": "x"}}, "gh.comand: unknown key 'comand'; expected one of: args,"),
+        ({"gh": {"command": "x", "url": "http://a"}}, "gh: give either 'command' or 'url', not both"),
+        ({"gh": {"command": "x", "timeout": -1}}, "gh.timeout: expected a number > 0, got -1"),
+        ({"gh": {"type": "local", "url": "http://a"}}, "gh.type: 'local' servers take a command, not a url"),
+        ({"gh": {"type": "http", "command": "x"}}, "gh.url: 'http' servers need a url"),
+        ({"gh": {"command": "x", "transport": "ws"}}, 'gh.transport: expected one of "auto", "http", "sse"'),
+    ],
+)
 def test_validation_errors_point_at_the_bad_key(data, expected):
     with pytest.raises(ConfigError) as info:
         parse_config(data)
@@ -146,11 +169,16 @@ def test_file_errors_name_the_file(tmp_path):
 
 
 def test_an_unset_variable_fails_only_that_server():
-    cfg = parse_config({"mcpServers": {
-        "good": {"command": "x"},
-        "bad": {"command": "x", "env": {"K": "${NOT_SET_ANYWHERE}"}},
-        "badurl": {"url": "https://${NOPE}/mcp"},
-    }}, env=ENV)
+    cfg = parse_config(
+        {
+            "mcpServers": {
+                "good": {"command": "x"},
+                "bad": {"command": "x", "env": {"K": "${NOT_SET_ANYWHERE}"}},
+                "badurl": {"url": "https://${NOPE}/mcp"},
+            }
+        },
+        env=ENV,
+    )
     assert cfg["good"].error is None
     assert "mcpServers.bad.env.K: environment variable NOT_SET_ANYWHERE is not set" in str(cfg["bad"].error)
     assert cfg["badurl"].kind == "remote" and "NOPE" in str(cfg["badurl"].error)
@@ -180,7 +208,10 @@ def test_search_paths_and_discovery(tmp_path):
     paths = config_search_paths(cwd, home, env, "linux")
     assert paths[0] == cwd / "mcpsync.json" and paths[-1] == home / ".config" / "Claude" / "claude_desktop_config.json"
     assert config_search_paths(cwd, home, env, "darwin")[-1].parts[-3:] == (
-        "Application Support", "Claude", "claude_desktop_config.json")
+        "Application Support",
+        "Claude",
+        "claude_desktop_config.json",
+    )
     assert find_config(cwd, home, env, "linux") is None
     claude = home / ".config" / "Claude" / "claude_desktop_config.json"
     claude.parent.mkdir(parents=True)

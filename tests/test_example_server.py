@@ -21,9 +21,11 @@ WAIT = 10.0  # generous upper bound for any single expected message (never a per
 
 
 def modern_meta(caps: Optional[Dict[str, Any]] = None, **extra: Any) -> Dict[str, Any]:
-    meta = {"io.modelcontextprotocol/protocolVersion": MODERN,
-            "io.modelcontextprotocol/clientCapabilities": caps if caps is not None else {},
-            "io.modelcontextprotocol/clientInfo": {"name": "raw-test", "version": "0"}}
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": caps if caps is not None else {},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw-test", "version": "0"},
+    }
     meta.update(extra)
     return meta
 
@@ -34,16 +36,24 @@ class Server:
     def __init__(self, *args: str, module: str = "mcpsync.example_server", new_session: bool = False) -> None:
         env = dict(os.environ)
         env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
-        self.proc = subprocess.Popen([sys.executable, "-m", module] + list(args), stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT,
-                                     start_new_session=new_session)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", module] + list(args),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=ROOT,
+            start_new_session=new_session,
+        )
         self.lines: "queue.Queue[Optional[bytes]]" = queue.Queue()
         self.stderr = bytearray()
         self.raw = bytearray()
         self.backlog: List[Any] = []
         self._next_id = 1000
-        self._readers = [threading.Thread(target=self._read_out, daemon=True),
-                         threading.Thread(target=self._read_err, daemon=True)]
+        self._readers = [
+            threading.Thread(target=self._read_out, daemon=True),
+            threading.Thread(target=self._read_err, daemon=True),
+        ]
         for t in self._readers:
             t.start()
 
@@ -141,16 +151,23 @@ class Server:
         return msg["result"]
 
     def initialize(self, version: str = "2025-11-25", capabilities: Optional[Dict[str, Any]] = None) -> Any:
-        result = self.result("initialize", {"protocolVersion": version, "capabilities": capabilities or {},
-                                            "clientInfo": {"name": "raw-test", "version": "0"}})
+        result = self.result(
+            "initialize",
+            {
+                "protocolVersion": version,
+                "capabilities": capabilities or {},
+                "clientInfo": {"name": "raw-test", "version": "0"},
+            },
+        )
         self.notify("notifications/initialized")
         return result
 
     def tool(self, name: str, arguments: Optional[Dict[str, Any]] = None, **kw: Any) -> Any:
         return self.result("tools/call", {"name": name, "arguments": arguments or {}}, **kw)
 
-    def mcall(self, method: str, params: Optional[Dict[str, Any]] = None, caps: Optional[Dict[str, Any]] = None,
-              **meta: Any) -> Any:
+    def mcall(
+        self, method: str, params: Optional[Dict[str, Any]] = None, caps: Optional[Dict[str, Any]] = None, **meta: Any
+    ) -> Any:
         params = dict(params or {})
         params["_meta"] = modern_meta(caps, **meta)
         return self.call(method, params)
@@ -249,8 +266,9 @@ def test_requests_before_initialize(spawn):
 
 def test_strict_init_requires_initialized_notification(spawn):
     srv = spawn("--strict-init")
-    srv.result("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x",
-                                                                                               "version": "0"}})
+    srv.result(
+        "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "0"}}
+    )
     assert srv.call("tools/list")["error"]["code"] == -32600
     srv.notify("notifications/initialized")
     assert srv.result("tools/list")["tools"]
@@ -285,8 +303,9 @@ def test_basic_tools(shared):
 
 def test_slow_progress(shared):
     seen: List[Any] = []
-    rid = shared.start("tools/call", {"name": "slow", "arguments": {"seconds": 0.2, "steps": 4},
-                                      "_meta": {"progressToken": "tok"}})
+    rid = shared.start(
+        "tools/call", {"name": "slow", "arguments": {"seconds": 0.2, "steps": 4}, "_meta": {"progressToken": "tok"}}
+    )
     res = shared.response(rid, keep=seen)
     assert text_of(res["result"]) == "done"
     prog = [m["params"] for m in seen if m.get("method") == "notifications/progress"]
@@ -295,8 +314,9 @@ def test_slow_progress(shared):
 
 
 def test_cancellation_stops_request(shared):
-    rid = shared.start("tools/call", {"name": "slow", "arguments": {"seconds": 30, "steps": 300},
-                                      "_meta": {"progressToken": 7}})
+    rid = shared.start(
+        "tools/call", {"name": "slow", "arguments": {"seconds": 30, "steps": 300}, "_meta": {"progressToken": 7}}
+    )
     shared.wait_for(lambda m: m.get("method") == "notifications/progress")
     shared.notify("notifications/cancelled", {"requestId": rid, "reason": "test"})
     seen: List[Any] = []
@@ -313,8 +333,13 @@ def test_sampling_round_trip(shared):
     rid = shared.start("tools/call", {"name": "sample", "arguments": {"prompt": "2+2?"}})
     req = shared.wait_for(lambda m: m.get("method") == "sampling/createMessage")
     assert req["params"]["messages"][0]["content"]["text"] == "2+2?" and req["params"]["maxTokens"] > 0
-    shared.send({"jsonrpc": "2.0", "id": req["id"], "result": {"role": "assistant", "model": "m",
-                                                               "content": {"type": "text", "text": "4"}}})
+    shared.send(
+        {
+            "jsonrpc": "2.0",
+            "id": req["id"],
+            "result": {"role": "assistant", "model": "m", "content": {"type": "text", "text": "4"}},
+        }
+    )
     assert text_of(shared.response(rid)["result"]) == "4"
     # A client error becomes a tool error.
     rid = shared.start("tools/call", {"name": "sample", "arguments": {"prompt": "x"}})
@@ -343,8 +368,9 @@ def test_elicitation_form_and_url(shared):
     assert types == {"string", "integer", "number", "boolean"}
     assert any("enum" in p for p in schema["properties"].values())
     assert schema["properties"]["name"]["default"] == "Ada" and req["params"]["mode"] == "form"
-    shared.send({"jsonrpc": "2.0", "id": req["id"],
-                 "result": {"action": "accept", "content": {"name": "Bo", "age": 3}}})
+    shared.send(
+        {"jsonrpc": "2.0", "id": req["id"], "result": {"action": "accept", "content": {"name": "Bo", "age": 3}}}
+    )
     res = shared.response(rid)["result"]
     assert res["structuredContent"] == {"action": "accept", "content": {"name": "Bo", "age": 3}}
     rid = shared.start("tools/call", {"name": "elicit_url"})
@@ -394,8 +420,9 @@ def test_list_changed_and_subscriptions(legacy):
     assert legacy.result("resources/subscribe", {"uri": "example://hello"}) == {}
     seen = []
     legacy.tool("touch", {"uri": "example://hello"}, keep=seen)
-    assert seen == [{"jsonrpc": "2.0", "method": "notifications/resources/updated",
-                     "params": {"uri": "example://hello"}}]
+    assert seen == [
+        {"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": "example://hello"}}
+    ]
     assert legacy.result("resources/unsubscribe", {"uri": "example://hello"}) == {}
     assert "0 subscriber" in text_of(legacy.tool("touch", {"uri": "example://hello"}))
 
@@ -449,8 +476,12 @@ def test_completion(shared):
     assert "Blackbeard" in comp["values"]
     comp = complete({"type": "ref/resource", "uri": "example://items/{id}"}, "id", "1")
     assert comp["values"][:2] == ["1", "10"] and comp["total"] == 62 and comp["hasMore"] is False
-    assert shared.call("completion/complete", {"ref": {"type": "ref/prompt", "name": "zz"},
-                                               "argument": {"name": "a", "value": ""}})["error"]["code"] == -32602
+    assert (
+        shared.call(
+            "completion/complete", {"ref": {"type": "ref/prompt", "name": "zz"}, "argument": {"name": "a", "value": ""}}
+        )["error"]["code"]
+        == -32602
+    )
 
 
 def test_pagination(spawn):
@@ -475,10 +506,18 @@ def test_pagination(spawn):
 
 
 def test_batches(shared):
-    shared.send([{"jsonrpc": "2.0", "id": "a", "method": "ping"},
-                 {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
-                 {"jsonrpc": "2.0", "id": "b", "method": "tools/call", "params": {"name": "echo",
-                                                                                 "arguments": {"message": "x"}}}])
+    shared.send(
+        [
+            {"jsonrpc": "2.0", "id": "a", "method": "ping"},
+            {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
+            {
+                "jsonrpc": "2.0",
+                "id": "b",
+                "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"message": "x"}},
+            },
+        ]
+    )
     batch = shared.wait_for(lambda m: isinstance(m, list))
     assert sorted(m["id"] for m in batch) == ["a", "b"]
     shared.send([])
@@ -491,8 +530,7 @@ def test_batches(shared):
 
 
 def test_legacy_tasks(legacy):
-    created = legacy.result("tools/call", {"name": "task_work", "arguments": {"seconds": 0.2},
-                                           "task": {"ttl": 60000}})
+    created = legacy.result("tools/call", {"name": "task_work", "arguments": {"seconds": 0.2}, "task": {"ttl": 60000}})
     task = created["task"]
     assert task["status"] == "working" and task["ttl"] == 60000 and task["createdAt"] and "pollInterval" in task
     got = legacy.result("tasks/get", {"taskId": task["taskId"]})
@@ -504,16 +542,22 @@ def test_legacy_tasks(legacy):
     assert [t["taskId"] for t in listed] == [task["taskId"]] and listed[0]["status"] == "completed"
     assert legacy.call("tasks/cancel", {"taskId": task["taskId"]})["error"]["code"] == -32602
     # cancel a running one; status notifications arrive
-    task2 = legacy.result("tools/call", {"name": "task_work", "arguments": {"seconds": 30},
-                                         "task": {}})["task"]
+    task2 = legacy.result("tools/call", {"name": "task_work", "arguments": {"seconds": 30}, "task": {}})["task"]
     cancelled = legacy.result("tasks/cancel", {"taskId": task2["taskId"]})
     assert cancelled["status"] == "cancelled"
-    note = legacy.wait_for(lambda m: m.get("method") == "notifications/tasks/status"
-                           and m["params"]["taskId"] == task2["taskId"] and m["params"]["status"] == "cancelled")
+    note = legacy.wait_for(
+        lambda m: (
+            m.get("method") == "notifications/tasks/status"
+            and m["params"]["taskId"] == task2["taskId"]
+            and m["params"]["status"] == "cancelled"
+        )
+    )
     assert note["params"]["lastUpdatedAt"]
     assert legacy.call("tasks/get", {"taskId": "nope"})["error"]["code"] == -32602
-    assert legacy.call("tools/call", {"name": "echo", "arguments": {"message": "x"},
-                                      "task": {}})["error"]["code"] == -32601
+    assert (
+        legacy.call("tools/call", {"name": "echo", "arguments": {"message": "x"}, "task": {}})["error"]["code"]
+        == -32601
+    )
 
 
 def test_tasks_disabled_or_older_version(spawn):
@@ -530,8 +574,9 @@ def test_tasks_disabled_or_older_version(spawn):
 
 
 def test_legacy_task_input_required(legacy):
-    task = legacy.result("tools/call", {"name": "task_work", "arguments": {"seconds": 0.1, "ask": True},
-                                        "task": {}})["task"]
+    task = legacy.result("tools/call", {"name": "task_work", "arguments": {"seconds": 0.1, "ask": True}, "task": {}})[
+        "task"
+    ]
     req = legacy.wait_for(lambda m: m.get("method") == "elicitation/create")
     assert req["params"]["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task["taskId"]}
     assert legacy.result("tasks/get", {"taskId": task["taskId"]})["status"] == "input_required"
@@ -564,8 +609,15 @@ def test_modern_discover_and_calls(spawn):
 def test_modern_envelope_errors(spawn):
     srv = spawn()
     assert srv.call("tools/list", {})["error"]["code"] == -32602
-    err = srv.call("tools/list", {"_meta": {"io.modelcontextprotocol/protocolVersion": "2030-01-01",
-                                            "io.modelcontextprotocol/clientCapabilities": {}}})["error"]
+    err = srv.call(
+        "tools/list",
+        {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2030-01-01",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }
+        },
+    )["error"]
     assert err["code"] == -32022 and MODERN in err["data"]["supported"] and err["data"]["requested"] == "2030-01-01"
     err = srv.call("tools/list", {"_meta": {"io.modelcontextprotocol/protocolVersion": MODERN}})["error"]
     assert err["code"] == -32602  # clientCapabilities missing
@@ -574,23 +626,32 @@ def test_modern_envelope_errors(spawn):
 def test_modern_progress_and_logs(spawn):
     srv = spawn()
     seen: List[Any] = []
-    rid = srv.start("tools/call", {"name": "slow", "arguments": {"seconds": 0.05, "steps": 2},
-                                   "_meta": modern_meta(progressToken="t")})
+    rid = srv.start(
+        "tools/call",
+        {"name": "slow", "arguments": {"seconds": 0.05, "steps": 2}, "_meta": modern_meta(progressToken="t")},
+    )
     srv.response(rid, keep=seen)
     assert len([m for m in seen if m.get("method") == "notifications/progress"]) == 2
     res = srv.mcall("tools/call", {"name": "log", "arguments": {"level": "error", "message": "x"}})["result"]
     assert text_of(res) == "suppressed by log level"  # no logLevel in _meta: no logs
     seen = []
-    rid = srv.start("tools/call", {"name": "log", "arguments": {"level": "error", "message": "x"},
-                                   "_meta": modern_meta(**{"io.modelcontextprotocol/logLevel": "warning"})})
+    rid = srv.start(
+        "tools/call",
+        {
+            "name": "log",
+            "arguments": {"level": "error", "message": "x"},
+            "_meta": modern_meta(**{"io.modelcontextprotocol/logLevel": "warning"}),
+        },
+    )
     assert text_of(srv.response(rid, keep=seen)["result"]) == "logged"
     assert [m["params"]["level"] for m in seen if m.get("method") == "notifications/message"] == ["error"]
 
 
 def test_era_selection(spawn):
     modern = spawn("--era", "modern")
-    err = modern.call("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
-                                     "clientInfo": {"name": "x", "version": "0"}})["error"]
+    err = modern.call(
+        "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "0"}}
+    )["error"]
     assert err["code"] == -32022 and err["data"]["supported"] == [MODERN]
     assert modern.mcall("server/discover")["result"]["supportedVersions"] == [MODERN]
     legacy = spawn("--era", "legacy")
@@ -635,11 +696,16 @@ def test_mrtr(spawn, rounds):
     for i in range(rounds):
         res = srv.mcall("tools/call", params, caps)["result"]
         assert res["resultType"] == "input_required", res
-        (key, req), = res["inputRequests"].items()
+        ((key, req),) = res["inputRequests"].items()
         assert req["method"] == "sampling/createMessage"
-        params = {"name": "sample", "arguments": {"prompt": "hi"}, "requestState": res["requestState"],
-                  "inputResponses": {key: {"role": "assistant", "model": "m",
-                                           "content": {"type": "text", "text": "answer %d" % i}}}}
+        params = {
+            "name": "sample",
+            "arguments": {"prompt": "hi"},
+            "requestState": res["requestState"],
+            "inputResponses": {
+                key: {"role": "assistant", "model": "m", "content": {"type": "text", "text": "answer %d" % i}}
+            },
+        }
     res = srv.mcall("tools/call", params, caps)["result"]
     assert res["resultType"] == "complete" and text_of(res) == "answer %d" % (rounds - 1)
 
@@ -649,23 +715,34 @@ def test_mrtr_elicit_roots_and_missing_capability(spawn):
     err = srv.mcall("tools/call", {"name": "sample", "arguments": {"prompt": "x"}})["error"]
     assert err["code"] == -32021 and "sampling" in err["data"]["requiredCapabilities"]
     res = srv.mcall("tools/call", {"name": "elicit"}, {"elicitation": {}})["result"]
-    (key, req), = res["inputRequests"].items()
+    ((key, req),) = res["inputRequests"].items()
     assert req["params"]["mode"] == "form"
     # Missing answer: asked again rather than an error.
-    again = srv.mcall("tools/call", {"name": "elicit", "requestState": res["requestState"], "inputResponses": {}},
-                      {"elicitation": {}})["result"]
+    again = srv.mcall(
+        "tools/call", {"name": "elicit", "requestState": res["requestState"], "inputResponses": {}}, {"elicitation": {}}
+    )["result"]
     assert again["resultType"] == "input_required"
-    done = srv.mcall("tools/call", {"name": "elicit", "requestState": res["requestState"],
-                                    "inputResponses": {key: {"action": "decline"}}}, {"elicitation": {}})["result"]
+    done = srv.mcall(
+        "tools/call",
+        {"name": "elicit", "requestState": res["requestState"], "inputResponses": {key: {"action": "decline"}}},
+        {"elicitation": {}},
+    )["result"]
     assert done["structuredContent"] == {"action": "decline"}
     res = srv.mcall("tools/call", {"name": "elicit_url"}, {"elicitation": {"url": {}}})["result"]
-    (key, req), = res["inputRequests"].items()
+    ((key, req),) = res["inputRequests"].items()
     assert req["params"]["mode"] == "url" and "elicitationId" not in req["params"]
     res = srv.mcall("tools/call", {"name": "roots"}, {"roots": {}})["result"]
-    (key, req), = res["inputRequests"].items()
+    ((key, req),) = res["inputRequests"].items()
     assert req["method"] == "roots/list"
-    done = srv.mcall("tools/call", {"name": "roots", "requestState": res["requestState"],
-                                    "inputResponses": {key: {"roots": [{"uri": "file:///r"}]}}}, {"roots": {}})
+    done = srv.mcall(
+        "tools/call",
+        {
+            "name": "roots",
+            "requestState": res["requestState"],
+            "inputResponses": {key: {"roots": [{"uri": "file:///r"}]}},
+        },
+        {"roots": {}},
+    )
     assert text_of(done["result"]) == "file:///r"
     bad = srv.mcall("tools/call", {"name": "roots", "requestState": "tampered", "inputResponses": {}}, {"roots": {}})
     assert bad["error"]["code"] == -32602
@@ -673,8 +750,13 @@ def test_mrtr_elicit_roots_and_missing_capability(spawn):
 
 def test_listen(spawn):
     srv = spawn()
-    rid = srv.start("subscriptions/listen", {"_meta": modern_meta(), "notifications": {
-        "toolsListChanged": True, "resourceSubscriptions": ["example://hello"], "bogus": True}})
+    rid = srv.start(
+        "subscriptions/listen",
+        {
+            "_meta": modern_meta(),
+            "notifications": {"toolsListChanged": True, "resourceSubscriptions": ["example://hello"], "bogus": True},
+        },
+    )
     ack = srv.wait_for(lambda m: m.get("method") == "notifications/subscriptions/acknowledged")
     assert ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == rid
     assert ack["params"]["notifications"] == {"toolsListChanged": True, "resourceSubscriptions": ["example://hello"]}
@@ -698,8 +780,13 @@ def test_listen(spawn):
 
 def test_listen_refuses_resource_subscriptions(spawn):
     srv = spawn("--refuse-resource-subscriptions")
-    srv.start("subscriptions/listen", {"_meta": modern_meta(), "notifications": {
-        "promptsListChanged": True, "resourceSubscriptions": ["example://hello"]}})
+    srv.start(
+        "subscriptions/listen",
+        {
+            "_meta": modern_meta(),
+            "notifications": {"promptsListChanged": True, "resourceSubscriptions": ["example://hello"]},
+        },
+    )
     ack = srv.wait_for(lambda m: m.get("method") == "notifications/subscriptions/acknowledged")
     assert ack["params"]["notifications"] == {"promptsListChanged": True}
 
@@ -720,13 +807,16 @@ def test_modern_tasks(spawn):
         if got["status"] == "input_required":
             break
         time.sleep(0.02)
-    (key, req), = got["inputRequests"].items()
+    ((key, req),) = got["inputRequests"].items()
     assert req["method"] == "elicitation/create"
-    assert srv.mcall("tasks/update", {"taskId": task_id, "inputResponses": {key: {"action": "accept",
-                                                                                   "content": {"confirm": True}}}},
-                     caps)["result"] == {"resultType": "complete",
-                                         "_meta": {"io.modelcontextprotocol/serverInfo": got["_meta"][
-                                             "io.modelcontextprotocol/serverInfo"]}}
+    assert srv.mcall(
+        "tasks/update",
+        {"taskId": task_id, "inputResponses": {key: {"action": "accept", "content": {"confirm": True}}}},
+        caps,
+    )["result"] == {
+        "resultType": "complete",
+        "_meta": {"io.modelcontextprotocol/serverInfo": got["_meta"]["io.modelcontextprotocol/serverInfo"]},
+    }
     while got["status"] not in ("completed", "failed", "cancelled"):
         time.sleep(0.02)
         got = srv.mcall("tasks/get", {"taskId": task_id}, caps)["result"]
@@ -737,8 +827,9 @@ def test_modern_tasks(spawn):
     while srv.mcall("tasks/get", {"taskId": task_id}, caps)["result"]["status"] != "cancelled":
         time.sleep(0.02)
     # failures and errors
-    task_id = srv.mcall("tools/call", {"name": "task_work", "arguments": {"seconds": 0, "fail": True}},
-                        caps)["result"]["taskId"]
+    task_id = srv.mcall("tools/call", {"name": "task_work", "arguments": {"seconds": 0, "fail": True}}, caps)["result"][
+        "taskId"
+    ]
     while (got := srv.mcall("tasks/get", {"taskId": task_id}, caps)["result"])["status"] == "working":
         time.sleep(0.02)
     assert got["status"] == "failed" and got["error"]["code"] == -32603
@@ -775,8 +866,18 @@ def test_banner_garbage_crlf(spawn):
 
 def test_content_length_framing(spawn):
     srv = spawn("--framing", "content-length")
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "0"}}}).encode()
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "x", "version": "0"},
+            },
+        }
+    ).encode()
     srv.send_raw(b"Content-Length: %d\r\n\r\n" % len(body) + body)
     for _ in range(500):
         raw = bytes(srv.raw)
@@ -865,7 +966,7 @@ def _wait_stderr(srv: Server, needle: bytes) -> bytes:
     for _ in range(500):
         data = bytes(srv.stderr)
         if needle in data:
-            return data[data.index(needle):]
+            return data[data.index(needle) :]
         time.sleep(0.01)
     raise AssertionError("%r not on stderr: %r" % (needle, bytes(srv.stderr)))
 
@@ -886,11 +987,19 @@ def test_echo_server(spawn):
 
 
 def test_module_imports_only_stdlib():
-    code = ("import sys; import mcpsync.example_server, mcpsync.example_server.echo; "
-            "bad = [m for m in ('requests', 'jsonschema', 'filelock', 'sseclient') if m in sys.modules]; "
-            "print(bad)")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=30,
-                         env=dict(os.environ, PYTHONPATH=ROOT))
+    code = (
+        "import sys; import mcpsync.example_server, mcpsync.example_server.echo; "
+        "bad = [m for m in ('requests', 'jsonschema', 'filelock', 'sseclient') if m in sys.modules]; "
+        "print(bad)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=dict(os.environ, PYTHONPATH=ROOT),
+    )
     assert out.stdout.strip() == "[]", out.stderr
 
 
@@ -905,8 +1014,19 @@ def test_core_api_in_process():
         # Modern era: one session and one connection per POST.
         conn = QueueConnection()
         session = server.new_session(conn)
-        session.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-            "name": "slow", "arguments": {"seconds": 0.01, "steps": 2}, "_meta": modern_meta(progressToken=1)}}, conn)
+        session.handle(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {
+                    "name": "slow",
+                    "arguments": {"seconds": 0.01, "steps": 2},
+                    "_meta": modern_meta(progressToken=1),
+                },
+            },
+            conn,
+        )
         msgs = list(conn.until_response(1, timeout=WAIT))
         assert [m.get("method") for m in msgs[:-1]] == ["notifications/progress"] * 2
         assert msgs[-1]["result"]["resultType"] == "complete"
@@ -914,27 +1034,57 @@ def test_core_api_in_process():
         # Legacy era: one session, several POST connections; the client's answer arrives on another POST.
         legacy = server.new_session()
         post = QueueConnection()
-        legacy.handle({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {"sampling": {}},
-            "clientInfo": {"name": "x", "version": "0"}}}, post)
+        legacy.handle(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {"sampling": {}},
+                    "clientInfo": {"name": "x", "version": "0"},
+                },
+            },
+            post,
+        )
         assert post.get(WAIT)["result"]["protocolVersion"] == "2025-06-18"
         legacy.handle({"jsonrpc": "2.0", "method": "notifications/initialized"}, post)
         assert legacy.initialized and legacy.ready and legacy.protocol_version == "2025-06-18"
         call = QueueConnection()
-        legacy.handle({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                       "params": {"name": "sample", "arguments": {"prompt": "p"}}}, call)
+        legacy.handle(
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "sample", "arguments": {"prompt": "p"}},
+            },
+            call,
+        )
         sampling = call.get(WAIT)
         assert sampling["method"] == "sampling/createMessage"
         answer = QueueConnection()
-        legacy.handle({"jsonrpc": "2.0", "id": sampling["id"], "result": {
-            "role": "assistant", "model": "m", "content": {"type": "text", "text": "sampled"}}}, answer)
+        legacy.handle(
+            {
+                "jsonrpc": "2.0",
+                "id": sampling["id"],
+                "result": {"role": "assistant", "model": "m", "content": {"type": "text", "text": "sampled"}},
+            },
+            answer,
+        )
         assert text_of(call.get(WAIT)["result"]) == "sampled"
         assert answer.queue.empty()
         # Unsolicited legacy notifications go to the attached stream.
         stream = QueueConnection()
         legacy.attach(stream)
-        legacy.handle({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-                       "params": {"name": "add_tool", "arguments": {"name": "zz"}}}, post)
+        legacy.handle(
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "tools/call",
+                "params": {"name": "add_tool", "arguments": {"name": "zz"}},
+            },
+            post,
+        )
         assert stream.get(WAIT)["method"] == "notifications/tools/list_changed"
         legacy.close()
     finally:

@@ -13,8 +13,10 @@ import pytest
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 PY = sys.executable
-CONFIG = {"example": {"command": [PY, "-m", "mcpsync.example_server"]},
-          "second": {"command": [PY, "-m", "mcpsync.example_server"]}}
+CONFIG = {
+    "example": {"command": [PY, "-m", "mcpsync.example_server"]},
+    "second": {"command": [PY, "-m", "mcpsync.example_server"]},
+}
 
 
 def load(name: str) -> Any:
@@ -48,13 +50,16 @@ def test_flask_app_shares_one_manager_across_threads():
     app = load("flask_app").create_app(CONFIG)
     mgr = app.extensions["mcpsync"]
     try:
+
         def work(n: int) -> None:
             client = app.test_client()
             for i in range(5):
                 r = client.post("/call/example_add", json={"a": n, "b": i})
                 assert r.status_code == 200 and r.get_json()["structured"] == {"sum": n + i}
-                r = client.post("/tool-call", json={"type": "tool_use", "id": "t", "name": "second_echo",
-                                                    "input": {"message": "m%d" % i}})
+                r = client.post(
+                    "/tool-call",
+                    json={"type": "tool_use", "id": "t", "name": "second_echo", "input": {"message": "m%d" % i}},
+                )
                 assert r.get_json()["content"][0]["text"] == "m%d" % i
             assert client.get("/status").get_json()["example"]["status"] == "connected"
             names = [t["function"]["name"] for t in client.get("/tools?provider=openai").get_json()]
@@ -75,11 +80,13 @@ def test_django_view_shares_one_manager_across_threads():
     from django.test import Client as TestClient
 
     try:
+
         def work(n: int) -> None:
             client = TestClient()
             for i in range(5):
-                r = client.post("/mcp/call/example_add", data=json.dumps({"a": n, "b": i}),
-                                content_type="application/json")
+                r = client.post(
+                    "/mcp/call/example_add", data=json.dumps({"a": n, "b": i}), content_type="application/json"
+                )
                 assert r.status_code == 200 and r.json()["text"] == str(n + i)
             assert client.get("/mcp/status").json()["second"]["status"] == "connected"
             assert "example_echo" in [t["name"] for t in client.get("/mcp/tools").json()["tools"]]
@@ -95,10 +102,16 @@ def test_django_view_shares_one_manager_across_threads():
 
 def test_desktop_plugin_script(tmp_path, capsys):
     path = tmp_path / "claude_desktop_config.json"
-    path.write_text(json.dumps({"mcpServers": {
-        "example": {"command": PY, "args": ["-m", "mcpsync.example_server"]},
-        "off": {"command": "nothing", "disabled": True},
-    }}))
+    path.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "example": {"command": PY, "args": ["-m", "mcpsync.example_server"]},
+                    "off": {"command": "nothing", "disabled": True},
+                }
+            }
+        )
+    )
     assert load("desktop_plugin").main([str(path)]) == 0
     out = capsys.readouterr().out
     assert "example" in out and "connected" in out and "disabled" in out

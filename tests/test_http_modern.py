@@ -1,4 +1,4 @@
-"""Streamable HTTP in the 2026-07-28 era: request metadata headers, x-mcp-header, cancellation, re-issue, era detection."""
+"""Streamable HTTP, 2026-07-28 era: metadata headers, x-mcp-header, cancellation, re-issue, era detection."""
 
 from __future__ import annotations
 
@@ -177,8 +177,12 @@ def test_x_mcp_header_params_are_mirrored(modern: MCPTestServer) -> None:
 def test_tools_with_invalid_annotations_are_dropped_with_a_warning(
     modern: MCPTestServer, caplog: pytest.LogCaptureFixture
 ) -> None:
-    modern.add_tool({"name": "broken", "inputSchema": {"type": "object", "properties": {
-        "x": {"type": "number", "x-mcp-header": "X"}}}})
+    modern.add_tool(
+        {
+            "name": "broken",
+            "inputSchema": {"type": "object", "properties": {"x": {"type": "number", "x-mcp-header": "X"}}},
+        }
+    )
     with caplog.at_level(logging.WARNING, logger="mcpsync"), mcpsync.connect(modern.url, timeout=20) as c:
         names = {t.name for t in c.list_tools()}
     assert "broken" not in names and "echo" in names
@@ -282,8 +286,18 @@ def test_202_to_a_request_is_an_error() -> None:
         sink = FakeSink()
         t.start(sink)
         try:
-            t.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+            t.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {},
+                        "clientInfo": {"name": "t", "version": "1"},
+                    },
+                }
+            )
             assert wait_for(lambda: bool(sink.answers(1)))
             t.set_protocol("2025-11-25", "legacy")
             srv.faults.legacy_post_status = 202

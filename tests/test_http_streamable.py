@@ -9,7 +9,6 @@ from typing import Any, Iterator, List
 import pytest
 
 import mcpsync
-from mcpsync import handlers
 from mcpsync.transports import _remote
 
 from .conftest import wait_for

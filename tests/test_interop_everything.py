@@ -46,8 +46,10 @@ class Recorder:
             if name not in answer and name not in req.defaults():
                 prop = req.fields.get(name, {})
                 enum = prop.get("enum") or [o.get("const") for o in prop.get("oneOf", []) if isinstance(o, dict)]
-                answer[name] = enum[0] if enum else {"boolean": True, "integer": 1, "number": 1}.get(
-                    prop.get("type"), "test answer"
+                answer[name] = (
+                    enum[0]
+                    if enum
+                    else {"boolean": True, "integer": 1, "number": 1}.get(prop.get("type"), "test answer")
                 )
         return req.accept({k: v for k, v in answer.items() if k in req.fields or not req.fields})
 

@@ -76,7 +76,10 @@ def test_twenty_servers_connect_concurrently_and_a_broken_one_does_not_delay_the
     # Each server waits until all 20 processes exist: connecting one after the other could never finish.
     barrier = tmp_path / "barrier"
     barrier.mkdir()
-    cmd = wrapper(tmp_path, "barrier", """
+    cmd = wrapper(
+        tmp_path,
+        "barrier",
+        """
         import os, sys, time
         d = %r
         open(os.path.join(d, str(os.getpid())), "w").close()
@@ -85,7 +88,9 @@ def test_twenty_servers_connect_concurrently_and_a_broken_one_does_not_delay_the
             if time.time() > deadline:
                 sys.exit("only %%d servers started" %% len(os.listdir(d)))
             time.sleep(0.02)
-    """ % str(barrier))
+    """
+        % str(barrier),
+    )
     config = {"s%02d" % i: {"command": cmd, "connect_timeout": 90} for i in range(20)}
     config["broken"] = {"command": [PY, "-c", "import sys; sys.stderr.write('no config\\n'); sys.exit(3)"]}
     config["hangs"] = {"command": server_cmd("--slow-start", "600"), "connect_timeout": 1}
@@ -210,14 +215,19 @@ def test_list_changed_refreshes_are_coalesced(counting):
 def test_a_killed_server_is_restarted_on_next_use_and_a_sent_call_is_not_retried(tmp_path):
     starts = tmp_path / "starts.log"
     marker = tmp_path / "refuse"
-    cmd = wrapper(tmp_path, "restartable", """
+    cmd = wrapper(
+        tmp_path,
+        "restartable",
+        """
         import os, sys
         with open(%r, "a") as f:
             f.write("start\\n")
         if os.path.exists(%r):
             sys.stderr.write("refusing to start\\n")
             sys.exit(7)
-    """ % (str(starts), str(marker)))
+    """
+        % (str(starts), str(marker)),
+    )
     rec = Recorder()
     with Manager({"r": {"command": cmd}}, restart_backoff=(0.2, 0.4), on_status_changed=rec.status_changed) as mgr:
         pid = int(mgr.call_tool("r_pid").text)
@@ -269,18 +279,26 @@ def test_openai_and_anthropic_round_trips():
         add = [t for t in openai_tools if t["function"]["name"] == "calc_add"][0]
         assert add["function"]["parameters"]["type"] == "object"
         reply = mgr.call_from_tool_call(
-            {"id": "call_1", "type": "function", "function": {"name": "calc_add", "arguments": '{"a": 2, "b": 3}'}})
+            {"id": "call_1", "type": "function", "function": {"name": "calc_add", "arguments": '{"a": 2, "b": 3}'}}
+        )
         assert reply == {"role": "tool", "tool_call_id": "call_1", "content": "5"}
         anthropic_tools = mgr.tools_for("anthropic")
         assert "calc_echo" in [t["name"] for t in anthropic_tools]
-        reply = mgr.call_from_tool_call({"type": "tool_use", "id": "toolu_1", "name": "calc_echo",
-                                         "input": {"message": "hello"}})
-        assert reply == {"type": "tool_result", "tool_use_id": "toolu_1", "content": [{"type": "text", "text": "hello"}]}
-        reply = mgr.call_from_tool_call({"type": "tool_use", "id": "toolu_2", "name": "calc_fail",
-                                         "input": {"message": "nope"}})
+        reply = mgr.call_from_tool_call(
+            {"type": "tool_use", "id": "toolu_1", "name": "calc_echo", "input": {"message": "hello"}}
+        )
+        assert reply == {
+            "type": "tool_result",
+            "tool_use_id": "toolu_1",
+            "content": [{"type": "text", "text": "hello"}],
+        }
+        reply = mgr.call_from_tool_call(
+            {"type": "tool_use", "id": "toolu_2", "name": "calc_fail", "input": {"message": "nope"}}
+        )
         assert reply["is_error"] is True and reply["content"][0]["text"] == "nope"
-        reply = mgr.call_from_tool_call({"type": "function_call", "call_id": "c", "name": "calc_nothing",
-                                         "arguments": "{}"})
+        reply = mgr.call_from_tool_call(
+            {"type": "function_call", "call_id": "c", "name": "calc_nothing", "arguments": "{}"}
+        )
         assert reply["output"].startswith("Error: no server offers a tool named 'calc_nothing'")
         assert mgr.tools_for("openai-responses")[0]["type"] == "function"
 

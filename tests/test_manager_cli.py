@@ -16,11 +16,17 @@ PY = sys.executable
 @pytest.fixture
 def config(tmp_path):
     path = tmp_path / "opencode.json"
-    path.write_text(json.dumps({"mcp": {
-        "ex": {"type": "local", "command": [PY, "-m", "mcpsync.example_server"]},
-        "off": {"type": "local", "command": ["nothing"], "enabled": False},
-        "bad": {"type": "local", "command": [PY, "-c", "import sys; sys.exit(9)"]},
-    }}))
+    path.write_text(
+        json.dumps(
+            {
+                "mcp": {
+                    "ex": {"type": "local", "command": [PY, "-m", "mcpsync.example_server"]},
+                    "off": {"type": "local", "command": ["nothing"], "enabled": False},
+                    "bad": {"type": "local", "command": [PY, "-c", "import sys; sys.exit(9)"]},
+                }
+            }
+        )
+    )
     return str(path)
 
 

@@ -139,8 +139,7 @@ def test_browser_open_failure_is_an_event_and_finish_auth_completes(mcp, oauth_o
             redirect = approve_via_http(type("R", (), {"url": url})())  # the user pastes the redirect URL
             mgr.finish_auth(server, redirect)
 
-        with Manager({"web": {"url": mcp.url}}, oauth_options=oauth_options,
-                     on_browser_open_failed=on_failed) as mgr:
+        with Manager({"web": {"url": mcp.url}}, oauth_options=oauth_options, on_browser_open_failed=on_failed) as mgr:
             assert mgr.authenticate("web", timeout=30).status == "connected"
             assert failures and failures[0][0] == "web" and failures[0][1].startswith(auth.issuer + "/authorize")
 
@@ -176,23 +175,71 @@ class Capture:
 
 
 def test_every_field_reaches_the_client_options():
-    configs = parse_config({
-        "s": {"command": ["prog", "a1"], "args": ["a2"], "env": {"K": "v"}, "cwd": "/tmp", "inherit_env": True,
-              "timeout": 7, "connect_timeout": 8, "options": {"stderr": "discard", "protocol": "legacy"}},
-        "r": {"url": "https://h/mcp", "headers": {"X": "1"}, "transport": "sse", "bearer_token": "tok",
-              "timeout": 9, "connect_timeout": 4, "options": {"verify": False}},
-    })
+    configs = parse_config(
+        {
+            "s": {
+                "command": ["prog", "a1"],
+                "args": ["a2"],
+                "env": {"K": "v"},
+                "cwd": "/tmp",
+                "inherit_env": True,
+                "timeout": 7,
+                "connect_timeout": 8,
+                "options": {"stderr": "discard", "protocol": "legacy"},
+            },
+            "r": {
+                "url": "https://h/mcp",
+                "headers": {"X": "1"},
+                "transport": "sse",
+                "bearer_token": "tok",
+                "timeout": 9,
+                "connect_timeout": 4,
+                "options": {"verify": False},
+            },
+        }
+    )
     target, kwargs = configs["s"].client_arguments()
     assert target == ["prog", "a1", "a2"]
-    assert kwargs == {"name": "s", "env": {"K": "v"}, "cwd": "/tmp", "inherit_env": True, "timeout": 7,
-                      "connect_timeout": 8, "stderr": "discard", "protocol": "legacy"}
+    assert kwargs == {
+        "name": "s",
+        "env": {"K": "v"},
+        "cwd": "/tmp",
+        "inherit_env": True,
+        "timeout": 7,
+        "connect_timeout": 8,
+        "stderr": "discard",
+        "protocol": "legacy",
+    }
     target, kwargs = configs["r"].client_arguments()
     assert target == "https://h/mcp"
-    assert kwargs == {"name": "r", "headers": {"X": "1"}, "transport": "sse", "bearer_token": "tok", "timeout": 9,
-                      "connect_timeout": 4, "verify": False}
+    assert kwargs == {
+        "name": "r",
+        "headers": {"X": "1"},
+        "transport": "sse",
+        "bearer_token": "tok",
+        "timeout": 9,
+        "connect_timeout": 4,
+        "verify": False,
+    }
     assert set(ServerConfig.__dataclass_fields__) == {
-        "name", "command", "env", "cwd", "inherit_env", "url", "headers", "transport", "oauth", "bearer_token",
-        "enabled", "timeout", "connect_timeout", "lazy", "options", "source", "error"}
+        "name",
+        "command",
+        "env",
+        "cwd",
+        "inherit_env",
+        "url",
+        "headers",
+        "transport",
+        "oauth",
+        "bearer_token",
+        "enabled",
+        "timeout",
+        "connect_timeout",
+        "lazy",
+        "options",
+        "source",
+        "error",
+    }
 
 
 def test_stdio_fields_are_observable_at_the_server(tmp_path):
@@ -224,8 +271,11 @@ def test_stdio_fields_are_observable_at_the_server(tmp_path):
             st = mgr.status()
             for name in ("env", "cwd", "args", "inherit", "legacy", "timeout"):
                 assert st[name].status == "connected", st[name]
-            for name, text in (("env_missing", "env missing"), ("cwd_missing", "wrong cwd"),
-                               ("no_inherit", "AssertionError")):
+            for name, text in (
+                ("env_missing", "env missing"),
+                ("cwd_missing", "wrong cwd"),
+                ("no_inherit", "AssertionError"),
+            ):
                 assert st[name].status == "failed" and text in st[name].reason, st[name]
             assert mgr.clients()["legacy"].era == "legacy"
             with pytest.raises(RequestTimeout):
@@ -251,8 +301,13 @@ def test_remote_fields_are_observable_at_the_server(mcp):
     with Manager(cfg) as mgr:
         st = mgr.status()
         assert {n: s.status for n, s in st.items()} == {
-            "bearer": "connected", "header": "connected", "sse": "connected", "http": "connected",
-            "noauth": "needs_auth", "off": "disabled"}
+            "bearer": "connected",
+            "header": "connected",
+            "sse": "connected",
+            "http": "connected",
+            "noauth": "needs_auth",
+            "off": "disabled",
+        }
         assert st["sse"].transport == "sse" and st["http"].transport == "http"
         sent = {r.headers.get("x-matrix") for r in mcp.records()}
         assert {"bearer", "header"} <= sent
@@ -263,9 +318,11 @@ def test_requests_is_not_needed_for_stdio_only_managers():
     assert requests  # imported by this test module; the check below runs in a fresh interpreter
     import subprocess
 
-    code = ("import sys, mcpsync.manager as m\n"
-            "mgr = m.Manager({'a': {'command': %r}})\n"
-            "mgr.open(); assert mgr.status('a').status == 'connected'; mgr.close()\n"
-            "assert 'requests' not in sys.modules and 'filelock' not in sys.modules, sorted(sys.modules)\n"
-            % (server_cmd(),))
+    code = (
+        "import sys, mcpsync.manager as m\n"
+        "mgr = m.Manager({'a': {'command': %r}})\n"
+        "mgr.open(); assert mgr.status('a').status == 'connected'; mgr.close()\n"
+        "assert 'requests' not in sys.modules and 'filelock' not in sys.modules, sorted(sys.modules)\n"
+        % (server_cmd(),)
+    )
     subprocess.run([PY, "-c", code], check=True, timeout=60)

@@ -32,8 +32,14 @@ def test_sixteen_threads_share_one_manager():
                         r = mgr.call_tool("%s_add" % server, {"a": seed, "b": i})
                         assert r.structured_content == {"sum": seed + i}
                     elif op == 2:
-                        out = mgr.call_from_tool_call({"type": "tool_use", "id": "t%d" % i,
-                                                       "name": "%s_echo" % server, "input": {"message": str(i)}})
+                        out = mgr.call_from_tool_call(
+                            {
+                                "type": "tool_use",
+                                "id": "t%d" % i,
+                                "name": "%s_echo" % server,
+                                "input": {"message": str(i)},
+                            }
+                        )
                         assert out["content"][0]["text"] == str(i)
                     elif op == 3:
                         assert mgr.status(server).status == "connected"

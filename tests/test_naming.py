@@ -79,8 +79,10 @@ def test_every_name_matches_the_provider_pattern():
     rng = random.Random(7)
     alphabet = "abcXYZ019_-. /:éü@$"
     pairs = [
-        ("".join(rng.choice(alphabet) for _ in range(rng.randint(0, 50))),
-         "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 90))))
+        (
+            "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 50))),
+            "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 90))),
+        )
         for _ in range(300)
     ]
     table = NameTable(pairs)

@@ -42,7 +42,9 @@ def test_calls_progress_and_notifications(srv: MCPTestServer) -> None:
         assert c.transport_kind == "sse" and c.era == "legacy"
         assert c.call_tool("echo", {"message": "héllo"}).text == "héllo"
         seen: List[float] = []
-        assert not c.call_tool("slow", {"seconds": 0.2, "steps": 3}, progress=lambda e: seen.append(e.progress)).is_error
+        assert not c.call_tool(
+            "slow", {"seconds": 0.2, "steps": 3}, progress=lambda e: seen.append(e.progress)
+        ).is_error
         assert wait_for(lambda: len(seen) == 3)
         c.call_tool("add_tool", {"name": "fresh"})
         assert changed.wait(10)
@@ -194,8 +196,10 @@ def test_should_fall_back_policy() -> None:
 
 def test_parse_www_authenticate() -> None:
     p = _remote.parse_www_authenticate
-    got = p('Bearer realm="mcp", error="invalid_token", error_description="The \\"token\\" expired", '
-            'resource_metadata="https://x/.well-known/oauth-protected-resource", scope="a b"')
+    got = p(
+        'Bearer realm="mcp", error="invalid_token", error_description="The \\"token\\" expired", '
+        'resource_metadata="https://x/.well-known/oauth-protected-resource", scope="a b"'
+    )
     assert got == {
         "scheme": "Bearer",
         "realm": "mcp",
@@ -207,4 +211,4 @@ def test_parse_www_authenticate() -> None:
     assert p('Basic realm="x", Bearer error=insufficient_scope, scope="files:read"')["scope"] == "files:read"
     assert p("Bearer") == {"scheme": "Bearer"}
     assert p("") == {}
-    assert p('Negotiate abc==')["token68"] == "abc=="
+    assert p("Negotiate abc==")["token68"] == "abc=="

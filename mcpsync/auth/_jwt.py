@@ -30,9 +30,7 @@ def _crypto() -> Any:
         from cryptography.hazmat.primitives import hashes, serialization
         from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa, utils
     except ImportError as exc:
-        raise ConfigError(
-            "private_key_jwt needs the 'cryptography' package: pip install 'mcpsync[jwt]'"
-        ) from exc
+        raise ConfigError("private_key_jwt needs the 'cryptography' package: pip install 'mcpsync[jwt]'") from exc
     return hashes, serialization, ec, padding, rsa, utils
 
 

@@ -209,9 +209,7 @@ class PendingCallback:
         if result is None and self._cancelled is not None:
             raise CallbackError(self._cancelled)
         if result is None:
-            raise CallbackError(
-                "timed out after %ss waiting for the OAuth redirect to %s:%d%s" % (timeout, *self._key)
-            )
+            raise CallbackError("timed out after %ss waiting for the OAuth redirect to %s:%d%s" % (timeout, *self._key))
         if result.error:
             raise OAuthError(error=result.error, description=result.error_description or "")
         return result
@@ -269,7 +267,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         owner: _CallbackServer = self.server.owner
         parts = urlsplit(self.path)
         if parts.path == WHOAMI_PATH:
-            body = {"app": "mcpsync", "pid": os.getpid(), "store": _store_tag(owner.store), "paths": sorted(owner.paths)}
+            body = {
+                "app": "mcpsync",
+                "pid": os.getpid(),
+                "store": _store_tag(owner.store),
+                "paths": sorted(owner.paths),
+            }
             self._reply(200, json.dumps(body), "application/json")
             return
         params = dict(parse_qsl(parts.query, keep_blank_values=True))

@@ -46,7 +46,7 @@ def parse_www_authenticate(header: Optional[str]) -> Dict[str, str]:
     text = header.strip()
     match = re.search(r"(?i)(?:^|,\s*)bearer(?:\s+|$)", text)
     if match:
-        text = text[match.end():]
+        text = text[match.end() :]
     elif re.match(r"^[A-Za-z][A-Za-z0-9_\-]*\s+[A-Za-z0-9_.\-]+\s*=", text):
         text = text.split(None, 1)[1]
     params: Dict[str, str] = {}
@@ -158,9 +158,9 @@ class ProtectedResourceMetadata:
         self.url = url
         self.resource: Optional[str] = raw.get("resource") if isinstance(raw.get("resource"), str) else None
         servers = raw.get("authorization_servers")
-        self.authorization_servers: List[str] = [s for s in servers if isinstance(s, str)] if isinstance(
-            servers, list
-        ) else []
+        self.authorization_servers: List[str] = (
+            [s for s in servers if isinstance(s, str)] if isinstance(servers, list) else []
+        )
         scopes = raw.get("scopes_supported")
         self.scopes_supported: List[str] = [s for s in scopes if isinstance(s, str)] if isinstance(scopes, list) else []
 
@@ -259,7 +259,9 @@ class Discovery:
         timeout: seconds per HTTP request.
     """
 
-    def __init__(self, session: Any, *, protocol_version: str = DEFAULT_PROTOCOL_VERSION, timeout: float = 30.0) -> None:
+    def __init__(
+        self, session: Any, *, protocol_version: str = DEFAULT_PROTOCOL_VERSION, timeout: float = 30.0
+    ) -> None:
         self.session = session
         self.protocol_version = protocol_version
         self.timeout = timeout
@@ -290,7 +292,9 @@ class Discovery:
             return None
         raise AuthError("discovery request to %s failed with HTTP %s" % (url, status))
 
-    def protected_resource(self, server_url: str, resource_metadata: Optional[str] = None) -> Optional[ProtectedResourceMetadata]:
+    def protected_resource(
+        self, server_url: str, resource_metadata: Optional[str] = None
+    ) -> Optional[ProtectedResourceMetadata]:
         """The protected resource metadata of ``server_url``, or None when none exists.
 
         Raises :class:`~mcpsync.errors.AuthError` when the document's ``resource`` does not

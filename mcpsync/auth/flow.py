@@ -283,7 +283,9 @@ class OAuthManager:
         expires = tokens.get("expiresAt")
         return not (isinstance(expires, (int, float)) and expires - self.refresh_skew <= time.time())
 
-    def get_access_token(self, name: str, *, interactive: bool = False, timeout: Optional[float] = None) -> Optional[str]:
+    def get_access_token(
+        self, name: str, *, interactive: bool = False, timeout: Optional[float] = None
+    ) -> Optional[str]:
         """A valid access token for ``name``, refreshing or obtaining one when needed.
 
         Order: the stored token if not about to expire -> refresh (single flight) ->
@@ -348,7 +350,9 @@ class OAuthManager:
                     doc = token_request(
                         self._http(), endpoint, form, client, issuer=entry.get("issuer"), timeout=self.http_timeout
                     )
-                    new = tokens_from_response(doc, previous_refresh_token=refresh_token, requested_scope=tokens.get("scope"))
+                    new = tokens_from_response(
+                        doc, previous_refresh_token=refresh_token, requested_scope=tokens.get("scope")
+                    )
                 except OAuthError as exc:
                     if exc.error not in ("invalid_grant", "invalid_client", "unauthorized_client"):
                         raise exc.with_context(server=name)
@@ -371,7 +375,9 @@ class OAuthManager:
                     e.pop("clientInfo", None)
 
         self.store.update(name, mark)
-        log.warning("the authorization server refused to refresh the tokens of %s (%s); a new login is needed", name, error)
+        log.warning(
+            "the authorization server refused to refresh the tokens of %s (%s); a new login is needed", name, error
+        )
 
     def _client_for_tokens(self, cfg: OAuthConfig, entry: Dict[str, Any]) -> ClientAuth:
         source = (entry.get("tokenClient") or {}).get("source")
@@ -479,15 +485,22 @@ class OAuthManager:
                 except _InvalidClient:
                     if retried:
                         raise OAuthError(
-                            "the authorization server rejected a freshly registered client", error="invalid_client",
+                            "the authorization server rejected a freshly registered client",
+                            error="invalid_client",
                             server=name,
                         ) from None
                     retried = True
                     log.info("the stored client registration of %s was rejected; registering again", name)
                     self.store.clear_client_info(name)
 
-    def obtain(self, name: str, *, used_token: Optional[str] = None, challenge: Optional[Dict[str, str]] = None,
-               extra_scopes: Iterable[str] = ()) -> str:
+    def obtain(
+        self,
+        name: str,
+        *,
+        used_token: Optional[str] = None,
+        challenge: Optional[Dict[str, str]] = None,
+        extra_scopes: Iterable[str] = (),
+    ) -> str:
         """Run the non-interactive grant of ``name`` (client credentials or enterprise); the access token."""
         return self.login(name, challenge=challenge, extra_scopes=extra_scopes, used_token=used_token)
 
@@ -500,8 +513,9 @@ class OAuthManager:
         scopes = self._scopes(cfg, prm, meta, challenge, extra)
         scope = " ".join(scopes) or None
         try:
-            doc = noninteractive_grant(self._http(), cfg, meta.issuer, meta.token_endpoint, client, resource, scope,
-                                       timeout=self.http_timeout)
+            doc = noninteractive_grant(
+                self._http(), cfg, meta.issuer, meta.token_endpoint, client, resource, scope, timeout=self.http_timeout
+            )
             new = tokens_from_response(doc, requested_scope=scope)
         except AuthError as exc:
             raise exc.with_context(server=name)
@@ -520,7 +534,9 @@ class OAuthManager:
 
         self.store.update(name, save)
 
-    def start_auth(self, name: str, *, challenge: Optional[Dict[str, str]] = None, extra_scopes: Iterable[str] = ()) -> str:
+    def start_auth(
+        self, name: str, *, challenge: Optional[Dict[str, str]] = None, extra_scopes: Iterable[str] = ()
+    ) -> str:
         """Discover, register if needed, record PKCE verifier and state; return the authorization URL.
 
         Complete it with :meth:`finish_auth` (this or another process). Blocks for the discovery
@@ -529,7 +545,9 @@ class OAuthManager:
         """
         server, cfg = self._oauth(name)
         if not cfg.interactive:
-            raise ConfigError("server %r uses the %s grant; no browser login is needed" % (name, cfg.grant), server=name)
+            raise ConfigError(
+                "server %r uses the %s grant; no browser login is needed" % (name, cfg.grant), server=name
+            )
         url, _state = self._prepare(name, challenge, list(extra_scopes))
         return url
 
@@ -544,12 +562,20 @@ class OAuthManager:
         stored = (self.store.get(name) or {}).get("clientInfo")
         try:
             client, registered = resolve_client(
-                cfg, meta, stored, self.redirect_uri, session=self._http(), client_name=self.client_name,
-                client_uri=self.client_uri, timeout=self.http_timeout, protocol_version=self.protocol_version,
+                cfg,
+                meta,
+                stored,
+                self.redirect_uri,
+                session=self._http(),
+                client_name=self.client_name,
+                client_uri=self.client_uri,
+                timeout=self.http_timeout,
+                protocol_version=self.protocol_version,
             )
         except AuthError as exc:
             raise exc.with_context(server=name)
         if registered is not None:
+
             def record(e: Dict[str, Any]) -> None:
                 e["clientInfo"] = registered
 
@@ -563,18 +589,27 @@ class OAuthManager:
         if not methods or "S256" not in methods:
             raise AuthError(
                 "the authorization server %s does not advertise PKCE S256 (code_challenge_methods_supported: %s); "
-                "refusing to proceed" % (meta.issuer, methods), server=name,
+                "refusing to proceed" % (meta.issuer, methods),
+                server=name,
             )
         if not meta.authorization_endpoint or not meta.token_endpoint:
-            raise AuthError("the authorization server %s lacks an authorization or token endpoint" % meta.issuer,
-                            server=name)
+            raise AuthError(
+                "the authorization server %s lacks an authorization or token endpoint" % meta.issuer, server=name
+            )
         scopes = self._scopes(cfg, prm, meta, challenge, extra)
         scope = " ".join(scopes) or None
         stored = (self.store.get(name) or {}).get("clientInfo")
         try:
             client, registered = resolve_client(
-                cfg, meta, stored, self.redirect_uri, session=self._http(), client_name=self.client_name,
-                client_uri=self.client_uri, timeout=self.http_timeout, protocol_version=self.protocol_version,
+                cfg,
+                meta,
+                stored,
+                self.redirect_uri,
+                session=self._http(),
+                client_name=self.client_name,
+                client_uri=self.client_uri,
+                timeout=self.http_timeout,
+                protocol_version=self.protocol_version,
             )
         except AuthError as exc:
             raise exc.with_context(server=name)
@@ -615,8 +650,9 @@ class OAuthManager:
         endpoint = meta.authorization_endpoint
         return endpoint + ("&" if "?" in endpoint else "?") + urlencode(params), state
 
-    def _browser_login(self, name: str, challenge: Optional[Dict[str, str]], extra: List[str],
-                       timeout: Optional[float]) -> str:
+    def _browser_login(
+        self, name: str, challenge: Optional[Dict[str, str]], extra: List[str], timeout: Optional[float]
+    ) -> str:
         url, state = self._prepare(name, challenge, extra)
         try:
             params = self._authorize_step(name, url, state, timeout)
@@ -637,7 +673,11 @@ class OAuthManager:
                 raise CallbackError("the authorization handler returned nothing", server=name)
             return parse_redirect(value, state)
         waiter = _callback.expect_callback(
-            state, host=self.callback_host, port=self.callback_port, path=self.callback_path, store=self.store,
+            state,
+            host=self.callback_host,
+            port=self.callback_port,
+            path=self.callback_path,
+            store=self.store,
             label=name,
         )
         with self._lock:
@@ -652,7 +692,9 @@ class OAuthManager:
             except Exception:  # noqa: BLE001 - any browser failure becomes the event below
                 log.debug("opening the browser failed", exc_info=True)
             if not opened:
-                log.warning("could not open a browser for the login of %s; paste the redirect URL into finish_auth", name)
+                log.warning(
+                    "could not open a browser for the login of %s; paste the redirect URL into finish_auth", name
+                )
                 if self.on_browser_open_failed is not None:
                     self.on_browser_open_failed(name, url)
             result = waiter.wait(self.callback_timeout if timeout is None else timeout)
@@ -716,8 +758,14 @@ class OAuthManager:
             "resource": pending["resource"],
         }
         try:
-            doc = token_request(self._http(), pending["tokenEndpoint"], form, client, issuer=pending.get("issuer"),
-                                timeout=self.http_timeout)
+            doc = token_request(
+                self._http(),
+                pending["tokenEndpoint"],
+                form,
+                client,
+                issuer=pending.get("issuer"),
+                timeout=self.http_timeout,
+            )
             tokens = tokens_from_response(doc, requested_scope=pending.get("scope"))
         except OAuthError as exc:
             self._clear_pending(name, expected_state)
@@ -763,6 +811,7 @@ class OAuthManager:
                 self.store.clear_client_info(name)
                 raise OAuthError(
                     "the stored client registration was rejected; it was discarded, run the login again",
-                    error="invalid_client", server=name,
+                    error="invalid_client",
+                    server=name,
                 ) from None
         return True

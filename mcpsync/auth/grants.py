@@ -68,7 +68,9 @@ class ClientAuth:
         source: str = "config",
     ) -> None:
         if method not in AUTH_METHODS:
-            raise ConfigError("unsupported token endpoint auth method %r (use one of %s)" % (method, ", ".join(AUTH_METHODS)))
+            raise ConfigError(
+                "unsupported token endpoint auth method %r (use one of %s)" % (method, ", ".join(AUTH_METHODS))
+            )
         if method in ("client_secret_basic", "client_secret_post") and not client_secret:
             raise ConfigError("token endpoint auth method %s needs a client secret" % method)
         if method == "private_key_jwt" and private_key is None:

@@ -55,9 +55,7 @@ def success_page(server_name: str = "") -> str:
 
 def error_page(error: str, description: str = "") -> str:
     """The page shown when the authorization failed with OAuth ``error`` and its ``description``."""
-    detail = '<pre id="mcpsync-error">%s</pre>' % html.escape(
-        "%s: %s" % (error, description) if description else error
-    )
+    detail = '<pre id="mcpsync-error">%s</pre>' % html.escape("%s: %s" % (error, description) if description else error)
     return _TEMPLATE.format(
         title="Authorization failed",
         color="#f87171",

@@ -72,7 +72,9 @@ def client_from_config(
         if cfg.private_key is not None:
             method = "private_key_jwt"
         else:
-            method = choose_auth_method(meta.token_endpoint_auth_methods_supported if meta else None, bool(cfg.client_secret))
+            method = choose_auth_method(
+                meta.token_endpoint_auth_methods_supported if meta else None, bool(cfg.client_secret)
+            )
     return ClientAuth(
         cfg.client_id,
         cfg.client_secret,
@@ -155,7 +157,10 @@ def register_client(
     if status not in (200, 201) or not isinstance(doc, dict) or not isinstance(doc.get("client_id"), str):
         reason = ""
         if isinstance(doc, dict) and isinstance(doc.get("error"), str):
-            reason = " (%s%s)" % (doc["error"], ": %s" % doc["error_description"] if doc.get("error_description") else "")
+            reason = " (%s%s)" % (
+                doc["error"],
+                ": %s" % doc["error_description"] if doc.get("error_description") else "",
+            )
         raise NeedsClientRegistration(
             "dynamic client registration at %s was refused with HTTP %s%s; register a client with redirect URI %s "
             "and configure its client id" % (endpoint, status, reason, redirect_uri),
@@ -171,7 +176,10 @@ def register_client(
         info["clientSecret"] = doc["client_secret"]
         if info["tokenEndpointAuthMethod"] == "none":
             info["tokenEndpointAuthMethod"] = "client_secret_basic"
-    for src, dst in (("client_id_issued_at", "clientIdIssuedAt"), ("client_secret_expires_at", "clientSecretExpiresAt")):
+    for src, dst in (
+        ("client_id_issued_at", "clientIdIssuedAt"),
+        ("client_secret_expires_at", "clientSecretExpiresAt"),
+    ):
         if isinstance(doc.get(src), (int, float)):
             info[dst] = int(doc[src])
     log.info("registered OAuth client at %s", endpoint)

@@ -61,6 +61,7 @@ FILE_NAME = "mcp-auth.json"
 _CALLBACK_TTL = 600.0
 _MAX_CALLBACKS = 100
 
+
 class _PathLock:
     """The in-process side of one store path's lock, shared by every CredentialStore of that path.
 
@@ -239,7 +240,9 @@ class CredentialStore:
 
     def _write(self, data: Dict[str, Any]) -> None:
         directory = os.path.dirname(self.path)
-        tmp = os.path.join(directory, ".%s.%d.%d.tmp" % (os.path.basename(self.path), os.getpid(), threading.get_ident()))
+        tmp = os.path.join(
+            directory, ".%s.%d.%d.tmp" % (os.path.basename(self.path), os.getpid(), threading.get_ident())
+        )
         payload = json.dumps(data, indent=2, sort_keys=True).encode("utf-8")
         try:
             flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)
@@ -445,4 +448,3 @@ class CredentialStore:
             return None
         result.pop("receivedAt", None)
         return {k: str(v) for k, v in result.items()}
-

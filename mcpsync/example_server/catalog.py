@@ -10,11 +10,21 @@ from typing import Any, Dict, List, Optional
 from .protocol import INVALID_PARAMS, RpcError, text_content
 
 PROMPT_DEFS: List[Dict[str, Any]] = [
-    {"name": "greet", "title": "Greeting", "description": "Greets someone.",
-     "arguments": [{"name": "name", "description": "Who to greet", "required": True},
-                   {"name": "style", "description": "formal, casual or pirate", "required": False}]},
-    {"name": "summarize", "title": "Summarize", "description": "Asks for a summary of a text.",
-     "arguments": [{"name": "text", "description": "The text to summarize", "required": True}]},
+    {
+        "name": "greet",
+        "title": "Greeting",
+        "description": "Greets someone.",
+        "arguments": [
+            {"name": "name", "description": "Who to greet", "required": True},
+            {"name": "style", "description": "formal, casual or pirate", "required": False},
+        ],
+    },
+    {
+        "name": "summarize",
+        "title": "Summarize",
+        "description": "Asks for a summary of a text.",
+        "arguments": [{"name": "text", "description": "The text to summarize", "required": True}],
+    },
 ]
 
 BLOB_BYTES = bytes(range(256))
@@ -22,30 +32,53 @@ BLOB_BYTES = bytes(range(256))
 #: uri -> (definition, contents-without-uri)
 RESOURCES: Dict[str, Dict[str, Any]] = {
     "example://hello": {
-        "def": {"uri": "example://hello", "name": "hello", "title": "Hello", "description": "A greeting.",
-                "mimeType": "text/plain"},
+        "def": {
+            "uri": "example://hello",
+            "name": "hello",
+            "title": "Hello",
+            "description": "A greeting.",
+            "mimeType": "text/plain",
+        },
         "contents": {"mimeType": "text/plain", "text": "Hello, world!"},
     },
     "example://data.json": {
-        "def": {"uri": "example://data.json", "name": "data.json", "title": "Data", "description": "Some JSON.",
-                "mimeType": "application/json"},
-        "contents": {"mimeType": "application/json",
-                     "text": json.dumps({"answer": 42, "items": [1, 2, 3], "ok": True}, sort_keys=True)},
+        "def": {
+            "uri": "example://data.json",
+            "name": "data.json",
+            "title": "Data",
+            "description": "Some JSON.",
+            "mimeType": "application/json",
+        },
+        "contents": {
+            "mimeType": "application/json",
+            "text": json.dumps({"answer": 42, "items": [1, 2, 3], "ok": True}, sort_keys=True),
+        },
     },
     "example://readme.md": {
         "def": {"uri": "example://readme.md", "name": "readme.md", "title": "Readme", "mimeType": "text/markdown"},
         "contents": {"mimeType": "text/markdown", "text": "# Example\n\nThe mcpsync example server.\n"},
     },
     "example://blob.bin": {
-        "def": {"uri": "example://blob.bin", "name": "blob.bin", "title": "Blob", "description": "256 bytes 0..255.",
-                "mimeType": "application/octet-stream", "size": len(BLOB_BYTES)},
+        "def": {
+            "uri": "example://blob.bin",
+            "name": "blob.bin",
+            "title": "Blob",
+            "description": "256 bytes 0..255.",
+            "mimeType": "application/octet-stream",
+            "size": len(BLOB_BYTES),
+        },
         "contents": {"mimeType": "application/octet-stream", "blob": base64.b64encode(BLOB_BYTES).decode("ascii")},
     },
 }
 
 TEMPLATE_DEFS: List[Dict[str, Any]] = [
-    {"uriTemplate": "example://items/{id}", "name": "item", "title": "Item",
-     "description": "An item by numeric id (1-150).", "mimeType": "application/json"},
+    {
+        "uriTemplate": "example://items/{id}",
+        "name": "item",
+        "title": "Item",
+        "description": "An item by numeric id (1-150).",
+        "mimeType": "application/json",
+    },
 ]
 
 _ITEM_RE = re.compile(r"^example://items/([^/]+)$")
@@ -65,18 +98,26 @@ def prompt_messages(name: str, args: Dict[str, Any], extra_prompts: Dict[str, Di
             raise RpcError(INVALID_PARAMS, "Missing required argument: name")
         style = args.get("style") or "casual"
         text = "Please greet %s in a %s style." % (who, style)
-        return {"description": "A %s greeting for %s" % (style, who),
-                "messages": [{"role": "user", "content": {"type": "text", "text": text}}]}
+        return {
+            "description": "A %s greeting for %s" % (style, who),
+            "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
+        }
     if name == "summarize":
         text = args.get("text")
         if not isinstance(text, str):
             raise RpcError(INVALID_PARAMS, "Missing required argument: text")
-        return {"description": "Summarize a text",
-                "messages": [{"role": "user", "content": {"type": "text", "text": "Summarize:\n\n" + text}},
-                             {"role": "assistant", "content": {"type": "text", "text": "Here is a summary:"}}]}
+        return {
+            "description": "Summarize a text",
+            "messages": [
+                {"role": "user", "content": {"type": "text", "text": "Summarize:\n\n" + text}},
+                {"role": "assistant", "content": {"type": "text", "text": "Here is a summary:"}},
+            ],
+        }
     if name in extra_prompts:
-        return {"description": "A prompt added at run time",
-                "messages": [{"role": "user", "content": {"type": "text", "text": "Prompt %s" % name}}]}
+        return {
+            "description": "A prompt added at run time",
+            "messages": [{"role": "user", "content": {"type": "text", "text": "Prompt %s" % name}}],
+        }
     raise RpcError(INVALID_PARAMS, "Unknown prompt: %s" % name, {"name": name})
 
 
@@ -90,8 +131,13 @@ def read_resource(uri: str, extra: Dict[str, Dict[str, Any]]) -> Optional[List[D
     match = _ITEM_RE.match(uri)
     if match and match.group(1).isdigit() and 1 <= int(match.group(1)) <= 150:
         item_id = int(match.group(1))
-        return [{"uri": uri, "mimeType": "application/json",
-                 "text": json.dumps({"id": item_id, "name": "item %d" % item_id}, sort_keys=True)}]
+        return [
+            {
+                "uri": uri,
+                "mimeType": "application/json",
+                "text": json.dumps({"id": item_id, "name": "item %d" % item_id}, sort_keys=True),
+            }
+        ]
     return None
 
 
@@ -140,9 +186,10 @@ def dynamic_prompt_def(name: str) -> Dict[str, Any]:
 
 
 def dynamic_resource(uri: str, text: str) -> Dict[str, Any]:
-    return {"def": {"uri": uri, "name": uri.rsplit("/", 1)[-1] or uri, "mimeType": "text/plain"},
-            "contents": {"mimeType": "text/plain", "text": text}}
+    return {
+        "def": {"uri": uri, "name": uri.rsplit("/", 1)[-1] or uri, "mimeType": "text/plain"},
+        "contents": {"mimeType": "text/plain", "text": text},
+    }
 
 
-__all__ = ["PROMPT_DEFS", "RESOURCES", "TEMPLATE_DEFS", "complete", "prompt_messages", "read_resource",
-           "text_content"]
+__all__ = ["PROMPT_DEFS", "RESOURCES", "TEMPLATE_DEFS", "complete", "prompt_messages", "read_resource", "text_content"]

@@ -53,8 +53,12 @@ class QueueConnection:
 def _answers(message: Any, request_id: Any) -> bool:
     if isinstance(message, list):
         return any(_answers(m, request_id) for m in message)
-    return (isinstance(message, dict) and message.get("id") == request_id and "method" not in message
-            and ("result" in message or "error" in message))
+    return (
+        isinstance(message, dict)
+        and message.get("id") == request_id
+        and "method" not in message
+        and ("result" in message or "error" in message)
+    )
 
 
 __all__ = ["QueueConnection"]

@@ -87,8 +87,10 @@ __all__ = ["Connection", "ExampleServer", "Options", "RequestContext", "ServerSe
 
 logger = logging.getLogger("mcpsync.example_server")
 
-INSTRUCTIONS = ("The mcpsync example server. Tools: echo, add, slow (progress), fail, sample, elicit, roots, "
-                "payload, log, touch, task_work and more; prompts greet and summarize; resources under example://.")
+INSTRUCTIONS = (
+    "The mcpsync example server. Tools: echo, add, slow (progress), fail, sample, elicit, roots, "
+    "payload, log, touch, task_work and more; prompts greet and summarize; resources under example://."
+)
 
 
 class Connection(Protocol):
@@ -319,8 +321,9 @@ class ExampleServer:
                 raise RpcError(INVALID_REQUEST, "Server not initialized: send initialize first")
             if self.options.strict_init and not session.ready:
                 raise RpcError(INVALID_REQUEST, "Server not initialized: send notifications/initialized first")
-        ctx = RequestContext(self, session, conn, msg, params, "legacy", session.protocol_version,
-                             session.client_capabilities, ev)
+        ctx = RequestContext(
+            self, session, conn, msg, params, "legacy", session.protocol_version, session.client_capabilities, ev
+        )
         return handler(self, ctx)
 
     def _discover_misbehaviour(self, msg: Dict[str, Any], conn: Connection) -> Any:
@@ -347,8 +350,15 @@ class ExampleServer:
             return "legacy"
         return "modern"
 
-    def _dispatch_modern(self, session: ServerSession, msg: Dict[str, Any], params: Dict[str, Any],
-                         meta: Dict[str, Any], conn: Connection, ev: threading.Event) -> Any:
+    def _dispatch_modern(
+        self,
+        session: ServerSession,
+        msg: Dict[str, Any],
+        params: Dict[str, Any],
+        meta: Dict[str, Any],
+        conn: Connection,
+        ev: threading.Event,
+    ) -> Any:
         method = msg["method"]
         version = meta.get(META_VERSION)
         if not isinstance(version, str):
@@ -357,8 +367,11 @@ class ExampleServer:
             reject = self.options.reject_version_once and not self._version_rejected
             self._version_rejected = self._version_rejected or reject
         if reject or version not in MODERN_VERSIONS:
-            raise RpcError(UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version: %s" % version,
-                           {"supported": self.supported_versions(), "requested": version})
+            raise RpcError(
+                UNSUPPORTED_PROTOCOL_VERSION,
+                "Unsupported protocol version: %s" % version,
+                {"supported": self.supported_versions(), "requested": version},
+            )
         caps = meta.get(META_CAPS)
         if not isinstance(caps, dict):
             raise RpcError(INVALID_PARAMS, "Missing _meta %s" % META_CAPS)
@@ -382,10 +395,12 @@ class ExampleServer:
     def _initialize(self, session: ServerSession, params: Dict[str, Any]) -> Dict[str, Any]:
         requested = params.get("protocolVersion")
         if self.options.era == "modern":
-            raise RpcError(UNSUPPORTED_PROTOCOL_VERSION,
-                           "This server speaks only the stateless protocol %s; initialize is not supported"
-                           % ", ".join(MODERN_VERSIONS),
-                           {"supported": list(MODERN_VERSIONS), "requested": requested})
+            raise RpcError(
+                UNSUPPORTED_PROTOCOL_VERSION,
+                "This server speaks only the stateless protocol %s; initialize is not supported"
+                % ", ".join(MODERN_VERSIONS),
+                {"supported": list(MODERN_VERSIONS), "requested": requested},
+            )
         if not isinstance(requested, str):
             raise RpcError(INVALID_PARAMS, "initialize: protocolVersion is required")
         version = self.options.version or (requested if requested in LEGACY_VERSIONS else LATEST_LEGACY)
@@ -399,8 +414,12 @@ class ExampleServer:
             session.client_info = info if isinstance(info, dict) else {}
             session.log_level = None
             session.subscriptions = set()
-        return {"protocolVersion": version, "capabilities": self.capabilities("legacy", version),
-                "serverInfo": self.server_info(), "instructions": self.options.instructions}
+        return {
+            "protocolVersion": version,
+            "capabilities": self.capabilities("legacy", version),
+            "serverInfo": self.server_info(),
+            "instructions": self.options.instructions,
+        }
 
     # ------------------------------------------------------------------ handlers shared by both eras
 
@@ -408,9 +427,13 @@ class ExampleServer:
         return {}
 
     def _h_discover(self, ctx: RequestContext) -> Dict[str, Any]:
-        return {"supportedVersions": self.supported_versions(), "capabilities": self.capabilities("modern", None),
-                "serverInfo": self.server_info(), "instructions": self.options.instructions,
-                "_meta": {META_SERVER_INFO: self.server_info()}}
+        return {
+            "supportedVersions": self.supported_versions(),
+            "capabilities": self.capabilities("modern", None),
+            "serverInfo": self.server_info(),
+            "instructions": self.options.instructions,
+            "_meta": {META_SERVER_INFO: self.server_info()},
+        }
 
     def _paginate(self, items: List[Dict[str, Any]], params: Dict[str, Any], key: str) -> Dict[str, Any]:
         size = max(0, int(self.options.page_size or 0))
@@ -459,13 +482,20 @@ class ExampleServer:
         if problem is not None:
             return tools.tool_result("Invalid arguments for %s: %s" % (name, problem), is_error=True)
         task_support = (definition.get("execution") or {}).get("taskSupport", "forbidden")
-        if ctx.era == "legacy" and isinstance(params.get("task"), dict) and "tasks" in self.capabilities(
-                "legacy", ctx.version):
+        if (
+            ctx.era == "legacy"
+            and isinstance(params.get("task"), dict)
+            and "tasks" in self.capabilities("legacy", ctx.version)
+        ):
             if task_support == "forbidden":
                 raise RpcError(METHOD_NOT_FOUND, "Tool %s does not support task execution" % name)
             return self.tasks.create_legacy(ctx, args, params["task"])
-        if ctx.era == "modern" and task_support != "forbidden" and self.options.tasks and isinstance(
-                (ctx.client_caps.get("extensions") or {}).get(TASKS_EXTENSION), dict):
+        if (
+            ctx.era == "modern"
+            and task_support != "forbidden"
+            and self.options.tasks
+            and isinstance((ctx.client_caps.get("extensions") or {}).get(TASKS_EXTENSION), dict)
+        ):
             return self.tasks.create_modern(ctx, args)
         fn = tools.TOOL_FUNCS.get(name, tools.t_dynamic)
         return fn(ctx, args)
@@ -542,8 +572,11 @@ class ExampleServer:
         task_ids = wanted.get("taskIds")
         if isinstance(task_ids, list):
             if not isinstance((ctx.client_caps.get("extensions") or {}).get(TASKS_EXTENSION), dict):
-                raise RpcError(MISSING_CLIENT_CAPABILITY, "Missing required client capability",
-                               {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}})
+                raise RpcError(
+                    MISSING_CLIENT_CAPABILITY,
+                    "Missing required client capability",
+                    {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}},
+                )
             if self.options.tasks:
                 honoured["taskIds"] = [t for t in task_ids if isinstance(t, str)]
         lst = _Listen(ctx.session, ctx.conn, ctx.request_id, honoured)
@@ -553,8 +586,9 @@ class ExampleServer:
         return DEFER
 
 
-CACHEABLE = frozenset(["server/discover", "tools/list", "prompts/list", "resources/list",
-                       "resources/templates/list", "resources/read"])
+CACHEABLE = frozenset(
+    ["server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"]
+)
 
 _COMMON: Dict[str, Handler] = {
     "tools/list": ExampleServer._h_tools_list,
@@ -568,25 +602,29 @@ _COMMON: Dict[str, Handler] = {
 }
 
 LEGACY_HANDLERS: Dict[str, Handler] = dict(_COMMON)
-LEGACY_HANDLERS.update({
-    "ping": ExampleServer._h_ping,
-    "resources/subscribe": ExampleServer._h_subscribe,
-    "resources/unsubscribe": ExampleServer._h_subscribe,
-    "logging/setLevel": ExampleServer._h_set_level,
-    "tasks/get": lambda server, ctx: server.tasks.legacy_get(ctx),
-    "tasks/result": lambda server, ctx: server.tasks.legacy_result(ctx),
-    "tasks/list": lambda server, ctx: server.tasks.legacy_list(ctx),
-    "tasks/cancel": lambda server, ctx: server.tasks.legacy_cancel(ctx),
-})
+LEGACY_HANDLERS.update(
+    {
+        "ping": ExampleServer._h_ping,
+        "resources/subscribe": ExampleServer._h_subscribe,
+        "resources/unsubscribe": ExampleServer._h_subscribe,
+        "logging/setLevel": ExampleServer._h_set_level,
+        "tasks/get": lambda server, ctx: server.tasks.legacy_get(ctx),
+        "tasks/result": lambda server, ctx: server.tasks.legacy_result(ctx),
+        "tasks/list": lambda server, ctx: server.tasks.legacy_list(ctx),
+        "tasks/cancel": lambda server, ctx: server.tasks.legacy_cancel(ctx),
+    }
+)
 
 MODERN_HANDLERS: Dict[str, Handler] = dict(_COMMON)
-MODERN_HANDLERS.update({
-    "server/discover": ExampleServer._h_discover,
-    "subscriptions/listen": ExampleServer._h_listen,
-    "tasks/get": lambda server, ctx: server.tasks.modern_get(ctx),
-    "tasks/update": lambda server, ctx: server.tasks.modern_update(ctx),
-    "tasks/cancel": lambda server, ctx: server.tasks.modern_cancel(ctx),
-})
+MODERN_HANDLERS.update(
+    {
+        "server/discover": ExampleServer._h_discover,
+        "subscriptions/listen": ExampleServer._h_listen,
+        "tasks/get": lambda server, ctx: server.tasks.modern_get(ctx),
+        "tasks/update": lambda server, ctx: server.tasks.modern_update(ctx),
+        "tasks/cancel": lambda server, ctx: server.tasks.modern_cancel(ctx),
+    }
+)
 
 # Silence "imported but unused" for names re-exported for convenience.
 _ = META_CLIENT_INFO

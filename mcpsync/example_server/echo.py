@@ -15,8 +15,13 @@ import sys
 _MODERN = "2026-07-28"
 _LEGACY = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 _INFO = {"name": "mcpsync-echo", "version": "1.0.0"}
-_TOOLS = [{"name": "echo", "description": "Echo the message.",
-           "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}}]
+_TOOLS = [
+    {
+        "name": "echo",
+        "description": "Echo the message.",
+        "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]},
+    }
+]
 _CAPS = {"tools": {}}
 
 
@@ -48,12 +53,20 @@ def main() -> int:
             result = {"content": [{"type": "text", "text": str(args.get("message", ""))}]}
         elif method == "initialize":
             wanted = params.get("protocolVersion")
-            result = {"protocolVersion": wanted if wanted in _LEGACY else _LEGACY[0], "capabilities": _CAPS,
-                      "serverInfo": _INFO}
+            result = {
+                "protocolVersion": wanted if wanted in _LEGACY else _LEGACY[0],
+                "capabilities": _CAPS,
+                "serverInfo": _INFO,
+            }
         elif method == "server/discover":
-            result = {"supportedVersions": [_MODERN] + list(_LEGACY), "capabilities": _CAPS,
-                      "serverInfo": _INFO, "_meta": {"io.modelcontextprotocol/serverInfo": _INFO},
-                      "ttlMs": 0, "cacheScope": "public"}
+            result = {
+                "supportedVersions": [_MODERN] + list(_LEGACY),
+                "capabilities": _CAPS,
+                "serverInfo": _INFO,
+                "_meta": {"io.modelcontextprotocol/serverInfo": _INFO},
+                "ttlMs": 0,
+                "cacheScope": "public",
+            }
         elif method == "tools/list":
             result = {"tools": _TOOLS}
             if modern:
@@ -62,8 +75,12 @@ def main() -> int:
         elif method == "ping":
             result = {}
         else:
-            write(dumps({"jsonrpc": "2.0", "id": msg["id"],
-                         "error": {"code": -32601, "message": "Method not found"}}).encode("utf-8") + b"\n")
+            write(
+                dumps(
+                    {"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "Method not found"}}
+                ).encode("utf-8")
+                + b"\n"
+            )
             flush()
             continue
         if modern:

@@ -144,9 +144,16 @@ class ServerSession:
         ended = self.server._cancel_listen(self, request_id)
         return ev is not None or ended
 
-    def request(self, method: str, params: Optional[Dict[str, Any]] = None, *,
-                conn: Optional["Connection"] = None, cancel: Optional[threading.Event] = None,
-                companions: Iterable[Dict[str, Any]] = (), timeout: Optional[float] = None) -> Dict[str, Any]:
+    def request(
+        self,
+        method: str,
+        params: Optional[Dict[str, Any]] = None,
+        *,
+        conn: Optional["Connection"] = None,
+        cancel: Optional[threading.Event] = None,
+        companions: Iterable[Dict[str, Any]] = (),
+        timeout: Optional[float] = None,
+    ) -> Dict[str, Any]:
         """Send a server-to-client request and block for its result (raises RpcError on an error)."""
         rid = next(self.server.counter)
         waiter = _Waiter()
@@ -159,9 +166,15 @@ class ServerSession:
         try:
             while not waiter.event.wait(0.05):
                 if cancel is not None and cancel.is_set():
-                    self.send_out([notification("notifications/cancelled",
-                                                {"requestId": rid, "reason": "the originating request was cancelled"})],
-                                  conn)
+                    self.send_out(
+                        [
+                            notification(
+                                "notifications/cancelled",
+                                {"requestId": rid, "reason": "the originating request was cancelled"},
+                            )
+                        ],
+                        conn,
+                    )
                     raise RpcError(INTERNAL_ERROR, "cancelled")
                 if deadline is not None and time.monotonic() > deadline:
                     raise RpcError(INTERNAL_ERROR, "timed out waiting for the client")
@@ -177,8 +190,7 @@ class ServerSession:
         result = response.get("result")
         return result if isinstance(result, dict) else {}
 
-    def notify(self, method: str, params: Optional[Dict[str, Any]] = None,
-               conn: Optional["Connection"] = None) -> None:
+    def notify(self, method: str, params: Optional[Dict[str, Any]] = None, conn: Optional["Connection"] = None) -> None:
         """Send a notification to the client."""
         self.send_out([notification(method, params)], conn)
 
@@ -261,8 +273,9 @@ class ServerSession:
         ev = threading.Event()
         with self.lock:
             self._in_flight[msg["id"]] = ev
-        thread = threading.Thread(target=self._run_request, args=(msg, conn, sink, ev),
-                                  name="example-request-%s" % (msg["id"],), daemon=True)
+        thread = threading.Thread(
+            target=self._run_request, args=(msg, conn, sink, ev), name="example-request-%s" % (msg["id"],), daemon=True
+        )
         thread.start()
 
     def _run_request(self, msg: Dict[str, Any], conn: "Connection", sink: Any, ev: threading.Event) -> None:
@@ -295,9 +308,18 @@ def _valid_id(value: Any) -> bool:
 class RequestContext:
     """Everything a handler or tool needs about one incoming request."""
 
-    def __init__(self, server: "ExampleServer", session: ServerSession, conn: "Connection", msg: Dict[str, Any],
-                 params: Dict[str, Any], era: str, version: Optional[str], client_caps: Dict[str, Any],
-                 cancelled: threading.Event) -> None:
+    def __init__(
+        self,
+        server: "ExampleServer",
+        session: ServerSession,
+        conn: "Connection",
+        msg: Dict[str, Any],
+        params: Dict[str, Any],
+        era: str,
+        version: Optional[str],
+        client_caps: Dict[str, Any],
+        cancelled: threading.Event,
+    ) -> None:
         self.server = server
         self.session = session
         self.conn = conn
@@ -345,8 +367,9 @@ class RequestContext:
         self.session.send_out([self.log_message(level, message)], self.conn)
         return True
 
-    def client_request(self, method: str, params: Optional[Dict[str, Any]] = None, *,
-                       companions: Iterable[Dict[str, Any]] = ()) -> Dict[str, Any]:
+    def client_request(
+        self, method: str, params: Optional[Dict[str, Any]] = None, *, companions: Iterable[Dict[str, Any]] = ()
+    ) -> Dict[str, Any]:
         """Legacy era: send a request to the client on this request's connection and wait for it."""
         return self.session.request(method, params, conn=self.conn, cancel=self.cancelled, companions=companions)
 

@@ -42,8 +42,17 @@ GARBAGE_FRAMES: List[bytes] = [
 class StdioConnection:
     """A thread-safe writer of frames to a binary stream (the process's stdout)."""
 
-    def __init__(self, out: BinaryIO, *, framing: str = "newline", crlf: bool = False, banner: bool = False,
-                 garbage: bool = False, stderr_flood: int = 0, exit_after: int = 0) -> None:
+    def __init__(
+        self,
+        out: BinaryIO,
+        *,
+        framing: str = "newline",
+        crlf: bool = False,
+        banner: bool = False,
+        garbage: bool = False,
+        stderr_flood: int = 0,
+        exit_after: int = 0,
+    ) -> None:
         self.out = out
         self.framing = framing
         self.crlf = crlf
@@ -141,8 +150,14 @@ def read_frames(stream: BinaryIO) -> Any:
         yield stripped
 
 
-def serve(server: ExampleServer, stdin: BinaryIO, conn: StdioConnection, *, exit_on_eof: bool = True,
-          ping_interval: float = 0.0) -> int:
+def serve(
+    server: ExampleServer,
+    stdin: BinaryIO,
+    conn: StdioConnection,
+    *,
+    exit_on_eof: bool = True,
+    ping_interval: float = 0.0,
+) -> int:
     """Serve one stdio connection until EOF. Returns the exit code."""
     session = server.new_session(conn)
     if ping_interval > 0:
@@ -181,23 +196,27 @@ def _pinger(session: ServerSession, interval: float) -> None:
 
 
 def _spawn_grandchild() -> None:
-    code = ("import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
-            "[time.sleep(1) for _ in range(600)]")
+    code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); [time.sleep(1) for _ in range(600)]"
     child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL)
     sys.stderr.write("mcpsync-example: grandchild pid %d\n" % child.pid)
     sys.stderr.flush()
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m mcpsync.example_server",
-                                description="The mcpsync example MCP server (stdio).")
+    p = argparse.ArgumentParser(
+        prog="python -m mcpsync.example_server", description="The mcpsync example MCP server (stdio)."
+    )
     a = p.add_argument
     a("--era", choices=("auto", "legacy", "modern"), default="auto", help="protocol era(s) served (default auto)")
-    a("--page-size", type=int, default=0, metavar="N", help="paginate lists N per page (first nextCursor is \"\")")
+    a("--page-size", type=int, default=0, metavar="N", help='paginate lists N per page (first nextCursor is "")')
     a("--cursor-loop", action="store_true", help="nextCursor is always the same string")
     a("--version", dest="protocol_version", metavar="VERSION", help="answer initialize with this protocol version")
-    a("--discover", choices=("normal", "method-not-found", "never", "garbage", "error"), default=None,
-      help="how to answer server/discover")
+    a(
+        "--discover",
+        choices=("normal", "method-not-found", "never", "garbage", "error"),
+        default=None,
+        help="how to answer server/discover",
+    )
     a("--reject-version-once", action="store_true", help="answer the first modern request with -32022")
     a("--ttl-ms", type=int, default=0, metavar="N", help="ttlMs hint on modern list/read/discover results")
     a("--cache-scope", choices=("public", "private"), default="public", help="cacheScope hint (modern)")
@@ -206,8 +225,11 @@ def build_parser() -> argparse.ArgumentParser:
     a("--send-batch", action="store_true", help="send server notifications/requests as JSON-RPC batches")
     a("--out-of-order", action="store_true", help="delay each response by a random 0-20 ms")
     a("--strict-init", action="store_true", help="legacy: refuse requests before notifications/initialized")
-    a("--ignore-client-capabilities", action="store_true",
-      help="send sampling/elicitation/roots even when the client did not declare them")
+    a(
+        "--ignore-client-capabilities",
+        action="store_true",
+        help="send sampling/elicitation/roots even when the client did not declare them",
+    )
     a("--no-tasks", action="store_true", help="do not offer tasks (either era)")
     a("--task-poll-interval-ms", type=int, default=100, metavar="N", help="pollInterval(Ms) advertised for tasks")
     a("--framing", choices=("newline", "content-length"), default="newline", help="output framing")
@@ -220,8 +242,15 @@ def build_parser() -> argparse.ArgumentParser:
     a("--spawn-grandchild", action="store_true", help="start a grandchild that ignores SIGTERM and holds the pipes")
     a("--exit-after", type=int, default=0, metavar="N", help="exit (code 0) right after the Nth response")
     a("--slow-start", type=float, default=0.0, metavar="SECONDS", help="sleep before reading stdin")
-    a("--ping", type=float, nargs="?", const=1.0, default=0.0, metavar="SECONDS",
-      help="send ping requests to a legacy client every SECONDS (default 1)")
+    a(
+        "--ping",
+        type=float,
+        nargs="?",
+        const=1.0,
+        default=0.0,
+        metavar="SECONDS",
+        help="send ping requests to a legacy client every SECONDS (default 1)",
+    )
     a("--log-level", default="WARNING", help="stderr logging level (default WARNING)")
     return p
 
@@ -229,23 +258,43 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the example server over stdio. Returns the exit code."""
     args = build_parser().parse_args(argv)
-    logging.basicConfig(stream=sys.stderr, level=getattr(logging, str(args.log_level).upper(), logging.WARNING),
-                        format="mcpsync-example %(levelname)s %(message)s")
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=getattr(logging, str(args.log_level).upper(), logging.WARNING),
+        format="mcpsync-example %(levelname)s %(message)s",
+    )
     if args.ignore_sigterm:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if args.spawn_grandchild:
         _spawn_grandchild()
     server = ExampleServer(
-        era=args.era, page_size=args.page_size, cursor_loop=args.cursor_loop, version=args.protocol_version,
-        discover=args.discover, reject_version_once=args.reject_version_once, ttl_ms=args.ttl_ms,
-        cache_scope=args.cache_scope, mrtr_rounds=args.mrtr_rounds,
-        refuse_resource_subscriptions=args.refuse_resource_subscriptions, send_batch=args.send_batch,
-        out_of_order=args.out_of_order, strict_init=args.strict_init,
-        ignore_client_capabilities=args.ignore_client_capabilities, tasks=not args.no_tasks,
-        task_poll_interval_ms=args.task_poll_interval_ms)
+        era=args.era,
+        page_size=args.page_size,
+        cursor_loop=args.cursor_loop,
+        version=args.protocol_version,
+        discover=args.discover,
+        reject_version_once=args.reject_version_once,
+        ttl_ms=args.ttl_ms,
+        cache_scope=args.cache_scope,
+        mrtr_rounds=args.mrtr_rounds,
+        refuse_resource_subscriptions=args.refuse_resource_subscriptions,
+        send_batch=args.send_batch,
+        out_of_order=args.out_of_order,
+        strict_init=args.strict_init,
+        ignore_client_capabilities=args.ignore_client_capabilities,
+        tasks=not args.no_tasks,
+        task_poll_interval_ms=args.task_poll_interval_ms,
+    )
     out = sys.stdout.buffer
-    conn = StdioConnection(out, framing=args.framing, crlf=args.crlf, banner=args.banner, garbage=args.garbage,
-                           stderr_flood=args.stderr_flood, exit_after=args.exit_after)
+    conn = StdioConnection(
+        out,
+        framing=args.framing,
+        crlf=args.crlf,
+        banner=args.banner,
+        garbage=args.garbage,
+        stderr_flood=args.stderr_flood,
+        exit_after=args.exit_after,
+    )
     if args.banner:
         conn.send_raw(b"mcpsync-example starting up (this banner line is not JSON)\n")
     if args.stderr_flood:

@@ -76,8 +76,12 @@ class Task:
         self.cond = threading.Condition()
 
     def base(self) -> Dict[str, Any]:
-        data: Dict[str, Any] = {"taskId": self.task_id, "status": self.status,
-                                "createdAt": self.created_at, "lastUpdatedAt": self.updated_at}
+        data: Dict[str, Any] = {
+            "taskId": self.task_id,
+            "status": self.status,
+            "createdAt": self.created_at,
+            "lastUpdatedAt": self.updated_at,
+        }
         if self.status_message is not None:
             data["statusMessage"] = self.status_message
         if self.era == "modern":
@@ -115,16 +119,25 @@ class TaskStore:
 
     def create_legacy(self, ctx: "RequestContext", args: Dict[str, Any], meta: Dict[str, Any]) -> Dict[str, Any]:
         ttl = meta.get("ttl")
-        ttl_ms = int(ttl) if isinstance(ttl, (int, float)) and not isinstance(ttl, bool) and ttl > 0 else \
-            self.server.options.task_ttl_ms
+        ttl_ms = (
+            int(ttl)
+            if isinstance(ttl, (int, float)) and not isinstance(ttl, bool) and ttl > 0
+            else self.server.options.task_ttl_ms
+        )
         task = self._create("legacy", ttl_ms, ctx)
         return {"task": task.base()}
 
     def create_modern(self, ctx: "RequestContext", args: Dict[str, Any]) -> Dict[str, Any]:
-        if args.get("ask") and not isinstance(ctx.client_caps.get("elicitation"), dict) \
-                and not self.server.options.ignore_client_capabilities:
-            raise RpcError(MISSING_CLIENT_CAPABILITY, "Missing required client capability: elicitation",
-                           {"requiredCapabilities": {"elicitation": {}}})
+        if (
+            args.get("ask")
+            and not isinstance(ctx.client_caps.get("elicitation"), dict)
+            and not self.server.options.ignore_client_capabilities
+        ):
+            raise RpcError(
+                MISSING_CLIENT_CAPABILITY,
+                "Missing required client capability: elicitation",
+                {"requiredCapabilities": {"elicitation": {}}},
+            )
         task = self._create("modern", self.server.options.task_ttl_ms, ctx, args)
         data = task.base()
         result: Dict[str, Any] = dict(data)
@@ -137,8 +150,9 @@ class TaskStore:
         with self.lock:
             self.tasks[task.task_id] = task
         arguments = ctx.params.get("arguments") or {}
-        thread = threading.Thread(target=self._run, args=(task, ctx, arguments), daemon=True,
-                                  name="example-task-%s" % task.task_id[:8])
+        thread = threading.Thread(
+            target=self._run, args=(task, ctx, arguments), daemon=True, name="example-task-%s" % task.task_id[:8]
+        )
         thread.start()
         return task
 
@@ -158,8 +172,9 @@ class TaskStore:
             return
         except Exception:
             logger.exception("task %s crashed", task.task_id)
-            self._finish(task, "failed", error={"code": INTERNAL_ERROR, "message": "Internal error"},
-                         message="Internal error")
+            self._finish(
+                task, "failed", error={"code": INTERNAL_ERROR, "message": "Internal error"}, message="Internal error"
+            )
             return
         if task.era == "legacy" and result.get("isError"):
             self._finish(task, "failed", result=result, message="The tool reported an error.")
@@ -204,8 +219,15 @@ class TaskStore:
             task.cond.notify_all()
         self._notify(task)
 
-    def _finish(self, task: Task, status: str, *, result: Optional[Dict[str, Any]] = None,
-                error: Optional[Dict[str, Any]] = None, message: Optional[str] = None) -> None:
+    def _finish(
+        self,
+        task: Task,
+        status: str,
+        *,
+        result: Optional[Dict[str, Any]] = None,
+        error: Optional[Dict[str, Any]] = None,
+        message: Optional[str] = None,
+    ) -> None:
         with task.cond:
             if task.status in TERMINAL:
                 return
@@ -299,8 +321,11 @@ class TaskStore:
         if not self.server.options.tasks:
             raise RpcError(METHOD_NOT_FOUND, "Method not found: %s" % ctx.msg.get("method"))
         if not isinstance((ctx.client_caps.get("extensions") or {}).get(TASKS_EXTENSION), dict):
-            raise RpcError(MISSING_CLIENT_CAPABILITY, "Missing required client capability",
-                           {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}})
+            raise RpcError(
+                MISSING_CLIENT_CAPABILITY,
+                "Missing required client capability",
+                {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}},
+            )
 
     def modern_get(self, ctx: "RequestContext") -> Dict[str, Any]:
         self._require_extension(ctx)

@@ -46,55 +46,136 @@ ELICIT_SCHEMA: Dict[str, Any] = {
 
 #: Static tool definitions (the ``tools/list`` entries), in listing order.
 TOOL_DEFS: List[Dict[str, Any]] = [
-    {"name": "echo", "title": "Echo", "description": "Returns the message unchanged.",
-     "inputSchema": _schema({"message": {"type": "string"}}, ["message"]),
-     "annotations": {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False}},
-    {"name": "add", "title": "Add", "description": "Adds two numbers; returns text and structuredContent {sum}.",
-     "inputSchema": _schema({"a": {"type": "number"}, "b": {"type": "number"}}, ["a", "b"]),
-     "outputSchema": _schema({"sum": {"type": "number"}}, ["sum"]),
-     "annotations": {"readOnlyHint": True}},
-    {"name": "slow", "title": "Slow", "description": "Sleeps `seconds`, sending `steps` progress notifications.",
-     "inputSchema": _schema({"seconds": {"type": "number", "default": 1}, "steps": {"type": "integer", "default": 5}})},
-    {"name": "fail", "title": "Fail", "description": "Returns a tool error (isError true) with the message.",
-     "inputSchema": _schema({"message": {"type": "string", "default": "it failed"}})},
-    {"name": "bad_output", "title": "Bad output",
-     "description": "Returns structuredContent violating its outputSchema.",
-     "inputSchema": _schema({}),
-     "outputSchema": _schema({"count": {"type": "integer"}}, ["count"])},
-    {"name": "sample", "title": "Sample", "description": "Asks the client's model (sampling) and returns the text.",
-     "inputSchema": _schema({"prompt": {"type": "string"}}, ["prompt"])},
-    {"name": "elicit", "title": "Elicit", "description": "Asks the user for a form (elicitation, form mode).",
-     "inputSchema": _schema({"message": {"type": "string", "default": "Please fill in the form"}})},
-    {"name": "elicit_url", "title": "Elicit URL", "description": "Asks the user to visit a URL (URL-mode elicitation).",
-     "inputSchema": _schema({"message": {"type": "string", "default": "Please approve the request"}})},
-    {"name": "roots", "title": "Roots", "description": "Lists the client's roots (roots/list).",
-     "inputSchema": _schema({})},
-    {"name": "payload", "title": "Payload", "description": "Returns a text block of exactly `size` characters.",
-     "inputSchema": _schema({"size": {"type": "integer", "minimum": 0}}, ["size"])},
-    {"name": "log", "title": "Log", "description": "Sends notifications/message at `level`.",
-     "inputSchema": _schema({"level": {"type": "string", "enum": list(LOG_LEVELS)}, "message": {"type": "string"}},
-                            ["level", "message"])},
-    {"name": "add_tool", "title": "Add tool", "description": "Adds a tool at run time (tools list_changed).",
-     "inputSchema": _schema({"name": {"type": "string"}}, ["name"])},
-    {"name": "add_prompt", "title": "Add prompt", "description": "Adds a prompt at run time (prompts list_changed).",
-     "inputSchema": _schema({"name": {"type": "string"}}, ["name"])},
-    {"name": "add_resource", "title": "Add resource",
-     "description": "Adds a text resource at run time (resources list_changed).",
-     "inputSchema": _schema({"uri": {"type": "string"}, "text": {"type": "string"}}, ["uri"])},
-    {"name": "touch", "title": "Touch", "description": "Marks a resource updated (notifications/resources/updated).",
-     "inputSchema": _schema({"uri": {"type": "string"}}, ["uri"])},
-    {"name": "end_listens", "title": "End listens",
-     "description": "Gracefully ends every subscriptions/listen stream (modern era).", "inputSchema": _schema({})},
+    {
+        "name": "echo",
+        "title": "Echo",
+        "description": "Returns the message unchanged.",
+        "inputSchema": _schema({"message": {"type": "string"}}, ["message"]),
+        "annotations": {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False},
+    },
+    {
+        "name": "add",
+        "title": "Add",
+        "description": "Adds two numbers; returns text and structuredContent {sum}.",
+        "inputSchema": _schema({"a": {"type": "number"}, "b": {"type": "number"}}, ["a", "b"]),
+        "outputSchema": _schema({"sum": {"type": "number"}}, ["sum"]),
+        "annotations": {"readOnlyHint": True},
+    },
+    {
+        "name": "slow",
+        "title": "Slow",
+        "description": "Sleeps `seconds`, sending `steps` progress notifications.",
+        "inputSchema": _schema(
+            {"seconds": {"type": "number", "default": 1}, "steps": {"type": "integer", "default": 5}}
+        ),
+    },
+    {
+        "name": "fail",
+        "title": "Fail",
+        "description": "Returns a tool error (isError true) with the message.",
+        "inputSchema": _schema({"message": {"type": "string", "default": "it failed"}}),
+    },
+    {
+        "name": "bad_output",
+        "title": "Bad output",
+        "description": "Returns structuredContent violating its outputSchema.",
+        "inputSchema": _schema({}),
+        "outputSchema": _schema({"count": {"type": "integer"}}, ["count"]),
+    },
+    {
+        "name": "sample",
+        "title": "Sample",
+        "description": "Asks the client's model (sampling) and returns the text.",
+        "inputSchema": _schema({"prompt": {"type": "string"}}, ["prompt"]),
+    },
+    {
+        "name": "elicit",
+        "title": "Elicit",
+        "description": "Asks the user for a form (elicitation, form mode).",
+        "inputSchema": _schema({"message": {"type": "string", "default": "Please fill in the form"}}),
+    },
+    {
+        "name": "elicit_url",
+        "title": "Elicit URL",
+        "description": "Asks the user to visit a URL (URL-mode elicitation).",
+        "inputSchema": _schema({"message": {"type": "string", "default": "Please approve the request"}}),
+    },
+    {
+        "name": "roots",
+        "title": "Roots",
+        "description": "Lists the client's roots (roots/list).",
+        "inputSchema": _schema({}),
+    },
+    {
+        "name": "payload",
+        "title": "Payload",
+        "description": "Returns a text block of exactly `size` characters.",
+        "inputSchema": _schema({"size": {"type": "integer", "minimum": 0}}, ["size"]),
+    },
+    {
+        "name": "log",
+        "title": "Log",
+        "description": "Sends notifications/message at `level`.",
+        "inputSchema": _schema(
+            {"level": {"type": "string", "enum": list(LOG_LEVELS)}, "message": {"type": "string"}}, ["level", "message"]
+        ),
+    },
+    {
+        "name": "add_tool",
+        "title": "Add tool",
+        "description": "Adds a tool at run time (tools list_changed).",
+        "inputSchema": _schema({"name": {"type": "string"}}, ["name"]),
+    },
+    {
+        "name": "add_prompt",
+        "title": "Add prompt",
+        "description": "Adds a prompt at run time (prompts list_changed).",
+        "inputSchema": _schema({"name": {"type": "string"}}, ["name"]),
+    },
+    {
+        "name": "add_resource",
+        "title": "Add resource",
+        "description": "Adds a text resource at run time (resources list_changed).",
+        "inputSchema": _schema({"uri": {"type": "string"}, "text": {"type": "string"}}, ["uri"]),
+    },
+    {
+        "name": "touch",
+        "title": "Touch",
+        "description": "Marks a resource updated (notifications/resources/updated).",
+        "inputSchema": _schema({"uri": {"type": "string"}}, ["uri"]),
+    },
+    {
+        "name": "end_listens",
+        "title": "End listens",
+        "description": "Gracefully ends every subscriptions/listen stream (modern era).",
+        "inputSchema": _schema({}),
+    },
     {"name": "pid", "title": "PID", "description": "Returns the server's process id.", "inputSchema": _schema({})},
-    {"name": "crash", "title": "Crash", "description": "Exits the process at once with `code`.",
-     "inputSchema": _schema({"code": {"type": "integer", "default": 3}})},
-    {"name": "stderr_flood", "title": "stderr flood", "description": "Writes `bytes` bytes to stderr, then returns.",
-     "inputSchema": _schema({"bytes": {"type": "integer", "minimum": 0}}, ["bytes"])},
-    {"name": "task_work", "title": "Task work",
-     "description": "A long job run as a task when the client supports tasks; `ask` adds an elicitation mid-way.",
-     "inputSchema": _schema({"seconds": {"type": "number", "default": 1}, "ask": {"type": "boolean", "default": False},
-                             "fail": {"type": "boolean", "default": False}}),
-     "execution": {"taskSupport": "optional"}},
+    {
+        "name": "crash",
+        "title": "Crash",
+        "description": "Exits the process at once with `code`.",
+        "inputSchema": _schema({"code": {"type": "integer", "default": 3}}),
+    },
+    {
+        "name": "stderr_flood",
+        "title": "stderr flood",
+        "description": "Writes `bytes` bytes to stderr, then returns.",
+        "inputSchema": _schema({"bytes": {"type": "integer", "minimum": 0}}, ["bytes"]),
+    },
+    {
+        "name": "task_work",
+        "title": "Task work",
+        "description": "A long job run as a task when the client supports tasks; `ask` adds an elicitation mid-way.",
+        "inputSchema": _schema(
+            {
+                "seconds": {"type": "number", "default": 1},
+                "ask": {"type": "boolean", "default": False},
+                "fail": {"type": "boolean", "default": False},
+            }
+        ),
+        "execution": {"taskSupport": "optional"},
+    },
 ]
 
 _TYPE_CHECKS: Dict[str, Callable[[Any], bool]] = {
@@ -239,7 +320,7 @@ def write_stderr_bytes(count: int) -> None:
         stream = None
     remaining = max(0, count)
     while remaining > 0:
-        chunk = (line * (1 + min(remaining, 65536) // len(line)))[:min(remaining, 65536)]
+        chunk = (line * (1 + min(remaining, 65536) // len(line)))[: min(remaining, 65536)]
         try:
             if stream is not None:
                 stream.write(chunk)
@@ -268,8 +349,11 @@ def _need(ctx: Any, capability: str, sub: Optional[str] = None) -> None:
         return
     required: Dict[str, Any] = {capability: ({sub: {}} if sub else {})}
     if ctx.era == "modern":
-        raise RpcError(MISSING_CLIENT_CAPABILITY, "Missing required client capability: %s" % capability,
-                       {"requiredCapabilities": required})
+        raise RpcError(
+            MISSING_CLIENT_CAPABILITY,
+            "Missing required client capability: %s" % capability,
+            {"requiredCapabilities": required},
+        )
     raise _ToolError("the client did not declare the %s capability" % (capability + ("." + sub if sub else "")))
 
 
@@ -293,8 +377,11 @@ def elicit_params(ctx: Any, message: str) -> Dict[str, Any]:
 
 
 def elicit_url_params(ctx: Any, message: str, elicitation_id: str) -> Dict[str, Any]:
-    params: Dict[str, Any] = {"mode": "url", "message": message,
-                              "url": "https://example.com/approve?request=%s" % elicitation_id}
+    params: Dict[str, Any] = {
+        "mode": "url",
+        "message": message,
+        "url": "https://example.com/approve?request=%s" % elicitation_id,
+    }
     if ctx.era == "legacy":
         params["elicitationId"] = elicitation_id
     return params
@@ -344,15 +431,18 @@ def _input_request(ctx: Any, kind: str, args: Dict[str, Any], key: str) -> Dict[
     if kind == "elicit":
         return {"method": method, "params": elicit_params(ctx, str(_arg(args, "message", "Please fill in the form")))}
     if kind == "elicit_url":
-        return {"method": method,
-                "params": elicit_url_params(ctx, str(_arg(args, "message", "Please approve the request")), key)}
+        return {
+            "method": method,
+            "params": elicit_url_params(ctx, str(_arg(args, "message", "Please approve the request")), key),
+        }
     return {"method": method}
 
 
 def _finish(kind: str, result: Dict[str, Any]) -> Dict[str, Any]:
     if kind == "sample":
-        return tool_result(_sample_text(result), structured={"text": _sample_text(result),
-                                                              "model": result.get("model")})
+        return tool_result(
+            _sample_text(result), structured={"text": _sample_text(result), "model": result.get("model")}
+        )
     if kind in ("elicit", "elicit_url"):
         return _elicit_result(result)
     return _roots_text(result)
@@ -409,8 +499,11 @@ def _mrtr(ctx: Any, kind: str, args: Dict[str, Any]) -> Dict[str, Any]:
 def _input_required(ctx: Any, kind: str, args: Dict[str, Any], round_no: int) -> Dict[str, Any]:
     key = "%s_%d" % (kind, round_no + 1)
     state = encode_state({"tool": ctx.tool_name, "round": round_no, "key": key})
-    return {"resultType": "input_required", "inputRequests": {key: _input_request(ctx, kind, args, key)},
-            "requestState": state}
+    return {
+        "resultType": "input_required",
+        "inputRequests": {key: _input_request(ctx, kind, args, key)},
+        "requestState": state,
+    }
 
 
 # ----------------------------------------------------------------------------- task_work
@@ -434,11 +527,20 @@ def run_task_body(task: Any, args: Dict[str, Any], ask: Callable[[Dict[str, Any]
         raise _Cancelled()
     extra = ""
     if _arg(args, "ask", False):
-        answer = ask({"method": "elicitation/create",
-                      "params": {"mode": "form", "message": "Continue the task?",
-                                 "requestedSchema": {"type": "object",
-                                                     "properties": {"confirm": {"type": "boolean", "default": True}},
-                                                     "required": ["confirm"]}}})
+        answer = ask(
+            {
+                "method": "elicitation/create",
+                "params": {
+                    "mode": "form",
+                    "message": "Continue the task?",
+                    "requestedSchema": {
+                        "type": "object",
+                        "properties": {"confirm": {"type": "boolean", "default": True}},
+                        "required": ["confirm"],
+                    },
+                },
+            }
+        )
         extra = "; answer: %s" % answer.get("action")
     if task.cancel_event.wait(half):
         raise _Cancelled()
@@ -480,10 +582,12 @@ TOOL_FUNCS: Dict[str, ToolFn] = {
 
 def dynamic_tool_def(name: str) -> Dict[str, Any]:
     """Definition of a tool added with ``add_tool``."""
-    return {"name": name, "description": "A tool added at run time; echoes its arguments.",
-            "inputSchema": _schema({"message": {"type": "string"}})}
+    return {
+        "name": name,
+        "description": "A tool added at run time; echoes its arguments.",
+        "inputSchema": _schema({"message": {"type": "string"}}),
+    }
 
 
 def t_dynamic(ctx: Any, args: Dict[str, Any]) -> Dict[str, Any]:
     return tool_result("%s: %s" % (ctx.tool_name, args.get("message", "")))
-
