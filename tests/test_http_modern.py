@@ -336,3 +336,14 @@ def test_send_timeout_bounds_the_wait_for_a_json_answer() -> None:
             assert rid == 1 and isinstance(exc, mcpsync.RequestTimeout)
         finally:
             t.close()
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_idle_timeout_on_an_event_stream_times_out_once_and_never_reissues(era: str) -> None:
+    with MCPTestServer(era=era, response_mode="sse") as srv:
+        with mcpsync.connect(srv.url, transport="http") as c:
+            with pytest.raises(mcpsync.RequestTimeout):
+                c.call_tool("slow", {"seconds": 1.5, "steps": 0}, timeout=0.4)
+            assert c.call_tool("echo", {"message": "after"}).text == "after"
+        calls = [r for r in srv.records(rpc="tools/call") if r.body["params"]["name"] == "slow"]
+        assert len(calls) == 1  # a session timeout is a cancel, never a re-issue

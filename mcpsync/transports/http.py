@@ -382,6 +382,11 @@ class StreamableHTTPTransport(LegacySessionMixin, Transport):
             if call.cancelled or self._closed:
                 response.close()
                 return None
+            if call.timeout is not None:
+                # the call's timeout bounded the wait for the headers; the stream itself is governed by the
+                # session's idle timer (reset by progress, ending in a cancel), never by a socket timeout
+                # that would look like a broken stream and trigger a resume or re-issue
+                _set_read_timeout(response, self.options.read_timeout)
             return response
         try:
             data = self._read_body(response)
