@@ -159,6 +159,7 @@ class StdioTransport(Transport):
         self._stderr_tail: Deque[str] = collections.deque(maxlen=stderr_lines)
         self._stderr_log = logging.getLogger("mcpsync.server.%s" % self.name)
         self._write_lock = threading.Lock()
+        self._outq: Deque[bytes] = collections.deque()
         self._sink: Optional[TransportSink] = None
         self._reader: Optional[threading.Thread] = None
         self._stderr_thread: Optional[threading.Thread] = None
@@ -240,11 +241,30 @@ class StdioTransport(Transport):
         proc = self.process
         if proc is None or proc.stdin is None or self._closing:
             raise ConnectionClosed("server is not running", server=self.name)
-        with self._write_lock:
+        # Writes are coalesced under load: each sender queues its bytes; whoever holds the write lock
+        # writes everything queued in one system call, and re-checks the queue after releasing the
+        # lock, so no queued message is ever left behind. Alone, a sender writes its own bytes at once.
+        queue = self._outq
+        queue.append(data)
+        write = proc.stdin.write
+        while queue:
+            if not self._write_lock.acquire(blocking=False):
+                return  # the current writer will pick our bytes up
             try:
-                proc.stdin.write(data)
+                chunks = []
+                while queue:
+                    chunks.append(queue.popleft())
+                out = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+                view = memoryview(out)
+                while view:
+                    n = write(view)
+                    if not n:
+                        raise OSError("the pipe accepted no bytes")
+                    view = view[n:]
             except (BrokenPipeError, ValueError, OSError) as exc:
                 raise ConnectionClosed("cannot write to server: %s" % exc, server=self.name) from None
+            finally:
+                self._write_lock.release()
 
     # ------------------------------------------------------------------ reading
 
