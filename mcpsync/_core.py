@@ -450,7 +450,8 @@ class ClientCore(Negotiation):
             self.sampling_handler is None,
             self.elicitation_handler is None,
             self.tasks_enabled,
-            tuple(self.trace_context.items()),
+            id(self.trace_context),
+            len(self.trace_context),
         )
         cached = self._envelope_cache
         if cached is None or cached[0] != key:

@@ -381,7 +381,8 @@ class Session(TransportSink):
             method, params, progress=progress, progress_token=progress_token, owned_params=owned_params
         )
         idle = self.default_timeout if timeout is DEFAULT else timeout
-        self._send_request(pending, msg, idle)
+        # A blocking caller with no hard cap can let the transport read the answer in this thread.
+        self._send_request(pending, msg, idle, inline=max_total_timeout is None)
         return self._wait(pending, idle, max_total_timeout)
 
     def request_async(
@@ -412,11 +413,13 @@ class Session(TransportSink):
             self._send_request(pending, msg)
         return RequestHandle(self, pending, idle, max_total_timeout, transform)
 
-    def _send_request(self, pending: _Pending, msg: Dict[str, Any], idle: Optional[float] = None) -> None:
+    def _send_request(
+        self, pending: _Pending, msg: Dict[str, Any], idle: Optional[float] = None, inline: bool = False
+    ) -> None:
         try:
             if self.transport.send_blocks_for_response:
                 # a blocking send (HTTP POST) must not outlive the idle timeout
-                self.transport.send(msg, timeout=idle)  # type: ignore[call-arg]
+                self.transport.send(msg, timeout=idle, inline=inline)  # type: ignore[call-arg]
             else:
                 self.transport.send(msg)
         except MCPError as exc:
@@ -456,6 +459,17 @@ class Session(TransportSink):
 
     def _wait(self, pending: _Pending, idle: Optional[float], max_total: Optional[float]) -> Any:
         fut = pending.future
+        if max_total is None and idle is not None:
+            try:  # the common case: one timed wait, no bookkeeping
+                return fut.result(idle)
+            except (concurrent.futures.TimeoutError, TimeoutError):
+                if fut.done():
+                    return fut.result(0)
+            except BaseException as exc:
+                if fut.done():
+                    raise
+                self._abandon(pending, "interrupted: %s" % type(exc).__name__, RequestCancelled)
+                raise
         if idle is None and max_total is None:
             try:
                 return fut.result()

@@ -622,6 +622,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 128  # many clients connect at once in the concurrency tests (default: 5)
     owner: "MCPTestServer"
 
     def handle_error(self, request: Any, client_address: Any) -> None:

@@ -319,9 +319,10 @@ def test_send_after_close_raises_and_close_is_idempotent(modern: MCPTestServer) 
 
 def test_threads_are_named_and_gone_after_close(modern: MCPTestServer) -> None:
     with mcpsync.connect(modern.url, timeout=20) as c:
-        c.call_tool("echo", {"message": "x"})
-        names = {t.name for t in threading.enumerate()}
-        assert any(n.startswith("mcpsync-http-stream:") for n in names)
+        c.call_tool("echo", {"message": "x"})  # a blocking call reads its stream in the calling thread
+        h = c.call_tool_async("slow", {"seconds": 0.3, "steps": 2})  # a handle's stream has a reader thread
+        assert wait_for(lambda: any(t.name.startswith("mcpsync-http-stream:") for t in threading.enumerate()))
+        assert h.result().text == "done"
     assert wait_for(lambda: not [t for t in threading.enumerate() if t.name.startswith("mcpsync-http")])
 
 
@@ -347,3 +348,8 @@ def test_idle_timeout_on_an_event_stream_times_out_once_and_never_reissues(era: 
             assert c.call_tool("echo", {"message": "after"}).text == "after"
         calls = [r for r in srv.records(rpc="tools/call") if r.body["params"]["name"] == "slow"]
         assert len(calls) == 1  # a session timeout is a cancel, never a re-issue
+        cancels = srv.records(rpc="notifications/cancelled")
+        if era == "legacy":  # a disconnect is not a cancel there: it is said explicitly
+            assert [r.body["params"]["requestId"] for r in cancels] == [calls[0].body["id"]]
+        else:  # 2026-07-28: closing the stream is the cancellation; no notification on HTTP
+            assert not cancels

@@ -38,6 +38,7 @@ class _Call:
         "retry_ms",
         "reissues",
         "timeout",
+        "inline",
     )
 
     def __init__(self, message: Dict[str, Any], timeout: Optional[float]) -> None:
@@ -52,6 +53,7 @@ class _Call:
         self.retry_ms: Optional[int] = None
         self.reissues = 0
         self.timeout = timeout
+        self.inline = False  # read the answer's event stream in the calling thread
 
 
 class _StreamPool:

@@ -216,14 +216,18 @@ class StreamableHTTPTransport(LegacySessionMixin, Transport):
             _abort(call.response)
         return True
 
-    def send(self, message: Dict[str, Any], timeout: Optional[float] = None) -> None:
+    def send(self, message: Dict[str, Any], timeout: Optional[float] = None, inline: bool = False) -> None:
         """POST one message (thread-safe).
 
         Requests: the answer (or the failure) reaches the sink, never an exception,
         except :class:`~mcpsync.ConnectionClosed` when the transport is closed.
         Notifications and responses: any 2xx is accepted; failures raise.
         ``timeout`` (optional) bounds the wait for the response headers of a request,
-        overriding ``read_timeout``.
+        overriding ``read_timeout``. With ``inline`` (a caller that blocks for the answer anyway)
+        an event-stream answer is read in the calling thread, with ``timeout`` as the idle bound
+        between events: no hand-off to a stream thread. An idle expiry then fails the call with
+        :class:`~mcpsync.RequestTimeout` and cancels it (closes the stream; handshake era: also
+        ``notifications/cancelled``).
         """
         if self._closed:
             raise ConnectionClosed("transport is closed", server=self.name)
@@ -231,7 +235,7 @@ class StreamableHTTPTransport(LegacySessionMixin, Transport):
             raise ProtocolError("HTTP transports send one message per POST (no batches)", server=self.name)
         method = message.get("method")
         if method is not None and "id" in message:
-            self._send_request(message, timeout)
+            self._send_request(message, timeout, inline)
         else:
             self._send_oneway(message)
 
@@ -299,8 +303,9 @@ class StreamableHTTPTransport(LegacySessionMixin, Transport):
 
     # ------------------------------------------------------------------ requests
 
-    def _send_request(self, message: Dict[str, Any], timeout: Optional[float]) -> None:
+    def _send_request(self, message: Dict[str, Any], timeout: Optional[float], inline: bool = False) -> None:
         call = _Call(message, timeout)
+        call.inline = inline
         with self._lock:
             self._calls[call.orig_id] = call
         if message.get("method") == "initialize":
@@ -314,7 +319,20 @@ class StreamableHTTPTransport(LegacySessionMixin, Transport):
             if not isinstance(exc, Exception):
                 raise
             return
-        if response is not None and not self._streams.submit(self._stream_loop, call, response):
+        if response is None:
+            return
+        if inline:
+            try:
+                self._stream_loop(call, response)
+            except BaseException:  # Ctrl-C in the caller: cancel the call, leave nothing open
+                call.cancelled = True
+                _abort(call.response)
+                with self._lock:
+                    self._calls.pop(call.orig_id, None)
+                self._cancel_upstream(call, "interrupted")
+                raise
+            return
+        if not self._streams.submit(self._stream_loop, call, response):
             response.close()
             self._fail(call, ConnectionClosed("transport is closed"))
 
@@ -382,7 +400,7 @@ class StreamableHTTPTransport(LegacySessionMixin, Transport):
             if call.cancelled or self._closed:
                 response.close()
                 return None
-            if call.timeout is not None:
+            if call.timeout is not None and not call.inline:
                 # the call's timeout bounded the wait for the headers; the stream itself is governed by the
                 # session's idle timer (reset by progress, ending in a cancel), never by a socket timeout
                 # that would look like a broken stream and trigger a resume or re-issue
@@ -535,6 +553,8 @@ class StreamableHTTPTransport(LegacySessionMixin, Transport):
         except Exception as exc:  # noqa: BLE001 - a broken stream is reported as "broken"
             if self._closed or (call is not None and call.cancelled):
                 return "closed"
+            if call is not None and call.inline and self._call_timeout_binds(call) and _is_read_timeout(exc):
+                return "idle"
             logger.debug("[%s] event stream broken: %r", self.name, exc)
             return "broken"
         finally:
@@ -586,7 +606,26 @@ class StreamableHTTPTransport(LegacySessionMixin, Transport):
             response.close()
             if how == "closed" or call.done or call.cancelled or self._closed:
                 return
+            if how == "idle":
+                self._fail(call, RequestTimeout("no event within %ss" % call.timeout, timeout=call.timeout))
+                self._cancel_upstream(call, "timeout: idle timeout of %ss" % call.timeout)
+                return
             response = self._recover(call)
+
+    def _cancel_upstream(self, call: _Call, reason: str) -> None:
+        """Tell a handshake-era server the call is abandoned (2026-07-28: the closed stream says it)."""
+        if self._is_modern(call) or self._closed:
+            return
+        try:
+            self._send_oneway(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/cancelled",
+                    "params": {"requestId": call.wire_id, "reason": reason},
+                }
+            )
+        except MCPError as exc:
+            logger.debug("[%s] could not send the cancellation: %s", self.name, exc)
 
     def _recover(self, call: _Call) -> Any:
         """The stream of ``call`` ended before its answer: resume (handshake era) or re-issue (2026-07-28)."""
