@@ -15,6 +15,7 @@ import collections
 import logging
 import queue
 import threading
+import time
 from typing import Any, Callable, Deque, Iterator, List, Optional
 
 from ._threads import join, spawn
@@ -82,8 +83,9 @@ class Dispatcher:
             workers = list(self._workers)
         for _ in workers:
             self._queue.put(_STOP)
+        deadline = time.monotonic() + timeout  # one bound for all workers together
         for w in workers:
-            join(w, timeout)
+            join(w, max(0.0, deadline - time.monotonic()))
 
 
 class NotificationQueue:

@@ -551,17 +551,11 @@ class OAuthManager:
         url, _state = self._prepare(name, challenge, list(extra_scopes))
         return url
 
-    def ensure_client(self, name: str, *, challenge: Optional[Dict[str, str]] = None) -> str:
-        """Discover the authorization server and obtain a client id (configured, CIMD or DCR); no browser.
-
-        Stores a new registration; leaves any login in progress alone. Returns the client id.
-        Raises :class:`~mcpsync.errors.NeedsClientRegistration` when no client id can be obtained.
-        """
-        server, cfg = self._oauth(name)
-        _prm, meta, _resource = self._discover(name, challenge)
+    def _resolve_client(self, name: str, cfg: Any, meta: Any) -> Tuple[Any, Optional[Dict[str, Any]]]:
+        """The client to use with ``meta``'s authorization server: (ClientAuth, a new registration or None)."""
         stored = (self.store.get(name) or {}).get("clientInfo")
         try:
-            client, registered = resolve_client(
+            return resolve_client(
                 cfg,
                 meta,
                 stored,
@@ -574,6 +568,16 @@ class OAuthManager:
             )
         except AuthError as exc:
             raise exc.with_context(server=name)
+
+    def ensure_client(self, name: str, *, challenge: Optional[Dict[str, str]] = None) -> str:
+        """Discover the authorization server and obtain a client id (configured, CIMD or DCR); no browser.
+
+        Stores a new registration; leaves any login in progress alone. Returns the client id.
+        Raises :class:`~mcpsync.errors.NeedsClientRegistration` when no client id can be obtained.
+        """
+        server, cfg = self._oauth(name)
+        _prm, meta, _resource = self._discover(name, challenge)
+        client, registered = self._resolve_client(name, cfg, meta)
         if registered is not None:
 
             def record(e: Dict[str, Any]) -> None:
@@ -598,21 +602,7 @@ class OAuthManager:
             )
         scopes = self._scopes(cfg, prm, meta, challenge, extra)
         scope = " ".join(scopes) or None
-        stored = (self.store.get(name) or {}).get("clientInfo")
-        try:
-            client, registered = resolve_client(
-                cfg,
-                meta,
-                stored,
-                self.redirect_uri,
-                session=self._http(),
-                client_name=self.client_name,
-                client_uri=self.client_uri,
-                timeout=self.http_timeout,
-                protocol_version=self.protocol_version,
-            )
-        except AuthError as exc:
-            raise exc.with_context(server=name)
+        client, registered = self._resolve_client(name, cfg, meta)
         verifier = make_code_verifier()
         state = make_state()
         pending = {

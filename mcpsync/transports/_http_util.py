@@ -3,13 +3,8 @@
 from __future__ import annotations
 
 import logging
-import queue
 import socket
-import threading
-import time
-from typing import Any, Callable, Dict, List, Optional
-
-from .._threads import join, spawn
+from typing import Any, Dict, Optional
 
 
 __all__: list = []
@@ -54,52 +49,6 @@ class _Call:
         self.reissues = 0
         self.timeout = timeout
         self.inline = False  # read the answer's event stream in the calling thread
-
-
-class _StreamPool:
-    """Named daemon threads that read event streams; grown on demand, reused, stopped on close."""
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-        self._queue: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
-        self._threads: List[threading.Thread] = []
-        self._idle = 0
-        self._lock = threading.Lock()
-        self._stopped = False
-
-    def submit(self, fn: Callable[..., Any], *args: Any) -> bool:
-        with self._lock:
-            if self._stopped:
-                return False
-            if self._idle == 0:
-                self._threads.append(spawn("mcpsync-http-stream:%s" % self._name, self._run))
-                self._idle += 1
-            self._idle -= 1
-        self._queue.put((fn, args))
-        return True
-
-    def _run(self) -> None:
-        while True:
-            item = self._queue.get()
-            if item is None:
-                return
-            fn, args = item
-            try:
-                fn(*args)
-            except Exception:  # noqa: BLE001 - a stream thread must survive anything
-                logger.exception("[%s] event stream reader failed", self._name)
-            finally:
-                with self._lock:
-                    self._idle += 1
-
-    def stop(self, deadline: float) -> None:
-        with self._lock:
-            self._stopped = True
-            threads = list(self._threads)
-        for _ in threads:
-            self._queue.put(None)
-        for t in threads:
-            join(t, max(0.0, deadline - time.monotonic()))
 
 
 def _abort(response: Any) -> None:

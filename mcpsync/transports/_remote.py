@@ -603,3 +603,21 @@ def transport_chain(url: str, transport: str = "auto", **options: Any) -> List[T
 
 #: What :meth:`mcpsync.Client.open` calls: ``candidates(url, transport=..., name=..., **options)``.
 candidates = transport_chain
+
+
+def init_remote(
+    transport: Any, url: str, name: Optional[str], options: Dict[str, Any], max_retry_delay: float, what: str
+) -> None:
+    """The state every remote transport starts with: URL, options, name, one requests.Session, flags."""
+    transport.url = check_url(url)
+    transport.options, rest = split_options(dict(options))
+    if rest:
+        raise ConfigError("unknown %s transport option(s): %s" % (what, ", ".join(sorted(rest))))
+    transport.name = name or urlsplit(url).hostname or "server"
+    transport._max_retry_delay = float(max_retry_delay)
+    transport._http = build_session(transport.url, transport.options)
+    transport._sink = None
+    transport._lock = threading.Lock()
+    transport._closed = False
+    transport._closing = threading.Event()
+    transport._close_reported = False

@@ -49,6 +49,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 from .. import jsonrpc
 from .._sse import SSEEvent, iter_response_bytes, EventParser
+from .._dispatch import Dispatcher
 from .._threads import join
 from ..errors import (
     ConfigError,
@@ -63,12 +64,10 @@ from ..errors import (
 )
 from . import _mcpheaders
 from ._remote import (
-    build_session,
-    check_url,
+    init_remote,
     convert_request_exception,
     error_for_status,
     redact_url,
-    split_options,
 )
 from .base import Transport, TransportSink
 
@@ -79,7 +78,6 @@ from ._http_util import (
     MODERN_META_VERSION,
     _MAX_ERROR_BODY,
     _Call,
-    _StreamPool,
     _abort,
     _content_type,
     _is_read_timeout,
@@ -120,23 +118,10 @@ class StreamableHTTPTransport(LegacySessionMixin, Transport):
         max_retry_delay: float = 30.0,
         **options: Any,
     ) -> None:
-        self.url = check_url(url)
-        self.options, rest = split_options(dict(options))
-        if rest:
-            raise ConfigError("unknown HTTP transport option(s): %s" % ", ".join(sorted(rest)))
-        from urllib.parse import urlsplit
-
-        self.name = name or urlsplit(url).hostname or "server"
+        init_remote(self, url, name, options, max_retry_delay, "HTTP")
         self._get_enabled = get_stream
         self._max_stream_retries = max(0, int(max_stream_retries))
-        self._max_retry_delay = float(max_retry_delay)
-        self._http: Any = build_session(self.url, self.options)
-        self._sink: Optional[TransportSink] = None
-        self._lock = threading.Lock()
         self._renew_lock = threading.Lock()
-        self._closed = False
-        self._closing = threading.Event()
-        self._close_reported = False
         self._era: Optional[str] = None
         self._version: Optional[str] = None
         self._session_id: Optional[str] = None
@@ -144,7 +129,7 @@ class StreamableHTTPTransport(LegacySessionMixin, Transport):
         self._initialized_msg: Optional[Dict[str, Any]] = None
         self._initialized_sent = False
         self._calls: Dict[Any, _Call] = {}
-        self._streams = _StreamPool(self.name)
+        self._streams = Dispatcher("mcpsync-http-stream:%s" % self.name, max_workers=1024)
         self._get_thread: Optional[threading.Thread] = None
         self._get_response: Any = None
         self._get_stopped = False
@@ -258,7 +243,7 @@ class StreamableHTTPTransport(LegacySessionMixin, Transport):
         sid = self._session_id
         if sid and self._era != "modern":
             self._delete_session(sid, min(2.0, budget / 2))
-        self._streams.stop(deadline)
+        self._streams.stop(max(0.0, deadline - time.monotonic()))
         join(self._get_thread, max(0.0, deadline - time.monotonic()))
         try:
             self._http.close()

@@ -29,7 +29,6 @@ from .. import jsonrpc
 from .._sse import SSEEvent, EventParser, iter_response_bytes
 from .._threads import join, spawn
 from ..errors import (
-    ConfigError,
     ConnectError,
     ConnectionClosed,
     MCPError,
@@ -37,13 +36,11 @@ from ..errors import (
     TransportError,
 )
 from ._remote import (
-    build_session,
-    check_url,
+    init_remote,
     convert_request_exception,
     error_for_status,
     redact_url,
     same_origin,
-    split_options,
 )
 from .base import Transport, TransportSink
 from .http import _abort, _content_type, _is_response
@@ -90,22 +87,9 @@ class SSETransport(Transport):
         max_retry_delay: float = 30.0,
         **options: Any,
     ) -> None:
-        self.url = check_url(url)
-        self.options, rest = split_options(dict(options))
-        if rest:
-            raise ConfigError("unknown SSE transport option(s): %s" % ", ".join(sorted(rest)))
-        from urllib.parse import urlsplit
-
-        self.name = name or urlsplit(url).hostname or "server"
+        init_remote(self, url, name, options, max_retry_delay, "SSE")
         self._reconnect = reconnect
         self._max_attempts = max(0, int(max_reconnect_attempts))
-        self._max_retry_delay = float(max_retry_delay)
-        self._http: Any = build_session(self.url, self.options)
-        self._sink: Optional[TransportSink] = None
-        self._lock = threading.Lock()
-        self._closed = False
-        self._closing = threading.Event()
-        self._close_reported = False
         self._conn: Optional[_Connection] = None
         self._reader: Optional[threading.Thread] = None
         self._pending: Set[Any] = set()
