@@ -8,9 +8,11 @@ resolved once). ``requests`` is imported when the transport is built, never at
 How a request travels
     :meth:`~StreamableHTTPTransport.send` POSTs in the calling thread. An
     ``application/json`` answer is read there and handed to ``sink.on_message``
-    before ``send`` returns. A ``text/event-stream`` answer is handed to a stream
-    thread (``mcpsync-http-stream:<name>``, pooled) that delivers notifications,
-    progress and (legacy) server requests in order, then the final response.
+    before ``send`` returns. A ``text/event-stream`` answer is read in the calling
+    thread too when the caller blocks for it anyway (``inline``: a blocking client
+    call), else handed to a stream thread (``mcpsync-http-stream:<name>``, pooled);
+    either way notifications, progress and (legacy) server requests are delivered in
+    order, then the final response.
     Failures of one call (HTTP status, broken stream, auth) go to
     ``sink.on_request_error(request_id, exc)``; ``send`` of a *request* never raises
     for them. ``send`` of a notification or a response raises the typed error.
