@@ -295,18 +295,22 @@ def test_bad_target_and_options() -> None:
     assert "definitely-not-a-command-xyz" in str(info.value) and "PATH" in str(info.value)
 
 
-def test_env_merge_still_finds_interpreter() -> None:
-    cmd = [sys.executable.rsplit("/", 1)[-1], "-m", "mcpsync.example_server"]
+def test_env_merge_still_finds_interpreter(monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
-    os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+    cmd = [os.path.basename(sys.executable), "-m", "mcpsync.example_server"]
+    monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
     with mcpsync.connect(cmd, env={"X": "1"}) as c:
         assert c.call_tool("echo", {"message": "env"}).text == "env"
 
 
-def test_progress_callbacks_all_run_before_the_result(era: str) -> None:
-    with connect(era) as c:
-        for _ in range(5):
-            events = []
-            c.call_tool("slow", {"seconds": 0.05, "steps": 5}, progress=events.append)
-            assert [e.progress for e in events] == [1, 2, 3, 4, 5]
+def test_env_option_still_finds_npx() -> None:
+    import shutil
+
+    from mcpsync.transports.stdio import default_environment, resolve_command
+
+    if shutil.which("npx") is None:
+        pytest.skip("npx is not installed (Node.js)")
+    env = default_environment({"X": "1"})
+    assert env["X"] == "1" and "PATH" in env and env["PYTHONUTF8"] == "1"
+    assert resolve_command("npx", env).endswith("npx")
