@@ -314,3 +314,11 @@ def test_env_option_still_finds_npx() -> None:
     env = default_environment({"X": "1"})
     assert env["X"] == "1" and "PATH" in env and env["PYTHONUTF8"] == "1"
     assert resolve_command("npx", env).endswith("npx")
+
+
+def test_progress_callbacks_all_run_before_the_result(era: str) -> None:
+    with connect(era) as c:
+        for _ in range(5):
+            events = []
+            c.call_tool("slow", {"seconds": 0.05, "steps": 5}, progress=events.append)
+            assert [e.progress for e in events] == [1, 2, 3, 4, 5]
