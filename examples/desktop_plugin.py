@@ -4,7 +4,7 @@ to a model, and run the model's tool calls.
     python examples/desktop_plugin.py [CONFIG_FILE]
 
 Without an argument the configuration is found in the usual places (``.mcp.json``,
-``opencode.json``, Cursor, VS Code, Claude Desktop; see ``mcpsync.config.find_config``).
+``opencode.json``, Cursor, VS Code, Claude Desktop; see ``mcpsync.manager.config.find_config``).
 The "model" here is a stand-in that calls two tools, once in OpenAI's shape and
 once in Anthropic's; swap in your provider's SDK. Status changes and tool-list
 changes are reported as they happen (events run on the manager's own thread).

@@ -21,7 +21,6 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Union
 
-from . import jsonrpc
 from ._dispatch import Dispatcher, NotificationQueue
 from .errors import (
     ClientClosed,
@@ -37,6 +36,7 @@ from .errors import (
 )
 from .transports.base import Transport, TransportSink
 from .types import ProgressEvent
+from .wire import jsonrpc
 
 __all__ = ["DEFAULT", "RequestContext", "RequestHandle", "Session", "SessionState"]
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from mcpsync.adapters import (
+from mcpsync.manager.adapters import (
     ServerTool,
     execute_tool_call,
     format_tool_result,

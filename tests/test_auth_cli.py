@@ -12,14 +12,14 @@ import webbrowser
 import pytest
 import requests
 
-from mcpsync.cli_auth import add_auth_parser, run_auth
+from mcpsync.cli.auth import add_auth_parser, run_auth
 from tests.authserver import free_port, no_auth_leaks, srv  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("no_auth_leaks")
 
 
 def main(argv):
-    from mcpsync.cli import main as cli_main
+    from mcpsync.cli.app import main as cli_main
 
     return cli_main(argv)
 

@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional
 
 import pytest
 
-from mcpsync import cli
+from mcpsync.cli import app as cli
 from tests.conftest import EXAMPLE, wait_for
 
 SERVER = ["--"] + EXAMPLE

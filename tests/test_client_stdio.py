@@ -9,7 +9,7 @@ import threading
 import pytest
 
 import mcpsync
-from mcpsync import handlers
+from mcpsync.client import handlers
 
 from .conftest import server_cmd, wait_for
 

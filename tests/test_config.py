@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from mcpsync.config import (
+from mcpsync.manager.config import (
     ServerConfig,
     config_search_paths,
     find_config,
@@ -229,5 +229,5 @@ def test_search_paths_and_discovery(tmp_path):
 def test_importing_config_does_not_import_jsonschema():
     import subprocess
 
-    code = "import mcpsync.config, sys; assert 'jsonschema' not in sys.modules"
+    code = "import mcpsync.manager.config, sys; assert 'jsonschema' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)

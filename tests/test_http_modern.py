@@ -10,7 +10,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 import pytest
 
 import mcpsync
-from mcpsync.transports import _mcpheaders
+from mcpsync.transports import mcp_headers as _mcpheaders
 from mcpsync.transports.base import TransportSink
 from mcpsync.transports.http import StreamableHTTPTransport
 

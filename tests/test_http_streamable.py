@@ -9,7 +9,7 @@ from typing import Any, Iterator, List
 import pytest
 
 import mcpsync
-from mcpsync.transports import _remote
+from mcpsync.transports import remote as _remote
 
 from .conftest import wait_for
 from .httpserver import MCPTestServer

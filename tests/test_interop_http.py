@@ -17,7 +17,7 @@ from typing import Iterator, List, Tuple
 import pytest
 
 import mcpsync
-from mcpsync.transports import _remote
+from mcpsync.transports import remote as _remote
 
 from .interop_peers import PEERS, require_peer
 

@@ -12,9 +12,9 @@ from typing import Any, List
 
 import pytest
 
-from mcpsync.client import Client
+from mcpsync.client.client import Client
 from mcpsync.errors import ClientClosed, ConfigError, ConnectError, RequestTimeout, ServerExited
-from mcpsync.manager import Manager, ServerManager, ServerStatus, UnknownTool
+from mcpsync.manager.manager import Manager, ServerManager, ServerStatus, UnknownTool
 from tests.conftest import server_cmd, wait_for
 
 PY = sys.executable

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from mcpsync.cli import main
+from mcpsync.cli.app import main
 
 PY = sys.executable
 

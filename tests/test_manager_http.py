@@ -11,9 +11,9 @@ from typing import Any, Dict, List
 import pytest
 import requests
 
-from mcpsync.config import ServerConfig, parse_config
+from mcpsync.manager.config import ServerConfig, parse_config
 from mcpsync.errors import AuthRequired, NeedsClientRegistration, RequestTimeout
-from mcpsync.manager import Manager
+from mcpsync.manager.manager import Manager
 from tests.authserver import AuthTestServer, approve_via_http, free_port
 from tests.conftest import server_cmd, wait_for
 from tests.httpserver import MCPTestServer
@@ -168,7 +168,7 @@ class Capture:
         self.calls: Dict[str, Any] = {}
 
     def __call__(self, target: Any, **kwargs: Any) -> Any:
-        from mcpsync.client import Client
+        from mcpsync.client.client import Client
 
         self.calls[kwargs["name"]] = (target, dict(kwargs))
         return Client(target, **kwargs)

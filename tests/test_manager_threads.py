@@ -7,7 +7,7 @@ import threading
 from typing import List
 
 from mcpsync.errors import ConnectError, ServerExited, ConnectionClosed
-from mcpsync.manager import Manager
+from mcpsync.manager.manager import Manager
 from tests.conftest import server_cmd
 
 

@@ -7,7 +7,7 @@ import threading
 import pytest
 
 import mcpsync
-from mcpsync import _negotiate
+from mcpsync.client import negotiate as _negotiate
 
 from .conftest import server_cmd, wait_for
 

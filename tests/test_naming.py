@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from mcpsync._naming import MAX_NAME_LENGTH, NAME_PATTERN, NameTable, qualified_name, sanitize, stable_suffix
+from mcpsync.manager.naming import MAX_NAME_LENGTH, NAME_PATTERN, NameTable, qualified_name, sanitize, stable_suffix
 
 
 def test_sanitize_replaces_everything_outside_the_provider_alphabet():

@@ -11,7 +11,7 @@ from typing import List
 import pytest
 
 import mcpsync
-from mcpsync import _negotiate
+from mcpsync.client import negotiate as _negotiate
 
 from .conftest import server_cmd
 

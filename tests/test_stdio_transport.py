@@ -13,7 +13,7 @@ import time
 import pytest
 
 import mcpsync
-from mcpsync.transports._framing import FrameReader
+from mcpsync.wire.framing import FrameReader
 
 from .conftest import server_cmd, wait_for
 

@@ -25,8 +25,13 @@ from ..errors import AuthError, CallbackError, ConfigError, OAuthError
 from . import callback as _callback
 from .callback import AuthorizationRequest, parse_redirect
 from .config import OAuthConfig
-from .discovery import DEFAULT_PROTOCOL_VERSION, AuthServerMetadata, Discovery, ProtectedResourceMetadata
-from .discovery import canonical_resource
+from .discovery import (
+    DEFAULT_PROTOCOL_VERSION,
+    AuthServerMetadata,
+    Discovery,
+    ProtectedResourceMetadata,
+    canonical_resource,
+)
 from .grants import ClientAuth, noninteractive_grant, token_request, tokens_from_response
 from .pkce import code_challenge, make_code_verifier, make_state
 from .registration import client_from_config, client_from_stored, resolve_client

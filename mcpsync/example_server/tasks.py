@@ -33,6 +33,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
+from . import tools
 from .protocol import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -43,7 +44,6 @@ from .protocol import (
     RpcError,
     now_iso,
 )
-from . import tools
 
 if TYPE_CHECKING:  # pragma: no cover
     from .core import ExampleServer

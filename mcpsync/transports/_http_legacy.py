@@ -8,22 +8,21 @@ from __future__ import annotations
 import logging
 from typing import Any, Dict, List, Optional
 
-from .. import jsonrpc
-from .._sse import SSEEvent
 from .._threads import spawn
 from ..errors import (
     ProtocolError,
 )
-from ._remote import (
-    convert_request_exception,
-)
-
+from ..wire import jsonrpc
+from ..wire.sse import SSEEvent
 from ._http_util import (
     ACCEPT_BOTH,
     _content_type,
     _is_response,
     _set_read_timeout,
 )  # noqa: F401
+from .remote import (
+    convert_request_exception,
+)
 
 __all__: list = []
 

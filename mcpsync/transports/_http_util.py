@@ -6,7 +6,6 @@ import logging
 import socket
 from typing import Any, Dict, Optional
 
-
 __all__: list = []
 
 logger = logging.getLogger("mcpsync.transports.http")

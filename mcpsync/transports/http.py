@@ -49,8 +49,6 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional
 
-from .. import jsonrpc
-from .._sse import SSEEvent, iter_response_bytes, EventParser
 from .._dispatch import Dispatcher
 from .._threads import join
 from ..errors import (
@@ -64,28 +62,29 @@ from ..errors import (
     SessionExpired,
     TransportError,
 )
-from . import _mcpheaders
-from ._remote import (
-    init_remote,
-    convert_request_exception,
-    error_for_status,
-    redact_url,
-)
-from .base import Transport, TransportSink
-
+from ..wire import jsonrpc
+from ..wire.sse import EventParser, SSEEvent, iter_response_bytes
+from . import mcp_headers as _mcpheaders
 from ._http_legacy import LegacySessionMixin
 from ._http_util import (
+    _MAX_ERROR_BODY,
     ACCEPT_BOTH,
     MODERN_ERROR_CODES,
     MODERN_META_VERSION,
-    _MAX_ERROR_BODY,
-    _Call,
     _abort,
+    _Call,
     _content_type,
     _is_read_timeout,
     _is_response,
     _set_read_timeout,
 )  # noqa: F401
+from .base import Transport, TransportSink
+from .remote import (
+    convert_request_exception,
+    error_for_status,
+    init_remote,
+    redact_url,
+)
 
 __all__ = ["StreamableHTTPTransport"]
 
@@ -102,7 +101,7 @@ class StreamableHTTPTransport(LegacySessionMixin, Transport):
         max_stream_retries: how many times a cut response stream is resumed (handshake era)
             or re-issued (2026-07-28) before the call fails.
         max_retry_delay: cap in seconds of the reconnect backoff (``retry:`` hints included).
-        **options: the :class:`~mcpsync.transports._remote.HTTPOptions` (``headers``,
+        **options: the :class:`~mcpsync.transports.remote.HTTPOptions` (``headers``,
             ``bearer_token``, ``auth``, ``verify``, ``cert``, ``proxies``, ``trust_env``,
             ``connect_timeout``, ``read_timeout``, ``max_message_size``, ``pool_maxsize``).
     """

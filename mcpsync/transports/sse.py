@@ -25,8 +25,6 @@ import time
 from typing import Any, Dict, Iterator, Optional, Set
 from urllib.parse import urljoin
 
-from .. import jsonrpc
-from .._sse import SSEEvent, EventParser, iter_response_bytes
 from .._threads import join, spawn
 from ..errors import (
     ConnectError,
@@ -35,15 +33,17 @@ from ..errors import (
     ProtocolError,
     TransportError,
 )
-from ._remote import (
-    init_remote,
+from ..wire import jsonrpc
+from ..wire.sse import EventParser, SSEEvent, iter_response_bytes
+from .base import Transport, TransportSink
+from .http import _abort, _content_type, _is_response
+from .remote import (
     convert_request_exception,
     error_for_status,
+    init_remote,
     redact_url,
     same_origin,
 )
-from .base import Transport, TransportSink
-from .http import _abort, _content_type, _is_response
 
 __all__ = ["SSETransport"]
 

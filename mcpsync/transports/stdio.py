@@ -21,10 +21,10 @@ import threading
 import time
 from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence
 
-from .. import jsonrpc
 from .._threads import join, spawn
 from ..errors import ConfigError, ConnectError, ConnectionClosed, MessageTooLarge, ServerExited
-from ._framing import FrameReader, encode_content_length, guess_id
+from ..wire import jsonrpc
+from ..wire.framing import FrameReader, encode_content_length, guess_id
 from .base import Transport, TransportSink
 
 __all__ = ["DEFAULT_INHERITED_ENV", "StdioTransport", "default_environment", "resolve_command"]

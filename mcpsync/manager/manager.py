@@ -41,8 +41,25 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
+from .._threads import join, spawn
+from ..errors import (
+    AuthRequired,
+    CapabilityError,
+    ClientClosed,
+    ConfigError,
+    ConnectError,
+    ConnectionClosed,
+    MCPError,
+    MethodNotFound,
+    NeedsClientRegistration,
+    RequestTimeout,
+)
+from ..session import DEFAULT
+from ..types import CallToolResult, Tool
 from . import adapters as _adapters
-from ._manager_support import (
+from .config import ServerConfig, find_config, load_config, parse_config, server_config
+from .naming import NameTable
+from .records import (
     CONNECTED,
     CONNECTING,
     DISABLED,
@@ -64,23 +81,6 @@ from ._manager_support import (
     _Events,
     _Server,
 )
-from ._naming import NameTable
-from ._threads import join, spawn
-from .config import ServerConfig, find_config, load_config, parse_config, server_config
-from .errors import (
-    AuthRequired,
-    CapabilityError,
-    ClientClosed,
-    ConfigError,
-    ConnectError,
-    ConnectionClosed,
-    MCPError,
-    MethodNotFound,
-    NeedsClientRegistration,
-    RequestTimeout,
-)
-from .session import DEFAULT
-from .types import CallToolResult, Tool
 
 __all__ = [
     "CONNECTED",
@@ -111,8 +111,8 @@ class Manager(ListingMethods, OAuthMethods):
     """Connects and manages many MCP servers; see the module docstring.
 
     Args:
-        config: a file path, a dict (any format of :mod:`mcpsync.config`), an
-            iterable of :class:`~mcpsync.config.ServerConfig`, or None (add servers later).
+        config: a file path, a dict (any format of :mod:`mcpsync.manager.config`), an
+            iterable of :class:`~mcpsync.manager.config.ServerConfig`, or None (add servers later).
         lazy: connect each server on first use rather than in :meth:`open`.
         client_options: keyword arguments for every :class:`~mcpsync.Client`
             (``sampling_handler``, ``roots``, ``client_info``...); a server's ``options`` win.
@@ -172,7 +172,7 @@ class Manager(ListingMethods, OAuthMethods):
 
     @classmethod
     def from_file(cls, path: Optional[Union[str, Path]] = None, **kwargs: Any) -> "Manager":
-        """A manager for a configuration file; with no path, the first one :func:`~mcpsync.config.find_config`
+        """A manager for a configuration file; with no path, the first one :func:`~mcpsync.manager.config.find_config`
         finds (raises :class:`~mcpsync.ConfigError` when there is none). Does not connect."""
         if path is None:
             path = find_config()
@@ -305,7 +305,7 @@ class Manager(ListingMethods, OAuthMethods):
                 options.pop(key, None)
         factory = self._factory
         if factory is None:
-            from .client import Client
+            from ..client.client import Client
 
             factory = Client
         return factory(target, **options)
@@ -666,7 +666,7 @@ class Manager(ListingMethods, OAuthMethods):
         return table, by_name
 
     def tools(self, server: Optional[str] = None) -> List[ServerTool]:
-        """Every connected server's tools as :class:`~mcpsync.adapters.ServerTool` (exposed name, server,
+        """Every connected server's tools as :class:`~mcpsync.manager.adapters.ServerTool` (exposed name, server,
         original :class:`~mcpsync.Tool`, converted input schema), sorted by name.
 
         Served from the cache (no request) once servers are connected; connects lazy
@@ -688,7 +688,7 @@ class Manager(ListingMethods, OAuthMethods):
 
     def tools_for(self, provider: str, *, strict: bool = False, server: Optional[str] = None) -> List[Dict[str, Any]]:
         """The tools as ready-to-send definitions for ``provider`` (``openai``, ``openai-responses``,
-        ``anthropic``); see :func:`mcpsync.adapters.tool_definitions`."""
+        ``anthropic``); see :func:`mcpsync.manager.adapters.tool_definitions`."""
         return _adapters.tool_definitions(self.tools(server), provider, strict=strict)
 
     def refresh_tools(self, name: Optional[str] = None) -> None:
@@ -793,7 +793,7 @@ class Manager(ListingMethods, OAuthMethods):
         """Execute an OpenAI / Responses / Anthropic tool call; return that provider's tool-result shape.
 
         Blocks for the call. Failures become an error result the model can read
-        (see :func:`mcpsync.adapters.execute_tool_call`) unless ``raise_errors``.
+        (see :func:`mcpsync.manager.adapters.execute_tool_call`) unless ``raise_errors``.
         """
         return _adapters.execute_tool_call(
             tool_call,

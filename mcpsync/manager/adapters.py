@@ -39,8 +39,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
-from .errors import ConfigError, MCPError
-from .types import (
+from ..errors import ConfigError, MCPError
+from ..types import (
     AudioContent,
     CallToolResult,
     EmbeddedResource,
@@ -112,7 +112,7 @@ class ServerTool:
     """One tool of one server, as the manager exposes it.
 
     Attributes:
-        name: the exposed, provider-safe name (``{server}_{tool}``, see :mod:`mcpsync._naming`).
+        name: the exposed, provider-safe name (``{server}_{tool}``, see :mod:`mcpsync.manager.naming`).
         server: the server's configured name.
         tool: the :class:`~mcpsync.Tool` exactly as the server listed it (``tool.name`` is the original name).
         input_schema: the converted object schema (:func:`object_schema`).

@@ -15,7 +15,7 @@ import json
 import logging
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
-from .errors import ProtocolError
+from ..errors import ProtocolError
 
 __all__ = [
     "ERROR",

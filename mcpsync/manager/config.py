@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",

@@ -14,7 +14,7 @@ error (isError), 2 usage or configuration error, 3 connection or transport
 failure, 4 server or protocol error, 5 timeout, 6 authentication required or
 failed, 130 interrupted (Ctrl-C), 70 internal error (a bug: please report it).
 
-This module (with its ``_cli_*`` helpers) is the only part of mcpsync that
+This package (:mod:`mcpsync.cli`) is the only part of mcpsync that
 writes to stdout.
 """
 
@@ -27,9 +27,8 @@ import os
 import sys
 from typing import IO, Any, Dict, List, Optional, Sequence, Tuple
 
-from . import _cli_output as out
-from .__version__ import __version__
-from .errors import (
+from ..__version__ import __version__
+from ..errors import (
     AuthError,
     AuthRequired,
     ClientClosed,
@@ -43,6 +42,7 @@ from .errors import (
     ToolError,
     TransportError,
 )
+from . import output as out
 
 __all__ = ["main", "build_parser", "EXIT_CODES"]
 
@@ -215,22 +215,10 @@ def _add_args_options(p: argparse.ArgumentParser, what: str) -> None:
 
 
 def _add_extension_parsers(sub: Any) -> None:
-    """Subcommands contributed by optional modules (``mcpsync auth``...)."""
-    cli_auth = _optional_module("cli_auth")
-    if cli_auth is not None and hasattr(cli_auth, "add_auth_parser"):
-        cli_auth.add_auth_parser(sub)
+    """The ``mcpsync auth`` subcommands."""
+    from .auth import add_auth_parser
 
-
-def _optional_module(name: str) -> Any:
-    """Import ``mcpsync.<name>`` if it exists (None when it is absent; other import errors propagate)."""
-    import importlib
-
-    try:
-        return importlib.import_module("." + name, __package__)
-    except ModuleNotFoundError as exc:
-        if exc.name in ("%s.%s" % (__package__, name), name):
-            return None
-        raise
+    add_auth_parser(sub)
 
 
 # ---------------------------------------------------------------------------- argument helpers
@@ -393,7 +381,7 @@ class Cli:
 
     def connect(self) -> Any:
         """Open the client for the server given after ``--`` or with ``--url``."""
-        from .client import Client
+        from ..client.client import Client
 
         a = self.args
         opts = self.client_options()
@@ -449,7 +437,7 @@ def _find_config(explicit: Optional[str]) -> Optional[str]:
         if not os.path.isfile(explicit):
             raise UsageError("configuration file not found: %s" % explicit)
         return explicit
-    from .config import find_config
+    from ..manager.config import find_config
 
     found = find_config()
     return str(found) if found is not None else None
@@ -457,14 +445,14 @@ def _find_config(explicit: Optional[str]) -> Optional[str]:
 
 def run(cli: Cli) -> int:
     """Run the parsed command; returns the exit code (errors propagate as exceptions)."""
-    from . import _cli_commands as commands
+    from . import commands as commands
 
     a = cli.args
     command = a.command
     if command == "demo":
         if cli.server_cmd or a.url:
             raise UsageError("demo runs the bundled example server; it takes no server command or --url")
-        from ._cli_demo import run_demo
+        from .demo import run_demo
 
         return run_demo(cli)
     if command in ("call", "prompt"):  # check the arguments before starting any server
@@ -489,19 +477,15 @@ def run(cli: Cli) -> int:
 
 
 def run_manager(cli: Cli, config_path: str) -> int:
-    """Multi-server mode: hand the command to :mod:`mcpsync.cli_manager`.
+    """Multi-server mode: hand the command to :mod:`mcpsync.cli.servers`.
 
-    Hook: ``mcpsync.cli_manager.run(args, config_path, stdout=..., stderr=...) -> int``;
+    Hook: ``mcpsync.cli.servers.run(args, config_path, stdout=..., stderr=...) -> int``;
     ``args`` is the parsed namespace (``command``, ``tool``, ``arguments`` (the parsed dict), ``json``,
     ``verbose``, ``timeout``...). Raising MCPError / UsageError is fine: :func:`main` maps them.
     """
-    cli_manager = _optional_module("cli_manager")
-    if cli_manager is None or not hasattr(cli_manager, "run"):
-        raise UsageError(
-            "multi-server mode (configuration %s) is not available in this build; give one server "
-            "after `--` or with --url" % config_path
-        )
-    return int(cli_manager.run(cli.args, config_path, stdout=cli.stdout, stderr=cli.stderr))
+    from . import servers
+
+    return int(servers.run(cli.args, config_path, stdout=cli.stdout, stderr=cli.stderr))
 
 
 # ---------------------------------------------------------------------------- errors

@@ -482,7 +482,7 @@ def convert_request_exception(exc: BaseException, url: str, **context: Any) -> T
 
 def _is_connect_failure(exc: BaseException) -> bool:
     try:
-        from urllib3.exceptions import NewConnectionError, NameResolutionError  # type: ignore[attr-defined]
+        from urllib3.exceptions import NameResolutionError, NewConnectionError  # type: ignore[attr-defined]
     except ImportError:  # pragma: no cover
         from urllib3.exceptions import NewConnectionError
 

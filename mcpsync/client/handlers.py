@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 from urllib.parse import urlsplit
 
-from ._schema import coerce_value, compile_schema, schema_defaults, validate
-from .errors import SchemaValidationError
+from ..errors import SchemaValidationError
+from .schema import coerce_value, compile_schema, schema_defaults, validate
 
 __all__ = ["ElicitationRequest", "ElicitationResult", "SamplingRequest", "SamplingResult"]
 

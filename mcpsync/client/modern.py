@@ -6,7 +6,7 @@ are partitioned by the credential in use); list_changed and resources/updated
 evict. Listen streams are :class:`Subscription` objects. Tasks (the
 ``io.modelcontextprotocol/tasks`` extension and the 2025-11-25 experimental
 tasks) are polled to their end by :meth:`wait_task` or driven by a
-:class:`~mcpsync.tasks.TaskHandle`.
+:class:`~mcpsync.client.tasks.TaskHandle`.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
-from ._dispatch import NotificationQueue
-from .errors import ConnectionClosed, MCPError, RequestCancelled
-from .types import ServerNotification, Tool
+from .._dispatch import NotificationQueue
+from ..errors import ConnectionClosed, MCPError, RequestCancelled
+from ..types import ServerNotification, Tool
 
 if TYPE_CHECKING:  # pragma: no cover
     from .client import Client

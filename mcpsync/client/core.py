@@ -17,12 +17,10 @@ import threading
 import weakref
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
-from . import _protocol as P
-from ._dispatch import NotificationQueue
-from ._negotiate import Negotiation
-from ._threads import join, spawn
-from .__version__ import __version__
-from .errors import (
+from ..__version__ import __version__
+from .._dispatch import NotificationQueue
+from .._threads import join, spawn
+from ..errors import (
     CapabilityError,
     ClientClosed,
     ConfigError,
@@ -32,10 +30,12 @@ from .errors import (
     MethodNotFound,
     ProtocolError,
 )
+from ..session import DEFAULT, RequestContext, Session, Timeout
+from ..transports.base import Transport
+from ..types import Implementation, Root, ServerNotification
+from ..wire import protocol as P
 from .handlers import ElicitationRequest, ElicitationResult, SamplingRequest, SamplingResult
-from .session import DEFAULT, RequestContext, Session, Timeout
-from .transports.base import Transport
-from .types import Implementation, Root, ServerNotification
+from .negotiate import Negotiation
 
 __all__ = ["ClientCore"]
 
@@ -282,7 +282,7 @@ class ClientCore(Negotiation):
         if isinstance(t, Transport):
             return [(t.kind, lambda: t)]
         if isinstance(t, str):
-            from .transports import _remote
+            from ..transports import remote as _remote
 
             return _remote.candidates(
                 t,
@@ -291,7 +291,7 @@ class ClientCore(Negotiation):
                 max_message_size=self._stdio_options["max_message_size"],
                 **self._remote_options,
             )
-        from .transports.stdio import StdioTransport
+        from ..transports.stdio import StdioTransport
 
         opts = self._stdio_options
         return [("stdio", lambda: StdioTransport(t, name=self.name, **opts))]  # type: ignore[arg-type]
@@ -346,7 +346,7 @@ class ClientCore(Negotiation):
                 raise
             self.transport_kind = label
             if len(candidates) > 1 and isinstance(self._target, str):
-                from .transports import _remote
+                from ..transports import remote as _remote
 
                 _remote.remember(self._target, label)
             break
@@ -365,7 +365,7 @@ class ClientCore(Negotiation):
     def _should_fall_back(self, exc: BaseException) -> bool:
         if not isinstance(self._target, str):
             return False
-        from .transports import _remote
+        from ..transports import remote as _remote
 
         return bool(_remote.should_fall_back(exc))
 

@@ -10,8 +10,7 @@ import logging
 import threading
 from typing import Any, Dict, List, Optional
 
-from . import _protocol as P
-from .errors import (
+from ..errors import (
     MCPError,
     ProtocolError,
     RemoteError,
@@ -20,8 +19,9 @@ from .errors import (
     UnsupportedProtocolVersion,
     UnsupportedVersionError,
 )
-from .session import Session
-from .types import Implementation
+from ..session import Session
+from ..types import Implementation
+from ..wire import protocol as P
 
 __all__ = ["ERA_CACHE", "Negotiation"]
 
@@ -52,7 +52,7 @@ ERA_CACHE = _EraCache()
 
 
 class Negotiation:
-    """The negotiation half of :class:`~mcpsync._core.ClientCore` (a mixin; uses its attributes)."""
+    """The negotiation half of :class:`~mcpsync.client.core.ClientCore` (a mixin; uses its attributes)."""
 
     name: str
     protocol: str

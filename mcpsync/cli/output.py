@@ -11,7 +11,7 @@ import os
 import threading
 from typing import IO, Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from .types import (
+from ..types import (
     AudioContent,
     CallToolResult,
     ContentBlock,

@@ -2,7 +2,7 @@
 --args JSON | prompts | resources``, each with ``--json``.
 
 :mod:`mcpsync.cli` calls :func:`run` with its parsed arguments when a
-configuration is given or found (see :func:`mcpsync.config.find_config`).
+configuration is given or found (see :func:`mcpsync.manager.config.find_config`).
 Output goes to the streams passed in (only ``cli_*`` modules write to stdout).
 Exit codes follow :mod:`mcpsync.cli`: 0 ok, 1 the tool reported an error,
 3 a server needed by the command is unavailable. Connecting is bounded by each
@@ -14,8 +14,8 @@ from __future__ import annotations
 import sys
 from typing import IO, Any, Dict, List, Optional
 
-from . import _cli_output as out
-from .manager import Manager, ServerStatus
+from ..manager.manager import Manager, ServerStatus
+from . import output as out
 
 __all__ = ["run"]
 

@@ -20,18 +20,15 @@ import logging
 import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from . import _protocol as P
-from ._core import ClientCore
-from ._schema import ValidatorCache, validate
-from .errors import (
+from ..errors import (
     ConfigError,
     HeaderMismatch,
     NotAvailableInEra,
     ToolInputInvalid,
     ToolOutputInvalid,
 )
-from .session import DEFAULT, RequestHandle, Timeout
-from .types import (
+from ..session import DEFAULT, RequestHandle, Timeout
+from ..types import (
     CallToolResult,
     Completion,
     GetPromptResult,
@@ -44,6 +41,9 @@ from .types import (
     Root,
     Tool,
 )
+from ..wire import protocol as P
+from .core import ClientCore
+from .schema import ValidatorCache, validate
 
 __all__ = ["Client", "connect"]
 
@@ -74,7 +74,7 @@ class Client(ClientCore):
         client_info: overrides for ``clientInfo`` (name, version, title).
         roots: roots offered to the server (Root objects, file:// URIs or paths);
             None: the roots capability is not declared.
-        sampling_handler: answers sampling requests (see :mod:`mcpsync.handlers`).
+        sampling_handler: answers sampling requests (see :mod:`mcpsync.client.handlers`).
         elicitation_handler: answers elicitation requests (form and URL modes).
         on_notification: called with every ServerNotification (dispatch thread).
         on_log: called with each log message's params (dispatch thread); log messages
@@ -106,7 +106,7 @@ class Client(ClientCore):
         self._task_only: set = set()  # tools whose execution.taskSupport is "required"
         self._tools_lock = threading.Lock()
         self._list_cache: Dict[str, Any] = {}
-        from ._modern import ModernFeatures
+        from .modern import ModernFeatures
 
         self._modern = ModernFeatures(self)
 
@@ -491,7 +491,7 @@ class Client(ClientCore):
         The 2026-07-28 era has no such notification: servers ask for roots on each
         request that needs them, so the new list simply applies from now on.
         """
-        from ._core import _as_root
+        from .core import _as_root
 
         if self._roots is None:
             raise ConfigError("roots were not declared when the client was created (pass roots=[...])")

@@ -13,7 +13,7 @@ import threading
 import warnings
 from typing import Any, Dict, Optional, Type
 
-from .errors import ConfigError, SchemaValidationError
+from ..errors import ConfigError, SchemaValidationError
 
 __all__ = ["ValidatorCache", "compile_schema", "schema_defaults", "validate"]
 

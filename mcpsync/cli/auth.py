@@ -2,7 +2,7 @@
 
 Wiring (two lines in the CLI's parser builder; the main dispatcher calls ``args.func(args)``)::
 
-    from mcpsync.cli_auth import add_auth_parser
+    from mcpsync.cli.auth import add_auth_parser
     add_auth_parser(subparsers)
 
 ``login`` prints the authorization URL and the redirect URI, opens the browser, and waits
@@ -69,7 +69,7 @@ def _server_settings(args: argparse.Namespace, name: str) -> Dict[str, Any]:
     oauth: Dict[str, Any] = {}
     cfg = None
     if not url or getattr(args, "config", None):
-        from .config import find_config, load_config
+        from ..manager.config import find_config, load_config
 
         path = getattr(args, "config", None) or find_config()
         if path is not None:
@@ -78,7 +78,7 @@ def _server_settings(args: argparse.Namespace, name: str) -> Dict[str, Any]:
             url = getattr(cfg, "url", None)
     if cfg is not None:
         if getattr(cfg, "oauth", True) is False:
-            from .errors import ConfigError
+            from ..errors import ConfigError
 
             raise ConfigError("OAuth is disabled for %s in the configuration (oauth: false)" % name)
         oauth.update(getattr(cfg, "oauth_settings", None) or {})
@@ -87,14 +87,14 @@ def _server_settings(args: argparse.Namespace, name: str) -> Dict[str, Any]:
         if value:
             oauth[key] = value
     if not url:
-        from .errors import ConfigError
+        from ..errors import ConfigError
 
         raise ConfigError("no URL for %s: give --url URL (or define the server in a configuration file)" % name)
     return {"url": url, "oauth": oauth or True}
 
 
 def _manager(args: argparse.Namespace, out: TextIO, **extra: Any) -> Any:
-    from .auth import OAuthManager
+    from ..auth import OAuthManager
 
     options: Dict[str, Any] = {"store": args.auth_file}
     if getattr(args, "callback_port", None):

@@ -11,9 +11,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
-from ._threads import join, spawn
-from .config import ServerConfig
-from .errors import (
+from .._threads import join, spawn
+from ..errors import (
     AuthRequired,
     CapabilityError,
     ConfigError,
@@ -24,7 +23,8 @@ from .errors import (
     RequestTimeout,
     ServerExited,
 )
-from .types import GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool
+from ..types import GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool
+from .config import ServerConfig
 
 log = logging.getLogger("mcpsync.manager")
 
@@ -266,7 +266,7 @@ class OAuthMethods:
     def _oauth_manager(self, cfg: Optional[ServerConfig] = None) -> Any:
         with self._lock:
             if self._oauth is None:
-                from .auth import OAuthManager
+                from ..auth import OAuthManager
 
                 options = dict(self._oauth_options)
                 options.setdefault("on_browser_open_failed", self._browser_failed)
@@ -327,7 +327,7 @@ class OAuthMethods:
         connection attempt would have; needed for servers never connected (disabled). Best effort, bounded."""
         import requests
 
-        from .auth import parse_www_authenticate
+        from ..auth import parse_www_authenticate
 
         body = {"jsonrpc": "2.0", "id": 0, "method": "ping"}
         headers = {"Accept": "application/json, text/event-stream"}

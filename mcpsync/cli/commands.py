@@ -2,7 +2,7 @@
 
 Each ``cmd_<name>(cli, client)`` runs against an open :class:`mcpsync.Client`,
 writes its output through ``cli`` (readable, or JSON with ``--json``) and
-returns the exit code. Errors propagate; :func:`mcpsync.cli.main` maps them to
+returns the exit code. Errors propagate; :func:`mcpsync.cli.app` maps them to
 messages and exit codes.
 """
 
@@ -12,11 +12,11 @@ import base64
 import binascii
 from typing import TYPE_CHECKING, Any, Callable, List, Optional
 
-from . import _cli_output as out
-from .errors import CapabilityError, MethodNotFound, RemoteError
+from ..errors import CapabilityError, MethodNotFound, RemoteError
+from . import output as out
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .cli import Cli
+    from .app import Cli
 
 __all__ = [
     "cmd_call",
@@ -166,7 +166,7 @@ def cmd_read(cli: "Cli", client: Any) -> int:
     output = getattr(cli.args, "output", None)
     if output:
         if not result.contents:
-            from .cli import UsageError
+            from .app import UsageError
 
             raise UsageError("the resource has no contents to write")
         first = result.contents[0]

@@ -13,10 +13,10 @@ import json
 import time
 from typing import TYPE_CHECKING, Any, Dict, List
 
-from . import _cli_output as out
+from . import output as out
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .cli import Cli
+    from .app import Cli
 
 __all__ = ["run_demo"]
 
@@ -28,8 +28,8 @@ def _server_logs(client: Any) -> List[Dict[str, Any]]:
 
 def run_demo(cli: "Cli") -> int:
     """Run the demo; returns the exit code."""
-    from .cli import EXAMPLE_SERVER
-    from .client import Client
+    from ..client.client import Client
+    from .app import EXAMPLE_SERVER
 
     opts = cli.client_options()
     opts.pop("on_log", None)  # the demo shows log messages itself, in order
@@ -116,7 +116,7 @@ def run_demo(cli: "Cli") -> int:
             events.append({"progress": event.progress, "total": event.total, "message": event.message})
             bar(event)
 
-        from ._cli_commands import run_call
+        from .commands import run_call
 
         result = run_call(cli, client, "slow", slow_args, bar, progress)
         cli.in_flight = False

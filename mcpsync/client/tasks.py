@@ -27,8 +27,8 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Dict, Optional
 
-from .errors import ConfigError, ProtocolError, RemoteError, RequestTimeout, TaskFailed
-from .types import CallToolResult
+from ..errors import ConfigError, ProtocolError, RemoteError, RequestTimeout, TaskFailed
+from ..types import CallToolResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from .client import Client
@@ -108,7 +108,7 @@ class TaskHandle:
 
     def poll(self, *, timeout: Any = None) -> str:
         """One ``tasks/get``; answers ``input_required`` through the client's handlers. Returns the status."""
-        from .session import DEFAULT
+        from ..session import DEFAULT
 
         raw = self.client.request(
             "tasks/get", {"taskId": self.task_id}, timeout=DEFAULT if timeout is None else timeout
