@@ -282,9 +282,9 @@ class ClientCore(Negotiation):
         if isinstance(t, Transport):
             return [(t.kind, lambda: t)]
         if isinstance(t, str):
-            from ..transports import remote as _remote
+            from ..transports.select import candidates
 
-            return _remote.candidates(
+            return candidates(
                 t,
                 name=self.name,
                 connect_timeout=self.connect_timeout,

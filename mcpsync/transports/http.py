@@ -65,8 +65,8 @@ from ..errors import (
 from ..wire import jsonrpc
 from ..wire.sse import EventParser, SSEEvent, iter_response_bytes
 from . import mcp_headers as _mcpheaders
-from ._http_legacy import LegacySessionMixin
-from ._http_util import (
+from .http_handshake import LegacySessionMixin
+from .http_calls import (
     _MAX_ERROR_BODY,
     ACCEPT_BOTH,
     MODERN_ERROR_CODES,

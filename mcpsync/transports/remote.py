@@ -1,4 +1,6 @@
-"""What the remote transports share: options, the ``requests`` session, status mapping, transport selection.
+"""What the remote transports share: options, the ``requests`` session, status mapping, the fallback policy.
+
+It imports neither transport (:mod:`mcpsync.transports.select` builds them).
 
 ``requests`` is imported inside functions only (never at ``import mcpsync`` time).
 
@@ -9,9 +11,9 @@
   are followed only within the same origin; connections use TCP keep-alive.
 * :func:`parse_www_authenticate`, :func:`error_for_status` turn an HTTP answer into the
   typed errors of :mod:`mcpsync.errors` (never with a token in the message).
-* :func:`transport_chain`, :func:`should_fall_back`, :func:`remember` / :func:`remembered`:
-  the ``transport="auto"`` policy (Streamable HTTP, then legacy HTTP+SSE only on 400/404/405)
-  and the per-URL memory of what worked.
+* :func:`should_fall_back`, :func:`remember` / :func:`remembered`: the ``transport="auto"``
+  policy (Streamable HTTP, then legacy HTTP+SSE only on 400/404/405) and the per-URL memory
+  of what worked; :mod:`mcpsync.transports.select` builds the ordered candidates.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import re
 import socket
 import ssl
 import threading
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 from urllib.parse import urljoin, urlsplit
 
 from ..__version__ import __version__ as _mcpsync_version
@@ -50,9 +52,6 @@ __all__ = [
     "remembered",
     "same_origin",
     "should_fall_back",
-    "candidates",
-    "make_transport",
-    "transport_chain",
 ]
 
 logger = logging.getLogger("mcpsync.transports.http")
@@ -562,47 +561,6 @@ def forget(url: Optional[str] = None) -> None:
             _memory.clear()
         else:
             _memory.pop(_memory_key(url), None)
-
-
-def make_transport(kind: str, url: str, **options: Any) -> Any:
-    """Build one remote transport: ``kind`` is "http" or "sse"."""
-    if kind == "http":
-        from .http import StreamableHTTPTransport
-
-        return StreamableHTTPTransport(url, **options)
-    if kind == "sse":
-        from .sse import SSETransport
-
-        return SSETransport(url, **options)
-    raise ConfigError("transport must be 'auto', 'http' or 'sse', not %r" % (kind,))
-
-
-def transport_chain(url: str, transport: str = "auto", **options: Any) -> List[Tuple[str, Callable[[], Any]]]:
-    """The ordered ``(kind, factory)`` pairs to try for ``url``.
-
-    ``"http"`` / ``"sse"`` force one transport. ``"auto"`` tries Streamable HTTP then
-    legacy HTTP+SSE, starting with the kind remembered for this URL. Each factory
-    builds a fresh, unstarted transport. Move to the next pair only when
-    :func:`should_fall_back` says so, and call :func:`remember` with the kind that worked.
-    """
-    check_url(url)
-    if transport in ("http", "sse"):
-        kinds = [transport]
-    elif transport == "auto":
-        kinds = ["http", "sse"]
-        if remembered(url) == "sse":
-            kinds = ["sse", "http"]
-    else:
-        raise ConfigError("transport must be 'auto', 'http' or 'sse', not %r" % (transport,))
-
-    def factory(kind: str) -> Callable[[], Any]:
-        return lambda: make_transport(kind, url, **options)
-
-    return [(k, factory(k)) for k in kinds]
-
-
-#: What :meth:`mcpsync.Client.open` calls: ``candidates(url, transport=..., name=..., **options)``.
-candidates = transport_chain
 
 
 def init_remote(

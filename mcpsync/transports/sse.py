@@ -36,7 +36,7 @@ from ..errors import (
 from ..wire import jsonrpc
 from ..wire.sse import EventParser, SSEEvent, iter_response_bytes
 from .base import Transport, TransportSink
-from .http import _abort, _content_type, _is_response
+from .http_calls import _abort, _content_type, _is_response
 from .remote import (
     convert_request_exception,
     error_for_status,

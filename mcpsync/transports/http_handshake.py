@@ -14,7 +14,7 @@ from ..errors import (
 )
 from ..wire import jsonrpc
 from ..wire.sse import SSEEvent
-from ._http_util import (
+from .http_calls import (
     ACCEPT_BOTH,
     _content_type,
     _is_response,

@@ -1,4 +1,4 @@
-"""Helpers of the Streamable HTTP transport: per-call state, the stream thread pool, response utilities."""
+"""One HTTP call's state and the helpers that read its response (both HTTP transports use them)."""
 
 from __future__ import annotations
 

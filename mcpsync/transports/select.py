@@ -1,0 +1,57 @@
+"""Which remote transport to try for a URL: Streamable HTTP, legacy HTTP+SSE, or both in order.
+
+The one module that knows both remote transports (:mod:`.http` and :mod:`.sse`); the shared
+remote code in :mod:`.remote` imports neither. Each transport module is imported only when a
+transport of its kind is built.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, List, Tuple
+
+from ..errors import ConfigError
+from .base import Transport
+from .remote import check_url, remembered
+
+__all__ = ["candidates", "make_transport", "transport_chain"]
+
+
+def make_transport(kind: str, url: str, **options: Any) -> Transport:
+    """Build one remote transport: ``kind`` is "http" or "sse"."""
+    if kind == "http":
+        from .http import StreamableHTTPTransport
+
+        return StreamableHTTPTransport(url, **options)
+    if kind == "sse":
+        from .sse import SSETransport
+
+        return SSETransport(url, **options)
+    raise ConfigError("transport must be 'auto', 'http' or 'sse', not %r" % (kind,))
+
+
+def transport_chain(url: str, transport: str = "auto", **options: Any) -> List[Tuple[str, Callable[[], Transport]]]:
+    """The ordered ``(kind, factory)`` pairs to try for ``url``.
+
+    ``"http"`` / ``"sse"`` force one transport. ``"auto"`` tries Streamable HTTP then
+    legacy HTTP+SSE, starting with the kind remembered for this URL. Each factory
+    builds a fresh, unstarted transport. Move to the next pair only when
+    :func:`.remote.should_fall_back` says so, and call :func:`.remote.remember` with the kind that worked.
+    """
+    check_url(url)
+    if transport in ("http", "sse"):
+        kinds = [transport]
+    elif transport == "auto":
+        kinds = ["http", "sse"]
+        if remembered(url) == "sse":
+            kinds = ["sse", "http"]
+    else:
+        raise ConfigError("transport must be 'auto', 'http' or 'sse', not %r" % (transport,))
+
+    def factory(kind: str) -> Callable[[], Transport]:
+        return lambda: make_transport(kind, url, **options)
+
+    return [(k, factory(k)) for k in kinds]
+
+
+#: What :meth:`mcpsync.Client.open` calls: ``candidates(url, transport=..., name=..., **options)``.
+candidates = transport_chain
