@@ -57,6 +57,7 @@ _LAZY = {
     "OAuthConfig": "auth",
     "OAuthManager": "auth",
     "CredentialStore": "auth",
+    "CredentialBackend": "auth",
 }
 
 

@@ -1,5 +1,5 @@
 """OAuth for remote MCP servers: discovery, registration, PKCE, the loopback callback
-server, the file-locked credential store, refresh, and non-interactive grants.
+server, the credential stores, refresh, and non-interactive grants.
 
 Importing this package is cheap: it imports neither requests nor filelock; the names
 below load their module on first use. Typical use::
@@ -23,12 +23,15 @@ __all__ = [
     "AuthorizationRequest",
     "CallbackResult",
     "ClientAuth",
+    "CredentialBackend",
     "CredentialStore",
+    "CredentialStoreBase",
     "OAuthAuth",
     "OAuthConfig",
     "OAuthManager",
     "canonical_resource",
     "default_store_path",
+    "open_store",
     "parse_www_authenticate",
 ]
 
@@ -38,6 +41,9 @@ _LAZY = {
     "CallbackResult": ".callback",
     "ClientAuth": ".grants",
     "CredentialStore": ".store",
+    "CredentialBackend": ".store_base",
+    "CredentialStoreBase": ".store_base",
+    "open_store": ".backends",
     "default_store_path": ".store",
     "OAuthAuth": ".requests_auth",
     "OAuthConfig": ".config",

@@ -38,6 +38,7 @@ from urllib.parse import parse_qsl, urlsplit
 from .. import _threads
 from ..errors import CallbackError, OAuthError
 from . import pages
+from .store_base import find_state_owner
 
 __all__ = [
     "AuthorizationRequest",
@@ -131,7 +132,7 @@ def parse_redirect(value: Any, fallback_state: Optional[str] = None) -> Dict[str
 
 
 def _store_tag(store: Any) -> str:
-    path = getattr(store, "path", "") or ""
+    path = getattr(store, "location", "") or getattr(store, "path", "") or ""
     return hashlib.sha256(path.encode("utf-8")).hexdigest()[:16] if path else ""
 
 
@@ -363,7 +364,7 @@ class _CallbackServer:
         if self.store is None or len(state) > 256:
             return False
         try:
-            if self.store.find_state_owner(state) is None:
+            if find_state_owner(self.store, state) is None:
                 return False
             self.store.record_callback(state, params)
         except Exception:  # noqa: BLE001 - a store failure becomes "Invalid state", logged

@@ -7,8 +7,9 @@
 
 Thread-safety: every method may be called from any thread. Per server name, one login
 runs at a time (others wait and reuse its tokens) and one refresh runs at a time
-(single flight); across processes the refresh holds the credential store's file lock from
-read to write and is skipped when another process already rotated the tokens.
+(single flight); across processes (and hosts, with the Redis store) the refresh holds the
+store's ``refresh_lock`` from read to write and is skipped when another process already
+rotated the tokens; the write is a compare-and-set, so newer tokens are never overwritten.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ from .discovery import (
 from .grants import ClientAuth, noninteractive_grant, token_request, tokens_from_response
 from .pkce import code_challenge, make_code_verifier, make_state
 from .registration import client_from_config, client_from_stored, resolve_client
-from .store import CredentialStore
+from .backends import open_store
+from .store_base import CredentialBackend, entry_for_url
 
 __all__ = ["AuthorizationRequest", "OAuthManager", "ENV_CALLBACK_PORT"]
 
@@ -75,7 +77,9 @@ class OAuthManager:
     """OAuth for a set of named remote servers, sharing one credential store.
 
     Args:
-        store: a :class:`CredentialStore`, a file path, or None for the default store.
+        store: a credential store (any :class:`~mcpsync.auth.CredentialBackend`, e.g. the file
+            :class:`CredentialStore`), or a string for :func:`~mcpsync.auth.open_store`,
+            or None: ``$MCPSYNC_AUTH_STORE`` if set, else the default file.
         callback_host, callback_port, callback_path: where the loopback callback server listens
             (default ``127.0.0.1``, ``$MCPSYNC_OAUTH_CALLBACK_PORT`` or 19876, ``/mcp/oauth/callback``).
         redirect_uri: the exact redirect URI to use (default built from the three above); it is
@@ -98,7 +102,7 @@ class OAuthManager:
     def __init__(
         self,
         *,
-        store: Union[CredentialStore, str, None] = None,
+        store: Union[CredentialBackend, str, None] = None,
         callback_host: str = _callback.DEFAULT_CALLBACK_HOST,
         callback_port: Optional[int] = None,
         callback_path: str = _callback.DEFAULT_CALLBACK_PATH,
@@ -116,7 +120,7 @@ class OAuthManager:
         max_authorization_attempts: int = 3,
         verify: Any = True,
     ) -> None:
-        self.store = store if isinstance(store, CredentialStore) else CredentialStore(store)
+        self.store: CredentialBackend = store if isinstance(store, CredentialBackend) else open_store(store)
         if redirect_uri is not None:
             parts = urlsplit(redirect_uri)
             if parts.scheme != "http" or not parts.hostname or parts.port is None:
@@ -161,7 +165,7 @@ class OAuthManager:
 
     def __repr__(self) -> str:
         return "OAuthManager(store=%r, redirect_uri=%r, servers=%r)" % (
-            self.store.path,
+            self.store.location,
             self.redirect_uri,
             sorted(self._servers),
         )
@@ -245,7 +249,7 @@ class OAuthManager:
         return server.oauth is not None
 
     def _entry(self, name: str) -> Optional[Dict[str, Any]]:
-        return self.store.get_for_url(name, self._server(name).url)
+        return entry_for_url(self.store, name, self._server(name).url)
 
     def has_stored_tokens(self, name: str) -> bool:
         """Whether tokens are stored for ``name`` at its current URL."""
@@ -299,7 +303,7 @@ class OAuthManager:
         browser login, up to ``timeout`` or ``callback_timeout``, when interactive).
         """
         server, cfg = self._oauth(name)
-        entry = self.store.get_for_url(name, server.url) or {}
+        entry = entry_for_url(self.store, name, server.url) or {}
         tokens = entry.get("tokens") or {}
         used = tokens.get("accessToken")
         if used and not entry.get("needsAuth"):
@@ -318,7 +322,7 @@ class OAuthManager:
     def refresh(self, name: str, used_token: Optional[str]) -> Optional[str]:
         """Refresh the tokens of ``name`` after ``used_token`` expired or was rejected.
 
-        Single flight per name in this process; across processes under the store's file lock,
+        Single flight per name in this process; across processes under the store's ``refresh_lock``,
         re-reading first and skipping when the stored access token is no longer
         ``used_token``. Returns the new access token, or None when no refresh is possible
         (``invalid_grant`` marks the entry ``needsAuth`` without erasing anything newer).
@@ -326,14 +330,14 @@ class OAuthManager:
         """
         server, cfg = self._oauth(name)
         with self._named_lock(self._refresh_locks, name, threading.Lock):
-            entry = self.store.get_for_url(name, server.url) or {}
+            entry = entry_for_url(self.store, name, server.url) or {}
             tokens = entry.get("tokens") or {}
             if tokens.get("accessToken") != used_token and self._usable(tokens) and not entry.get("needsAuth"):
                 return str(tokens["accessToken"])
             if not tokens.get("refreshToken"):
                 return None
-            with self.store.locked():
-                entry = self.store.get_for_url(name, server.url) or {}
+            with self.store.refresh_lock(name):
+                entry = entry_for_url(self.store, name, server.url) or {}
                 tokens = entry.get("tokens") or {}
                 if tokens.get("accessToken") != used_token and self._usable(tokens) and not entry.get("needsAuth"):
                     log.debug("tokens of %s were already refreshed elsewhere", name)
@@ -364,11 +368,22 @@ class OAuthManager:
                     self._refresh_refused(name, refresh_token, exc.error, drop_client=exc.error != "invalid_grant")
                     return None
 
-                def save(e: Dict[str, Any]) -> None:
+                def save(e: Dict[str, Any]) -> Tuple[bool, Optional[str]]:
+                    # Compare and set: replace only the tokens this refresh started from. When
+                    # they changed meanwhile (a login, or a refresh elsewhere after our lease
+                    # ran out) the stored, newer tokens win and are returned instead.
+                    current = e.get("tokens") or {}
+                    if e.get("serverUrl") != server.url or current.get("refreshToken") != refresh_token:
+                        stored = current.get("accessToken")
+                        return False, str(stored) if stored and e.get("serverUrl") == server.url else None
                     e["tokens"] = new
                     e.pop("needsAuth", None)
+                    return True, None
 
-                self.store.update(name, save)
+                saved, newer = self.store.update(name, save)
+                if not saved:
+                    log.info("the tokens of %s changed during the refresh; keeping the stored ones", name)
+                    return newer
                 log.info("refreshed the access token of %s", name)
                 return str(new["accessToken"])
 
@@ -383,6 +398,12 @@ class OAuthManager:
         log.warning(
             "the authorization server refused to refresh the tokens of %s (%s); a new login is needed", name, error
         )
+
+    def _forget_client(self, name: str) -> None:
+        def forget(e: Dict[str, Any]) -> None:
+            e.pop("clientInfo", None)
+
+        self.store.update(name, forget)
 
     def _client_for_tokens(self, cfg: OAuthConfig, entry: Dict[str, Any]) -> ClientAuth:
         source = (entry.get("tokenClient") or {}).get("source")
@@ -472,7 +493,7 @@ class OAuthManager:
         wanted = _union(extra_scopes, _split((challenge or {}).get("scope")))
         with self._named_lock(self._login_locks, name, threading.RLock):
             if not force:
-                entry = self.store.get_for_url(name, server.url) or {}
+                entry = entry_for_url(self.store, name, server.url) or {}
                 tokens = entry.get("tokens") or {}
                 if (
                     tokens.get("accessToken") != used_token
@@ -496,7 +517,7 @@ class OAuthManager:
                         ) from None
                     retried = True
                     log.info("the stored client registration of %s was rejected; registering again", name)
-                    self.store.clear_client_info(name)
+                    self._forget_client(name)
 
     def obtain(
         self,
@@ -803,7 +824,7 @@ class OAuthManager:
             try:
                 self._complete(name, params)
             except _InvalidClient:
-                self.store.clear_client_info(name)
+                self._forget_client(name)
                 raise OAuthError(
                     "the stored client registration was rejected; it was discarded, run the login again",
                     error="invalid_client",

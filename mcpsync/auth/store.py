@@ -26,9 +26,18 @@ Every operation is one read-modify-write under an exclusive :class:`filelock.Fil
 (``mcp-auth.json.lock`` beside the file) held for the whole operation, so concurrent
 processes and threads never lose an update. Writes are atomic: a temporary file in the
 same directory, created 0600 with :func:`os.open`, written, fsync-ed, then
-:func:`os.replace`-d over the store. The directory is created 0700. A file that is not
-valid JSON is moved aside (``mcp-auth.json.corrupt-<time>``) and a
-:class:`~mcpsync.errors.CredentialStoreError` names the backup; it is never wiped.
+:func:`os.replace`-d over the store. The directory is created 0700.
+
+Damaged content, one rule: a file that cannot be a store (not UTF-8, not JSON, a top level
+or ``servers`` that is not an object) is moved aside unchanged, byte for byte, to
+``mcp-auth.json.corrupt-<ms>``; the operation that found it logs an error and raises
+:class:`~mcpsync.errors.CredentialStoreError` naming the backup; the store then starts
+empty. Inside a readable file, an ill-typed entry or field (``tokens`` as a string, an
+``expiresAt`` that is not a number...) reads as absent (see
+:func:`~mcpsync.auth.store_base.clean_entry`, logged once as a warning without values);
+other entries are unaffected, and the ill-typed part is dropped when that entry is next written.
+
+This is the default :class:`~mcpsync.auth.store_base.CredentialBackend`.
 
 Thread-safety: every public method may be called from any thread. Methods block while
 another thread or process holds the lock, at most ``lock_timeout`` seconds (default 60),
@@ -45,9 +54,10 @@ import os
 import sys
 import threading
 import time
-from typing import Any, Callable, Dict, Iterator, Optional
+from typing import Any, Callable, ContextManager, Dict, Iterator, List, Mapping, Optional
 
 from ..errors import CredentialStoreError
+from .store_base import CALLBACK_KEYS, CALLBACK_TTL, CredentialStoreBase, callback_params, clean_callback, clean_entry
 
 __all__ = ["CredentialStore", "default_store_path", "ENV_AUTH_FILE", "ENV_DATA_DIR"]
 
@@ -58,7 +68,6 @@ ENV_AUTH_FILE = "MCPSYNC_AUTH_FILE"
 ENV_DATA_DIR = "MCPSYNC_DATA_DIR"
 """Environment variable: the directory holding ``mcp-auth.json``."""
 FILE_NAME = "mcp-auth.json"
-_CALLBACK_TTL = 600.0
 _MAX_CALLBACKS = 100
 
 
@@ -117,11 +126,63 @@ def default_store_path() -> str:
     return os.path.join(user_data_dir(), FILE_NAME)
 
 
+_WARNED: Dict[Any, None] = {}
+_WARNED_GUARD = threading.Lock()
+
+
+def _warn_once(key: Any) -> bool:
+    """True the first time ``key`` is seen (bounded memory)."""
+    with _WARNED_GUARD:
+        if key in _WARNED:
+            return False
+        if len(_WARNED) >= 256:
+            _WARNED.pop(next(iter(_WARNED)))
+        _WARNED[key] = None
+        return True
+
+
 def _empty() -> Dict[str, Any]:
     return {"version": 1, "servers": {}, "callbacks": {}}
 
 
-class CredentialStore:
+def _parse_document(raw: bytes) -> Dict[str, Any]:
+    """The store document from the file's bytes; ValueError when it is not one.
+
+    Not UTF-8, not JSON (or nested too deeply to parse), a top level that is not an object,
+    or ``servers`` that is not an object make the whole file unreadable. Inside, entries are
+    kept as they are (they are cleaned when read) and ill-typed callback records are dropped.
+    """
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError("not UTF-8 text: %s" % exc.reason) from None
+    if not text.strip():
+        return _empty()
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+    except ValueError as exc:
+        raise ValueError("not valid JSON: %s" % exc) from None
+    if not isinstance(data, dict):
+        raise ValueError("the top level is not a JSON object")
+    if "servers" not in data:
+        # A flat {name: entry} file (OpenCode's shape) is adopted as is.
+        data = {"version": 1, "servers": {k: v for k, v in data.items() if isinstance(v, dict)}}
+    if not isinstance(data.get("servers"), dict):
+        raise ValueError("'servers' is not a JSON object")
+    callbacks = data.get("callbacks")
+    cleaned: Dict[str, Any] = {}
+    if isinstance(callbacks, dict):
+        for state, record in callbacks.items():
+            good = clean_callback(record)
+            if good is not None:
+                cleaned[state] = good
+    data["callbacks"] = cleaned
+    return data
+
+
+class CredentialStore(CredentialStoreBase):
     """File-locked, atomically written JSON store of OAuth credentials, keyed by server name.
 
     Args:
@@ -136,6 +197,7 @@ class CredentialStore:
     def __init__(self, path: Optional[str] = None, *, lock_timeout: float = 60.0) -> None:
         self.path = os.path.abspath(os.path.expanduser(path)) if path else default_store_path()
         self.lock_timeout = lock_timeout
+        self.location = self.path
         self._lock = _path_lock(self.path)
 
     def __repr__(self) -> str:
@@ -204,46 +266,41 @@ class CredentialStore:
             self._lock.rlock.release()
 
     def _read(self) -> Dict[str, Any]:
+        """The whole document, read under the lock. Unreadable content is moved aside (see the module doc)."""
         try:
-            with open(self.path, "r", encoding="utf-8") as fh:
-                text = fh.read()
+            with open(self.path, "rb") as fh:
+                raw = fh.read()
         except FileNotFoundError:
             return _empty()
         except OSError as exc:
             raise CredentialStoreError("cannot read the credential store %s: %s" % (self.path, exc)) from exc
         try:
-            data = json.loads(text) if text.strip() else _empty()
-            if not isinstance(data, dict):
-                raise ValueError("top level is not an object")
-            if "servers" not in data:
-                # A flat {name: entry} file (OpenCode's shape) is adopted as is.
-                data = {"version": 1, "servers": {k: v for k, v in data.items() if isinstance(v, dict)}}
-            if not isinstance(data.get("servers"), dict):
-                raise ValueError("'servers' is not an object")
-            if not isinstance(data.get("callbacks"), dict):
-                data["callbacks"] = {}
-            return data
+            return _parse_document(raw)
         except ValueError as exc:
-            backup = "%s.corrupt-%d" % (self.path, int(time.time() * 1000))
-            try:
-                os.replace(self.path, backup)
-            except OSError as move_exc:
-                raise CredentialStoreError(
-                    "the credential store %s is corrupt (%s) and could not be moved aside: %s"
-                    % (self.path, exc, move_exc)
-                ) from exc
-            log.error("credential store %s was corrupt; moved to %s", self.path, backup)
+            reason = str(exc)
+        backup = "%s.corrupt-%d" % (self.path, int(time.time() * 1000))
+        try:
+            os.replace(self.path, backup)
+        except OSError as move_exc:
             raise CredentialStoreError(
-                "the credential store %s was not valid JSON (%s); it was kept as %s and a new store will be "
-                "started on the next write" % (self.path, exc, backup)
-            ) from exc
+                "the credential store %s is unreadable (%s) and could not be moved aside: %s"
+                % (self.path, reason, move_exc)
+            ) from None
+        log.error("credential store %s was unreadable (%s); moved to %s", self.path, reason, backup)
+        raise CredentialStoreError(
+            "the credential store %s was unreadable (%s); it was kept unchanged as %s and the store starts "
+            "empty" % (self.path, reason, backup)
+        )
 
     def _write(self, data: Dict[str, Any]) -> None:
         directory = os.path.dirname(self.path)
         tmp = os.path.join(
             directory, ".%s.%d.%d.tmp" % (os.path.basename(self.path), os.getpid(), threading.get_ident())
         )
-        payload = json.dumps(data, indent=2, sort_keys=True).encode("utf-8")
+        try:
+            payload = json.dumps(data, indent=2, sort_keys=True).encode("utf-8")
+        except (ValueError, TypeError, RecursionError) as exc:
+            raise CredentialStoreError("cannot serialize the credential store %s: %s" % (self.path, exc)) from None
         try:
             flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)
             fd = os.open(tmp, flags, 0o600)
@@ -283,12 +340,8 @@ class CredentialStore:
         if getattr(self._lock.local, "depth", 0):
             return self._read()
         try:
-            with open(self.path, "r", encoding="utf-8") as fh:
-                data = json.loads(fh.read() or "{}")
-            if isinstance(data, dict) and isinstance(data.get("servers"), dict):
-                if not isinstance(data.get("callbacks"), dict):
-                    data["callbacks"] = {}
-                return data
+            with open(self.path, "rb") as fh:
+                return _parse_document(fh.read())
         except FileNotFoundError:
             return _empty()
         except (OSError, ValueError):
@@ -296,28 +349,33 @@ class CredentialStore:
         with self.locked():
             return self._read()
 
+    def _clean(self, name: str, raw: Any) -> Optional[Dict[str, Any]]:
+        dropped: List[str] = []
+        entry = clean_entry(raw, dropped)
+        if dropped and raw is not None and _warn_once((self.path, name, tuple(sorted(set(dropped))))):
+            log.warning(
+                "credential store %s: ill-typed content of %r read as absent: %s",
+                self.path,
+                name,
+                ", ".join(sorted(set(dropped))[:20]),
+            )
+        return entry
+
     def all(self) -> Dict[str, Dict[str, Any]]:
-        """Every entry, by server name (a copy). Never waits for the lock unless the file is damaged."""
-        return copy.deepcopy(self._snapshot()["servers"])
+        """Every well-typed entry, by server name (copies). Never waits for the lock unless the file is damaged."""
+        out: Dict[str, Dict[str, Any]] = {}
+        for name, raw in self._snapshot()["servers"].items():
+            entry = self._clean(name, raw)
+            if entry is not None:
+                out[name] = entry
+        return out
 
     def get(self, name: str) -> Optional[Dict[str, Any]]:
-        """The entry for ``name`` (a copy), or None. Never waits for the lock unless the file is damaged.
+        """The entry for ``name`` (a cleaned copy), or None. Never waits for the lock unless the file is damaged.
 
         Inside :meth:`locked` it reads the file afresh as of now (what a refresh must do).
         """
-        entry = self._snapshot()["servers"].get(name)
-        return copy.deepcopy(entry) if isinstance(entry, dict) else None
-
-    def get_for_url(self, name: str, server_url: str) -> Optional[Dict[str, Any]]:
-        """The entry for ``name`` only when it was stored for ``server_url`` (else None).
-
-        An entry without a recorded URL is not returned either: credentials are never
-        sent to a server they were not obtained for.
-        """
-        entry = self.get(name)
-        if entry is None or entry.get("serverUrl") != server_url:
-            return None
-        return entry
+        return self._clean(name, self._snapshot()["servers"].get(name))
 
     def update(self, name: str, fn: Callable[[Dict[str, Any]], Any]) -> Any:
         """Atomically apply ``fn(entry)`` to the entry of ``name`` (created empty when absent).
@@ -327,70 +385,12 @@ class CredentialStore:
         """
 
         def apply(data: Dict[str, Any]) -> Any:
-            entry = data["servers"].get(name)
-            if not isinstance(entry, dict):
-                entry = {}
+            entry = self._clean(name, data["servers"].get(name)) or {}
             result = fn(entry)
             data["servers"][name] = entry
             return result
 
         return self._modify(apply)
-
-    def _set(self, name: str, key: str, value: Any, server_url: Optional[str]) -> None:
-        def fn(entry: Dict[str, Any]) -> None:
-            if server_url is not None:
-                if entry.get("serverUrl") not in (None, server_url):
-                    # Another server now uses this name: its old credentials must go.
-                    for stale in ("tokens", "clientInfo", "issuer", "tokenEndpoint", "resource", "needsAuth"):
-                        entry.pop(stale, None)
-                entry["serverUrl"] = server_url
-            if value is None:
-                entry.pop(key, None)
-            else:
-                entry[key] = copy.deepcopy(value)
-
-        self.update(name, fn)
-
-    def update_tokens(self, name: str, tokens: Dict[str, Any], server_url: Optional[str] = None) -> None:
-        """Store ``tokens`` (accessToken, refreshToken, expiresAt, scope) and clear ``needsAuth``."""
-
-        def fn(entry: Dict[str, Any]) -> None:
-            if server_url is not None:
-                if entry.get("serverUrl") not in (None, server_url):
-                    entry.pop("clientInfo", None)
-                entry["serverUrl"] = server_url
-            entry["tokens"] = copy.deepcopy(tokens)
-            entry.pop("needsAuth", None)
-
-        self.update(name, fn)
-
-    def update_client_info(self, name: str, client_info: Dict[str, Any], server_url: Optional[str] = None) -> None:
-        """Store the client registration (clientId, clientSecret, redirectUri, issuer...)."""
-        self._set(name, "clientInfo", client_info, server_url)
-
-    def update_code_verifier(self, name: str, code_verifier: str) -> None:
-        """Store the PKCE verifier of the login in progress."""
-        self._set(name, "codeVerifier", code_verifier, None)
-
-    def update_oauth_state(self, name: str, oauth_state: str) -> None:
-        """Store the ``state`` of the login in progress."""
-        self._set(name, "oauthState", oauth_state, None)
-
-    def clear_code_verifier(self, name: str) -> None:
-        """Forget the PKCE verifier."""
-        self._set(name, "codeVerifier", None, None)
-
-    def clear_oauth_state(self, name: str) -> None:
-        """Forget the login ``state``."""
-        self._set(name, "oauthState", None, None)
-
-    def clear_tokens(self, name: str) -> None:
-        """Forget the tokens of ``name`` (keeps the client registration)."""
-        self._set(name, "tokens", None, None)
-
-    def clear_client_info(self, name: str) -> None:
-        """Forget the client registration of ``name``."""
-        self._set(name, "clientInfo", None, None)
 
     def remove(self, name: str) -> bool:
         """Delete the whole entry of ``name``; returns whether there was one."""
@@ -400,22 +400,13 @@ class CredentialStore:
 
         return bool(self._modify(fn))
 
-    def names(self) -> Iterator[str]:
-        """The server names with an entry."""
-        return iter(sorted(self.all()))
+    def refresh_lock(self, name: str) -> ContextManager[Any]:
+        """The store's exclusive lock (:meth:`locked`): one refresh at a time across processes."""
+        return self.locked()
 
     # ------------------------------------------------------------------ relayed callbacks
 
-    def find_state_owner(self, state: str) -> Optional[str]:
-        """The server name whose login in progress uses ``state``, or None."""
-        if not state:
-            return None
-        for name, entry in self.all().items():
-            if isinstance(entry, dict) and entry.get("oauthState") == state:
-                return name
-        return None
-
-    def record_callback(self, state: str, params: Dict[str, str]) -> None:
+    def record_callback(self, state: str, params: Mapping[str, str]) -> None:
         """Leave the callback parameters of ``state`` for the process waiting for them.
 
         Used by the callback server of one process on behalf of another (shared port).
@@ -425,11 +416,11 @@ class CredentialStore:
         def fn(data: Dict[str, Any]) -> None:
             callbacks = data["callbacks"]
             now = time.time()
-            for key in [k for k, v in callbacks.items() if now - float((v or {}).get("receivedAt", 0)) > _CALLBACK_TTL]:
+            for key in [k for k, v in callbacks.items() if now - v["receivedAt"] > CALLBACK_TTL]:
                 callbacks.pop(key, None)
             while len(callbacks) >= _MAX_CALLBACKS:
-                callbacks.pop(min(callbacks, key=lambda k: callbacks[k].get("receivedAt", 0)))
-            record = {k: v for k, v in params.items() if k in ("code", "state", "iss", "error", "error_description")}
+                callbacks.pop(min(callbacks, key=lambda k: callbacks[k]["receivedAt"]))
+            record: Dict[str, Any] = {k: v for k, v in params.items() if k in CALLBACK_KEYS}
             record["receivedAt"] = now
             callbacks[state] = record
 
@@ -442,9 +433,6 @@ class CredentialStore:
             data = self._read()
             if state not in data["callbacks"]:
                 return None
-            result = data["callbacks"].pop(state, None)
+            result = data["callbacks"].pop(state)
             self._write(data)
-        if not isinstance(result, dict):
-            return None
-        result.pop("receivedAt", None)
-        return {k: str(v) for k, v in result.items()}
+        return callback_params(result)

@@ -1,0 +1,36 @@
+"""Choose a credential store from a string: :func:`open_store`.
+
+Kept apart from the stores so that naming one (``"redis://..."``) imports only that backend.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+from ..errors import ConfigError
+from .store_base import CredentialBackend
+
+__all__ = ["open_store", "ENV_AUTH_STORE"]
+
+ENV_AUTH_STORE = "MCPSYNC_AUTH_STORE"
+"""Environment variable: the credential store for :func:`open_store` (None) to use."""
+
+
+def open_store(spec: Optional[str] = None) -> CredentialBackend:
+    """The credential store named by ``spec``.
+
+    - ``None``: ``$MCPSYNC_AUTH_STORE`` when set (any form below), else the default file store;
+    - anything else: the path of a :class:`~mcpsync.auth.CredentialStore` file.
+    """
+    if spec is None:
+        spec = os.environ.get(ENV_AUTH_STORE) or None
+    if spec is None:
+        from .store import CredentialStore
+
+        return CredentialStore()
+    if not isinstance(spec, str):
+        raise ConfigError("a credential store spec must be a string, not %s" % type(spec).__name__)
+    from .store import CredentialStore
+
+    return CredentialStore(spec)
