@@ -17,7 +17,6 @@ default: the client's ``timeout``, 60 s) and ``max_total_timeout`` (a hard cap).
 from __future__ import annotations
 
 import logging
-import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from ..errors import (
@@ -43,7 +42,7 @@ from ..types import (
 )
 from ..wire import protocol as P
 from .core import ClientCore
-from .schema import ValidatorCache, validate
+from .schema import validate
 
 __all__ = ["Client", "connect"]
 
@@ -99,37 +98,6 @@ class Client(ClientCore):
     Callbacks run on the client's dispatch thread, never on a reader thread; a
     callback may call the client, including ``close()``.
     """
-
-    def _init_features(self) -> None:
-        self._validators = ValidatorCache()
-        self._tools_by_name: Dict[str, Tool] = {}
-        self._task_only: set = set()  # tools whose execution.taskSupport is "required"
-        self._tools_lock = threading.Lock()
-        self._list_cache: Dict[str, Any] = {}
-        from .modern import ModernFeatures
-
-        self._modern = ModernFeatures(self)
-
-    def _on_list_changed(self, kind: str) -> None:
-        self._modern.evict_list(kind)
-
-    def _on_resource_updated(self, uri: str) -> None:
-        self._modern.evict_read(uri)
-
-    def _on_subscription_notification(self, sub_id: Any, method: str, params: Dict[str, Any]) -> bool:
-        return self._modern.on_subscription_notification(sub_id, method, params)
-
-    def _on_server_cancelled(self, request_id: Any) -> bool:
-        return self._modern.server_ended(request_id)
-
-    def _after_open(self) -> None:
-        self._modern.after_open()
-
-    def _before_close(self) -> None:
-        self._modern.close()
-
-    def _handle_task_result(self, method: str, params: Dict[str, Any], result: Dict[str, Any], *rest: Any) -> Any:
-        return self._modern.wait_task(method, params, result, *rest)
 
     # ------------------------------------------------------------------ basics
 

@@ -15,7 +15,7 @@ import logging
 import os
 import threading
 import weakref
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from ..__version__ import __version__
 from .._dispatch import NotificationQueue
@@ -32,10 +32,13 @@ from ..errors import (
 )
 from ..session import DEFAULT, RequestContext, Session, Timeout
 from ..transports.base import Transport
-from ..types import Implementation, Root, ServerNotification
+from ..types import Implementation, Root, ServerNotification, Tool
 from ..wire import protocol as P
 from .handlers import ElicitationRequest, ElicitationResult, SamplingRequest, SamplingResult
+from .modern import ModernFeatures
 from .negotiate import Negotiation
+from .schema import ValidatorCache
+from .tasks import wait_task_result
 
 __all__ = ["ClientCore"]
 
@@ -206,32 +209,12 @@ class ClientCore(Negotiation):
         self._keepalive_stop = threading.Event()
         self._keepalive_thread: Optional[threading.Thread] = None
         self._server_logger = logging.getLogger("mcpsync.server.%s" % self.name)
-        self._init_features()
-
-    # hooks for the feature layer -------------------------------------------------
-
-    def _init_features(self) -> None:
-        """Set up feature state (caches, listen streams); overridden by the client."""
-
-    def _on_list_changed(self, kind: str) -> None:
-        """Invalidate caches for tools/prompts/resources; overridden by the client."""
-
-    def _on_resource_updated(self, uri: str) -> None:
-        """Evict cached reads of ``uri``; overridden by the client."""
-
-    def _on_subscription_notification(self, sub_id: Any, method: str, params: Dict[str, Any]) -> bool:
-        """Route a modern listen-stream notification; True when consumed. Overridden by the client."""
-        return False
-
-    def _on_server_cancelled(self, request_id: Any) -> bool:
-        """The server cancelled one of our requests (it may only end a listen stream); True when handled."""
-        return False
-
-    def _after_open(self) -> None:
-        """Start feature machinery after negotiation; overridden by the client."""
-
-    def _before_close(self) -> None:
-        """Stop feature machinery before the session closes; overridden by the client."""
+        # the parts the typed API (mcpsync.client.client) works with
+        self._validators = ValidatorCache()
+        self._tools_by_name: Dict[str, Tool] = {}
+        self._task_only: Set[str] = set()  # tools whose execution.taskSupport is "required"
+        self._tools_lock = threading.Lock()
+        self._modern = ModernFeatures(self)
 
     # lifecycle -----------------------------------------------------------------
 
@@ -359,7 +342,7 @@ class ClientCore(Negotiation):
         _register_atexit()
         if self.keepalive and self.era == "legacy":
             self._keepalive_thread = spawn("mcpsync-keepalive:%s" % self.name, self._keepalive_loop)
-        self._after_open()
+        self._modern.after_open()
         return self
 
     def _should_fall_back(self, exc: BaseException) -> bool:
@@ -382,7 +365,7 @@ class ClientCore(Negotiation):
             session = self._session
         self._keepalive_stop.set()
         try:
-            self._before_close()
+            self._modern.close()
         except Exception:  # noqa: BLE001
             logger.debug("[%s] feature shutdown failed", self.name, exc_info=True)
         if session is not None:
@@ -552,7 +535,7 @@ class ClientCore(Negotiation):
             if rtype == "complete" or rtype is None:
                 return result
             if rtype == "task":
-                return self._handle_task_result(method, params, result, timeout, total, progress)
+                return wait_task_result(self, method, result, total)
             if rtype != "input_required":
                 raise ProtocolError(
                     "unknown resultType %r in %s result" % (rtype, method), server=self.name, method=method
@@ -560,9 +543,7 @@ class ClientCore(Negotiation):
             if method not in _MRTR_METHODS:
                 raise ProtocolError("%s may not answer input_required" % method, server=self.name, method=method)
             rounds += 1
-            modern = getattr(self, "_modern", None)
-            if modern is not None:
-                modern.mark_mrtr()
+            self._modern.mark_mrtr()
             if rounds > MAX_INPUT_ROUNDS:
                 raise ProtocolError(
                     "server asked for input more than %d times for one %s" % (MAX_INPUT_ROUNDS, method),
@@ -584,9 +565,6 @@ class ClientCore(Negotiation):
                 progress=progress,
                 progress_token=progress_token,
             )
-
-    def _handle_task_result(self, method: str, params: Dict[str, Any], result: Dict[str, Any], *a: Any) -> Any:
-        raise ProtocolError("server answered with a task but task support is off", server=self.name, method=method)
 
     def fulfil_input_requests(self, requests: Dict[str, Any], method: str) -> Dict[str, Any]:
         """Answer each entry of ``inputRequests`` through the user's handlers."""
@@ -656,11 +634,11 @@ class ClientCore(Negotiation):
     # notifications (reader thread: quick, no user code) ------------------------------
 
     def _on_notification(self, method: str, params: Dict[str, Any]) -> None:
-        if method == "notifications/cancelled" and self._on_server_cancelled(params.get("requestId")):
-            return
+        if method == "notifications/cancelled" and self._modern.server_ended(params.get("requestId")):
+            return  # the server ended one of our listen streams
         meta = params.get("_meta")
         if isinstance(meta, dict) and P.META_SUBSCRIPTION_ID in meta:
-            if self._on_subscription_notification(meta[P.META_SUBSCRIPTION_ID], method, params):
+            if self._modern.on_subscription_notification(meta[P.META_SUBSCRIPTION_ID], method, params):
                 return
         self._route_notification(method, params)
 
@@ -668,21 +646,21 @@ class ClientCore(Negotiation):
         session = self._session
         dispatch = session.dispatch if session is not None else None
         if method == "notifications/tools/list_changed":
-            self._on_list_changed("tools")
+            self._modern.evict_list("tools")
             if self.on_tools_changed and dispatch:
                 dispatch(self.on_tools_changed)
         elif method == "notifications/prompts/list_changed":
-            self._on_list_changed("prompts")
+            self._modern.evict_list("prompts")
             if self.on_prompts_changed and dispatch:
                 dispatch(self.on_prompts_changed)
         elif method == "notifications/resources/list_changed":
-            self._on_list_changed("resources")
+            self._modern.evict_list("resources")
             if self.on_resources_changed and dispatch:
                 dispatch(self.on_resources_changed)
         elif method == "notifications/resources/updated":
             uri = params.get("uri")
             if isinstance(uri, str):
-                self._on_resource_updated(uri)
+                self._modern.evict_read(uri)
                 if self.on_resource_updated and dispatch:
                     dispatch(self.on_resource_updated, uri)
         elif method == "notifications/message":

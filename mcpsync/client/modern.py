@@ -1,12 +1,11 @@
-"""2026-07-28 era features: the response cache, listen streams, tasks, tool filtering.
+"""2026-07-28 era features: the response cache, listen streams, tool filtering.
 
-:class:`ModernFeatures` hangs off a :class:`~mcpsync.Client`. Its cache honours
+:class:`ModernFeatures` is a part of the client core (it sees the client as a
+:class:`~mcpsync.client.host.ClientHost`). Its cache honours
 ``ttlMs`` (absent or negative: not cached) and ``cacheScope`` (private entries
 are partitioned by the credential in use); list_changed and resources/updated
-evict. Listen streams are :class:`Subscription` objects. Tasks (the
-``io.modelcontextprotocol/tasks`` extension and the 2025-11-25 experimental
-tasks) are polled to their end by :meth:`wait_task` or driven by a
-:class:`~mcpsync.client.tasks.TaskHandle`.
+evict. Listen streams are :class:`Subscription` objects. Tasks live in
+:mod:`mcpsync.client.tasks`.
 """
 
 from __future__ import annotations
@@ -14,14 +13,12 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from .._dispatch import NotificationQueue
 from ..errors import ConnectionClosed, MCPError, RequestCancelled
 from ..types import ServerNotification, Tool
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .client import Client
+from .host import ClientHost
 
 __all__ = ["ModernFeatures", "Subscription"]
 
@@ -159,7 +156,7 @@ def _refused(asked: Dict[str, Any], honoured: Dict[str, Any]) -> Dict[str, Any]:
 class ModernFeatures:
     """Cache, listen streams and tasks for one client. Thread-safe."""
 
-    def __init__(self, client: "Client") -> None:
+    def __init__(self, client: ClientHost) -> None:
         self.client = client
         self._cache: Dict[Tuple[Any, ...], Tuple[float, Any]] = {}
         self._lock = threading.Lock()
@@ -358,18 +355,6 @@ class ModernFeatures:
             sub.events.close()
             sub.ended.set()
         self.subs.clear()
-
-    # ---------------------------------------------------------------- tasks
-
-    def wait_task(
-        self, method: str, params: Dict[str, Any], result: Dict[str, Any], timeout: Any, total: Any, progress: Any
-    ) -> Any:
-        """Poll a task-augmented answer to its end and return the final result."""
-        from .tasks import TaskHandle
-
-        handle = TaskHandle.from_result(self.client, result, method=method)
-        handle.on_status = self.client.on_task_status
-        return handle.wait(timeout=total, raw=True)
 
 
 def _has(caps: Dict[str, Any], cap: str, sub: str) -> bool:

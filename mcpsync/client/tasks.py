@@ -25,15 +25,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Dict, Optional
+from typing import Any, Dict, Optional
 
 from ..errors import ConfigError, ProtocolError, RemoteError, RequestTimeout, TaskFailed
 from ..types import CallToolResult
+from .host import ClientHost
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .client import Client
 
-__all__ = ["TaskHandle", "resume_task", "start_task"]
+__all__ = ["TaskHandle", "resume_task", "start_task", "wait_task_result"]
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +52,7 @@ class TaskHandle:
 
     def __init__(
         self,
-        client: "Client",
+        client: ClientHost,
         task_id: str,
         *,
         style: str,
@@ -75,7 +74,7 @@ class TaskHandle:
         self._lock = threading.Lock()
 
     @classmethod
-    def from_result(cls, client: "Client", result: Dict[str, Any], *, method: str = "tools/call") -> "TaskHandle":
+    def from_result(cls, client: ClientHost, result: Dict[str, Any], *, method: str = "tools/call") -> "TaskHandle":
         """Build from a ``resultType: task`` (or CreateTaskResult) answer."""
         task = result.get("task")
         if not isinstance(task, dict):
@@ -110,7 +109,7 @@ class TaskHandle:
         """One ``tasks/get``; answers ``input_required`` through the client's handlers. Returns the status."""
         from ..session import DEFAULT
 
-        raw = self.client.request(
+        raw = self.client._call(
             "tasks/get", {"taskId": self.task_id}, timeout=DEFAULT if timeout is None else timeout
         )
         if not isinstance(raw, dict):
@@ -129,7 +128,7 @@ class TaskHandle:
                 state = raw.get("requestState", task.get("requestState"))
                 if state is not None:
                     params["requestState"] = state
-                self.client.request("tasks/update", params)
+                self.client._call("tasks/update", params)
                 self.status = "working"
         return self.status
 
@@ -168,7 +167,7 @@ class TaskHandle:
 
     def _fetch_result(self, timeout: Optional[float]) -> None:
         try:
-            res = self.client.request("tasks/result", {"taskId": self.task_id}, timeout=timeout)
+            res = self.client._call("tasks/result", {"taskId": self.task_id}, timeout=timeout)
         except RemoteError as exc:
             self.status = "failed"
             self.status_message = exc.message
@@ -190,7 +189,7 @@ class TaskHandle:
             )
         if self._result is None:
             if self.style == "experimental" or "result" not in self.last:
-                res = self.client.request("tasks/result", {"taskId": self.task_id}, timeout=None)
+                res = self.client._call("tasks/result", {"taskId": self.task_id}, timeout=None)
             else:
                 res = self.last["result"]
             self._result = res if isinstance(res, dict) else {}
@@ -198,7 +197,7 @@ class TaskHandle:
 
     def cancel(self) -> str:
         """Ask the server to cancel (cooperative); returns the status it reports."""
-        raw = self.client.request("tasks/cancel", {"taskId": self.task_id})
+        raw = self.client._call("tasks/cancel", {"taskId": self.task_id})
         if isinstance(raw, dict):
             task = raw.get("task") if isinstance(raw.get("task"), dict) else raw
             self._update(task)
@@ -209,7 +208,7 @@ class TaskHandle:
 
 
 def start_task(
-    client: "Client",
+    client: ClientHost,
     name: str,
     arguments: Optional[Dict[str, Any]] = None,
     *,
@@ -234,7 +233,7 @@ def start_task(
     return CallToolResult.from_dict(raw if isinstance(raw, dict) else {})
 
 
-def resume_task(client: "Client", task_id: str, *, style: Optional[str] = None, on_status: Any = None) -> TaskHandle:
+def resume_task(client: ClientHost, task_id: str, *, style: Optional[str] = None, on_status: Any = None) -> TaskHandle:
     """A handle for a task started earlier (possibly by another process); polls once."""
     if not isinstance(task_id, str) or not task_id:
         raise ConfigError("task_id must be a non-empty string")
@@ -243,3 +242,11 @@ def resume_task(client: "Client", task_id: str, *, style: Optional[str] = None, 
     )
     handle.poll()
     return handle
+
+
+def wait_task_result(client: ClientHost, method: str, result: Dict[str, Any], total: Optional[float]) -> Dict[str, Any]:
+    """Poll a task-augmented answer (``resultType: task``) to its end and return the final result dict."""
+    handle = TaskHandle.from_result(client, result, method=method)
+    handle.on_status = client.on_task_status
+    result_dict: Dict[str, Any] = handle.wait(timeout=total, raw=True)
+    return result_dict

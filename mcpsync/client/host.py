@@ -1,0 +1,88 @@
+"""What the client's feature parts (2026-07-28 features, tasks) use of the client that owns them.
+
+:class:`~mcpsync.client.core.ClientCore` builds those parts and hands itself to them; they see it
+only through :class:`ClientHost`, so they import nothing above them (no import circle).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Optional, Protocol
+
+from ..session import Session, Timeout
+from ..types import ProgressEvent
+
+
+__all__ = ["ClientHost"]
+
+
+class ClientHost(Protocol):
+    """The client as its feature parts see it (implemented by :class:`~mcpsync.client.core.ClientCore`)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def era(self) -> Optional[str]: ...
+
+    @property
+    def server_capabilities(self) -> Dict[str, Any]: ...
+
+    @property
+    def use_cache(self) -> bool: ...
+
+    @property
+    def auto_relisten(self) -> bool: ...
+
+    @property
+    def on_tools_changed(self) -> Optional[Callable[[], object]]: ...
+
+    @property
+    def on_prompts_changed(self) -> Optional[Callable[[], object]]: ...
+
+    @property
+    def on_resources_changed(self) -> Optional[Callable[[], object]]: ...
+
+    @property
+    def on_task_status(self) -> Optional[Callable[[Any], object]]: ...
+
+    @property
+    def session(self) -> Session:
+        """The open session (raises ClientClosed when there is none)."""
+
+    @property
+    def connected(self) -> bool:
+        """True while the session is open and the connection alive."""
+
+    def _stamp(self, params: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+        """``params`` with the 2026-07-28 ``_meta`` envelope added (a fresh dict)."""
+
+    def _call(
+        self,
+        method: str,
+        params: Optional[Dict[str, Any]] = None,
+        *,
+        timeout: Timeout = ...,
+        max_total_timeout: Any = ...,
+        progress: Optional[Callable[[ProgressEvent], object]] = None,
+        progress_token: bool = False,
+        owned_params: bool = False,
+    ) -> Any:
+        """Send ``method`` through the request funnel and return its complete result."""
+
+    def _complete(
+        self,
+        method: str,
+        params: Dict[str, Any],
+        result: Any,
+        timeout: Timeout,
+        total: Optional[float],
+        progress: Optional[Callable[[ProgressEvent], object]],
+        progress_token: bool,
+    ) -> Any:
+        """Modern era: finish a result (``input_required`` rounds, tasks)."""
+
+    def _route_notification(self, method: str, params: Dict[str, Any]) -> None:
+        """Deliver a notification to caches, callbacks and the notification queue."""
+
+    def fulfil_input_requests(self, requests: Dict[str, Any], method: str) -> Dict[str, Any]:
+        """Answer each entry of ``inputRequests`` through the user's handlers."""
