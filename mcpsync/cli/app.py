@@ -43,6 +43,7 @@ from ..errors import (
     TransportError,
 )
 from . import output as out
+from .context import EXAMPLE_SERVER, UsageError  # noqa: F401 (EXAMPLE_SERVER: also named here)
 
 __all__ = ["main", "build_parser", "EXIT_CODES"]
 
@@ -74,11 +75,6 @@ SERVER_COMMANDS = ("info", "tools", "call", "prompts", "prompt", "resources", "r
 #: Commands the multi-server manager (``--config``) answers.
 MANAGER_COMMANDS = ("status", "tools", "call", "prompts", "resources")
 
-EXAMPLE_SERVER = [sys.executable, "-m", "mcpsync.example_server"]
-
-
-class UsageError(Exception):
-    """A command-line mistake: printed without a traceback, exit code 2."""
 
 
 # ---------------------------------------------------------------------------- the parser

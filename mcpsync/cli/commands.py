@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import TYPE_CHECKING, Any, Callable, List, Optional
+from typing import Any, Callable, List, Optional
 
 from ..errors import CapabilityError, MethodNotFound, RemoteError
 from . import output as out
+from .context import CliContext, UsageError
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .app import Cli
 
 __all__ = [
     "cmd_call",
@@ -31,7 +30,7 @@ __all__ = [
 ]
 
 
-def cmd_info(cli: "Cli", client: Any) -> int:
+def cmd_info(cli: CliContext, client: Any) -> int:
     """``mcpsync info``: the server's identity, negotiated protocol and capabilities."""
     if cli.json:
         cli.emit_json(out.server_json(client))
@@ -40,7 +39,7 @@ def cmd_info(cli: "Cli", client: Any) -> int:
     return 0
 
 
-def cmd_tools(cli: "Cli", client: Any) -> int:
+def cmd_tools(cli: CliContext, client: Any) -> int:
     """``mcpsync tools``: every tool, with its arguments and description."""
     tools = client.list_tools()
     if cli.json:
@@ -53,7 +52,7 @@ def cmd_tools(cli: "Cli", client: Any) -> int:
     return 0
 
 
-def progress_mode(cli: "Cli") -> str:
+def progress_mode(cli: CliContext) -> str:
     """ "bar" when stderr is a terminal, "lines" with -v otherwise, else "off"."""
     if cli.err.isatty:
         return "bar"
@@ -61,7 +60,7 @@ def progress_mode(cli: "Cli") -> str:
 
 
 def run_call(
-    cli: "Cli",
+    cli: CliContext,
     client: Any,
     name: str,
     arguments: Any,
@@ -85,7 +84,7 @@ def run_call(
         bar.finish()
 
 
-def cmd_call(cli: "Cli", client: Any) -> int:
+def cmd_call(cli: CliContext, client: Any) -> int:
     """``mcpsync call TOOL --args JSON``: call a tool; exit 1 when it reports isError."""
     arguments = cli.args.arguments
     bar = out.ProgressBar(cli.err, progress_mode(cli), label=cli.args.tool)
@@ -103,7 +102,7 @@ def cmd_call(cli: "Cli", client: Any) -> int:
     return 0
 
 
-def cmd_prompts(cli: "Cli", client: Any) -> int:
+def cmd_prompts(cli: CliContext, client: Any) -> int:
     """``mcpsync prompts``: every prompt with its arguments (optional ones in brackets)."""
     prompts = client.list_prompts()
     if cli.json:
@@ -116,7 +115,7 @@ def cmd_prompts(cli: "Cli", client: Any) -> int:
     return 0
 
 
-def cmd_prompt(cli: "Cli", client: Any) -> int:
+def cmd_prompt(cli: CliContext, client: Any) -> int:
     """``mcpsync prompt NAME [--args JSON]``: the prompt's messages."""
     arguments = cli.args.arguments
     result = client.get_prompt(cli.args.prompt, {k: _as_str(v) for k, v in arguments.items()})
@@ -135,7 +134,7 @@ def _as_str(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def cmd_resources(cli: "Cli", client: Any) -> int:
+def cmd_resources(cli: CliContext, client: Any) -> int:
     """``mcpsync resources``: the resources, then the resource templates."""
     resources = client.list_resources()
     templates: List[Any] = []
@@ -160,14 +159,12 @@ def cmd_resources(cli: "Cli", client: Any) -> int:
     return 0
 
 
-def cmd_read(cli: "Cli", client: Any) -> int:
+def cmd_read(cli: CliContext, client: Any) -> int:
     """``mcpsync read URI [-o FILE]``: the resource's text (binary contents summarised, or saved with -o)."""
     result = client.read_resource(cli.args.uri)
     output = getattr(cli.args, "output", None)
     if output:
         if not result.contents:
-            from .app import UsageError
-
             raise UsageError("the resource has no contents to write")
         first = result.contents[0]
         if first.blob is not None:

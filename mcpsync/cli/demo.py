@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import json
 import time
-from typing import TYPE_CHECKING, Any, Dict, List
+from typing import Any, Dict, List
 
 from . import output as out
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .app import Cli
+from .context import EXAMPLE_SERVER, CliContext
 
 __all__ = ["run_demo"]
 
@@ -26,10 +24,9 @@ def _server_logs(client: Any) -> List[Dict[str, Any]]:
     return [n.params for n in client.notifications.drain() if n.method == "notifications/message"]
 
 
-def run_demo(cli: "Cli") -> int:
+def run_demo(cli: CliContext) -> int:
     """Run the demo; returns the exit code."""
     from ..client.client import Client
-    from .app import EXAMPLE_SERVER
 
     opts = cli.client_options()
     opts.pop("on_log", None)  # the demo shows log messages itself, in order

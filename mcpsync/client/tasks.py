@@ -109,9 +109,7 @@ class TaskHandle:
         """One ``tasks/get``; answers ``input_required`` through the client's handlers. Returns the status."""
         from ..session import DEFAULT
 
-        raw = self.client._call(
-            "tasks/get", {"taskId": self.task_id}, timeout=DEFAULT if timeout is None else timeout
-        )
+        raw = self.client._call("tasks/get", {"taskId": self.task_id}, timeout=DEFAULT if timeout is None else timeout)
         if not isinstance(raw, dict):
             raise ProtocolError("tasks/get returned a non-object", server=self.client.name, method="tasks/get")
         task = raw.get("task") if isinstance(raw.get("task"), dict) else raw
