@@ -50,11 +50,6 @@ import logging
 import threading
 from typing import Any, Callable, Dict, List, Optional
 
-try:  # Python 3.8+: typing.Protocol
-    from typing import Protocol
-except ImportError:  # pragma: no cover
-    Protocol = object  # type: ignore[assignment,misc]
-
 from . import catalog, tasks, tools
 from .protocol import (
     ALL_VERSIONS,
@@ -81,56 +76,12 @@ from .protocol import (
     notification,
     result_response,
 )
-from .session import DEFER, RequestContext, ServerSession
+from .options import Options
+from .session import DEFER, Connection, RequestContext, ServerSession
 
 __all__ = ["Connection", "ExampleServer", "Options", "RequestContext", "ServerSession"]
 
 logger = logging.getLogger("mcpsync.example_server")
-
-INSTRUCTIONS = (
-    "The mcpsync example server. Tools: echo, add, slow (progress), fail, sample, elicit, roots, "
-    "payload, log, touch, task_work and more; prompts greet and summarize; resources under example://."
-)
-
-
-class Connection(Protocol):
-    """What the core needs from a transport: a thread-safe ``send``."""
-
-    def send(self, message: Any) -> None:
-        """Write one message (a dict) or one batch (a list of dicts) to the client."""
-
-
-class Options:
-    """Behaviour knobs of :class:`ExampleServer` (all keyword arguments of its constructor)."""
-
-    era: str = "auto"
-    page_size: int = 0  # 0 = everything on one page
-    cursor_loop: bool = False
-    version: Optional[str] = None  # force the initialize answer
-    discover: Optional[str] = None  # normal | method-not-found | never | garbage | error
-    reject_version_once: bool = False
-    ttl_ms: int = 0
-    cache_scope: str = "public"
-    mrtr_rounds: int = 1
-    refuse_resource_subscriptions: bool = False
-    send_batch: bool = False
-    out_of_order: bool = False
-    strict_init: bool = False
-    ignore_client_capabilities: bool = False
-    tasks: bool = True
-    task_poll_interval_ms: int = 100
-    task_ttl_ms: int = 300000
-    instructions: str = INSTRUCTIONS
-
-    def __init__(self, **kwargs: Any) -> None:
-        for key, value in kwargs.items():
-            if not hasattr(Options, key) or key.startswith("_"):
-                raise TypeError("unknown ExampleServer option %r" % key)
-            setattr(self, key, value)
-        if self.era not in ("auto", "legacy", "modern"):
-            raise ValueError("era must be auto, legacy or modern")
-        if self.discover not in (None, "normal", "method-not-found", "never", "garbage", "error"):
-            raise ValueError("bad discover mode %r" % self.discover)
 
 
 class _Listen:

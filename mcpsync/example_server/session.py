@@ -13,8 +13,9 @@ import logging
 import random
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Set
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Protocol, Set
 
+from .options import Options
 from .protocol import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -27,10 +28,32 @@ from .protocol import (
     result_response,
 )
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .core import Connection, ExampleServer
 
 logger = logging.getLogger("mcpsync.example_server")
+
+
+class Connection(Protocol):
+    """What the core needs from a transport: a thread-safe ``send``."""
+
+    def send(self, message: Any) -> None:
+        """Write one message (a dict) or one batch (a list of dicts) to the client."""
+
+
+class SessionOwner(Protocol):
+    """What a session uses of the server that made it (implemented by :class:`~.core.ExampleServer`)."""
+
+    @property
+    def options(self) -> Options: ...
+
+    @property
+    def counter(self) -> Iterator[int]: ...
+
+    def _session_closed(self, session: ServerSession) -> None: ...
+
+    def _cancel_listen(self, session: ServerSession, request_id: Any) -> bool: ...
+
+    def _dispatch(self, session: ServerSession, msg: Dict[str, Any], conn: Connection, ev: threading.Event) -> Any: ...
+
 
 #: Returned by a handler that answers later (or never): no response is sent now.
 DEFER = object()
@@ -47,7 +70,7 @@ class _Waiter:
 class _BatchCollector:
     """Collects the responses to one incoming batch and sends them as one array."""
 
-    def __init__(self, conn: "Connection") -> None:
+    def __init__(self, conn: Connection) -> None:
         self.conn = conn
         self.lock = threading.Lock()
         self.expected = 0
@@ -87,7 +110,7 @@ class ServerSession:
     legacy HTTP set it to the GET stream's connection with :meth:`attach`.
     """
 
-    def __init__(self, server: "ExampleServer", conn: Optional["Connection"] = None) -> None:
+    def __init__(self, server: SessionOwner, conn: Optional[Connection] = None) -> None:
         self.server = server
         self.default_conn = conn
         self.lock = threading.Lock()
@@ -104,11 +127,11 @@ class ServerSession:
 
     # ------------------------------------------------------------------ public API
 
-    def attach(self, conn: Optional["Connection"]) -> None:
+    def attach(self, conn: Optional[Connection]) -> None:
         """Route unsolicited legacy messages to ``conn`` (e.g. a legacy HTTP GET stream)."""
         self.default_conn = conn
 
-    def handle(self, message: Any, conn: Optional["Connection"] = None) -> None:
+    def handle(self, message: Any, conn: Optional[Connection] = None) -> None:
         """Process one decoded frame (dict or list) from the client. Never blocks on tool work.
 
         Requests run on their own threads; their responses go to ``conn`` (default:
@@ -149,7 +172,7 @@ class ServerSession:
         method: str,
         params: Optional[Dict[str, Any]] = None,
         *,
-        conn: Optional["Connection"] = None,
+        conn: Optional[Connection] = None,
         cancel: Optional[threading.Event] = None,
         companions: Iterable[Dict[str, Any]] = (),
         timeout: Optional[float] = None,
@@ -190,11 +213,11 @@ class ServerSession:
         result = response.get("result")
         return result if isinstance(result, dict) else {}
 
-    def notify(self, method: str, params: Optional[Dict[str, Any]] = None, conn: Optional["Connection"] = None) -> None:
+    def notify(self, method: str, params: Optional[Dict[str, Any]] = None, conn: Optional[Connection] = None) -> None:
         """Send a notification to the client."""
         self.send_out([notification(method, params)], conn)
 
-    def send_out(self, messages: List[Dict[str, Any]], conn: Optional["Connection"] = None) -> None:
+    def send_out(self, messages: List[Dict[str, Any]], conn: Optional[Connection] = None) -> None:
         """Send server-initiated messages, as one batch array when ``send_batch`` is on."""
         target = conn or self.default_conn
         if target is None or not messages:
@@ -207,7 +230,7 @@ class ServerSession:
 
     # ------------------------------------------------------------------ internals
 
-    def _handle_batch(self, items: List[Any], conn: "Connection") -> None:
+    def _handle_batch(self, items: List[Any], conn: Connection) -> None:
         if not items:
             conn.send(error_response(None, INVALID_REQUEST, "Invalid Request: empty batch"))
             return
@@ -216,7 +239,7 @@ class ServerSession:
             self._handle_one(item, conn, collector)
         collector.seal()
 
-    def _handle_one(self, msg: Any, conn: "Connection", collector: Optional[_BatchCollector]) -> None:
+    def _handle_one(self, msg: Any, conn: Connection, collector: Optional[_BatchCollector]) -> None:
         def sink(response: Optional[Dict[str, Any]]) -> None:
             if collector is not None:
                 collector.add(response)
@@ -269,7 +292,7 @@ class ServerSession:
         else:
             logger.debug("notification %s", method)
 
-    def _start_request(self, msg: Dict[str, Any], conn: "Connection", sink: Any) -> None:
+    def _start_request(self, msg: Dict[str, Any], conn: Connection, sink: Any) -> None:
         ev = threading.Event()
         with self.lock:
             self._in_flight[msg["id"]] = ev
@@ -278,7 +301,7 @@ class ServerSession:
         )
         thread.start()
 
-    def _run_request(self, msg: Dict[str, Any], conn: "Connection", sink: Any, ev: threading.Event) -> None:
+    def _run_request(self, msg: Dict[str, Any], conn: Connection, sink: Any, ev: threading.Event) -> None:
         rid = msg["id"]
         response: Optional[Dict[str, Any]]
         try:
@@ -310,9 +333,9 @@ class RequestContext:
 
     def __init__(
         self,
-        server: "ExampleServer",
+        server: SessionOwner,
         session: ServerSession,
-        conn: "Connection",
+        conn: Connection,
         msg: Dict[str, Any],
         params: Dict[str, Any],
         era: str,

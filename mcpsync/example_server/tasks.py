@@ -31,9 +31,10 @@ import logging
 import secrets
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Protocol
 
 from . import tools
+from .options import Options
 from .protocol import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -46,10 +47,21 @@ from .protocol import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .core import ExampleServer
     from .session import RequestContext, ServerSession
 
 logger = logging.getLogger("mcpsync.example_server")
+
+
+class TaskOwner(Protocol):
+    """What the task store uses of its server (implemented by :class:`~.core.ExampleServer`)."""
+
+    @property
+    def options(self) -> Options: ...
+
+    def task_status_changed(self, task_id: str, params: Dict[str, Any]) -> None: ...
+
+    def _paginate(self, items: List[Dict[str, Any]], params: Dict[str, Any], key: str) -> Dict[str, Any]: ...
+
 
 TERMINAL = ("completed", "failed", "cancelled")
 
@@ -110,7 +122,7 @@ class Task:
 class TaskStore:
     """All tasks of one :class:`ExampleServer`."""
 
-    def __init__(self, server: "ExampleServer") -> None:
+    def __init__(self, server: TaskOwner) -> None:
         self.server = server
         self.lock = threading.Lock()
         self.tasks: Dict[str, Task] = {}

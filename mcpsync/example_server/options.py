@@ -1,0 +1,45 @@
+"""The example server's behaviour knobs: :class:`Options` (the keyword arguments of ``ExampleServer``)."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+__all__ = ["INSTRUCTIONS", "Options"]
+
+INSTRUCTIONS = (
+    "The mcpsync example server. Tools: echo, add, slow (progress), fail, sample, elicit, roots, "
+    "payload, log, touch, task_work and more; prompts greet and summarize; resources under example://."
+)
+
+
+class Options:
+    """Behaviour knobs of :class:`ExampleServer` (all keyword arguments of its constructor)."""
+
+    era: str = "auto"
+    page_size: int = 0  # 0 = everything on one page
+    cursor_loop: bool = False
+    version: Optional[str] = None  # force the initialize answer
+    discover: Optional[str] = None  # normal | method-not-found | never | garbage | error
+    reject_version_once: bool = False
+    ttl_ms: int = 0
+    cache_scope: str = "public"
+    mrtr_rounds: int = 1
+    refuse_resource_subscriptions: bool = False
+    send_batch: bool = False
+    out_of_order: bool = False
+    strict_init: bool = False
+    ignore_client_capabilities: bool = False
+    tasks: bool = True
+    task_poll_interval_ms: int = 100
+    task_ttl_ms: int = 300000
+    instructions: str = INSTRUCTIONS
+
+    def __init__(self, **kwargs: Any) -> None:
+        for key, value in kwargs.items():
+            if not hasattr(Options, key) or key.startswith("_"):
+                raise TypeError("unknown ExampleServer option %r" % key)
+            setattr(self, key, value)
+        if self.era not in ("auto", "legacy", "modern"):
+            raise ValueError("era must be auto, legacy or modern")
+        if self.discover not in (None, "normal", "method-not-found", "never", "garbage", "error"):
+            raise ValueError("bad discover mode %r" % self.discover)
