@@ -1,4 +1,4 @@
-"""Wire format, error registry, public API surface, import cost and layering."""
+"""Wire format, error registry, public API surface and import cost (the layers: tests/test_layering.py)."""
 
 from __future__ import annotations
 
@@ -129,52 +129,6 @@ def test_import_is_light_and_starts_nothing() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "[] 1", out.stdout + out.stderr
-
-
-UPPER = ["wire", "transports", "session", "client", "auth", "manager", "cli"]
-LAYERS = {
-    # module or package (relative to mcpsync) -> modules of mcpsync it must NOT import (anything above it)
-    "errors": set(UPPER) | {"types"},
-    "types": set(UPPER),
-    "wire": set(UPPER[1:]),
-    "transports": set(UPPER[2:]),
-    "session": set(UPPER[3:]),
-    "client": {"auth", "manager", "cli"},
-    "auth": {"transports", "session", "client", "manager", "cli"},
-    "manager": {"cli"},
-    "example_server": set(UPPER) | {"errors", "types", "_threads", "_dispatch"},
-}
-
-
-def _imports_of(path: pathlib.Path) -> set:
-    tree = ast.parse(path.read_text())
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.level >= 1:
-            base = path.parent.relative_to(PKG).parts[: len(path.parent.relative_to(PKG).parts) - (node.level - 1)]
-            mod = list(base) + (node.module.split(".") if node.module else [])
-            if mod:
-                found.add(mod[0])
-            for alias in node.names:
-                if not node.module:
-                    found.add(alias.name)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("mcpsync."):
-            found.add(node.module.split(".")[1])
-    return found
-
-
-def test_imports_flow_one_way() -> None:
-    problems = []
-    for path in PKG.rglob("*.py"):
-        rel = path.relative_to(PKG)
-        top = rel.parts[0][:-3] if len(rel.parts) == 1 else rel.parts[0]
-        forbidden = LAYERS.get(top)
-        if not forbidden:
-            continue
-        bad = _imports_of(path) & forbidden
-        if bad:
-            problems.append("%s imports %s" % (rel, sorted(bad)))
-    assert not problems, problems
 
 
 def test_library_never_prints() -> None:
