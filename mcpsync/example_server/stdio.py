@@ -157,8 +157,15 @@ def serve(
     *,
     exit_on_eof: bool = True,
     ping_interval: float = 0.0,
+    record: Optional[str] = None,
+    crash_on_tool_call: bool = False,
 ) -> int:
-    """Serve one stdio connection until EOF. Returns the exit code."""
+    """Serve one stdio connection until EOF. Returns the exit code.
+
+    ``record``: a file to which every request received is appended as a JSON line
+    (``{"pid", "method", "tool"}``), so tests can prove what reached the server.
+    ``crash_on_tool_call``: exit with code 3 as soon as a ``tools/call`` arrives.
+    """
     session = server.new_session(conn)
     if ping_interval > 0:
         threading.Thread(target=_pinger, args=(session, ping_interval), daemon=True, name="example-pinger").start()
@@ -171,6 +178,8 @@ def serve(
         if not isinstance(message, (dict, list)):
             conn.send(error_response(None, INVALID_REQUEST, "Invalid Request"))
             continue
+        if record or crash_on_tool_call:
+            _observe(message, record, crash_on_tool_call)
         session.handle(message, conn)
     logger.info("stdin closed")
     if not exit_on_eof:
@@ -182,6 +191,21 @@ def serve(
     session.close()
     conn.close()  # no daemon thread may touch stdout during interpreter shutdown
     return 0
+
+
+def _observe(message: Any, record: Optional[str], crash_on_tool_call: bool) -> None:
+    for m in message if isinstance(message, list) else [message]:
+        if not isinstance(m, dict) or not isinstance(m.get("method"), str) or "id" not in m:
+            continue
+        params = m.get("params") if isinstance(m.get("params"), dict) else {}
+        tool = params.get("name") if m["method"] == "tools/call" else None
+        if record:
+            with open(record, "a", encoding="utf-8") as f:
+                f.write(json.dumps({"pid": os.getpid(), "method": m["method"], "tool": tool}) + "\n")
+        if crash_on_tool_call and m["method"] == "tools/call":
+            sys.stderr.write("mcpsync-example: crashing on tools/call (--crash-on-tool-call)\n")
+            sys.stderr.flush()
+            os._exit(3)
 
 
 def _pinger(session: ServerSession, interval: float) -> None:
@@ -241,6 +265,8 @@ def build_parser() -> argparse.ArgumentParser:
     a("--no-exit-on-eof", action="store_true", help="keep running after stdin closes")
     a("--spawn-grandchild", action="store_true", help="start a grandchild that ignores SIGTERM and holds the pipes")
     a("--exit-after", type=int, default=0, metavar="N", help="exit (code 0) right after the Nth response")
+    a("--record", metavar="FILE", help="append every request received to FILE as a JSON line (pid, method, tool)")
+    a("--crash-on-tool-call", action="store_true", help="exit (code 3) as soon as a tools/call arrives")
     a("--slow-start", type=float, default=0.0, metavar="SECONDS", help="sleep before reading stdin")
     a(
         "--ping",
@@ -302,6 +328,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.slow_start > 0:
         time.sleep(args.slow_start)
     try:
-        return serve(server, sys.stdin.buffer, conn, exit_on_eof=not args.no_exit_on_eof, ping_interval=args.ping)
+        return serve(
+            server,
+            sys.stdin.buffer,
+            conn,
+            exit_on_eof=not args.no_exit_on_eof,
+            ping_interval=args.ping,
+            record=args.record,
+            crash_on_tool_call=args.crash_on_tool_call,
+        )
     except KeyboardInterrupt:
         return 130

@@ -119,7 +119,12 @@ class Manager(ListingMethods, OAuthMethods):
         oauth: an :class:`mcpsync.auth.OAuthManager` to use (default: one created on first need,
             with ``oauth_options``).
         oauth_options: keyword arguments for the OAuthManager created by default.
-        restart_backoff: ``(first, cap)`` seconds between failed restarts of a server.
+        restart_backoff: ``(first, cap)`` seconds between failed restarts of a server: the wait
+            doubles with each consecutive failure, up to ``cap``.
+        stable_after: a connection that stayed up this many seconds, or that answered a
+            ``tools/call`` successfully, resets the failure count; one that dies sooner (a server
+            that connects fine and crashes on every call) counts as a failure, so restarts back off.
+        clock: the monotonic clock used for restart backoff (tests inject a fake one).
         on_tools_changed, on_status_changed, on_browser_open_failed: event listeners (see :meth:`on`).
         client_factory: builds a client from ``(target, **kwargs)`` (default :class:`mcpsync.Client`).
         env: the environment used for ``${VAR}`` interpolation (default ``os.environ``).
@@ -134,6 +139,8 @@ class Manager(ListingMethods, OAuthMethods):
         oauth: Any = None,
         oauth_options: Optional[Mapping[str, Any]] = None,
         restart_backoff: Tuple[float, float] = (1.0, 30.0),
+        stable_after: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
         on_tools_changed: Optional[Callable[[str], Any]] = None,
         on_status_changed: Optional[Callable[[str, ServerStatus], Any]] = None,
         on_browser_open_failed: Optional[Callable[[str, str], Any]] = None,
@@ -149,6 +156,8 @@ class Manager(ListingMethods, OAuthMethods):
         self.lazy = lazy
         self.client_options = dict(client_options or {})
         self.restart_backoff = restart_backoff
+        self.stable_after = stable_after
+        self._clock = clock
         self._env = env
         self._oauth = oauth
         self._oauth_options = dict(oauth_options or {})
@@ -345,9 +354,7 @@ class Manager(ListingMethods, OAuthMethods):
             exc = self._registration_check(cfg, exc)
             with rec.lock:
                 if rec.attempt is attempt and not self._closed:
-                    rec.failures += 1
-                    first, cap = self.restart_backoff
-                    rec.retry_at = time.monotonic() + min(cap, first * 2 ** (rec.failures - 1))
+                    self._count_failure(rec)
                     self._set_status(rec, _classify(cfg.name, exc, rec.secrets(), stderr, cfg.kind))
             log.debug("server %s failed to connect", cfg.name, exc_info=True)
             attempt.done.set()
@@ -357,7 +364,8 @@ class Manager(ListingMethods, OAuthMethods):
             current = rec.attempt is attempt and not self._closed
             if current:
                 old, rec.client, rec.tools = rec.client, client, tools
-                rec.failures, rec.lost = 0, False
+                # the failure count is reset only once this connection proves itself (see _mark_lost)
+                rec.lost, rec.served, rec.connected_at = False, False, self._clock()
                 self._set_status(
                     rec, ServerStatus(cfg.name, CONNECTED, transport=getattr(client, "transport_kind", None))
                 )
@@ -401,8 +409,7 @@ class Manager(ListingMethods, OAuthMethods):
             rec.attempt = None
             client = attempt.client
             exc = RequestTimeout("connecting took longer than %.0fs" % bound, timeout=bound, server=rec.config.name)
-            rec.failures += 1
-            rec.retry_at = time.monotonic() + self.restart_backoff[0]
+            self._count_failure(rec)
             self._set_status(rec, _classify(rec.config.name, exc, rec.secrets(), [], rec.config.kind))
         if client is not None:
             self._close_quietly(client)
@@ -441,7 +448,7 @@ class Manager(ListingMethods, OAuthMethods):
             return False
         if not (rec.lost or targeted):
             return False
-        return time.monotonic() >= rec.retry_at
+        return self._clock() >= rec.retry_at
 
     def _unavailable(self, rec: _Server) -> MCPError:
         st, name = rec.status, rec.config.name
@@ -458,7 +465,7 @@ class Manager(ListingMethods, OAuthMethods):
         if st.status == FAILED and rec.config.error is not None:
             return ConfigError(str(rec.config.error), server=name)
         if st.status == FAILED:
-            wait = rec.retry_at - time.monotonic()
+            wait = rec.retry_at - self._clock()
             more = "; next restart attempt in %.1fs" % wait if wait > 0 else ""
             return ConnectError("server %s is unavailable: %s%s" % (name, st.reason, more), server=name)
         return ConnectError("server %s is %s" % (name, st.status.replace("_", " ")), server=name)
@@ -470,8 +477,17 @@ class Manager(ListingMethods, OAuthMethods):
             exc = ConnectionClosed("connection lost", server=rec.config.name)
         stderr = list(getattr(client, "stderr_tail", None) or [])
         rec.lost = True
-        rec.retry_at = 0.0 if rec.failures == 0 else rec.retry_at
+        if rec.served or self._clock() - rec.connected_at >= self.stable_after:
+            rec.failures, rec.retry_at = 0, 0.0  # a connection that worked: restart on next use
+        else:
+            self._count_failure(rec)  # died before proving itself: back off (no crash loop)
         self._set_status(rec, _classify(rec.config.name, exc, rec.secrets(), stderr, rec.config.kind))
+
+    def _count_failure(self, rec: _Server) -> None:
+        """One more consecutive failure of ``rec`` (caller holds ``rec.lock``): capped exponential backoff."""
+        rec.failures += 1
+        first, cap = self.restart_backoff
+        rec.retry_at = self._clock() + min(cap, first * 2 ** min(rec.failures - 1, 32))
 
     def _lost(self, rec: _Server, generation: int, exc: BaseException) -> None:
         with rec.lock:
@@ -774,12 +790,16 @@ class Manager(ListingMethods, OAuthMethods):
         client = self._client_for(rec)
         idle = rec.config.timeout if timeout is DEFAULT else timeout
         try:
-            return client.call_tool(tool, arguments or {}, timeout=idle, progress=progress, meta=meta)
+            result = client.call_tool(tool, arguments or {}, timeout=idle, progress=progress, meta=meta)
         except ConnectionClosed as exc:
             with rec.lock:
                 if rec.client is client and rec.status.status == CONNECTED:
                     self._mark_lost(rec, exc)
             raise
+        with rec.lock:
+            if rec.client is client and not rec.served:
+                rec.served, rec.failures = True, 0
+        return result
 
     def input_schema(self, name: str) -> Optional[Dict[str, Any]]:
         """The original input schema of the tool exposed as ``name`` (None when unknown). No I/O."""

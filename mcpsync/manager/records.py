@@ -232,6 +232,8 @@ class _Server:
         self.failures = 0
         self.retry_at = 0.0
         self.lost = False  # connected once, then the connection died: restart on next use
+        self.connected_at = 0.0  # when the live connection came up (the manager's clock)
+        self.served = False  # the live connection answered a tools/call successfully
         self.refresh_dirty = False
         self.refresh_thread: Optional[threading.Thread] = None
         self.status = ServerStatus(config.name, DISABLED if not config.enabled else NOT_CONNECTED)
