@@ -349,7 +349,7 @@ class StreamableHTTPTransport(LegacySessionMixin, Transport):
             except Exception as exc:  # noqa: BLE001
                 if self._closed or call.cancelled:
                     return None
-                err = convert_request_exception(exc, self.url)
+                err: MCPError = convert_request_exception(exc, self.url)
                 if self._call_timeout_binds(call) and _is_read_timeout(exc):
                     err = RequestTimeout("no answer within %ss" % call.timeout, timeout=call.timeout)
                 self._fail(call, err)
@@ -648,7 +648,7 @@ class StreamableHTTPTransport(LegacySessionMixin, Transport):
     def _backoff(self, attempt: int, retry_ms: Optional[int]) -> float:
         if retry_ms is not None:
             return min(self._max_retry_delay, retry_ms / 1000.0)
-        base = min(self._max_retry_delay, 0.25 * (2 ** max(0, attempt - 1)))
+        base = min(self._max_retry_delay, 0.25 * (2.0 ** max(0, attempt - 1)))
         return base * (0.8 + 0.4 * random.random())
 
     def _resume(self, call: _Call) -> Any:

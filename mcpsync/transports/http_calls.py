@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import logging
 import socket
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
-__all__: list = []
+__all__: List[str] = []
 
 logger = logging.getLogger("mcpsync.transports.http")
 

@@ -6,7 +6,8 @@ A mixin of :class:`~mcpsync.transports.http.StreamableHTTPTransport`; it uses th
 from __future__ import annotations
 
 import logging
-from typing import Any, Dict, List, Optional
+import threading
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional
 
 from .._threads import spawn
 from ..errors import (
@@ -16,24 +17,49 @@ from ..wire import jsonrpc
 from ..wire.sse import SSEEvent
 from .http_calls import (
     ACCEPT_BOTH,
+    _Call,
     _content_type,
     _is_response,
     _set_read_timeout,
 )  # noqa: F401
 from .remote import (
+    RemoteState,
     convert_request_exception,
 )
 
-__all__: list = []
+__all__: List[str] = []
 
 logger = logging.getLogger("mcpsync.transports.http")
 
 
-class LegacySessionMixin:
+class LegacySessionMixin(RemoteState):
     """Mcp-Session-Id capture, transparent session renewal, DELETE on close and the optional GET stream."""
 
-    _sink: Any
-    name: str
+    # state and methods of StreamableHTTPTransport this half uses (declared for type checkers)
+    _get_enabled: bool
+    _renew_lock: threading.Lock
+    _era: Optional[str]
+    _version: Optional[str]
+    _session_id: Optional[str]
+    _init_msg: Optional[Dict[str, Any]]
+    _initialized_msg: Optional[Dict[str, Any]]
+    _initialized_sent: bool
+    _get_thread: Optional[threading.Thread]
+    _get_response: Any
+    _get_stopped: bool
+    _ids: Iterator[int]
+
+    if TYPE_CHECKING:
+
+        def _post(self, body: bytes, headers: Dict[str, str], timeout: Optional[float] = None) -> Any: ...
+
+        def _headers_for(self, message: Dict[str, Any]) -> Dict[str, str]: ...
+
+        def _read_body(self, response: Any, limit: Optional[int] = None) -> bytes: ...
+
+        def _read_events(self, call: Optional[_Call], response: Any, on_event: Callable[[SSEEvent], bool]) -> str: ...
+
+        def _backoff(self, attempt: int, retry_ms: Optional[int]) -> float: ...
 
     def _capture_session_id(self, response: Any) -> None:
         sid = response.headers.get("Mcp-Session-Id")

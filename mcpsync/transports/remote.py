@@ -38,6 +38,7 @@ from ..errors import (
     RemoteError,
     TransportError,
 )
+from .base import TransportSink
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
@@ -254,7 +255,7 @@ def _requests_classes() -> Dict[str, Any]:
                     kwargs["ssl_context"] = self._mcpsync_ssl_context
 
             def __getstate__(self) -> Dict[str, Any]:  # pragma: no cover - pickling a session
-                state = super().__getstate__()
+                state: Dict[str, Any] = super().__getstate__()  # type: ignore[misc]
                 state.pop("_mcpsync_ssl_context", None)
                 return state
 
@@ -277,9 +278,10 @@ def _requests_classes() -> Dict[str, Any]:
 
 def _system_context() -> ssl.SSLContext:
     try:
-        import truststore  # type: ignore[import-not-found]
+        import truststore
 
-        return truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # type: ignore[no-any-return]
+        context: ssl.SSLContext = truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        return context
     except ImportError:
         return ssl.create_default_context()
 
@@ -480,17 +482,18 @@ def convert_request_exception(exc: BaseException, url: str, **context: Any) -> T
 
 
 def _is_connect_failure(exc: BaseException) -> bool:
-    try:
-        from urllib3.exceptions import NameResolutionError, NewConnectionError  # type: ignore[attr-defined]
-    except ImportError:  # pragma: no cover
-        from urllib3.exceptions import NewConnectionError
+    from urllib3 import exceptions as urllib3_errors
 
-        NameResolutionError = NewConnectionError  # noqa: N806
+    connect_errors: Tuple[type, ...] = (urllib3_errors.NewConnectionError, ConnectionRefusedError)
+    # urllib3 < 2 has no NameResolutionError (its name failures are NewConnectionErrors)
+    name_error = getattr(urllib3_errors, "NameResolutionError", None)
+    if isinstance(name_error, type):
+        connect_errors += (name_error,)
     seen = set()
     cur: Optional[BaseException] = exc
     while cur is not None and id(cur) not in seen:
         seen.add(id(cur))
-        if isinstance(cur, (NewConnectionError, NameResolutionError, ConnectionRefusedError)):
+        if isinstance(cur, connect_errors):
             return True
         reason = getattr(cur, "reason", None)
         if isinstance(reason, BaseException):
@@ -563,8 +566,23 @@ def forget(url: Optional[str] = None) -> None:
             _memory.pop(_memory_key(url), None)
 
 
+class RemoteState:
+    """The attributes :func:`init_remote` gives every remote transport (declared for type checkers)."""
+
+    url: str
+    options: HTTPOptions
+    name: str
+    _max_retry_delay: float
+    _http: Any  # the requests.Session (requests is imported lazily)
+    _sink: Optional[TransportSink]
+    _lock: threading.Lock
+    _closed: bool
+    _closing: threading.Event
+    _close_reported: bool
+
+
 def init_remote(
-    transport: Any, url: str, name: Optional[str], options: Dict[str, Any], max_retry_delay: float, what: str
+    transport: RemoteState, url: str, name: Optional[str], options: Dict[str, Any], max_retry_delay: float, what: str
 ) -> None:
     """The state every remote transport starts with: URL, options, name, one requests.Session, flags."""
     transport.url = check_url(url)

@@ -40,6 +40,7 @@ from .http_calls import _abort, _content_type, _is_response
 from .remote import (
     convert_request_exception,
     error_for_status,
+    RemoteState,
     init_remote,
     redact_url,
     same_origin,
@@ -61,7 +62,7 @@ class _Connection:
         self.events: Iterator[SSEEvent] = iter(())
 
 
-class SSETransport(Transport):
+class SSETransport(RemoteState, Transport):
     """A legacy HTTP+SSE (2024-11-05) connection.
 
     Args:
@@ -425,4 +426,4 @@ class SSETransport(Transport):
     def _delay(self, attempt: int) -> float:
         if self._retry_ms is not None and attempt == 1:
             return min(self._max_retry_delay, self._retry_ms / 1000.0)
-        return min(self._max_retry_delay, 0.5 * 2 ** (attempt - 1)) * (0.8 + 0.4 * random.random())
+        return min(self._max_retry_delay, 0.5 * 2.0 ** (attempt - 1)) * (0.8 + 0.4 * random.random())

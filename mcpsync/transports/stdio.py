@@ -19,7 +19,7 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence, cast
 
 from .._threads import join, spawn
 from ..errors import ConfigError, ConnectError, ConnectionClosed, MessageTooLarge, ServerExited
@@ -193,7 +193,7 @@ class StdioTransport(Transport):
             stderr_target = subprocess.DEVNULL
         elif self.stderr_mode == "inherit":
             try:
-                stderr_target = sys.stderr.fileno()  # type: ignore[union-attr]
+                stderr_target = sys.stderr.fileno()
             except (AttributeError, OSError, ValueError):
                 stderr_target = subprocess.PIPE  # no real fd (Jupyter, pythonw): capture instead
         kwargs: Dict[str, Any] = {}
@@ -273,7 +273,7 @@ class StdioTransport(Transport):
         assert proc is not None and proc.stdout is not None
         # A 1 MiB buffered reader: C-level line splitting (cheap for bursts of small replies), large
         # reads for large messages, and no per-read allocation.
-        stream = io.open(proc.stdout.fileno(), "rb", buffering=_READ_SIZE, closefd=False)
+        stream = cast(io.BufferedReader, io.open(proc.stdout.fileno(), "rb", buffering=_READ_SIZE, closefd=False))
         error: Optional[BaseException] = None
         try:
             head = stream.peek(16).lstrip()[:15].lower()
