@@ -103,3 +103,45 @@ def test_login_needs_a_url(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("MCPSYNC_CONFIG", str(tmp_path / "none.json"))
     code = main(["auth", "login", "nowhere", "--auth-file", str(tmp_path / "a.json")])
     assert code != 0 and "--url" in capsys.readouterr().err
+
+
+def test_a_url_used_directly_finds_the_stored_login(srv, tmp_path, browser, capsys, monkeypatch):
+    """`mcpsync auth login NAME --url U` then `mcpsync tools --url U`: the stored tokens are used, no new login."""
+    from tests.httpserver import MCPTestServer
+    from tests.test_manager_http import _mcp_behind
+
+    with MCPTestServer() as mcp:
+        _mcp_behind(srv, mcp, monkeypatch)
+        auth_file = str(tmp_path / "a.json")
+        port = str(free_port())
+        login = ["auth", "login", "box", "--url", mcp.url, "--auth-file", auth_file, "--callback-port", port]
+        assert main(login) == 0
+        capsys.readouterr()
+        codes = len(srv.codes)
+        assert main(["tools", "--url", mcp.url, "--auth-file", auth_file]) == 0
+        assert "echo" in capsys.readouterr().out
+        monkeypatch.setenv("MCPSYNC_AUTH_FILE", auth_file)  # the default store, as `mcpsync auth` uses it
+        assert main(["call", "echo", "-a", "message=hi", "--url", mcp.url]) == 0
+        assert capsys.readouterr().out.strip() == "hi"
+        assert len(srv.codes) == codes  # no new authorization
+        # another file with nothing stored: the server's 401 asks for a login, as before
+        assert main(["tools", "--url", mcp.url, "--auth-file", str(tmp_path / "empty.json")]) == 6
+        assert "mcpsync auth login" in capsys.readouterr().err
+
+
+def test_status_registers_no_oauth_client(srv, tmp_path, capsys, monkeypatch):
+    """`mcpsync --config F status` reports a server that needs a login without registering a client there."""
+    auth_file = tmp_path / "a.json"
+    monkeypatch.setenv("MCPSYNC_AUTH_FILE", str(auth_file))
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"srv": {"type": "http", "url": srv.server_url}}}))
+    clients_before = set(srv.clients)
+    assert main(["--config", str(config), "status"]) == 3
+    out = capsys.readouterr().out
+    assert re.search(r"srv\s+AUTH\s+needs_auth", out), out
+    assert set(srv.clients) == clients_before  # nothing registered
+    assert not auth_file.exists() or "clientInfo" not in auth_file.read_text()
+    srv.dcr_enabled = False
+    srv.metadata.pop("registration_endpoint", None)
+    assert main(["--config", str(config), "status"]) == 3
+    assert re.search(r"srv\s+REGISTER\s+needs_client_registration", capsys.readouterr().out)

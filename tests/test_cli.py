@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Optional
 import pytest
 
 from mcpsync.cli import app as cli
+from mcpsync.cli import context
 from tests.conftest import EXAMPLE, wait_for
 
 SERVER = ["--"] + EXAMPLE
@@ -434,9 +435,9 @@ def test_split_and_parse_helpers() -> None:
     assert cli.split_argv(["tools", "--", "a", "--", "b"]) == (["tools"], ["a", "--", "b"])
     assert cli.split_argv(["tools"]) == (["tools"], None)
     assert cli.parse_json_args('{"a": 1}', ["b=2", "c=x", "a=[1]"], io.StringIO()) == {"a": [1], "b": 2, "c": "x"}
-    assert cli.server_name(["npx", "-y", "@modelcontextprotocol/server-everything"]) == "server-everything"
-    assert cli.server_name(["/usr/bin/my-server", "--flag"]) == "my-server"
-    assert cli.server_name(["uvx", "mcp-server-fetch"]) == "mcp-server-fetch"
+    assert context.server_name(["npx", "-y", "@modelcontextprotocol/server-everything"]) == "server-everything"
+    assert context.server_name(["/usr/bin/my-server", "--flag"]) == "my-server"
+    assert context.server_name(["uvx", "mcp-server-fetch"]) == "mcp-server-fetch"
     assert set(cli.EXIT_CODES) == {0, 1, 2, 3, 4, 5, 6, 70, 130}
 
 

@@ -38,8 +38,9 @@ def run(*argv: str):
 
 def test_status_text_and_json(config):
     code, text, _ = run("--config", config, "status")
-    assert code == 0
-    lines = {line.split()[0]: line for line in text.splitlines()}
+    assert code == 3  # a configured server failed
+    assert text.splitlines()[0] == "config: %s" % config
+    lines = {line.split()[0]: line for line in text.splitlines()[1:]}
     assert "connected" in lines["ex"] and "disabled" in lines["off"] and "exited with code 9" in lines["bad"]
     code, text, _ = run("--config", config, "status", "--json")
     doc = json.loads(text)
@@ -49,7 +50,9 @@ def test_status_text_and_json(config):
 
 def test_tools_and_call(config):
     code, text, err = run("--config", config, "tools")
-    assert code == 0 and "ex_echo" in text and "server bad: failed" in err
+    assert code == 3 and "ex_echo" in text and "server bad: failed" in err
+    code, text, err = run("--config", config, "--server", "ex", "tools")
+    assert code == 0 and "ex_echo" in text and not err
     code, text, _ = run("--config", config, "--json", "tools")
     tools = {t["name"]: t for t in json.loads(text)}
     assert tools["ex_add"]["server"] == "ex" and tools["ex_add"]["tool"] == "add"
@@ -61,9 +64,48 @@ def test_tools_and_call(config):
 
 def test_prompts_and_resources(config):
     code, text, _ = run("--config", config, "prompts", "--json")
-    assert code == 0 and {p["server"] for p in json.loads(text)} == {"ex"}
-    code, text, _ = run("--config", config, "resources", "--json")
+    assert code == 3 and {p["server"] for p in json.loads(text)} == {"ex"}
+    code, text, _ = run("--config", config, "--server", "ex", "resources", "--json")
     doc = json.loads(text)
     assert code == 0 and doc["resources"] and doc["resources"][0]["server"] == "ex"
-    code, text, _ = run("--config", config, "resources")
+    code, text, _ = run("--config", config, "--server", "ex", "resources")
     assert code == 0 and text.startswith("ex")
+
+
+def test_info_read_prompt_with_a_config(config):
+    code, text, _ = run("--config", config, "--server", "ex", "info")
+    assert code == 0 and text.startswith("[ex]") and "mcpsync example server" in text
+    code, text, _ = run("--config", config, "--json", "info")
+    assert code == 3 and set(json.loads(text)) == {"ex"}
+    code, text, _ = run("--config", config, "prompt", "greet", "-a", "name=Ada")
+    assert code == 0 and "Ada" in text  # found on the one server offering it; the failed one does not matter
+    code, text, _ = run("--config", config, "--server", "ex", "prompt", "greet", "-a", "name=Ada", "--json")
+    assert code == 0 and "Ada" in json.dumps(json.loads(text))
+    code, text, _ = run("--config", config, "--server", "ex", "--json", "resources")
+    uri = json.loads(text)["resources"][0]["uri"]
+    code, text, _ = run("--config", config, "read", uri, "--json")
+    assert code == 0 and json.loads(text)["contents"][0]["uri"] == uri
+    code, _, err = run("--config", config, "read", "example://nothing-like-this")
+    assert code == 4 and "not found" in err.lower()  # asked of the only connected server
+
+
+def test_unknown_names_get_suggestions(config):
+    code, _, err = run("--config", config, "call", "ex_ecoh", "--args", "{}")
+    assert code == 4 and "did you mean 'ex_echo'" in err
+    code, _, err = run("--config", config, "--server", "exx", "tools")
+    assert code == 2 and "did you mean 'ex'" in err
+    code, _, err = run("call", "ecoh", "--", PY, "-m", "mcpsync.example_server")
+    assert code == 4 and err.splitlines()[0].startswith("mcpsync: server error")
+    assert "no tool 'ecoh' (did you mean 'echo'?)" in err.splitlines()[1]
+
+
+def test_a_file_without_servers_says_so(tmp_path):
+    path = tmp_path / "mcp.json"
+    path.write_text('{"mcpServers": {}}')
+    code, _, err = run("--config", str(path), "status")
+    assert code == 2 and "defines no servers" in err and "Traceback" not in err
+
+
+def test_server_option_needs_a_config():
+    code, _, err = run("--server", "x", "tools", "--", PY, "-m", "mcpsync.example_server")
+    assert code == 2 and "--server NAME" in err

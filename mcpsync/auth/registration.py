@@ -186,6 +186,27 @@ def register_client(
     return info
 
 
+def can_obtain_client(
+    cfg: OAuthConfig, meta: AuthServerMetadata, stored: Optional[Dict[str, Any]], redirect_uri: str
+) -> bool:
+    """Whether :func:`resolve_client` would find or obtain a client id (no request is made, nothing registered)."""
+    return bool(
+        cfg.client_id
+        or (cfg.client_metadata_url and meta.client_id_metadata_document_supported)
+        or stored_client_usable(stored, meta.issuer, redirect_uri)
+        or meta.registration_endpoint
+    )
+
+
+def no_registration_error(meta: AuthServerMetadata, redirect_uri: str) -> NeedsClientRegistration:
+    """The error for an authorization server that offers no way to get a client id."""
+    return NeedsClientRegistration(
+        "the authorization server %s supports no automatic client registration; register a client with redirect "
+        "URI %s and configure its client id (oauth: {clientId: ...})" % (meta.issuer, redirect_uri),
+        redirect_uri=redirect_uri,
+    )
+
+
 def resolve_client(
     cfg: OAuthConfig,
     meta: AuthServerMetadata,
@@ -224,8 +245,4 @@ def resolve_client(
             protocol_version=protocol_version,
         )
         return client_from_stored(info, source="registered"), info
-    raise NeedsClientRegistration(
-        "the authorization server %s supports no automatic client registration; register a client with redirect "
-        "URI %s and configure its client id (oauth: {clientId: ...})" % (meta.issuer, redirect_uri),
-        redirect_uri=redirect_uri,
-    )
+    raise no_registration_error(meta, redirect_uri)

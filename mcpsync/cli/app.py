@@ -42,8 +42,7 @@ from ..errors import (
     ToolError,
     TransportError,
 )
-from . import output as out
-from .context import EXAMPLE_SERVER, UsageError  # noqa: F401 (EXAMPLE_SERVER: also named here)
+from .context import Cli, UsageError
 
 __all__ = ["main", "build_parser", "EXIT_CODES"]
 
@@ -73,8 +72,7 @@ EXIT_CODES: Dict[int, str] = {
 #: Commands that need one server (after ``--`` or ``--url``), or the configured servers.
 SERVER_COMMANDS = ("info", "tools", "call", "prompts", "prompt", "resources", "read")
 #: Commands the multi-server manager (``--config``) answers.
-MANAGER_COMMANDS = ("status", "tools", "call", "prompts", "resources")
-
+MANAGER_COMMANDS = ("status", "info", "tools", "call", "prompts", "prompt", "resources", "read")
 
 
 # ---------------------------------------------------------------------------- the parser
@@ -121,6 +119,18 @@ def _add_common(p: argparse.ArgumentParser, top: bool) -> None:
         action="store_true",
         default=d(False),
         help="pass this whole environment to the server (default: a safe subset plus --env)",
+    )
+    g.add_argument(
+        "--server",
+        default=d(None),
+        metavar="NAME",
+        help="with a configuration: the configured server to use (info, tools, prompts, resources, read, prompt)",
+    )
+    g.add_argument(
+        "--auth-file",
+        default=d(None),
+        metavar="PATH",
+        help="credential file for --url (default: $MCPSYNC_AUTH_FILE or the user store, as `mcpsync auth` uses)",
     )
     g.add_argument("--cwd", default=d(None), metavar="DIR", help="working directory of the server command")
     g.add_argument("--name", default=d(None), help="display name of the server (logs and messages)")
@@ -262,158 +272,7 @@ def parse_json_args(text: Optional[str], pairs: Sequence[str], stdin: IO[str]) -
     return result
 
 
-def _parse_env(items: Sequence[str]) -> Optional[Dict[str, str]]:
-    env: Dict[str, str] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise UsageError("--env expects K=V, got %r" % item)
-        env[key] = value
-    return env or None
-
-
-def _parse_headers(items: Sequence[str]) -> Dict[str, str]:
-    headers: Dict[str, str] = {}
-    for item in items:
-        key, sep, value = item.partition(":")
-        if not sep or not key.strip():
-            raise UsageError("--header expects 'Name: value', got %r" % item.split(":")[0])
-        headers[key.strip()] = value.strip()
-    return headers
-
-
-def server_name(command: Sequence[str]) -> str:
-    """A readable name for a server command (``npx -y @scope/server-x`` -> ``server-x``)."""
-    base = os.path.basename(command[0]) if command else "server"
-    launchers = ("python", "python3", "py", "node", "npx", "uvx", "uv", "bunx", "bun", "deno", "pipx", "docker")
-    stem = base.lower()
-    if stem.endswith(".exe"):
-        stem = stem[:-4]
-    if stem.rstrip("0123456789.") in launchers:
-        rest = list(command[1:])
-        for i, arg in enumerate(rest):
-            if arg == "-m" and i + 1 < len(rest):
-                return rest[i + 1].split(".")[-1] if rest[i + 1].endswith("example_server") else rest[i + 1]
-            if arg.startswith("-") or arg in ("run", "exec", "x"):
-                continue
-            return os.path.basename(arg.rstrip("/")).split("@")[0] or base
-    return base
-
-
 # ---------------------------------------------------------------------------- running
-
-
-class Cli:
-    """One run of the command line: parsed options, the output streams, the client options."""
-
-    def __init__(
-        self,
-        args: argparse.Namespace,
-        server_cmd: Optional[List[str]],
-        stdout: IO[str],
-        stderr: IO[str],
-        stdin: IO[str],
-    ) -> None:
-        self.args = args
-        self.server_cmd = server_cmd
-        self.stdout = stdout
-        self.stderr = stderr
-        self.stdin = stdin
-        self.err = out.Console(stderr)
-        self.json = bool(getattr(args, "json", False))
-        self.verbose = int(getattr(args, "verbose", 0) or 0)
-        self.in_flight = False  # True while a tool call waits (for the Ctrl-C message)
-
-    # output ---------------------------------------------------------------------
-
-    def print(self, text: str = "") -> None:
-        """Write a line to stdout."""
-        self.stdout.write(text + "\n")
-
-    def emit_json(self, value: Any) -> None:
-        """Write one JSON document to stdout."""
-        self.stdout.write(out.dump_json(value) + "\n")
-
-    def rows(self, rows: Sequence[Sequence[str]], indent: str = "") -> None:
-        """Print an aligned table, clipped to the terminal's width."""
-        width = out.terminal_width(self.stdout, 0) if self._stdout_tty() else 0
-        for line in out.table(rows, width=width, indent=indent):
-            self.print(line)
-
-    def _stdout_tty(self) -> bool:
-        try:
-            return bool(self.stdout.isatty())
-        except (AttributeError, ValueError):
-            return False
-
-    def on_log(self, params: Dict[str, Any]) -> None:
-        """Show one server log message (notifications/message) on stderr."""
-        data = params.get("data")
-        text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
-        logger_name = params.get("logger")
-        where = "%s " % logger_name if isinstance(logger_name, str) and logger_name else ""
-        self.err.line("server log [%s] %s%s" % (params.get("level", "info"), where, text))
-
-    def on_stderr(self, line: str) -> None:
-        """Show one line of the server's stderr (with -v)."""
-        self.err.line("server stderr: %s" % line)
-
-    # the client -------------------------------------------------------------------
-
-    def client_options(self) -> Dict[str, Any]:
-        """Keyword arguments for :class:`mcpsync.Client` from the options."""
-        a = self.args
-        opts: Dict[str, Any] = {
-            "timeout": a.timeout,
-            "connect_timeout": a.connect_timeout,
-            "protocol": a.protocol,
-        }
-        if a.name:
-            opts["name"] = a.name
-        if self.verbose:
-            opts["log_level"] = "debug" if self.verbose > 1 else "info"
-            opts["on_log"] = self.on_log
-        return opts
-
-    def connect(self) -> Any:
-        """Open the client for the server given after ``--`` or with ``--url``."""
-        from ..client.client import Client
-
-        a = self.args
-        opts = self.client_options()
-        if a.url:
-            if self.server_cmd:
-                raise UsageError("give either --url or a server command after `--`, not both")
-            if a.env or a.cwd or a.inherit_env:
-                raise UsageError("--env, --cwd and --inherit-env apply to a server command, not to --url")
-            opts.update(transport=a.transport)
-            headers = _parse_headers(a.header)
-            if headers:
-                opts["headers"] = headers
-            client = Client(a.url, **opts)
-        else:
-            if not self.server_cmd:
-                raise UsageError(no_server_message(a.command))
-            if a.header or a.transport != "auto":
-                raise UsageError("--header and --transport apply to --url, not to a server command")
-            opts.setdefault("name", server_name(self.server_cmd))
-            opts.update(cwd=a.cwd, env=_parse_env(a.env), inherit_env=a.inherit_env)
-            if self.verbose:
-                opts["on_stderr"] = self.on_stderr
-            client = Client(list(self.server_cmd), **opts)
-        try:
-            client.open()
-        except ImportError as exc:
-            raise TransportError("remote transports are not available: %s" % exc) from exc
-        return client
-
-
-def no_server_message(command: str) -> str:
-    """The usage hint shown when a command has no server."""
-    return (
-        "no server given: put the server's command after `--` (mcpsync %s -- npx -y "
-        "@modelcontextprotocol/server-everything), use --url URL, or --config FILE for configured servers" % command
-    )
 
 
 def _configure_logging(verbose: int, stderr: IO[str]) -> None:
@@ -462,33 +321,43 @@ def run(cli: Cli) -> int:
             raise UsageError("status needs a configuration (--config FILE) or one server (`--` COMMAND or --url)")
     elif single and a.config:
         raise UsageError("--config selects configured servers; it cannot be combined with `--` COMMAND or --url")
+    if a.server and not (command in MANAGER_COMMANDS and not single):
+        raise UsageError("--server NAME picks a server of a configuration (--config FILE); it does not apply here")
     if command == "status":
         command = "info"
     handler = getattr(commands, "cmd_" + command)
-    client = cli.connect()
     try:
-        return int(handler(cli, client))
+        client = cli.connect()
+        try:
+            return int(handler(cli, client))
+        finally:
+            client.close()
     finally:
-        client.close()
+        cli.close()
 
 
 def run_manager(cli: Cli, config_path: str) -> int:
     """Multi-server mode: hand the command to :mod:`mcpsync.cli.servers`.
 
-    Hook: ``mcpsync.cli.servers.run(args, config_path, stdout=..., stderr=...) -> int``;
-    ``args`` is the parsed namespace (``command``, ``tool``, ``arguments`` (the parsed dict), ``json``,
-    ``verbose``, ``timeout``...). Raising MCPError / UsageError is fine: :func:`main` maps them.
+    Errors propagate as MCPError / UsageError; :func:`main` maps them to messages and exit codes.
     """
     from . import servers
 
-    return int(servers.run(cli.args, config_path, stdout=cli.stdout, stderr=cli.stderr))
+    return servers.run(cli, config_path)
 
 
 # ---------------------------------------------------------------------------- errors
 
 
 def classify(exc: BaseException) -> Tuple[int, str]:
-    """The exit code and the one-paragraph message for an expected failure."""
+    """The exit code and the one-paragraph message for an expected failure (plus a ``cli_hint`` the command
+    attached to the exception, on a line of its own)."""
+    code, message = _classify(exc)
+    hint = getattr(exc, "cli_hint", None)
+    return code, ("%s\n%s" % (message, hint) if isinstance(hint, str) and hint else message)
+
+
+def _classify(exc: BaseException) -> Tuple[int, str]:
     if isinstance(exc, KeyboardInterrupt):
         return EXIT_INTERRUPTED, "interrupted"
     if isinstance(exc, UsageError):

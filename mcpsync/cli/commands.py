@@ -12,9 +12,9 @@ import base64
 import binascii
 from typing import Any, Callable, List, Optional
 
-from ..errors import CapabilityError, MethodNotFound, RemoteError
+from ..errors import CapabilityError, MCPError, MethodNotFound, RemoteError
 from . import output as out
-from .context import CliContext, UsageError
+from .context import Cli, UsageError, did_you_mean
 
 
 __all__ = [
@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 
-def cmd_info(cli: CliContext, client: Any) -> int:
+def cmd_info(cli: Cli, client: Any) -> int:
     """``mcpsync info``: the server's identity, negotiated protocol and capabilities."""
     if cli.json:
         cli.emit_json(out.server_json(client))
@@ -39,7 +39,7 @@ def cmd_info(cli: CliContext, client: Any) -> int:
     return 0
 
 
-def cmd_tools(cli: CliContext, client: Any) -> int:
+def cmd_tools(cli: Cli, client: Any) -> int:
     """``mcpsync tools``: every tool, with its arguments and description."""
     tools = client.list_tools()
     if cli.json:
@@ -52,7 +52,7 @@ def cmd_tools(cli: CliContext, client: Any) -> int:
     return 0
 
 
-def progress_mode(cli: CliContext) -> str:
+def progress_mode(cli: Cli) -> str:
     """ "bar" when stderr is a terminal, "lines" with -v otherwise, else "off"."""
     if cli.err.isatty:
         return "bar"
@@ -60,7 +60,7 @@ def progress_mode(cli: CliContext) -> str:
 
 
 def run_call(
-    cli: CliContext,
+    cli: Cli,
     client: Any,
     name: str,
     arguments: Any,
@@ -84,11 +84,15 @@ def run_call(
         bar.finish()
 
 
-def cmd_call(cli: CliContext, client: Any) -> int:
+def cmd_call(cli: Cli, client: Any) -> int:
     """``mcpsync call TOOL --args JSON``: call a tool; exit 1 when it reports isError."""
     arguments = cli.args.arguments
     bar = out.ProgressBar(cli.err, progress_mode(cli), label=cli.args.tool)
-    result = run_call(cli, client, cli.args.tool, arguments, bar)
+    try:
+        result = run_call(cli, client, cli.args.tool, arguments, bar)
+    except RemoteError as exc:
+        exc.cli_hint = _unknown_tool_hint(client, cli.args.tool)  # type: ignore[attr-defined]
+        raise
     cli.in_flight = False
     if cli.json:
         cli.emit_json(result.raw)
@@ -102,7 +106,18 @@ def cmd_call(cli: CliContext, client: Any) -> int:
     return 0
 
 
-def cmd_prompts(cli: CliContext, client: Any) -> int:
+def _unknown_tool_hint(client: Any, name: str) -> Optional[str]:
+    """After a failed call: when the server has no tool ``name``, a line saying so with the closest names."""
+    try:
+        names = [t.name for t in client.list_tools()]
+    except MCPError:
+        return None
+    if name in names:
+        return None
+    return "mcpsync: the server has no tool %r%s; `mcpsync tools` lists them" % (name, did_you_mean(name, names))
+
+
+def cmd_prompts(cli: Cli, client: Any) -> int:
     """``mcpsync prompts``: every prompt with its arguments (optional ones in brackets)."""
     prompts = client.list_prompts()
     if cli.json:
@@ -115,7 +130,7 @@ def cmd_prompts(cli: CliContext, client: Any) -> int:
     return 0
 
 
-def cmd_prompt(cli: CliContext, client: Any) -> int:
+def cmd_prompt(cli: Cli, client: Any) -> int:
     """``mcpsync prompt NAME [--args JSON]``: the prompt's messages."""
     arguments = cli.args.arguments
     result = client.get_prompt(cli.args.prompt, {k: _as_str(v) for k, v in arguments.items()})
@@ -134,7 +149,7 @@ def _as_str(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def cmd_resources(cli: CliContext, client: Any) -> int:
+def cmd_resources(cli: Cli, client: Any) -> int:
     """``mcpsync resources``: the resources, then the resource templates."""
     resources = client.list_resources()
     templates: List[Any] = []
@@ -159,7 +174,7 @@ def cmd_resources(cli: CliContext, client: Any) -> int:
     return 0
 
 
-def cmd_read(cli: CliContext, client: Any) -> int:
+def cmd_read(cli: Cli, client: Any) -> int:
     """``mcpsync read URI [-o FILE]``: the resource's text (binary contents summarised, or saved with -o)."""
     result = client.read_resource(cli.args.uri)
     output = getattr(cli.args, "output", None)

@@ -14,7 +14,8 @@ import time
 from typing import Any, Dict, List
 
 from . import output as out
-from .context import EXAMPLE_SERVER, CliContext
+from .context import EXAMPLE_SERVER, Cli
+
 
 __all__ = ["run_demo"]
 
@@ -24,7 +25,7 @@ def _server_logs(client: Any) -> List[Dict[str, Any]]:
     return [n.params for n in client.notifications.drain() if n.method == "notifications/message"]
 
 
-def run_demo(cli: CliContext) -> int:
+def run_demo(cli: Cli) -> int:
     """Run the demo; returns the exit code."""
     from ..client.client import Client
 

@@ -1,21 +1,23 @@
-"""Multi-server commands of the ``mcpsync`` CLI: ``mcpsync [--config FILE] status | tools | call SERVER_TOOL
---args JSON | prompts | resources``, each with ``--json``.
+"""Multi-server commands of the ``mcpsync`` CLI, run against the servers of a configuration file.
 
-:mod:`mcpsync.cli` calls :func:`run` with its parsed arguments when a
-configuration is given or found (see :func:`mcpsync.manager.config.find_config`).
-Output goes to the streams passed in (only ``cli_*`` modules write to stdout).
-Exit codes follow :mod:`mcpsync.cli`: 0 ok, 1 the tool reported an error,
-3 a server needed by the command is unavailable. Connecting is bounded by each
-server's ``connect_timeout``; a broken server never stops the others.
+``mcpsync [--config FILE] status | info | tools | call SERVER_TOOL | prompts | prompt NAME | resources |
+read URI``, each with ``--json``; ``--server NAME`` restricts a command to one configured server.
+:func:`mcpsync.cli.app.run` calls :func:`run` when a configuration is given or found (see
+:func:`mcpsync.manager.config.find_config`). Exit codes follow :mod:`mcpsync.cli`; a listing also exits 3
+when a configured (enabled) server is unavailable, after showing what the others answered. Connecting is
+bounded by each server's ``connect_timeout``; a broken server never stops the others. Nothing here
+registers an OAuth client: a server that needs one is reported (``mcpsync auth login NAME`` registers).
 """
 
 from __future__ import annotations
 
-import sys
-from typing import IO, Any, Dict, List, Optional
+from typing import IO, Any, Callable, Dict, List, Sequence
 
-from ..manager.manager import Manager, ServerStatus
+from ..errors import ConfigError
+from ..manager.manager import Manager, ServerStatus, UnknownTool
+from . import commands
 from . import output as out
+from .context import Cli, UsageError, did_you_mean
 
 __all__ = ["run"]
 
@@ -26,17 +28,14 @@ _MARK = {
     "needs_auth": "AUTH",
     "needs_client_registration": "REGISTER",
 }
+#: Exit code when a configured server the command needed is unavailable (as a connection failure).
+EXIT_UNAVAILABLE = 3
 
 
-def _manager(config_path: str) -> Manager:
-    return Manager(config_path)
-
-
-def _status_lines(status: Dict[str, ServerStatus]) -> List[str]:
-    rows = [
+def _status_rows(status: Dict[str, ServerStatus]) -> List[Sequence[str]]:
+    return [
         (name, _MARK.get(s.status, s.status), s.status, s.reason or (s.transport or "")) for name, s in status.items()
     ]
-    return out.table(rows)
 
 
 def _write(stream: IO[str], lines: List[str]) -> None:
@@ -44,107 +43,223 @@ def _write(stream: IO[str], lines: List[str]) -> None:
         stream.write(line + "\n")
 
 
-def _unavailable(status: Dict[str, ServerStatus], stderr: IO[str]) -> None:
-    for s in status.values():
-        if s.status not in ("connected", "disabled"):
-            stderr.write("mcpsync: server %s: %s%s\n" % (s.name, s.status, " (%s)" % s.reason if s.reason else ""))
+def _unavailable(status: Dict[str, ServerStatus]) -> List[ServerStatus]:
+    return [s for s in status.values() if s.status not in ("connected", "disabled")]
 
 
-def run(args: Any, config_path: str, *, stdout: Optional[IO[str]] = None, stderr: Optional[IO[str]] = None) -> int:
+def _report_unavailable(cli: Cli, down: List[ServerStatus]) -> None:
+    for s in down:
+        hint = " (log in with: mcpsync auth login %s)" % s.name if s.status == "needs_auth" else ""
+        cli.err.line("mcpsync: server %s: %s%s%s" % (s.name, s.status, " (%s)" % s.reason if s.reason else "", hint))
+
+
+def run(cli: Cli, config_path: str) -> int:
     """Run one multi-server command; returns the exit code. Blocks while servers connect and answer.
 
-    ``args`` is the CLI's namespace: ``command`` (status, tools, call, prompts, resources), ``json``,
-    ``tool`` and ``arguments`` (a dict) for ``call``. Errors other than a failed
-    tool propagate as :class:`~mcpsync.MCPError` for the CLI to map to exit codes.
+    Errors other than a failed tool propagate as :class:`~mcpsync.MCPError` (or
+    :class:`~mcpsync.cli.context.UsageError`) for the CLI to map to exit codes.
     """
-    stdout = stdout or sys.stdout
-    stderr = stderr or sys.stderr
-    as_json = bool(getattr(args, "json", False))
+    args = cli.args
     command = getattr(args, "command", None) or "status"
-    mgr = _manager(config_path)
+    mgr = Manager(config_path, register_clients=False)
     try:
-        mgr.open()
-        if command == "call":
-            return _call(mgr, args, as_json, stdout)
+        names = mgr.names
+        if not names:
+            raise UsageError(
+                "%s defines no servers (expected an object of servers under 'mcpServers', 'servers' or 'mcp')"
+                % config_path
+            )
+        only = getattr(args, "server", None)
+        if only is not None and only not in names:
+            raise UsageError("no server %r in %s%s" % (only, config_path, did_you_mean(only, names)))
+        if only is not None:
+            mgr.connect(only)
+        else:
+            mgr.open()
         status = mgr.status()
+        if only is not None:
+            status = {only: status[only]}
+        down = _unavailable(status)
         if command == "status":
-            if as_json:
-                stdout.write(
-                    out.dump_json({"config": str(config_path), "servers": [s.to_dict() for s in status.values()]})
-                    + "\n"
-                )
-            else:
-                _write(stdout, _status_lines(status))
-            return 0
-        if not as_json:
-            _unavailable(status, stderr)
-        if command == "tools":
-            tools = mgr.tools()
-            if as_json:
-                stdout.write(
-                    out.dump_json(
-                        [
-                            {
-                                "name": t.name,
-                                "server": t.server,
-                                "tool": t.original_name,
-                                "description": t.description,
-                                "inputSchema": t.input_schema,
-                            }
-                            for t in tools
-                        ]
-                    )
-                    + "\n"
-                )
-            else:
-                rows = out.tool_rows([t.tool for t in tools])
-                _write(
-                    stdout,
-                    out.table([(t.name,) + row[1:] for t, row in zip(tools, rows)], width=out.terminal_width(stdout)),
-                )
-            return 0
-        if command == "prompts":
-            prompts = mgr.prompts()
-            if as_json:
-                stdout.write(out.dump_json([dict(p.prompt.raw, server=p.server) for p in prompts]) + "\n")
-            else:
-                rows = out.prompt_rows([p.prompt for p in prompts])
-                _write(
-                    stdout,
-                    out.table([(p.server,) + row for p, row in zip(prompts, rows)], width=out.terminal_width(stdout)),
-                )
-            return 0
-        if command == "resources":
-            resources, templates = mgr.resources(), mgr.resource_templates()
-            if as_json:
-                stdout.write(
-                    out.dump_json(
-                        {
-                            "resources": [dict(r.resource.raw, server=r.server) for r in resources],
-                            "resourceTemplates": [dict(t.template.raw, server=t.server) for t in templates],
-                        }
-                    )
-                    + "\n"
-                )
-            else:
-                rows = out.resource_rows([r.resource for r in resources])
-                rows += out.template_rows([t.template for t in templates])
-                servers = [r.server for r in resources] + [t.server for t in templates]
-                _write(
-                    stdout, out.table([(s,) + row for s, row in zip(servers, rows)], width=out.terminal_width(stdout))
-                )
-            return 0
-        stderr.write("mcpsync: %s is not a multi-server command\n" % command)
-        return 2
+            _status(cli, config_path, status)
+            return EXIT_UNAVAILABLE if down else 0
+        if command == "call":
+            return _call(cli, mgr)
+        if not cli.json:
+            _report_unavailable(cli, down)
+        code = _COMMANDS[command](cli, mgr, status)
+        if command in ("prompt", "read"):  # one server answered: the others' state does not matter
+            return code
+        return code or (EXIT_UNAVAILABLE if down else 0)
     finally:
         mgr.close()
 
 
-def _call(mgr: Manager, args: Any, as_json: bool, stdout: IO[str]) -> int:
+def _status(cli: Cli, config_path: str, status: Dict[str, ServerStatus]) -> None:
+    if cli.json:
+        cli.emit_json({"config": str(config_path), "servers": [s.to_dict() for s in status.values()]})
+        return
+    cli.print("config: %s" % config_path)
+    cli.rows(_status_rows(status))
+
+
+def _connected(mgr: Manager, status: Dict[str, ServerStatus]) -> List[str]:
+    return [name for name, s in status.items() if s.status == "connected"]
+
+
+def _info(cli: Cli, mgr: Manager, status: Dict[str, ServerStatus]) -> int:
+    names = _connected(mgr, status)
+    if cli.json:
+        cli.emit_json({name: out.server_json(mgr.client(name)) for name in names})
+        return 0
+    for i, name in enumerate(names):
+        if i:
+            cli.print()
+        cli.print("[%s]" % name)
+        cli.rows(out.describe_server(mgr.client(name)), indent="  ")
+    return 0
+
+
+def _tools(cli: Cli, mgr: Manager, status: Dict[str, ServerStatus]) -> int:
+    server = getattr(cli.args, "server", None)
+    tools = mgr.tools(server) if server else mgr.tools()
+    if cli.json:
+        cli.emit_json(
+            [
+                {
+                    "name": t.name,
+                    "server": t.server,
+                    "tool": t.original_name,
+                    "description": t.description,
+                    "inputSchema": t.input_schema,
+                }
+                for t in tools
+            ]
+        )
+        return 0
+    if not tools:
+        cli.print("(no tools)")
+        return 0
+    rows = out.tool_rows([t.tool for t in tools])
+    cli.rows([(t.name,) + tuple(row[1:]) for t, row in zip(tools, rows)])
+    return 0
+
+
+def _prompts(cli: Cli, mgr: Manager, status: Dict[str, ServerStatus]) -> int:
+    prompts = [p for p in mgr.prompts() if p.server in status]
+    if cli.json:
+        cli.emit_json([dict(p.prompt.raw, server=p.server) for p in prompts])
+        return 0
+    if not prompts:
+        cli.print("(no prompts)")
+        return 0
+    rows = out.prompt_rows([p.prompt for p in prompts])
+    cli.rows([(p.server,) + tuple(row) for p, row in zip(prompts, rows)])
+    return 0
+
+
+def _resources(cli: Cli, mgr: Manager, status: Dict[str, ServerStatus]) -> int:
+    resources = [r for r in mgr.resources() if r.server in status]
+    templates = [t for t in mgr.resource_templates() if t.server in status]
+    if cli.json:
+        cli.emit_json(
+            {
+                "resources": [dict(r.resource.raw, server=r.server) for r in resources],
+                "resourceTemplates": [dict(t.template.raw, server=t.server) for t in templates],
+            }
+        )
+        return 0
+    if not resources and not templates:
+        cli.print("(no resources)")
+        return 0
+    rows = out.resource_rows([r.resource for r in resources]) + out.template_rows([t.template for t in templates])
+    servers = [r.server for r in resources] + [t.server for t in templates]
+    cli.rows([(s,) + tuple(row) for s, row in zip(servers, rows)])
+    return 0
+
+
+def _pick(cli: Cli, what: str, matches: List[str], connected: List[str], candidates: List[str], key: str) -> str:
+    """The one server to ask for ``key``: the only one that lists it, else the only one connected."""
+    if len(matches) == 1:
+        return matches[0]
+    if len(matches) > 1:
+        raise UsageError(
+            "%s %r is offered by several servers (%s); choose one with --server NAME" % (what, key, ", ".join(matches))
+        )
+    if len(connected) == 1:
+        return connected[0]
+    if not connected:
+        raise UsageError("no configured server is connected")
+    raise UsageError(
+        "no connected server lists %s %r%s; choose one with --server NAME (%s)"
+        % (what, key, did_you_mean(key, candidates), ", ".join(connected))
+    )
+
+
+def _prompt(cli: Cli, mgr: Manager, status: Dict[str, ServerStatus]) -> int:
+    name = cli.args.prompt
+    server = getattr(cli.args, "server", None)
+    if server is None:
+        prompts = [p for p in mgr.prompts() if p.server in status]
+        server = _pick(
+            cli,
+            "prompt",
+            sorted({p.server for p in prompts if p.prompt.name == name}),
+            _connected(mgr, status),
+            [p.prompt.name for p in prompts],
+            name,
+        )
+    return _on_server(cli, mgr, status, server, commands.cmd_prompt)
+
+
+def _read(cli: Cli, mgr: Manager, status: Dict[str, ServerStatus]) -> int:
+    uri = cli.args.uri
+    server = getattr(cli.args, "server", None)
+    if server is None:
+        resources = [r for r in mgr.resources() if r.server in status]
+        server = _pick(
+            cli,
+            "resource",
+            sorted({r.server for r in resources if r.resource.uri == uri}),
+            _connected(mgr, status),
+            [r.resource.uri for r in resources],
+            uri,
+        )
+    return _on_server(cli, mgr, status, server, commands.cmd_read)
+
+
+def _on_server(
+    cli: Cli, mgr: Manager, status: Dict[str, ServerStatus], server: str, handler: Callable[[Cli, Any], int]
+) -> int:
+    if status[server].status != "connected":
+        raise ConfigError("server %s is not connected (%s)" % (server, status[server].status), server=server)
+    return int(handler(cli, mgr.client(server)))
+
+
+def _call(cli: Cli, mgr: Manager) -> int:
     # The per-call timeout is each server's configured ``timeout`` (default 30 s).
-    result = mgr.call_tool(args.tool, getattr(args, "arguments", None) or {})
-    if as_json:
-        stdout.write(out.dump_json(result.raw) + "\n")
+    name = cli.args.tool
+    try:
+        result = mgr.call_tool(name, getattr(cli.args, "arguments", None) or {})
+    except UnknownTool as exc:
+        raise UnknownTool(exc.message + did_you_mean(name, [t.name for t in mgr.tools()])) from None
+    if cli.json:
+        cli.emit_json(result.raw)
     else:
-        stdout.write(out.format_call_result(result) + "\n")
-    return 1 if result.is_error else 0
+        text = out.format_call_result(result)
+        if text:
+            cli.print(text)
+    if result.is_error:
+        cli.err.line("mcpsync: tool %r reported an error (isError)" % name)
+        return 1
+    return 0
+
+
+_COMMANDS: Dict[str, Callable[[Cli, Manager, Dict[str, ServerStatus]], int]] = {
+    "info": _info,
+    "tools": _tools,
+    "prompts": _prompts,
+    "prompt": _prompt,
+    "resources": _resources,
+    "read": _read,
+}

@@ -128,6 +128,10 @@ class Manager(ListingMethods, OAuthMethods):
         on_tools_changed, on_status_changed, on_browser_open_failed: event listeners (see :meth:`on`).
         client_factory: builds a client from ``(target, **kwargs)`` (default :class:`mcpsync.Client`).
         env: the environment used for ``${VAR}`` interpolation (default ``os.environ``).
+        register_clients: when a server answers 401, discover its authorization server and register an
+            OAuth client right away (dynamic registration), so that a server with no way to get a client id
+            reports ``needs_client_registration``. False: only check that a client id could be obtained,
+            registering nothing (the ``mcpsync`` CLI's status and listings use this).
     """
 
     def __init__(
@@ -146,6 +150,7 @@ class Manager(ListingMethods, OAuthMethods):
         on_browser_open_failed: Optional[Callable[[str, str], Any]] = None,
         client_factory: Optional[Callable[..., Any]] = None,
         env: Optional[Mapping[str, str]] = None,
+        register_clients: bool = True,
     ) -> None:
         if isinstance(config, (str, Path)):
             configs = load_config(config, env=env)
@@ -159,6 +164,7 @@ class Manager(ListingMethods, OAuthMethods):
         self.stable_after = stable_after
         self._clock = clock
         self._env = env
+        self._register_clients = register_clients
         self._oauth = oauth
         self._oauth_options = dict(oauth_options or {})
         self._factory = client_factory
@@ -327,7 +333,9 @@ class Manager(ListingMethods, OAuthMethods):
         if not isinstance(auth, AuthRequired) or cfg.kind != "remote" or cfg.oauth is False:
             return exc
         try:
-            self._oauth_for(cfg.name).ensure_client(cfg.name, challenge=auth.www_authenticate or None)
+            self._oauth_for(cfg.name).ensure_client(
+                cfg.name, challenge=auth.www_authenticate or None, register=self._register_clients
+            )
         except NeedsClientRegistration as reg:
             return reg
         except Exception as other:  # noqa: BLE001 - discovery problems keep the needs_auth status

@@ -323,31 +323,11 @@ class OAuthMethods:
         self._auth_step(name, lambda oauth: oauth.authenticate(name, timeout), reconnect=True, probe=True)
         return self._record(name).status
 
-    @staticmethod
-    def _probe_challenge(cfg: ServerConfig, oauth: Any) -> None:
-        """Ask the server for its ``WWW-Authenticate`` challenge (it names the resource metadata), as a
-        connection attempt would have; needed for servers never connected (disabled). Best effort, bounded."""
-        import requests
-
-        from ..auth import parse_www_authenticate
-
-        body = {"jsonrpc": "2.0", "id": 0, "method": "ping"}
-        headers = {"Accept": "application/json, text/event-stream"}
-        headers.update(cfg.headers)
-        try:
-            with requests.post(str(cfg.url), json=body, headers=headers, timeout=10, stream=True) as resp:
-                challenge = resp.headers.get("WWW-Authenticate") if resp.status_code == 401 else None
-        except requests.RequestException as exc:
-            log.debug("server %s: probing for an OAuth challenge failed: %s", cfg.name, exc)
-            return
-        if challenge:
-            oauth.remember_challenge(cfg.name, parse_www_authenticate(challenge))
-
     def _auth_step(self, name: str, step: Callable[[Any], Any], *, reconnect: bool, probe: bool = False) -> Any:
         rec = self._record(name)
         oauth = self._oauth_for(name)
         if probe and rec.status.status != CONNECTED:
-            self._probe_challenge(rec.config, oauth)
+            oauth.probe_challenge(name, dict(rec.config.headers))
         try:
             result = step(oauth)
         except NeedsClientRegistration as exc:
