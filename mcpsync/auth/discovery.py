@@ -34,6 +34,26 @@ DEFAULT_PROTOCOL_VERSION = "2026-07-28"
 _PARAM_RE = re.compile(r'\s*([A-Za-z0-9_.\-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]*))\s*,?')
 
 
+def probe_challenge(
+    url: str, headers: Optional[Dict[str, str]] = None, *, timeout: float = 10.0, session: Any = None
+) -> Optional[Dict[str, str]]:
+    """The parsed ``WWW-Authenticate`` challenge an MCP server at ``url`` answers an unauthenticated request with
+    (it names the protected-resource metadata, which a server may advertise nowhere else), or None when it
+    answers no 401 challenge or cannot be reached (logged at debug level). One POST, bounded by ``timeout``."""
+    import requests
+
+    body = {"jsonrpc": "2.0", "id": 0, "method": "ping"}
+    sent = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    sent.update(headers or {})
+    try:
+        with (session or requests).post(url, json=body, headers=sent, timeout=timeout, stream=True) as resp:
+            challenge = resp.headers.get("WWW-Authenticate") if resp.status_code == 401 else None
+    except requests.RequestException as exc:
+        log.debug("probing %s for an OAuth challenge failed: %s", url, exc)
+        return None
+    return parse_www_authenticate(challenge) if challenge else None
+
+
 def parse_www_authenticate(header: Optional[str]) -> Dict[str, str]:
     """The parameters of the Bearer challenge in a ``WWW-Authenticate`` header.
 

@@ -24,6 +24,7 @@ from urllib.parse import urlencode, urlsplit
 
 from ..errors import AuthError, CallbackError, ConfigError, OAuthError
 from . import callback as _callback
+from .backends import open_store
 from .callback import AuthorizationRequest, parse_redirect
 from .config import OAuthConfig
 from .discovery import (
@@ -32,17 +33,11 @@ from .discovery import (
     Discovery,
     ProtectedResourceMetadata,
     canonical_resource,
+    probe_challenge,
 )
 from .grants import ClientAuth, noninteractive_grant, token_request, tokens_from_response
 from .pkce import code_challenge, make_code_verifier, make_state
-from .registration import (
-    can_obtain_client,
-    client_from_config,
-    client_from_stored,
-    no_registration_error,
-    resolve_client,
-)
-from .backends import open_store
+from .registration import client_from_config, client_from_stored, known_client_id, resolve_client
 from .store_base import CredentialBackend, entry_for_url
 
 __all__ = ["AuthorizationRequest", "OAuthManager", "ENV_CALLBACK_PORT"]
@@ -291,28 +286,10 @@ class OAuthManager:
                 self._challenges[name] = dict(challenge)
 
     def probe_challenge(self, name: str, headers: Optional[Dict[str, str]] = None, timeout: float = 10.0) -> bool:
-        """Ask server ``name`` for its ``WWW-Authenticate`` challenge, as a connection attempt would get it, and
-        remember it for the next discovery (it names the protected-resource metadata, which a server may
-        advertise nowhere else). One unauthenticated POST, bounded by ``timeout``; True when a 401 challenge came.
-        Network failures are logged at debug level and give False."""
-        import requests
-
-        from .discovery import parse_www_authenticate
-
-        server = self._server(name)
-        body = {"jsonrpc": "2.0", "id": 0, "method": "ping"}
-        sent = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-        sent.update(headers or {})
-        try:
-            with self._http().post(server.url, json=body, headers=sent, timeout=timeout, stream=True) as resp:
-                challenge = resp.headers.get("WWW-Authenticate") if resp.status_code == 401 else None
-        except requests.RequestException as exc:
-            log.debug("server %s: probing for an OAuth challenge failed: %s", name, exc)
-            return False
-        if not challenge:
-            return False
-        self.remember_challenge(name, parse_www_authenticate(challenge))
-        return True
+        """Ask ``name`` for its 401 challenge and remember it (:func:`.discovery.probe_challenge`)."""
+        challenge = probe_challenge(self._server(name).url, headers, timeout=timeout, session=self._http())
+        self.remember_challenge(name, challenge or {})
+        return bool(challenge)
 
     # ------------------------------------------------------------------ tokens
 
@@ -630,21 +607,15 @@ class OAuthManager:
     ) -> Optional[str]:
         """Discover the authorization server and obtain a client id (configured, CIMD or DCR); no browser.
 
-        Stores a new registration; leaves any login in progress alone. Returns the client id.
-        With ``register=False`` nothing is registered or stored: it only checks that a client id could be
-        obtained and returns it when one is already known (else None).
+        Stores a new registration; leaves any login in progress alone. Returns the client id. With
+        ``register=False`` nothing is registered: returns the client id when known (else None).
         Raises :class:`~mcpsync.errors.NeedsClientRegistration` when no client id can be obtained.
         """
         server, cfg = self._oauth(name)
         _prm, meta, _resource = self._discover(name, challenge)
         if not register:
             stored = (self.store.get(name) or {}).get("clientInfo")
-            if not can_obtain_client(cfg, meta, stored, self.redirect_uri):
-                raise no_registration_error(meta, self.redirect_uri).with_context(server=name)
-            if cfg.client_id:
-                return str(cfg.client_id)
-            known = stored.get("client_id") if isinstance(stored, dict) else None
-            return known if isinstance(known, str) else None
+            return known_client_id(cfg, meta, stored, self.redirect_uri)
         client, registered = self._resolve_client(name, cfg, meta)
         if registered is not None:
 

@@ -186,16 +186,22 @@ def register_client(
     return info
 
 
-def can_obtain_client(
+def known_client_id(
     cfg: OAuthConfig, meta: AuthServerMetadata, stored: Optional[Dict[str, Any]], redirect_uri: str
-) -> bool:
-    """Whether :func:`resolve_client` would find or obtain a client id (no request is made, nothing registered)."""
-    return bool(
-        cfg.client_id
-        or (cfg.client_metadata_url and meta.client_id_metadata_document_supported)
-        or stored_client_usable(stored, meta.issuer, redirect_uri)
-        or meta.registration_endpoint
-    )
+) -> Optional[str]:
+    """The client id :func:`resolve_client` would use when it is known without registering (None when it would
+    register one); raises :class:`~mcpsync.errors.NeedsClientRegistration` when none could be obtained.
+    No request is made."""
+    if cfg.client_id:
+        return str(cfg.client_id)
+    if cfg.client_metadata_url and meta.client_id_metadata_document_supported:
+        return str(cfg.client_metadata_url)
+    if stored_client_usable(stored, meta.issuer, redirect_uri):
+        assert stored is not None
+        return str(stored.get("client_id"))
+    if meta.registration_endpoint:
+        return None
+    raise no_registration_error(meta, redirect_uri)
 
 
 def no_registration_error(meta: AuthServerMetadata, redirect_uri: str) -> NeedsClientRegistration:

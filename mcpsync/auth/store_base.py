@@ -21,9 +21,20 @@ from __future__ import annotations
 import copy
 import logging
 import math
-from typing import Any, Callable, ContextManager, Dict, Iterator, List, Mapping, Optional, Protocol, Tuple, TypeVar
-from typing import runtime_checkable
-
+from typing import (
+    Any,
+    Callable,
+    ContextManager,
+    Dict,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Protocol,
+    Tuple,
+    TypeVar,
+    runtime_checkable,
+)
 
 __all__ = [
     "CredentialBackend",
