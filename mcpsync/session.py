@@ -36,7 +36,7 @@ from .errors import (
 )
 from .transports.base import Transport, TransportSink
 from .types import ProgressEvent
-from .wire import jsonrpc
+from .wire import jsonrpc, trace
 
 __all__ = ["DEFAULT", "RequestContext", "RequestHandle", "Session", "SessionState"]
 
@@ -262,8 +262,12 @@ class Session(TransportSink):
             if self._state is not SessionState.NEW:
                 raise ClientClosed("session already started or closed", server=self.name)
             self._state = SessionState.OPEN
+        sink: TransportSink = self
+        if trace.enabled():  # the protocol trace (mcpsync -vv); decided once, nothing is traced otherwise
+            sink = trace.TracingSink(self, self.name)
+            self.transport.send = trace.traced_send(self.transport.send, self.name)  # type: ignore[method-assign]
         try:
-            self.transport.start(self)
+            self.transport.start(sink)
         except BaseException:
             self.close()
             raise

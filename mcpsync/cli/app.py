@@ -91,7 +91,8 @@ def _add_common(p: argparse.ArgumentParser, top: bool) -> None:
         "--verbose",
         action="count",
         default=d(0),
-        help="show server log messages and server stderr on stderr (-vv: also mcpsync debug logging)",
+        help="show server log messages and server stderr on stderr (-vv: also mcpsync debug logging and the "
+        "protocol trace: every frame in and out, truncated, secrets redacted)",
     )
     g = p.add_argument_group("server")
     g.add_argument("--url", default=d(None), help="connect to a remote server (Streamable HTTP, falling back to SSE)")
@@ -275,12 +276,25 @@ def parse_json_args(text: Optional[str], pairs: Sequence[str], stdin: IO[str]) -
 # ---------------------------------------------------------------------------- running
 
 
+class _LogFormatter(logging.Formatter):
+    """One line per record: an expected failure (an MCPError: needs login, server refused...) attached to a log
+    record is shown as its type and message, never as a traceback; anything else keeps its traceback."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, MCPError):
+            record = logging.makeLogRecord(dict(record.__dict__, exc_info=None, exc_text=None))
+            return "%s (%s: %s)" % (super().format(record), type(exc).__name__, exc.message)
+        return super().format(record)
+
+
 def _configure_logging(verbose: int, stderr: IO[str]) -> None:
-    """-v: mcpsync's own INFO logging on stderr; -vv: DEBUG. Server logs are shown through ``on_log``."""
+    """-v: mcpsync's own INFO logging on stderr; -vv: DEBUG, with the protocol trace (every frame in and out,
+    truncated, secrets redacted) of the ``mcpsync.wire`` logger. Server logs are shown through ``on_log``."""
     if not verbose:
         return
     handler = logging.StreamHandler(stderr)
-    handler.setFormatter(logging.Formatter("mcpsync %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(_LogFormatter("mcpsync %(levelname)s %(name)s: %(message)s"))
     handler.addFilter(lambda record: not record.name.startswith("mcpsync.server."))
     root = logging.getLogger("mcpsync")
     root.addHandler(handler)
