@@ -17,7 +17,18 @@ See docs/oauth.md.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any, List
+
+if TYPE_CHECKING:  # what the lazy names below are, for type checkers (nothing is imported at run time)
+    from .backends import open_store
+    from .callback import AuthorizationRequest, CallbackResult
+    from .config import OAuthConfig
+    from .discovery import canonical_resource, parse_www_authenticate
+    from .flow import OAuthManager
+    from .grants import ClientAuth
+    from .requests_auth import OAuthAuth
+    from .store import CredentialStore, default_store_path
+    from .store_base import CredentialBackend, CredentialStoreBase
 
 __all__ = [
     "AuthorizationRequest",
@@ -61,5 +72,5 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-def __dir__() -> list:
+def __dir__() -> List[str]:
     return sorted(set(globals()) | set(__all__))

@@ -353,7 +353,8 @@ class Discovery:
         url = origin + "/.well-known/oauth-authorization-server"
         doc = self._fetch(url)
         if doc is not None:
-            issuer = doc.get("issuer") if isinstance(doc.get("issuer"), str) else origin
+            named = doc.get("issuer")
+            issuer = named if isinstance(named, str) else origin
             return AuthServerMetadata(issuer, doc, url, legacy=True)
         raw = {
             "issuer": origin,
@@ -377,8 +378,8 @@ class Discovery:
             return None, self.legacy_authorization_server(server_url)
         issuers = list(prm.authorization_servers)
         if preferred_issuer in issuers:
-            issuers.remove(preferred_issuer)  # type: ignore[arg-type]
-            issuers.insert(0, preferred_issuer)  # type: ignore[arg-type]
+            issuers.remove(preferred_issuer)
+            issuers.insert(0, preferred_issuer)
         for issuer in issuers:
             meta = self.authorization_server(issuer)
             if meta is not None:

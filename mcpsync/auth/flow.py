@@ -584,7 +584,7 @@ class OAuthManager:
         url, _state = self._prepare(name, challenge, list(extra_scopes))
         return url
 
-    def _resolve_client(self, name: str, cfg: Any, meta: Any) -> Tuple[Any, Optional[Dict[str, Any]]]:
+    def _resolve_client(self, name: str, cfg: Any, meta: Any) -> Tuple[ClientAuth, Optional[Dict[str, Any]]]:
         """The client to use with ``meta``'s authorization server: (ClientAuth, a new registration or None)."""
         stored = (self.store.get(name) or {}).get("clientInfo")
         try:

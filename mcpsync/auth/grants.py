@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import logging
 import time
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Mapping, Optional
 from urllib.parse import quote_plus
 
 from ..errors import AuthError, ConfigError, OAuthError
@@ -112,7 +112,7 @@ class ClientAuth:
 def token_request(
     session: Any,
     token_endpoint: str,
-    form: Dict[str, str],
+    form: Mapping[str, Optional[str]],
     client: Optional[ClientAuth],
     *,
     issuer: Optional[str] = None,
@@ -126,15 +126,15 @@ def token_request(
     """
     import requests
 
-    form = {k: v for k, v in form.items() if v is not None}
+    fields = {k: v for k, v in form.items() if v is not None}  # absent parameters are left out
     headers = {"Accept": "application/json", "Content-Type": "application/x-www-form-urlencoded"}
     if protocol_version:
         headers["MCP-Protocol-Version"] = protocol_version
     if client is not None:
-        client.apply(form, headers, token_endpoint, issuer)
-    grant = form.get("grant_type", "")
+        client.apply(fields, headers, token_endpoint, issuer)
+    grant = fields.get("grant_type", "")
     try:
-        with session.post(token_endpoint, data=form, headers=headers, timeout=timeout, allow_redirects=False) as resp:
+        with session.post(token_endpoint, data=fields, headers=headers, timeout=timeout, allow_redirects=False) as resp:
             status = resp.status_code
             try:
                 doc = resp.json()
@@ -143,7 +143,8 @@ def token_request(
     except requests.RequestException as exc:
         raise AuthError("token request (%s) to %s failed: %s" % (grant, token_endpoint, type(exc).__name__)) from exc
     if isinstance(doc, dict) and isinstance(doc.get("error"), str):
-        description = doc.get("error_description") if isinstance(doc.get("error_description"), str) else ""
+        given = doc.get("error_description")
+        description = given if isinstance(given, str) else ""
         log.info("token endpoint %s refused the %s grant: %s", token_endpoint, grant, doc["error"])
         raise OAuthError(error=doc["error"], description=description[:500])
     if status != 200 or not isinstance(doc, dict):

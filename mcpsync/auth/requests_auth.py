@@ -45,7 +45,7 @@ class _RequestState:
         self.attempts = 0
 
 
-class OAuthAuth(AuthBase):  # type: ignore[misc,valid-type]
+class OAuthAuth(AuthBase):
     """Bearer tokens for server ``name`` of an :class:`~mcpsync.auth.OAuthManager`.
 
     Args:
@@ -165,7 +165,7 @@ class OAuthAuth(AuthBase):  # type: ignore[misc,valid-type]
         prepared = response.request.copy()
         setattr(prepared, _STATE_ATTR, state)
         state.token = token
-        extract_cookies_to_jar(prepared._cookies, response.request, response.raw)
+        extract_cookies_to_jar(prepared._cookies, response.request, response.raw)  # type: ignore[no-untyped-call]
         prepared.prepare_cookies(prepared._cookies)
         self._set_token(prepared, token)
         new_response = response.connection.send(prepared, **kwargs)

@@ -74,7 +74,6 @@ SERVER_COMMANDS = ("info", "tools", "call", "prompts", "prompt", "resources", "r
 #: Commands the multi-server manager (``--config``) answers.
 MANAGER_COMMANDS = ("status", "info", "tools", "call", "prompts", "prompt", "resources", "read")
 
-
 # ---------------------------------------------------------------------------- the parser
 
 

@@ -25,7 +25,7 @@ __all__ = ["add_auth_parser", "run_auth"]
 
 def add_auth_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``auth`` command (with ``login``, ``logout``, ``status``) to ``subparsers``."""
-    parser = subparsers.add_parser(
+    parser: argparse.ArgumentParser = subparsers.add_parser(
         "auth",
         help="log in to remote servers with OAuth, log out, show login status",
         description="OAuth logins for remote MCP servers. Credentials are kept in mcp-auth.json in the user "

@@ -103,7 +103,8 @@ def _schema_signature(schema: Any) -> str:
     props = schema.get("properties")
     if not isinstance(props, dict):
         return ""
-    required = schema.get("required") if isinstance(schema.get("required"), list) else []
+    listed = schema.get("required")
+    required = listed if isinstance(listed, list) else []
     names = [k if k in required else "[%s]" % k for k in props]
     return ", ".join(names)
 

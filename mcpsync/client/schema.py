@@ -21,7 +21,7 @@ __all__ = ["ValidatorCache", "compile_schema", "schema_defaults", "validate"]
 def _refuse(uri: str) -> Any:
     from referencing.exceptions import NoSuchResource
 
-    raise NoSuchResource(ref=uri)
+    raise NoSuchResource(ref=uri)  # type: ignore[call-arg]  # an attrs class mypy does not see through
 
 
 def compile_schema(schema: Any) -> Any:

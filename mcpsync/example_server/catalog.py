@@ -103,13 +103,13 @@ def prompt_messages(name: str, args: Dict[str, Any], extra_prompts: Dict[str, Di
             "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
         }
     if name == "summarize":
-        text = args.get("text")
-        if not isinstance(text, str):
+        given = args.get("text")
+        if not isinstance(given, str):
             raise RpcError(INVALID_PARAMS, "Missing required argument: text")
         return {
             "description": "Summarize a text",
             "messages": [
-                {"role": "user", "content": {"type": "text", "text": "Summarize:\n\n" + text}},
+                {"role": "user", "content": {"type": "text", "text": "Summarize:\n\n" + given}},
                 {"role": "assistant", "content": {"type": "text", "text": "Here is a summary:"}},
             ],
         }

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any, Dict
 
 _MODERN = "2026-07-28"
 _LEGACY = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
@@ -22,7 +23,7 @@ _TOOLS = [
         "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]},
     }
 ]
-_CAPS = {"tools": {}}
+_CAPS: Dict[str, Any] = {"tools": {}}
 
 
 def main() -> int:
@@ -47,6 +48,7 @@ def main() -> int:
         params = msg.get("params")
         if not isinstance(params, dict):
             params = {}
+        result: Dict[str, Any]
         modern = isinstance(params.get("_meta"), dict) and "io.modelcontextprotocol/protocolVersion" in params["_meta"]
         if method == "tools/call":
             args = params.get("arguments") or {}

@@ -197,7 +197,8 @@ def _observe(message: Any, record: Optional[str], crash_on_tool_call: bool) -> N
     for m in message if isinstance(message, list) else [message]:
         if not isinstance(m, dict) or not isinstance(m.get("method"), str) or "id" not in m:
             continue
-        params = m.get("params") if isinstance(m.get("params"), dict) else {}
+        raw_params = m.get("params")
+        params = raw_params if isinstance(raw_params, dict) else {}
         tool = params.get("name") if m["method"] == "tools/call" else None
         if record:
             with open(record, "a", encoding="utf-8") as f:

@@ -314,7 +314,7 @@ def write_stderr_bytes(count: int) -> None:
     line = b"mcpsync-example stderr flood " + b"x" * 90 + b"\n"
     fd = 2
     try:
-        stream = sys.stderr.buffer  # type: ignore[union-attr]
+        stream = sys.stderr.buffer
         stream.flush()
     except (AttributeError, ValueError, OSError):
         stream = None

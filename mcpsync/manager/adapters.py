@@ -309,13 +309,13 @@ def _nullable(node: JSON) -> JSON:
     return {"anyOf": [node, {"type": "null"}]}
 
 
-def _strictify(node: Any, path: str) -> JSON:
-    if not isinstance(node, dict):
+def _strictify(schema: Any, path: str) -> JSON:
+    if not isinstance(schema, dict):
         raise _NotStrict("%s: boolean schema" % path)
     for kw in _NOT_STRICT_KW:
-        if kw in node:
+        if kw in schema:
             raise _NotStrict("%s: %s is not supported in strict mode" % (path, kw))
-    node = {k: v for k, v in node.items() if k not in _ANNOTATIONS}
+    node: JSON = {k: v for k, v in schema.items() if k not in _ANNOTATIONS}
     if "oneOf" in node:
         node["anyOf"] = node.pop("oneOf")
     if isinstance(node.get("anyOf"), list):
@@ -399,7 +399,7 @@ def tool_definitions(
     ``(name, Tool)`` pairs. ``strict`` applies to the OpenAI targets only.
     """
     target = _normalize_provider(provider)
-    defs = []
+    defs: List[JSON] = []
     for name, description, raw_schema in _as_triples(tools):
         schema = provider_schema(raw_schema, inline=inline)
         if target == "anthropic":

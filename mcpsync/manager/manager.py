@@ -39,7 +39,7 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 from .._threads import join, spawn
 from ..errors import (
@@ -81,6 +81,9 @@ from .records import (
     _Events,
     _Server,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..client.client import Client
 
 __all__ = [
     "CONNECTED",
@@ -426,7 +429,7 @@ class Manager(ListingMethods, OAuthMethods):
         for rec, attempt in attempts:
             self._wait(rec, attempt, timeout)
 
-    def _client_for(self, rec: _Server, *, targeted: bool = True) -> Any:
+    def _client_for(self, rec: _Server, *, targeted: bool = True) -> Client:
         """The live client of ``rec``, connecting or restarting it when allowed. Blocks up to the connect bound."""
         for round_ in range(2):
             with rec.lock:

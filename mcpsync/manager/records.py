@@ -9,7 +9,7 @@ import logging
 import queue
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Tuple, TypeVar
 
 from .._threads import join, spawn
 from ..errors import (
@@ -25,6 +25,12 @@ from ..errors import (
 )
 from ..types import GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool
 from .config import ServerConfig
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..auth import OAuthManager
+    from ..client.client import Client
+
+_T = TypeVar("_T")
 
 log = logging.getLogger("mcpsync.manager")
 
@@ -214,7 +220,7 @@ class _Events:
 class _Attempt:
     def __init__(self) -> None:
         self.done = threading.Event()
-        self.client: Any = None
+        self.client: Optional[Client] = None
         self.thread: Optional[threading.Thread] = None
 
 
@@ -225,7 +231,7 @@ class _Server:
         self.config = config
         self.lazy = lazy
         self.lock = threading.Lock()
-        self.client: Any = None
+        self.client: Optional[Client] = None
         self.generation = 0
         self.attempt: Optional[_Attempt] = None
         self.tools: Optional[List[Tool]] = None
@@ -248,7 +254,7 @@ class OAuthMethods:
     """The per-server OAuth API of the manager (mixed into :class:`mcpsync.manager.Manager`)."""
 
     _lock: Any
-    _oauth: Any
+    _oauth: Optional[OAuthManager]
     _oauth_options: Dict[str, Any]
     _events: "_Events"
 
@@ -265,7 +271,7 @@ class OAuthMethods:
 
     _owns_oauth = False
 
-    def _oauth_manager(self, cfg: Optional[ServerConfig] = None) -> Any:
+    def _oauth_manager(self, cfg: Optional[ServerConfig] = None) -> OAuthManager:
         with self._lock:
             if self._oauth is None:
                 from ..auth import OAuthManager
@@ -276,13 +282,13 @@ class OAuthMethods:
                 self._owns_oauth = True
             oauth = self._oauth
         if cfg is not None:
-            oauth.add_server(cfg.name, cfg.url, cfg.oauth_settings or True)
+            oauth.add_server(cfg.name, cfg.url or "", cfg.oauth_settings or True)
         return oauth
 
     def _browser_failed(self, name: str, url: str) -> None:
         self._events.emit("browser_open_failed", name, url)
 
-    def _oauth_for(self, name: str) -> Any:
+    def _oauth_for(self, name: str) -> OAuthManager:
         cfg = self._record(name).config
         if cfg.kind != "remote" or not cfg.url:
             raise ConfigError("server %r is not a remote server; OAuth does not apply" % name, server=name)
@@ -323,7 +329,9 @@ class OAuthMethods:
         self._auth_step(name, lambda oauth: oauth.authenticate(name, timeout), reconnect=True, probe=True)
         return self._record(name).status
 
-    def _auth_step(self, name: str, step: Callable[[Any], Any], *, reconnect: bool, probe: bool = False) -> Any:
+    def _auth_step(
+        self, name: str, step: Callable[[OAuthManager], _T], *, reconnect: bool, probe: bool = False
+    ) -> _T:
         rec = self._record(name)
         oauth = self._oauth_for(name)
         if probe and rec.status.status != CONNECTED:
@@ -348,7 +356,7 @@ class ListingMethods:
     def _record(self, name: str) -> "_Server":  # pragma: no cover - provided by Manager
         raise NotImplementedError
 
-    def _client_for(self, rec: "_Server", *, targeted: bool = True) -> Any:  # pragma: no cover
+    def _client_for(self, rec: "_Server", *, targeted: bool = True) -> Client:  # pragma: no cover
         raise NotImplementedError
 
     def _each(self, method: str, wrap: Callable[[str, Any], Any], capability: str) -> List[Any]:

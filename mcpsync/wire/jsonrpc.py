@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
-from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
 from ..errors import ProtocolError
 
@@ -52,7 +52,7 @@ def _no_default(value: Any) -> Any:
     raise TypeError("Object of type %s is not JSON serializable" % type(value).__name__)
 
 
-def _make_fast_dumps() -> Any:
+def _make_fast_dumps() -> Callable[[Any], str]:
     """One reusable C encoder (compact, UTF-8, no NaN, no circularity check: messages are trees).
 
     ``JSONEncoder.encode`` builds a new C encoder on every call; reusing one saves ~2 us per message.
