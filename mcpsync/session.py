@@ -19,7 +19,7 @@ import enum
 import logging
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Union
+from typing import Any, Callable, Dict, List, Optional, Union, cast
 
 from ._dispatch import Dispatcher, NotificationQueue
 from .errors import (
@@ -264,7 +264,7 @@ class Session(TransportSink):
             self._state = SessionState.OPEN
         sink: TransportSink = self
         if trace.enabled():  # the protocol trace (mcpsync -vv); decided once, nothing is traced otherwise
-            sink = trace.TracingSink(self, self.name)
+            sink = cast(TransportSink, trace.TracingSink(self, self.name))  # the sink interface, duck-typed
             self.transport.send = trace.traced_send(self.transport.send, self.name)  # type: ignore[method-assign]
         try:
             self.transport.start(sink)
