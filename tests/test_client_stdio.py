@@ -53,6 +53,30 @@ def test_output_schema_validation(era: str) -> None:
         assert c.call_tool("bad_output", validate_output=False).structured_content is not None
 
 
+def test_output_schema_validation_without_listing_first(era: str) -> None:
+    """A result with structuredContent for a tool not yet known lists the tools once, then validates."""
+    with connect(era) as c:
+        assert c.call_tool("add", {"a": 1, "b": 2}).structured_content == {"sum": 3}  # lists once, valid
+        with pytest.raises(mcpsync.ToolOutputInvalid):
+            c.call_tool("bad_output")
+    with connect(era) as c:
+        with pytest.raises(mcpsync.ToolOutputInvalid):
+            c.call_tool_async("bad_output").result()
+
+
+def test_cli_call_exits_4_on_invalid_output() -> None:
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "mcpsync", "call", "bad_output", "--", sys.executable, "-m", "mcpsync.example_server"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 4 and "structuredContent of tool 'bad_output'" in proc.stderr, proc.stderr
+
+
 def test_input_validation_before_sending(era: str) -> None:
     with connect(era, validate_input=True) as c:
         c.list_tools()

@@ -22,6 +22,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 from ..errors import (
     ConfigError,
     HeaderMismatch,
+    MCPError,
     NotAvailableInEra,
     ToolInputInvalid,
     ToolOutputInvalid,
@@ -85,7 +86,8 @@ class Client(ClientCore):
         on_task_status: called with a TaskHandle whenever a task's status changes
             while ``call_tool`` waits for it.
         validate_input: check arguments against a listed tool's inputSchema before sending.
-        validate_output: check structuredContent against a listed tool's outputSchema.
+        validate_output: check structuredContent against the tool's outputSchema (a result for a tool not yet
+            listed makes the client list the tools once, so the check never depends on listing first).
         keepalive: seconds between keep-alive pings (handshake era only; None: off).
         max_pages: guard against endless cursor loops in list methods.
         cache: honour the 2026-07-28 ``ttlMs`` caching hints.
@@ -98,6 +100,9 @@ class Client(ClientCore):
     Callbacks run on the client's dispatch thread, never on a reader thread; a
     callback may call the client, including ``close()``.
     """
+
+    #: Whether tools were listed once to validate a result (see :meth:`_tool_for_validation`).
+    _validation_listed = False
 
     # ------------------------------------------------------------------ basics
 
@@ -240,10 +245,12 @@ class Client(ClientCore):
 
     def _tool_result(self, name: str, raw: Any, validate_output: Optional[bool]) -> CallToolResult:
         result = CallToolResult.from_dict(raw if type(raw) is dict else {})
-        tool = self._tools_by_name.get(name)
-        if tool is None or tool.output_schema is None or result.is_error:
+        if result.is_error or not (self.validate_output if validate_output is None else validate_output):
             return result
-        if not (self.validate_output if validate_output is None else validate_output):
+        tool = self._tools_by_name.get(name)
+        if tool is None and result.structured_content is not None:
+            tool = self._tool_for_validation(name)
+        if tool is None or tool.output_schema is None:
             return result
         if result.structured_content is None:
             exc = ToolOutputInvalid(
@@ -266,6 +273,19 @@ class Client(ClientCore):
             exc.result = result
             raise
         return result
+
+    def _tool_for_validation(self, name: str) -> Optional[Tool]:
+        """A result with structuredContent came for a tool not yet known: list the tools once per connection
+        (at most once per client) so its outputSchema can be checked. A failed listing skips the check."""
+        if self._validation_listed:
+            return None
+        self._validation_listed = True
+        try:
+            self.list_tools()
+        except MCPError as exc:
+            logger.debug("[%s] could not list tools to validate %r: %s", self.name, name, exc)
+            return None
+        return self._tools_by_name.get(name)
 
     def call_tool(
         self,
