@@ -231,3 +231,66 @@ def test_importing_config_does_not_import_jsonschema():
 
     code = "import mcpsync.manager.config, sys; assert 'jsonschema' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_env_file_follows_python_dotenv_rules(tmp_path) -> None:
+    """envFile values are read the way python-dotenv reads them (quotes, escapes, multi-line, export, comments)."""
+    (tmp_path / "server.env").write_text(
+        "# a comment\n"
+        "export PLAIN=value\n"
+        "SPACED = padded   \n"
+        "INLINE=kept # dropped comment\n"
+        "DOUBLE=\"line1\\nline2\"\n"
+        "SINGLE='no \\n escape'\n"
+        'MULTI="first\nsecond"\n'
+        "REF=${WHERE}/x\n"
+        "NOVALUE\n"
+        "EMPTY=\n",
+        encoding="utf-8",
+    )
+    cfg = {"servers": {"s": {"type": "stdio", "command": "x", "envFile": "server.env", "env": {"PLAIN": "override"}}}}
+    env = parse_config(cfg, base_dir=tmp_path, env={"WHERE": "/srv"})["s"].env
+    assert env["PLAIN"] == "override"  # env wins over the file
+    assert env["SPACED"] == "padded" and env["INLINE"] == "kept"
+    assert env["DOUBLE"] == "line1\nline2" and env["SINGLE"] == "no \\n escape"
+    assert env["MULTI"] == "first\nsecond"
+    assert env["REF"] == "/srv/x"  # then interpolated like the configuration's own env values
+    assert "NOVALUE" not in env and env["EMPTY"] == ""
+
+
+def test_env_file_that_is_not_utf8_is_a_config_error(tmp_path) -> None:
+    (tmp_path / "bad.env").write_bytes(b"A=\xff\xfe\n")
+    cfg = {"servers": {"s": {"type": "stdio", "command": "x", "envFile": "bad.env"}}}
+    server = parse_config(cfg, base_dir=tmp_path, env={})["s"]
+    assert server.error is not None and "envFile" in server.error.message
+
+
+def test_user_data_dir_follows_platformdirs(monkeypatch, tmp_path) -> None:
+    """The credential store's directory is where platformdirs puts user data, on Linux, macOS and Windows."""
+    platformdirs = pytest.importorskip("platformdirs")
+    from platformdirs.macos import MacOS
+    from platformdirs.unix import Unix
+
+    from mcpsync.auth import store
+
+    monkeypatch.delenv("MCPSYNC_DATA_DIR", raising=False)
+    monkeypatch.delenv("MCPSYNC_AUTH_FILE", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for xdg in ("", str(tmp_path / "xdg")):
+        monkeypatch.setenv("XDG_DATA_HOME", xdg)
+        monkeypatch.setattr(store.sys, "platform", "linux")
+        assert store.user_data_dir() == Unix(appname="mcpsync", appauthor=False).user_data_dir
+    monkeypatch.setattr(store.sys, "platform", "darwin")
+    monkeypatch.delenv("XDG_DATA_HOME")  # recent platformdirs honour it on macOS too; mcpsync keeps Apple's place
+    assert store.user_data_dir() == MacOS(appname="mcpsync", appauthor=False).user_data_dir
+    # Windows: platformdirs asks the shell for CSIDL_LOCAL_APPDATA, which %LOCALAPPDATA% names
+    monkeypatch.setattr(store.sys, "platform", "win32")
+    monkeypatch.setenv("LOCALAPPDATA", str(tmp_path / "Local"))
+    monkeypatch.setenv("APPDATA", str(tmp_path / "Roaming"))
+    assert store.user_data_dir() == str(tmp_path / "Local" / "mcpsync")
+    assert store.default_store_path() == str(tmp_path / "Local" / "mcpsync" / store.FILE_NAME)
+    old = tmp_path / "Roaming" / "mcpsync" / store.FILE_NAME  # an earlier release's file keeps being used
+    old.parent.mkdir(parents=True)
+    old.write_text("{}")
+    assert store.default_store_path() == str(old)
+    assert platformdirs is not None

@@ -99,31 +99,46 @@ def _path_lock(path: str) -> _PathLock:
 
 
 def user_data_dir() -> str:
-    """The per-user data directory for mcpsync (not created).
+    """The per-user data directory for mcpsync (not created): ``$MCPSYNC_DATA_DIR``, else the platform's.
 
-    Linux/BSD: ``$XDG_DATA_HOME/mcpsync`` or ``~/.local/share/mcpsync``; macOS:
-    ``~/Library/Application Support/mcpsync``; Windows: ``%APPDATA%\\mcpsync``.
+    The conventions of ``platformdirs.user_data_dir("mcpsync", appauthor=False)``, without the dependency:
+    Linux/BSD ``$XDG_DATA_HOME/mcpsync`` (an absolute ``XDG_DATA_HOME``) or ``~/.local/share/mcpsync``;
+    macOS ``~/Library/Application Support/mcpsync``; Windows ``%LOCALAPPDATA%\\mcpsync`` (local, not roaming:
+    credentials stay on the machine that obtained them).
     """
     env_dir = os.environ.get(ENV_DATA_DIR)
     if env_dir:
         return os.path.abspath(os.path.expanduser(env_dir))
     home = os.path.expanduser("~")
     if sys.platform.startswith("win"):
-        base = os.environ.get("APPDATA") or os.path.join(home, "AppData", "Roaming")
+        base = os.environ.get("LOCALAPPDATA") or os.path.join(home, "AppData", "Local")
     elif sys.platform == "darwin":
         base = os.path.join(home, "Library", "Application Support")
     else:
-        xdg = os.environ.get("XDG_DATA_HOME")
+        xdg = os.environ.get("XDG_DATA_HOME", "").strip()
         base = xdg if xdg and os.path.isabs(xdg) else os.path.join(home, ".local", "share")
     return os.path.join(base, "mcpsync")
 
 
+def _roaming_store_path() -> Optional[str]:
+    """Where releases before 0.2 kept the credential file on Windows (``%APPDATA%``, roaming)."""
+    if not sys.platform.startswith("win") or os.environ.get(ENV_DATA_DIR):
+        return None
+    base = os.environ.get("APPDATA") or os.path.join(os.path.expanduser("~"), "AppData", "Roaming")
+    return os.path.join(base, "mcpsync", FILE_NAME)
+
+
 def default_store_path() -> str:
-    """The credential file path: ``$MCPSYNC_AUTH_FILE``, else ``<user data dir>/mcp-auth.json``."""
+    """The credential file path: ``$MCPSYNC_AUTH_FILE``, else ``<user data dir>/mcp-auth.json`` (on Windows, a file
+    an earlier release left in the roaming ``%APPDATA%\\mcpsync`` keeps being used until it is moved)."""
     env_file = os.environ.get(ENV_AUTH_FILE)
     if env_file:
         return os.path.abspath(os.path.expanduser(env_file))
-    return os.path.join(user_data_dir(), FILE_NAME)
+    path = os.path.join(user_data_dir(), FILE_NAME)
+    old = _roaming_store_path()
+    if old is not None and not os.path.exists(path) and os.path.exists(old):
+        return old
+    return path
 
 
 _WARNED: Dict[Any, None] = {}

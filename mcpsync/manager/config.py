@@ -459,21 +459,14 @@ def _detect_format(data: Mapping[str, Any]) -> str:
 
 
 def _read_env_file(path: str) -> Dict[str, str]:
-    out: Dict[str, str] = {}
+    """The variables of an ``envFile``, parsed by python-dotenv's rules (quotes, escapes, multi-line values,
+    ``export``, comments; keys without ``=`` are skipped). python-dotenv expands nothing here: the values then go
+    through the configuration's own ``${...}`` interpolation, like the entry's ``env``."""
+    from dotenv import dotenv_values
+
     with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            line = line.strip()
-            if not line or line.startswith("#") or "=" not in line:
-                continue
-            key, _, value = line.partition("=")
-            key = key.strip()
-            if key.startswith("export "):
-                key = key[7:].strip()
-            value = value.strip()
-            if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-                value = value[1:-1]
-            out[key] = value
-    return out
+        values = dotenv_values(stream=fh, interpolate=False)
+    return {key: value for key, value in values.items() if value is not None}
 
 
 class _Expander:
@@ -593,6 +586,8 @@ def _entry(
                         file_env = _read_env_file(env_file)
                     except OSError as exc:
                         raise ConfigError("%s.envFile: cannot read %s: %s" % (where, env_file, exc.strerror)) from None
+                    except ValueError as exc:  # not UTF-8
+                        raise ConfigError("%s.envFile: cannot read %s: %s" % (where, env_file, exc)) from None
                     entry = dict(entry, env=dict(file_env, **(entry.get("env") or {})))
             fields = _native_fields(name, entry, expand, where)
     except ConfigError as exc:
