@@ -9,12 +9,18 @@ tests need no network and no fixed port. Tests shape it through attributes:
 - ``prm``: the protected resource metadata document;
 - ``challenge_scope``, ``required_scopes``: what the resource asks for;
 - ``approve``: "approve" or an OAuth error code the authorization endpoint redirects with;
-- ``iss_mode``: "correct", "wrong" or "omit" for the RFC 9207 ``iss`` on redirects;
+- ``iss_mode``: "correct", "wrong", "normalized" (issuer + "/") or "omit" for the RFC 9207 ``iss``;
+- ``dpop_algs``: advertise DPoP (RFC 9449) with these algorithms; DPoP proofs are then verified
+  at the token endpoint and at the resource (signature, typ, jwk, htm, htu, iat, jti replay, ath,
+  ``cnf.jkt`` binding); ``dpop_nonce_as`` / ``dpop_nonce_rs``: a nonce the token endpoint / the
+  resource demands (``use_dpop_nonce`` + ``DPoP-Nonce``); ``dpop_only``: challenge with DPoP only;
+- ``workload_keys``: issuer -> public key of workloads whose JWTs the jwt-bearer grant accepts;
+- ``token_source``: another AuthTestServer whose tokens the resource accepts (AS migration);
 - ``clients``: registered clients (client_id -> dict with redirect_uris, method, secret, public_key);
 - ``log``: every request as a dict (method, path, query, form, json, headers).
 
 It checks what a strict server checks: PKCE S256, the exact redirect URI, the ``resource``
-parameter, client authentication per method, refresh-token rotation.
+parameter, client authentication per method, refresh-token rotation, DPoP proofs and binding.
 """
 
 from __future__ import annotations
@@ -125,6 +131,14 @@ class AuthTestServer:
         self.jags: Dict[str, Dict[str, Any]] = {}
         self.log: List[Dict[str, Any]] = []
         self.token_delay = 0.0
+        self.dpop_algs: Optional[List[str]] = None
+        self.dpop_nonce_as: Optional[str] = None
+        self.dpop_nonce_rs: Optional[str] = None
+        self.dpop_only = False
+        self.dpop_jtis: set = set()
+        self.dpop_errors: List[str] = []
+        self.workload_keys: Dict[str, Any] = {}
+        self.token_source: Optional["AuthTestServer"] = None
         self.thread = threading.Thread(
             target=self.httpd.serve_forever, args=(0.1,), name="test-authserver", daemon=True
         )
@@ -178,7 +192,11 @@ class AuthTestServer:
             }
 
     def issue_access_token(
-        self, scopes: List[str], expires_in: Optional[int] = 3600, resource: Optional[str] = None
+        self,
+        scopes: List[str],
+        expires_in: Optional[int] = 3600,
+        resource: Optional[str] = None,
+        jkt: Optional[str] = None,
     ) -> str:
         token = "at-" + secrets.token_hex(12)
         with self.lock:
@@ -186,16 +204,20 @@ class AuthTestServer:
                 "scope": set(scopes),
                 "resource": resource or self.server_url,
                 "exp": time.time() + expires_in if expires_in else None,
+                "jkt": jkt,
             }
         return token
 
-    def issue_refresh_token(self, client_id: str, scopes: List[str], resource: Optional[str] = None) -> str:
+    def issue_refresh_token(
+        self, client_id: str, scopes: List[str], resource: Optional[str] = None, jkt: Optional[str] = None
+    ) -> str:
         token = "rt-" + secrets.token_hex(12)
         with self.lock:
             self.refresh_tokens[token] = {
                 "client_id": client_id,
                 "scope": list(scopes),
                 "resource": resource or self.server_url,
+                "jkt": jkt,
             }
         return token
 
@@ -218,6 +240,8 @@ class AuthTestServer:
         if method == "GET":
             doc = self.document(path)
             if doc is not None:
+                if doc is self.metadata and self.dpop_algs is not None:
+                    doc = dict(doc, dpop_signing_alg_values_supported=self.dpop_algs)
                 return self.json(200, doc)
             if path == ip + "/authorize":
                 return self.authorize(query)
@@ -225,9 +249,11 @@ class AuthTestServer:
             if self.token_delay:
                 time.sleep(self.token_delay)
             try:
-                return self.json(200, self.token(h, form))
+                jkt = self.check_token_dpop(h)
+                return self.json(200, self.token(h, form, jkt))
             except OAuthError as exc:
-                return self.json(exc.status, {"error": exc.error, "error_description": exc.description})
+                extra = {"DPoP-Nonce": self.dpop_nonce_as} if exc.error == "use_dpop_nonce" and self.dpop_nonce_as else {}
+                return self.json(exc.status, {"error": exc.error, "error_description": exc.description}, extra)
         if method == "POST" and path == ip + "/register":
             if not self.dcr_enabled:
                 return self.json(404, {"error": "not_found"})
@@ -264,6 +290,61 @@ class AuthTestServer:
             return self.metadata
         return None
 
+    # -- DPoP (RFC 9449)
+
+    def verify_dpop(
+        self, proof: Optional[str], method: str, url: str, *, token: Optional[str] = None, nonce: Optional[str] = None
+    ) -> str:
+        """Check one DPoP proof like a strict server; the key's thumbprint. Raises ValueError(reason)."""
+        from cryptography.hazmat.primitives.asymmetric import ec, rsa
+
+        if not proof or "," in proof:
+            raise ValueError("missing or multiple DPoP proofs")
+        header = json.loads(_b64url_decode(proof.split(".")[0]))
+        if header.get("typ") != "dpop+jwt" or header.get("alg") not in (self.dpop_algs or ["ES256"]):
+            raise ValueError("bad typ or alg")
+        jwk = header.get("jwk") or {}
+        if "d" in jwk or "p" in jwk:
+            raise ValueError("private key in jwk")
+        if jwk.get("kty") == "EC":
+            x, y = (int.from_bytes(_b64url_decode(jwk[k]), "big") for k in ("x", "y"))
+            public: Any = ec.EllipticCurvePublicNumbers(x, y, ec.SECP256R1()).public_key()
+            members = {k: jwk[k] for k in ("crv", "kty", "x", "y")}
+        else:
+            n, e = (int.from_bytes(_b64url_decode(jwk[k]), "big") for k in ("n", "e"))
+            public = rsa.RSAPublicNumbers(e, n).public_key()
+            members = {k: jwk[k] for k in ("e", "kty", "n")}
+        claims = verify_jwt(proof, public)
+        if claims.get("htm") != method or claims.get("htu") != url:
+            raise ValueError("htm/htu mismatch: %r %r" % (claims.get("htm"), claims.get("htu")))
+        if not isinstance(claims.get("iat"), int) or abs(claims["iat"] - time.time()) > 60:
+            raise ValueError("iat")
+        with self.lock:
+            if claims.get("jti") in self.dpop_jtis or not claims.get("jti"):
+                raise ValueError("jti replayed")
+            self.dpop_jtis.add(claims["jti"])
+        if token is not None:
+            ath = base64.urlsafe_b64encode(hashlib.sha256(token.encode()).digest()).decode().rstrip("=")
+            if claims.get("ath") != ath:
+                raise ValueError("ath")
+        if nonce is not None and claims.get("nonce") != nonce:
+            raise LookupError("nonce")
+        canonical = json.dumps(members, separators=(",", ":"), sort_keys=True).encode()
+        return base64.urlsafe_b64encode(hashlib.sha256(canonical).digest()).decode().rstrip("=")
+
+    def check_token_dpop(self, h: "_Handler") -> Optional[str]:
+        proof = h.headers.get("DPoP")
+        if self.dpop_algs is None or proof is None:
+            return None
+        try:
+            return self.verify_dpop(proof, "POST", self.metadata["token_endpoint"], nonce=self.dpop_nonce_as)
+        except LookupError:
+            raise OAuthError("use_dpop_nonce", "a DPoP nonce is required") from None
+        except Exception as exc:  # noqa: BLE001
+            with self.lock:
+                self.dpop_errors.append("token: %s" % exc)
+            raise OAuthError("invalid_dpop_proof", str(exc)) from None
+
     def challenge(self, error: Optional[str] = None, scope: Optional[str] = None) -> str:
         parts = []
         if "header" in self.prm_locations:
@@ -272,13 +353,41 @@ class AuthTestServer:
             parts.append('scope="%s"' % scope)
         if error:
             parts.append('error="%s"' % error)
-        return "Bearer " + ", ".join(parts) if parts else "Bearer"
+        bearer = "Bearer " + ", ".join(parts) if parts else "Bearer"
+        if self.dpop_algs is None:
+            return bearer
+        dpop = "DPoP algs=\"%s\"" % " ".join(self.dpop_algs) + (", " + ", ".join(parts) if parts else "")
+        return dpop if self.dpop_only else bearer + ", " + dpop
 
     def resource(self, h: "_Handler") -> Tuple[int, Dict[str, str], bytes]:
         auth = h.headers.get("Authorization", "")
-        token = auth[7:] if auth.startswith("Bearer ") else None
-        with self.lock:
-            info = self.access_tokens.get(token or "")
+        scheme, _, token_text = auth.partition(" ")
+        token = token_text if scheme in ("Bearer", "DPoP") and token_text else None
+        source = self.token_source or self
+        with source.lock:
+            info = source.access_tokens.get(token or "")
+        if info is not None and info.get("jkt"):
+            if scheme != "DPoP":
+                info = None  # a DPoP-bound token presented as a bearer token is not valid
+            else:
+                try:
+                    jkt = self.verify_dpop(
+                        h.headers.get("DPoP"), h.command, self.server_url, token=token, nonce=self.dpop_nonce_rs
+                    )
+                except LookupError:
+                    headers = {
+                        "WWW-Authenticate": 'DPoP error="use_dpop_nonce", error_description="nonce required"',
+                        "DPoP-Nonce": self.dpop_nonce_rs or "",
+                    }
+                    return self.json(401, {"error": "use_dpop_nonce"}, headers)
+                except Exception as exc:  # noqa: BLE001
+                    with self.lock:
+                        self.dpop_errors.append("resource: %s" % exc)
+                    jkt = None
+                if jkt != info["jkt"]:
+                    info = None
+        elif info is not None and scheme != "Bearer":
+            info = None
         if info is None or (info["exp"] is not None and info["exp"] < time.time()):
             return self.json(
                 401,
@@ -322,6 +431,8 @@ class AuthTestServer:
             params["iss"] = self.issuer
         elif self.iss_mode == "wrong":
             params["iss"] = "https://evil.example.com"
+        elif self.iss_mode == "normalized":
+            params["iss"] = self.issuer + "/"
         sep = "&" if "?" in redirect_uri else "?"
         return 302, {"Location": redirect_uri + sep + urlencode(params), "Content-Length": "0"}, b""
 
@@ -375,21 +486,45 @@ class AuthTestServer:
         return client_id
 
     def _tokens(
-        self, client_id: str, scopes: List[str], resource: Optional[str], refresh: bool = True
+        self, client_id: str, scopes: List[str], resource: Optional[str], refresh: bool = True, jkt: Optional[str] = None
     ) -> Dict[str, Any]:
         doc: Dict[str, Any] = {
-            "access_token": self.issue_access_token(scopes, self.expires_in, resource),
-            "token_type": "Bearer",
+            "access_token": self.issue_access_token(scopes, self.expires_in, resource, jkt),
+            "token_type": "DPoP" if jkt else "Bearer",
             "scope": " ".join(scopes),
         }
         if self.expires_in:
             doc["expires_in"] = self.expires_in
         if refresh and self.issue_refresh_tokens:
-            doc["refresh_token"] = self.issue_refresh_token(client_id, scopes, resource)
+            doc["refresh_token"] = self.issue_refresh_token(client_id, scopes, resource, jkt)
         return doc
 
-    def token(self, h: "_Handler", form: Dict[str, str]) -> Dict[str, Any]:
+    def workload_grant(self, form: Dict[str, str], jkt: Optional[str]) -> Dict[str, Any]:
+        """RFC 7523 jwt-bearer with a workload's own JWT (workload identity federation)."""
+        assertion = form.get("assertion", "")
+        try:
+            claims_unverified = json.loads(_b64url_decode(assertion.split(".")[1]))
+            key = self.workload_keys[claims_unverified.get("iss")]
+            claims = verify_jwt(assertion, key)
+        except Exception:  # noqa: BLE001
+            raise OAuthError("invalid_grant", "the assertion does not verify") from None
+        if claims.get("aud") not in (self.issuer, self.metadata["token_endpoint"]):
+            raise OAuthError("invalid_grant", "bad audience")
+        if claims.get("exp", 0) < time.time():
+            raise OAuthError("invalid_grant", "expired assertion")
+        scopes = (form.get("scope") or "").split()
+        if "forbidden" in scopes:
+            raise OAuthError("invalid_scope", "scope not permitted for this workload")
+        return self._tokens(str(claims.get("sub")), scopes, form.get("resource"), refresh=False, jkt=jkt)
+
+    def token(self, h: "_Handler", form: Dict[str, str], jkt: Optional[str] = None) -> Dict[str, Any]:
         grant = form.get("grant_type")
+        if grant == GRANT_JWT_BEARER and self.workload_keys and form.get("assertion", "").count(".") == 2:
+            if form.get("resource") != self.prm["resource"]:
+                raise OAuthError("invalid_target", "resource %r" % form.get("resource"))
+            if form.get("client_id"):
+                self.authenticate_client(h, form)
+            return self.workload_grant(form, jkt)
         if grant == GRANT_TOKEN_EXCHANGE:  # this server is also the identity provider
             self.authenticate_client(h, form)
             if (
@@ -427,15 +562,17 @@ class AuthTestServer:
                 raise OAuthError("invalid_grant", "PKCE verification failed")
             if info["resource"] != resource:
                 raise OAuthError("invalid_target", "resource differs from the authorization request")
-            return self._tokens(client_id, info["scope"], resource)
+            return self._tokens(client_id, info["scope"], resource, jkt=jkt)
         if grant == "refresh_token":
             with self.lock:
                 info = self.refresh_tokens.pop(form.get("refresh_token", ""), None)  # rotation: single use
             if info is None or info["client_id"] != client_id:
                 raise OAuthError("invalid_grant", "refresh token invalid")
-            return self._tokens(client_id, info["scope"], resource)
+            if info.get("jkt") and info["jkt"] != jkt:
+                raise OAuthError("invalid_grant", "refresh token is bound to another DPoP key")
+            return self._tokens(client_id, info["scope"], resource, jkt=jkt)
         if grant == "client_credentials":
-            return self._tokens(client_id, (form.get("scope") or "").split(), resource, refresh=False)
+            return self._tokens(client_id, (form.get("scope") or "").split(), resource, refresh=False, jkt=jkt)
         if grant == GRANT_JWT_BEARER:
             with self.lock:
                 jag = self.jags.pop(form.get("assertion", ""), None)
@@ -507,6 +644,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802
         self._dispatch("POST")
+
+    def do_DELETE(self) -> None:  # noqa: N802
+        self._dispatch("DELETE")
 
 
 def free_port() -> int:

@@ -129,14 +129,43 @@ def test_resource_mismatch_stops_before_any_authorization(srv, manager):
     assert not any(p.endswith(("/authorize", "/register", "/token")) for p in srv.paths())
 
 
-def test_legacy_2025_03_26_metadata_at_origin(srv, http):
+@pytest.mark.parametrize("issuer_path", ["", "/oauth"])
+def test_legacy_2025_03_26_metadata_at_origin(srv, http, issuer_path):
+    # The backcompat form: metadata at the MCP origin, issuer = that origin (0.2 suite) or the
+    # origin plus a path (0.1.16 suite's "/oauth").
     srv.prm_locations = set()
     srv.as_locations = set()
     srv.legacy_metadata_ok = True
-    srv.metadata = dict(srv.metadata, issuer="whatever-string")
+    srv.metadata = dict(srv.metadata, issuer=srv.base + issuer_path)
     prm, meta = Discovery(http).discover(srv.server_url)
-    assert prm is None and meta.legacy and meta.issuer == "whatever-string"
+    assert prm is None and meta.legacy and meta.issuer == srv.base + issuer_path
     assert meta.token_endpoint == srv.base + "/token"
+
+
+@pytest.mark.parametrize(
+    "issuer",
+    ["https://evil.example.com", "http://127.0.0.2:{port}", "http://127.0.0.1:1", "https://127.0.0.1:{port}", "junk", 7],
+)
+def test_legacy_metadata_with_a_foreign_issuer_is_refused(srv, manager, issuer):
+    # Issue 9 defect 7 (RFC 8414 section 3.3): with no PRM, metadata from the MCP origin whose
+    # issuer names another origin must not be used: no registration, authorization or token request.
+    srv.prm_locations = set()
+    srv.as_locations = set()
+    srv.legacy_metadata_ok = True
+    srv.metadata = dict(srv.metadata, issuer=issuer.format(port=srv.port) if isinstance(issuer, str) else issuer)
+    with pytest.raises(AuthError, match="RFC 8414"):
+        manager.authenticate("srv")
+    assert not any(p.endswith(("/authorize", "/register", "/token")) for p in srv.paths())
+    assert manager.get_auth_status("srv") == "not_authenticated"
+
+
+def test_legacy_metadata_issuer_case_and_default_port_fold(http):
+    from mcpsync.auth.discovery import same_origin
+
+    assert same_origin("HTTPS://Example.COM:443/oauth", "https://example.com/mcp")
+    assert not same_origin("https://example.com.evil.net", "https://example.com")
+    assert not same_origin("https://user@example.com", "https://example.com")
+    assert not same_origin("", "https://example.com")
 
 
 def test_legacy_default_endpoints_login(srv, manager):

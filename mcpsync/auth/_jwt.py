@@ -1,4 +1,4 @@
-"""Minimal JWT signing (ES256 and RS256) for private_key_jwt client assertions.
+"""Minimal JWT signing (ES256 and RS256) for private_key_jwt client assertions and DPoP proofs.
 
 Needs the optional ``cryptography`` package (``pip install mcpsync[jwt]``), imported only
 when a JWT is actually signed. Pure functions, thread-safe, non-blocking.
@@ -25,12 +25,12 @@ def b64url(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).decode("ascii").rstrip("=")
 
 
-def _crypto() -> Any:
+def _crypto(purpose: str = "private_key_jwt") -> Any:
     try:
         from cryptography.hazmat.primitives import hashes, serialization
         from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa, utils
     except ImportError as exc:
-        raise ConfigError("private_key_jwt needs the 'cryptography' package: pip install 'mcpsync[jwt]'") from exc
+        raise ConfigError("%s needs the 'cryptography' package: pip install 'mcpsync[jwt]'" % purpose) from exc
     return hashes, serialization, ec, padding, rsa, utils
 
 
@@ -52,18 +52,32 @@ def load_private_key(pem: Union[str, bytes], password: Optional[bytes] = None) -
         raise ConfigError("the private key is not a usable PEM private key") from exc
 
 
-def sign_jwt(claims: Dict[str, Any], key: Any, alg: str = "ES256", kid: Optional[str] = None) -> str:
-    """A compact JWS of ``claims`` signed with ``key`` (a loaded key or PEM text/path)."""
-    hashes, _, ec, padding, rsa, utils = _crypto()
+def sign_jwt(
+    claims: Dict[str, Any],
+    key: Any,
+    alg: str = "ES256",
+    kid: Optional[str] = None,
+    *,
+    header: Optional[Dict[str, Any]] = None,
+    purpose: str = "private_key_jwt",
+) -> str:
+    """A compact JWS of ``claims`` signed with ``key`` (a loaded key or PEM text/path).
+
+    ``header`` adds (or overrides, e.g. ``typ``) protected header members; ``purpose`` names
+    the feature in the error raised when ``cryptography`` is missing.
+    """
+    hashes, _, ec, padding, rsa, utils = _crypto(purpose)
     if alg not in SUPPORTED_ALGS:
         raise ConfigError("unsupported JWT signing algorithm %r (use ES256 or RS256)" % alg)
     if isinstance(key, (str, bytes)):
         key = load_private_key(key)
-    header: Dict[str, Any] = {"alg": alg, "typ": "JWT"}
+    head: Dict[str, Any] = {"alg": alg, "typ": "JWT"}
     if kid:
-        header["kid"] = kid
+        head["kid"] = kid
+    if header:
+        head.update(header)
     signing_input = "%s.%s" % (
-        b64url(json.dumps(header, separators=(",", ":")).encode("utf-8")),
+        b64url(json.dumps(head, separators=(",", ":")).encode("utf-8")),
         b64url(json.dumps(claims, separators=(",", ":")).encode("utf-8")),
     )
     data = signing_input.encode("ascii")

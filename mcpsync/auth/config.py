@@ -12,7 +12,7 @@ from ..errors import ConfigError
 
 __all__ = ["OAuthConfig", "GRANTS"]
 
-GRANTS = ("authorization_code", "client_credentials", "enterprise")
+GRANTS = ("authorization_code", "client_credentials", "enterprise", "jwt_bearer")
 
 _ALIASES = {
     "clientId": "client_id",
@@ -29,6 +29,7 @@ _ALIASES = {
     "idpClientId": "idp_client_id",
     "idpClientSecret": "idp_client_secret",
     "idpAuthMethod": "idp_auth_method",
+    "dpopAlg": "dpop_alg",
 }
 
 
@@ -43,8 +44,9 @@ class OAuthConfig:
             when the authorization server advertises ``client_id_metadata_document_supported``.
         token_endpoint_auth_method: ``none``, ``client_secret_basic``, ``client_secret_post`` or
             ``private_key_jwt`` (default: chosen from what the server supports).
-        grant: ``authorization_code`` (browser login, default), ``client_credentials`` or
-            ``enterprise`` (ID token -> ID-JAG -> access token).
+        grant: ``authorization_code`` (browser login, default), ``client_credentials``,
+            ``enterprise`` (ID token -> ID-JAG -> access token) or ``jwt_bearer`` (workload
+            identity federation: the RFC 7523 grant with the JWT ``assertion`` supplies).
         private_key: PEM text or path of the key for ``private_key_jwt``.
         signing_alg: ``ES256`` (default) or ``RS256``.
         key_id: optional ``kid`` for the client assertion.
@@ -53,6 +55,12 @@ class OAuthConfig:
         idp_token_endpoint: enterprise: the identity provider's token endpoint.
         id_token: enterprise: the user's ID token, or a callable returning a fresh one.
         idp_client_id, idp_client_secret, idp_auth_method: enterprise: the client at the identity provider.
+        assertion: jwt_bearer: the workload's JWT, or (better) a callable returning a fresh one
+            for every token request (e.g. reading a Kubernetes projected service-account token).
+        dpop: DPoP (RFC 9449) sender-constrained tokens: None (default) uses DPoP when the
+            authorization server advertises ``dpop_signing_alg_values_supported`` or the server
+            challenges with the DPoP scheme; True always; False never. Needs ``mcpsync[jwt]``.
+        dpop_alg: the DPoP proof algorithm, ``ES256`` (default) or ``RS256``.
     """
 
     def __init__(
@@ -74,11 +82,20 @@ class OAuthConfig:
         idp_client_id: Optional[str] = None,
         idp_client_secret: Optional[str] = None,
         idp_auth_method: Optional[str] = None,
+        assertion: Union[str, Callable[[], str], None] = None,
+        dpop: Optional[bool] = None,
+        dpop_alg: str = "ES256",
     ) -> None:
         if grant not in GRANTS:
             raise ConfigError("unknown OAuth grant %r (use one of %s)" % (grant, ", ".join(GRANTS)))
         if grant in ("client_credentials", "enterprise") and not client_id:
             raise ConfigError("the %s grant needs a pre-registered client_id" % grant)
+        if grant == "jwt_bearer" and not assertion:
+            raise ConfigError("the jwt_bearer grant needs an assertion (a JWT, or a callable returning one)")
+        if dpop not in (None, True, False):
+            raise ConfigError("dpop must be true, false or unset")
+        if dpop_alg not in ("ES256", "RS256"):
+            raise ConfigError("unsupported DPoP signing algorithm %r (use ES256 or RS256)" % dpop_alg)
         if grant == "enterprise" and not (idp_token_endpoint and id_token and idp_client_id):
             raise ConfigError("enterprise-managed authorization needs idp_token_endpoint, id_token and idp_client_id")
         if client_metadata_url is not None and not client_metadata_url.startswith("https://"):
@@ -99,13 +116,17 @@ class OAuthConfig:
         self.idp_client_id = idp_client_id
         self.idp_client_secret = idp_client_secret
         self.idp_auth_method = idp_auth_method
+        self.assertion = assertion
+        self.dpop = dpop
+        self.dpop_alg = dpop_alg
 
     def __repr__(self) -> str:
-        return "OAuthConfig(client_id=%r, grant=%r, scope=%r, client_secret=%s)" % (
+        return "OAuthConfig(client_id=%r, grant=%r, scope=%r, client_secret=%s, dpop=%r)" % (
             self.client_id,
             self.grant,
             self.scope,
             "<hidden>" if self.client_secret else None,
+            self.dpop,
         )
 
     @property

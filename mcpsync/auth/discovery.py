@@ -23,15 +23,110 @@ __all__ = [
     "Discovery",
     "authorization_server_metadata_urls",
     "canonical_resource",
+    "challenge_for",
+    "parse_challenges",
     "parse_www_authenticate",
+    "preferred_challenge",
     "protected_resource_metadata_urls",
     "resource_matches",
+    "same_origin",
 ]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_PROTOCOL_VERSION = "2026-07-28"
-_PARAM_RE = re.compile(r'\s*([A-Za-z0-9_.\-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]*))\s*,?')
+_TOKEN_RE = re.compile(r"[A-Za-z0-9!#$%&'*+\-.^_`|~]+")
+_TOKEN68_RE = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
+_BARE_RE = re.compile(r"[^\s,]*")
+_MAX_HEADER = 16384
+
+
+def parse_challenges(header: Optional[str]) -> List[Tuple[str, Dict[str, str]]]:
+    """Every challenge in a ``WWW-Authenticate`` header: ``[(scheme, params), ...]`` in order.
+
+    RFC 9110 section 11.6.1 syntax, read leniently: parameter names are lower-cased, quoted
+    values unescaped, the first of a repeated parameter wins, a token68 credential is kept
+    as ``params["token68"]``, and unparseable bytes are skipped. Never raises; reads at most
+    the first 16 KiB of the header.
+    """
+    if not header or not isinstance(header, str):
+        return []
+    text = header[:_MAX_HEADER]
+    n = len(text)
+    out: List[Tuple[str, Dict[str, str]]] = []
+    current: Optional[Dict[str, str]] = None
+    pos = 0
+    while pos < n:
+        ch = text[pos]
+        if ch in " \t,":
+            pos += 1
+            continue
+        m = _TOKEN_RE.match(text, pos)
+        if m is None:
+            pos += 1  # junk: skip it
+            continue
+        name = m.group()
+        j = m.end()
+        while j < n and text[j] in " \t":
+            j += 1
+        if current is not None and j < n and text[j] == "=" and not _token68_here(text, pos):
+            value, pos = _param_value(text, j + 1)
+            current.setdefault(name.lower(), value)
+            continue
+        current = {}
+        out.append((name, current))
+        pos = j
+        if _token68_here(text, pos) or not _is_param_start(text, pos):
+            t68 = _TOKEN68_RE.match(text, pos)
+            if t68 is not None and _ends_item(text, t68.end()):
+                current["token68"] = t68.group()
+                pos = t68.end()
+    return out
+
+
+def _ends_item(text: str, pos: int) -> bool:
+    while pos < len(text) and text[pos] in " \t":
+        pos += 1
+    return pos >= len(text) or text[pos] == ","
+
+
+def _is_param_start(text: str, pos: int) -> bool:
+    m = _TOKEN_RE.match(text, pos)
+    if m is None:
+        return False
+    j = m.end()
+    while j < len(text) and text[j] in " \t":
+        j += 1
+    return j < len(text) and text[j] == "="
+
+
+def _token68_here(text: str, pos: int) -> bool:
+    """Whether a token68 ending in '=' padding (``abc==``) starts at ``pos`` (not ``name=value``)."""
+    m = _TOKEN68_RE.match(text, pos)
+    if m is None or not m.group().endswith("=") or not _ends_item(text, m.end()):
+        return False
+    rest = m.end()
+    while rest < len(text) and text[rest] in " \t,":
+        rest += 1
+    return not _is_param_start(text, rest)  # "a=, b=1" is two parameters, "abc==, Basic" a token68
+
+
+def _param_value(text: str, pos: int) -> Tuple[str, int]:
+    n = len(text)
+    while pos < n and text[pos] in " \t":
+        pos += 1
+    if pos < n and text[pos] == '"':
+        pos += 1
+        chars: List[str] = []
+        while pos < n and text[pos] != '"':
+            if text[pos] == "\\" and pos + 1 < n:
+                pos += 1
+            chars.append(text[pos])
+            pos += 1
+        return "".join(chars), min(pos + 1, n)
+    m = _BARE_RE.match(text, pos)  # lenient: any run up to whitespace or comma (unquoted URLs)
+    assert m is not None
+    return m.group(), m.end()
 
 
 def probe_challenge(
@@ -59,34 +154,26 @@ def parse_www_authenticate(header: Optional[str]) -> Dict[str, str]:
 
     Returns e.g. ``{"resource_metadata": ..., "scope": ..., "error": ..., "error_description": ...}``;
     ``{}`` when there is no header. Quoted values are unescaped. When several schemes are
-    present, the ``Bearer`` one is used.
+    present, the ``Bearer`` one is used, else the ``DPoP`` one, else the first. Never raises.
     """
-    if not header:
-        return {}
-    text = header.strip()
-    match = re.search(r"(?i)(?:^|,\s*)bearer(?:\s+|$)", text)
-    if match:
-        text = text[match.end() :]
-    elif re.match(r"^[A-Za-z][A-Za-z0-9_\-]*\s+[A-Za-z0-9_.\-]+\s*=", text):
-        text = text.split(None, 1)[1]
-    params: Dict[str, str] = {}
-    pos = 0
-    while pos < len(text):
-        m = _PARAM_RE.match(text, pos)
-        if not m or m.end() == pos:
-            break
-        key = m.group(1).lower()
-        if m.group(2) is not None:
-            value = re.sub(r"\\(.)", r"\1", m.group(2))
-        else:
-            value = m.group(3) or ""
-        # A following scheme name ("Basic realm=...") ends the Bearer challenge.
-        params.setdefault(key, value)
-        pos = m.end()
-        rest = text[pos:].lstrip()
-        if re.match(r"^[A-Za-z][A-Za-z0-9_\-]*\s+[A-Za-z0-9_.\-]+\s*=", rest):
-            break
-    return params
+    return preferred_challenge(parse_challenges(header))
+
+
+def preferred_challenge(challenges: List[Tuple[str, Dict[str, str]]]) -> Dict[str, str]:
+    """The parameters of the Bearer challenge, else the DPoP one, else the first (``{}`` if none)."""
+    for wanted in ("bearer", "dpop"):
+        for scheme, params in challenges:
+            if scheme.lower() == wanted:
+                return {k: v for k, v in params.items() if k != "token68"}
+    return {k: v for k, v in challenges[0][1].items() if k != "token68"} if challenges else {}
+
+
+def challenge_for(header: Optional[str], scheme: str) -> Optional[Dict[str, str]]:
+    """The parameters of the first ``scheme`` challenge (case-insensitive), or None."""
+    for name, params in parse_challenges(header):
+        if name.lower() == scheme.lower():
+            return params
+    return None
 
 
 def canonical_resource(url: str) -> str:
@@ -135,6 +222,15 @@ def resource_matches(resource: str, server_url: str) -> bool:
 def _origin(url: str) -> str:
     parts = urlsplit(url)
     return urlunsplit((parts.scheme, parts.netloc, "", "", ""))
+
+
+def same_origin(a: str, b: str) -> bool:
+    """Whether two URLs share scheme, host and port (case-insensitive, default ports folded)."""
+    try:
+        pa, pb = urlsplit(canonical_resource(a)), urlsplit(canonical_resource(b))
+    except (AuthError, ValueError):
+        return False
+    return bool(pa.scheme) and bool(pa.netloc) and (pa.scheme, pa.netloc) == (pb.scheme, pb.netloc)
 
 
 def protected_resource_metadata_urls(server_url: str, resource_metadata: Optional[str] = None) -> List[str]:
@@ -265,6 +361,12 @@ class AuthServerMetadata:
         return self.raw.get("client_id_metadata_document_supported") is True
 
     @property
+    def dpop_signing_alg_values_supported(self) -> Optional[List[str]]:
+        """``dpop_signing_alg_values_supported`` (RFC 9449), or None when the server does not list DPoP."""
+        values = self._list("dpop_signing_alg_values_supported")
+        return values if values else None
+
+    @property
     def iss_parameter_supported(self) -> bool:
         """``authorization_response_iss_parameter_supported`` (RFC 9207)."""
         return self.raw.get("authorization_response_iss_parameter_supported") is True
@@ -353,8 +455,17 @@ class Discovery:
         url = origin + "/.well-known/oauth-authorization-server"
         doc = self._fetch(url)
         if doc is not None:
-            named = doc.get("issuer")
-            issuer = named if isinstance(named, str) else origin
+            issuer = doc.get("issuer")
+            if issuer is None:
+                issuer = origin
+            # RFC 8414 section 3.3: the issuer must identify where the document came from. An
+            # issuer with a path on this origin (``https://host/oauth``) is accepted; another
+            # origin is not, and the login stops rather than trusting the document's endpoints.
+            if not isinstance(issuer, str) or not same_origin(issuer, origin):
+                raise AuthError(
+                    "the authorization server metadata at %s names issuer %r, which is not on %s; refusing to use it "
+                    "(RFC 8414 section 3.3)" % (url, issuer, origin)
+                )
             return AuthServerMetadata(issuer, doc, url, legacy=True)
         raw = {
             "issuer": origin,
@@ -377,7 +488,7 @@ class Discovery:
         if prm is None:
             return None, self.legacy_authorization_server(server_url)
         issuers = list(prm.authorization_servers)
-        if preferred_issuer in issuers:
+        if preferred_issuer is not None and preferred_issuer in issuers:
             issuers.remove(preferred_issuer)
             issuers.insert(0, preferred_issuer)
         for issuer in issuers:

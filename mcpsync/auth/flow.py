@@ -35,6 +35,7 @@ from .discovery import (
     canonical_resource,
     probe_challenge,
 )
+from .dpop import DPoPKey, DPoPState
 from .grants import ClientAuth, noninteractive_grant, token_request, tokens_from_response
 from .pkce import code_challenge, make_code_verifier, make_state
 from .registration import client_from_config, client_from_stored, known_client_id, resolve_client
@@ -163,6 +164,7 @@ class OAuthManager:
         self._pending: Dict[str, _callback.PendingCallback] = {}
         self._session: Any = None
         self._closed = False
+        self._dpop = DPoPState()
 
     def __repr__(self) -> str:
         return "OAuthManager(store=%r, redirect_uri=%r, servers=%r)" % (
@@ -315,6 +317,7 @@ class OAuthManager:
         used = tokens.get("accessToken")
         if used and not entry.get("needsAuth"):
             if self._usable(tokens):
+                self._dpop.note_entry(entry)
                 return str(used)
             if tokens.get("refreshToken"):
                 fresh = self.refresh(name, used)
@@ -340,6 +343,7 @@ class OAuthManager:
             entry = entry_for_url(self.store, name, server.url) or {}
             tokens = entry.get("tokens") or {}
             if tokens.get("accessToken") != used_token and self._usable(tokens) and not entry.get("needsAuth"):
+                self._dpop.note_entry(entry)
                 return str(tokens["accessToken"])
             if not tokens.get("refreshToken"):
                 return None
@@ -348,6 +352,7 @@ class OAuthManager:
                 tokens = entry.get("tokens") or {}
                 if tokens.get("accessToken") != used_token and self._usable(tokens) and not entry.get("needsAuth"):
                     log.debug("tokens of %s were already refreshed elsewhere", name)
+                    self._dpop.note_entry(entry)
                     return str(tokens["accessToken"])
                 refresh_token = tokens.get("refreshToken")
                 endpoint = entry.get("tokenEndpoint")
@@ -357,6 +362,10 @@ class OAuthManager:
                     client = self._client_for_tokens(cfg, entry)
                 except AuthError:
                     return None
+                # A DPoP-bound refresh keeps the key it was bound to (RFC 9449 section 5).
+                key = self._dpop.stored_key(entry) if tokens.get("tokenType") == "DPoP" else None
+                if tokens.get("tokenType") == "DPoP" and key is None:
+                    return None
                 form = {
                     "grant_type": "refresh_token",
                     "refresh_token": refresh_token,
@@ -364,10 +373,20 @@ class OAuthManager:
                 }
                 try:
                     doc = token_request(
-                        self._http(), endpoint, form, client, issuer=entry.get("issuer"), timeout=self.http_timeout
+                        self._http(),
+                        endpoint,
+                        form,
+                        client,
+                        issuer=entry.get("issuer"),
+                        timeout=self.http_timeout,
+                        dpop=key,
+                        nonces=self._dpop.nonces,
                     )
                     new = tokens_from_response(
-                        doc, previous_refresh_token=refresh_token, requested_scope=tokens.get("scope")
+                        doc,
+                        previous_refresh_token=refresh_token,
+                        requested_scope=tokens.get("scope"),
+                        dpop=key is not None,
                     )
                 except OAuthError as exc:
                     if exc.error not in ("invalid_grant", "invalid_client", "unauthorized_client"):
@@ -390,7 +409,10 @@ class OAuthManager:
                 saved, newer = self.store.update(name, save)
                 if not saved:
                     log.info("the tokens of %s changed during the refresh; keeping the stored ones", name)
+                    if newer:
+                        self._dpop.note_entry(entry_for_url(self.store, name, server.url) or {})
                     return newer
+                self._dpop.note(new, key)
                 log.info("refreshed the access token of %s", name)
                 return str(new["accessToken"])
 
@@ -444,11 +466,11 @@ class OAuthManager:
 
         def bind(e: Dict[str, Any]) -> None:
             if e.get("serverUrl") not in (None, server.url):
-                for key in ("tokens", "clientInfo", "needsAuth", "tokenClient") + _PENDING_KEYS:
+                for key in ("tokens", "clientInfo", "needsAuth", "tokenClient", "dpopKey") + _PENDING_KEYS:
                     e.pop(key, None)
             if e.get("issuer") not in (None, meta.issuer):
                 log.info("the authorization server of %s changed; its old credentials are discarded", name)
-                for key in ("tokens", "clientInfo", "needsAuth", "tokenClient"):
+                for key in ("tokens", "clientInfo", "needsAuth", "tokenClient", "dpopKey"):
                     e.pop(key, None)
             e["serverUrl"] = server.url
             e["issuer"] = meta.issuer
@@ -508,6 +530,7 @@ class OAuthManager:
                     and not entry.get("needsAuth")
                     and set(wanted) <= set(_split(entry.get("requestedScope") or tokens.get("scope")))
                 ):
+                    self._dpop.note_entry(entry)
                     return str(tokens["accessToken"])
             if not cfg.interactive:
                 return self._grant(name, challenge, wanted)
@@ -542,24 +565,59 @@ class OAuthManager:
         prm, meta, resource = self._discover(name, challenge)
         if not meta.token_endpoint:
             raise AuthError("the authorization server %s has no token endpoint" % meta.issuer, server=name)
-        client = client_from_config(cfg, meta)
+        client = client_from_config(cfg, meta) if cfg.client_id else None
         scopes = self._scopes(cfg, prm, meta, challenge, extra)
         scope = " ".join(scopes) or None
         try:
+            key = self._dpop_key(name, cfg, meta)
             doc = noninteractive_grant(
-                self._http(), cfg, meta.issuer, meta.token_endpoint, client, resource, scope, timeout=self.http_timeout
+                self._http(),
+                cfg,
+                meta.issuer,
+                meta.token_endpoint,
+                client,
+                resource,
+                scope,
+                timeout=self.http_timeout,
+                dpop=key,
+                nonces=self._dpop.nonces,
             )
-            new = tokens_from_response(doc, requested_scope=scope)
+            new = tokens_from_response(doc, requested_scope=scope, dpop=key is not None)
         except AuthError as exc:
             raise exc.with_context(server=name)
         self._save_tokens(name, new, client, scope)
+        self._dpop.note(new, key)
         log.info("obtained an access token for %s (%s grant)", name, cfg.grant)
         return str(new["accessToken"])
 
-    def _save_tokens(self, name: str, tokens: Dict[str, Any], client: ClientAuth, scope: Optional[str]) -> None:
+    def _dpop_key(self, name: str, cfg: OAuthConfig, meta: AuthServerMetadata) -> Optional[DPoPKey]:
+        """The DPoP key for ``name``'s next token request, or None for Bearer tokens."""
+        alg = self._dpop.wants(name, cfg, meta.dpop_signing_alg_values_supported)
+        return self._dpop.key_for(name, alg, self.store) if alg else None
+
+    def authorization_headers(self, name: str, token: str, method: str, url: str) -> Dict[str, str]:
+        """The headers presenting ``token`` on one request to ``url``: ``Authorization: Bearer``, or for a
+        DPoP-bound token ``Authorization: DPoP`` plus a fresh ``DPoP`` proof (with ``ath`` and the
+        server's last nonce). Thread-safe; no I/O."""
+        return self._dpop.headers(token, method, url)
+
+    def remember_dpop_nonce(self, url: str, nonce: Optional[str]) -> bool:
+        """Record a ``DPoP-Nonce`` the MCP server at ``url`` sent (used by later proofs to it)."""
+        return self._dpop.rs_nonces.put(url, nonce)
+
+    def note_dpop_challenge(self, name: str) -> None:
+        """Record that ``name`` challenged with the DPoP scheme only (its next tokens use DPoP)."""
+        self._dpop.note_challenge(name)
+
+    def _save_tokens(
+        self, name: str, tokens: Dict[str, Any], client: Optional[ClientAuth], scope: Optional[str]
+    ) -> None:
         def save(e: Dict[str, Any]) -> None:
             e["tokens"] = tokens
-            e["tokenClient"] = {"clientId": client.client_id, "source": client.source, "method": client.method}
+            if client is None:
+                e.pop("tokenClient", None)
+            else:
+                e["tokenClient"] = {"clientId": client.client_id, "source": client.source, "method": client.method}
             if scope:
                 e["requestedScope"] = scope
             for key in _PENDING_KEYS + ("needsAuth",):
@@ -623,7 +681,7 @@ class OAuthManager:
                 e["clientInfo"] = registered
 
             self.store.update(name, record)
-        return client.client_id
+        return str(client.client_id)
 
     def _prepare(self, name: str, challenge: Optional[Dict[str, str]], extra: List[str]) -> Tuple[str, str]:
         server, cfg = self._oauth(name)
@@ -641,6 +699,10 @@ class OAuthManager:
             )
         scopes = self._scopes(cfg, prm, meta, challenge, extra)
         scope = " ".join(scopes) or None
+        try:
+            dpop_alg = self._dpop.wants(name, cfg, meta.dpop_signing_alg_values_supported)
+        except AuthError as exc:
+            raise exc.with_context(server=name)
         client, registered = self._resolve_client(name, cfg, meta)
         verifier = make_code_verifier()
         state = make_state()
@@ -654,6 +716,7 @@ class OAuthManager:
             "clientId": client.client_id,
             "clientSource": client.source,
             "clientMethod": client.method,
+            "dpopAlg": dpop_alg,
         }
 
         def record(e: Dict[str, Any]) -> None:
@@ -787,6 +850,8 @@ class OAuthManager:
             "resource": pending["resource"],
         }
         try:
+            alg = pending.get("dpopAlg")
+            key = self._dpop.key_for(name, alg, self.store) if isinstance(alg, str) else None
             doc = token_request(
                 self._http(),
                 pending["tokenEndpoint"],
@@ -794,14 +859,17 @@ class OAuthManager:
                 client,
                 issuer=pending.get("issuer"),
                 timeout=self.http_timeout,
+                dpop=key,
+                nonces=self._dpop.nonces,
             )
-            tokens = tokens_from_response(doc, requested_scope=pending.get("scope"))
+            tokens = tokens_from_response(doc, requested_scope=pending.get("scope"), dpop=key is not None)
         except OAuthError as exc:
             self._clear_pending(name, expected_state)
             if exc.error in ("invalid_client", "unauthorized_client") and client.source in ("stored", "registered"):
                 raise _InvalidClient() from exc
             raise exc.with_context(server=name)
         self._save_tokens(name, tokens, client, pending.get("scope"))
+        self._dpop.note(tokens, key)
         log.info("login of %s completed", name)
         return str(tokens["accessToken"])
 

@@ -3,8 +3,8 @@
 Client authentication methods: ``none``, ``client_secret_basic``, ``client_secret_post``,
 ``private_key_jwt`` (ES256/RS256, needs ``cryptography``). Grants: authorization code,
 refresh token, client credentials, RFC 8693 token exchange (ID token -> ID-JAG at the
-identity provider) and RFC 7523 JWT bearer (ID-JAG -> access token at the authorization
-server).
+identity provider) and RFC 7523 JWT bearer (an ID-JAG, or a workload's own JWT, -> access
+token at the authorization server). Token requests may carry DPoP proofs (RFC 9449).
 
 Each function performs one HTTP POST, blocking for at most ``timeout`` seconds, and is
 thread-safe. Secrets never appear in messages, reprs or logs.
@@ -15,10 +15,13 @@ from __future__ import annotations
 import base64
 import logging
 import time
-from typing import Any, Dict, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple
 from urllib.parse import quote_plus
 
 from ..errors import AuthError, ConfigError, OAuthError
+
+if TYPE_CHECKING:
+    from .dpop import DPoPKey, NonceCache
 
 __all__ = [
     "ClientAuth",
@@ -118,33 +121,36 @@ def token_request(
     issuer: Optional[str] = None,
     timeout: float = 30.0,
     protocol_version: Optional[str] = None,
+    dpop: Optional["DPoPKey"] = None,
+    nonces: Optional["NonceCache"] = None,
 ) -> Dict[str, Any]:
     """POST ``form`` to ``token_endpoint`` with ``client``'s authentication; the JSON answer.
 
-    Raises :class:`~mcpsync.errors.OAuthError` for an OAuth error response (``.error``,
-    ``.description``) and :class:`~mcpsync.errors.AuthError` for anything else unusable.
+    With ``dpop`` each attempt carries a fresh ``DPoP`` proof (with the server's last nonce
+    from ``nonces``); a ``use_dpop_nonce`` error carrying a ``DPoP-Nonce`` is retried once
+    with that nonce (RFC 9449 section 8). Raises :class:`~mcpsync.errors.OAuthError` for an
+    OAuth error response (``.error``, ``.description``) and :class:`~mcpsync.errors.AuthError`
+    for anything else unusable.
     """
-    import requests
-
-    fields = {k: v for k, v in form.items() if v is not None}  # absent parameters are left out
-    headers = {"Accept": "application/json", "Content-Type": "application/x-www-form-urlencoded"}
-    if protocol_version:
-        headers["MCP-Protocol-Version"] = protocol_version
-    if client is not None:
-        client.apply(fields, headers, token_endpoint, issuer)
-    grant = fields.get("grant_type", "")
-    try:
-        with session.post(token_endpoint, data=fields, headers=headers, timeout=timeout, allow_redirects=False) as resp:
-            status = resp.status_code
-            try:
-                doc = resp.json()
-            except ValueError:
-                doc = None
-    except requests.RequestException as exc:
-        raise AuthError("token request (%s) to %s failed: %s" % (grant, token_endpoint, type(exc).__name__)) from exc
+    base = {k: v for k, v in form.items() if v is not None}
+    grant = base.get("grant_type", "")
+    for attempt in (1, 2):
+        status, doc, nonce = _post_token(
+            session, token_endpoint, base, client, issuer, timeout, protocol_version, dpop, nonces
+        )
+        if (
+            attempt == 1
+            and dpop is not None
+            and nonce
+            and isinstance(doc, dict)
+            and doc.get("error") == "use_dpop_nonce"
+        ):
+            log.debug("token endpoint %s asked for a DPoP nonce; retrying once with it", token_endpoint)
+            continue
+        break
     if isinstance(doc, dict) and isinstance(doc.get("error"), str):
-        given = doc.get("error_description")
-        description = given if isinstance(given, str) else ""
+        raw_description = doc.get("error_description")
+        description = raw_description if isinstance(raw_description, str) else ""
         log.info("token endpoint %s refused the %s grant: %s", token_endpoint, grant, doc["error"])
         raise OAuthError(error=doc["error"], description=description[:500])
     if status != 200 or not isinstance(doc, dict):
@@ -152,20 +158,72 @@ def token_request(
     return doc
 
 
+def _post_token(
+    session: Any,
+    token_endpoint: str,
+    base: Dict[str, str],
+    client: Optional[ClientAuth],
+    issuer: Optional[str],
+    timeout: float,
+    protocol_version: Optional[str],
+    dpop: Optional["DPoPKey"],
+    nonces: Optional["NonceCache"],
+) -> Tuple[int, Any, Optional[str]]:
+    """One token request (client authentication and DPoP proof made fresh): status, JSON, new nonce."""
+    import requests
+
+    form = dict(base)
+    headers = {"Accept": "application/json", "Content-Type": "application/x-www-form-urlencoded"}
+    if protocol_version:
+        headers["MCP-Protocol-Version"] = protocol_version
+    if client is not None:
+        client.apply(form, headers, token_endpoint, issuer)
+    if dpop is not None:
+        headers["DPoP"] = dpop.proof("POST", token_endpoint, nonce=nonces.get(token_endpoint) if nonces else None)
+    grant = form.get("grant_type", "")
+    try:
+        with session.post(token_endpoint, data=form, headers=headers, timeout=timeout, allow_redirects=False) as resp:
+            status = resp.status_code
+            nonce = resp.headers.get("DPoP-Nonce")
+            try:
+                doc = resp.json()
+            except ValueError:
+                doc = None
+    except requests.RequestException as exc:
+        raise AuthError("token request (%s) to %s failed: %s" % (grant, token_endpoint, type(exc).__name__)) from exc
+    if nonce and nonces is not None and not nonces.put(token_endpoint, nonce):
+        nonce = None
+    return status, doc, nonce
+
+
 def tokens_from_response(
-    doc: Dict[str, Any], *, previous_refresh_token: Optional[str] = None, requested_scope: Optional[str] = None
+    doc: Dict[str, Any],
+    *,
+    previous_refresh_token: Optional[str] = None,
+    requested_scope: Optional[str] = None,
+    dpop: bool = False,
 ) -> Dict[str, Any]:
     """Store-shaped tokens (accessToken, refreshToken, expiresAt, scope, tokenType) from a token response.
 
-    A refresh response without ``refresh_token`` keeps ``previous_refresh_token``.
+    A refresh response without ``refresh_token`` keeps ``previous_refresh_token``. ``dpop``:
+    the request carried a DPoP proof, so ``token_type`` ``DPoP`` is accepted (tokenType "DPoP").
     """
     access = doc.get("access_token")
     if not isinstance(access, str) or not access:
         raise AuthError("the token response has no access_token")
     token_type = doc.get("token_type")
-    if isinstance(token_type, str) and token_type.lower() not in ("bearer", "n_a"):
-        raise AuthError("the token response has token_type %r; only Bearer is supported" % token_type)
-    tokens: Dict[str, Any] = {"accessToken": access, "tokenType": "Bearer", "obtainedAt": int(time.time())}
+    kind = token_type.lower() if isinstance(token_type, str) else "bearer"
+    if kind == "dpop" and not dpop:
+        raise AuthError("the token response has token_type DPoP although no DPoP proof was sent")
+    if kind not in ("bearer", "n_a", "dpop"):
+        raise AuthError("the token response has token_type %r; only Bearer and DPoP are supported" % token_type)
+    if dpop and kind != "dpop":
+        log.warning("the authorization server answered a DPoP token request with a %s token", token_type or "Bearer")
+    tokens: Dict[str, Any] = {
+        "accessToken": access,
+        "tokenType": "DPoP" if kind == "dpop" else "Bearer",
+        "obtainedAt": int(time.time()),
+    }
     refresh = doc.get("refresh_token")
     if isinstance(refresh, str) and refresh:
         tokens["refreshToken"] = refresh
@@ -187,21 +245,29 @@ def noninteractive_grant(
     cfg: Any,
     issuer: str,
     token_endpoint: str,
-    client: ClientAuth,
+    client: Optional[ClientAuth],
     resource: str,
     scope: Optional[str],
     *,
     timeout: float = 30.0,
+    dpop: Optional["DPoPKey"] = None,
+    nonces: Optional["NonceCache"] = None,
 ) -> Dict[str, Any]:
     """Run the grant configured in ``cfg`` (an :class:`~mcpsync.auth.OAuthConfig`); the token response.
 
-    ``client_credentials``: one request at the token endpoint. ``enterprise``: an RFC 8693 token
-    exchange of the ID token for an ID-JAG at the identity provider, then an RFC 7523 JWT bearer
-    grant with it at the authorization server (two requests).
+    ``client_credentials``: one request at the token endpoint. ``jwt_bearer`` (workload identity
+    federation): one RFC 7523 request whose ``assertion`` is the JWT ``cfg.assertion`` returns.
+    ``enterprise``: an RFC 8693 token exchange of the ID token for an ID-JAG at the identity
+    provider, then an RFC 7523 JWT bearer grant with it at the authorization server (two
+    requests). ``dpop``/``nonces`` apply to the authorization server's token endpoint only.
     """
+    kwargs: Dict[str, Any] = {"issuer": issuer, "timeout": timeout, "dpop": dpop, "nonces": nonces}
     if cfg.grant == "client_credentials":
-        form = {"grant_type": "client_credentials", "scope": scope, "resource": resource}
-        return token_request(session, token_endpoint, form, client, issuer=issuer, timeout=timeout)
+        form: Dict[str, Optional[str]] = {"grant_type": "client_credentials", "scope": scope, "resource": resource}
+        return token_request(session, token_endpoint, form, client, **kwargs)
+    if cfg.grant == "jwt_bearer":
+        form = {"grant_type": GRANT_JWT_BEARER, "assertion": _assertion(cfg), "scope": scope, "resource": resource}
+        return token_request(session, token_endpoint, form, client, **kwargs)
     if cfg.grant != "enterprise":
         raise ConfigError("grant %r is not a non-interactive grant" % cfg.grant)
     id_token = cfg.id_token() if callable(cfg.id_token) else cfg.id_token
@@ -211,7 +277,7 @@ def noninteractive_grant(
         cfg.idp_auth_method or ("client_secret_basic" if cfg.idp_client_secret else "none"),
         source="config",
     )
-    exchange = {
+    exchange: Dict[str, Optional[str]] = {
         "grant_type": GRANT_TOKEN_EXCHANGE,
         "requested_token_type": TOKEN_TYPE_ID_JAG,
         "audience": issuer,
@@ -226,4 +292,19 @@ def noninteractive_grant(
     if not isinstance(jag, str) or (issued is not None and issued != TOKEN_TYPE_ID_JAG):
         raise AuthError("the identity provider did not return an ID-JAG")
     form = {"grant_type": GRANT_JWT_BEARER, "assertion": jag, "scope": scope, "resource": resource}
-    return token_request(session, token_endpoint, form, client, issuer=issuer, timeout=timeout)
+    return token_request(session, token_endpoint, form, client, **kwargs)
+
+
+def _assertion(cfg: Any) -> str:
+    """The workload's JWT: ``cfg.assertion`` called when callable (a fresh one per token request)."""
+    source = cfg.assertion
+    if callable(source):
+        try:
+            value = source()
+        except Exception as exc:  # noqa: BLE001 - any failure of the application's callable
+            raise AuthError("the workload identity assertion callable failed: %s" % type(exc).__name__) from exc
+    else:
+        value = source
+    if not isinstance(value, str) or value.count(".") != 2:
+        raise AuthError("the workload identity assertion is not a compact JWT (header.payload.signature)")
+    return value

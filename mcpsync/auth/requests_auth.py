@@ -1,8 +1,11 @@
 """``OAuthAuth``: OAuth for the HTTP transport as a :class:`requests.auth.AuthBase`.
 
 Before each request it adds ``Authorization: Bearer <token>`` (refreshing an expiring token
-first, single flight). A response hook handles:
+first, single flight), or for a DPoP-bound token ``Authorization: DPoP <token>`` and a fresh
+``DPoP`` proof for that request's method and URL (RFC 9449). A response hook handles:
 
+- any ``DPoP-Nonce`` header: remembered for later proofs to that server; a 401 whose DPoP
+  challenge says ``error="use_dpop_nonce"`` is resent once with a proof carrying the nonce.
 - 401: refresh once and resend; then, for non-interactive grants, obtain a new token; then,
   when ``interactive``, run the browser login and resend; otherwise raise
   :class:`~mcpsync.errors.AuthRequired` carrying the parsed ``WWW-Authenticate``.
@@ -21,7 +24,7 @@ import logging
 from typing import Any, Dict, Optional
 
 from ..errors import AuthRequired, InsufficientScope
-from .discovery import parse_www_authenticate
+from .discovery import parse_challenges, preferred_challenge
 
 try:  # requests is a dependency of mcpsync, but this module is only imported on demand
     from requests.auth import AuthBase
@@ -37,12 +40,13 @@ _STATE_ATTR = "_mcpsync_oauth_state"
 
 
 class _RequestState:
-    __slots__ = ("token", "refreshed", "attempts")
+    __slots__ = ("token", "refreshed", "attempts", "nonce_retried")
 
     def __init__(self, token: Optional[str]) -> None:
         self.token = token
         self.refreshed = False
         self.attempts = 0
+        self.nonce_retried = False
 
 
 class OAuthAuth(AuthBase):
@@ -83,10 +87,11 @@ class OAuthAuth(AuthBase):
         request.register_hook("response", self._handle_response)
         return request
 
-    @staticmethod
-    def _set_token(request: Any, token: Optional[str]) -> None:
+    def _set_token(self, request: Any, token: Optional[str]) -> None:
+        request.headers.pop("DPoP", None)
         if token:
-            request.headers["Authorization"] = "Bearer " + token
+            headers = self.manager.authorization_headers(self.name, token, request.method or "GET", request.url)
+            request.headers.update(headers)
         else:
             request.headers.pop("Authorization", None)
 
@@ -96,12 +101,42 @@ class OAuthAuth(AuthBase):
 
     def _handle_response(self, response: Any, **kwargs: Any) -> Any:
         status = response.status_code
+        nonce = response.headers.get("DPoP-Nonce")
+        if nonce:
+            self.manager.remember_dpop_nonce(response.request.url, nonce)
         if status not in (401, 403):
             return response
         state: Optional[_RequestState] = getattr(response.request, _STATE_ATTR, None)
         if state is None:
             return response
-        challenge = parse_www_authenticate(response.headers.get("WWW-Authenticate"))
+        try:
+            return self._handle_challenge(response, state, kwargs)
+        except BaseException:
+            self._discard(response)  # never leak the connection of a response nobody will see
+            raise
+
+    def _handle_challenge(self, response: Any, state: _RequestState, kwargs: Dict[str, Any]) -> Any:
+        status = response.status_code
+        nonce = response.headers.get("DPoP-Nonce")
+        challenges = parse_challenges(response.headers.get("WWW-Authenticate"))
+        challenge = preferred_challenge(challenges)
+        dpop = next((params for scheme, params in challenges if scheme.lower() == "dpop"), None)
+        sent_dpop = "DPoP" in response.request.headers
+        if status == 401 and dpop is not None:
+            if sent_dpop and dpop.get("error") == "use_dpop_nonce":
+                if nonce and not state.nonce_retried:
+                    state.nonce_retried = True
+                    log.debug("%s asked for a DPoP nonce; resending once with it", self.name)
+                    return self._resend(response, state, state.token or "", kwargs)
+                self._discard(response)
+                raise AuthRequired(
+                    "server %s rejected the DPoP nonce it asked for (use_dpop_nonce again); giving up" % self.name,
+                    www_authenticate=challenge,
+                    status_code=401,
+                    server=self.name,
+                )
+            if not any(scheme.lower() == "bearer" for scheme, _ in challenges):
+                self.manager.note_dpop_challenge(self.name)
         if status == 403:
             if challenge.get("error") != "insufficient_scope":
                 return response
@@ -161,6 +196,7 @@ class OAuthAuth(AuthBase):
         response.close()
 
     def _resend(self, response: Any, state: _RequestState, token: str, kwargs: Dict[str, Any]) -> Any:
+        """Send the request again with ``token`` (and a fresh DPoP proof); hooks re-run here."""
         self._discard(response)
         prepared = response.request.copy()
         setattr(prepared, _STATE_ATTR, state)
@@ -173,3 +209,4 @@ class OAuthAuth(AuthBase):
         new_response.request = prepared
         # The adapter does not run hooks: handle a further 401/403 here.
         return self._handle_response(new_response, **kwargs)
+
