@@ -32,7 +32,7 @@ import socket
 import sys
 import threading
 import time
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 from urllib.parse import parse_qsl, urlsplit
 
 from .. import _threads
@@ -46,6 +46,7 @@ __all__ = [
     "parse_redirect",
     "PendingCallback",
     "expect_callback",
+    "authorize_in_browser",
     "DEFAULT_CALLBACK_HOST",
     "DEFAULT_CALLBACK_PORT",
     "DEFAULT_CALLBACK_PATH",
@@ -530,3 +531,59 @@ def running_servers() -> List[Tuple[str, int]]:
     """(host, port) of the callback servers running in this process (for tests and diagnostics)."""
     with _SERVERS_LOCK:
         return sorted(_SERVERS)
+
+
+def authorize_in_browser(manager: Any, name: str, url: str, state: str, timeout: Optional[float]) -> Dict[str, str]:
+    """The browser step of an :class:`~mcpsync.auth.OAuthManager` login: the authorization handler, or
+    the browser plus the loopback callback (registered as the manager's pending login of ``name`` so
+    ``finish_auth`` can deliver a pasted redirect). Returns the redirect's ``state``, ``code``, ``iss``.
+    """
+    request = AuthorizationRequest(name, url, manager.redirect_uri, state)
+    if manager.on_authorization_url is not None:
+        manager.on_authorization_url(name, url)
+    if manager.authorize_handler is not None:
+        value = manager.authorize_handler(request)
+        if value is None:
+            raise CallbackError("the authorization handler returned nothing", server=name)
+        return parse_redirect(value, state)
+    waiter = expect_callback(
+        state,
+        host=manager.callback_host,
+        port=manager.callback_port,
+        path=manager.callback_path,
+        store=manager.store,
+        label=name,
+    )
+    with manager._lock:
+        if manager._closed:
+            waiter.close()
+            raise CallbackError("the OAuth manager is closed", server=name)
+        manager._pending[name] = waiter
+    try:
+        opened = False
+        try:
+            opened = bool((manager.open_browser or _webbrowser_open())(url))
+        except Exception:  # noqa: BLE001 - any browser failure becomes the event below
+            log.debug("opening the browser failed", exc_info=True)
+        if not opened:
+            log.warning(
+                "could not open a browser for the login of %s; paste the redirect URL into finish_auth", name
+            )
+            if manager.on_browser_open_failed is not None:
+                manager.on_browser_open_failed(name, url)
+        result = waiter.wait(manager.callback_timeout if timeout is None else timeout)
+    finally:
+        with manager._lock:
+            if manager._pending.get(name) is waiter:
+                del manager._pending[name]
+        waiter.close()
+    params = {"state": result.state or "", "code": result.code or ""}
+    if result.iss is not None:
+        params["iss"] = result.iss
+    return params
+
+
+def _webbrowser_open() -> Callable[[str], bool]:
+    import webbrowser
+
+    return webbrowser.open

@@ -18,7 +18,6 @@ import logging
 import os
 import threading
 import time
-import webbrowser
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 from urllib.parse import urlencode, urlsplit
 
@@ -39,6 +38,7 @@ from .dpop import DPoPKey, DPoPState
 from .grants import ClientAuth, noninteractive_grant, token_request, tokens_from_response
 from .pkce import code_challenge, make_code_verifier, make_state
 from .registration import client_from_config, client_from_stored, known_client_id, resolve_client
+from .scopes import select_scopes, split_scope, union
 from .store_base import CredentialBackend, entry_for_url
 
 __all__ = ["AuthorizationRequest", "OAuthManager", "ENV_CALLBACK_PORT"]
@@ -60,19 +60,6 @@ class _ServerEntry:
         self.name = name
         self.url = url
         self.oauth = oauth
-
-
-def _split(scope: Optional[str]) -> List[str]:
-    return [s for s in (scope or "").split() if s]
-
-
-def _union(*groups: Iterable[str]) -> List[str]:
-    out: List[str] = []
-    for group in groups:
-        for item in group:
-            if item not in out:
-                out.append(item)
-    return out
 
 
 class OAuthManager:
@@ -164,7 +151,7 @@ class OAuthManager:
         self._pending: Dict[str, _callback.PendingCallback] = {}
         self._session: Any = None
         self._closed = False
-        self._dpop = DPoPState()
+        self.dpop = DPoPState()  # DPoP keys, nonces and bound tokens (see mcpsync.auth.dpop)
 
     def __repr__(self) -> str:
         return "OAuthManager(store=%r, redirect_uri=%r, servers=%r)" % (
@@ -317,7 +304,7 @@ class OAuthManager:
         used = tokens.get("accessToken")
         if used and not entry.get("needsAuth"):
             if self._usable(tokens):
-                self._dpop.note_entry(entry)
+                self.dpop.note_entry(entry)
                 return str(used)
             if tokens.get("refreshToken"):
                 fresh = self.refresh(name, used)
@@ -343,7 +330,7 @@ class OAuthManager:
             entry = entry_for_url(self.store, name, server.url) or {}
             tokens = entry.get("tokens") or {}
             if tokens.get("accessToken") != used_token and self._usable(tokens) and not entry.get("needsAuth"):
-                self._dpop.note_entry(entry)
+                self.dpop.note_entry(entry)
                 return str(tokens["accessToken"])
             if not tokens.get("refreshToken"):
                 return None
@@ -352,7 +339,7 @@ class OAuthManager:
                 tokens = entry.get("tokens") or {}
                 if tokens.get("accessToken") != used_token and self._usable(tokens) and not entry.get("needsAuth"):
                     log.debug("tokens of %s were already refreshed elsewhere", name)
-                    self._dpop.note_entry(entry)
+                    self.dpop.note_entry(entry)
                     return str(tokens["accessToken"])
                 refresh_token = tokens.get("refreshToken")
                 endpoint = entry.get("tokenEndpoint")
@@ -363,7 +350,7 @@ class OAuthManager:
                 except AuthError:
                     return None
                 # A DPoP-bound refresh keeps the key it was bound to (RFC 9449 section 5).
-                key = self._dpop.stored_key(entry) if tokens.get("tokenType") == "DPoP" else None
+                key = self.dpop.stored_key(entry) if tokens.get("tokenType") == "DPoP" else None
                 if tokens.get("tokenType") == "DPoP" and key is None:
                     return None
                 form = {
@@ -380,7 +367,7 @@ class OAuthManager:
                         issuer=entry.get("issuer"),
                         timeout=self.http_timeout,
                         dpop=key,
-                        nonces=self._dpop.nonces,
+                        nonces=self.dpop.nonces,
                     )
                     new = tokens_from_response(
                         doc,
@@ -410,9 +397,9 @@ class OAuthManager:
                 if not saved:
                     log.info("the tokens of %s changed during the refresh; keeping the stored ones", name)
                     if newer:
-                        self._dpop.note_entry(entry_for_url(self.store, name, server.url) or {})
+                        self.dpop.note_entry(entry_for_url(self.store, name, server.url) or {})
                     return newer
-                self._dpop.note(new, key)
+                self.dpop.note(new, key)
                 log.info("refreshed the access token of %s", name)
                 return str(new["accessToken"])
 
@@ -481,26 +468,6 @@ class OAuthManager:
         self.store.update(name, bind)
         return prm, meta, resource
 
-    def _scopes(
-        self,
-        cfg: OAuthConfig,
-        prm: Optional[ProtectedResourceMetadata],
-        meta: AuthServerMetadata,
-        challenge: Optional[Dict[str, str]],
-        extra: Iterable[str] = (),
-    ) -> List[str]:
-        if challenge and _split(challenge.get("scope")):
-            base = _split(challenge.get("scope"))
-        elif prm is not None and prm.scopes_supported:
-            base = list(prm.scopes_supported)
-        else:
-            base = []
-        scopes = _union(extra, base, _split(cfg.scope))
-        # offline_access asks for a refresh token: only for browser logins, only when the server lists it.
-        if cfg.interactive and scopes and "offline_access" in meta.scopes_supported and "offline_access" not in scopes:
-            scopes.append("offline_access")
-        return scopes
-
     def login(
         self,
         name: str,
@@ -519,7 +486,7 @@ class OAuthManager:
         Blocks for the whole login (browser: up to ``timeout`` or ``callback_timeout``).
         """
         server, cfg = self._oauth(name)
-        wanted = _union(extra_scopes, _split((challenge or {}).get("scope")))
+        wanted = union(extra_scopes, split_scope((challenge or {}).get("scope")))
         with self._named_lock(self._login_locks, name, threading.RLock):
             if not force:
                 entry = entry_for_url(self.store, name, server.url) or {}
@@ -528,9 +495,9 @@ class OAuthManager:
                     tokens.get("accessToken") != used_token
                     and self._usable(tokens)
                     and not entry.get("needsAuth")
-                    and set(wanted) <= set(_split(entry.get("requestedScope") or tokens.get("scope")))
+                    and set(wanted) <= set(split_scope(entry.get("requestedScope") or tokens.get("scope")))
                 ):
-                    self._dpop.note_entry(entry)
+                    self.dpop.note_entry(entry)
                     return str(tokens["accessToken"])
             if not cfg.interactive:
                 return self._grant(name, challenge, wanted)
@@ -566,7 +533,7 @@ class OAuthManager:
         if not meta.token_endpoint:
             raise AuthError("the authorization server %s has no token endpoint" % meta.issuer, server=name)
         client = client_from_config(cfg, meta) if cfg.client_id else None
-        scopes = self._scopes(cfg, prm, meta, challenge, extra)
+        scopes = select_scopes(cfg, prm, meta, challenge, extra)
         scope = " ".join(scopes) or None
         try:
             key = self._dpop_key(name, cfg, meta)
@@ -580,34 +547,20 @@ class OAuthManager:
                 scope,
                 timeout=self.http_timeout,
                 dpop=key,
-                nonces=self._dpop.nonces,
+                nonces=self.dpop.nonces,
             )
             new = tokens_from_response(doc, requested_scope=scope, dpop=key is not None)
         except AuthError as exc:
             raise exc.with_context(server=name)
         self._save_tokens(name, new, client, scope)
-        self._dpop.note(new, key)
+        self.dpop.note(new, key)
         log.info("obtained an access token for %s (%s grant)", name, cfg.grant)
         return str(new["accessToken"])
 
     def _dpop_key(self, name: str, cfg: OAuthConfig, meta: AuthServerMetadata) -> Optional[DPoPKey]:
         """The DPoP key for ``name``'s next token request, or None for Bearer tokens."""
-        alg = self._dpop.wants(name, cfg, meta.dpop_signing_alg_values_supported)
-        return self._dpop.key_for(name, alg, self.store) if alg else None
-
-    def authorization_headers(self, name: str, token: str, method: str, url: str) -> Dict[str, str]:
-        """The headers presenting ``token`` on one request to ``url``: ``Authorization: Bearer``, or for a
-        DPoP-bound token ``Authorization: DPoP`` plus a fresh ``DPoP`` proof (with ``ath`` and the
-        server's last nonce). Thread-safe; no I/O."""
-        return self._dpop.headers(token, method, url)
-
-    def remember_dpop_nonce(self, url: str, nonce: Optional[str]) -> bool:
-        """Record a ``DPoP-Nonce`` the MCP server at ``url`` sent (used by later proofs to it)."""
-        return self._dpop.rs_nonces.put(url, nonce)
-
-    def note_dpop_challenge(self, name: str) -> None:
-        """Record that ``name`` challenged with the DPoP scheme only (its next tokens use DPoP)."""
-        self._dpop.note_challenge(name)
+        alg = self.dpop.wants(name, cfg, meta.dpop_signing_alg_values_supported)
+        return self.dpop.key_for(name, alg, self.store) if alg else None
 
     def _save_tokens(
         self, name: str, tokens: Dict[str, Any], client: Optional[ClientAuth], scope: Optional[str]
@@ -697,10 +650,10 @@ class OAuthManager:
             raise AuthError(
                 "the authorization server %s lacks an authorization or token endpoint" % meta.issuer, server=name
             )
-        scopes = self._scopes(cfg, prm, meta, challenge, extra)
+        scopes = select_scopes(cfg, prm, meta, challenge, extra)
         scope = " ".join(scopes) or None
         try:
-            dpop_alg = self._dpop.wants(name, cfg, meta.dpop_signing_alg_values_supported)
+            dpop_alg = self.dpop.wants(name, cfg, meta.dpop_signing_alg_values_supported)
         except AuthError as exc:
             raise exc.with_context(server=name)
         client, registered = self._resolve_client(name, cfg, meta)
@@ -747,58 +700,13 @@ class OAuthManager:
     ) -> str:
         url, state = self._prepare(name, challenge, extra)
         try:
-            params = self._authorize_step(name, url, state, timeout)
+            params = _callback.authorize_in_browser(self, name, url, state, timeout)
             return self._complete(name, params)
         except _InvalidClient:
             raise
         except BaseException:
             self._clear_pending(name, state)
             raise
-
-    def _authorize_step(self, name: str, url: str, state: str, timeout: Optional[float]) -> Dict[str, str]:
-        request = AuthorizationRequest(name, url, self.redirect_uri, state)
-        if self.on_authorization_url is not None:
-            self.on_authorization_url(name, url)
-        if self.authorize_handler is not None:
-            value = self.authorize_handler(request)
-            if value is None:
-                raise CallbackError("the authorization handler returned nothing", server=name)
-            return parse_redirect(value, state)
-        waiter = _callback.expect_callback(
-            state,
-            host=self.callback_host,
-            port=self.callback_port,
-            path=self.callback_path,
-            store=self.store,
-            label=name,
-        )
-        with self._lock:
-            if self._closed:
-                waiter.close()
-                raise CallbackError("the OAuth manager is closed", server=name)
-            self._pending[name] = waiter
-        try:
-            opened = False
-            try:
-                opened = bool((self.open_browser or webbrowser.open)(url))
-            except Exception:  # noqa: BLE001 - any browser failure becomes the event below
-                log.debug("opening the browser failed", exc_info=True)
-            if not opened:
-                log.warning(
-                    "could not open a browser for the login of %s; paste the redirect URL into finish_auth", name
-                )
-                if self.on_browser_open_failed is not None:
-                    self.on_browser_open_failed(name, url)
-            result = waiter.wait(self.callback_timeout if timeout is None else timeout)
-        finally:
-            with self._lock:
-                if self._pending.get(name) is waiter:
-                    del self._pending[name]
-            waiter.close()
-        params = {"state": result.state or "", "code": result.code or ""}
-        if result.iss is not None:
-            params["iss"] = result.iss
-        return params
 
     def _clear_pending(self, name: str, state: Optional[str]) -> None:
         def clear(e: Dict[str, Any]) -> None:
@@ -851,7 +759,7 @@ class OAuthManager:
         }
         try:
             alg = pending.get("dpopAlg")
-            key = self._dpop.key_for(name, alg, self.store) if isinstance(alg, str) else None
+            key = self.dpop.key_for(name, alg, self.store) if isinstance(alg, str) else None
             doc = token_request(
                 self._http(),
                 pending["tokenEndpoint"],
@@ -860,7 +768,7 @@ class OAuthManager:
                 issuer=pending.get("issuer"),
                 timeout=self.http_timeout,
                 dpop=key,
-                nonces=self._dpop.nonces,
+                nonces=self.dpop.nonces,
             )
             tokens = tokens_from_response(doc, requested_scope=pending.get("scope"), dpop=key is not None)
         except OAuthError as exc:
@@ -869,7 +777,7 @@ class OAuthManager:
                 raise _InvalidClient() from exc
             raise exc.with_context(server=name)
         self._save_tokens(name, tokens, client, pending.get("scope"))
-        self._dpop.note(tokens, key)
+        self.dpop.note(tokens, key)
         log.info("login of %s completed", name)
         return str(tokens["accessToken"])
 

@@ -90,7 +90,7 @@ class OAuthAuth(AuthBase):
     def _set_token(self, request: Any, token: Optional[str]) -> None:
         request.headers.pop("DPoP", None)
         if token:
-            headers = self.manager.authorization_headers(self.name, token, request.method or "GET", request.url)
+            headers = self.manager.dpop.headers(token, request.method or "GET", request.url)
             request.headers.update(headers)
         else:
             request.headers.pop("Authorization", None)
@@ -103,7 +103,7 @@ class OAuthAuth(AuthBase):
         status = response.status_code
         nonce = response.headers.get("DPoP-Nonce")
         if nonce:
-            self.manager.remember_dpop_nonce(response.request.url, nonce)
+            self.manager.dpop.rs_nonces.put(response.request.url, nonce)
         if status not in (401, 403):
             return response
         state: Optional[_RequestState] = getattr(response.request, _STATE_ATTR, None)
@@ -136,7 +136,7 @@ class OAuthAuth(AuthBase):
                     server=self.name,
                 )
             if not any(scheme.lower() == "bearer" for scheme, _ in challenges):
-                self.manager.note_dpop_challenge(self.name)
+                self.manager.dpop.note_challenge(self.name)
         if status == 403:
             if challenge.get("error") != "insufficient_scope":
                 return response
