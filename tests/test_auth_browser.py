@@ -107,3 +107,22 @@ def test_real_browser_login_error_page(srv, make_manager, browser):
     with open(browser.screenshot, "rb") as fh:
         assert fh.read(8) == b"\x89PNG\r\n\x1a\n"
     assert m.get_auth_status("srv") == "not_authenticated"
+
+
+@pytest.mark.parametrize(
+    "query, heading",
+    [("code=x", "Missing state parameter"), ("code=x&state=nobody-waits", "Invalid state")],
+)
+def test_real_browser_bad_callback_pages(store, browser, query, heading):
+    """The 400 pages render in a real browser as the same styled page, saying what to do."""
+    from mcpsync.auth import callback
+    from tests.authserver import free_port
+
+    port = free_port()
+    with callback.expect_callback("the-real-state", port=port, store=store):
+        browser("http://127.0.0.1:%d%s?%s" % (port, callback.DEFAULT_CALLBACK_PATH, query))
+        dom = browser.dom()
+    assert heading in dom and "What to do:" in dom and "start the login again" in dom.lower()
+    assert 'id="mcpsync-title"' in dom and "#1a1a2e" in dom
+    with open(browser.screenshot, "rb") as fh:
+        assert fh.read(8) == b"\x89PNG\r\n\x1a\n"

@@ -59,8 +59,12 @@ def test_success_page_and_delivery(store):
 def test_missing_and_unknown_state(store):
     port = free_port()
     with callback.expect_callback("s1", port=port, store=store):
-        assert get(port, {"code": "x"})[:2] == (400, "Missing state parameter")
-        assert get(port, {"code": "x", "state": "nope"})[:2] == (400, "Invalid state")
+        status, text, headers = get(port, {"code": "x"})
+        assert status == 400 and "Missing state parameter" in text and "What to do:" in text
+        assert headers["Content-Type"].startswith("text/html") and "#1a1a2e" in text  # the same styled page
+        status, text, _ = get(port, {"code": "x", "state": "nope"})
+        assert status == 400 and "Invalid state" in text and "start the login again" in text.lower()
+        assert "window.close" not in text  # stays open: there is something to read
 
 
 def test_error_parameter_fails_the_login_and_shows_escaped_page(store):

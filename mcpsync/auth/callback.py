@@ -284,14 +284,14 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             if not known_path:
                 self._reply(404, "Not found", "text/plain; charset=utf-8")
                 return
-            self._reply(400, "Missing state parameter", "text/plain; charset=utf-8")
+            self._reply(400, pages.missing_state_page())
             return
         waiter = owner.lookup(state) if known_path else None
         relayed = False
         if waiter is None:
             relayed = owner.relay(state, params)
             if not relayed:
-                self._reply(400, "Invalid state", "text/plain; charset=utf-8")
+                self._reply(400, pages.invalid_state_page())
                 return
         if params.get("error"):
             self._reply(200, pages.error_page(params["error"], params.get("error_description", "")))
