@@ -6,15 +6,116 @@ loaded on first attribute access.
 """
 
 import logging as _logging
+from typing import TYPE_CHECKING
 
 from .__version__ import __version__ as __version__
 from ._names import TYPE_NAMES as _TYPE_NAMES
 from .errors import *  # noqa: F401,F403
 from .errors import __all__ as _errors_all
 
+if TYPE_CHECKING:  # the lazy names below, for type checkers (at run time each loads on first use);
+    # "X as X" marks each as re-exported
+    from ._dispatch import (
+        NotificationQueue as NotificationQueue,
+    )
+    from .auth import (
+        CredentialBackend as CredentialBackend,
+        CredentialStore as CredentialStore,
+        OAuthAuth as OAuthAuth,
+        OAuthConfig as OAuthConfig,
+        OAuthManager as OAuthManager,
+    )
+    from .client.client import (
+        Client as Client,
+        connect as connect,
+        prompt_ref as prompt_ref,
+        resource_ref as resource_ref,
+    )
+    from .client.handlers import (
+        ElicitationRequest as ElicitationRequest,
+        ElicitationResult as ElicitationResult,
+        SamplingRequest as SamplingRequest,
+        SamplingResult as SamplingResult,
+    )
+    from .client.modern import (
+        Subscription as Subscription,
+    )
+    from .client.tasks import (
+        TaskHandle as TaskHandle,
+        resume_task as resume_task,
+        start_task as start_task,
+    )
+    from .manager.adapters import (
+        execute_tool_call as execute_tool_call,
+        to_anthropic_tools as to_anthropic_tools,
+        to_openai_responses_tools as to_openai_responses_tools,
+        to_openai_tools as to_openai_tools,
+        tool_definitions as tool_definitions,
+    )
+    from .manager.config import (
+        ServerConfig as ServerConfig,
+        find_config as find_config,
+        load_config as load_config,
+        parse_config as parse_config,
+    )
+    from .manager.manager import (
+        Manager as Manager,
+        ServerManager as ServerManager,
+        ServerStatus as ServerStatus,
+        ServerTool as ServerTool,
+        UnknownTool as UnknownTool,
+    )
+    from .session import (
+        DEFAULT as DEFAULT,
+        RequestContext as RequestContext,
+        RequestHandle as RequestHandle,
+        Session as Session,
+    )
+    from .transports.base import (
+        Transport as Transport,
+        TransportSink as TransportSink,
+    )
+    from .transports.http import (
+        StreamableHTTPTransport as StreamableHTTPTransport,
+    )
+    from .transports.sse import (
+        SSETransport as SSETransport,
+    )
+    from .transports.stdio import (
+        StdioTransport as StdioTransport,
+    )
+    from .types import (
+        AudioContent as AudioContent,
+        CallToolResult as CallToolResult,
+        Completion as Completion,
+        ContentBlock as ContentBlock,
+        EmbeddedResource as EmbeddedResource,
+        GetPromptResult as GetPromptResult,
+        ImageContent as ImageContent,
+        Implementation as Implementation,
+        Page as Page,
+        ProgressEvent as ProgressEvent,
+        Prompt as Prompt,
+        PromptArgument as PromptArgument,
+        PromptMessage as PromptMessage,
+        ReadResourceResult as ReadResourceResult,
+        Resource as Resource,
+        ResourceContents as ResourceContents,
+        ResourceLink as ResourceLink,
+        ResourceTemplate as ResourceTemplate,
+        Root as Root,
+        ServerNotification as ServerNotification,
+        TextContent as TextContent,
+        Tool as Tool,
+        UnknownContent as UnknownContent,
+        content_block as content_block,
+    )
+
+
 _logging.getLogger(__name__).addHandler(_logging.NullHandler())
 
 #: name -> module that defines it, imported on first use (keeps ``import mcpsync`` fast).
+#: Add every new name to the ``if TYPE_CHECKING:`` imports above too (tests/test_typing.py checks it).
 _LAZY = {
     "Client": "client.client",
     "connect": "client.client",
