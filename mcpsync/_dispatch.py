@@ -16,9 +16,12 @@ import logging
 import queue
 import threading
 import time
-from typing import Any, Callable, Deque, Iterator, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, Deque, Iterator, List, Optional
 
 from ._threads import join, spawn
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .types import ServerNotification
 
 __all__ = ["Dispatcher", "NotificationQueue"]
 
@@ -99,13 +102,13 @@ class NotificationQueue:
     """
 
     def __init__(self, maxsize: int = 10000) -> None:
-        self._items: Deque[Any] = collections.deque()
+        self._items: Deque[ServerNotification] = collections.deque()
         self._maxsize = maxsize
         self._cond = threading.Condition(threading.Lock())
         self._closed = False
         self._dropped = 0
 
-    def put(self, item: Any) -> None:
+    def put(self, item: ServerNotification) -> None:
         """Add one notification (called by the session; never blocks)."""
         with self._cond:
             if self._closed:
@@ -118,7 +121,7 @@ class NotificationQueue:
             self._items.append(item)
             self._cond.notify()
 
-    def get(self, timeout: Optional[float] = None) -> Any:
+    def get(self, timeout: Optional[float] = None) -> ServerNotification:
         """Remove and return the oldest notification, waiting up to ``timeout`` seconds."""
         with self._cond:
             if not self._cond.wait_for(lambda: self._items or self._closed, timeout):
@@ -127,11 +130,11 @@ class NotificationQueue:
                 return self._items.popleft()
             raise queue.Empty
 
-    def get_nowait(self) -> Any:
+    def get_nowait(self) -> ServerNotification:
         """Return the oldest notification or raise :class:`queue.Empty`."""
         return self.get(timeout=0)
 
-    def drain(self) -> List[Any]:
+    def drain(self) -> List[ServerNotification]:
         """Remove and return every waiting notification."""
         with self._cond:
             items = list(self._items)
@@ -147,7 +150,7 @@ class NotificationQueue:
     def __len__(self) -> int:
         return len(self._items)
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[ServerNotification]:
         while True:
             try:
                 yield self.get()

@@ -19,7 +19,7 @@ import enum
 import logging
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Union, cast
+from typing import Any, Callable, Dict, Generic, List, Optional, TypeVar, Union, cast
 
 from ._dispatch import Dispatcher, NotificationQueue
 from .errors import (
@@ -54,6 +54,7 @@ class _Default(enum.Enum):
 DEFAULT = _Default.DEFAULT
 
 Timeout = Union[float, None, _Default]
+_R = TypeVar("_R")
 RequestHandler = Callable[[str, Dict[str, Any], "RequestContext"], Any]
 NotificationHandler = Callable[[str, Dict[str, Any]], None]
 
@@ -88,7 +89,7 @@ class RequestContext:
 class _Pending:
     __slots__ = ("future", "method", "request_id", "progress", "last_activity", "started")
 
-    def __init__(self, request_id: Any, method: str, progress: Optional[Callable[[ProgressEvent], None]]) -> None:
+    def __init__(self, request_id: Any, method: str, progress: Optional[Callable[[ProgressEvent], object]]) -> None:
         self.future: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
         self.request_id = request_id
         self.method = method
@@ -115,13 +116,14 @@ class _BatchReply:
             self._session._send_raw(self._answers)  # noqa: SLF001
 
 
-class RequestHandle:
+class RequestHandle(Generic[_R]):
     """A request in flight, returned by the non-blocking variants (``call_tool_async``...).
 
     Thread-safe. :meth:`result` blocks with the request's timeouts;
     :meth:`cancel` sends ``notifications/cancelled`` (or closes the request's
     stream on transports that cancel that way) and fails the request with
-    :class:`~mcpsync.RequestCancelled`.
+    :class:`~mcpsync.RequestCancelled`. ``RequestHandle[R]``: :meth:`result` returns an ``R``
+    (``call_tool_async`` gives a ``RequestHandle[CallToolResult]``).
     """
 
     def __init__(
@@ -130,7 +132,7 @@ class RequestHandle:
         pending: _Pending,
         timeout: Optional[float],
         max_total_timeout: Optional[float],
-        transform: Optional[Callable[[Any], Any]] = None,
+        transform: Optional[Callable[[Any], _R]] = None,
     ) -> None:
         self._session = session
         self._pending = pending
@@ -152,7 +154,7 @@ class RequestHandle:
         """True once the request has a result, an error, or was cancelled."""
         return self._pending.future.done()
 
-    def result(self, timeout: Timeout = DEFAULT) -> Any:
+    def result(self, timeout: Timeout = DEFAULT) -> _R:
         """Block until the result arrives and return it.
 
         Args:
@@ -167,7 +169,9 @@ class RequestHandle:
         """
         idle = self._timeout if timeout is DEFAULT else timeout
         value = self._session._wait(self._pending, idle, self._max_total)  # noqa: SLF001
-        return self._transform(value) if self._transform else value
+        if self._transform is not None:
+            return self._transform(value)
+        return cast(_R, value)  # no transform: the raw result (a RequestHandle[Any])
 
     def cancel(self, reason: str = "cancelled by the client") -> bool:
         """Cancel the request; returns False when it had already finished."""
@@ -190,7 +194,7 @@ class RequestHandle:
             return exc
         return None
 
-    def add_done_callback(self, fn: Callable[["RequestHandle"], Any]) -> None:
+    def add_done_callback(self, fn: Callable[["RequestHandle[_R]"], object]) -> None:
         """Call ``fn(handle)`` when the request finishes, on the session's dispatch thread."""
         self._pending.future.add_done_callback(lambda _f: self._session.dispatch(fn, self))
 
@@ -322,7 +326,7 @@ class Session(TransportSink):
         method: str,
         params: Optional[Dict[str, Any]] = None,
         *,
-        progress: Optional[Callable[[ProgressEvent], None]] = None,
+        progress: Optional[Callable[[ProgressEvent], object]] = None,
         progress_token: bool = False,
         owned_params: bool = False,
     ) -> "tuple[_Pending, Dict[str, Any]]":
@@ -362,7 +366,7 @@ class Session(TransportSink):
         *,
         timeout: Timeout = DEFAULT,
         max_total_timeout: Optional[float] = None,
-        progress: Optional[Callable[[ProgressEvent], None]] = None,
+        progress: Optional[Callable[[ProgressEvent], object]] = None,
         progress_token: bool = False,
         owned_params: bool = False,
     ) -> Any:
@@ -396,11 +400,11 @@ class Session(TransportSink):
         *,
         timeout: Timeout = DEFAULT,
         max_total_timeout: Optional[float] = None,
-        progress: Optional[Callable[[ProgressEvent], None]] = None,
+        progress: Optional[Callable[[ProgressEvent], object]] = None,
         progress_token: bool = False,
         transform: Optional[Callable[[Any], Any]] = None,
-        before_send: Optional[Callable[[Any], Any]] = None,
-    ) -> RequestHandle:
+        before_send: Optional[Callable[[Any], object]] = None,
+    ) -> RequestHandle[Any]:
         """Send a request and return at once with a :class:`RequestHandle`.
 
         ``before_send(request_id)`` runs before the request leaves, so a caller can

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Generic, List, Optional, TypeVar
 
 from ._names import TYPE_NAMES
 from .errors import ToolError
@@ -21,6 +21,7 @@ from .errors import ToolError
 __all__ = list(TYPE_NAMES)
 
 JSON = Dict[str, Any]
+_T = TypeVar("_T")
 
 
 def _str(d: JSON, key: str) -> Optional[str]:
@@ -433,10 +434,13 @@ class Completion:
 
 
 @dataclass
-class Page:
-    """One page of a list method: the typed ``items`` and the ``next_cursor`` (None at the end)."""
+class Page(Generic[_T]):
+    """One page of a list method: the typed ``items`` and the ``next_cursor`` (None at the end).
 
-    items: List[Any]
+    ``Page[Tool]`` from ``list_tools_page()``, ``Page[Prompt]`` from ``list_prompts_page()``...
+    """
+
+    items: List[_T]
     next_cursor: Optional[str] = None
     raw: JSON = field(default_factory=dict, repr=False)
 

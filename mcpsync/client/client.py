@@ -17,7 +17,7 @@ default: the client's ``timeout``, 60 s) and ``max_total_timeout`` (a hard cap).
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..errors import (
     ConfigError,
@@ -39,21 +39,29 @@ from ..types import (
     Resource,
     ResourceTemplate,
     Root,
+    ServerNotification,
     Tool,
 )
 from ..wire import protocol as P
-from .core import ClientCore
+from .core import ClientCore, Target
+from .modern import Subscription
 from .schema import validate
+
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import ParamSpec
+
+    _P = ParamSpec("_P")
 
 __all__ = ["Client", "connect"]
 
 logger = logging.getLogger(__name__)
 
-_LISTS = {
-    "tools": ("tools/list", "tools", Tool),
-    "prompts": ("prompts/list", "prompts", Prompt),
-    "resources": ("resources/list", "resources", Resource),
-    "resource_templates": ("resources/templates/list", "resourceTemplates", ResourceTemplate),
+#: kind -> (list method, result key, item builder)
+_LISTS: Dict[str, Tuple[str, str, Callable[[Dict[str, Any]], Any]]] = {
+    "tools": ("tools/list", "tools", Tool.from_dict),
+    "prompts": ("prompts/list", "prompts", Prompt.from_dict),
+    "resources": ("resources/list", "resources", Resource.from_dict),
+    "resource_templates": ("resources/templates/list", "resourceTemplates", ResourceTemplate.from_dict),
 }
 _CAPABILITY = {"tools": "tools", "prompts": "prompts", "resources": "resources", "resource_templates": "resources"}
 
@@ -122,8 +130,8 @@ class Client(ClientCore):
         params: Optional[Dict[str, Any]] = None,
         *,
         timeout: Timeout = DEFAULT,
-        max_total_timeout: Any = DEFAULT,
-        progress: Optional[Callable[[ProgressEvent], Any]] = None,
+        max_total_timeout: Timeout = DEFAULT,
+        progress: Optional[Callable[[ProgressEvent], object]] = None,
     ) -> Any:
         """Send any request and return its raw result dict (the escape hatch for new methods)."""
         return self._call(method, params, timeout=timeout, max_total_timeout=max_total_timeout, progress=progress)
@@ -134,8 +142,8 @@ class Client(ClientCore):
 
     # ------------------------------------------------------------------ lists
 
-    def _page(self, kind: str, cursor: Optional[str], timeout: Timeout) -> Page:
-        method, key, cls = _LISTS[kind]
+    def _page(self, kind: str, cursor: Optional[str], timeout: Timeout) -> Page[Any]:
+        method, key, build = _LISTS[kind]
         self.require_capability(_CAPABILITY[kind], method)
         params: Dict[str, Any] = {} if cursor is None else {"cursor": cursor}
         cached = self._modern.cached_list(method, cursor)
@@ -145,7 +153,7 @@ class Client(ClientCore):
             result = self._call(method, params, timeout=timeout)
             self._modern.store_list(method, cursor, result)
         raw_items = result.get(key) if isinstance(result, dict) else None
-        items = [cls.from_dict(x) for x in raw_items if isinstance(x, dict)] if isinstance(raw_items, list) else []
+        items = [build(x) for x in raw_items if isinstance(x, dict)] if isinstance(raw_items, list) else []
         nxt = result.get("nextCursor") if isinstance(result, dict) else None
         if kind == "tools":
             items = self._modern.filter_tools(items)
@@ -185,7 +193,7 @@ class Client(ClientCore):
         """Every tool, following each cursor to the end. Blocks up to ``timeout`` per page."""
         return self._all("tools", timeout)
 
-    def list_tools_page(self, cursor: Optional[str] = None, *, timeout: Timeout = DEFAULT) -> Page:
+    def list_tools_page(self, cursor: Optional[str] = None, *, timeout: Timeout = DEFAULT) -> Page[Tool]:
         """One page of tools; ``page.next_cursor`` is None at the end."""
         return self._page("tools", cursor, timeout)
 
@@ -193,7 +201,7 @@ class Client(ClientCore):
         """Every prompt, following each cursor to the end."""
         return self._all("prompts", timeout)
 
-    def list_prompts_page(self, cursor: Optional[str] = None, *, timeout: Timeout = DEFAULT) -> Page:
+    def list_prompts_page(self, cursor: Optional[str] = None, *, timeout: Timeout = DEFAULT) -> Page[Prompt]:
         """One page of prompts."""
         return self._page("prompts", cursor, timeout)
 
@@ -201,7 +209,7 @@ class Client(ClientCore):
         """Every resource, following each cursor to the end."""
         return self._all("resources", timeout)
 
-    def list_resources_page(self, cursor: Optional[str] = None, *, timeout: Timeout = DEFAULT) -> Page:
+    def list_resources_page(self, cursor: Optional[str] = None, *, timeout: Timeout = DEFAULT) -> Page[Resource]:
         """One page of resources."""
         return self._page("resources", cursor, timeout)
 
@@ -209,7 +217,9 @@ class Client(ClientCore):
         """Every resource template, following each cursor to the end."""
         return self._all("resource_templates", timeout)
 
-    def list_resource_templates_page(self, cursor: Optional[str] = None, *, timeout: Timeout = DEFAULT) -> Page:
+    def list_resource_templates_page(
+        self, cursor: Optional[str] = None, *, timeout: Timeout = DEFAULT
+    ) -> Page[ResourceTemplate]:
         """One page of resource templates."""
         return self._page("resource_templates", cursor, timeout)
 
@@ -293,8 +303,8 @@ class Client(ClientCore):
         arguments: Optional[Dict[str, Any]] = None,
         *,
         timeout: Timeout = DEFAULT,
-        max_total_timeout: Any = DEFAULT,
-        progress: Optional[Callable[[ProgressEvent], Any]] = None,
+        max_total_timeout: Timeout = DEFAULT,
+        progress: Optional[Callable[[ProgressEvent], object]] = None,
         meta: Optional[Dict[str, Any]] = None,
         validate_input: Optional[bool] = None,
         validate_output: Optional[bool] = None,
@@ -361,12 +371,12 @@ class Client(ClientCore):
         arguments: Optional[Dict[str, Any]] = None,
         *,
         timeout: Timeout = DEFAULT,
-        max_total_timeout: Any = DEFAULT,
-        progress: Optional[Callable[[ProgressEvent], Any]] = None,
+        max_total_timeout: Timeout = DEFAULT,
+        progress: Optional[Callable[[ProgressEvent], object]] = None,
         meta: Optional[Dict[str, Any]] = None,
         validate_input: Optional[bool] = None,
         validate_output: Optional[bool] = None,
-    ) -> RequestHandle:
+    ) -> RequestHandle[CallToolResult]:
         """Start a tool call and return at once; ``handle.result()`` blocks like :meth:`call_tool`.
 
         ``handle.cancel()`` sends ``notifications/cancelled``.
@@ -473,7 +483,7 @@ class Client(ClientCore):
         """The roots offered to the server (None: roots not declared)."""
         return list(self._roots) if self._roots is not None else None
 
-    def set_roots(self, roots: Sequence[Any]) -> None:
+    def set_roots(self, roots: Sequence[Union[Root, str, Dict[str, Any]]]) -> None:
         """Replace the roots; the server is told with ``notifications/roots/list_changed`` (handshake era).
 
         The 2026-07-28 era has no such notification: servers ask for roots on each
@@ -489,8 +499,22 @@ class Client(ClientCore):
 
     # ------------------------------------------------------------------ modern-only helpers
 
-    def listen(self, **kwargs: Any) -> Any:
-        """Open a ``subscriptions/listen`` stream (2026-07-28 era); see :class:`mcpsync.Subscription`."""
+    def listen(
+        self,
+        *,
+        tools: bool = False,
+        prompts: bool = False,
+        resources: bool = False,
+        resource_uris: Optional[List[str]] = None,
+        on_event: Optional[Callable[[ServerNotification], object]] = None,
+        auto_relisten: Optional[bool] = None,
+    ) -> Subscription:
+        """Open a ``subscriptions/listen`` stream (2026-07-28 era); see :class:`mcpsync.Subscription`.
+
+        ``tools``/``prompts``/``resources`` ask for their list_changed notifications,
+        ``resource_uris`` for ``notifications/resources/updated`` of those URIs; ``on_event``
+        gets each event on the dispatch thread (or iterate the subscription).
+        """
         if self.era != "modern":
             raise NotAvailableInEra(
                 "subscriptions/listen exists only in the 2026-07-28 era (this server speaks %s)"
@@ -498,7 +522,14 @@ class Client(ClientCore):
                 server=self.name,
                 method="subscriptions/listen",
             )
-        return self._modern.listen(**kwargs)
+        return self._modern.listen(
+            tools=tools,
+            prompts=prompts,
+            resources=resources,
+            resource_uris=resource_uris,
+            on_event=on_event,
+            auto_relisten=auto_relisten,
+        )
 
     def clear_cache(self) -> None:
         """Forget every cached list and read result (2026-07-28 ``ttlMs`` caching)."""
@@ -515,7 +546,17 @@ def resource_ref(uri: str) -> Dict[str, Any]:
     return {"type": "ref/resource", "uri": uri}
 
 
-def connect(target: Any, **options: Any) -> Client:
+def _signature_of(factory: Callable[_P, Client]) -> Callable[[Callable[..., Client]], Callable[_P, Client]]:
+    """For type checkers: the decorated function takes exactly ``factory``'s arguments (a no-op at run time)."""
+
+    def same(function: Callable[..., Client]) -> Callable[_P, Client]:
+        return function
+
+    return same
+
+
+@_signature_of(Client)
+def connect(target: Target, **options: Any) -> Client:
     """Create a :class:`Client` for ``target`` and open it (blocks up to ``connect_timeout``).
 
     ``target`` is a command list (stdio), an ``http(s)://`` URL, or a Transport;

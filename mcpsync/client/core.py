@@ -15,7 +15,7 @@ import logging
 import os
 import threading
 import weakref
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, TypeVar, Union
 
 from ..__version__ import __version__
 from .._dispatch import NotificationQueue
@@ -34,17 +34,26 @@ from ..session import DEFAULT, RequestContext, Session, Timeout
 from ..transports.base import Transport
 from ..types import Implementation, Root, ServerNotification, Tool
 from ..wire import protocol as P
-from .handlers import ElicitationRequest, ElicitationResult, SamplingRequest, SamplingResult
+from .handlers import (
+    ElicitationHandler,
+    ElicitationRequest,
+    ElicitationResult,
+    SamplingHandler,
+    SamplingRequest,
+    SamplingResult,
+)
 from .modern import ModernFeatures
 from .negotiate import Negotiation
 from .schema import ValidatorCache
-from .tasks import wait_task_result
+from .tasks import TaskHandle, wait_task_result
 
 __all__ = ["ClientCore"]
 
 logger = logging.getLogger(__name__)
 
+#: What a client connects to: a command list (stdio), an ``http(s)://`` URL, or a Transport.
 Target = Union[Sequence[str], str, Transport]
+_C = TypeVar("_C", bound="ClientCore")
 _MRTR_METHODS = ("tools/call", "prompts/get", "resources/read")
 MAX_INPUT_ROUNDS = 10
 
@@ -99,17 +108,17 @@ class ClientCore(Negotiation):
         probe_timeout: float = 5.0,
         client_info: Optional[Dict[str, Any]] = None,
         roots: Optional[Iterable[Union[Root, str, Dict[str, Any]]]] = None,
-        sampling_handler: Optional[Callable[[SamplingRequest], Any]] = None,
-        elicitation_handler: Optional[Callable[[ElicitationRequest], Any]] = None,
-        on_notification: Optional[Callable[[ServerNotification], Any]] = None,
-        on_log: Optional[Callable[[Dict[str, Any]], Any]] = None,
+        sampling_handler: Optional[SamplingHandler] = None,
+        elicitation_handler: Optional[ElicitationHandler] = None,
+        on_notification: Optional[Callable[[ServerNotification], object]] = None,
+        on_log: Optional[Callable[[Dict[str, Any]], object]] = None,
         log_level: Optional[str] = None,
-        on_tools_changed: Optional[Callable[[], Any]] = None,
-        on_prompts_changed: Optional[Callable[[], Any]] = None,
-        on_resources_changed: Optional[Callable[[], Any]] = None,
-        on_resource_updated: Optional[Callable[[str], Any]] = None,
-        on_connection_lost: Optional[Callable[[BaseException], Any]] = None,
-        on_task_status: Optional[Callable[[Any], Any]] = None,
+        on_tools_changed: Optional[Callable[[], object]] = None,
+        on_prompts_changed: Optional[Callable[[], object]] = None,
+        on_resources_changed: Optional[Callable[[], object]] = None,
+        on_resource_updated: Optional[Callable[[str], object]] = None,
+        on_connection_lost: Optional[Callable[[BaseException], object]] = None,
+        on_task_status: Optional[Callable[[TaskHandle], object]] = None,
         validate_input: bool = False,
         validate_output: bool = True,
         keepalive: Optional[float] = None,
@@ -123,7 +132,7 @@ class ClientCore(Negotiation):
         env: Optional[Dict[str, str]] = None,
         inherit_env: bool = False,
         stderr: str = "capture",
-        on_stderr: Optional[Callable[[str], Any]] = None,
+        on_stderr: Optional[Callable[[str], object]] = None,
         framing: str = "newline",
         max_message_size: int = 64 * 1024 * 1024,
         shutdown_timeout: float = 2.0,
@@ -279,7 +288,7 @@ class ClientCore(Negotiation):
         opts = self._stdio_options
         return [("stdio", lambda: StdioTransport(t, name=self.name, **opts))]  # type: ignore[arg-type]
 
-    def open(self) -> "ClientCore":
+    def open(self: _C) -> _C:
         """Start the transport and negotiate the protocol. Blocks up to ``connect_timeout`` (plus the probe).
 
         Raises:
@@ -335,7 +344,8 @@ class ClientCore(Negotiation):
             break
         with self._lock:
             if self._state != "opening":  # closed concurrently
-                self._session.close() if self._session else None  # type: ignore[func-returns-value]
+                if self._session is not None:
+                    self._session.close()
                 raise ClientClosed("client closed while opening", server=self.name)
             self._state = "open"
         _OPEN_CLIENTS.add(self)
@@ -374,7 +384,7 @@ class ClientCore(Negotiation):
         self.notifications.close()
         _OPEN_CLIENTS.discard(self)
 
-    def __enter__(self) -> Any:
+    def __enter__(self: _C) -> _C:
         if self._state == "new":
             self.open()
         return self
@@ -572,7 +582,8 @@ class ClientCore(Negotiation):
         for key, req in requests.items():
             if not isinstance(req, dict) or not isinstance(req.get("method"), str):
                 raise ProtocolError("malformed inputRequests entry %r" % key, server=self.name, method=method)
-            p = req.get("params") if isinstance(req.get("params"), dict) else {}
+            given = req.get("params")
+            p = given if isinstance(given, dict) else {}
             try:
                 responses[key] = self._answer(req["method"], p, missing=HandlerMissing, during=method)
             except MCPError:
@@ -619,14 +630,14 @@ class ClientCore(Negotiation):
             if self.elicitation_handler is None:
                 raise absent("an elicitation_handler")
             request = ElicitationRequest.from_params(params, self.name)
-            answer = self.elicitation_handler(request)
-            if isinstance(answer, dict):
-                answer = ElicitationResult(str(answer.get("action", "")), answer.get("content"))
-            if not isinstance(answer, ElicitationResult) or answer.action not in ("accept", "decline", "cancel"):
+            reply = self.elicitation_handler(request)
+            if isinstance(reply, dict):
+                reply = ElicitationResult(str(reply.get("action", "")), reply.get("content"))
+            if not isinstance(reply, ElicitationResult) or reply.action not in ("accept", "decline", "cancel"):
                 raise TypeError("elicitation_handler must return an ElicitationResult or {'action': ...}")
-            if answer.action == "accept" and request.mode != "url":
-                request.validate(answer.content or {})
-            return answer.to_dict()
+            if reply.action == "accept" and request.mode != "url":
+                request.validate(reply.content or {})
+            return reply.to_dict()
         if method == "ping":
             return {}
         raise MethodNotFound(-32601, "Method not found: %s" % method)

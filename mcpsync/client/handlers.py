@@ -18,13 +18,20 @@ of the exception leaks to the server).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Union
 from urllib.parse import urlsplit
 
 from ..errors import SchemaValidationError
 from .schema import coerce_value, compile_schema, schema_defaults, validate
 
-__all__ = ["ElicitationRequest", "ElicitationResult", "SamplingRequest", "SamplingResult"]
+__all__ = [
+    "ElicitationHandler",
+    "ElicitationRequest",
+    "ElicitationResult",
+    "SamplingHandler",
+    "SamplingRequest",
+    "SamplingResult",
+]
 
 JSON = Dict[str, Any]
 
@@ -147,11 +154,12 @@ class ElicitationRequest:
     @classmethod
     def from_params(cls, params: JSON, server: Optional[str] = None) -> "ElicitationRequest":
         """Build from ``elicitation/create`` params (a request without ``mode`` is a form)."""
-        mode = params.get("mode") if isinstance(params.get("mode"), str) else "form"
+        mode = params.get("mode")
+        message = params.get("message")
         schema = params.get("requestedSchema")
         return cls(
-            message=params.get("message") if isinstance(params.get("message"), str) else "",
-            mode=mode,
+            message=message if isinstance(message, str) else "",
+            mode=mode if isinstance(mode, str) else "form",
             requested_schema=schema if isinstance(schema, dict) else {},
             url=params.get("url") if isinstance(params.get("url"), str) else None,
             elicitation_id=params.get("elicitationId") if isinstance(params.get("elicitationId"), str) else None,
@@ -207,3 +215,10 @@ class ElicitationRequest:
     def cancel(self) -> ElicitationResult:
         """The user dismissed the request."""
         return ElicitationResult("cancel")
+
+
+#: ``sampling_handler``: answers a sampling request with a :class:`SamplingResult`, the text alone,
+#: or the protocol's result dict (``role``, ``content``, ``model``...).
+SamplingHandler = Callable[[SamplingRequest], Union[SamplingResult, str, Dict[str, Any]]]
+#: ``elicitation_handler``: answers with an :class:`ElicitationResult` or ``{"action": ..., "content": ...}``.
+ElicitationHandler = Callable[[ElicitationRequest], Union[ElicitationResult, Dict[str, Any]]]

@@ -13,10 +13,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from .._dispatch import NotificationQueue
 from ..errors import ConnectionClosed, MCPError, RequestCancelled
+from ..session import RequestHandle
 from ..types import ServerNotification, Tool
 from .host import ClientHost
 
@@ -36,7 +37,13 @@ class Subscription:
     ``close()`` ends the stream.
     """
 
-    def __init__(self, features: "ModernFeatures", filter_: Dict[str, Any], on_event: Any, auto_relisten: bool) -> None:
+    def __init__(
+        self,
+        features: "ModernFeatures",
+        filter_: Dict[str, Any],
+        on_event: Optional[Callable[[ServerNotification], object]],
+        auto_relisten: bool,
+    ) -> None:
         self._features = features
         self.filter = filter_
         self.on_event = on_event
@@ -46,7 +53,7 @@ class Subscription:
         self.refused: Dict[str, Any] = {}
         self.events = NotificationQueue()
         self.request_id: Any = None
-        self._handle: Any = None
+        self._handle: Optional[RequestHandle[Any]] = None
         self._closed = False
         self._restarts = 0
         self.ended = threading.Event()
@@ -63,7 +70,7 @@ class Subscription:
         self._handle = handle
         handle.add_done_callback(self._on_done)
 
-    def _on_done(self, handle: Any) -> None:
+    def _on_done(self, handle: RequestHandle[Any]) -> None:
         self._features.subs.pop(handle.request_id, None)
         if self._closed:
             self.ended.set()
@@ -104,7 +111,8 @@ class Subscription:
 
     def _deliver(self, method: str, params: Dict[str, Any]) -> None:
         if method == "notifications/subscriptions/acknowledged":
-            honoured = params.get("notifications") if isinstance(params.get("notifications"), dict) else params
+            listed = params.get("notifications")
+            honoured = listed if isinstance(listed, dict) else params
             self.honoured = {k: v for k, v in honoured.items() if k != "_meta"}
             self.refused = _refused(self.filter, self.honoured)
             if self.refused:
@@ -125,7 +133,7 @@ class Subscription:
         """The next event; raises :class:`queue.Empty` after ``timeout`` seconds or once closed."""
         return self.events.get(timeout)
 
-    def __iter__(self) -> Any:
+    def __iter__(self) -> Iterator[ServerNotification]:
         return iter(self.events)
 
     def close(self) -> None:
@@ -260,7 +268,7 @@ class ModernFeatures:
         prompts: bool = False,
         resources: bool = False,
         resource_uris: Optional[List[str]] = None,
-        on_event: Any = None,
+        on_event: Optional[Callable[[ServerNotification], object]] = None,
         auto_relisten: Optional[bool] = None,
     ) -> Subscription:
         """Open a listen stream for the given notifications; see :class:`Subscription`."""

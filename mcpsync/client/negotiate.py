@@ -158,7 +158,8 @@ class Negotiation:
         chosen = mutual[0]
         caps = result.get("capabilities")
         self.server_capabilities = caps if isinstance(caps, dict) else {}
-        meta = result.get("_meta") if isinstance(result.get("_meta"), dict) else {}
+        given = result.get("_meta")
+        meta = given if isinstance(given, dict) else {}
         self.server_info = Implementation.from_dict(meta.get(P.META_SERVER_INFO) or result.get("serverInfo"))
         instr = result.get("instructions")
         self.instructions = instr if isinstance(instr, str) else None

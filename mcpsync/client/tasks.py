@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any, Dict, Optional
+from typing import Any, Callable, Dict, Literal, Optional, Union, overload
 
 from ..errors import ConfigError, ProtocolError, RemoteError, RequestTimeout, TaskFailed
 from ..types import CallToolResult
@@ -35,6 +35,9 @@ from .host import ClientHost
 __all__ = ["TaskHandle", "resume_task", "start_task", "wait_task_result"]
 
 logger = logging.getLogger(__name__)
+
+#: ``on_status``: called with the handle (on the dispatch thread) whenever the task's status changes.
+OnStatus = Callable[["TaskHandle"], object]
 
 TERMINAL = ("completed", "failed", "cancelled")
 
@@ -59,7 +62,7 @@ class TaskHandle:
         method: str = "tools/call",
         status: str = "working",
         poll_interval: Optional[float] = None,
-        on_status: Any = None,
+        on_status: Optional[OnStatus] = None,
     ) -> None:
         self.client = client
         self.task_id = task_id
@@ -70,7 +73,7 @@ class TaskHandle:
         self.poll_interval = poll_interval if poll_interval and poll_interval > 0 else 1.0
         self.on_status = on_status
         self.last: Dict[str, Any] = {}
-        self._result: Any = None
+        self._result: Optional[Dict[str, Any]] = None
         self._lock = threading.Lock()
 
     @classmethod
@@ -105,14 +108,15 @@ class TaskHandle:
         """True once the task reached a terminal state."""
         return self.status in TERMINAL
 
-    def poll(self, *, timeout: Any = None) -> str:
+    def poll(self, *, timeout: Optional[float] = None) -> str:
         """One ``tasks/get``; answers ``input_required`` through the client's handlers. Returns the status."""
         from ..session import DEFAULT
 
         raw = self.client._call("tasks/get", {"taskId": self.task_id}, timeout=DEFAULT if timeout is None else timeout)
         if not isinstance(raw, dict):
             raise ProtocolError("tasks/get returned a non-object", server=self.client.name, method="tasks/get")
-        task = raw.get("task") if isinstance(raw.get("task"), dict) else raw
+        given = raw.get("task")
+        task = given if isinstance(given, dict) else raw
         self._update(task)
         if "result" in raw and isinstance(raw["result"], dict):
             self._result = raw["result"]
@@ -130,7 +134,13 @@ class TaskHandle:
                 self.status = "working"
         return self.status
 
-    def wait(self, timeout: Optional[float] = None, *, raw: bool = False) -> Any:
+    @overload
+    def wait(self, timeout: Optional[float] = None, *, raw: Literal[False] = False) -> CallToolResult: ...
+
+    @overload
+    def wait(self, timeout: Optional[float] = None, *, raw: Literal[True]) -> Dict[str, Any]: ...
+
+    def wait(self, timeout: Optional[float] = None, *, raw: bool = False) -> Union[CallToolResult, Dict[str, Any]]:
         """Poll at the advised interval until the task ends; return its result.
 
         Args:
@@ -197,8 +207,8 @@ class TaskHandle:
         """Ask the server to cancel (cooperative); returns the status it reports."""
         raw = self.client._call("tasks/cancel", {"taskId": self.task_id})
         if isinstance(raw, dict):
-            task = raw.get("task") if isinstance(raw.get("task"), dict) else raw
-            self._update(task)
+            given = raw.get("task")
+            self._update(given if isinstance(given, dict) else raw)
         return self.status
 
     def __repr__(self) -> str:
@@ -211,8 +221,8 @@ def start_task(
     arguments: Optional[Dict[str, Any]] = None,
     *,
     ttl_ms: Optional[int] = None,
-    on_status: Any = None,
-) -> Any:
+    on_status: Optional[OnStatus] = None,
+) -> Union[TaskHandle, CallToolResult]:
     """Start ``name`` as a task and return a :class:`TaskHandle` at once.
 
     When the server runs the tool synchronously instead, the finished
@@ -231,7 +241,9 @@ def start_task(
     return CallToolResult.from_dict(raw if isinstance(raw, dict) else {})
 
 
-def resume_task(client: ClientHost, task_id: str, *, style: Optional[str] = None, on_status: Any = None) -> TaskHandle:
+def resume_task(
+    client: ClientHost, task_id: str, *, style: Optional[str] = None, on_status: Optional[OnStatus] = None
+) -> TaskHandle:
     """A handle for a task started earlier (possibly by another process); polls once."""
     if not isinstance(task_id, str) or not task_id:
         raise ConfigError("task_id must be a non-empty string")
@@ -246,5 +258,4 @@ def wait_task_result(client: ClientHost, method: str, result: Dict[str, Any], to
     """Poll a task-augmented answer (``resultType: task``) to its end and return the final result dict."""
     handle = TaskHandle.from_result(client, result, method=method)
     handle.on_status = client.on_task_status
-    result_dict: Dict[str, Any] = handle.wait(timeout=total, raw=True)
-    return result_dict
+    return handle.wait(timeout=total, raw=True)
