@@ -14,6 +14,42 @@ from typing import Callable, List, Set
 
 import pytest
 
+#: The hypothesis profile in use: MCPSYNC_HYPOTHESIS_PROFILE, else "ci" under CI=true, else "dev".
+HYPOTHESIS_PROFILE = os.environ.get("MCPSYNC_HYPOTHESIS_PROFILE") or (
+    "ci" if os.environ.get("CI", "").lower() in ("true", "1") else "dev"
+)
+
+try:  # hypothesis profiles: "dev" by default, "ci" when CI=true (see docs/reliability.md)
+    from hypothesis import HealthCheck
+    from hypothesis import settings as _hyp_settings
+except ImportError:  # the test extra is not installed: the fuzz suites skip themselves
+    _hyp_settings = None  # type: ignore[assignment]
+else:
+    _SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture]
+    # dev: quick, random, remembers failing examples in .hypothesis/ (git-ignored)
+    _hyp_settings.register_profile("dev", max_examples=100, deadline=None, suppress_health_check=_SLOW_OK)
+    # ci: many examples, fixed seed (reproducible on a fresh machine), no example database
+    _hyp_settings.register_profile(
+        "ci",
+        max_examples=1000,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        print_blob=True,
+        suppress_health_check=_SLOW_OK,
+    )
+    _hyp_settings.load_profile(HYPOTHESIS_PROFILE)
+
+
+def fuzz_examples(ci: int, dev: int = 100) -> int:
+    """``max_examples`` for one property: ``ci`` under the ci profile, ``dev`` otherwise.
+
+    Use it as ``@settings(max_examples=fuzz_examples(3000))`` for cheap properties that deserve
+    thousands of examples in CI, and a smaller ``ci`` for properties that drive real servers.
+    """
+    return ci if HYPOTHESIS_PROFILE == "ci" else dev
+
+
 EXAMPLE = [sys.executable, "-m", "mcpsync.example_server"]
 
 
