@@ -30,6 +30,7 @@ configuration also a :class:`ValueError`)::
     │   ├── ToolInputInvalid                   arguments fail the tool's inputSchema
     │   └── ToolOutputInvalid                  structuredContent fails the tool's outputSchema
     ├── ToolError                              raised by CallToolResult.raise_for_error()
+    ├── ToolDenied                             a tool policy or approval handler refused a call (never sent)
     ├── TaskFailed                             a task ended failed or cancelled
     ├── AuthError
     │   ├── AuthRequired                       HTTP 401 (.www_authenticate parameters)
@@ -88,6 +89,7 @@ __all__ = [
     "ServerExited",
     "SessionExpired",
     "TaskFailed",
+    "ToolDenied",
     "ToolError",
     "ToolInputInvalid",
     "ToolOutputInvalid",
@@ -305,6 +307,22 @@ class ToolError(MCPError):
 
     def __init__(self, message: str = "", *, result: Any = None, **context: Any) -> None:
         self.result = result
+        super().__init__(message, **context)
+
+
+class ToolDenied(MCPError):
+    """A tool call was refused on this side: it never reached the server.
+
+    Attributes:
+        tool: the tool's name.
+        reason: why (the policy rule, or the approval handler's reason).
+        by: ``"policy"`` (allow/deny lists) or ``"approval"`` (the approval handler).
+    """
+
+    def __init__(self, message: str = "", *, tool: str = "", reason: str = "", by: str = "policy", **context: Any) -> None:
+        self.tool = tool
+        self.reason = reason
+        self.by = by
         super().__init__(message, **context)
 
 

@@ -1,0 +1,145 @@
+"""Interceptors: a small chain of hooks around every outgoing request and its result.
+
+Pass ``interceptors=[...]`` to :class:`mcpsync.Client` (or ``client_options`` of a Manager). Each
+interceptor subclasses :class:`Interceptor` and overrides any of three hooks:
+
+* ``on_request(info)``: before the request is sent. ``info.params`` is this request's own copy
+  (``arguments`` of a tool call included): edit it in place or assign a new dict to rewrite
+  arguments or add ``_meta`` entries. ``info.headers`` adds HTTP headers to this request's POST
+  (ignored over stdio). Raising here fails the call before anything is sent.
+* ``on_result(info, result)``: the raw result dict arrived; return it, or a rewritten dict
+  (redaction). ``info.request_id`` is the JSON-RPC id that was used.
+* ``on_error(info, error)``: the request failed (any exception, also one raised by a later hook).
+
+Order: ``on_request`` runs in list order; ``on_result`` / ``on_error`` in reverse order (the first
+interceptor wraps all the others). Every hook of an interceptor whose ``on_request`` ran is
+followed by exactly one ``on_result`` or ``on_error``.
+
+Threads: for blocking methods (``call_tool``, ``list_tools``, ``read_resource``, ``request``...) every
+hook runs on the thread that called the method, never on a reader thread. For ``call_tool_async``,
+``on_request`` runs on the calling thread and ``on_result`` / ``on_error`` on the client's dispatch
+thread when the request ends (there they observe; their return value is not used). A retried request
+(see :class:`mcpsync.Retry`) runs the chain once per attempt (``info.attempt`` counts from 1).
+
+Not intercepted: the opening handshake (``initialize`` / the ``server/discover`` probe), keep-alive
+pings, ``subscriptions/listen`` streams and notifications.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Dict, List, Optional, Sequence
+
+__all__ = ["Interceptor", "RequestInfo"]
+
+logger = logging.getLogger(__name__)
+
+
+class RequestInfo:
+    """One outgoing request as interceptors see it. Not shared between threads.
+
+    Attributes:
+        server: the server's name.
+        method: the JSON-RPC method (``tools/call``...).
+        params: this request's params (a copy the hooks may change), or None.
+        headers: extra HTTP headers for this request (Streamable HTTP and legacy SSE POSTs).
+        request_id: the JSON-RPC id, set once the request was sent (None before).
+        era: ``"legacy"`` or ``"modern"``; protocol_version: the negotiated revision.
+        transport: ``"stdio"``, ``"http"`` or ``"sse"``.
+        session_id: the HTTP ``Mcp-Session-Id`` when there is one.
+        tool: for ``tools/call``, the tool's name (None otherwise).
+        attempt: 1 for the first try, 2... for retries.
+        state: scratch space for interceptors (e.g. a start time), per request and attempt.
+    """
+
+    __slots__ = (
+        "server",
+        "method",
+        "params",
+        "headers",
+        "request_id",
+        "era",
+        "protocol_version",
+        "transport",
+        "session_id",
+        "tool",
+        "attempt",
+        "state",
+    )
+
+    def __init__(
+        self,
+        server: str,
+        method: str,
+        params: Optional[Dict[str, Any]],
+        *,
+        era: Optional[str] = None,
+        protocol_version: Optional[str] = None,
+        transport: Optional[str] = None,
+        session_id: Optional[str] = None,
+        attempt: int = 1,
+    ) -> None:
+        self.server = server
+        self.method = method
+        self.params = params
+        self.headers: Dict[str, str] = {}
+        self.request_id: Any = None
+        self.era = era
+        self.protocol_version = protocol_version
+        self.transport = transport
+        self.session_id = session_id
+        name = params.get("name") if method == "tools/call" and isinstance(params, dict) else None
+        self.tool: Optional[str] = name if isinstance(name, str) else None
+        self.attempt = attempt
+        self.state: Dict[Any, Any] = {}
+
+    def __repr__(self) -> str:
+        return "<RequestInfo %s %s id=%r attempt=%d>" % (self.server, self.method, self.request_id, self.attempt)
+
+
+class Interceptor:
+    """Base class for interceptors; every hook does nothing by default. See the module docstring."""
+
+    def on_request(self, info: RequestInfo) -> None:
+        """Before the request is sent (may change ``info.params`` / ``info.headers``, or raise)."""
+
+    def on_result(self, info: RequestInfo, result: Dict[str, Any]) -> Dict[str, Any]:
+        """The raw result arrived; return it or a replacement."""
+        return result
+
+    def on_error(self, info: RequestInfo, error: BaseException) -> None:
+        """The request failed with ``error`` (which is then raised to the caller)."""
+
+
+def enter(items: Sequence[Interceptor], info: RequestInfo) -> List[Interceptor]:
+    """Run ``on_request`` in order; returns the interceptors entered. On a failure the entered ones
+    get ``on_error`` (in reverse) and the error propagates."""
+    entered: List[Interceptor] = []
+    for item in items:
+        try:
+            item.on_request(info)
+        except BaseException as exc:
+            fail(entered, info, exc)
+            raise
+        entered.append(item)
+    return entered
+
+
+def succeed(entered: List[Interceptor], info: RequestInfo, result: Any) -> Any:
+    """Run ``on_result`` in reverse order; a hook that raises turns the rest into ``on_error``."""
+    for index in range(len(entered) - 1, -1, -1):
+        try:
+            result = entered[index].on_result(info, result)
+        except BaseException as exc:
+            fail(entered[:index], info, exc)
+            raise
+    return result
+
+
+def fail(entered: List[Interceptor], info: RequestInfo, error: BaseException) -> None:
+    """Run ``on_error`` in reverse order; an exception from a hook is logged, never raised."""
+    for item in reversed(entered):
+        try:
+            item.on_error(info, error)
+        except Exception:  # noqa: BLE001 - the original error is what the caller sees
+            logger.warning("[%s] interceptor %r failed in on_error", info.server, item, exc_info=True)
