@@ -159,6 +159,14 @@ _LAZY = {
     "OAuthManager": "auth",
     "CredentialStore": "auth",
     "CredentialBackend": "auth",
+    "Approval": "client.policy",
+    "ToolApprovalRequest": "client.policy",
+    "ToolPolicy": "client.policy",
+    "Interceptor": "client.interceptors",
+    "RequestInfo": "client.interceptors",
+    "Retry": "client.retry",
+    "RetryEvent": "client.retry",
+    "OpenTelemetryTracing": "client.tracing",
 }
 
 

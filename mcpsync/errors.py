@@ -202,11 +202,21 @@ class HTTPStatusError(TransportError):
     Attributes:
         status_code: the HTTP status.
         body: the first 500 characters of the response body.
+        retry_after: seconds the server asked to wait (its ``Retry-After`` header), or None.
     """
 
-    def __init__(self, message: str = "", *, status_code: int = 0, body: str = "", **context: Any) -> None:
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        status_code: int = 0,
+        body: str = "",
+        retry_after: Optional[float] = None,
+        **context: Any,
+    ) -> None:
         self.status_code = status_code
         self.body = (body or "")[:500]
+        self.retry_after = retry_after
         super().__init__(message or "unexpected HTTP status %d" % status_code, **context)
 
 

@@ -369,6 +369,7 @@ class Session(TransportSink):
         progress: Optional[Callable[[ProgressEvent], object]] = None,
         progress_token: bool = False,
         owned_params: bool = False,
+        before_send: Optional[Callable[[Any], Any]] = None,
     ) -> Any:
         """Send a request and block until its result.
 
@@ -378,6 +379,7 @@ class Session(TransportSink):
             max_total_timeout: a hard cap on the whole wait, progress or not (None: no cap).
             progress: called (on the dispatch thread) with each ProgressEvent; implies a progressToken.
             progress_token: attach a progressToken even without a callback.
+            before_send: called with the request id before the request leaves (as in :meth:`request_async`).
 
         Returns:
             The ``result`` member of the response.
@@ -388,6 +390,12 @@ class Session(TransportSink):
         pending, msg = self.new_request(
             method, params, progress=progress, progress_token=progress_token, owned_params=owned_params
         )
+        if before_send is not None:
+            try:
+                before_send(pending.request_id)
+            except BaseException:
+                self._pending.pop(pending.request_id, None)
+                raise
         idle = self.default_timeout if timeout is DEFAULT else timeout
         # A blocking caller with no hard cap can let the transport read the answer in this thread.
         self._send_request(pending, msg, idle, inline=max_total_timeout is None)

@@ -101,6 +101,16 @@ class Client(ClientCore):
         cache: honour the 2026-07-28 ``ttlMs`` caching hints.
         tasks: declare task support (2026-07-28 tasks extension).
         auto_relisten: re-open listen streams that end unexpectedly.
+        trace_context: W3C trace context (``traceparent``...) put in every request's ``_meta``
+            (with tracing active, the current span's context wins).
+        allowed_tools, disabled_tools: tool names or glob patterns; only allowed, not disabled tools
+            are listed and may be called (a refused call raises ToolDenied and is never sent).
+        approval_handler: ``f(ToolApprovalRequest) -> Approval``, called before each tool call on
+            the calling thread; approves, denies with a reason, or edits the arguments.
+        interceptors: :class:`~mcpsync.Interceptor` objects around every request and result.
+        retry: a :class:`~mcpsync.Retry` policy for requests that are safe to repeat.
+        tracing: "auto" (OpenTelemetry spans when the app imported opentelemetry), True, False,
+            or an :class:`~mcpsync.OpenTelemetryTracing` with its own tracer provider.
         cwd, env, inherit_env, stderr, on_stderr, framing, max_message_size,
             shutdown_timeout: stdio options (see :class:`~mcpsync.transports.stdio.StdioTransport`).
         headers, auth, bearer_token, transport, verify, cert, read_timeout: remote options.
@@ -122,7 +132,7 @@ class Client(ClientCore):
         if self.era == "modern":
             self._call("server/discover", {}, timeout=timeout)
             return
-        self.session.request("ping", None, timeout=timeout)
+        self._call("ping", None, timeout=timeout)
 
     def request(
         self,
@@ -157,6 +167,8 @@ class Client(ClientCore):
         nxt = result.get("nextCursor") if isinstance(result, dict) else None
         if kind == "tools":
             items = self._modern.filter_tools(items)
+            if self._pipeline is not None:
+                items = self._pipeline.filter_tools(items)  # allowed_tools / disabled_tools
             with self._tools_lock:
                 if cursor is None:
                     self._tools_by_name = {}
@@ -240,6 +252,7 @@ class Client(ClientCore):
         if arguments is not None and not isinstance(arguments, dict):
             raise ConfigError("tool arguments must be a dict")
         args = arguments if arguments is not None else {}
+        args = self._authorize_tool(name, args)  # tool policy and approval handler: may refuse (ToolDenied) or edit
         if self.validate_input if validate_input is None else validate_input:
             tool = self._tools_by_name.get(name)
             if tool is not None:
@@ -327,10 +340,10 @@ class Client(ClientCore):
         params = self._tool_params(name, arguments, meta, validate_input)
         if self.era == "legacy" and self._task_required(name):
             # 2025-11-25 experimental tasks: this tool only runs as a task; wait for it transparently.
-            from .tasks import start_task
+            from .tasks import start_authorized_task
 
             total = self.max_total_timeout if max_total_timeout is DEFAULT else max_total_timeout
-            handle = start_task(self, name, params["arguments"], on_status=self.on_task_status)
+            handle = start_authorized_task(self, name, params["arguments"], on_status=self.on_task_status)
             if isinstance(handle, CallToolResult):
                 return handle
             return self._tool_result(name, handle.wait(timeout=total, raw=True), validate_output)
@@ -383,6 +396,11 @@ class Client(ClientCore):
         """
         params = self._tool_params(name, arguments, meta, validate_input)
         total = self.max_total_timeout if max_total_timeout is DEFAULT else max_total_timeout
+        pipeline = self._pipeline
+        info = entered = None
+        if pipeline is not None:  # interceptors: on_request here, on_result/on_error on the dispatch thread
+            info, entered = pipeline.start_async(self, "tools/call", params)
+            params = info.params or params
         if self.era == "modern":
             params = self._stamp(params)
 
@@ -391,15 +409,24 @@ class Client(ClientCore):
                 raw = self._complete("tools/call", params, raw, timeout, total, progress, True)
             return self._tool_result(name, raw, validate_output)
 
-        return self.session.request_async(
-            "tools/call",
-            params,
-            timeout=timeout,
-            max_total_timeout=total,
-            progress=progress,
-            progress_token=True,
-            transform=finish,
-        )
+        try:
+            handle = self.session.request_async(
+                "tools/call",
+                params,
+                timeout=timeout,
+                max_total_timeout=total,
+                progress=progress,
+                progress_token=True,
+                transform=finish,
+                before_send=pipeline.on_sent(self, info) if pipeline is not None and info is not None else None,
+            )
+        except BaseException as exc:
+            if pipeline is not None and info is not None and entered is not None:
+                pipeline.abandon(self, info, entered, exc)
+            raise
+        if pipeline is not None and info is not None and entered is not None:
+            pipeline.watch(self, info, entered, handle)
+        return handle
 
     # ------------------------------------------------------------------ prompts / resources
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 import atexit
 import logging
 import os
+import sys
 import threading
 import weakref
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, TypeVar, Union
 
 from ..__version__ import __version__
 from .._dispatch import NotificationQueue
@@ -46,6 +47,12 @@ from .modern import ModernFeatures
 from .negotiate import Negotiation
 from .schema import ValidatorCache
 from .tasks import TaskHandle, wait_task_result
+
+if TYPE_CHECKING:
+    from .interceptors import Interceptor
+    from .pipeline import Pipeline, TracingOption
+    from .policy import ApprovalHandler
+    from .retry import Retry
 
 __all__ = ["ClientCore"]
 
@@ -127,6 +134,13 @@ class ClientCore(Negotiation):
         tasks: bool = True,
         auto_relisten: bool = True,
         trace_context: Optional[Dict[str, str]] = None,
+        # production controls (mcpsync.client.pipeline)
+        allowed_tools: Optional[Iterable[str]] = None,
+        disabled_tools: Optional[Iterable[str]] = None,
+        approval_handler: Optional["ApprovalHandler"] = None,
+        interceptors: Optional[Iterable["Interceptor"]] = None,
+        retry: Optional["Retry"] = None,
+        tracing: "TracingOption" = "auto",
         # stdio
         cwd: Optional[str] = None,
         env: Optional[Dict[str, str]] = None,
@@ -175,6 +189,9 @@ class ClientCore(Negotiation):
         self.tasks_enabled = tasks
         self.auto_relisten = auto_relisten
         self.trace_context = dict(trace_context or {})
+        self._pipeline: Optional["Pipeline"] = _pipeline(
+            allowed_tools, disabled_tools, approval_handler, interceptors, retry, tracing, self.trace_context
+        )
         self._stdio_options = dict(
             cwd=cwd,
             env=env,
@@ -459,7 +476,7 @@ class ClientCore(Negotiation):
         }
         if self.log_level is not None:
             meta[P.META_LOG_LEVEL] = self.log_level
-        if self.trace_context:
+        if self.trace_context:  # (also put in each request's own _meta by the pipeline, in both eras)
             meta.update(self.trace_context)
         return meta
 
@@ -502,6 +519,31 @@ class ClientCore(Negotiation):
         owned_params: bool = False,
     ) -> Any:
         """Send ``method`` and return its complete result (running input rounds in the modern era)."""
+        pipeline = self._pipeline
+        if pipeline is not None:  # interceptors, tracing, retries, trace context (mcpsync.client.pipeline)
+
+            def send(p: Optional[Dict[str, Any]], on_sent: Callable[[Any], None]) -> Any:
+                return self._send_call(method, p, timeout, max_total_timeout, progress, progress_token, True, on_sent)
+
+            return pipeline.call(self, method, params, send)
+        return self._send_call(method, params, timeout, max_total_timeout, progress, progress_token, owned_params)
+
+    def _authorize_tool(self, name: str, arguments: Dict[str, Any]) -> Dict[str, Any]:
+        """Apply the tool policy and approval handler: the arguments to send (raises ToolDenied)."""
+        pipeline = self._pipeline
+        return pipeline.authorize_tool(self, name, arguments) if pipeline is not None else arguments
+
+    def _send_call(
+        self,
+        method: str,
+        params: Optional[Dict[str, Any]],
+        timeout: Timeout,
+        max_total_timeout: Any,
+        progress: Optional[Callable[..., Any]],
+        progress_token: bool,
+        owned_params: bool,
+        before_send: Optional[Callable[[Any], None]] = None,
+    ) -> Any:
         session = self.session
         total = self.max_total_timeout if max_total_timeout is DEFAULT else max_total_timeout
         if self.era == "modern":
@@ -514,6 +556,7 @@ class ClientCore(Negotiation):
                 progress=progress,
                 progress_token=progress_token,
                 owned_params=True,  # _stamp made fresh params and a fresh _meta
+                before_send=before_send,
             )
             return self._complete(method, stamped, result, timeout, total, progress, progress_token)
         return session.request(
@@ -524,6 +567,7 @@ class ClientCore(Negotiation):
             progress=progress,
             progress_token=progress_token,
             owned_params=owned_params,
+            before_send=before_send,
         )
 
     def _complete(
@@ -700,3 +744,40 @@ class ClientCore(Negotiation):
         log.log(level, "%s", params.get("data"))
         if self.on_log is not None:
             self.on_log(params)
+
+
+def _pipeline(
+    allowed_tools: Optional[Iterable[str]],
+    disabled_tools: Optional[Iterable[str]],
+    approval_handler: Optional["ApprovalHandler"],
+    interceptors: Optional[Iterable["Interceptor"]],
+    retry: Optional["Retry"],
+    tracing: "TracingOption",
+    trace_context: Dict[str, str],
+) -> Optional["Pipeline"]:
+    """The client's pipeline; nothing is imported when no option asks for one (and OpenTelemetry is
+    only looked for in ``sys.modules``: "auto" tracing needs the application to have imported it)."""
+    wants_tracing = tracing is not False and tracing is not None and (
+        tracing != "auto" or "opentelemetry.trace" in sys.modules
+    )
+    if not (
+        allowed_tools is not None
+        or disabled_tools
+        or approval_handler is not None
+        or interceptors
+        or retry is not None
+        or wants_tracing
+        or trace_context
+    ):
+        return None
+    from .pipeline import Pipeline
+
+    return Pipeline.build(
+        allowed_tools=allowed_tools,
+        disabled_tools=disabled_tools,
+        approval_handler=approval_handler,
+        interceptors=interceptors,
+        retry=retry,
+        tracing=tracing,
+        trace_context=trace_context,
+    )

@@ -69,6 +69,9 @@ class ClientHost(Protocol):
     ) -> Any:
         """Send ``method`` through the request funnel and return its complete result."""
 
+    def _authorize_tool(self, name: str, arguments: Dict[str, Any]) -> Dict[str, Any]:
+        """Apply the tool policy and approval handler: the arguments to send (raises ToolDenied)."""
+
     def _complete(
         self,
         method: str,

@@ -226,9 +226,23 @@ def start_task(
     """Start ``name`` as a task and return a :class:`TaskHandle` at once.
 
     When the server runs the tool synchronously instead, the finished
-    CallToolResult is returned.
+    CallToolResult is returned. The client's tool policy and approval handler apply
+    (:class:`~mcpsync.ToolDenied`, nothing sent).
     """
-    params: Dict[str, Any] = {"name": name, "arguments": arguments or {}}
+    arguments = client._authorize_tool(name, arguments or {})  # noqa: SLF001
+    return start_authorized_task(client, name, arguments, ttl_ms=ttl_ms, on_status=on_status)
+
+
+def start_authorized_task(
+    client: ClientHost,
+    name: str,
+    arguments: Dict[str, Any],
+    *,
+    ttl_ms: Optional[int] = None,
+    on_status: Any = None,
+) -> Any:
+    """:func:`start_task` for arguments the tool policy and approval handler already passed."""
+    params: Dict[str, Any] = {"name": name, "arguments": arguments}
     if client.era != "modern":
         params["task"] = {"ttl": ttl_ms} if ttl_ms else {}
     raw = client.session.request("tools/call", client._stamp(params) if client.era == "modern" else params)  # noqa: SLF001

@@ -79,6 +79,28 @@ class Transport(abc.ABC):
     def set_protocol(self, version: str, era: str) -> None:  # noqa: B027 - optional hook
         """Tell the transport the negotiated protocol version and era ("legacy" or "modern")."""
 
+    def set_request_headers(self, request_id: Any, headers: Optional[Dict[str, str]]) -> None:
+        """Extra HTTP headers for the request with JSON-RPC id ``request_id`` (None forgets them).
+
+        HTTP transports send them with that request's POST (protocol headers win); other transports
+        ignore them. Used by interceptors (``info.headers``).
+        """
+        table: Dict[Any, Dict[str, str]] = self.__dict__.setdefault("_request_headers", {})
+        if headers:
+            table[request_id] = dict(headers)
+        else:
+            table.pop(request_id, None)
+
+    def request_headers(self, message: Any) -> Optional[Dict[str, str]]:
+        """The extra headers set for ``message`` (a request dict) with :meth:`set_request_headers`."""
+        table = self.__dict__.get("_request_headers")
+        if not table or not isinstance(message, dict):
+            return None
+        try:
+            return table.get(message.get("id"))
+        except TypeError:  # an unhashable id
+            return None
+
     def session_headers(self) -> Dict[str, str]:
         """Transport-level session state worth showing to the user (HTTP session id); default empty."""
         return {}

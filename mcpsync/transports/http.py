@@ -255,7 +255,9 @@ class StreamableHTTPTransport(LegacySessionMixin, Transport):
     # ------------------------------------------------------------------ headers
 
     def _headers_for(self, message: Dict[str, Any]) -> Dict[str, str]:
-        headers = {"Accept": ACCEPT_BOTH, "Content-Type": "application/json"}
+        extra = self.request_headers(message)  # an interceptor's headers (protocol headers below win)
+        headers = dict(extra) if extra else {}
+        headers.update({"Accept": ACCEPT_BOTH, "Content-Type": "application/json"})
         method = message.get("method")
         params = message.get("params")
         meta_version = None

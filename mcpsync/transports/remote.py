@@ -23,6 +23,7 @@ import re
 import socket
 import ssl
 import threading
+import time
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 from urllib.parse import urljoin, urlsplit
 
@@ -449,8 +450,27 @@ def error_for_status(response: Any, body: Optional[str] = None, *, what: str = "
         "HTTP %d %s for %s to %s" % (status, reason, what, redact_url(response.url or "")),
         status_code=status,
         body=body,
+        retry_after=parse_retry_after(response.headers.get("Retry-After")),
         **context,
     )
+
+
+def parse_retry_after(value: Optional[str], now: Optional[float] = None) -> Optional[float]:
+    """Seconds from a ``Retry-After`` header (delta-seconds or an HTTP date); None when absent or invalid."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(int(value))
+    from email.utils import parsedate_to_datetime
+
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when is None or when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 def convert_request_exception(exc: BaseException, url: str, **context: Any) -> TransportError:

@@ -243,7 +243,9 @@ class SSETransport(RemoteState, Transport):
         conn = self._conn
         if conn is None or conn.endpoint is None:
             raise ConnectionClosed("not connected")
-        headers = {"Content-Type": "application/json"}
+        extra = self.request_headers(message)  # an interceptor's headers (protocol headers win)
+        headers = dict(extra) if extra else {}
+        headers["Content-Type"] = "application/json"
         if self._version:
             headers["MCP-Protocol-Version"] = self._version
         try:

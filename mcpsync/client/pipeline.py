@@ -1,0 +1,297 @@
+"""The client's production controls in one place: tool policy and approval, interceptors, tracing,
+retries and static trace context. :class:`~mcpsync.client.core.ClientCore` holds one
+:class:`Pipeline` (or None when nothing is configured, so the hot path pays one ``is None`` test) and
+calls it at three narrow points: :meth:`Pipeline.call` around each request of the funnel,
+:meth:`Pipeline.authorize_tool` before a tool call is built, :meth:`Pipeline.filter_tools` on listings.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Protocol, Sequence, Tuple, Union
+
+from ..errors import ConfigError, MCPError, ToolDenied
+from ..session import RequestHandle
+from ..transports.base import Transport
+from ..types import Tool
+from . import interceptors as _chain
+from .interceptors import Interceptor, RequestInfo
+from .policy import Approval, ApprovalHandler, ToolApprovalRequest, ToolPolicy
+from .retry import Retry
+
+__all__ = ["Pipeline", "PipelineHost", "SendFn", "TracingOption"]
+
+logger = logging.getLogger(__name__)
+
+#: ``send(params, on_sent)``: send one request with ``params``; ``on_sent(request_id)`` runs once the id is known.
+SendFn = Callable[[Optional[Dict[str, Any]], Callable[[Any], None]], Any]
+#: ``"auto"`` (on when the application imported opentelemetry), True, False, or a configured tracer.
+TracingOption = Union[bool, str, Interceptor]
+
+
+class PipelineHost(Protocol):
+    """What the pipeline reads of its client."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def era(self) -> Optional[str]: ...
+
+    @property
+    def protocol_version(self) -> Optional[str]: ...
+
+    @property
+    def transport_kind(self) -> Optional[str]: ...
+
+    @property
+    def connected(self) -> bool: ...
+
+    @property
+    def transport(self) -> Transport: ...
+
+    def get_tool(self, name: str) -> Optional[Tool]: ...
+
+    def list_tools(self) -> List[Tool]: ...
+
+
+class Pipeline:
+    """Policy, approval, interceptors, tracing, retry and trace context of one client. Thread-safe
+    (immutable after construction)."""
+
+    def __init__(
+        self,
+        *,
+        policy: Optional[ToolPolicy] = None,
+        approval_handler: Optional[ApprovalHandler] = None,
+        interceptors: Sequence[Interceptor] = (),
+        retry: Optional[Retry] = None,
+        trace_context: Optional[Mapping[str, str]] = None,
+    ) -> None:
+        self.policy = policy
+        self.approval_handler = approval_handler
+        self.interceptors: Tuple[Interceptor, ...] = tuple(interceptors)
+        self.retry = retry
+        # the client's own dict (client.trace_context): later changes to it apply to later requests
+        self.trace_context: Dict[str, str] = trace_context if isinstance(trace_context, dict) else dict(trace_context or {})
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        allowed_tools: Optional[Iterable[str]] = None,
+        disabled_tools: Optional[Iterable[str]] = None,
+        approval_handler: Optional[ApprovalHandler] = None,
+        interceptors: Optional[Iterable[Interceptor]] = None,
+        retry: Optional[Retry] = None,
+        tracing: TracingOption = "auto",
+        trace_context: Optional[Mapping[str, str]] = None,
+    ) -> Optional["Pipeline"]:
+        """The pipeline for a client's options, or None when none of them asks for anything."""
+        policy = ToolPolicy.of(allowed_tools, disabled_tools)
+        items = list(interceptors or ())
+        for item in items:
+            if not isinstance(item, Interceptor):
+                raise ConfigError("interceptors must be mcpsync.Interceptor instances, got %r" % (item,))
+        if approval_handler is not None and not callable(approval_handler):
+            raise ConfigError("approval_handler must be callable")
+        if retry is not None and not isinstance(retry, Retry):
+            raise ConfigError("retry must be an mcpsync.Retry")
+        if trace_context is not None and not (
+            isinstance(trace_context, Mapping)
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in trace_context.items())
+        ):
+            raise ConfigError("trace_context must map strings to strings")
+        tracer = _tracer(tracing)
+        if tracer is not None:
+            items.insert(0, tracer)  # outermost: its span covers the other interceptors
+        if policy is None and approval_handler is None and not items and retry is None and not trace_context:
+            return None
+        return cls(
+            policy=policy,
+            approval_handler=approval_handler,
+            interceptors=items,
+            retry=retry,
+            trace_context=trace_context,
+        )
+
+    # ------------------------------------------------------------------ tools
+
+    def filter_tools(self, tools: List[Tool]) -> List[Tool]:
+        """The listed tools the policy allows."""
+        return self.policy.filter(tools) if self.policy is not None else tools
+
+    def authorize_tool(self, host: PipelineHost, name: str, arguments: Dict[str, Any]) -> Dict[str, Any]:
+        """Check ``name`` against the policy and ask the approval handler; the arguments to send.
+
+        Raises:
+            ToolDenied: the policy or the handler refused (nothing is sent).
+        """
+        if self.policy is not None:
+            reason = self.policy.check(name)
+            if reason is not None:
+                raise ToolDenied(
+                    "tool call refused by the tool policy: %s" % reason,
+                    tool=name,
+                    reason=reason,
+                    by="policy",
+                    server=host.name,
+                    method="tools/call",
+                )
+        handler = self.approval_handler
+        if handler is None:
+            return arguments
+        definition = host.get_tool(name)
+        if definition is None:  # never listed: list once so the handler sees the annotations
+            try:
+                host.list_tools()
+            except MCPError as exc:
+                logger.debug("[%s] listing tools for the approval handler failed: %s", host.name, exc)
+            definition = host.get_tool(name)
+        request = ToolApprovalRequest(
+            server=host.name,
+            tool=name,
+            arguments=dict(arguments),
+            annotations=dict(definition.annotations) if definition is not None else {},
+            definition=definition,
+        )
+        answer = handler(request)
+        if not isinstance(answer, Approval):
+            raise ConfigError("approval_handler must return mcpsync.Approval.approve(...) or .deny(reason)")
+        if not answer.approved:
+            raise ToolDenied(
+                "tool call denied: %s" % answer.reason,
+                tool=name,
+                reason=answer.reason,
+                by="approval",
+                server=host.name,
+                method="tools/call",
+            )
+        return dict(answer.arguments) if answer.arguments is not None else arguments
+
+    # ------------------------------------------------------------------ requests
+
+    def _info(self, host: PipelineHost, method: str, params: Optional[Dict[str, Any]], attempt: int) -> RequestInfo:
+        if params is not None:
+            params = dict(params)  # this attempt's own copy: hooks may change it freely
+            if method == "tools/call" and isinstance(params.get("arguments"), dict):
+                params["arguments"] = dict(params["arguments"])
+            meta = params.get("_meta")
+            if self.trace_context or isinstance(meta, dict):
+                meta = dict(meta) if isinstance(meta, dict) else {}
+                for key, value in self.trace_context.items():
+                    meta.setdefault(key, value)
+                params["_meta"] = meta
+        elif self.trace_context:
+            params = {"_meta": dict(self.trace_context)}
+        session_id = None
+        try:
+            session_id = host.transport.session_headers().get("Mcp-Session-Id")
+        except Exception:  # noqa: BLE001 - no session: no id
+            pass
+        return RequestInfo(
+            host.name,
+            method,
+            params,
+            era=host.era,
+            protocol_version=host.protocol_version,
+            transport=host.transport_kind,
+            session_id=session_id,
+            attempt=attempt,
+        )
+
+    def _on_sent(self, host: PipelineHost, info: RequestInfo) -> Callable[[Any], None]:
+        def sent(request_id: Any) -> None:
+            info.request_id = request_id
+            if info.headers:
+                host.transport.set_request_headers(request_id, info.headers)
+
+        return sent
+
+    def _forget(self, host: PipelineHost, info: RequestInfo) -> None:
+        if info.headers and info.request_id is not None:
+            try:
+                host.transport.set_request_headers(info.request_id, None)
+            except Exception:  # noqa: BLE001 - the client may be closing
+                pass
+
+    def call(self, host: PipelineHost, method: str, params: Optional[Dict[str, Any]], send: SendFn) -> Any:
+        """Run one request through the chain (and the retry policy); returns the raw result."""
+        retry = self.retry
+        if retry is not None:
+            tool = None
+            if method == "tools/call" and isinstance(params, dict) and isinstance(params.get("name"), str):
+                tool = host.get_tool(params["name"])
+            if not retry.allows(method, tool):
+                retry = None
+        attempt = 1
+        while True:
+            info = self._info(host, method, params, attempt)
+            try:
+                entered = _chain.enter(self.interceptors, info)
+                try:
+                    result = send(info.params, self._on_sent(host, info))
+                except BaseException as exc:
+                    _chain.fail(entered, info, exc)
+                    raise
+                finally:
+                    self._forget(host, info)
+                return _chain.succeed(entered, info, result)
+            except Exception as exc:  # noqa: BLE001 - re-raised unless the retry policy says otherwise
+                if retry is None or not host.connected:
+                    raise
+                retry = retry.increment(method, exc)  # raises exc when it may not be retried
+                retry.sleep(retry.last_delay)
+                attempt += 1
+
+    def start_async(
+        self, host: PipelineHost, method: str, params: Optional[Dict[str, Any]]
+    ) -> Tuple[RequestInfo, List[Interceptor]]:
+        """``on_request`` for a non-blocking request (no retries); finish with :meth:`watch`."""
+        info = self._info(host, method, params, 1)
+        return info, _chain.enter(self.interceptors, info)
+
+    def on_sent(self, host: PipelineHost, info: RequestInfo) -> Callable[[Any], None]:
+        """The ``before_send`` callback of a non-blocking request started with :meth:`start_async`."""
+        return self._on_sent(host, info)
+
+    def abandon(self, host: PipelineHost, info: RequestInfo, entered: List[Interceptor], error: BaseException) -> None:
+        """A non-blocking request started with :meth:`start_async` could not be sent."""
+        self._forget(host, info)
+        _chain.fail(entered, info, error)
+
+    def watch(self, host: PipelineHost, info: RequestInfo, entered: List[Interceptor], handle: RequestHandle) -> None:
+        """Run ``on_result`` / ``on_error`` on the dispatch thread when ``handle``'s request ends."""
+        if not entered and not info.headers:
+            return
+
+        def done(h: RequestHandle) -> None:
+            self._forget(host, info)
+            try:
+                raw = h._pending.future.result(0)  # noqa: SLF001 - the raw result, before the client's transform
+            except BaseException as exc:  # noqa: BLE001 - reported to the interceptors
+                _chain.fail(entered, info, exc)
+                return
+            try:
+                _chain.succeed(entered, info, raw)
+            except Exception:  # noqa: BLE001 - observers only here; nothing to raise to
+                logger.warning("[%s] interceptor failed in on_result of an async request", info.server, exc_info=True)
+
+        handle.add_done_callback(done)
+
+
+def _tracer(tracing: TracingOption) -> Optional[Interceptor]:
+    if tracing is False or tracing is None:
+        return None
+    if isinstance(tracing, Interceptor):
+        return tracing
+    if tracing == "auto":
+        from .tracing import otel_loaded
+
+        if not otel_loaded():
+            return None
+    elif tracing is not True:
+        raise ConfigError("tracing must be 'auto', True, False or an OpenTelemetryTracing")
+    from .tracing import OpenTelemetryTracing
+
+    return OpenTelemetryTracing()
