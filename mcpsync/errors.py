@@ -329,7 +329,9 @@ class ToolDenied(MCPError):
         by: ``"policy"`` (allow/deny lists) or ``"approval"`` (the approval handler).
     """
 
-    def __init__(self, message: str = "", *, tool: str = "", reason: str = "", by: str = "policy", **context: Any) -> None:
+    def __init__(
+        self, message: str = "", *, tool: str = "", reason: str = "", by: str = "policy", **context: Any
+    ) -> None:
         self.tool = tool
         self.reason = reason
         self.by = by

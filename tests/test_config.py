@@ -140,7 +140,7 @@ def test_repr_never_shows_secrets():
         ({"mcp": {"a": {"type": "local", "command": ["x"], "comand": 1}}}, "mcp.a.comand: unknown key 'comand'"),
         ({"mcp": {"a": {"type": "remote", "url": "ftp://x"}}}, "mcp.a.url: expected a value matching"),
         ({"mcp": {"a": {"command": ["x"]}}}, "mcp.a: missing required key 'type'"),
-        ({"gh": {"comand": "x"}}, "gh.comand: unknown key 'comand'; expected one of: args,"),
+        ({"gh": {"comand": "x"}}, "gh.comand: unknown key 'comand'; expected one of: allowed_tools, args,"),
         ({"gh": {"command": "x", "url": "http://a"}}, "gh: give either 'command' or 'url', not both"),
         ({"gh": {"command": "x", "timeout": -1}}, "gh.timeout: expected a number > 0, got -1"),
         ({"gh": {"type": "local", "url": "http://a"}}, "gh.type: 'local' servers take a command, not a url"),

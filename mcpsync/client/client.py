@@ -252,7 +252,8 @@ class Client(ClientCore):
         if arguments is not None and not isinstance(arguments, dict):
             raise ConfigError("tool arguments must be a dict")
         args = arguments if arguments is not None else {}
-        args = self._authorize_tool(name, args)  # tool policy and approval handler: may refuse (ToolDenied) or edit
+        # tool policy and approval handler: may refuse (ToolDenied) or edit the arguments
+        args = self._authorize_tool(name, args, self._tool_for_approval)
         if self.validate_input if validate_input is None else validate_input:
             tool = self._tools_by_name.get(name)
             if tool is not None:
@@ -296,6 +297,18 @@ class Client(ClientCore):
             exc.result = result
             raise
         return result
+
+    def _tool_for_approval(self, name: str) -> Optional[Tool]:
+        """The tool's definition for the approval handler: a tool never listed makes the client list
+        once (so the handler sees its annotations); a failed listing leaves it unknown."""
+        tool = self._tools_by_name.get(name)
+        if tool is not None:
+            return tool
+        try:
+            self.list_tools()
+        except MCPError as exc:
+            logger.debug("[%s] could not list tools for the approval handler: %s", self.name, exc)
+        return self._tools_by_name.get(name)
 
     def _tool_for_validation(self, name: str) -> Optional[Tool]:
         """A result with structuredContent came for a tool not yet known: list the tools once per connection

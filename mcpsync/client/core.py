@@ -528,10 +528,12 @@ class ClientCore(Negotiation):
             return pipeline.call(self, method, params, send)
         return self._send_call(method, params, timeout, max_total_timeout, progress, progress_token, owned_params)
 
-    def _authorize_tool(self, name: str, arguments: Dict[str, Any]) -> Dict[str, Any]:
+    def _authorize_tool(
+        self, name: str, arguments: Dict[str, Any], lookup: Optional[Callable[[str], Optional[Tool]]] = None
+    ) -> Dict[str, Any]:
         """Apply the tool policy and approval handler: the arguments to send (raises ToolDenied)."""
         pipeline = self._pipeline
-        return pipeline.authorize_tool(self, name, arguments) if pipeline is not None else arguments
+        return pipeline.authorize_tool(self, name, arguments, lookup) if pipeline is not None else arguments
 
     def _send_call(
         self,
@@ -757,8 +759,8 @@ def _pipeline(
 ) -> Optional["Pipeline"]:
     """The client's pipeline; nothing is imported when no option asks for one (and OpenTelemetry is
     only looked for in ``sys.modules``: "auto" tracing needs the application to have imported it)."""
-    wants_tracing = tracing is not False and tracing is not None and (
-        tracing != "auto" or "opentelemetry.trace" in sys.modules
+    wants_tracing = (
+        tracing is not False and tracing is not None and (tracing != "auto" or "opentelemetry.trace" in sys.modules)
     )
     if not (
         allowed_tools is not None

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, Optional, Protocol
 
 from ..session import Session, Timeout
-from ..types import ProgressEvent
+from ..types import ProgressEvent, Tool
 
 
 __all__ = ["ClientHost"]
@@ -69,7 +69,9 @@ class ClientHost(Protocol):
     ) -> Any:
         """Send ``method`` through the request funnel and return its complete result."""
 
-    def _authorize_tool(self, name: str, arguments: Dict[str, Any]) -> Dict[str, Any]:
+    def _authorize_tool(
+        self, name: str, arguments: Dict[str, Any], lookup: Optional[Callable[[str], Optional[Tool]]] = None
+    ) -> Dict[str, Any]:
         """Apply the tool policy and approval handler: the arguments to send (raises ToolDenied)."""
 
     def _complete(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Protocol, Sequence, Tuple, Union
 
-from ..errors import ConfigError, MCPError, ToolDenied
+from ..errors import ConfigError, ToolDenied
 from ..session import RequestHandle
 from ..transports.base import Transport
 from ..types import Tool
@@ -50,9 +50,7 @@ class PipelineHost(Protocol):
     @property
     def transport(self) -> Transport: ...
 
-    def get_tool(self, name: str) -> Optional[Tool]: ...
-
-    def list_tools(self) -> List[Tool]: ...
+    _tools_by_name: Dict[str, Tool]  # the last listing (name -> Tool)
 
 
 class Pipeline:
@@ -73,7 +71,9 @@ class Pipeline:
         self.interceptors: Tuple[Interceptor, ...] = tuple(interceptors)
         self.retry = retry
         # the client's own dict (client.trace_context): later changes to it apply to later requests
-        self.trace_context: Dict[str, str] = trace_context if isinstance(trace_context, dict) else dict(trace_context or {})
+        self.trace_context: Dict[str, str] = (
+            trace_context if isinstance(trace_context, dict) else dict(trace_context or {})
+        )
 
     @classmethod
     def build(
@@ -121,8 +121,16 @@ class Pipeline:
         """The listed tools the policy allows."""
         return self.policy.filter(tools) if self.policy is not None else tools
 
-    def authorize_tool(self, host: PipelineHost, name: str, arguments: Dict[str, Any]) -> Dict[str, Any]:
+    def authorize_tool(
+        self,
+        host: PipelineHost,
+        name: str,
+        arguments: Dict[str, Any],
+        lookup: Optional[Callable[[str], Optional[Tool]]] = None,
+    ) -> Dict[str, Any]:
         """Check ``name`` against the policy and ask the approval handler; the arguments to send.
+
+        ``lookup(name)`` finds the tool's definition for the handler (default: the last listing).
 
         Raises:
             ToolDenied: the policy or the handler refused (nothing is sent).
@@ -141,13 +149,7 @@ class Pipeline:
         handler = self.approval_handler
         if handler is None:
             return arguments
-        definition = host.get_tool(name)
-        if definition is None:  # never listed: list once so the handler sees the annotations
-            try:
-                host.list_tools()
-            except MCPError as exc:
-                logger.debug("[%s] listing tools for the approval handler failed: %s", host.name, exc)
-            definition = host.get_tool(name)
+        definition = lookup(name) if lookup is not None else host._tools_by_name.get(name)  # noqa: SLF001
         request = ToolApprovalRequest(
             server=host.name,
             tool=name,
@@ -221,7 +223,7 @@ class Pipeline:
         if retry is not None:
             tool = None
             if method == "tools/call" and isinstance(params, dict) and isinstance(params.get("name"), str):
-                tool = host.get_tool(params["name"])
+                tool = host._tools_by_name.get(params["name"])  # noqa: SLF001
             if not retry.allows(method, tool):
                 retry = None
         attempt = 1

@@ -101,9 +101,7 @@ class Retry:
     def allows(self, method: str, tool: Optional[Tool] = None) -> bool:
         """True when a request of ``method`` (for ``tools/call``: of ``tool``) may be retried at all."""
         if method == "tools/call":
-            return (
-                self.idempotent_tools and tool is not None and tool.annotations.get("idempotentHint") is True
-            )
+            return self.idempotent_tools and tool is not None and tool.annotations.get("idempotentHint") is True
         return method in self.methods
 
     def is_retryable(self, error: BaseException) -> bool:
@@ -126,8 +124,8 @@ class Retry:
         if self.respect_retry_after_header and isinstance(retry_after, (int, float)) and retry_after >= 0:
             return float(retry_after)
         n = len(self.history) + 1
-        backoff = min(self.backoff_max, self.backoff_factor * (2 ** min(n - 1, 32)))
-        return backoff + self.random() * self.backoff_jitter
+        backoff = min(float(self.backoff_max), self.backoff_factor * float(2 ** min(n - 1, 32)))
+        return backoff + float(self.random()) * self.backoff_jitter
 
     def increment(self, method: str, error: BaseException) -> "Retry":
         """A new Retry with this failure recorded; raises ``error`` when it must not be retried.
@@ -165,4 +163,3 @@ class Retry:
             self.backoff_max,
             len(self.history),
         )
-

@@ -125,6 +125,7 @@ def _tool_error_text(result: Dict[str, Any]) -> str:
     content = result.get("content")
     if isinstance(content, list):
         for block in content:
-            if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
-                return block["text"][:200]
+            text = block.get("text") if isinstance(block, dict) and block.get("type") == "text" else None
+            if isinstance(text, str):
+                return text[:200]
     return "tool reported isError"

@@ -11,7 +11,9 @@ A configuration is a mapping ``server name -> ServerConfig``. It can be built
     **milliseconds** and bounds connecting; ``experimental.mcp_timeout`` (ms) is the tool-call timeout.
     Local servers inherit the whole environment, as in OpenCode.
   - **Claude Desktop / Cursor / Claude Code / Windsurf** (``mcpServers``): ``{"command", "args", "env"}``
-    or ``{"url" | "serverUrl", "headers", "type"}``; ``disabled: true`` and ``timeout`` (seconds) are honoured.
+    or ``{"url" | "serverUrl", "headers", "type"}``; ``disabled: true`` and ``timeout`` (seconds) are honoured,
+    and so are tool lists: ``disabledTools`` / ``excludeTools`` (hidden and refused) and ``allowedTools`` /
+    ``includeTools`` (only these), names or glob patterns (Gemini CLI's ``includeTools``/``excludeTools``).
   - **VS Code** (``.vscode/mcp.json`` ``servers``, or ``settings.json`` ``mcp.servers``): like
     ``mcpServers`` plus ``type: stdio|http|sse``, ``envFile``, ``${workspaceFolder}``, ``${userHome}``.
   - **native** (a plain ``{name: entry}`` mapping): the keys of :class:`ServerConfig` (timeouts in
@@ -77,6 +79,8 @@ _CLIENT_OPTION_NAMES = {
     "bearer_token",
     "transport",
     "inherit_env",
+    "allowed_tools",
+    "disabled_tools",
 }
 
 
@@ -101,6 +105,11 @@ class ServerConfig:
         timeout: seconds a tool call may stay idle; reset by progress notifications.
         connect_timeout: seconds connecting may take.
         lazy: connect on first use rather than at start (None: the manager's default).
+        allowed_tools: only these tools (names or glob patterns) are exposed and callable (None: all).
+            In files: ``allowed_tools`` (native), ``allowedTools`` or ``includeTools`` (Gemini CLI).
+        disabled_tools: these tools (names or glob patterns) are hidden and refused; they win over
+            ``allowed_tools``. In files: ``disabled_tools`` (native), ``disabledTools`` (Windsurf, Cline)
+            or ``excludeTools`` (Gemini CLI).
         options: further keyword arguments for :class:`mcpsync.Client` (``verify``, ``stderr``...).
         source: where the entry came from (``file.json: mcpServers.github``), for messages.
         error: a problem found while reading this entry (an unset variable); the server fails with it.
@@ -120,6 +129,8 @@ class ServerConfig:
     timeout: Optional[float] = DEFAULT_CALL_TIMEOUT
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
     lazy: Optional[bool] = None
+    allowed_tools: Optional[List[str]] = None
+    disabled_tools: List[str] = field(default_factory=list)
     options: Dict[str, Any] = field(default_factory=dict)
     source: Optional[str] = None
     error: Optional[ConfigError] = None
@@ -135,6 +146,13 @@ class ServerConfig:
             raise ConfigError("server %r: give either a command or a url, not both" % self.name)
         if self.transport not in ("auto", "http", "sse"):
             raise ConfigError("server %r: transport must be auto, http or sse, not %r" % (self.name, self.transport))
+        for what in ("allowed_tools", "disabled_tools"):
+            value = getattr(self, what)
+            if value is None:
+                continue
+            if isinstance(value, str) or not all(isinstance(v, str) and v for v in value):
+                raise ConfigError("server %r: %s must be a list of tool names or glob patterns" % (self.name, what))
+            setattr(self, what, list(value))
         for key in self.options:
             if key in _CLIENT_OPTION_NAMES:
                 raise ConfigError("server %r: set %r as a field, not in options" % (self.name, key))
@@ -160,6 +178,10 @@ class ServerConfig:
         kwargs["name"] = self.name
         kwargs["timeout"] = self.timeout
         kwargs["connect_timeout"] = self.connect_timeout
+        if self.allowed_tools is not None:
+            kwargs["allowed_tools"] = list(self.allowed_tools)
+        if self.disabled_tools:
+            kwargs["disabled_tools"] = list(self.disabled_tools)
         if self.kind == "stdio":
             if self.env:
                 kwargs["env"] = dict(self.env)
@@ -269,6 +291,8 @@ _NATIVE_ENTRY = {
         "timeout": {"anyOf": [_POSITIVE, {"type": "null"}]},
         "connect_timeout": _POSITIVE,
         "lazy": {"type": "boolean"},
+        "allowed_tools": _STR_LIST,
+        "disabled_tools": _STR_LIST,
         "options": {"type": "object"},
         "description": {"type": "string"},
     },
@@ -323,6 +347,10 @@ _FOREIGN_ENTRY = {
         "headers": _STR_MAP,
         "disabled": {"type": "boolean"},
         "timeout": _POSITIVE,
+        "allowedTools": _STR_LIST,
+        "includeTools": _STR_LIST,
+        "disabledTools": _STR_LIST,
+        "excludeTools": _STR_LIST,
     },
     "if": {"anyOf": [{"required": ["url"]}, {"required": ["serverUrl"]}]},
     "then": {},
@@ -335,7 +363,6 @@ _FOREIGN_KNOWN = set(_FOREIGN_ENTRY["properties"]) | {
     "gallery",
     "version",
     "transportType",
-    "disabledTools",
     "dev",
 }
 
@@ -533,9 +560,28 @@ def _native_fields(name: str, entry: Mapping[str, Any], expand: _Expander, where
     for key in ("timeout", "connect_timeout", "lazy"):
         if key in entry:
             out[key] = entry[key]
+    allowed = _tool_list(entry, ("allowed_tools", "allowedTools", "includeTools"), where)
+    if allowed is not None:
+        out["allowed_tools"] = allowed
+    denied = _tool_list(entry, ("disabled_tools", "disabledTools", "excludeTools"), where)
+    if denied:
+        out["disabled_tools"] = denied
     if entry.get("options"):
         out["options"] = dict(entry["options"])
     return out
+
+
+def _tool_list(entry: Mapping[str, Any], keys: Tuple[str, ...], where: str) -> Optional[List[str]]:
+    """The union of the tool-name lists under any of ``keys`` (None when none is present)."""
+    found: Optional[List[str]] = None
+    for key in keys:
+        if key not in entry:
+            continue
+        value = entry[key]
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise ConfigError("%s.%s: expected a list of tool names or glob patterns" % (where, key))
+        found = (found or []) + [v for v in value if v not in (found or [])]
+    return found
 
 
 def _oauth_settings(raw: Mapping[str, Any]) -> Dict[str, Any]:

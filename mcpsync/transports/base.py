@@ -93,7 +93,7 @@ class Transport(abc.ABC):
 
     def request_headers(self, message: Any) -> Optional[Dict[str, str]]:
         """The extra headers set for ``message`` (a request dict) with :meth:`set_request_headers`."""
-        table = self.__dict__.get("_request_headers")
+        table: Optional[Dict[Any, Dict[str, str]]] = self.__dict__.get("_request_headers")
         if not table or not isinstance(message, dict):
             return None
         try:

@@ -1,0 +1,169 @@
+"""Retries of requests safe to repeat, against the local HTTP test server misbehaving on purpose
+(502/503/504 with and without Retry-After, connection resets). The sleep and the jitter source are
+injected: nothing waits, and nothing is asserted about time."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, List
+
+import pytest
+
+import mcpsync
+from mcpsync import Retry
+from mcpsync.client.retry import SAFE_METHODS
+from mcpsync.transports.remote import parse_retry_after
+from tests.conftest import server_cmd
+
+from .httpserver import MCPTestServer
+
+
+class Sleeps:
+    def __init__(self) -> None:
+        self.calls: List[float] = []
+
+    def __call__(self, seconds: float) -> None:
+        self.calls.append(seconds)
+
+
+@pytest.fixture(params=["legacy", "modern"])
+def server(request: pytest.FixtureRequest) -> Iterator[MCPTestServer]:
+    with MCPTestServer(era=request.param, response_mode="json") as srv:
+        yield srv
+
+
+def posts(server: MCPTestServer, method: str, tool: Any = None) -> int:
+    n = 0
+    for r in server.log:
+        if r.method != "POST" or not isinstance(r.body, dict) or r.body.get("method") != method:
+            continue
+        if tool is None or (r.body.get("params") or {}).get("name") == tool:
+            n += 1
+    return n
+
+
+def policy(sleeps: Sleeps, **kw: Any) -> Retry:
+    return Retry(sleep=sleeps, random=lambda: 0.0, **kw)
+
+
+def test_retry_is_immutable_and_counts() -> None:
+    r = Retry(total=2, backoff_factor=1.0, backoff_jitter=0.0)
+    err = mcpsync.HTTPStatusError(status_code=503)
+    r1 = r.increment("tools/list", err)
+    r2 = r1.increment("tools/list", err)
+    assert r.history == () and len(r1.history) == 1 and len(r2.history) == 2
+    assert [e.delay for e in r2.history] == [1.0, 2.0] and r2.history[0].status == 503
+    with pytest.raises(mcpsync.HTTPStatusError):
+        r2.increment("tools/list", err)  # exhausted: the error itself is raised
+    with pytest.raises(mcpsync.HTTPStatusError):
+        r.increment("tools/list", mcpsync.HTTPStatusError(status_code=500))  # not in status_forcelist
+    with pytest.raises(mcpsync.ServerExited):
+        r.increment("tools/list", mcpsync.ServerExited("gone"))  # a dead stdio server is not retried
+    capped = Retry(total=10, backoff_factor=1.0, backoff_max=4.0, backoff_jitter=0.0)
+    for _ in range(6):
+        capped = capped.increment("ping", err)
+    assert [e.delay for e in capped.history] == [1.0, 2.0, 4.0, 4.0, 4.0, 4.0]
+    assert Retry(backoff_jitter=1.0, random=lambda: 0.5).delay_for(err) == 0.5 + 0.5
+    with pytest.raises(mcpsync.ConfigError):
+        Retry(total=-1)
+
+
+def test_which_methods_and_tools_may_be_retried() -> None:
+    r = Retry()
+    assert all(r.allows(m) for m in SAFE_METHODS)
+    echo = mcpsync.Tool.from_dict({"name": "echo", "annotations": {"idempotentHint": True}})
+    add = mcpsync.Tool.from_dict({"name": "add"})
+    assert not r.allows("tools/call", echo)  # never without the opt-in
+    assert Retry(idempotent_tools=True).allows("tools/call", echo)
+    assert not Retry(idempotent_tools=True).allows("tools/call", add)
+    assert not Retry(idempotent_tools=True).allows("tools/call", None)
+    assert not r.allows("resources/subscribe") and not r.allows("logging/setLevel")
+
+
+def test_parse_retry_after() -> None:
+    assert parse_retry_after("7") == 7.0
+    assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412470.0) == 10.0
+    assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412490.0) == 0.0
+    for bad in (None, "", "soon", "-3", "1.5"):
+        assert parse_retry_after(bad) is None
+
+
+def test_503_with_retry_after_is_retried_after_that_wait(server: MCPTestServer) -> None:
+    sleeps = Sleeps()
+    with mcpsync.connect(server.url, retry=policy(sleeps)) as c:
+        server.faults.status_headers = {"Retry-After": "3"}
+        server.faults.post_statuses = [503, 503]
+        assert "echo" in [t.name for t in c.list_tools()]
+    assert sleeps.calls == [3.0, 3.0]
+    assert posts(server, "tools/list") == 3
+
+
+def test_502_and_504_back_off_exponentially(server: MCPTestServer) -> None:
+    sleeps = Sleeps()
+    with mcpsync.connect(server.url, retry=policy(sleeps, backoff_factor=0.5)) as c:
+        server.faults.post_statuses = [502, 504]
+        assert c.read_resource("example://hello").contents
+    assert sleeps.calls == [0.5, 1.0]
+    assert posts(server, "resources/read") == 3
+
+
+def test_exhausted_retries_raise_the_last_error(server: MCPTestServer) -> None:
+    sleeps = Sleeps()
+    with mcpsync.connect(server.url, retry=policy(sleeps, total=1)) as c:
+        server.faults.post_statuses = [503, 503, 503]
+        with pytest.raises(mcpsync.HTTPStatusError) as info:
+            c.list_prompts()
+        assert info.value.status_code == 503
+        server.faults.post_statuses = []
+        assert c.list_prompts()  # the client stays usable
+    assert sleeps.calls == [0.5]
+
+
+def test_a_retry_after_beyond_the_cap_is_not_waited_for(server: MCPTestServer) -> None:
+    sleeps = Sleeps()
+    with mcpsync.connect(server.url, retry=policy(sleeps, max_retry_after=10)) as c:
+        server.faults.status_headers = {"Retry-After": "3600"}
+        server.faults.post_statuses = [503]
+        with pytest.raises(mcpsync.HTTPStatusError) as info:
+            c.list_tools()
+        assert info.value.retry_after == 3600.0
+    assert sleeps.calls == []
+
+
+def test_connection_resets_are_retried(server: MCPTestServer) -> None:
+    sleeps = Sleeps()
+    with mcpsync.connect(server.url, retry=policy(sleeps)) as c:
+        server.faults.reset_posts = 1
+        assert c.list_tools()
+    assert len(sleeps.calls) == 1
+
+
+def test_tools_call_is_never_retried_without_the_opt_in(server: MCPTestServer) -> None:
+    sleeps = Sleeps()
+    with mcpsync.connect(server.url, retry=policy(sleeps)) as c:
+        c.list_tools()  # echo is listed as idempotentHint: true
+        server.faults.post_statuses = [503]
+        with pytest.raises(mcpsync.HTTPStatusError):
+            c.call_tool("echo", {"message": "x"})
+    assert sleeps.calls == [] and posts(server, "tools/call", "echo") == 1  # sent once, never again
+
+
+def test_idempotent_tools_are_retried_only_with_the_opt_in(server: MCPTestServer) -> None:
+    sleeps = Sleeps()
+    with mcpsync.connect(server.url, retry=policy(sleeps, idempotent_tools=True)) as c:
+        c.list_tools()
+        server.faults.post_statuses = [503]
+        assert c.call_tool("echo", {"message": "x"}).text == "x"  # idempotentHint: retried
+        server.faults.post_statuses = [503]
+        with pytest.raises(mcpsync.HTTPStatusError):
+            c.call_tool("add", {"a": 1, "b": 2})  # no idempotentHint: never retried
+    assert sleeps.calls == [0.5]
+
+
+def test_stdio_crash_is_not_retried() -> None:
+    sleeps = Sleeps()
+    with mcpsync.connect(server_cmd(), retry=policy(sleeps)) as c:
+        with pytest.raises(mcpsync.ConnectionClosed):
+            c.call_tool("crash", {"code": 3})
+        with pytest.raises(mcpsync.ConnectionClosed):
+            c.list_tools()  # the pipe is dead: no point waiting and retrying
+    assert sleeps.calls == []
