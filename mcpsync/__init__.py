@@ -37,13 +37,29 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers (at run time each l
         SamplingRequest as SamplingRequest,
         SamplingResult as SamplingResult,
     )
+    from .client.interceptors import (
+        Interceptor as Interceptor,
+        RequestInfo as RequestInfo,
+    )
     from .client.modern import (
         Subscription as Subscription,
+    )
+    from .client.policy import (
+        Approval as Approval,
+        ToolApprovalRequest as ToolApprovalRequest,
+        ToolPolicy as ToolPolicy,
+    )
+    from .client.retry import (
+        Retry as Retry,
+        RetryEvent as RetryEvent,
     )
     from .client.tasks import (
         TaskHandle as TaskHandle,
         resume_task as resume_task,
         start_task as start_task,
+    )
+    from .client.tracing import (
+        OpenTelemetryTracing as OpenTelemetryTracing,
     )
     from .manager.adapters import (
         execute_tool_call as execute_tool_call,

@@ -262,12 +262,14 @@ class Pipeline:
         self._forget(host, info)
         _chain.fail(entered, info, error)
 
-    def watch(self, host: PipelineHost, info: RequestInfo, entered: List[Interceptor], handle: RequestHandle) -> None:
+    def watch(
+        self, host: PipelineHost, info: RequestInfo, entered: List[Interceptor], handle: "RequestHandle[Any]"
+    ) -> None:
         """Run ``on_result`` / ``on_error`` on the dispatch thread when ``handle``'s request ends."""
         if not entered and not info.headers:
             return
 
-        def done(h: RequestHandle) -> None:
+        def done(h: "RequestHandle[Any]") -> None:
             self._forget(host, info)
             try:
                 raw = h._pending.future.result(0)  # noqa: SLF001 - the raw result, before the client's transform

@@ -240,7 +240,7 @@ def start_authorized_task(
     *,
     ttl_ms: Optional[int] = None,
     on_status: Any = None,
-) -> Any:
+) -> Union[TaskHandle, CallToolResult]:
     """:func:`start_task` for arguments the tool policy and approval handler already passed."""
     params: Dict[str, Any] = {"name": name, "arguments": arguments}
     if client.era != "modern":
