@@ -18,7 +18,7 @@ import logging
 import os
 import threading
 import time
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 from urllib.parse import urlencode, urlsplit
 
 from ..errors import AuthError, CallbackError, ConfigError, OAuthError
@@ -40,6 +40,9 @@ from .pkce import code_challenge, make_code_verifier, make_state
 from .registration import client_from_config, client_from_stored, known_client_id, resolve_client
 from .scopes import select_scopes, split_scope, union
 from .store_base import CredentialBackend, entry_for_url
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .requests_auth import OAuthAuth
 
 __all__ = ["AuthorizationRequest", "OAuthManager", "ENV_CALLBACK_PORT"]
 
@@ -217,7 +220,7 @@ class OAuthManager:
                 lock = table[name] = factory()
             return lock
 
-    def auth(self, name: str, *, interactive: bool = False) -> Any:
+    def auth(self, name: str, *, interactive: bool = False) -> OAuthAuth:
         """The :class:`~mcpsync.auth.requests_auth.OAuthAuth` for server ``name``.
 
         With ``interactive=True`` a 401 that refreshing cannot fix (or a 403

@@ -39,7 +39,7 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Tuple, Union, overload
 
 from .._threads import join, spawn
 from ..errors import (
@@ -54,8 +54,8 @@ from ..errors import (
     NeedsClientRegistration,
     RequestTimeout,
 )
-from ..session import DEFAULT
-from ..types import CallToolResult, Tool
+from ..session import DEFAULT, Timeout
+from ..types import CallToolResult, ProgressEvent, Tool
 from . import adapters as _adapters
 from .config import ServerConfig, find_config, load_config, parse_config, server_config
 from .naming import NameTable
@@ -216,7 +216,7 @@ class Manager(ListingMethods, OAuthMethods):
 
     # ------------------------------------------------------------------ events
 
-    def on(self, event: str, callback: Callable[..., Any]) -> Callable[[], None]:
+    def on(self, event: str, callback: Callable[..., object]) -> Callable[[], None]:
         """Add a listener for ``event`` (one of :data:`EVENTS`); returns a function that removes it.
         Listeners run on the ``mcpsync-manager-events`` thread; they may call the manager."""
         return self._events.add(event, callback)
@@ -623,7 +623,13 @@ class Manager(ListingMethods, OAuthMethods):
 
     # ------------------------------------------------------------------ status
 
-    def status(self, name: Optional[str] = None) -> Any:
+    @overload
+    def status(self) -> Dict[str, ServerStatus]: ...
+
+    @overload
+    def status(self, name: str) -> ServerStatus: ...
+
+    def status(self, name: Optional[str] = None) -> Union[ServerStatus, Dict[str, ServerStatus]]:
         """``{name: ServerStatus}`` for every server (configuration order), or one server's status. No I/O."""
         records = [self._record(name)] if name is not None else self._records()
         for rec in records:
@@ -638,16 +644,16 @@ class Manager(ListingMethods, OAuthMethods):
             return records[0].status
         return {rec.config.name: rec.status for rec in records}
 
-    def clients(self) -> Dict[str, Any]:
+    def clients(self) -> Dict[str, Client]:
         """``{name: Client}`` of the connected servers. No I/O."""
-        out = {}
+        out: Dict[str, Client] = {}
         for rec in self._records():
             with rec.lock:
                 if rec.status.status == CONNECTED and rec.client is not None and getattr(rec.client, "connected", True):
                     out[rec.config.name] = rec.client
         return out
 
-    def client(self, name: str) -> Any:
+    def client(self, name: str) -> Client:
         """The connected :class:`~mcpsync.Client` of ``name``, connecting (or restarting) it if needed.
 
         Raises :class:`~mcpsync.ConnectError`, :class:`~mcpsync.AuthRequired`... when it is unavailable.
@@ -784,8 +790,8 @@ class Manager(ListingMethods, OAuthMethods):
         arguments: Optional[Dict[str, Any]] = None,
         *,
         server: Optional[str] = None,
-        timeout: Any = DEFAULT,
-        progress: Optional[Callable[[Any], Any]] = None,
+        timeout: Timeout = DEFAULT,
+        progress: Optional[Callable[[ProgressEvent], object]] = None,
         meta: Optional[Dict[str, Any]] = None,
     ) -> CallToolResult:
         """Call a tool by its exposed name (``{server}_{tool}``), or by its own name on ``server``.
