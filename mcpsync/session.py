@@ -37,6 +37,7 @@ from .errors import (
 from .transports.base import Transport, TransportSink
 from .types import ProgressEvent
 from .wire import jsonrpc, trace
+from .wire.drops import DropLog
 
 __all__ = ["DEFAULT", "RequestContext", "RequestHandle", "Session", "SessionState"]
 
@@ -244,7 +245,7 @@ class Session(TransportSink):
         self._handlers = Dispatcher("mcpsync-handler:%s" % name, handler_workers)
         self._senders = Dispatcher("mcpsync-send:%s" % name, 32)
         self._server_requests: Dict[Any, RequestContext] = {}
-        self._garbage_logged = 0
+        self.drops = DropLog(logger, name)
         self._owns_queue = notification_queue is None
         self.notifications = notification_queue if notification_queue is not None else NotificationQueue()
 
@@ -608,7 +609,18 @@ class Session(TransportSink):
         self._callbacks.submit(fn, *args)
 
     def on_message(self, message: Any) -> None:
-        """TransportSink: one frame from the reader thread."""
+        """TransportSink: one frame from the reader thread.
+
+        Every frame is handled in isolation: whatever goes wrong while handling it is logged
+        (rate-limited, see :class:`~mcpsync.wire.drops.DropLog`) and the frame dropped; nothing
+        escapes to the transport's reader.
+        """
+        try:
+            self._on_frame(message)
+        except Exception as exc:  # noqa: BLE001 - one bad frame never ends the connection
+            self.drops.drop("error handling a frame: %s" % type(exc).__name__, jsonrpc.truncate(message), exc)
+
+    def _on_frame(self, message: Any) -> None:
         if type(message) is dict:
             # fast path: a well-formed success response to one of our integer ids
             rid = message.get("id")
@@ -634,19 +646,20 @@ class Session(TransportSink):
 
     def _on_batch(self, batch: List[Any]) -> None:
         if not batch:
-            self._garbage("empty batch")
+            self.drops.drop("empty batch")
             return
-        requests = [m for m in batch if type(m) is dict and "method" in m and "id" in m]
+        requests = [m for m in batch if jsonrpc.classify(m) == (jsonrpc.REQUEST, None)]
         reply = _BatchReply(self, len(requests)) if requests else None
         for m in batch:
-            self._on_one(m, reply)
+            try:
+                self._on_one(m, reply)
+            except Exception as exc:  # noqa: BLE001 - one bad member never spoils the rest of the batch
+                self.drops.drop("error handling a frame: %s" % type(exc).__name__, jsonrpc.truncate(m), exc)
 
     def _on_one(self, message: Any, batch: Optional[_BatchReply]) -> None:
         kind, problem = jsonrpc.classify(message)
         if problem is not None:
-            self._garbage("%s: %s" % (problem, jsonrpc.truncate(message)))
-            if batch is not None and kind == jsonrpc.REQUEST:
-                batch.add(None)
+            self.drops.drop("invalid frame: %s" % problem, jsonrpc.truncate(message))
             return
         if kind == jsonrpc.RESPONSE or kind == jsonrpc.ERROR:
             self._on_response(message, kind)
@@ -655,14 +668,11 @@ class Session(TransportSink):
         else:
             self._on_server_request(message, batch)
 
-    def _garbage(self, what: str) -> None:
-        self._garbage_logged += 1
-        n = self._garbage_logged
-        if n <= 10 or n % 1000 == 0:
-            logger.warning("[%s] dropped invalid frame (%d so far): %s", self.name, n, what)
-
     def _on_response(self, message: Dict[str, Any], kind: str) -> None:
         rid = message["id"]
+        if not jsonrpc.is_valid_id(rid):  # null (an error about an unparseable request) or a foreign type
+            self.drops.drop("response with a %s id" % type(rid).__name__, jsonrpc.truncate(message))
+            return
         pending = self._pending.pop(rid, None)
         if pending is None and type(rid) is str and rid.isdigit():
             pending = self._pending.pop(int(rid), None)
@@ -704,7 +714,10 @@ class Session(TransportSink):
             params = {}
         if method == "notifications/progress":
             token = params.get("progressToken")
-            pending = self._pending.get(token)
+            if not jsonrpc.is_valid_id(token):  # checked before any lookup: objects and arrays are unhashable
+                self.drops.drop("progress token of type %s" % type(token).__name__, jsonrpc.truncate(params))
+                token = None
+            pending = self._pending.get(token) if token is not None else None
             if pending is None and type(token) is str and token.isdigit():
                 pending = self._pending.get(int(token))
             if pending is not None:
@@ -722,7 +735,8 @@ class Session(TransportSink):
             else:
                 logger.debug("[%s] progress for unknown token %r ignored", self.name, token)
         elif method == "notifications/cancelled":
-            ctx = self._server_requests.get(params.get("requestId"))
+            target = params.get("requestId")
+            ctx = self._server_requests.get(target) if jsonrpc.is_valid_id(target) else None
             if ctx is not None:
                 ctx.cancelled.set()
         if self._notification_handler is not None:
@@ -736,6 +750,8 @@ class Session(TransportSink):
         self._server_requests[message["id"]] = ctx
         if not self._handlers.submit(self._run_handler, message, ctx, batch):
             self._server_requests.pop(message["id"], None)
+            if batch is not None:
+                batch.add(None)
 
     def _run_handler(self, message: Dict[str, Any], ctx: RequestContext, batch: Optional[_BatchReply]) -> None:
         rid = message["id"]

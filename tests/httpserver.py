@@ -34,6 +34,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from mcpsync.example_server import ExampleServer
 from mcpsync.example_server import tools as example_tools
+from mcpsync.example_server.junk import junk_frames
 from mcpsync.example_server.protocol import MODERN_VERSIONS
 
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
@@ -67,6 +68,7 @@ class Faults:
         self.modern_400_body: Optional[bytes] = None  # answer modern POSTs with 400 and this body
         self.legacy_post_status: Optional[int] = None  # answer non-modern POSTs with this status (no session)
         self.always_404 = False  # every handshake-era POST but initialize gets 404 (a session that never sticks)
+        self.junk_ids = False  # response streams: junk-id frames (example_server.junk) before every answer
 
 
 class Record:
@@ -97,7 +99,11 @@ class _EventStream:
 
     def send(self, message: Any) -> None:  # the example server's Connection protocol
         data = json.dumps(message, ensure_ascii=False).encode("utf-8")
+        junk: List[bytes] = []
+        if self.server.faults.junk_ids and isinstance(message, dict) and "method" not in message:
+            junk = junk_frames(message.get("id"))
         with self.cond:
+            self.events.extend(junk)
             self.events.append(data)
             for m in message if isinstance(message, list) else [message]:
                 if isinstance(m, dict) and "method" not in m and m.get("id") == self.answer_id:

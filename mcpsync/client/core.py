@@ -34,6 +34,7 @@ from ..errors import (
 from ..session import DEFAULT, RequestContext, Session, Timeout
 from ..transports.base import Transport
 from ..types import Implementation, Root, ServerNotification, Tool
+from ..wire import jsonrpc
 from ..wire import protocol as P
 from .handlers import (
     ElicitationHandler,
@@ -691,11 +692,15 @@ class ClientCore(Negotiation):
     # notifications (reader thread: quick, no user code) ------------------------------
 
     def _on_notification(self, method: str, params: Dict[str, Any]) -> None:
-        if method == "notifications/cancelled" and self._modern.server_ended(params.get("requestId")):
-            return  # the server ended one of our listen streams
+        # ids are type-checked before any lookup: an object or array id is unhashable
+        if method == "notifications/cancelled":
+            target = params.get("requestId")
+            if jsonrpc.is_valid_id(target) and self._modern.server_ended(target):
+                return  # the server ended one of our listen streams
         meta = params.get("_meta")
         if isinstance(meta, dict) and P.META_SUBSCRIPTION_ID in meta:
-            if self._modern.on_subscription_notification(meta[P.META_SUBSCRIPTION_ID], method, params):
+            sub_id = meta[P.META_SUBSCRIPTION_ID]
+            if jsonrpc.is_valid_id(sub_id) and self._modern.on_subscription_notification(sub_id, method, params):
                 return
         self._route_notification(method, params)
 

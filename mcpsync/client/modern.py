@@ -152,7 +152,8 @@ def _refused(asked: Dict[str, Any], honoured: Dict[str, Any]) -> Dict[str, Any]:
     out: Dict[str, Any] = {}
     for k, v in asked.items():
         if k == "resourceSubscriptions":
-            got = set(honoured.get(k) or [])
+            raw = honoured.get(k)
+            got = {u for u in raw if isinstance(u, str)} if isinstance(raw, list) else set()
             missing = [u for u in v if u not in got]
             if missing:
                 out[k] = missing

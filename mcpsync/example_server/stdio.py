@@ -19,6 +19,7 @@ import time
 from typing import Any, BinaryIO, List, Optional, Sequence
 
 from .core import ExampleServer
+from .junk import junk_frames
 from .protocol import INVALID_REQUEST, PARSE_ERROR, error_response
 from .session import ServerSession
 from .tools import write_stderr_bytes
@@ -50,6 +51,7 @@ class StdioConnection:
         crlf: bool = False,
         banner: bool = False,
         garbage: bool = False,
+        junk_ids: bool = False,
         stderr_flood: int = 0,
         exit_after: int = 0,
     ) -> None:
@@ -58,6 +60,7 @@ class StdioConnection:
         self.crlf = crlf
         self.banner = banner
         self.garbage = garbage
+        self.junk_ids = junk_ids
         self.stderr_flood = stderr_flood
         self.exit_after = exit_after
         self.responses = 0
@@ -84,6 +87,10 @@ class StdioConnection:
                 write_stderr_bytes(self.stderr_flood)
             if is_response and self.garbage:
                 for junk in GARBAGE_FRAMES:
+                    self._write(self._frame(junk))
+            if is_response and self.junk_ids:
+                real_id = message.get("id") if isinstance(message, dict) else None
+                for junk in junk_frames(real_id):
                     self._write(self._frame(junk))
             self._write(self._frame(body))
             if is_response and self.banner:
@@ -261,6 +268,11 @@ def build_parser() -> argparse.ArgumentParser:
     a("--crlf", action="store_true", help="end frames with \\r\\n and add blank lines")
     a("--banner", action="store_true", help="print non-JSON lines to stdout at start and between responses")
     a("--garbage", action="store_true", help="write invalid JSON-RPC frames before every response")
+    a(
+        "--junk-ids",
+        action="store_true",
+        help="before every response, write frames whose ids, progress tokens and requestIds have every JSON type",
+    )
     a("--stderr-flood", type=int, default=0, metavar="BYTES", help="write BYTES to stderr at start and per response")
     a("--ignore-sigterm", action="store_true", help="ignore SIGTERM")
     a("--no-exit-on-eof", action="store_true", help="keep running after stdin closes")
@@ -319,6 +331,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         crlf=args.crlf,
         banner=args.banner,
         garbage=args.garbage,
+        junk_ids=args.junk_ids,
         stderr_flood=args.stderr_flood,
         exit_after=args.exit_after,
     )

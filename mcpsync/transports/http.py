@@ -456,7 +456,7 @@ class StreamableHTTPTransport(LegacySessionMixin, Transport):
         if type(code) is not int:
             return None
         mid = msg.get("id")
-        if mid is not None and mid == call.wire_id:
+        if type(mid) is type(call.wire_id) and mid == call.wire_id:  # typed: 1.0 and True are not id 1
             return msg
         if mid is None and code in MODERN_ERROR_CODES:
             msg["id"] = call.wire_id
@@ -487,7 +487,8 @@ class StreamableHTTPTransport(LegacySessionMixin, Transport):
         final = False
         if call is not None:
             for msg in jsonrpc.iter_messages(frame):
-                if _is_response(msg) and msg.get("id") == call.wire_id:
+                mid = msg.get("id") if type(msg) is dict else None
+                if type(mid) is type(call.wire_id) and mid == call.wire_id and _is_response(msg):
                     with self._lock:
                         if call.done:
                             return True  # a duplicate (replayed after a resume): drop it

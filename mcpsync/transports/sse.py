@@ -375,7 +375,9 @@ class SSETransport(RemoteState, Transport):
         for msg in jsonrpc.iter_messages(frame):
             if _is_response(msg):
                 mid = msg.get("id")
-                if reinit is not None and mid == reinit:
+                if not jsonrpc.is_valid_id(mid):
+                    continue  # an object/array/float id answers nothing of ours (the session drops it)
+                if reinit is not None and type(mid) is type(reinit) and mid == reinit:
                     self._finish_reinit(msg)
                     return
                 with self._lock:

@@ -24,6 +24,7 @@ from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence
 from .._threads import join, spawn
 from ..errors import ConfigError, ConnectError, ConnectionClosed, MessageTooLarge, ServerExited
 from ..wire import jsonrpc
+from ..wire.drops import DropLog
 from ..wire.framing import FrameReader, encode_content_length, guess_id
 from .base import Transport, TransportSink
 
@@ -166,7 +167,7 @@ class StdioTransport(Transport):
         self._closing = False
         self._closed = False
         self._close_lock = threading.Lock()
-        self._non_json = 0
+        self._drops = DropLog(logger, self.name)
         self._write_cl = framing == "content-length"
 
     def describe(self) -> str:
@@ -333,14 +334,7 @@ class StdioTransport(Transport):
             if not stripped:
                 return
             if stripped[:1] not in (b"{", b"["):
-                self._non_json += 1
-                if self._non_json <= 5 or self._non_json % 1000 == 0:
-                    logger.warning(
-                        "[%s] skipped non-JSON line on stdout (%d so far): %s",
-                        self.name,
-                        self._non_json,
-                        jsonrpc.truncate(stripped.decode("utf-8", "replace"), 120),
-                    )
+                self._drops.drop("non-JSON line on stdout", jsonrpc.truncate(stripped.decode("utf-8", "replace"), 120))
                 return
             line = stripped
         try:
@@ -359,12 +353,13 @@ class StdioTransport(Transport):
         del line
         sink = self._sink
         if sink is not None:
-            sink.on_message(frame)
+            try:
+                sink.on_message(frame)
+            except Exception as exc:  # noqa: BLE001 - a frame never kills the reader
+                self._drops.drop("sink failed on a frame: %s" % type(exc).__name__, jsonrpc.truncate(frame), exc)
 
     def _skip(self, exc: BaseException) -> None:
-        self._non_json += 1
-        if self._non_json <= 5 or self._non_json % 1000 == 0:
-            logger.warning("[%s] skipped undecodable frame (%d so far): %s", self.name, self._non_json, exc)
+        self._drops.drop("undecodable frame", str(exc)[:200])
 
     def _on_oversize(self, head: bytes) -> None:
         rid = guess_id(head)

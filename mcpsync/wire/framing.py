@@ -159,6 +159,10 @@ class FrameReader:
                 header = bytes(buf[:end])
                 del buf[: end + sep]
                 m = _CL_HEADER.search(header)
+                if m and len(m.group(1)) > 18:  # no real frame is that long: not a usable header
+                    self._on_oversize(header[:512])
+                    m = None
+                    header = b""
                 if not m:
                     # A stray line (banner, or newline-framed JSON): hand it over as a frame.
                     for line in header.splitlines():

@@ -104,7 +104,7 @@ def decode(data: Union[bytes, str]) -> Any:
         data = bytes(data).decode("utf-8", "replace")
     try:
         value = _loads(data)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nesting deeper than the parser allows
         raise ProtocolError("frame is not valid JSON: %s (%s)" % (exc, truncate(data))) from None
     if not isinstance(value, (dict, list)):
         raise ProtocolError("frame is neither a JSON object nor an array: %s" % truncate(data))
@@ -113,10 +113,30 @@ def decode(data: Union[bytes, str]) -> Any:
 
 def truncate(value: Any, limit: int = 200) -> str:
     """A short printable excerpt of a frame for log lines and error messages."""
-    text = value if isinstance(value, str) else repr(value)
+    if isinstance(value, str):
+        text = value
+    else:
+        try:  # bounded: a short repr however large or deeply nested the frame is
+            text = _short_repr(value)
+        except Exception:  # noqa: BLE001 - an excerpt must never raise
+            text = "<%s>" % type(value).__name__
     if len(text) > limit:
         return text[:limit] + "...(%d chars)" % len(text)
     return text
+
+
+def _make_short_repr() -> Callable[[Any], str]:
+    import reprlib
+
+    r = reprlib.Repr()
+    r.maxlevel = 8
+    r.maxdict = r.maxlist = 12
+    r.maxstring = r.maxother = 160
+    r.maxlong = 60
+    return r.repr
+
+
+_short_repr = _make_short_repr()
 
 
 def is_valid_id(value: Any) -> bool:
