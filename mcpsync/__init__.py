@@ -32,8 +32,10 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers (at run time each l
         resource_ref as resource_ref,
     )
     from .client.handlers import (
+        ElicitationHandler as ElicitationHandler,
         ElicitationRequest as ElicitationRequest,
         ElicitationResult as ElicitationResult,
+        SamplingHandler as SamplingHandler,
         SamplingRequest as SamplingRequest,
         SamplingResult as SamplingResult,
     )
@@ -147,6 +149,8 @@ _LAZY = {
     "NotificationQueue": "_dispatch",
     "ElicitationRequest": "client.handlers",
     "ElicitationResult": "client.handlers",
+    "ElicitationHandler": "client.handlers",
+    "SamplingHandler": "client.handlers",
     "SamplingRequest": "client.handlers",
     "SamplingResult": "client.handlers",
     "Subscription": "client.modern",
