@@ -32,6 +32,7 @@ configuration also a :class:`ValueError`)::
     ├── ToolError                              raised by CallToolResult.raise_for_error()
     ├── ToolDenied                             a tool policy or approval handler refused a call (never sent)
     ├── TaskFailed                             a task ended failed or cancelled
+    ├── SkillVerificationError                 a skill file failed its digest, size or frontmatter check
     ├── AuthError
     │   ├── AuthRequired                       HTTP 401 (.www_authenticate parameters)
     │   ├── InsufficientScope                  HTTP 403 insufficient_scope
@@ -88,6 +89,7 @@ __all__ = [
     "ServerError",
     "ServerExited",
     "SessionExpired",
+    "SkillVerificationError",
     "TaskFailed",
     "ToolDenied",
     "ToolError",
@@ -244,6 +246,22 @@ class UnsupportedProtocolVersion(ProtocolError):
 
 class NotAvailableInEra(ProtocolError):
     """The feature does not exist in the protocol era negotiated with this server."""
+
+
+class SkillVerificationError(MCPError):
+    """A skill (SEP-2640 Skills extension) failed verification; its content was not handed out.
+
+    Attributes:
+        uri: the file (or skill) URI that failed.
+        reason: ``"digest"``, ``"size"``, ``"frontmatter"``, ``"unlisted"`` (a file the skill's entry
+            does not list), ``"entry"`` (an invalid skill entry) or ``"dynamic"`` (the entry publishes
+            no digests and ``allow_dynamic`` was not set).
+    """
+
+    def __init__(self, message: str = "", *, uri: str = "", reason: str = "", **context: Any) -> None:
+        self.uri = uri
+        self.reason = reason
+        super().__init__(message, **context)
 
 
 class RequestTimeout(MCPError, TimeoutError):

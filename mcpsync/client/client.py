@@ -50,6 +50,8 @@ from .schema import validate
 if TYPE_CHECKING:  # pragma: no cover
     from typing import ParamSpec
 
+    from .skills import LoadedSkill, Skill, SkillFile
+
     _P = ParamSpec("_P")
 
 __all__ = ["Client", "connect"]
@@ -481,6 +483,53 @@ class Client(ClientCore):
             self._modern.unsubscribe_resource(uri)
             return
         self._call("resources/unsubscribe", {"uri": uri}, timeout=timeout)
+
+    # ------------------------------------------------------------------ skills (SEP-2640 extension)
+
+    def list_skills(self, *, timeout: Timeout = DEFAULT) -> "List[Skill]":
+        """The server's skill entries (``skills/list``, every page). Fetches no skill file.
+
+        Raises CapabilityError when the server did not declare ``io.modelcontextprotocol/skills``.
+        """
+        from . import skills
+
+        return skills.list_skills(self, timeout=timeout, max_pages=self.max_pages)
+
+    def get_skill(self, uri: str, *, timeout: Timeout = DEFAULT) -> "Skill":
+        """The current entry of the skill whose ``SKILL.md`` is at ``uri`` (``skills/get``)."""
+        from . import skills
+
+        return skills.get_skill(self, uri, timeout=timeout)
+
+    def load_skill(
+        self, skill: "Union[Skill, str]", *, allow_dynamic: bool = False, timeout: Timeout = DEFAULT
+    ) -> "LoadedSkill":
+        """Fetch a skill's ``SKILL.md`` now and verify it (size, digest, frontmatter) against its entry.
+
+        ``skill`` is an entry from :meth:`list_skills`/:meth:`get_skill`, or a ``SKILL.md`` URI (then
+        ``skills/get`` fetches the entry first). Raises :class:`~mcpsync.SkillVerificationError` on
+        any mismatch; the content is never returned unverified.
+        """
+        from . import skills
+
+        return skills.load_skill(self, skill, allow_dynamic=allow_dynamic, timeout=timeout)
+
+    def read_skill_file(
+        self,
+        skill: "Union[Skill, LoadedSkill]",
+        path: str,
+        *,
+        allow_dynamic: bool = False,
+        timeout: Timeout = DEFAULT,
+    ) -> "SkillFile":
+        """Fetch one file of a skill now (a URI inside it or a path relative to its root) and verify it.
+
+        A file the skill's entry does not list raises :class:`~mcpsync.SkillVerificationError`
+        without any request.
+        """
+        from . import skills
+
+        return skills.read_skill_file(self, skill, path, allow_dynamic=allow_dynamic, timeout=timeout)
 
     def complete(
         self,
