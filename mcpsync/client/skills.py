@@ -105,7 +105,7 @@ class Skill:
         """Validate and convert a skill entry; raises SkillVerificationError(reason="entry") when invalid."""
 
         def bad(why: str) -> SkillVerificationError:
-            uri = d.get("uri") if isinstance(d, dict) and isinstance(d.get("uri"), str) else ""
+            uri = str(d.get("uri")) if isinstance(d, dict) and isinstance(d.get("uri"), str) else ""
             return SkillVerificationError("invalid skill entry %s: %s" % (uri or "?", why), uri=uri, reason="entry")
 
         if not isinstance(d, dict):
