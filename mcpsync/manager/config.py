@@ -580,7 +580,8 @@ def _tool_list(entry: Mapping[str, Any], keys: Tuple[str, ...], where: str) -> O
         value = entry[key]
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
             raise ConfigError("%s.%s: expected a list of tool names or glob patterns" % (where, key))
-        found = (found or []) + [v for v in value if v not in (found or [])]
+        found = found if found is not None else []
+        found.extend(v for v in value if v not in found)
     return found
 
 
@@ -667,6 +668,10 @@ def parse_config(
     env = os.environ if env is None else env
     base = Path(base_dir) if base_dir is not None else None
     if not isinstance(data, Mapping):
+        if isinstance(data, (str, bytes)) or not isinstance(data, Iterable):
+            raise ConfigError(
+                "%s: a configuration must be an object of servers, got %s" % (source, type(data).__name__)
+            )
         out: Dict[str, ServerConfig] = {}
         for cfg in data:
             if not isinstance(cfg, ServerConfig):
@@ -749,6 +754,8 @@ def load_config(path: Union[str, Path], *, env: Optional[Mapping[str, str]] = No
         text = p.read_text(encoding="utf-8-sig")
     except OSError as exc:
         raise ConfigError("%s: cannot read the configuration: %s" % (p, exc.strerror or exc)) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError("%s: not UTF-8 text (byte %d): %s" % (p, exc.start, exc.reason)) from None
     try:
         data = json.loads(_strip_jsonc(text))
     except ValueError as exc:
