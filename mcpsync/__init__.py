@@ -191,6 +191,8 @@ _LAZY = {
     "Retry": "client.retry",
     "RetryEvent": "client.retry",
     "OpenTelemetryTracing": "client.tracing",
+    "KeyringCredentialStore": "auth",
+    "RedisCredentialStore": "auth",
 }
 
 

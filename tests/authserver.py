@@ -17,7 +17,13 @@ tests need no network and no fixed port. Tests shape it through attributes:
 - ``workload_keys``: issuer -> public key of workloads whose JWTs the jwt-bearer grant accepts;
 - ``token_source``: another AuthTestServer whose tokens the resource accepts (AS migration);
 - ``clients``: registered clients (client_id -> dict with redirect_uris, method, secret, public_key);
-- ``log``: every request as a dict (method, path, query, form, json, headers).
+- ``log``: every request as a dict (method, path, query, form, json, headers);
+- ``token_outcomes``: per token request, ``(grant_type, "ok" | error code)``;
+- ``rotate_refresh_tokens`` (default True): a refresh answers a new refresh token and the used one
+  dies; ``reject_reused_refresh`` (default True): presenting a dead one is ``invalid_grant``
+  (False: a rotated-out refresh token still works once more, to test last-writer races);
+- ``token_hook``: ``hook(form)`` called on the server thread before a token request is handled
+  (tests hold requests at a racy point with it).
 
 It checks what a strict server checks: PKCE S256, the exact redirect URI, the ``resource``
 parameter, client authentication per method, refresh-token rotation, DPoP proofs and binding.
@@ -139,6 +145,11 @@ class AuthTestServer:
         self.dpop_errors: List[str] = []
         self.workload_keys: Dict[str, Any] = {}
         self.token_source: Optional["AuthTestServer"] = None
+        self.rotate_refresh_tokens = True
+        self.reject_reused_refresh = True
+        self.retired_refresh_tokens: Dict[str, Dict[str, Any]] = {}
+        self.token_outcomes: List[Tuple[str, str]] = []
+        self.token_hook: Optional[Any] = None
         self.thread = threading.Thread(
             target=self.httpd.serve_forever, args=(0.1,), name="test-authserver", daemon=True
         )
@@ -248,12 +259,20 @@ class AuthTestServer:
         if method == "POST" and path == ip + "/token":
             if self.token_delay:
                 time.sleep(self.token_delay)
+            if self.token_hook is not None:
+                self.token_hook(form)
+            grant = str(form.get("grant_type"))
             try:
                 jkt = self.check_token_dpop(h)
-                return self.json(200, self.token(h, form, jkt))
+                doc = self.token(h, form, jkt)
             except OAuthError as exc:
+                with self.lock:
+                    self.token_outcomes.append((grant, exc.error))
                 extra = {"DPoP-Nonce": self.dpop_nonce_as} if exc.error == "use_dpop_nonce" and self.dpop_nonce_as else {}
                 return self.json(exc.status, {"error": exc.error, "error_description": exc.description}, extra)
+            with self.lock:
+                self.token_outcomes.append((grant, "ok"))
+            return self.json(200, doc)
         if method == "POST" and path == ip + "/register":
             if not self.dcr_enabled:
                 return self.json(404, {"error": "not_found"})
@@ -564,13 +583,21 @@ class AuthTestServer:
                 raise OAuthError("invalid_target", "resource differs from the authorization request")
             return self._tokens(client_id, info["scope"], resource, jkt=jkt)
         if grant == "refresh_token":
+            presented = form.get("refresh_token", "")
             with self.lock:
-                info = self.refresh_tokens.pop(form.get("refresh_token", ""), None)  # rotation: single use
+                if self.rotate_refresh_tokens:
+                    info = self.refresh_tokens.pop(presented, None)  # rotation: single use
+                    if info is not None:
+                        self.retired_refresh_tokens[presented] = info
+                    elif not self.reject_reused_refresh:
+                        info = self.retired_refresh_tokens.pop(presented, None)
+                else:
+                    info = self.refresh_tokens.get(presented)
             if info is None or info["client_id"] != client_id:
                 raise OAuthError("invalid_grant", "refresh token invalid")
             if info.get("jkt") and info["jkt"] != jkt:
                 raise OAuthError("invalid_grant", "refresh token is bound to another DPoP key")
-            return self._tokens(client_id, info["scope"], resource, jkt=jkt)
+            return self._tokens(client_id, info["scope"], resource, refresh=self.rotate_refresh_tokens, jkt=jkt)
         if grant == "client_credentials":
             return self._tokens(client_id, (form.get("scope") or "").split(), resource, refresh=False, jkt=jkt)
         if grant == GRANT_JWT_BEARER:

@@ -1,5 +1,5 @@
 """OAuth for remote MCP servers: discovery, registration, PKCE, the loopback callback
-server, the credential stores, refresh, and non-interactive grants.
+server, the credential stores (file, OS keyring, Redis), refresh, and non-interactive grants.
 
 Importing this package is cheap: it imports neither requests nor filelock; the names
 below load their module on first use. Typical use::
@@ -37,9 +37,11 @@ __all__ = [
     "CredentialBackend",
     "CredentialStore",
     "CredentialStoreBase",
+    "KeyringCredentialStore",
     "OAuthAuth",
     "OAuthConfig",
     "OAuthManager",
+    "RedisCredentialStore",
     "canonical_resource",
     "default_store_path",
     "open_store",
@@ -55,6 +57,8 @@ _LAZY = {
     "CredentialBackend": ".store_base",
     "CredentialStoreBase": ".store_base",
     "open_store": ".backends",
+    "KeyringCredentialStore": ".store_keyring",
+    "RedisCredentialStore": ".store_redis",
     "default_store_path": ".store",
     "OAuthAuth": ".requests_auth",
     "OAuthConfig": ".config",

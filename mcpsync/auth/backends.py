@@ -17,10 +17,17 @@ ENV_AUTH_STORE = "MCPSYNC_AUTH_STORE"
 """Environment variable: the credential store for :func:`open_store` (None) to use."""
 
 
+_REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+
+
 def open_store(spec: Optional[str] = None) -> CredentialBackend:
     """The credential store named by ``spec``.
 
     - ``None``: ``$MCPSYNC_AUTH_STORE`` when set (any form below), else the default file store;
+    - ``"keyring"`` or ``"keyring:<service>"``: :class:`~mcpsync.auth.KeyringCredentialStore`
+      (needs ``mcpsync[keyring]``);
+    - ``"redis://..."``, ``"rediss://..."``, ``"unix://..."``: :class:`~mcpsync.auth.RedisCredentialStore`
+      with that connection URL (needs ``mcpsync[redis]``); a ``#prefix`` fragment sets the key prefix;
     - anything else: the path of a :class:`~mcpsync.auth.CredentialStore` file.
     """
     if spec is None:
@@ -31,6 +38,16 @@ def open_store(spec: Optional[str] = None) -> CredentialBackend:
         return CredentialStore()
     if not isinstance(spec, str):
         raise ConfigError("a credential store spec must be a string, not %s" % type(spec).__name__)
+    if spec == "keyring" or spec.startswith("keyring:"):
+        from .store_keyring import KeyringCredentialStore
+
+        service = spec.partition(":")[2]
+        return KeyringCredentialStore(service=service) if service else KeyringCredentialStore()
+    if spec.startswith(_REDIS_SCHEMES):
+        from .store_redis import RedisCredentialStore
+
+        url, _sep, prefix = spec.partition("#")
+        return RedisCredentialStore(url, prefix=prefix) if prefix else RedisCredentialStore(url)
     from .store import CredentialStore
 
     return CredentialStore(spec)
