@@ -115,6 +115,15 @@ def _is_opt_str(value: Any) -> bool:
     return value is None or isinstance(value, str)
 
 
+def _is_jwk(value: Any) -> bool:
+    """A (private) JWK as DPoP stores it: string members only, with ``kty``."""
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("kty"), str)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+    )
+
+
 _Fields = Dict[str, Callable[[Any], bool]]
 
 _TOKENS: _Fields = {
@@ -145,6 +154,7 @@ _PENDING: _Fields = {
     "clientId": _is_str,
     "clientSource": _is_opt_str,
     "clientMethod": _is_opt_str,
+    "dpopAlg": _is_opt_str,
 }
 # name -> (fields, keys that must be present for the object to count)
 _OBJECTS: Dict[str, Tuple[_Fields, Tuple[str, ...]]] = {
@@ -163,6 +173,7 @@ _SCALARS: _Fields = {
     "authIssuer": _is_str,
     "requestedScope": _is_str,
     "needsAuth": _is_bool,
+    "dpopKey": _is_jwk,
 }
 _MAX_DEPTH = 16
 
@@ -229,7 +240,7 @@ def clean_entry(raw: Any, dropped: Optional[List[str]] = None) -> Optional[Dict[
                 out[key] = cleaned
         elif key in _SCALARS:
             if _SCALARS[key](value):
-                out[key] = value
+                out[key] = copy.deepcopy(value)
             else:
                 sink.append(key)
         elif _plain(value, 1):
