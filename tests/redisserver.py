@@ -28,7 +28,17 @@ def _ci() -> bool:
 def _unavailable(reason: str) -> None:
     if _ci():
         pytest.fail("CI=true but %s" % reason)
-    pytest.skip(reason)
+    pytest.skip(reason, allow_module_level=True)
+
+
+def optional_module(name: str, extra: str) -> Any:
+    """Import ``name`` or skip the module's tests with the reason (fail under CI=true)."""
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        _unavailable("the %r package is not installed (pip install 'mcpsync[%s]')" % (name, extra))
 
 
 def _free_port() -> int:

@@ -15,8 +15,9 @@ import pytest
 from mcpsync.auth import CredentialBackend, CredentialStore, OAuthManager, open_store
 from mcpsync.errors import ConfigError, CredentialStoreError
 from tests.authserver import AuthTestServer
+from tests.redisserver import optional_module
 
-keyring = pytest.importorskip("keyring")
+keyring = optional_module("keyring", "keyring")
 from keyring.backend import KeyringBackend  # noqa: E402
 from keyring.errors import KeyringLocked, PasswordDeleteError  # noqa: E402
 

@@ -20,9 +20,9 @@ import pytest
 from mcpsync.auth import OAuthManager
 from mcpsync.errors import ConfigError, CredentialStoreError
 from tests.authserver import AuthTestServer
-from tests.redisserver import PASSWORD, RedisServer, start_redis
+from tests.redisserver import PASSWORD, RedisServer, optional_module, start_redis
 
-pytest.importorskip("redis")
+optional_module("redis", "redis")
 from mcpsync.auth.store_redis import RedisCredentialStore  # noqa: E402
 
 CLIENT_ID = "fleet-client"

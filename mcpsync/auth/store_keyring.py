@@ -29,7 +29,7 @@ import json
 import logging
 import os
 import time
-from typing import Any, Callable, ContextManager, Dict, Iterator, List, Mapping, Optional, TypeVar
+from typing import Any, Callable, ContextManager, Dict, Iterator, List, Mapping, Optional, Type, TypeVar
 
 from ..errors import ConfigError, CredentialStoreError
 from .store import CredentialStore, user_data_dir
@@ -79,7 +79,7 @@ class KeyringCredentialStore(CredentialStoreBase):
         self.location = "keyring:%s" % service
         self._backend = backend
         self._keyring = keyring
-        self._errors_base: type = keyring.errors.KeyringError
+        self._errors_base: Type[BaseException] = keyring.errors.KeyringError
         tag = "".join(c if c.isalnum() or c in "-_." else "_" for c in service)[:40]
         digest = hashlib.sha256(service.encode("utf-8")).hexdigest()[:12]
         base = os.path.join(lock_dir or user_data_dir(), "keyring-%s-%s" % (tag, digest))

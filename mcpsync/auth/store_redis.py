@@ -34,7 +34,7 @@ import copy
 import json
 import logging
 import time
-from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple, TypeVar
+from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple, Type, TypeVar
 from urllib.parse import urlsplit
 
 from ..errors import ConfigError, CredentialStoreError
@@ -129,9 +129,9 @@ class RedisCredentialStore(CredentialStoreBase):
             raise ConfigError("the Redis key prefix must be a non-empty string")
         if lock_lease <= 0 or lock_timeout < 0:
             raise ConfigError("lock_lease must be positive and lock_timeout not negative")
-        self._errors_base: Tuple[type, ...] = (redis.RedisError,)
-        self._watch_error: type = redis.WatchError
-        self._lock_error: type = redis.exceptions.LockError
+        self._errors_base: Tuple[Type[BaseException], ...] = (redis.RedisError,)
+        self._watch_error: Type[BaseException] = redis.WatchError
+        self._lock_error: Type[BaseException] = redis.exceptions.LockError
         if client is None:
             assert url is not None
             try:
