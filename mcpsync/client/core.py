@@ -45,7 +45,7 @@ from .handlers import (
     SamplingResult,
 )
 from .modern import ModernFeatures
-from .negotiate import Negotiation
+from .negotiate import Negotiated, Negotiator
 from .schema import ValidatorCache
 from .tasks import TaskHandle, wait_task_result
 
@@ -101,7 +101,7 @@ def _as_root(r: Union[Root, str, Dict[str, Any]]) -> Root:
     raise ConfigError("a root must be a Root, a dict, a file:// URI or a path")
 
 
-class ClientCore(Negotiation):
+class ClientCore:
     """Lifecycle, negotiation and plumbing shared by every client method. See :class:`mcpsync.Client`."""
 
     def __init__(
@@ -335,7 +335,7 @@ class ClientCore(Negotiation):
                 )
                 self._session = session
                 session.start()
-                self._negotiate(session)
+                self._agreed(self._negotiator().negotiate(session))
             except BaseException as exc:
                 self._session = None
                 self._last_transport = session.transport if session is not None else None
@@ -372,6 +372,28 @@ class ClientCore(Negotiation):
             self._keepalive_thread = spawn("mcpsync-keepalive:%s" % self.name, self._keepalive_loop)
         self._modern.after_open()
         return self
+
+    def _negotiator(self) -> Negotiator:
+        """The era negotiation of one connection attempt, with what it needs of this client."""
+        return Negotiator(
+            name=self.name,
+            protocol=self.protocol,
+            probe_timeout=self.probe_timeout,
+            connect_timeout=self.connect_timeout,
+            client_info=self.client_info,
+            log_level=self.log_level,
+            cache_key=self._cache_key(),
+            capabilities=self._capabilities,
+            envelope=self._envelope,
+        )
+
+    def _agreed(self, agreed: Negotiated) -> None:
+        """Take on what the negotiation agreed."""
+        self.era = agreed.era
+        self.protocol_version = agreed.protocol_version
+        self.server_info = agreed.server_info
+        self.server_capabilities = agreed.server_capabilities
+        self.instructions = agreed.instructions
 
     def _should_fall_back(self, exc: BaseException) -> bool:
         if not isinstance(self._target, str):

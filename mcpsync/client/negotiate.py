@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Dict, List, Optional
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional
 
 from ..errors import (
     MCPError,
@@ -23,7 +24,7 @@ from ..session import Session
 from ..types import Implementation
 from ..wire import protocol as P
 
-__all__ = ["ERA_CACHE", "Negotiation"]
+__all__ = ["ERA_CACHE", "Negotiated", "Negotiator"]
 
 logger = logging.getLogger(__name__)
 
@@ -51,79 +52,97 @@ class _EraCache:
 ERA_CACHE = _EraCache()
 
 
-class Negotiation:
-    """The negotiation half of :class:`~mcpsync.client.core.ClientCore` (a mixin; uses its attributes)."""
+@dataclass
+class Negotiated:
+    """What one connection agreed on: the era, the revision, and what the server said about itself."""
 
-    name: str
-    protocol: str
-    probe_timeout: float
-    connect_timeout: Optional[float]
-    client_info: Dict[str, Any]
-    log_level: Optional[str]
-    era: Optional[str]
-    protocol_version: Optional[str]
+    era: str
+    protocol_version: str
     server_info: Implementation
     server_capabilities: Dict[str, Any]
     instructions: Optional[str]
 
-    def _capabilities(self, modern: bool) -> Dict[str, Any]:  # provided by ClientCore
-        raise NotImplementedError
 
-    def _cache_key(self) -> Any:  # provided by ClientCore
-        raise NotImplementedError
+class Negotiator:
+    """Negotiates the protocol era of one connection (``server/discover`` first, ``initialize`` as the fallback).
 
-    def _envelope(self, version: Optional[str] = None) -> Dict[str, Any]:  # provided by ClientCore
-        raise NotImplementedError
+    A part of :class:`~mcpsync.client.core.ClientCore`, built for each connection attempt with what it
+    needs of the client; :meth:`negotiate` returns the :class:`Negotiated` outcome and changes nothing else
+    (the per-process :data:`ERA_CACHE` aside).
+    """
 
-    def _negotiate(self, session: Session) -> None:
+    def __init__(
+        self,
+        *,
+        name: str,
+        protocol: str,
+        probe_timeout: float,
+        connect_timeout: Optional[float],
+        client_info: Dict[str, Any],
+        log_level: Optional[str],
+        cache_key: Any,
+        capabilities: Callable[[bool], Dict[str, Any]],
+        envelope: Callable[[str], Dict[str, Any]],
+    ) -> None:
+        self.name = name
+        self.protocol = protocol
+        self.probe_timeout = probe_timeout
+        self.connect_timeout = connect_timeout
+        self.client_info = client_info
+        self.log_level = log_level
+        self._key = cache_key
+        self._capabilities = capabilities
+        self._envelope = envelope
+
+    def negotiate(self, session: Session) -> Negotiated:
+        """Agree on a protocol revision over ``session`` (started). Raises like :meth:`mcpsync.Client.open`."""
         mode = self.protocol
-        key = self._cache_key()
+        key = self._key
         if mode == "legacy" or P.era_of(mode) == "legacy":
-            self._initialize(session, mode if P.era_of(mode) else P.LATEST_HANDSHAKE_VERSION)
-            return
+            return self._initialize(session, mode if P.era_of(mode) else P.LATEST_HANDSHAKE_VERSION)
         if mode == "modern" or P.era_of(mode) == "modern":
             version = mode if P.era_of(mode) else P.LATEST_MODERN_VERSION
-            if self._discover(session, version, strict=True) is None:
+            agreed = self._discover(session, version, strict=True)
+            if agreed is None:
                 raise UnsupportedProtocolVersion(
                     "server does not speak the 2026-07-28 protocol", offered=version, server=self.name
                 )
-            return
+            return agreed
         if session.transport.kind == "sse":
             # the 2024-11-05 HTTP+SSE transport predates server/discover: go straight to the handshake
-            self._initialize(session, P.LATEST_HANDSHAKE_VERSION)
-            return
+            return self._initialize(session, P.LATEST_HANDSHAKE_VERSION)
         cached = ERA_CACHE.get(key)
         if cached is not None:
             try:
                 if P.era_of(cached) == "legacy":
-                    self._initialize(session, P.LATEST_HANDSHAKE_VERSION)
-                    return
-                if self._discover(session, cached, strict=False) is not None:
-                    return
+                    return self._initialize(session, P.LATEST_HANDSHAKE_VERSION)
+                agreed = self._discover(session, cached, strict=False)
+                if agreed is not None:
+                    return agreed
             except (RemoteError, ProtocolError, RequestTimeout):
                 if session.closed:
                     raise
                 logger.info("[%s] cached protocol verdict %s failed; probing again", self.name, cached)
                 ERA_CACHE.forget(key)
-        self._auto(session, key)
+        return self._auto(session, key)
 
-    def _auto(self, session: Session, key: Any, reprobed: bool = False) -> None:
-        version = self._discover(session, P.LATEST_MODERN_VERSION, strict=False)
-        if version is not None:
-            ERA_CACHE.put(key, version)
-            return
+    def _auto(self, session: Session, key: Any, reprobed: bool = False) -> Negotiated:
+        agreed = self._discover(session, P.LATEST_MODERN_VERSION, strict=False)
+        if agreed is not None:
+            ERA_CACHE.put(key, agreed.protocol_version)
+            return agreed
         try:
-            self._initialize(session, P.LATEST_HANDSHAKE_VERSION)
+            agreed = self._initialize(session, P.LATEST_HANDSHAKE_VERSION)
         except UnsupportedVersionError:
             if reprobed:
                 raise
             # The server locked itself modern after a slow probe: probe once more.
-            self._auto(session, key, reprobed=True)
-            return
-        ERA_CACHE.put(key, self.protocol_version or P.LATEST_HANDSHAKE_VERSION)
+            return self._auto(session, key, reprobed=True)
+        ERA_CACHE.put(key, agreed.protocol_version or P.LATEST_HANDSHAKE_VERSION)
+        return agreed
 
-    def _discover(self, session: Session, version: str, *, strict: bool, attempts: int = 2) -> Optional[str]:
-        """Send ``server/discover``. Returns the modern version chosen, or None to fall back to initialize."""
+    def _discover(self, session: Session, version: str, *, strict: bool, attempts: int = 2) -> Optional[Negotiated]:
+        """Send ``server/discover``. Returns the modern agreement, or None to fall back to initialize."""
         params = {"_meta": self._envelope(version)}
         timeout = self.probe_timeout if not strict else self.connect_timeout
         try:
@@ -157,19 +176,20 @@ class Negotiation:
             return None
         chosen = mutual[0]
         caps = result.get("capabilities")
-        self.server_capabilities = caps if isinstance(caps, dict) else {}
         given = result.get("_meta")
         meta = given if isinstance(given, dict) else {}
-        self.server_info = Implementation.from_dict(meta.get(P.META_SERVER_INFO) or result.get("serverInfo"))
         instr = result.get("instructions")
-        self.instructions = instr if isinstance(instr, str) else None
-        self.era = "modern"
-        self.protocol_version = chosen
+        agreed = Negotiated(
+            era="modern",
+            protocol_version=chosen,
+            server_info=Implementation.from_dict(meta.get(P.META_SERVER_INFO) or result.get("serverInfo")),
+            server_capabilities=caps if isinstance(caps, dict) else {},
+            instructions=instr if isinstance(instr, str) else None,
+        )
         session.transport.set_protocol(chosen, "modern")
-        self._discover_result = result
-        return chosen
+        return agreed
 
-    def _initialize(self, session: Session, offer: str, retried: bool = False) -> None:
+    def _initialize(self, session: Session, offer: str, retried: bool = False) -> Negotiated:
         params = {"protocolVersion": offer, "capabilities": self._capabilities(False), "clientInfo": self.client_info}
         try:
             result = session.request("initialize", params, timeout=self.connect_timeout)
@@ -196,19 +216,22 @@ class Negotiation:
                 method="initialize",
             )
         caps = result.get("capabilities")
-        self.server_capabilities = caps if isinstance(caps, dict) else {}
-        self.server_info = Implementation.from_dict(result.get("serverInfo"))
         instr = result.get("instructions")
-        self.instructions = instr if isinstance(instr, str) else None
-        self.era = "legacy"
-        self.protocol_version = version
+        agreed = Negotiated(
+            era="legacy",
+            protocol_version=version,
+            server_info=Implementation.from_dict(result.get("serverInfo")),
+            server_capabilities=caps if isinstance(caps, dict) else {},
+            instructions=instr if isinstance(instr, str) else None,
+        )
         session.transport.set_protocol(version, "legacy")
         session.notify("notifications/initialized")
-        if self.log_level is not None and "logging" in self.server_capabilities:
+        if self.log_level is not None and "logging" in agreed.server_capabilities:
             try:
                 session.request("logging/setLevel", {"level": self.log_level}, timeout=self.connect_timeout)
             except MCPError as exc:
                 logger.warning("[%s] logging/setLevel failed: %s", self.name, exc)
+        return agreed
 
 
 def _is_status_error(exc: BaseException) -> bool:
