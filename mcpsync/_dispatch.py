@@ -7,6 +7,7 @@ does not delay a ping). Workers start lazily and stop on a sentinel.
 
 :class:`NotificationQueue` is the bounded queue of server notifications the user
 iterates or polls.
+:class:`RequestContext` and :class:`BatchReply` serve the handlers of server requests.
 """
 
 from __future__ import annotations
@@ -16,14 +17,14 @@ import logging
 import queue
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable, Deque, Iterator, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, Deque, Dict, Iterator, List, Optional
 
 from ._threads import join, spawn
 
 if TYPE_CHECKING:  # pragma: no cover
     from .types import ServerNotification
 
-__all__ = ["Dispatcher", "NotificationQueue"]
+__all__ = ["BatchReply", "Dispatcher", "NotificationQueue", "RequestContext"]
 
 logger = logging.getLogger(__name__)
 
@@ -147,6 +148,11 @@ class NotificationQueue:
             self._closed = True
             self._cond.notify_all()
 
+    def reset_after_fork(self) -> None:
+        """In a forked child: a fresh lock (a dead thread may hold the old one), then closed."""
+        self._cond = threading.Condition(threading.Lock())
+        self.close()
+
     def __len__(self) -> int:
         return len(self._items)
 
@@ -156,3 +162,40 @@ class NotificationQueue:
                 yield self.get()
             except queue.Empty:
                 return
+
+
+class RequestContext:
+    """What a server-request handler gets besides method and params.
+
+    Attributes:
+        request_id: the id of the server's request.
+        cancelled: a :class:`threading.Event` set when the server cancels the request;
+            a long handler should check it and stop early (its answer is then discarded).
+        server: the server's name.
+    """
+
+    __slots__ = ("request_id", "cancelled", "server")
+
+    def __init__(self, request_id: Any, server: str) -> None:
+        self.request_id = request_id
+        self.cancelled = threading.Event()
+        self.server = server
+
+
+class BatchReply:
+    """Collects the answers to a batch of server requests and sends them as one batch."""
+
+    def __init__(self, send: Callable[[List[Any]], None], count: int) -> None:
+        self._send = send
+        self._left = count
+        self._answers: List[Any] = []
+        self._lock = threading.Lock()
+
+    def add(self, answer: Optional[Dict[str, Any]]) -> None:
+        with self._lock:
+            if answer is not None:
+                self._answers.append(answer)
+            self._left -= 1
+            done = self._left == 0
+        if done and self._answers:
+            self._send(self._answers)

@@ -7,6 +7,7 @@ configuration also a :class:`ValueError`)::
     MCPError                                   root of everything mcpsync raises
     ├── ConfigError(MCPError, ValueError)      bad parameters or configuration file
     ├── ClientClosed                           used after close()
+    │   └── ForkedClientError                  used in a child process after os.fork()
     ├── TransportError
     │   ├── ConnectError                       spawn failed, TCP/TLS failed, bad status at connect
     │   ├── ConnectionClosed                   the peer went away; pending calls fail with this
@@ -63,6 +64,7 @@ __all__ = [
     "ConnectionClosed",
     "CredentialStoreError",
     "ExecutionFailed",
+    "ForkedClientError",
     "HTTPStatusError",
     "HandlerMissing",
     "HeaderMismatch",
@@ -154,6 +156,24 @@ class ConfigError(MCPError, ValueError):
 
 class ClientClosed(MCPError):
     """The client (or manager) was used after ``close()``."""
+
+
+class ForkedClientError(ClientClosed):
+    """A client (or its session) made in one process was used in a child forked from it.
+
+    Its threads and connection belong to the parent: in the child it is closed, never hangs.
+    Open clients after forking (gunicorn ``post_fork``, Celery ``worker_process_init``, inside the
+    multiprocessing worker), or use a :class:`~mcpsync.Manager`, which reopens its servers in the child.
+
+    Attributes:
+        parent_pid: the process that opened the client.
+        child_pid: the process that tried to use it.
+    """
+
+    def __init__(self, message: str = "", *, parent_pid: int = 0, child_pid: int = 0, **context: Any) -> None:
+        super().__init__(message, **context)
+        self.parent_pid = parent_pid
+        self.child_pid = child_pid
 
 
 class TransportError(MCPError):

@@ -21,14 +21,15 @@ import threading
 import time
 from typing import Any, Callable, Dict, Generic, List, Optional, TypeVar, Union, cast
 
-from ._dispatch import Dispatcher, NotificationQueue
+from . import _forks
+from ._dispatch import BatchReply, Dispatcher, NotificationQueue, RequestContext
 from .errors import (
     ClientClosed,
     ConnectionClosed,
+    ForkedClientError,
     InternalError,
     MCPError,
     MethodNotFound,
-    ProtocolError,
     RemoteError,
     RequestCancelled,
     RequestTimeout,
@@ -69,24 +70,6 @@ class SessionState(enum.Enum):
     CLOSED = "closed"
 
 
-class RequestContext:
-    """What a server-request handler gets besides method and params.
-
-    Attributes:
-        request_id: the id of the server's request.
-        cancelled: a :class:`threading.Event` set when the server cancels the request;
-            a long handler should check it and stop early (its answer is then discarded).
-        server: the server's name.
-    """
-
-    __slots__ = ("request_id", "cancelled", "server")
-
-    def __init__(self, request_id: Any, server: str) -> None:
-        self.request_id = request_id
-        self.cancelled = threading.Event()
-        self.server = server
-
-
 class _Pending:
     __slots__ = ("future", "method", "request_id", "progress", "last_activity", "started")
 
@@ -96,25 +79,6 @@ class _Pending:
         self.method = method
         self.progress = progress
         self.started = self.last_activity = time.monotonic()
-
-
-class _BatchReply:
-    """Collects the answers to a batch of server requests and sends them as one batch."""
-
-    def __init__(self, session: "Session", count: int) -> None:
-        self._session = session
-        self._left = count
-        self._answers: List[Any] = []
-        self._lock = threading.Lock()
-
-    def add(self, answer: Optional[Dict[str, Any]]) -> None:
-        with self._lock:
-            if answer is not None:
-                self._answers.append(answer)
-            self._left -= 1
-            done = self._left == 0
-        if done and self._answers:
-            self._session._send_raw(self._answers)  # noqa: SLF001
 
 
 class RequestHandle(Generic[_R]):
@@ -246,6 +210,7 @@ class Session(TransportSink):
         self._senders = Dispatcher("mcpsync-send:%s" % name, 32)
         self._server_requests: Dict[Any, RequestContext] = {}
         self.drops = DropLog(logger, name)
+        self._pid = _forks.pid()  # the process that owns the threads and the connection
         self._owns_queue = notification_queue is None
         self.notifications = notification_queue if notification_queue is not None else NotificationQueue()
 
@@ -281,8 +246,13 @@ class Session(TransportSink):
         """Close the transport, fail pending requests, stop the worker threads.
 
         Idempotent, callable from any thread (including callbacks), bounded by
-        about ``timeout`` seconds plus the transport's own shutdown bound.
+        about ``timeout`` seconds plus the transport's own shutdown bound. In a child forked
+        after the session was made it only releases the child's copies of the connection's
+        descriptors (:meth:`abandon_after_fork`): the parent's server is left alone.
         """
+        if self._pid != _forks.pid():
+            self.abandon_after_fork()
+            return
         with self._lock:
             if self._state in (SessionState.CLOSING, SessionState.CLOSED):
                 return
@@ -301,7 +271,35 @@ class Session(TransportSink):
             self.notifications.close()
         self._state = SessionState.CLOSED
 
+    @property
+    def forked(self) -> bool:
+        """True in a child process forked after this session was made (it cannot be used there)."""
+        return self._pid != _forks.pid()
+
+    def forked_error(self, method: Optional[str] = None) -> ForkedClientError:
+        """The error for a use of this session in a forked child."""
+        return _forks.forked_error(self._pid, server=self.name, method=method)
+
+    def abandon_after_fork(self) -> None:
+        """In a forked child: mark the session closed without locks, I/O or signals; release descriptors.
+
+        Never touches the parent's server (no EOF, no SIGTERM, no DELETE, no cancellation): the
+        transport's :meth:`~mcpsync.transports.base.Transport.after_fork_in_child` only closes the
+        child's copies. Idempotent; safe in an ``os.register_at_fork`` hook.
+        """
+        if self._state is SessionState.CLOSED:
+            return
+        self._state = SessionState.CLOSED
+        self._lock = threading.Lock()  # another thread may have held it at fork time
+        self._fail_all(self.forked_error())
+        try:
+            self.transport.after_fork_in_child()
+        except Exception:  # noqa: BLE001
+            logger.debug("[%s] releasing the transport after fork failed", self.name, exc_info=True)
+
     def _check_usable(self, method: str) -> None:
+        if self._pid != _forks.pid():
+            raise self.forked_error(method)
         if self._state is not SessionState.OPEN:
             if self._state is SessionState.NEW:
                 raise ClientClosed("session not started", server=self.name, method=method)
@@ -336,7 +334,7 @@ class Session(TransportSink):
         With ``owned_params`` the caller hands over ``params`` (and its ``_meta`` dict), which may then
         be changed in place instead of copied.
         """
-        if self._state is not SessionState.OPEN or self._lost is not None:
+        if self._state is not SessionState.OPEN or self._lost is not None or self._pid != _forks.pid():
             self._check_usable(method)
         rid = self._ids.next()
         if progress is not None or progress_token:
@@ -462,7 +460,7 @@ class Session(TransportSink):
             raise exc.with_context(server=self.name, method=method)
 
     def _send_raw(self, message: Any) -> None:
-        if self._state is not SessionState.OPEN or self._lost is not None:
+        if self._state is not SessionState.OPEN or self._lost is not None or self._pid != _forks.pid():
             return
         try:
             if isinstance(message, list):
@@ -476,6 +474,8 @@ class Session(TransportSink):
 
     def _wait(self, pending: _Pending, idle: Optional[float], max_total: Optional[float]) -> Any:
         fut = pending.future
+        if self._pid != _forks.pid() and not fut.done():  # nobody in this process will ever answer it
+            raise self.forked_error(pending.method)
         if max_total is None and idle is not None:
             try:  # the common case: one timed wait, no bookkeeping
                 return fut.result(idle)
@@ -558,7 +558,12 @@ class Session(TransportSink):
         return True
 
     def _tell_cancelled(self, pending: _Pending, reason: str) -> None:
-        if pending.method == "initialize" or self._state is not SessionState.OPEN or self._lost is not None:
+        if (
+            pending.method == "initialize"
+            or self._state is not SessionState.OPEN
+            or self._lost is not None
+            or self._pid != _forks.pid()
+        ):
             return
         try:
             if self.transport.cancel_request(pending.request_id):
@@ -649,14 +654,14 @@ class Session(TransportSink):
             self.drops.drop("empty batch")
             return
         requests = [m for m in batch if jsonrpc.classify(m) == (jsonrpc.REQUEST, None)]
-        reply = _BatchReply(self, len(requests)) if requests else None
+        reply = BatchReply(self._send_raw, len(requests)) if requests else None
         for m in batch:
             try:
                 self._on_one(m, reply)
             except Exception as exc:  # noqa: BLE001 - one bad member never spoils the rest of the batch
                 self.drops.drop("error handling a frame: %s" % type(exc).__name__, jsonrpc.truncate(m), exc)
 
-    def _on_one(self, message: Any, batch: Optional[_BatchReply]) -> None:
+    def _on_one(self, message: Any, batch: Optional[BatchReply]) -> None:
         kind, problem = jsonrpc.classify(message)
         if problem is not None:
             self.drops.drop("invalid frame: %s" % problem, jsonrpc.truncate(message))
@@ -745,7 +750,7 @@ class Session(TransportSink):
             except Exception:  # noqa: BLE001 - never kill the reader
                 logger.exception("[%s] notification handler failed for %s", self.name, method)
 
-    def _on_server_request(self, message: Dict[str, Any], batch: Optional[_BatchReply]) -> None:
+    def _on_server_request(self, message: Dict[str, Any], batch: Optional[BatchReply]) -> None:
         ctx = RequestContext(message["id"], self.name)
         self._server_requests[message["id"]] = ctx
         if not self._handlers.submit(self._run_handler, message, ctx, batch):
@@ -753,7 +758,7 @@ class Session(TransportSink):
             if batch is not None:
                 batch.add(None)
 
-    def _run_handler(self, message: Dict[str, Any], ctx: RequestContext, batch: Optional[_BatchReply]) -> None:
+    def _run_handler(self, message: Dict[str, Any], ctx: RequestContext, batch: Optional[BatchReply]) -> None:
         rid = message["id"]
         method = message["method"]
         params = message.get("params")
@@ -811,7 +816,3 @@ class Session(TransportSink):
         """Why the connection ended (None while it is up or after a clean close)."""
         return self._lost
 
-
-def protocol_error(message: str, **context: Any) -> ProtocolError:
-    """Build a ProtocolError (helper for the client layer)."""
-    return ProtocolError(message, **context)

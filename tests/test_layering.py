@@ -26,6 +26,7 @@ RANK: Dict[str, int] = {
     "types": 0,
     "_threads": 0,
     "_dispatch": 0,
+    "_forks": 0,
     "wire": 1,
     "transports": 2,
     "session": 3,

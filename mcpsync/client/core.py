@@ -19,6 +19,7 @@ import weakref
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, TypeVar, Union
 
 from ..__version__ import __version__
+from .. import _forks
 from .._dispatch import NotificationQueue
 from .._threads import join, spawn
 from ..errors import (
@@ -77,6 +78,15 @@ def _close_all_at_exit() -> None:
             client.close(timeout=1.0)
         except Exception:  # noqa: BLE001
             pass
+
+
+def _abandon_forked_clients() -> None:
+    """In a new child process: every client inherited from the parent is abandoned (fds released, no I/O)."""
+    for client in list(_OPEN_CLIENTS):
+        client._abandon_after_fork()  # noqa: SLF001
+
+
+_forks.after_fork_in_child(_abandon_forked_clients)
 
 
 def _register_atexit() -> None:
@@ -252,14 +262,16 @@ class ClientCore:
 
     @property
     def connected(self) -> bool:
-        """True while the session is open and the connection alive."""
+        """True while the session is open and the connection alive (False in a forked child)."""
         s = self._session
-        return self._state == "open" and s is not None and not s.closed
+        return self._state == "open" and s is not None and not s.closed and not s.forked
 
     @property
     def session(self) -> Session:
-        """The current session (raises ClientClosed when there is none)."""
+        """The current session (raises ClientClosed when there is none, ForkedClientError in a forked child)."""
         s = self._session
+        if s is not None and s.forked:
+            raise s.forked_error()
         if s is None or self._state != "open":
             raise ClientClosed("client is not open" if self._state == "new" else "client is closed", server=self.name)
         return s
@@ -408,6 +420,10 @@ class ClientCore:
         Pending calls fail with :class:`~mcpsync.ConnectionClosed`. Bounded: a stdio
         server gets ``shutdown_timeout`` after EOF and again after SIGTERM.
         """
+        s = self._session
+        if s is not None and s.forked:
+            self._abandon_after_fork()
+            return
         with self._lock:
             if self._state == "closed":
                 return
@@ -422,6 +438,16 @@ class ClientCore:
             session.close(timeout)
         join(self._keepalive_thread, 1.0)
         self.notifications.close()
+        _OPEN_CLIENTS.discard(self)
+
+    def _abandon_after_fork(self) -> None:
+        """In a forked child: closed at once, without locks, I/O or signals (the server is the parent's)."""
+        self._lock = threading.RLock()  # another thread may have held the parent's at fork time
+        self._state = "closed"
+        s = self._session
+        if s is not None:
+            s.abandon_after_fork()
+        self.notifications.reset_after_fork()
         _OPEN_CLIENTS.discard(self)
 
     def __enter__(self: _C) -> _C:

@@ -60,6 +60,7 @@ from . import adapters as _adapters
 from .config import ServerConfig, find_config, load_config, parse_config, server_config
 from .naming import NameTable
 from .records import (
+    reopen_after_fork,
     CONNECTED,
     CONNECTING,
     DISABLED,
@@ -187,6 +188,7 @@ class Manager(ListingMethods, OAuthMethods):
                 self._events.add(event, cb)
         for name, cfg in configs.items():
             self._servers[name] = _Server(cfg, self._is_lazy(cfg))
+        reopen_after_fork(self)
 
     @classmethod
     def from_file(cls, path: Optional[Union[str, Path]] = None, **kwargs: Any) -> "Manager":

@@ -76,6 +76,14 @@ class Transport(abc.ABC):
         """
         return False
 
+    def after_fork_in_child(self) -> None:  # noqa: B027 - optional hook
+        """In a child forked after :meth:`start`: release the child's copies of descriptors, without I/O.
+
+        Must not send anything, signal the server or take a lock another thread may have held at
+        fork time: the connection still belongs to the parent. The default does nothing (the copies
+        are released when the child exits).
+        """
+
     def set_protocol(self, version: str, era: str) -> None:  # noqa: B027 - optional hook
         """Tell the transport the negotiated protocol version and era ("legacy" or "modern")."""
 

@@ -476,6 +476,27 @@ class StdioTransport(Transport):
                 except OSError:
                     pass
 
+    def after_fork_in_child(self) -> None:
+        """Close the child's copies of the server's pipes; the parent's server keeps running.
+
+        Without this a forked child (a multiprocessing worker) would hold the server's stdin open,
+        and the server would not see EOF when the parent closes its client.
+        """
+        self._closed = self._closing = True
+        self._close_lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        proc = self.process
+        if proc is None:
+            return
+        for f in (proc.stdin, proc.stdout, proc.stderr):
+            if f is None:
+                continue
+            try:
+                f.close()  # unbuffered FileIO (bufsize=0): closing takes no lock a dead thread could hold
+            except (OSError, ValueError):
+                pass
+        proc.returncode = 0  # never wait for or signal the parent's child from here
+
     def _stop_process(self, proc: "subprocess.Popen[bytes]", grace: float) -> None:
         try:
             proc.wait(timeout=grace)

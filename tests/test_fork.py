@@ -1,0 +1,222 @@
+"""Issue 9 defect 9: a client made before ``os.fork()`` never hangs in the child.
+
+In the child every use raises :class:`mcpsync.ForkedClientError` (a ClientClosed) at once, naming the
+fix (open clients after forking); ``close()`` there releases the child's copies of the pipes and never
+touches the parent's server; the parent's client keeps working. A :class:`~mcpsync.Manager` reopens
+its servers in the child on next use. Tested with a raw ``os.fork()`` and with multiprocessing's
+"fork" context, including a fork taken while another thread is blocked inside a call (held there by
+an Event, not a sleep).
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import select
+import sys
+import threading
+from typing import Any, Callable, Dict
+
+import pytest
+
+import mcpsync
+from mcpsync.manager import Manager
+
+from .conftest import server_cmd
+
+pytestmark = [
+    pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork() is POSIX only"),
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),  # 3.12+: fork() of a multi-threaded process
+]
+
+BOUND = 60.0  # a hang guard for reading the child's report, never a measurement
+
+
+def in_child(body: Callable[[], Dict[str, Any]]) -> Dict[str, Any]:
+    """Fork; run ``body`` in the child and return its JSON report (the child always exits with os._exit)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child
+        code = 0
+        try:
+            os.close(r)
+            try:
+                report = body()
+            except BaseException as exc:  # noqa: BLE001 - reported to the parent
+                report = {"unexpected": "%s: %s" % (type(exc).__name__, exc)}
+            os.write(w, json.dumps(report).encode())
+        except BaseException:  # noqa: BLE001
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(w)
+    try:
+        ready, _, _ = select.select([r], [], [], BOUND)
+        assert ready, "the forked child did not report within %ss (it hangs)" % BOUND
+        data = b""
+        while True:
+            chunk = os.read(r, 65536)
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        os.close(r)
+        _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+    report: Dict[str, Any] = json.loads(data.decode())
+    assert "unexpected" not in report, report
+    return report
+
+
+def _try(fn: Callable[[], Any]) -> Dict[str, Any]:
+    try:
+        value = fn()
+    except mcpsync.MCPError as exc:
+        return {
+            "type": type(exc).__name__,
+            "client_closed": isinstance(exc, mcpsync.ClientClosed),
+            "message": str(exc),
+            "parent_pid": getattr(exc, "parent_pid", None),
+            "child_pid": getattr(exc, "child_pid", None),
+        }
+    return {"value": repr(value)}
+
+
+def test_raw_fork_raises_forked_client_error_and_parent_keeps_working(era: str) -> None:
+    with mcpsync.connect(server_cmd("--era", era)) as c:
+        server_pid = c.call_tool("pid").text
+        parent = os.getpid()
+
+        def child() -> Dict[str, Any]:
+            out = {
+                "call": _try(lambda: c.call_tool("echo", {"message": "x"})),
+                "ping": _try(c.ping),
+                "list": _try(lambda: c.list_tools()),
+                "connected": c.connected,
+                "me": os.getpid(),
+            }
+            c.close()  # releases the child's copies only; must not stop the parent's server
+            c.close()
+            out["after_close"] = _try(c.ping)
+            return out
+
+        report = in_child(child)
+        for key in ("call", "ping", "list", "after_close"):
+            assert report[key]["type"] == "ForkedClientError", report
+            assert report[key]["client_closed"] is True
+            assert "after forking" in report[key]["message"]
+            assert report[key]["parent_pid"] == parent and report[key]["child_pid"] == report["me"]
+        assert report["connected"] is False
+        # the parent's connection and server are untouched
+        assert c.connected
+        assert c.call_tool("echo", {"message": "still here"}).text == "still here"
+        assert c.call_tool("pid").text == server_pid
+
+
+def test_fork_while_a_call_is_in_flight() -> None:
+    """A thread is held inside a call (the server is sending progress) at the moment of the fork."""
+    with mcpsync.connect(server_cmd()) as c:
+        in_call = threading.Event()
+        release = threading.Event()
+
+        def on_progress(_: Any) -> None:
+            in_call.set()
+            release.wait(BOUND)  # the dispatch thread is held here: the call cannot finish meanwhile
+
+        handle = c.call_tool_async("slow", {"seconds": 0.2, "steps": 2}, progress=on_progress)
+        assert in_call.wait(BOUND)
+        try:
+            report = in_child(
+                lambda: {
+                    "result": _try(lambda: handle.result()),
+                    "new": _try(lambda: c.call_tool("echo", {"message": "x"})),
+                }
+            )
+        finally:
+            release.set()
+        assert report["result"]["type"] == "ForkedClientError"
+        assert report["new"]["type"] == "ForkedClientError"
+        assert not handle.result().is_error  # the parent's call completes normally
+
+
+def _mp_child(client: Any, conn: Any) -> None:
+    conn.send(
+        {
+            "call": _try(lambda: client.call_tool("echo", {"message": "x"})),
+            "connected": client.connected,
+        }
+    )
+    conn.close()
+
+
+def test_multiprocessing_fork_context_holding_the_parents_client() -> None:
+    ctx = multiprocessing.get_context("fork")
+    with mcpsync.connect(server_cmd()) as c:
+        c.ping()
+        parent_end, child_end = ctx.Pipe(duplex=False)
+        p = ctx.Process(target=_mp_child, args=(c, child_end))
+        p.start()
+        try:
+            assert parent_end.poll(BOUND), "the multiprocessing child hangs"
+            report = parent_end.recv()
+        finally:
+            p.join(BOUND)
+            parent_end.close()
+            child_end.close()
+        assert p.exitcode == 0
+        assert report["call"]["type"] == "ForkedClientError"
+        assert report["connected"] is False
+        assert c.call_tool("echo", {"message": "ok"}).text == "ok"
+
+
+def test_manager_reopens_its_servers_in_the_child() -> None:
+    with Manager({"ex": {"command": server_cmd()}}) as mgr:
+        parent_server = mgr.call_tool("ex_pid").text
+
+        def child() -> Dict[str, Any]:
+            try:
+                text = mgr.call_tool("ex_pid").text  # transparently reconnected in this process
+                echo = mgr.call_tool("ex_echo", {"message": "from the child"}).text
+                status = mgr.status("ex").status
+            finally:
+                mgr.close()  # stops the child's own server
+            return {"pid": text, "echo": echo, "status": status}
+
+        report = in_child(child)
+        assert report["echo"] == "from the child"
+        assert report["status"] == "connected"
+        assert report["pid"] != parent_server  # a server of the child's own
+        assert mgr.call_tool("ex_pid").text == parent_server  # the parent's connection is untouched
+
+
+def test_a_client_constructed_before_the_fork_but_opened_after_works() -> None:
+    c = mcpsync.Client(server_cmd())
+
+    def child() -> Dict[str, Any]:
+        with c:
+            return {"echo": c.call_tool("echo", {"message": "opened in the child"}).text}
+
+    assert in_child(child) == {"echo": "opened in the child"}
+
+
+if sys.platform.startswith("linux"):
+
+    def test_the_child_releases_the_inherited_pipes() -> None:
+        """After the fork the child holds no copy of the server's stdin: the parent's close is not delayed."""
+        with mcpsync.connect(server_cmd()) as c:
+            proc = c.transport.process  # type: ignore[attr-defined]
+            stdin_fd = proc.stdin.fileno()
+            target = os.readlink("/proc/self/fd/%d" % stdin_fd)
+
+            def child() -> Dict[str, Any]:
+                held = []
+                for fd in os.listdir("/proc/self/fd"):
+                    try:
+                        if os.readlink("/proc/self/fd/%s" % fd) == target:
+                            held.append(fd)
+                    except OSError:
+                        pass
+                return {"held": held}
+
+            assert in_child(child) == {"held": []}
