@@ -65,7 +65,24 @@ def _sync_driver(kind: str) -> Any:
         from mcpsync.transports import stdio as _stdio
 
         _stdio._READ_SIZE = 1 << 16  # type: ignore[attr-defined]
-    c = mcpsync.connect(SERVER, protocol="modern" if modern else "legacy", name="echo")
+    options: Dict[str, Any] = {}
+    if kind.startswith("mcpsyncotel"):
+        # issue 13: tracing on (OpenTelemetry SDK, batch processor, an exporter that drops the spans)
+        from opentelemetry import trace
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+
+        class _Drop(SpanExporter):
+            def export(self, spans: Any) -> SpanExportResult:
+                return SpanExportResult.SUCCESS
+
+        provider = TracerProvider()
+        provider.add_span_processor(BatchSpanProcessor(_Drop()))
+        trace.set_tracer_provider(provider)
+    elif kind.startswith("mcpsyncctl"):
+        # issue 13: the pipeline on without OpenTelemetry (a pass-through interceptor and a retry policy)
+        options = {"interceptors": [mcpsync.Interceptor()], "retry": mcpsync.Retry()}
+    c = mcpsync.connect(SERVER, protocol="modern" if modern else "legacy", name="echo", **options)
     assert c.era == ("modern" if modern else "legacy"), c.era
     return c, (lambda msg: c.call_tool("echo", {"message": msg}).text), c.close
 
@@ -238,7 +255,8 @@ def main() -> int:
         "--clients",
         default=None,
         help="comma list (floor-legacy,floor-modern,mcpsync-legacy,"
-        "mcpsync-modern,sdk-legacy,sdk-modern; experiment: mcpsync64k-legacy,mcpsync64k-modern)",
+        "mcpsync-modern,sdk-legacy,sdk-modern; experiment: mcpsync64k-legacy,mcpsync64k-modern; "
+        "issue 13: mcpsyncotel-legacy/-modern (tracing on), mcpsyncctl-legacy/-modern (interceptor + retry))",
     )
     ap.add_argument("--worker", nargs=4, metavar=("KIND", "TASK", "N", "TOTAL"), help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -264,8 +282,25 @@ def main() -> int:
     )
     print("clients (interleaved): %s" % ", ".join(clients))
     results: Dict[str, Dict[str, List[float]]] = {c: {} for c in clients}
-    imports: Dict[str, List[float]] = {"json": [], "mcpsync": [], "mcp.client.session": []}
+    imports: Dict[str, List[float]] = {
+        "json": [],
+        "mcpsync": [],
+        "mcpsync.Client": [],
+        "opentelemetry.trace": [],
+        "mcp.client.session": [],
+    }
     import_stmts = {name: "import " + name for name in imports}
+    # the client class, and proof that it pulls in no extra: exits non-zero if opentelemetry got imported
+    import_stmts["mcpsync.Client"] = (
+        "import sys, mcpsync; mcpsync.Client; sys.exit(any(m.startswith('opentelemetry') for m in sys.modules))"
+    )
+    try:
+        import importlib.util
+
+        if importlib.util.find_spec("opentelemetry") is None:
+            del imports["opentelemetry.trace"]
+    except (ImportError, ValueError):
+        del imports["opentelemetry.trace"]
     if not sdk_available():
         del imports["mcp.client.session"]
 
@@ -338,6 +373,7 @@ def report(med: Dict[str, Dict[str, float]], imp: Dict[str, float], clients: Lis
     print("Import, whole process (python -c 'import X'), medians:")
     for name, v in imp.items():
         print("  import %-20s %6.0f ms   (net of 'import json': %5.0f ms)" % (name, v * 1000, (v - imp["json"]) * 1000))
+    print("  (opentelemetry.trace: what an app that traces already pays; mcpsync never imports it unless the app did)")
     if "mcp.client.session" in imp:
         ratio = imp["mcpsync"] / imp["mcp.client.session"]
         net = (imp["mcpsync"] - imp["json"]) / max(1e-9, imp["mcp.client.session"] - imp["json"])

@@ -125,10 +125,26 @@ def test_import_is_light_and_starts_nothing() -> None:
         "import sys, threading, mcpsync\n"
         "heavy = [m for m in ('requests', 'jsonschema', 'filelock', 'http.client', 'sseclient', 'subprocess',"
         " 'concurrent.futures') if m in sys.modules]\n"
-        "print(heavy, threading.active_count())\n"
+        "optional = ('opentelemetry', 'cryptography', 'keyring', 'redis')\n"
+        "extras = [m for m in sys.modules if m.split('.')[0] in optional]\n"
+        "print(heavy + extras, threading.active_count())\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "[] 1", out.stdout + out.stderr
+
+
+def test_a_client_without_production_options_imports_no_extra() -> None:
+    # opentelemetry-api is installed here (test extra), yet a client whose app did not import it loads
+    # neither it nor the pipeline/tracing modules: the "auto" check is one sys.modules lookup.
+    code = (
+        "import sys, mcpsync\n"
+        "c = mcpsync.Client(['python3', '-c', 'pass'])\n"
+        "mods = [m for m in sys.modules if m.split('.')[0] == 'opentelemetry'"
+        " or m in ('mcpsync.client.pipeline', 'mcpsync.client.tracing', 'mcpsync.client.retry')]\n"
+        "print(mods, c._pipeline)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "[] None", out.stdout + out.stderr
 
 
 def test_library_never_prints() -> None:

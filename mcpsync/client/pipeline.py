@@ -187,10 +187,11 @@ class Pipeline:
         elif self.trace_context:
             params = {"_meta": dict(self.trace_context)}
         session_id = None
-        try:
-            session_id = host.transport.session_headers().get("Mcp-Session-Id")
-        except Exception:  # noqa: BLE001 - no session: no id
-            pass
+        if host.transport_kind == "http":  # only Streamable HTTP has sessions
+            try:
+                session_id = host.transport.session_headers().get("Mcp-Session-Id")
+            except Exception:  # noqa: BLE001 - no session: no id
+                pass
         return RequestInfo(
             host.name,
             method,
