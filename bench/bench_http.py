@@ -1,24 +1,43 @@
-"""HTTP benchmark: mcpsync vs a plain ``requests`` floor vs the official Python SDK, on the same server.
+"""Remote servers at the floor: mcpsync vs a stdlib ``http.client`` floor, plain ``requests`` and the official SDK.
 
-    .venv/bin/python bench/bench_http.py [--rounds 5] [--calls 200] [--quick] [--only http-sse,http-json,sse]
+    .venv/bin/python bench/bench_http.py              # full run: 5 rounds (~15 min here)
+    .venv/bin/python bench/bench_http.py --quick      # smaller counts, 5 rounds (~6 min)
+    .venv/bin/python bench/bench_http.py --only http-json-legacy,many --rounds 7
+    .venv/bin/python bench/bench_http.py --profile mcpsync http-json-legacy   # cProfile of one worker
 
-The server is a small asyncio HTTP/1.1 server in a separate process (never the bottleneck; handshake era,
-no validation). It speaks Streamable HTTP with event-stream answers (``http-sse``) or JSON answers
-(``http-json``), and the legacy HTTP+SSE transport (``sse``). Per transport three metrics, the clients
-interleaved round by round (A B C A B C ...), medians over the rounds, ratios from this one run:
+Every remote client talks to the same minimal stdlib server (asyncio streams, one child process, never doing more
+than parsing the request and writing a canned answer). Configurations (``--only``):
 
-* ``rt``   median round-trip of one ``tools/call`` (1 in flight), microseconds;
-* ``c64``  calls per second with 64 calls in flight (64 threads; the SDK: 64 asyncio tasks);
-* ``10mb`` seconds for one call whose result is a 10 MB text (the SDK caps an event at 1 MiB: "failed").
+* ``http-json-legacy`` / ``http-json-modern``: Streamable HTTP, ``application/json`` answers, handshake era
+  (2025-11-25, ``Mcp-Session-Id``) or 2026-07-28 (``_meta`` envelope, ``Mcp-Method`` headers, no session);
+* ``http-sse-legacy`` / ``http-sse-modern``: the same with ``text/event-stream`` answers (one event, then the
+  stream ends);
+* ``sse-legacy``: the legacy HTTP+SSE transport (GET stream + POSTed messages, answers on the stream);
+* ``many``: 20 stdio servers (``python -m mcpsync.example_server.echo --handshake-only``) connected in parallel.
 
-Targets (issue 4): rt <= 1.2x the floor and <= 0.8x the SDK; a 10 MB result works and costs <= 1.5x the floor.
+Clients:
+
+* ``floor``: hand-written on the stdlib: one ``http.client.HTTPConnection`` per thread, ``json``, a straight-line
+  POST per call; for ``sse-legacy`` one reader thread on the GET stream and a dict of id -> Future. For ``many``:
+  ``bench/floor_client.py`` (Popen + initialize) in 20 threads.
+* ``requests``: the same client written on one shared ``requests.Session`` (pool of 128).
+* ``mcpsync``: ``mcpsync.connect(url, transport=..., protocol=legacy|modern)``, one client shared by all threads.
+  For ``many``: ``mcpsync.connect(cmd, protocol="auto")`` in 20 threads, and ``manager``: one ``mcpsync.Manager``
+  with the 20 servers, ``open()``.
+* ``sdk``: the official SDK ``mcp`` (``mcp.Client``, asyncio; tasks for calls in flight), when installed.
+
+Every measurement runs in a fresh worker process, clients interleaved (the order flips every round), medians over
+the rounds; ratios are against the floor measured in the same run. Metrics: round trip median and p99 (sequential
+``tools/call``), calls/s with 1 / 8 / 64 in flight (threads, or asyncio tasks for the SDK), one 10 MB result (wall
+time, and the rise of the worker's peak RSS over its level just before the call), cold start (a whole process:
+interpreter, imports, connect over HTTP, one call, close), and for ``many`` the wall time until all 20 are
+connected. Nothing here is a test: no time is asserted.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import concurrent.futures
 import json
 import os
 import socket
@@ -27,46 +46,73 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
 BIG = 10 * 1000 * 1000
-VERSION = "2025-11-25"
+LEGACY = "2025-11-25"
+MODERN = "2026-07-28"
+META_KEY = "io.modelcontextprotocol/protocolVersion"
+N_SERVERS = 20
+sys.path.insert(0, ROOT)
+ECHO = [sys.executable, "-m", "mcpsync.example_server.echo", "--handshake-only"]
 
-# ---------------------------------------------------------------------------- the server (child process)
+CONFIGS = ["http-json-legacy", "http-json-modern", "http-sse-legacy", "http-sse-modern", "sse-legacy", "many"]
+REMOTE_CLIENTS = ["floor", "requests", "mcpsync", "sdk"]
+MANY_CLIENTS = ["floor", "mcpsync", "manager", "sdk"]
+
+# ---------------------------------------------------------------------------------------------- the server
 
 
-def serve(port: int, mode: str) -> None:  # pragma: no cover - runs in the child
+def serve(port: int) -> None:  # pragma: no cover - runs in the child
+    """Streamable HTTP on /mcp (JSON answers) and /mcp-sse (event-stream answers), legacy HTTP+SSE on /sse."""
     big_text = "x" * BIG
-    sse_writers: Dict[str, asyncio.StreamWriter] = {}
+    streams: Dict[str, asyncio.StreamWriter] = {}
     counter = [0]
+    dumps = json.JSONEncoder(separators=(",", ":")).encode
 
     def answer(msg: Dict[str, Any]) -> Optional[bytes]:
         method = msg.get("method")
-        rid = msg.get("id")
         if "id" not in msg or method is None:
             return None
+        params = msg.get("params") or {}
+        modern = isinstance(params.get("_meta"), dict) and META_KEY in params["_meta"]
+        result: Dict[str, Any]
         if method == "initialize":
-            result: Any = {
-                "protocolVersion": (msg.get("params") or {}).get("protocolVersion", VERSION),
+            result = {
+                "protocolVersion": params.get("protocolVersion", LEGACY),
                 "capabilities": {"tools": {}},
                 "serverInfo": {"name": "bench", "version": "1"},
             }
+        elif method == "server/discover":
+            result = {
+                "supportedVersions": [MODERN, LEGACY],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "bench", "version": "1"},
+                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "bench", "version": "1"}},
+                "ttlMs": 0,
+                "cacheScope": "public",
+            }
         elif method == "tools/list":
-            schema = {"type": "object", "properties": {"message": {"type": "string"}, "size": {"type": "integer"}}}
+            schema = {"type": "object", "properties": {"message": {"type": "string"}}}
             result = {"tools": [{"name": "echo", "inputSchema": schema}, {"name": "big", "inputSchema": schema}]}
+            if modern:
+                result.update(ttlMs=0, cacheScope="public")
         elif method == "tools/call":
-            params = msg.get("params") or {}
             args = params.get("arguments") or {}
             text = big_text if params.get("name") == "big" else str(args.get("message", ""))
             result = {"content": [{"type": "text", "text": text}]}
         elif method == "ping":
             result = {}
         else:
-            return json.dumps({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "no"}}).encode()
-        return json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}).encode()
+            return dumps({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "no"}}).encode()
+        if modern:
+            result["resultType"] = "complete"
+        return dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}).encode()
+
+    def chunk(data: bytes) -> bytes:
+        return b"%x\r\n%s\r\n" % (len(data), data)
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -87,11 +133,12 @@ def serve(port: int, mode: str) -> None:  # pragma: no cover - runs in the child
                     writer.write(
                         b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
                     )
-                    ev = b"event: endpoint\ndata: /messages?sid=%s\n\n" % sid.encode()
-                    writer.write(b"%x\r\n%s\r\n" % (len(ev), ev))
-                    sse_writers[sid] = writer
-                    await reader.read()  # until the client goes away
-                    sse_writers.pop(sid, None)
+                    writer.write(chunk(b"event: endpoint\ndata: /messages?sid=%s\n\n" % sid.encode()))
+                    streams[sid] = writer
+                    try:
+                        await reader.read()  # until the client goes away
+                    finally:
+                        streams.pop(sid, None)
                     return
                 if verb == "GET":
                     writer.write(b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n")
@@ -103,30 +150,30 @@ def serve(port: int, mode: str) -> None:  # pragma: no cover - runs in the child
                 out = answer(msg)
                 if path == "/messages":
                     writer.write(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n")
-                    stream = sse_writers.get(query.split("=", 1)[-1])
+                    stream = streams.get(query.split("=", 1)[-1])
                     if out is not None and stream is not None:
-                        ev = b"event: message\ndata: " + out + b"\n\n"
-                        stream.write(b"%x\r\n%s\r\n" % (len(ev), ev))
+                        stream.write(chunk(b"event: message\ndata: " + out + b"\n\n"))
                     continue
                 extra = b"Mcp-Session-Id: bench\r\n" if msg.get("method") == "initialize" else b""
                 if out is None:
                     writer.write(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n")
-                elif mode == "json":
+                elif path == "/mcp":
                     writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + extra)
                     writer.write(b"Content-Length: %d\r\n\r\n" % len(out))
                     writer.write(out)
                 else:
-                    ev = b"event: message\ndata: " + out + b"\n\n"
                     writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n" + extra)
-                    writer.write(b"Transfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n" % (len(ev), ev))
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
+                    writer.write(b"Transfer-Encoding: chunked\r\n\r\n")
+                    writer.write(chunk(b"event: message\ndata: " + out + b"\n\n") + b"0\r\n\r\n")
+                if writer.transport.get_write_buffer_size() > 1 << 20:
+                    await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
             pass
         finally:
             writer.close()
 
     async def main() -> None:
-        server = await asyncio.start_server(handle, "127.0.0.1", port, limit=64 * 1024 * 1024)
+        server = await asyncio.start_server(handle, "127.0.0.1", port, limit=64 * 1024 * 1024, backlog=512)
         async with server:
             await server.serve_forever()
 
@@ -134,329 +181,654 @@ def serve(port: int, mode: str) -> None:  # pragma: no cover - runs in the child
 
 
 class Server:
-    def __init__(self, mode: str) -> None:
+    def __init__(self) -> None:
         s = socket.socket()
         s.bind(("127.0.0.1", 0))
         self.port = s.getsockname()[1]
         s.close()
-        self.proc = subprocess.Popen([sys.executable, __file__, "--serve", str(self.port), mode])
+        self.proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--serve", str(self.port)])
         deadline = time.monotonic() + 20
         while True:
             try:
                 socket.create_connection(("127.0.0.1", self.port), 1).close()
-                break
+                return
             except OSError:
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.05)
-
-    def url(self, kind: str) -> str:
-        return "http://127.0.0.1:%d%s" % (self.port, "/sse" if kind == "sse" else "/mcp")
 
     def close(self) -> None:
         self.proc.terminate()
         self.proc.wait(10)
 
 
-# ---------------------------------------------------------------------------- clients (each: open, call, close)
+def url_for(port: int, config: str) -> str:
+    path = "/sse" if config.startswith("sse") else "/mcp-sse" if config.startswith("http-sse") else "/mcp"
+    return "http://127.0.0.1:%d%s" % (port, path)
 
 
-class MCPSyncClient:
-    name = "mcpsync"
-
-    def __init__(self, url: str, kind: str) -> None:
-        import mcpsync
-
-        self.c = mcpsync.connect(
-            url, transport="sse" if kind == "sse" else "http", protocol="legacy", timeout=120, validate_output=False
-        )
-
-    def call(self, tool: str, args: Dict[str, Any]) -> str:
-        return self.c.call_tool(tool, args).text
-
-    def close(self) -> None:
-        self.c.close()
+# ---------------------------------------------------------------------------------------------- floor (stdlib)
 
 
-class FloorClient:
-    """The simplest correct thing on requests: one Session, a straight-line POST per call (and for the SSE
-    transport one reader thread with a dict of futures)."""
+class StdlibFloor:
+    """One http.client connection per thread, json, a straight-line POST per call (the least a client can do)."""
 
-    name = "floor"
+    def __init__(self, url: str, config: str) -> None:
+        import concurrent.futures
+        import http.client
+        from urllib.parse import urlsplit
 
-    def __init__(self, url: str, kind: str) -> None:
-        import requests
-        from requests.adapters import HTTPAdapter
-
-        self.s = requests.Session()
-        self.s.mount("http://", HTTPAdapter(pool_maxsize=128))
-        self.kind = kind
-        self.url = url
-        self.ids = iter(range(1, 1 << 62))
+        self._http = http.client
+        self._futures = concurrent.futures
+        parts = urlsplit(url)
+        self.host, self.port, self.path = parts.hostname or "", parts.port or 80, parts.path
+        self.modern = config.endswith("modern")
+        self.legacy_sse = config.startswith("sse")
+        self.local = threading.local()
         self.lock = threading.Lock()
-        self.headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-        if kind == "sse":
-            self.pending: Dict[int, "concurrent.futures.Future[Any]"] = {}
-            self.stream = self.s.get(url, stream=True, headers={"Accept": "text/event-stream"})
+        self.next_id = 0
+        self.headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        self.conns: List[Any] = []
+        if self.legacy_sse:
+            self.pending: Dict[int, Any] = {}
+            self.stream_conn = http.client.HTTPConnection(self.host, self.port)
+            self.stream_conn.request("GET", self.path, headers={"Accept": "text/event-stream"})
+            self.stream = self.stream_conn.getresponse()
             self.endpoint_ready = threading.Event()
             self.reader = threading.Thread(target=self._read, daemon=True)
             self.reader.start()
             self.endpoint_ready.wait(10)
-        init = {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "floor", "version": "1"}}
-        self._rpc("initialize", init)
-        if kind != "sse":
-            self.headers["Mcp-Session-Id"] = "bench"
-            self.headers["MCP-Protocol-Version"] = VERSION
-        self._post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        if self.modern:
+            self.headers["MCP-Protocol-Version"] = MODERN
+            self._rpc("server/discover", {})
+        else:
+            init = {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "floor", "version": "1"}}
+            self._rpc("initialize", init)
+            if not self.legacy_sse:
+                self.headers["Mcp-Session-Id"] = "bench"
+                self.headers["MCP-Protocol-Version"] = LEGACY
+            self._post(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode(), {}).read()
+
+    def _conn(self) -> Any:
+        conn = getattr(self.local, "conn", None)
+        if conn is None:
+            conn = self.local.conn = self._http.HTTPConnection(self.host, self.port)
+            with self.lock:
+                self.conns.append(conn)
+        return conn
+
+    def _post(self, body: bytes, extra: Dict[str, str]) -> Any:
+        conn = self._conn()
+        headers = dict(self.headers, **extra) if extra else self.headers
+        conn.request("POST", self.endpoint if self.legacy_sse else self.path, body, headers)
+        resp = conn.getresponse()
+        return resp
+
+    def _rpc(self, method: str, params: Dict[str, Any]) -> Any:
+        with self.lock:
+            self.next_id += 1
+            rid = self.next_id
+        if self.modern:
+            params = dict(params, _meta={META_KEY: MODERN})
+        body = json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}).encode()
+        extra = {"Mcp-Method": method}
+        if method == "tools/call":
+            extra["Mcp-Name"] = params["name"]
+        if self.legacy_sse:
+            fut = self._futures.Future()
+            self.pending[rid] = fut
+            self._post(body, {}).read()
+            return fut.result(120)
+        resp = self._post(body, extra if self.modern else {})
+        data = resp.read()
+        if resp.getheader("Content-Type", "").startswith("text/event-stream"):
+            start = data.index(b"data: ") + 6
+            return json.loads(data[start : data.index(b"\n", start)])
+        return json.loads(data)
 
     def _read(self) -> None:
+        buf = bytearray()
+        scan = 0
+        read1 = self.stream.read1
         try:
-            self._read_events()
-        except Exception:  # noqa: BLE001 - the stream was shut down by close()
-            pass
-
-    def _read_events(self) -> None:
-        buf = b""
-        for chunk in self.stream.iter_content(chunk_size=None):
-            buf += chunk
-            while b"\n\n" in buf:
-                event, buf = buf.split(b"\n\n", 1)
-                kind, data = "message", b""
-                for line in event.split(b"\n"):
-                    if line.startswith(b"event:"):
-                        kind = line[6:].strip().decode()
-                    elif line.startswith(b"data:"):
-                        data = line[5:].strip()
-                if kind == "endpoint":
-                    self.endpoint = "http://127.0.0.1:%d%s" % (self.stream.raw._pool.port, data.decode())
-                    self.endpoint_ready.set()
-                else:
+            while True:
+                chunk = read1(1 << 20)
+                if not chunk:
+                    return
+                buf += chunk
+                while True:
+                    end = buf.find(b"\n\n", scan)
+                    if end < 0:
+                        scan = max(0, len(buf) - 1)
+                        break
+                    event = bytes(buf[:end])
+                    del buf[: end + 2]
+                    scan = 0
+                    kind, data = "message", b""
+                    for line in event.split(b"\n"):
+                        if line.startswith(b"event:"):
+                            kind = line[6:].strip().decode()
+                        elif line.startswith(b"data:"):
+                            data = line[5:].strip()
+                    del event
+                    if kind == "endpoint":
+                        self.endpoint = data.decode()
+                        self.endpoint_ready.set()
+                        continue
                     msg = json.loads(data)
+                    del data
                     fut = self.pending.pop(msg.get("id"), None)
                     if fut is not None:
                         fut.set_result(msg)
-
-    def _post(self, msg: Dict[str, Any]) -> Any:
-        target = self.endpoint if self.kind == "sse" else self.url
-        return self.s.post(target, data=json.dumps(msg), headers=self.headers)
-
-    def _rpc(self, method: str, params: Dict[str, Any]) -> Dict[str, Any]:
-        with self.lock:
-            rid = next(self.ids)
-        msg = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
-        if self.kind == "sse":
-            fut: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
-            self.pending[rid] = fut
-            self._post(msg)
-            return fut.result(120)
-        r = self._post(msg)
-        if r.headers.get("Content-Type", "").startswith("text/event-stream"):
-            body = r.content
-            start = body.index(b"data: ") + 6
-            return json.loads(body[start : body.index(b"\n", start)])
-        return r.json()
+                    msg = None
+        except Exception:  # noqa: BLE001 - the stream was shut down by close()
+            return
 
     def call(self, tool: str, args: Dict[str, Any]) -> str:
         return self._rpc("tools/call", {"name": tool, "arguments": args})["result"]["content"][0]["text"]
 
     def close(self) -> None:
-        if self.kind == "sse":
-            # wake the reader first: closing a response another thread is reading deadlocks on its buffer
-            sock = self.stream.raw._connection.sock
-            sock.shutdown(socket.SHUT_RDWR)
+        if self.legacy_sse:
+            sock = self.stream_conn.sock
+            if sock is not None:
+                sock.shutdown(socket.SHUT_RDWR)
             self.reader.join(10)
-            self.stream.close()
-        self.s.close()
+            self.stream_conn.close()
+        for conn in self.conns:
+            conn.close()
 
 
-class SDKRunner:
-    """The official SDK (asyncio); every measurement runs inside one event loop."""
+class RequestsClient(StdlibFloor):
+    """The same client on one shared requests.Session (pool of 128): what plain requests costs."""
 
-    name = "sdk"
+    def __init__(self, url: str, config: str) -> None:
+        import requests
+        from requests.adapters import HTTPAdapter
 
-    @staticmethod
-    def available() -> bool:
-        try:
-            import mcp  # noqa: F401
-        except ImportError:
-            return False
-        return True
+        self.session = requests.Session()
+        self.session.mount("http://", HTTPAdapter(pool_maxsize=128))
+        self.url = url
+        super().__init__(url, config)
 
-    @staticmethod
-    async def _client(url: str, kind: str) -> Any:
-        from mcp import Client
+    def _post(self, body: bytes, extra: Dict[str, str]) -> Any:
+        headers = dict(self.headers, **extra) if extra else self.headers
+        target = "http://%s:%d%s" % (self.host, self.port, self.endpoint) if self.legacy_sse else self.url
+        r = self.session.post(target, data=body, headers=headers)
 
-        if kind == "sse":
-            from mcp.client.sse import sse_client
+        class _Resp:
+            def read(self) -> bytes:
+                return r.content
 
-            return Client(sse_client(url), mode="legacy", read_timeout_seconds=120)
-        return Client(url, mode="legacy", read_timeout_seconds=120)
+            def getheader(self, name: str, default: str) -> str:
+                return r.headers.get(name, default)  # type: ignore[no-any-return]
 
-    @classmethod
-    def run(cls, url: str, kind: str, fn: Callable[[Any], Any]) -> Any:
-        async def main() -> Any:
-            async with await cls._client(url, kind) as c:
-                await c.call_tool("echo", {"message": "warm"})
-                return await fn(c)
+        return _Resp()
 
-        return asyncio.run(main())
+    def close(self) -> None:
+        super().close()
+        self.session.close()
 
 
-# ---------------------------------------------------------------------------- measurements
+class MCPSyncRemote:
+    def __init__(self, url: str, config: str) -> None:
+        import mcpsync
+
+        self.c = mcpsync.connect(
+            url,
+            transport="sse" if config.startswith("sse") else "http",
+            protocol="modern" if config.endswith("modern") else "legacy",
+            timeout=120,
+            validate_output=False,
+        )
+
+    def call(self, tool: str, args: Dict[str, Any]) -> str:
+        return self.c.call_tool(tool, args).text  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        self.c.close()
 
 
-def rt_sync(client: Any, calls: int) -> float:
-    client.call("echo", {"message": "warm"})
-    times = []
-    for i in range(calls):
-        t = time.perf_counter()
-        client.call("echo", {"message": "m%d" % i})
-        times.append(time.perf_counter() - t)
-    return statistics.median(times) * 1e6
+def sync_client(name: str, url: str, config: str) -> Any:
+    cls = {"floor": StdlibFloor, "requests": RequestsClient, "mcpsync": MCPSyncRemote}[name]
+    return cls(url, config)
 
 
-def c64_sync(client: Any, calls: int) -> float:
-    client.call("echo", {"message": "warm"})
-    per = max(1, calls // 64)
-    barrier = threading.Barrier(65)
+# ---------------------------------------------------------------------------------------------- workers
+
+
+def _percentile(xs: List[float], q: float) -> float:
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
+
+
+def _peak_rss_mb() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _tput_threads(call: Callable[[], Any], inflight: int, total: int) -> float:
+    per = max(1, total // inflight)
+    barrier = threading.Barrier(inflight + 1)
+    errors: List[BaseException] = []
 
     def work() -> None:
         barrier.wait()
-        for i in range(per):
-            client.call("echo", {"message": "c%d" % i})
+        try:
+            for _ in range(per):
+                call()
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
 
-    threads = [threading.Thread(target=work) for _ in range(64)]
+    threads = [threading.Thread(target=work) for _ in range(inflight)]
     for t in threads:
         t.start()
     barrier.wait()
     t0 = time.perf_counter()
     for t in threads:
         t.join()
-    return per * 64 / (time.perf_counter() - t0)
+    dt = time.perf_counter() - t0
+    if errors:
+        raise errors[0]
+    return per * inflight / dt
 
 
-def big_sync(client: Any) -> float:
-    t = time.perf_counter()
-    text = client.call("big", {"size": BIG})
-    assert len(text) == BIG
-    return time.perf_counter() - t
+def worker_sync(name: str, config: str, task: str, port: int, n: int, total: int) -> Dict[str, Any]:
+    url = url_for(port, config)
+    c = sync_client(name, url, config)
+    try:
+        assert c.call("echo", {"message": "hi"}) == "hi"
+        if task == "cold":
+            return {}
+        for _ in range(50):
+            c.call("echo", {"message": "warm"})
+        if task == "big":
+            before = _peak_rss_mb()
+            t0 = time.perf_counter()
+            text = c.call("big", {})
+            dt = time.perf_counter() - t0
+            assert len(text) == BIG
+            del text
+            return {"big_time": dt, "big_rss": _peak_rss_mb() - before}
+        lat = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            c.call("echo", {"message": "m"})
+            lat.append(time.perf_counter() - t0)
+        res = {"rt": statistics.median(lat), "p99": _percentile(lat, 0.99)}
+        for k in (1, 8, 64):
+            res["c%d" % k] = _tput_threads(lambda: c.call("echo", {"message": "c"}), k, total)
+        return res
+    finally:
+        c.close()
 
 
-async def rt_sdk(c: Any, calls: int) -> float:
-    times = []
-    for i in range(calls):
-        t = time.perf_counter()
-        await c.call_tool("echo", {"message": "m%d" % i})
-        times.append(time.perf_counter() - t)
-    return statistics.median(times) * 1e6
+def worker_sdk(config: str, task: str, port: int, n: int, total: int) -> Dict[str, Any]:
+    from mcp import Client
 
+    url = url_for(port, config)
+    mode = MODERN if config.endswith("modern") else "legacy"
 
-async def c64_sdk(c: Any, calls: int) -> float:
-    per = max(1, calls // 64)
+    def make() -> Any:
+        if config.startswith("sse"):
+            from mcp.client.sse import sse_client
 
-    async def work() -> None:
-        for i in range(per):
-            await c.call_tool("echo", {"message": "c%d" % i})
+            return Client(sse_client(url), mode="legacy", read_timeout_seconds=120)
+        return Client(url, mode=mode, read_timeout_seconds=120)
 
-    t0 = time.perf_counter()
-    await asyncio.gather(*(work() for _ in range(64)))
-    return per * 64 / (time.perf_counter() - t0)
+    async def main() -> Dict[str, Any]:
+        async with make() as c:
 
+            async def call(tool: str, msg: str) -> str:
+                r = await c.call_tool(tool, {"message": msg})
+                return r.content[0].text  # type: ignore[no-any-return]
 
-async def big_sdk(c: Any) -> float:
-    t = time.perf_counter()
-    r = await c.call_tool("big", {"size": BIG})
-    text = r.content[0].text
-    assert len(text) == BIG
-    return time.perf_counter() - t
-
-
-def measure(kind: str, server: Server, rounds: int, calls: int, with_sdk: bool) -> Dict[str, Dict[str, List[Any]]]:
-    url = server.url(kind)
-    out: Dict[str, Dict[str, List[Any]]] = {}
-    names = ["mcpsync", "floor"] + (["sdk"] if with_sdk else [])
-    for name in names:
-        out[name] = {"rt": [], "c64": [], "10mb": []}
-    for _ in range(rounds):
-        for name in names:  # interleaved: A B C, A B C, ...
-            if name == "sdk":
-                out[name]["rt"].append(SDKRunner.run(url, kind, lambda c: rt_sdk(c, calls)))
-                out[name]["c64"].append(SDKRunner.run(url, kind, lambda c: c64_sdk(c, calls * 2)))
+            assert await call("echo", "hi") == "hi"
+            if task == "cold":
+                return {}
+            for _ in range(50):
+                await call("echo", "warm")
+            if task == "big":
+                before = _peak_rss_mb()
+                t0 = time.perf_counter()
                 try:
-                    out[name]["10mb"].append(SDKRunner.run(url, kind, big_sdk))
-                except BaseException as exc:  # noqa: BLE001 - the SDK's 1 MiB event cap
-                    out[name]["10mb"].append("failed: %s" % type(exc).__name__)
-                continue
-            cls = MCPSyncClient if name == "mcpsync" else FloorClient
-            client = cls(url, kind)
-            try:
-                out[name]["rt"].append(rt_sync(client, calls))
-                out[name]["c64"].append(c64_sync(client, calls * 2))
-                out[name]["10mb"].append(big_sync(client))
-            finally:
-                client.close()
-    return out
+                    text = await call("big", "")
+                except BaseException as exc:  # noqa: BLE001 - the SDK caps an event at 1 MiB
+                    return {"big_time": "failed (%s)" % type(exc).__name__, "big_rss": "failed"}
+                dt = time.perf_counter() - t0
+                assert len(text) == BIG
+                del text
+                return {"big_time": dt, "big_rss": _peak_rss_mb() - before}
+            lat = []
+            for _ in range(n):
+                t0 = time.perf_counter()
+                await call("echo", "m")
+                lat.append(time.perf_counter() - t0)
+            res: Dict[str, Any] = {"rt": statistics.median(lat), "p99": _percentile(lat, 0.99)}
+            for k in (1, 8, 64):
+                per = max(1, total // k)
+
+                async def seq(per: int = per) -> None:
+                    for _ in range(per):
+                        await call("echo", "c")
+
+                t0 = time.perf_counter()
+                await asyncio.gather(*(seq() for _ in range(k)))
+                res["c%d" % k] = per * k / (time.perf_counter() - t0)
+            return res
+
+    return asyncio.run(main())
 
 
-def med(values: List[Any]) -> Optional[float]:
+def worker_many(name: str) -> Dict[str, Any]:
+    """Connect N_SERVERS handshake-only stdio servers in parallel; the time until all are connected."""
+    if name == "floor":
+        sys.path.insert(0, HERE)
+        from floor_client import FloorClient
+
+        clients: List[Any] = [None] * N_SERVERS
+
+        def one(i: int) -> None:
+            clients[i] = FloorClient(ECHO, new_session=True)
+
+        t0 = time.perf_counter()
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(N_SERVERS)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        dt = time.perf_counter() - t0
+        for c in clients:
+            c.close()
+        return {"connect": dt}
+    if name == "mcpsync":
+        import mcpsync
+
+        conns: List[Any] = [None] * N_SERVERS
+
+        def one_m(i: int) -> None:
+            conns[i] = mcpsync.connect(ECHO, protocol="auto", name="echo%d" % i)
+
+        t0 = time.perf_counter()
+        threads = [threading.Thread(target=one_m, args=(i,)) for i in range(N_SERVERS)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        dt = time.perf_counter() - t0
+        assert all(c.era == "legacy" for c in conns)
+        for c in conns:
+            c.close()
+        return {"connect": dt}
+    if name == "manager":
+        import mcpsync
+
+        cfg = {"mcpServers": {"s%d" % i: {"command": ECHO[0], "args": ECHO[1:]} for i in range(N_SERVERS)}}
+        mgr = mcpsync.Manager(cfg)
+        t0 = time.perf_counter()
+        mgr.open()
+        dt = time.perf_counter() - t0
+        assert len(mgr.clients()) == N_SERVERS, mgr.status()
+        mgr.close()
+        return {"connect": dt}
+    # the official SDK: one asyncio loop, the 20 connects gathered
+    from mcp import Client, StdioServerParameters
+
+    async def main() -> float:
+        params = StdioServerParameters(command=ECHO[0], args=ECHO[1:], cwd=ROOT)
+        connected = [asyncio.Event() for _ in range(N_SERVERS)]
+        done = asyncio.Event()
+
+        async def one(ev: asyncio.Event) -> None:  # each client enters and exits in its own task
+            async with Client(params, mode="auto"):
+                ev.set()
+                await done.wait()
+
+        t0 = time.perf_counter()
+        tasks = [asyncio.ensure_future(one(ev)) for ev in connected]
+        for ev in connected:
+            await ev.wait()
+        dt = time.perf_counter() - t0
+        done.set()
+        await asyncio.gather(*tasks)
+        return dt
+
+    return {"connect": asyncio.run(main())}
+
+
+def worker(args: List[str]) -> Dict[str, Any]:
+    name, config, task, port, n, total = args
+    if config == "many":
+        return worker_many(name)
+    if name == "sdk":
+        return worker_sdk(config, task, int(port), int(n), int(total))
+    return worker_sync(name, config, task, int(port), int(n), int(total))
+
+
+# ---------------------------------------------------------------------------------------------- driver
+
+
+def run_worker(name: str, config: str, task: str, port: int, n: int, total: int) -> Dict[str, Any]:
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", name, config, task, str(port), str(n), str(total)]
+    t0 = time.perf_counter()
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=900)
+    wall = time.perf_counter() - t0
+    if out.returncode != 0:
+        err = out.stderr.decode("utf-8", "replace")[-2000:]
+        return {"error": "%s %s %s failed: %s" % (name, config, task, err.strip().splitlines()[-1] if err else "?")}
+    res: Dict[str, Any] = json.loads(out.stdout.decode().strip().splitlines()[-1])
+    if task == "cold":
+        res["cold"] = wall
+    return res
+
+
+def sdk_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("mcp") is not None
+
+
+# metric -> (label, format, target for mcpsync as (op, limit) or None)
+METRICS: List[Tuple[str, str, Optional[Tuple[str, float]]]] = [
+    ("rt", "round trip, median", ("<=", 1.5)),
+    ("p99", "round trip, p99", None),
+    ("c1", "calls/s, 1 in flight", None),
+    ("c8", "calls/s, 8 in flight", None),
+    ("c64", "calls/s, 64 in flight", (">=", 0.8)),
+    ("big_time", "10 MB result, time", ("<=", 1.2)),
+    ("big_rss", "10 MB result, peak RSS rise", ("<=", 1.3)),
+    ("cold", "cold: process, import, connect, 1 call, close", ("<=", 1.3)),
+    ("connect", "20 stdio servers connected in parallel", ("<=", 1.05)),
+]
+
+
+def fmt(metric: str, v: Any) -> str:
+    if not isinstance(v, (int, float)):
+        return str(v)
+    if metric in ("rt", "p99"):
+        return "%.0f us" % (v * 1e6)
+    if metric.startswith("c") and metric != "cold" and metric != "connect":
+        return "%.0f/s" % v
+    if metric == "big_rss":
+        return "%.1f MB" % v
+    return "%.3f s" % v
+
+
+def median_of(values: List[Any]) -> Any:
     nums = [v for v in values if isinstance(v, (int, float))]
-    return statistics.median(nums) if nums and len(nums) == len(values) else None
+    if len(nums) != len(values):
+        bad = [v for v in values if not isinstance(v, (int, float))]
+        return bad[0] if bad else None
+    return statistics.median(nums) if nums else None
 
 
-def report(kind: str, res: Dict[str, Dict[str, List[Any]]]) -> None:
-    print("\n== %s ==" % kind)
-    print("%-8s %12s %12s %12s" % ("client", "rt (us)", "c64 (1/s)", "10mb (s)"))
-    for name, r in res.items():
-        cells = []
-        for metric, fmt in (("rt", "%.0f"), ("c64", "%.0f"), ("10mb", "%.3f")):
-            m = med(r[metric])
-            cells.append(fmt % m if m is not None else "failed")
-        print("%-8s %12s %12s %12s" % (name, *cells))
-    m, f = res["mcpsync"], res["floor"]
-    rt_floor = med(m["rt"]) / med(f["rt"])  # type: ignore[operator]
-    print(
-        "mcpsync/floor: rt %.2fx (target <= 1.2)  c64 %.2fx of the floor's throughput  10mb %.2fx (target <= 1.5)"
-        % (rt_floor, med(m["c64"]) / med(f["c64"]), med(m["10mb"]) / med(f["10mb"]))
-    )  # type: ignore[operator]
-    if "sdk" in res:
-        s = res["sdk"]
-        big = med(s["10mb"])
-        print(
-            "mcpsync/sdk:   rt %.2fx (target <= 0.8)  c64 %.2fx of the SDK's throughput  10mb %s"
-            % (
-                med(m["rt"]) / med(s["rt"]),
-                med(m["c64"]) / med(s["c64"]),  # type: ignore[operator]
-                "%.2fx" % (med(m["10mb"]) / big) if big else "SDK failed (%s)" % s["10mb"][0],
-            )
-        )
-
-
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--calls", type=int, default=200)
-    ap.add_argument("--quick", action="store_true", help="3 rounds of 64 calls (a smoke run)")
-    ap.add_argument("--only", default="http-sse,http-json,sse")
+    ap.add_argument("--quick", action="store_true", help="300 sequential calls, 1280 calls per throughput run")
+    ap.add_argument("--only", default=",".join(CONFIGS))
+    ap.add_argument("--clients", default=None, help="comma list (default: all available)")
+    ap.add_argument("--tasks", default="calls,big,cold")
     ap.add_argument("--no-sdk", action="store_true")
-    ap.add_argument("--serve", nargs=2, help=argparse.SUPPRESS)
+    ap.add_argument("--serve", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--worker", nargs=6, help=argparse.SUPPRESS)
+    ap.add_argument("--profile", nargs=2, metavar=("CLIENT", "CONFIG"), help="cProfile one calls worker in-process")
     args = ap.parse_args()
     if args.serve:
-        serve(int(args.serve[0]), args.serve[1])
-        return
-    if args.quick:
-        args.rounds, args.calls = 3, 64
-    with_sdk = not args.no_sdk and SDKRunner.available()
+        serve(args.serve)
+        return 0
+    if args.worker:
+        print(json.dumps(worker(args.worker)))
+        return 0
+    if args.profile:
+        return profile(*args.profile)
+    n, total = (300, 1280) if args.quick else (1000, 3200)
+    with_sdk = not args.no_sdk and sdk_available()
+    configs = args.only.split(",")
+    tasks = args.tasks.split(",")
     print(
-        "python %s, %d rounds x %d calls, clients interleaved, medians%s"
-        % (sys.version.split()[0], args.rounds, args.calls, "" if with_sdk else " (official SDK not installed)")
+        "mcpsync remote benchmark: %s, Python %s, %d rounds, %d sequential calls, %d calls per throughput run%s"
+        % (
+            time.strftime("%Y-%m-%d %H:%M"),
+            sys.version.split()[0],
+            args.rounds,
+            n,
+            total,
+            "" if with_sdk else " (official SDK not run)",
+        ),
+        flush=True,
     )
-    for kind in args.only.split(","):
-        server = Server("json" if kind == "http-json" else "sse")
-        try:
-            report(kind, measure("sse" if kind == "sse" else "http", server, args.rounds, args.calls, with_sdk))
-        finally:
-            server.close()
+    server = Server()
+    results: Dict[str, Dict[str, Dict[str, List[Any]]]] = {}
+    try:
+        for config in configs:
+            clients = MANY_CLIENTS if config == "many" else REMOTE_CLIENTS
+            if args.clients:
+                clients = [c for c in clients if c in args.clients.split(",") or c == "floor"]
+            if not with_sdk:
+                clients = [c for c in clients if c != "sdk"]
+            res = results[config] = {c: {} for c in clients}
+            config_tasks = ["many"] if config == "many" else tasks
+            for rnd in range(args.rounds):
+                t_round = time.perf_counter()
+                for task in config_tasks:
+                    order = clients if rnd % 2 == 0 else list(reversed(clients))
+                    for name in order:
+                        out = run_worker(name, config, task, server.port, n, total)
+                        if "error" in out:
+                            print("  " + out["error"], flush=True)
+                            keys = {"calls": ["rt", "p99", "c1", "c8", "c64"], "big": ["big_time", "big_rss"]}
+                            for key in keys.get(task, [task if task != "many" else "connect"]):
+                                res[name].setdefault(key, []).append("failed")
+                            continue
+                        for key, val in out.items():
+                            res[name].setdefault(key, []).append(val)
+                print(
+                    "  %s round %d/%d done in %.1fs" % (config, rnd + 1, args.rounds, time.perf_counter() - t_round),
+                    flush=True,
+                )
+    finally:
+        server.close()
+    report(results)
+    return 0
+
+
+def report(results: Dict[str, Dict[str, Dict[str, List[Any]]]]) -> None:
+    print()
+    print("Medians over the rounds; (x) = ratio to the stdlib floor of the same run; target applies to mcpsync.")
+    for config, res in results.items():
+        clients = list(res)
+        print()
+        print("### %s" % config)
+        print()
+        print("| metric | " + " | ".join(clients) + " | target (mcpsync) | met? |")
+        print("|" + "---|" * (len(clients) + 3))
+        for key, label, target in METRICS:
+            if not any(key in res[c] for c in clients):
+                continue
+            floor = median_of(res["floor"].get(key, []))
+            cells = []
+            for c in clients:
+                v = median_of(res[c].get(key, []))
+                cell = fmt(key, v) if v is not None else "-"
+                if c != "floor" and isinstance(v, (int, float)) and isinstance(floor, (int, float)) and floor:
+                    cell += " (%.2fx)" % (v / floor)
+                cells.append(cell)
+            verdict = ""
+            if target is not None:
+                op, lim = target
+                verdicts = []
+                for c in ("mcpsync", "manager"):
+                    v = median_of(res.get(c, {}).get(key, []))
+                    if isinstance(v, (int, float)) and isinstance(floor, (int, float)) and floor:
+                        r = v / floor
+                        ok = r <= lim if op == "<=" else r >= lim
+                        verdicts.append(("%s " % c if c == "manager" else "") + ("yes" if ok else "NO (%.2fx)" % r))
+                if key == "connect" and "sdk" in res:
+                    sdk = median_of(res["sdk"].get(key, []))
+                    for c in ("mcpsync", "manager"):
+                        v = median_of(res.get(c, {}).get(key, []))
+                        if isinstance(v, (int, float)) and isinstance(sdk, (int, float)):
+                            verdicts.append("%s %s SDK" % (c, "below" if v < sdk else "NOT below"))
+                verdict = ", ".join(verdicts)
+            tgt = "%s %.2fx floor" % target if target else ""
+            print("| %s | %s | %s | %s |" % (label, " | ".join(cells), tgt, verdict))
+
+
+def profile(client: str, config: str) -> int:
+    """cProfile every thread of one mcpsync/requests/floor calls run (1 and 64 in flight), top functions."""
+    import cProfile
+    import pstats
+
+    server = Server()
+    try:
+        url = url_for(server.port, config)
+        c = sync_client(client, url, config)
+        profiles: List[cProfile.Profile] = []
+        lock = threading.Lock()
+
+        def profiled(fn: Callable[[], Any]) -> Callable[[], Any]:
+            def run() -> Any:
+                p = cProfile.Profile()
+                with lock:
+                    profiles.append(p)
+                p.enable()
+                try:
+                    return fn()
+                finally:
+                    p.disable()
+
+            return run
+
+        for _ in range(50):
+            c.call("echo", {"message": "warm"})
+        threading.setprofile(None)
+        for k, calls in ((1, 2000), (64, 3200)):
+            profiles.clear()
+            per = calls // k
+
+            def loop(per: int = per) -> None:
+                for _ in range(per):
+                    c.call("echo", {"message": "p"})
+
+            ts = [threading.Thread(target=profiled(loop)) for _ in range(k)]
+            t0 = time.perf_counter()
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+            dt = time.perf_counter() - t0
+            print("== %s %s, %d in flight: %.0f calls/s (profiled)" % (client, config, k, per * k / dt))
+            stats = pstats.Stats(profiles[0])
+            for p in profiles[1:]:
+                stats.add(p)
+            stats.sort_stats("tottime").print_stats(25)
+        c.close()
+    finally:
+        server.close()
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

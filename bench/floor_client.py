@@ -17,8 +17,12 @@ MODERN = "2026-07-28"
 
 
 class FloorClient:
-    def __init__(self, command: List[str], modern: bool = False) -> None:
-        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+    def __init__(self, command: List[str], modern: bool = False, new_session: bool = False) -> None:
+        # new_session: the child gets its own session, as mcpsync starts servers (under load, many children
+        # forked at once without it measured 3-4x slower here)
+        self.proc = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0, start_new_session=new_session
+        )
         self._stdin = self.proc.stdin  # unbuffered: one write per message, no flush needed
         # stdout through a 1 MiB buffer (bufsize=0 would make readline read byte by byte)
         self._stdout = io.open(self.proc.stdout.fileno(), "rb", buffering=1 << 20, closefd=False)  # type: ignore[union-attr]

@@ -5,6 +5,9 @@ It answers ``initialize`` (legacy), ignores notifications, answers
 ``tools/call`` of ``echo`` (text content = ``arguments.message``), and nothing
 else (-32601). One thread: read a line, ``json.loads``, ``json.dumps``, write,
 flush. No validation beyond what is needed, so it is never the bottleneck.
+
+``--handshake-only`` makes it a server of the handshake era only: ``server/discover`` is then
+an unknown method (-32601), as older servers answer it.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ _CAPS: Dict[str, Any] = {"tools": {}}
 
 def main() -> int:
     """Serve stdin/stdout until EOF."""
+    handshake_only = "--handshake-only" in sys.argv[1:]
     readline = sys.stdin.buffer.readline
     out = sys.stdout.buffer
     write = out.write
@@ -60,7 +64,7 @@ def main() -> int:
                 "capabilities": _CAPS,
                 "serverInfo": _INFO,
             }
-        elif method == "server/discover":
+        elif method == "server/discover" and not handshake_only:
             result = {
                 "supportedVersions": [_MODERN] + list(_LEGACY),
                 "capabilities": _CAPS,

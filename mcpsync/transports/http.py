@@ -328,9 +328,7 @@ class StreamableHTTPTransport(LegacySessionMixin, Transport):
         read = self.options.read_timeout
         if timeout is not None and (read is None or timeout < read):
             read = timeout  # the call's own timeout binds before the stream read timeout
-        return self._http.post(
-            self.url, data=body, headers=headers, stream=True, timeout=(self.options.connect_timeout, read)
-        )
+        return self._fast.send("POST", self.url, body, headers, (self.options.connect_timeout, read))
 
     def _call_timeout_binds(self, call: _Call) -> bool:
         read = self.options.read_timeout

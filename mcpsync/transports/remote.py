@@ -594,6 +594,7 @@ class RemoteState:
     name: str
     _max_retry_delay: float
     _http: Any  # the requests.Session (requests is imported lazily)
+    _fast: Any  # the FastSender over _http (the per-call path, see http_fast.py)
     _sink: Optional[TransportSink]
     _lock: threading.Lock
     _closed: bool
@@ -612,6 +613,9 @@ def init_remote(
     transport.name = name or urlsplit(url).hostname or "server"
     transport._max_retry_delay = float(max_retry_delay)
     transport._http = build_session(transport.url, transport.options)
+    from .http_fast import FastSender
+
+    transport._fast = FastSender(transport._http)
     transport._sink = None
     transport._lock = threading.Lock()
     transport._closed = False

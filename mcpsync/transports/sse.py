@@ -249,12 +249,12 @@ class SSETransport(RemoteState, Transport):
         if self._version:
             headers["MCP-Protocol-Version"] = self._version
         try:
-            response = self._http.post(
+            response = self._fast.send(
+                "POST",
                 conn.endpoint,
-                data=jsonrpc.encode(message),
-                headers=headers,
-                stream=True,
-                timeout=(self.options.connect_timeout, self.options.read_timeout),
+                jsonrpc.encode(message),
+                headers,
+                (self.options.connect_timeout, self.options.read_timeout),
             )
         except Exception as exc:  # noqa: BLE001
             if self._closed:
