@@ -21,9 +21,11 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers (at run time each l
     from .auth import (
         CredentialBackend as CredentialBackend,
         CredentialStore as CredentialStore,
+        KeyringCredentialStore as KeyringCredentialStore,
         OAuthAuth as OAuthAuth,
         OAuthConfig as OAuthConfig,
         OAuthManager as OAuthManager,
+        RedisCredentialStore as RedisCredentialStore,
     )
     from .client.client import (
         Client as Client,
@@ -54,6 +56,12 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers (at run time each l
     from .client.retry import (
         Retry as Retry,
         RetryEvent as RetryEvent,
+    )
+    from .client.skills import (
+        LoadedSkill as LoadedSkill,
+        Skill as Skill,
+        SkillFile as SkillFile,
+        SkillResource as SkillResource,
     )
     from .client.tasks import (
         TaskHandle as TaskHandle,

@@ -29,6 +29,8 @@ if TYPE_CHECKING:  # what the lazy names below are, for type checkers (nothing i
     from .requests_auth import OAuthAuth
     from .store import CredentialStore, default_store_path
     from .store_base import CredentialBackend, CredentialStoreBase
+    from .store_keyring import KeyringCredentialStore
+    from .store_redis import RedisCredentialStore
 
 __all__ = [
     "AuthorizationRequest",
