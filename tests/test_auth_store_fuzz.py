@@ -24,6 +24,7 @@ from mcpsync.auth import OAuthManager  # noqa: E402
 from mcpsync.auth.store import CredentialStore  # noqa: E402
 from mcpsync.auth.store_base import clean_entry  # noqa: E402
 from mcpsync.errors import CredentialStoreError, MCPError  # noqa: E402
+from tests.conftest import fuzz_examples  # noqa: E402
 
 URL = "http://127.0.0.1:9/mcp"  # discard port: nothing listens, nothing is ever sent there
 GOOD: Dict[str, Any] = {
@@ -216,7 +217,9 @@ documents = st.one_of(
     ),
 )
 
-FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+_HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture]
+FUZZ = settings(deadline=None, suppress_health_check=_HEALTH, max_examples=fuzz_examples(2000))
+FUZZ_SLOW = settings(deadline=None, suppress_health_check=_HEALTH, max_examples=fuzz_examples(1000))
 
 
 class _Dir:
@@ -280,7 +283,7 @@ def test_fuzz_arbitrary_json_documents_on_disk(doc: Any) -> None:
         _usable(store)
 
 
-@FUZZ
+@FUZZ_SLOW
 @given(st.dictionaries(st.text(max_size=10).filter(lambda n: n != "good"), junk_entries, max_size=6), json_values)
 def test_fuzz_valid_entries_interleaved_with_junk_read_correctly(junk: Dict[str, Any], callbacks: Any) -> None:
     with _Dir() as directory:

@@ -255,6 +255,48 @@ def _mp() -> Any:
     return multiprocessing.get_context("fork")
 
 
+def test_fuzz_arbitrary_values_in_redis(redis_server: RedisServer, rstore: RedisCredentialStore) -> None:
+    """hypothesis: any bytes or JSON document stored as an entry: only CredentialStoreError escapes,
+    an unreadable value is kept byte-identical, the entry stays usable and the valid one beside it reads."""
+    hypothesis = optional_module("hypothesis", "test")
+    from hypothesis import strategies as st
+
+    from tests.conftest import fuzz_examples
+    from tests.test_auth_store_fuzz import GOOD, junk_entries
+
+    raw = redis_server.client()
+    good = dict(GOOD)
+    rstore.update("good", lambda e: e.update(good))
+    values = st.binary(max_size=200) | junk_entries.map(lambda v: json.dumps(v).encode())
+
+    @hypothesis.settings(deadline=None, max_examples=fuzz_examples(1000, 50))
+    @hypothesis.given(values)
+    def prop(value: bytes) -> None:
+        for key in raw.keys("mcpsync:corrupt:*"):
+            raw.delete(key)
+        raw.set("mcpsync:entry:junk", value)
+        for op in (
+            lambda: rstore.get("junk"),
+            lambda: rstore.all(),
+            lambda: rstore.get_for_url("junk", GOOD["serverUrl"]),
+            lambda: rstore.update_client_info("junk", {"clientId": "c"}, GOOD["serverUrl"]),
+        ):
+            try:
+                op()
+            except CredentialStoreError:
+                pass
+        for key in raw.keys("mcpsync:corrupt:*"):
+            assert raw.get(key) == value
+        rstore.update_tokens("junk", {"accessToken": "AT-fresh"}, GOOD["serverUrl"])
+        assert rstore.get("junk")["tokens"] == {"accessToken": "AT-fresh"}
+        assert rstore.get("good") == good
+
+    try:
+        prop()
+    finally:
+        raw.close()
+
+
 # ---------------------------------------------------------------------- OAuth refresh through Redis
 
 
@@ -353,3 +395,25 @@ def test_eight_processes_three_rounds_one_refresh_each_no_invalid_grant(
             p.close()
         results.close()
         results.join_thread()
+
+
+def test_cli_uses_the_store_named_by_the_environment(redis_server: RedisServer, rstore: RedisCredentialStore) -> None:
+    import subprocess
+    import sys
+
+    rstore.update_tokens("remote", {"accessToken": "SECRET-AT", "expiresAt": 4102444800}, "https://mcp.example.com/mcp")
+    env = dict(os.environ, MCPSYNC_AUTH_STORE=redis_server.url)
+    out = subprocess.run(
+        [sys.executable, "-m", "mcpsync", "auth", "status", "--json"],
+        capture_output=True, text=True, timeout=60, env=env,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == [
+        {"server": "remote", "status": "authenticated", "url": "https://mcp.example.com/mcp"}
+    ]
+    out = subprocess.run(
+        [sys.executable, "-m", "mcpsync", "auth", "logout", "remote", "--auth-file", redis_server.url],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert out.returncode == 0 and rstore.get("remote") is None, out.stderr
+    assert "SECRET" not in out.stdout + out.stderr and PASSWORD not in out.stdout + out.stderr

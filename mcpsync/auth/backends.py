@@ -11,13 +11,18 @@ from typing import Optional
 from ..errors import ConfigError
 from .store_base import CredentialBackend
 
-__all__ = ["open_store", "ENV_AUTH_STORE"]
+__all__ = ["open_store", "is_file_spec", "ENV_AUTH_STORE"]
 
 ENV_AUTH_STORE = "MCPSYNC_AUTH_STORE"
 """Environment variable: the credential store for :func:`open_store` (None) to use."""
 
 
 _REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+
+
+def is_file_spec(spec: str) -> bool:
+    """Whether the store spec ``spec`` names a file (not the keyring or Redis)."""
+    return not (spec == "keyring" or spec.startswith("keyring:") or spec.startswith(_REDIS_SCHEMES))
 
 
 def open_store(spec: Optional[str] = None) -> CredentialBackend:
@@ -38,16 +43,16 @@ def open_store(spec: Optional[str] = None) -> CredentialBackend:
         return CredentialStore()
     if not isinstance(spec, str):
         raise ConfigError("a credential store spec must be a string, not %s" % type(spec).__name__)
+    if is_file_spec(spec):
+        from .store import CredentialStore
+
+        return CredentialStore(spec)
     if spec == "keyring" or spec.startswith("keyring:"):
         from .store_keyring import KeyringCredentialStore
 
         service = spec.partition(":")[2]
         return KeyringCredentialStore(service=service) if service else KeyringCredentialStore()
-    if spec.startswith(_REDIS_SCHEMES):
-        from .store_redis import RedisCredentialStore
+    from .store_redis import RedisCredentialStore
 
-        url, _sep, prefix = spec.partition("#")
-        return RedisCredentialStore(url, prefix=prefix) if prefix else RedisCredentialStore(url)
-    from .store import CredentialStore
-
-    return CredentialStore(spec)
+    url, _sep, prefix = spec.partition("#")
+    return RedisCredentialStore(url, prefix=prefix) if prefix else RedisCredentialStore(url)

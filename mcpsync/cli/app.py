@@ -129,8 +129,9 @@ def _add_common(p: argparse.ArgumentParser, top: bool) -> None:
     g.add_argument(
         "--auth-file",
         default=d(None),
-        metavar="PATH",
-        help="credential file for --url (default: $MCPSYNC_AUTH_FILE or the user store, as `mcpsync auth` uses)",
+        metavar="STORE",
+        help="credential store for --url: a file, keyring[:SERVICE] or redis://... (default: $MCPSYNC_AUTH_STORE, "
+        "$MCPSYNC_AUTH_FILE or the user store, as `mcpsync auth` uses)",
     )
     g.add_argument("--cwd", default=d(None), metavar="DIR", help="working directory of the server command")
     g.add_argument("--name", default=d(None), help="display name of the server (logs and messages)")

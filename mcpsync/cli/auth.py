@@ -29,7 +29,8 @@ def add_auth_parser(subparsers: Any) -> argparse.ArgumentParser:
         "auth",
         help="log in to remote servers with OAuth, log out, show login status",
         description="OAuth logins for remote MCP servers. Credentials are kept in mcp-auth.json in the user "
-        "data directory (override with MCPSYNC_AUTH_FILE or --auth-file).",
+        "data directory (override with MCPSYNC_AUTH_FILE or --auth-file); MCPSYNC_AUTH_STORE or --auth-file "
+        "can also name the OS keyring (keyring[:SERVICE]) or a Redis store (redis://...).",
     )
     commands = parser.add_subparsers(dest="auth_command", metavar="ACTION")
     commands.required = True
@@ -41,7 +42,13 @@ def add_auth_parser(subparsers: Any) -> argparse.ArgumentParser:
             p.add_argument("name", metavar="NAME", nargs="?", help="the server's name (default: every stored one)")
         p.add_argument("--url", default=argparse.SUPPRESS, help="the server's URL (else taken from the configuration)")
         p.add_argument("--config", default=argparse.SUPPRESS, metavar="FILE", help="server configuration file")
-        p.add_argument("--auth-file", default=None, metavar="PATH", help="credential file (default: the user store)")
+        p.add_argument(
+            "--auth-file",
+            default=None,
+            metavar="STORE",
+            help="credential store: a file, keyring[:SERVICE] or redis://... (default: $MCPSYNC_AUTH_STORE or the "
+            "user file)",
+        )
         p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="machine output: JSON")
 
     login = commands.add_parser("login", help="log in (browser, or paste the redirect URL)")

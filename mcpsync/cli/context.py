@@ -184,16 +184,18 @@ class Cli:
     def stored_auth(self, url: str) -> Any:
         """OAuth for ``url`` from credentials that ``mcpsync auth login NAME --url URL`` stored, or None.
 
-        Looks in ``--auth-file`` (default: ``$MCPSYNC_AUTH_FILE`` or the user data directory) for a server
+        Looks in ``--auth-file`` (default: ``$MCPSYNC_AUTH_STORE``, ``$MCPSYNC_AUTH_FILE`` or the user data
+        directory; a path, ``keyring[:SERVICE]`` or ``redis://...``) for a server
         entry with tokens whose URL is ``url``; reads the store only, no network.
         """
         from ..auth import OAuthManager
+        from ..auth.backends import ENV_AUTH_STORE, is_file_spec
         from ..auth.store import default_store_path
 
-        path = getattr(self.args, "auth_file", None) or default_store_path()
-        if not os.path.isfile(path):
+        spec = getattr(self.args, "auth_file", None) or os.environ.get(ENV_AUTH_STORE) or default_store_path()
+        if is_file_spec(spec) and not os.path.isfile(spec):
             return None
-        oauth = OAuthManager(store=path)
+        oauth = OAuthManager(store=spec)
         for name, entry in sorted(oauth.store.all().items()):
             if isinstance(entry, dict) and _same_url(entry.get("serverUrl"), url) and entry.get("tokens"):
                 oauth.add_server(name, url, True)
