@@ -19,6 +19,7 @@ configuration also a :class:`ValueError`)::
     │   ├── UnsupportedProtocolVersion         no protocol version both sides speak
     │   └── NotAvailableInEra                  the feature does not exist in the negotiated era
     ├── RequestTimeout(MCPError, TimeoutError) deadline passed; notifications/cancelled was sent
+    │   └── ConnectTimeout(.., ConnectError)   open() took longer than connect_timeout (one deadline)
     ├── RequestCancelled                       the caller cancelled the request
     ├── CapabilityError                        the server did not declare the feature used
     ├── HandlerMissing                         the server needed input no handler was configured for
@@ -61,6 +62,7 @@ __all__ = [
     "ClientClosed",
     "ConfigError",
     "ConnectError",
+    "ConnectTimeout",
     "ConnectionClosed",
     "CredentialStoreError",
     "ExecutionFailed",
@@ -294,6 +296,16 @@ class RequestTimeout(MCPError, TimeoutError):
     def __init__(self, message: str = "", *, timeout: Optional[float] = None, **context: Any) -> None:
         self.timeout = timeout
         MCPError.__init__(self, message or "request timed out after %ss" % timeout, **context)
+
+
+class ConnectTimeout(RequestTimeout, ConnectError):
+    """``open()`` did not finish within ``connect_timeout``: one deadline for the whole open (spawn or connect,
+    the ``server/discover`` probe, a transport fallback, the handshake). Also a :class:`RequestTimeout` and a
+    :class:`ConnectError` (and a builtin :class:`TimeoutError`).
+
+    Attributes:
+        timeout: the ``connect_timeout`` that passed.
+    """
 
 
 class RequestCancelled(MCPError):

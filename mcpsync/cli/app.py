@@ -33,6 +33,7 @@ from ..errors import (
     AuthRequired,
     ClientClosed,
     ConfigError,
+    ConnectTimeout,
     MCPError,
     NeedsClientRegistration,
     RemoteError,
@@ -387,6 +388,8 @@ def _classify(exc: BaseException) -> Tuple[int, str]:
         return EXIT_AUTH, "authentication required: %s (log in with: mcpsync auth login NAME --url URL)" % exc.message
     if isinstance(exc, AuthError):
         return EXIT_AUTH, "authentication failed: %s" % exc.message
+    if isinstance(exc, ConnectTimeout):
+        return EXIT_TIMEOUT, "%s (raise --connect-timeout to wait longer)" % exc.message
     if isinstance(exc, RequestTimeout):
         return EXIT_TIMEOUT, "%s (the server was asked to cancel; raise --timeout to wait longer)" % exc.message
     if isinstance(exc, RequestCancelled):

@@ -27,10 +27,12 @@ from ..errors import (
     ClientClosed,
     ConfigError,
     ConnectError,
+    ConnectTimeout,
     HandlerMissing,
     MCPError,
     MethodNotFound,
     ProtocolError,
+    RequestTimeout,
 )
 from ..session import DEFAULT, RequestContext, Session, Timeout
 from ..transports.base import Transport
@@ -46,7 +48,7 @@ from .handlers import (
     SamplingResult,
 )
 from .modern import ModernFeatures
-from .negotiate import Negotiated, Negotiator
+from .negotiate import Deadline, Negotiated, Negotiator
 from .schema import ValidatorCache
 from .tasks import TaskHandle, wait_task_result
 
@@ -299,7 +301,9 @@ class ClientCore:
             return ("transport", t.describe())
         return ("cmd", tuple(t), self._stdio_options.get("cwd"))
 
-    def _transport_candidates(self) -> List[Tuple[str, Callable[[], Transport]]]:
+    def _transport_candidates(
+        self, connect_timeout: Optional[float] = None
+    ) -> List[Tuple[str, Callable[[], Transport]]]:
         t = self._target
         if isinstance(t, Transport):
             return [(t.kind, lambda: t)]
@@ -309,7 +313,7 @@ class ClientCore:
             return candidates(
                 t,
                 name=self.name,
-                connect_timeout=self.connect_timeout,
+                connect_timeout=self.connect_timeout if connect_timeout is None else connect_timeout,
                 max_message_size=self._stdio_options["max_message_size"],
                 **self._remote_options,
             )
@@ -319,9 +323,14 @@ class ClientCore:
         return [("stdio", lambda: StdioTransport(t, name=self.name, **opts))]  # type: ignore[arg-type]
 
     def open(self: _C) -> _C:
-        """Start the transport and negotiate the protocol. Blocks up to ``connect_timeout`` (plus the probe).
+        """Start the transport and negotiate the protocol. Blocks up to ``connect_timeout`` in all.
+
+        ``connect_timeout`` is one deadline for the whole open: starting the transport, the
+        ``server/discover`` probe (its ``probe_timeout`` is clipped to what is left), a fallback to
+        the other remote transport, and the handshake.
 
         Raises:
+            ConnectTimeout: the open did not finish within ``connect_timeout``.
             ConnectError: the server could not be started or reached.
             UnsupportedProtocolVersion: no common protocol version.
             ClientClosed: the client was already opened or closed.
@@ -331,10 +340,15 @@ class ClientCore:
                 raise ClientClosed("a client can be opened only once", server=self.name)
             self._state = "opening"
         errors: List[Tuple[str, BaseException]] = []
+        deadline = Deadline(self.connect_timeout)
         candidates = self._transport_candidates()
         for index, (label, factory) in enumerate(candidates):
             session = None
             try:
+                if index > 0:  # a fallback gets what is left of the deadline
+                    if deadline.expired():
+                        raise deadline.error(self.name, errors[-1][1] if errors else None)
+                    factory = self._transport_candidates(deadline.remaining())[index][1]
                 transport = factory()
                 session = Session(
                     transport,
@@ -347,8 +361,14 @@ class ClientCore:
                 )
                 self._session = session
                 session.start()
-                self._agreed(self._negotiator().negotiate(session))
+                if deadline.expired():
+                    raise deadline.error(self.name)
+                self._agreed(self._negotiator(deadline).negotiate(session))
             except BaseException as exc:
+                if isinstance(exc, RequestTimeout) and not isinstance(exc, ConnectTimeout):
+                    timeout_exc = deadline.error(self.name, exc)  # every step is bounded by the deadline
+                    timeout_exc.__cause__ = exc
+                    exc = timeout_exc
                 self._session = None
                 self._last_transport = session.transport if session is not None else None
                 if session is not None:
@@ -364,8 +384,11 @@ class ClientCore:
                 self.notifications.close()
                 if len(errors) > 1 and isinstance(exc, MCPError):
                     detail = "; ".join("%s: %s" % (lbl, e) for lbl, e in errors)
-                    raise ConnectError("could not connect to %s (%s)" % (self.name, detail), server=self.name) from exc
-                raise
+                    message = "could not connect to %s (%s)" % (self.name, detail)
+                    if isinstance(exc, ConnectTimeout):
+                        raise ConnectTimeout(message, timeout=exc.timeout, server=self.name) from exc
+                    raise ConnectError(message, server=self.name) from exc
+                raise exc
             self.transport_kind = label
             if len(candidates) > 1 and isinstance(self._target, str):
                 from ..transports import remote as _remote
@@ -385,9 +408,10 @@ class ClientCore:
         self._modern.after_open()
         return self
 
-    def _negotiator(self) -> Negotiator:
+    def _negotiator(self, deadline: Optional[Deadline] = None) -> Negotiator:
         """The era negotiation of one connection attempt, with what it needs of this client."""
         return Negotiator(
+            deadline=deadline,
             name=self.name,
             protocol=self.protocol,
             probe_timeout=self.probe_timeout,

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional
 
 from ..errors import (
+    ConnectTimeout,
     MCPError,
     ProtocolError,
     RemoteError,
@@ -24,7 +26,7 @@ from ..session import Session
 from ..types import Implementation
 from ..wire import protocol as P
 
-__all__ = ["ERA_CACHE", "Negotiated", "Negotiator"]
+__all__ = ["ERA_CACHE", "Deadline", "Negotiated", "Negotiator"]
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +52,49 @@ class _EraCache:
 
 
 ERA_CACHE = _EraCache()
+
+
+class Deadline:
+    """One deadline for a whole ``open()``: ``connect_timeout`` seconds from now (None: no deadline).
+
+    Every step of the open (the transport's start, the probe, a fallback, the handshake) takes its timeout
+    from :meth:`clip`, so the steps together never outlast the deadline. ``clock`` is injectable (tests).
+    """
+
+    def __init__(self, seconds: Optional[float], clock: Callable[[], float] = time.monotonic) -> None:
+        self.seconds = seconds
+        self._clock = clock
+        self._end = None if seconds is None else clock() + seconds
+
+    def remaining(self) -> Optional[float]:
+        """Seconds left (never negative), or None without a deadline."""
+        return None if self._end is None else max(0.0, self._end - self._clock())
+
+    def clip(self, timeout: Optional[float]) -> Optional[float]:
+        """``timeout`` bounded by what is left (None means no bound on either side)."""
+        left = self.remaining()
+        if left is None:
+            return timeout
+        return left if timeout is None else min(timeout, left)
+
+    def expired(self) -> bool:
+        """True once the deadline passed."""
+        left = self.remaining()
+        return left is not None and left <= 0.0
+
+    def error(self, name: str, cause: Optional[BaseException] = None) -> ConnectTimeout:
+        """The error for an open that ran out of time (naming the ``connect_timeout`` option)."""
+        what = " (the last step: %s)" % cause.message if isinstance(cause, MCPError) and cause.message else ""
+        return ConnectTimeout(
+            "connecting took longer than connect_timeout=%ss, the bound for the whole open: starting the "
+            "server, the protocol probe, any fallback and the handshake%s" % (_fmt(self.seconds), what),
+            timeout=self.seconds,
+            server=name,
+        )
+
+
+def _fmt(seconds: Optional[float]) -> str:
+    return "%g" % seconds if seconds is not None else "None"
 
 
 @dataclass
@@ -83,6 +128,7 @@ class Negotiator:
         cache_key: Any,
         capabilities: Callable[[bool], Dict[str, Any]],
         envelope: Callable[[str], Dict[str, Any]],
+        deadline: Optional[Deadline] = None,
     ) -> None:
         self.name = name
         self.protocol = protocol
@@ -93,6 +139,25 @@ class Negotiator:
         self._key = cache_key
         self._capabilities = capabilities
         self._envelope = envelope
+        self.deadline = deadline if deadline is not None else Deadline(connect_timeout)
+        self._last_timeout: Optional[RequestTimeout] = None
+
+    def _timeout(self, wanted: Optional[float]) -> Optional[float]:
+        """``wanted`` clipped to the open's deadline; raises ConnectTimeout when nothing is left."""
+        if self.deadline.expired():
+            raise self.deadline.error(self.name, self._last_timeout) from self._last_timeout
+        return self.deadline.clip(wanted)
+
+    def _request(self, session: Session, method: str, params: Dict[str, Any], wanted: Optional[float]) -> Any:
+        try:
+            return session.request(method, params, timeout=self._timeout(wanted))
+        except ConnectTimeout:
+            raise
+        except RequestTimeout as exc:
+            self._last_timeout = exc
+            if self.deadline.expired():
+                raise self.deadline.error(self.name, exc) from exc
+            raise
 
     def negotiate(self, session: Session) -> Negotiated:
         """Agree on a protocol revision over ``session`` (started). Raises like :meth:`mcpsync.Client.open`."""
@@ -120,7 +185,7 @@ class Negotiator:
                 if agreed is not None:
                     return agreed
             except (RemoteError, ProtocolError, RequestTimeout):
-                if session.closed:
+                if session.closed or self.deadline.expired():
                     raise
                 logger.info("[%s] cached protocol verdict %s failed; probing again", self.name, cached)
                 ERA_CACHE.forget(key)
@@ -144,9 +209,8 @@ class Negotiator:
     def _discover(self, session: Session, version: str, *, strict: bool, attempts: int = 2) -> Optional[Negotiated]:
         """Send ``server/discover``. Returns the modern agreement, or None to fall back to initialize."""
         params = {"_meta": self._envelope(version)}
-        timeout = self.probe_timeout if not strict else self.connect_timeout
         try:
-            result = session.request("server/discover", params, timeout=timeout)
+            result = self._request(session, "server/discover", params, self.probe_timeout if not strict else None)
         except UnsupportedVersionError as exc:
             mutual = [v for v in P.MODERN_VERSIONS if v in exc.supported]
             if mutual and attempts > 0:
@@ -155,7 +219,7 @@ class Negotiator:
                 raise
             return None
         except (RemoteError, ProtocolError, RequestTimeout, TransportError) as exc:
-            if strict or (isinstance(exc, TransportError) and session.closed):
+            if strict or isinstance(exc, ConnectTimeout) or (isinstance(exc, TransportError) and session.closed):
                 raise
             if isinstance(exc, TransportError) and not _is_status_error(exc):
                 raise
@@ -192,7 +256,7 @@ class Negotiator:
     def _initialize(self, session: Session, offer: str, retried: bool = False) -> Negotiated:
         params = {"protocolVersion": offer, "capabilities": self._capabilities(False), "clientInfo": self.client_info}
         try:
-            result = session.request("initialize", params, timeout=self.connect_timeout)
+            result = self._request(session, "initialize", params, None)
         except UnsupportedVersionError:
             raise
         except RemoteError as exc:
@@ -228,7 +292,9 @@ class Negotiator:
         session.notify("notifications/initialized")
         if self.log_level is not None and "logging" in agreed.server_capabilities:
             try:
-                session.request("logging/setLevel", {"level": self.log_level}, timeout=self.connect_timeout)
+                self._request(session, "logging/setLevel", {"level": self.log_level}, None)
+            except ConnectTimeout:
+                raise
             except MCPError as exc:
                 logger.warning("[%s] logging/setLevel failed: %s", self.name, exc)
         return agreed
