@@ -578,11 +578,11 @@ class Client(ClientCore):
         The 2026-07-28 era has no such notification: servers ask for roots on each
         request that needs them, so the new list simply applies from now on.
         """
-        from .core import _as_root
+        from .answers import as_root
 
         if self._roots is None:
             raise ConfigError("roots were not declared when the client was created (pass roots=[...])")
-        self._roots = [_as_root(r) for r in roots]
+        self._roots = [as_root(r) for r in roots]
         if self.era == "legacy" and self.connected:
             self.session.notify("notifications/roots/list_changed")
 

@@ -10,16 +10,13 @@ notification queue. The typed API lives in :mod:`mcpsync.client`.
 
 from __future__ import annotations
 
-import atexit
 import logging
 import os
 import sys
 import threading
-import weakref
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, TypeVar, Union
 
 from ..__version__ import __version__
-from .. import _forks
 from .._dispatch import NotificationQueue
 from .._threads import join, spawn
 from ..errors import (
@@ -39,13 +36,11 @@ from ..transports.base import Transport
 from ..types import Implementation, Root, ServerNotification, Tool
 from ..wire import jsonrpc
 from ..wire import protocol as P
+from . import registry
+from .answers import answer_server_request, as_root
 from .handlers import (
     ElicitationHandler,
-    ElicitationRequest,
-    ElicitationResult,
     SamplingHandler,
-    SamplingRequest,
-    SamplingResult,
 )
 from .modern import ModernFeatures
 from .negotiate import Deadline, Negotiated, Negotiator
@@ -67,50 +62,6 @@ Target = Union[Sequence[str], str, Transport]
 _C = TypeVar("_C", bound="ClientCore")
 _MRTR_METHODS = ("tools/call", "prompts/get", "resources/read")
 MAX_INPUT_ROUNDS = 10
-
-
-_OPEN_CLIENTS: "weakref.WeakSet[ClientCore]" = weakref.WeakSet()
-_ATEXIT_LOCK = threading.Lock()
-_atexit_registered = False
-
-
-def _close_all_at_exit() -> None:
-    for client in list(_OPEN_CLIENTS):
-        try:
-            client.close(timeout=1.0)
-        except Exception:  # noqa: BLE001
-            pass
-
-
-def _abandon_forked_clients() -> None:
-    """In a new child process: every client inherited from the parent is abandoned (fds released, no I/O)."""
-    for client in list(_OPEN_CLIENTS):
-        client._abandon_after_fork()  # noqa: SLF001
-
-
-_forks.after_fork_in_child(_abandon_forked_clients)
-
-
-def _register_atexit() -> None:
-    global _atexit_registered
-    with _ATEXIT_LOCK:
-        if not _atexit_registered:
-            atexit.register(_close_all_at_exit)
-            _atexit_registered = True
-
-
-def _as_root(r: Union[Root, str, Dict[str, Any]]) -> Root:
-    if isinstance(r, Root):
-        return r
-    if isinstance(r, dict):
-        return Root(uri=str(r.get("uri", "")), name=r.get("name"))
-    if isinstance(r, str):
-        if "://" in r:
-            return Root(uri=r)
-        from pathlib import Path
-
-        return Root(uri=Path(os.path.abspath(r)).as_uri(), name=os.path.basename(os.path.abspath(r)) or None)
-    raise ConfigError("a root must be a Root, a dict, a file:// URI or a path")
 
 
 class ClientCore:
@@ -182,7 +133,7 @@ class ClientCore:
         info = {"name": "mcpsync", "version": __version__, "title": "mcpsync"}
         info.update(client_info or {})
         self.client_info = info
-        self._roots: Optional[List[Root]] = [_as_root(r) for r in roots] if roots is not None else None
+        self._roots: Optional[List[Root]] = [as_root(r) for r in roots] if roots is not None else None
         self.sampling_handler = sampling_handler
         self.elicitation_handler = elicitation_handler
         self.on_notification = on_notification
@@ -401,8 +352,7 @@ class ClientCore:
                     self._session.close()
                 raise ClientClosed("client closed while opening", server=self.name)
             self._state = "open"
-        _OPEN_CLIENTS.add(self)
-        _register_atexit()
+        registry.track(self)
         if self.keepalive and self.era == "legacy":
             self._keepalive_thread = spawn("mcpsync-keepalive:%s" % self.name, self._keepalive_loop)
         self._modern.after_open()
@@ -462,7 +412,7 @@ class ClientCore:
             session.close(timeout)
         join(self._keepalive_thread, 1.0)
         self.notifications.close()
-        _OPEN_CLIENTS.discard(self)
+        registry.untrack(self)
 
     def _abandon_after_fork(self) -> None:
         """In a forked child: closed at once, without locks, I/O or signals (the server is the parent's)."""
@@ -472,7 +422,7 @@ class ClientCore:
         if s is not None:
             s.abandon_after_fork()
         self.notifications.reset_after_fork()
-        _OPEN_CLIENTS.discard(self)
+        registry.untrack(self)
 
     def __enter__(self: _C) -> _C:
         if self._state == "new":
@@ -730,36 +680,15 @@ class ClientCore:
                 method=during,
             )
 
-        if method == "roots/list":
-            if self._roots is None:
-                raise absent("roots")
-            return {"roots": [r.to_dict() for r in self._roots]}
-        if method == "sampling/createMessage":
-            if self.sampling_handler is None:
-                raise absent("a sampling_handler")
-            answer = self.sampling_handler(SamplingRequest.from_params(params, self.name))
-            if isinstance(answer, SamplingResult):
-                return answer.to_dict()
-            if isinstance(answer, str):
-                return SamplingResult(answer).to_dict()
-            if not isinstance(answer, dict):
-                raise TypeError("sampling_handler must return a dict, a str or a SamplingResult")
-            return answer
-        if method == "elicitation/create":
-            if self.elicitation_handler is None:
-                raise absent("an elicitation_handler")
-            request = ElicitationRequest.from_params(params, self.name)
-            reply = self.elicitation_handler(request)
-            if isinstance(reply, dict):
-                reply = ElicitationResult(str(reply.get("action", "")), reply.get("content"))
-            if not isinstance(reply, ElicitationResult) or reply.action not in ("accept", "decline", "cancel"):
-                raise TypeError("elicitation_handler must return an ElicitationResult or {'action': ...}")
-            if reply.action == "accept" and request.mode != "url":
-                request.validate(reply.content or {})
-            return reply.to_dict()
-        if method == "ping":
-            return {}
-        raise MethodNotFound(-32601, "Method not found: %s" % method)
+        return answer_server_request(
+            method,
+            params,
+            server=self.name,
+            roots=self._roots,
+            sampling_handler=self.sampling_handler,
+            elicitation_handler=self.elicitation_handler,
+            absent=absent,
+        )
 
     # notifications (reader thread: quick, no user code) ------------------------------
 
