@@ -42,6 +42,13 @@ def test_hooks_run_in_onion_order_on_the_calling_thread() -> None:
     events: List[Tuple[str, ...]] = []
     a, b = Recorder("a", events), Recorder("b", events)
     with mcpsync.connect(server_cmd(), interceptors=[a, b]) as c:
+        # the opening request went through the chain too (never retried)
+        assert events[0][:3] == ("a", "request", "server/discover") and events[-1][:3] == (
+            "a",
+            "result",
+            "server/discover",
+        )
+        del events[:]
         c.call_tool("echo", {"message": "x"})
         assert events[0] == ("a", "request", "tools/call") and events[1] == ("b", "request", "tools/call")
         assert events[2][:3] == ("b", "result", "tools/call") and events[3][:3] == ("a", "result", "tools/call")
@@ -103,7 +110,9 @@ def test_a_failing_on_result_reaches_the_outer_interceptors_as_an_error() -> Non
 
     class Broken(Interceptor):
         def on_result(self, info: RequestInfo, result: Dict[str, Any]) -> Dict[str, Any]:
-            raise ValueError("redaction failed")
+            if info.tool is not None:
+                raise ValueError("redaction failed")
+            return result
 
     with mcpsync.connect(server_cmd(), interceptors=[Recorder("outer", events), Broken()]) as c:
         with pytest.raises(ValueError, match="redaction failed"):
@@ -115,6 +124,7 @@ def test_async_calls_report_on_the_dispatch_thread() -> None:
     events: List[Tuple[str, ...]] = []
     rec = Recorder("r", events)
     with mcpsync.connect(server_cmd(), interceptors=[rec, Rewriter()]) as c:
+        del events[:], rec.threads[:]  # (the opening request)
         handle = c.call_tool_async("echo", {"message": "async"})
         assert handle.result(timeout=10).text == "async (rewritten)"  # on_request rewrites async calls too
         assert wait_for(lambda: len(events) == 2)

@@ -63,6 +63,8 @@ def test_spans_follow_the_mcp_semantic_conventions(exporter: InMemorySpanExporte
     assert {"tools/list", "tools/call echo", "tools/call fail", "prompts/get no-such-prompt", "resources/read"} <= set(
         spans
     )
+    opening = spans["initialize" if era == "legacy" else "server/discover"]  # the handshake is traced too
+    assert (opening.attributes or {})["mcp.protocol.version"] and opening.kind is SpanKind.CLIENT
     echo = spans["tools/call echo"]
     assert echo.kind is SpanKind.CLIENT
     a = echo.attributes or {}

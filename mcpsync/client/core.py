@@ -371,7 +371,26 @@ class ClientCore:
             cache_key=self._cache_key(),
             capabilities=self._capabilities,
             envelope=self._envelope,
+            send=self._handshake_request if self._pipeline is not None else None,
         )
+
+    def _handshake_request(
+        self, session: Session, method: str, params: Dict[str, Any], timeout: Optional[float]
+    ) -> Any:
+        """An opening request (``initialize``, ``server/discover``) through the pipeline (no retries)."""
+        assert self._pipeline is not None
+        return self._pipeline.handshake(self, session, method, params, timeout)
+
+    def _request_once(self, method: str, params: Optional[Dict[str, Any]]) -> Any:
+        """One request through the pipeline, stamped in the modern era, without its completion (input rounds,
+        task waits): the raw result."""
+        session = self.session
+
+        def send(p: Optional[Dict[str, Any]], on_sent: Optional[Callable[[Any], None]]) -> Any:
+            return session.request(method, self._stamp(p) if self.era == "modern" else p, before_send=on_sent)
+
+        pipeline = self._pipeline
+        return send(params, None) if pipeline is None else pipeline.call(self, method, params, send)
 
     def _agreed(self, agreed: Negotiated) -> None:
         """Take on what the negotiation agreed."""

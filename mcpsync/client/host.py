@@ -69,6 +69,9 @@ class ClientHost(Protocol):
     ) -> Any:
         """Send ``method`` through the request funnel and return its complete result."""
 
+    def _request_once(self, method: str, params: Optional[Dict[str, Any]]) -> Any:
+        """One request through the pipeline (stamped in the modern era), without its completion: the raw result."""
+
     def _authorize_tool(
         self, name: str, arguments: Dict[str, Any], lookup: Optional[Callable[[str], Optional[Tool]]] = None
     ) -> Dict[str, Any]:

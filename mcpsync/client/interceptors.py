@@ -21,8 +21,9 @@ hook runs on the thread that called the method, never on a reader thread. For ``
 thread when the request ends (there they observe; their return value is not used). A retried request
 (see :class:`mcpsync.Retry`) runs the chain once per attempt (``info.attempt`` counts from 1).
 
-Not intercepted: the opening handshake (``initialize`` / the ``server/discover`` probe), keep-alive
-pings, ``subscriptions/listen`` streams and notifications.
+The opening requests (``initialize``, the ``server/discover`` probe) run through the chain too (never
+retried; ``info.era`` is None then). Not intercepted: keep-alive pings, ``subscriptions/listen`` streams
+and notifications.
 """
 
 from __future__ import annotations

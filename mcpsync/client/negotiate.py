@@ -129,6 +129,7 @@ class Negotiator:
         capabilities: Callable[[bool], Dict[str, Any]],
         envelope: Callable[[str], Dict[str, Any]],
         deadline: Optional[Deadline] = None,
+        send: Optional[Callable[[Session, str, Dict[str, Any], Optional[float]], Any]] = None,
     ) -> None:
         self.name = name
         self.protocol = protocol
@@ -141,6 +142,8 @@ class Negotiator:
         self._envelope = envelope
         self.deadline = deadline if deadline is not None else Deadline(connect_timeout)
         self._last_timeout: Optional[RequestTimeout] = None
+        # how a handshake request is sent (the client's pipeline: tracing, interceptors); default: directly
+        self._send = send or (lambda session, method, params, timeout: session.request(method, params, timeout=timeout))
 
     def _timeout(self, wanted: Optional[float]) -> Optional[float]:
         """``wanted`` clipped to the open's deadline; raises ConnectTimeout when nothing is left."""
@@ -150,7 +153,7 @@ class Negotiator:
 
     def _request(self, session: Session, method: str, params: Dict[str, Any], wanted: Optional[float]) -> Any:
         try:
-            return session.request(method, params, timeout=self._timeout(wanted))
+            return self._send(session, method, params, self._timeout(wanted))
         except ConnectTimeout:
             raise
         except RequestTimeout as exc:

@@ -11,7 +11,8 @@ import logging
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Protocol, Sequence, Tuple, Union
 
 from ..errors import ConfigError, ToolDenied
-from ..session import RequestHandle
+from ..session import RequestHandle, Session
+from ..wire import protocol as P
 from ..transports.base import Transport
 from ..types import Tool
 from . import interceptors as _chain
@@ -246,6 +247,36 @@ class Pipeline:
                 retry = retry.increment(method, exc)  # raises exc when it may not be retried
                 retry.sleep(retry.last_delay)
                 attempt += 1
+
+    def handshake(
+        self, host: PipelineHost, session: Session, method: str, params: Dict[str, Any], timeout: Optional[float]
+    ) -> Any:
+        """An opening request (``initialize``, ``server/discover``) through the chain; never retried."""
+        info = self._info(host, method, params, 1)
+        info.transport = session.transport.kind
+        if method == "initialize":
+            version = params.get("protocolVersion")
+        else:
+            meta = params.get("_meta")
+            version = meta.get(P.META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
+        info.protocol_version = version if isinstance(version, str) else None
+        transport = session.transport
+
+        def sent(request_id: Any) -> None:
+            info.request_id = request_id
+            if info.headers:
+                transport.set_request_headers(request_id, info.headers)
+
+        entered = _chain.enter(self.interceptors, info)
+        try:
+            result = session.request(method, info.params, timeout=timeout, before_send=sent)
+        except BaseException as exc:
+            _chain.fail(entered, info, exc)
+            raise
+        finally:
+            if info.headers and info.request_id is not None:
+                transport.set_request_headers(info.request_id, None)
+        return _chain.succeed(entered, info, result)
 
     def start_async(
         self, host: PipelineHost, method: str, params: Optional[Dict[str, Any]]

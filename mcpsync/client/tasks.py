@@ -245,7 +245,7 @@ def start_authorized_task(
     params: Dict[str, Any] = {"name": name, "arguments": arguments}
     if client.era != "modern":
         params["task"] = {"ttl": ttl_ms} if ttl_ms else {}
-    raw = client.session.request("tools/call", client._stamp(params) if client.era == "modern" else params)  # noqa: SLF001
+    raw = client._request_once("tools/call", params)  # noqa: SLF001 - interceptors and tracing apply
     if isinstance(raw, dict) and (raw.get("resultType") == "task" or ("task" in raw and "content" not in raw)):
         handle = TaskHandle.from_result(client, raw)
         handle.on_status = on_status
