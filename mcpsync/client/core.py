@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, TypeVar, Union
 
@@ -52,6 +51,7 @@ if TYPE_CHECKING:
     from .pipeline import Pipeline, TracingOption
     from .policy import ApprovalHandler
     from .retry import Retry
+from .controls import build_pipeline
 
 __all__ = ["ClientCore"]
 
@@ -153,7 +153,7 @@ class ClientCore:
         self.tasks_enabled = tasks
         self.auto_relisten = auto_relisten
         self.trace_context = dict(trace_context or {})
-        self._pipeline: Optional["Pipeline"] = _pipeline(
+        self._pipeline: Optional["Pipeline"] = build_pipeline(
             allowed_tools, disabled_tools, approval_handler, interceptors, retry, tracing, self.trace_context
         )
         self._stdio_options = dict(
@@ -771,40 +771,3 @@ class ClientCore:
         log.log(level, "%s", params.get("data"))
         if self.on_log is not None:
             self.on_log(params)
-
-
-def _pipeline(
-    allowed_tools: Optional[Iterable[str]],
-    disabled_tools: Optional[Iterable[str]],
-    approval_handler: Optional["ApprovalHandler"],
-    interceptors: Optional[Iterable["Interceptor"]],
-    retry: Optional["Retry"],
-    tracing: "TracingOption",
-    trace_context: Dict[str, str],
-) -> Optional["Pipeline"]:
-    """The client's pipeline; nothing is imported when no option asks for one (and OpenTelemetry is
-    only looked for in ``sys.modules``: "auto" tracing needs the application to have imported it)."""
-    wants_tracing = (
-        tracing is not False and tracing is not None and (tracing != "auto" or "opentelemetry.trace" in sys.modules)
-    )
-    if not (
-        allowed_tools is not None
-        or disabled_tools
-        or approval_handler is not None
-        or interceptors
-        or retry is not None
-        or wants_tracing
-        or trace_context
-    ):
-        return None
-    from .pipeline import Pipeline
-
-    return Pipeline.build(
-        allowed_tools=allowed_tools,
-        disabled_tools=disabled_tools,
-        approval_handler=approval_handler,
-        interceptors=interceptors,
-        retry=retry,
-        tracing=tracing,
-        trace_context=trace_context,
-    )
