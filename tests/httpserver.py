@@ -69,6 +69,8 @@ class Faults:
         self.legacy_post_status: Optional[int] = None  # answer non-modern POSTs with this status (no session)
         self.always_404 = False  # every handshake-era POST but initialize gets 404 (a session that never sticks)
         self.junk_ids = False  # response streams: junk-id frames (example_server.junk) before every answer
+        self.get_seen: Optional[threading.Event] = None  # set when a GET on /mcp arrives
+        self.get_gate: Optional[threading.Event] = None  # a GET on /mcp waits for this (at most 10 s) before answering
 
 
 class Record:
@@ -496,6 +498,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._reply(404, b"not found", "text/plain")
             return
         f = owner.faults
+        if f.get_seen is not None:
+            f.get_seen.set()
+        if f.get_gate is not None:
+            f.get_gate.wait(10)
         if not self._auth_ok(None):
             return
         if f.get_status is not None:

@@ -98,15 +98,25 @@ def _double_quoted(body: str) -> str:
             i += 2 + width
         else:
             raise FrontmatterError("an unknown escape \\%s in a double-quoted string" % e)
-    return "".join(out)
+    text = "".join(out)
+    if any("\ud800" <= c <= "\udfff" for c in text):
+        try:  # JSON-style surrogate pairs (\ud83d\ude00) make one character
+            text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le")
+        except UnicodeDecodeError:
+            raise FrontmatterError("a lone surrogate escape in a double-quoted string") from None
+    return text
 
 
 def _fold_lines(parts: List[str]) -> str:
     """Join the lines of a multi-line flow scalar: one space per line break, newlines for empty lines."""
+    if len(parts) == 1:
+        return parts[0]
     out = ""
     pending_newlines = 0
+    last = len(parts) - 1
     for idx, part in enumerate(parts):
-        part = part.strip() if idx else part.rstrip()
+        # line breaks eat the spaces around them; the first line keeps its start, the last its end
+        part = part.rstrip() if idx == 0 else (part.lstrip() if idx == last else part.strip())
         if idx and not part:
             pending_newlines += 1
             continue

@@ -31,6 +31,9 @@ __all__: List[str] = []
 
 logger = logging.getLogger("mcpsync.transports.http")
 
+#: seconds the handshake waits for the server's answer to the GET stream before the connect completes
+GET_SETTLE_WAIT = 2.0
+
 
 class LegacySessionMixin(RemoteState):
     """Mcp-Session-Id capture, transparent session renewal, DELETE on close and the optional GET stream."""
@@ -45,6 +48,7 @@ class LegacySessionMixin(RemoteState):
     _initialized_msg: Optional[Dict[str, Any]]
     _initialized_sent: bool
     _get_thread: Optional[threading.Thread]
+    _get_settled: threading.Event  # set once the current GET stream got an answer (or failed, or ended)
     _get_response: Any
     _get_stopped: bool
     _ids: Iterator[int]
@@ -156,16 +160,32 @@ class LegacySessionMixin(RemoteState):
     # ------------------------------------------------------------------ the GET stream
 
     def _maybe_start_get(self, force: bool = False) -> None:
+        """Start the GET stream and wait (at most GET_SETTLE_WAIT s) until the server has answered it.
+
+        Servers send requests not tied to a client request (e.g. an elicitation from a tool's
+        background work) on the GET stream and may drop them while it is not open yet; waiting for
+        the GET's answer before the connect completes means nothing the server sends after the
+        handshake is lost that way. A refusal (405...) or a failure ends the wait at once.
+        """
         if not self._get_enabled or self._era != "legacy" or not self._initialized_sent or self._closed:
             return
+        settled = threading.Event()
         with self._lock:
             if self._get_thread is not None and self._get_thread.is_alive():
                 return
             if self._get_thread is not None and not force:
                 return
+            self._get_settled = settled
             self._get_thread = spawn("mcpsync-http-get:%s" % self.name, self._get_loop)
+        settled.wait(min(GET_SETTLE_WAIT, self.options.connect_timeout or GET_SETTLE_WAIT))
 
     def _get_loop(self) -> None:
+        try:
+            self._get_stream_loop()
+        finally:
+            self._get_settled.set()
+
+    def _get_stream_loop(self) -> None:
         last_id: Optional[str] = None
         retry_ms: Optional[int] = None
         failures = 0
@@ -184,6 +204,7 @@ class LegacySessionMixin(RemoteState):
                     self.url, headers=headers, stream=True, timeout=(self.options.connect_timeout, None)
                 )
             except Exception as exc:  # noqa: BLE001
+                self._get_settled.set()
                 if self._closing.is_set():
                     return
                 failures += 1
@@ -202,6 +223,7 @@ class LegacySessionMixin(RemoteState):
                     response.close()
                     return
                 self._get_response = response
+            self._get_settled.set()
             try:
                 status = response.status_code
                 if 400 <= status < 500 or (200 <= status < 300 and _content_type(response) != "text/event-stream"):
