@@ -170,3 +170,15 @@ def test_tracing_true_needs_the_package(monkeypatch: pytest.MonkeyPatch) -> None
     with pytest.raises(mcpsync.ConfigError, match=r"mcpsync\[otel\]"):
         mcpsync.Client(server_cmd(), tracing=True)
     assert trace is not None
+
+
+def test_auto_tracing_stays_off_when_opentelemetry_is_imported_but_not_configured() -> None:
+    # e.g. the official SDK imports the OpenTelemetry API: without a provider set, no pipeline is built
+    code = (
+        "import sys, opentelemetry.trace, mcpsync\n"
+        "c = mcpsync.Client(['python3', '-c', 'pass'])\n"
+        "print(c._pipeline)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "None"

@@ -111,7 +111,7 @@ class Client(ClientCore):
             the calling thread; approves, denies with a reason, or edits the arguments.
         interceptors: :class:`~mcpsync.Interceptor` objects around every request and result.
         retry: a :class:`~mcpsync.Retry` policy for requests that are safe to repeat.
-        tracing: "auto" (OpenTelemetry spans when the app imported opentelemetry), True, False,
+        tracing: "auto" (OpenTelemetry spans when the app set a tracer provider), True, False,
             or an :class:`~mcpsync.OpenTelemetryTracing` with its own tracer provider.
         cwd, env, inherit_env, stderr, on_stderr, framing, max_message_size,
             shutdown_timeout: stdio options (see :class:`~mcpsync.transports.stdio.StdioTransport`).

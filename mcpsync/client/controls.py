@@ -1,8 +1,9 @@
 """Builds a client's :class:`~mcpsync.client.pipeline.Pipeline` only when an option asks for one.
 
 Kept apart from :mod:`mcpsync.client.pipeline` so that a client without production options imports
-none of it: the only cost is this check, and OpenTelemetry is only looked for in ``sys.modules``
-("auto" tracing needs the application to have imported it, which configuring it does).
+none of it: the only cost is this check. OpenTelemetry is only looked for in ``sys.modules``: "auto"
+tracing is on when the application has imported it *and* set a tracer provider (a library that merely
+imports the API, such as the official SDK, does not turn it on).
 """
 
 from __future__ import annotations
@@ -16,7 +17,18 @@ if TYPE_CHECKING:
     from .policy import ApprovalHandler
     from .retry import Retry
 
-__all__ = ["build_pipeline"]
+__all__ = ["build_pipeline", "otel_configured"]
+
+
+def otel_configured() -> bool:
+    """True when the application imported OpenTelemetry and set a tracer provider (no import happens here)."""
+    trace = sys.modules.get("opentelemetry.trace")
+    if trace is None:
+        return False
+    try:
+        return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+    except Exception:  # noqa: BLE001 - a broken OpenTelemetry setup means no tracing, never a failed client
+        return False
 
 
 def build_pipeline(
@@ -29,9 +41,7 @@ def build_pipeline(
     trace_context: Dict[str, str],
 ) -> Optional["Pipeline"]:
     """The client's pipeline, or None when no option asks for one (nothing is imported then)."""
-    wants_tracing = (
-        tracing is not False and tracing is not None and (tracing != "auto" or "opentelemetry.trace" in sys.modules)
-    )
+    wants_tracing = tracing is not False and tracing is not None and (tracing != "auto" or otel_configured())
     if not (
         allowed_tools is not None
         or disabled_tools

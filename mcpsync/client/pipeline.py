@@ -26,7 +26,7 @@ logger = logging.getLogger(__name__)
 
 #: ``send(params, on_sent)``: send one request with ``params``; ``on_sent(request_id)`` runs once the id is known.
 SendFn = Callable[[Optional[Dict[str, Any]], Callable[[Any], None]], Any]
-#: ``"auto"`` (on when the application imported opentelemetry), True, False, or a configured tracer.
+#: ``"auto"`` (on when the application set an OpenTelemetry tracer provider), True, False, or a configured tracer.
 TracingOption = Union[bool, str, Interceptor]
 
 
@@ -322,9 +322,9 @@ def _tracer(tracing: TracingOption) -> Optional[Interceptor]:
     if isinstance(tracing, Interceptor):
         return tracing
     if tracing == "auto":
-        from .tracing import otel_loaded
+        from .controls import otel_configured
 
-        if not otel_loaded():
+        if not otel_configured():
             return None
     elif tracing is not True:
         raise ConfigError("tracing must be 'auto', True, False or an OpenTelemetryTracing")

@@ -1,9 +1,10 @@
 """OpenTelemetry tracing: one CLIENT span per request, following the semantic conventions for MCP.
 
 Active when ``opentelemetry-api`` is installed (``pip install 'mcpsync[otel]'``) and the application
-has imported it (it configures a tracer provider, so it has) before the client was created, or when
+has set a tracer provider (``trace.set_tracer_provider``) before the client was created, or when
 ``tracing=True`` is given; ``tracing=False`` turns it off. Without the package nothing is imported
-and nothing runs: the check is one ``sys.modules`` lookup per client.
+and nothing runs: the check is one ``sys.modules`` lookup per client (a library that merely imports
+the OpenTelemetry API, with no provider set, does not turn tracing on).
 
 Each request becomes a span named ``"{mcp.method.name} {target}"`` (``tools/call echo``,
 ``prompts/get greet``; just the method when there is no low-cardinality target), of kind CLIENT,
@@ -18,22 +19,16 @@ context is injected into the request's ``params._meta`` (``traceparent``, ``trac
 
 from __future__ import annotations
 
-import sys
 from typing import Any, Dict, Optional
 
 from ..__version__ import __version__
 from ..errors import ConfigError, RemoteError, RequestTimeout
 from .interceptors import Interceptor, RequestInfo
 
-__all__ = ["OpenTelemetryTracing", "otel_loaded"]
+__all__ = ["OpenTelemetryTracing"]
 
 _TARGETS = {"tools/call": "gen_ai.tool.name", "prompts/get": "gen_ai.prompt.name"}
 _URI_METHODS = ("resources/read", "resources/subscribe", "resources/unsubscribe")
-
-
-def otel_loaded() -> bool:
-    """True when the application has imported the OpenTelemetry tracing API (no import happens here)."""
-    return "opentelemetry.trace" in sys.modules
 
 
 class OpenTelemetryTracing(Interceptor):
