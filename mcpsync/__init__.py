@@ -9,7 +9,7 @@ import logging as _logging
 from typing import TYPE_CHECKING
 
 from .__version__ import __version__ as __version__
-from ._names import TYPE_NAMES as _TYPE_NAMES
+from ._type_names import TYPE_NAMES as _TYPE_NAMES
 from .errors import *  # noqa: F401,F403
 from .errors import __all__ as _errors_all
 

@@ -15,7 +15,7 @@ import base64
 from dataclasses import dataclass, field
 from typing import Any, Dict, Generic, List, Optional, TypeVar
 
-from ._names import TYPE_NAMES
+from ._type_names import TYPE_NAMES
 from .errors import ToolError
 
 __all__ = list(TYPE_NAMES)

@@ -21,7 +21,7 @@ PKG = pathlib.Path(mcpsync.__file__).parent
 #: layer and the layers below it, never one above.
 RANK: Dict[str, int] = {
     "__version__": 0,
-    "_names": 0,
+    "_type_names": 0,
     "errors": 0,
     "types": 0,
     "_threads": 0,

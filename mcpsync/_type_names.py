@@ -1,4 +1,4 @@
-"""Names of the public result types (kept apart so ``import mcpsync`` can list them without loading them)."""
+"""Names of the result types of mcpsync.types (apart, so ``import mcpsync`` lists them without loading them)."""
 
 TYPE_NAMES = (
     "AudioContent",
