@@ -97,3 +97,29 @@ def test_a_connection_that_served_a_call_restarts_at_once_after_a_crash(tmp_path
             mgr.call_tool("s_crash", {"code": 4})
         assert mgr._servers["s"].failures == 0
         assert int(mgr.call_tool("s_pid").text) != pid  # restarted on next use, no wait
+
+
+def test_concurrent_callers_through_one_crash_count_one_failure(tmp_path: Path) -> None:
+    import threading
+
+    record = tmp_path / "requests.jsonl"
+    clock = FakeClock()
+    cmd = server_cmd("--crash-on-tool-call", "--record", str(record))
+    with Manager({"c": {"command": cmd}}, clock=clock, restart_backoff=(1.0, 8.0)) as mgr:
+        barrier = threading.Barrier(8)
+        errors: List[BaseException] = []
+
+        def call() -> None:
+            barrier.wait(10)  # all eight call at once into the same doomed connection
+            try:
+                mgr.call_tool("c_echo", {"message": "x"})
+            except BaseException as exc:  # noqa: BLE001 - collected
+                errors.append(exc)
+
+        threads = [threading.Thread(target=call) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        assert len(errors) == 8 and all(isinstance(e, (ConnectionClosed, ConnectError)) for e in errors)
+        assert mgr._servers["c"].failures == 1 and spawns(record) == 1  # one death, one failure, no respawn
