@@ -121,18 +121,23 @@ class EventParser:
         n = len(lines) if complete else len(lines) - 1
         for i in range(n):
             line = lines[i]
-            if self._partial:
-                self._partial.append(line)
-                line = b"".join(self._partial)
-                self._partial = []
-                self._partial_len = 0
             discarding = self._discarding_line
             self._discarding_line = False
-            if discarding:
+            if self._partial:
+                pieces = self._partial
+                pieces.append(line)
+                self._partial = []
+                self._partial_len = 0
+                if discarding:
+                    continue
+                ev = self._long_line(pieces)
+            elif discarding:
                 continue
-            ev = self._line(line.rstrip(b"\r\n"))
+            else:
+                ev = self._line(line.rstrip(b"\r\n"))
             if ev is not None:
                 events.append(ev)
+        lines = []
         if not complete and not self._discarding_line:
             self._partial.append(last)
             self._partial_len += len(last)
@@ -145,6 +150,32 @@ class EventParser:
                 self._seen = True
         return events
 
+    def _long_line(self, pieces: List[bytes]) -> Optional[SSEEvent]:
+        """A line that arrived in several pieces (a large ``data`` line): its value is copied once.
+
+        The pieces are never joined into the whole line first and then sliced (two more copies of
+        a line that may be tens of megabytes): a ``data:`` field whose name is in the first piece
+        has its value joined straight from the pieces, without the line ending.
+        """
+        first = pieces[0]
+        colon = first.find(b":")
+        if 0 <= colon < len(first) - 1 and first[:colon] == b"data" and not self._oversized:
+            last = pieces[-1]
+            end = len(last)
+            while end and last[end - 1 : end] in (b"\r", b"\n"):
+                end -= 1
+            start = colon + 2 if first[colon + 1 : colon + 2] == b" " else colon + 1
+            pieces[0] = first[start:]
+            pieces[-1] = last[:end]
+            del first, last
+            value = b"".join(pieces)
+            pieces.clear()
+            self._field(b"data", value)
+            return None
+        line = b"".join(pieces)
+        pieces.clear()
+        return self._line(line.rstrip(b"\r\n"))
+
     def _line(self, line: bytes) -> Optional[SSEEvent]:
         if not line:
             return self._dispatch()
@@ -155,9 +186,11 @@ class EventParser:
             field, value = line, b""
         else:
             field = line[:colon]
-            value = line[colon + 1 :]
-            if value[:1] == b" ":
-                value = value[1:]
+            value = line[colon + 2 :] if line[colon + 1 : colon + 2] == b" " else line[colon + 1 :]
+        self._field(field, value)
+        return None
+
+    def _field(self, field: bytes, value: bytes) -> None:
         if field == b"data":
             self._seen = True
             if self._oversized:
