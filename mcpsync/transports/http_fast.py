@@ -31,6 +31,7 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 __all__ = ["FastSender"]
 
 _ZERO = datetime.timedelta(0)
+_ONE_WRITE_MAX = 1 << 16  # a larger body goes out as urllib3 sends it (headers, then the body)
 _mods: Dict[str, Any] = {}
 _mods_lock = threading.Lock()
 
@@ -51,6 +52,7 @@ def _m() -> Dict[str, Any]:
         from requests.structures import CaseInsensitiveDict
         from requests.utils import get_auth_from_url, get_encoding_from_headers, select_proxy
         from urllib3 import exceptions as u3
+        from urllib3.connection import HTTPConnection, HTTPSConnection
         from urllib3.util import Timeout
 
         class FastResponse(requests.Response):
@@ -85,7 +87,46 @@ def _m() -> Dict[str, Any]:
             def cookies(self, value: Any) -> None:
                 self.__dict__["_fast_cookies"] = value
 
+        conn_classes = {}
+        for base in (HTTPConnection, HTTPSConnection):
+
+            class OneWrite(base):  # type: ignore[valid-type,misc]
+                """Sends a small request's headers and body in one write (one wake-up of the peer, not two)."""
+
+                _mcpsync_body: Optional[bytes] = None
+                _mcpsync_sent: Optional[bytes] = None
+
+                def request(self, method: str, url: str, body: Any = None, headers: Any = None, **kw: Any) -> None:
+                    if type(body) is bytes and len(body) <= _ONE_WRITE_MAX and not kw.get("chunked"):
+                        self._mcpsync_body = body
+                        try:
+                            return super().request(method, url, body=body, headers=headers, **kw)  # type: ignore[no-any-return]
+                        finally:
+                            self._mcpsync_body = self._mcpsync_sent = None
+                    return super().request(method, url, body=body, headers=headers, **kw)  # type: ignore[no-any-return]
+
+                def _send_output(self, message_body: Any = None, encode_chunked: bool = False) -> None:
+                    body = self._mcpsync_body
+                    if body is None or message_body is not None or encode_chunked:
+                        return super()._send_output(message_body, encode_chunked=encode_chunked)  # type: ignore[no-any-return]
+                    self._buffer.extend((b"", b""))
+                    head = b"\r\n".join(self._buffer)
+                    del self._buffer[:]
+                    self._mcpsync_body = None
+                    self._mcpsync_sent = body
+                    self.send(head + body)
+
+                def send(self, data: Any) -> None:
+                    if data is self._mcpsync_sent and data is not None:
+                        self._mcpsync_sent = None  # already written with the headers
+                        return
+                    super().send(data)
+
+            OneWrite.__name__ = OneWrite.__qualname__ = "OneWrite" + base.__name__
+            conn_classes[base] = OneWrite
+
         _mods.update(
+            conn_classes=conn_classes,
             requests=requests,
             rex=rex,
             u3=u3,
@@ -171,6 +212,9 @@ class FastSender:
         adapter = s.get_adapter(prep.url)
         pool = adapter.get_connection_with_tls_context(prep, s.verify, proxies=proxies, cert=s.cert)
         adapter.cert_verify(pool, prep.url, s.verify, s.cert)
+        one_write = m["conn_classes"].get(pool.ConnectionCls)
+        if one_write is not None:  # the default urllib3 class (never a class someone chose): one write per request
+            pool.ConnectionCls = one_write
         target = adapter.request_url(prep, proxies)
         headers = {str(k): str(v) for k, v in s.headers.items() if v is not None}
         auth = s.auth
