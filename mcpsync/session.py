@@ -40,7 +40,7 @@ from .types import ProgressEvent
 from .wire import jsonrpc, trace
 from .wire.drops import DropLog
 
-__all__ = ["DEFAULT", "RequestContext", "RequestHandle", "Session", "SessionState"]
+__all__ = ["DEFAULT", "RequestContext", "RequestHandle", "Session", "SessionState", "handler_error"]
 
 logger = logging.getLogger(__name__)
 
@@ -773,14 +773,8 @@ class Session(TransportSink):
             else:
                 result = self._request_handler(method, params, ctx)
             answer = jsonrpc.response(rid, result if result is not None else {})
-        except RemoteError as exc:
-            answer = jsonrpc.error_response(rid, exc.code, exc.message, exc.data)
-        except MCPError as exc:
-            logger.warning("[%s] handler for %s failed: %s", self.name, method, exc)
-            answer = jsonrpc.error_response(rid, -32603, "Internal error while handling %s" % method)
-        except Exception:  # noqa: BLE001 - never leak internals to the server
-            logger.exception("[%s] handler for %s raised", self.name, method)
-            answer = jsonrpc.error_response(rid, InternalError.code, "Internal error while handling %s" % method)
+        except Exception as exc:  # noqa: BLE001 - one rule for both eras: see handler_error()
+            answer = {"jsonrpc": "2.0", "id": rid, "error": handler_error(self.name, method, exc)}
         finally:
             self._server_requests.pop(rid, None)
         if ctx.cancelled.is_set():
@@ -816,3 +810,23 @@ class Session(TransportSink):
         """Why the connection ended (None while it is up or after a clean close)."""
         return self._lost
 
+
+def handler_error(server: str, method: str, exc: BaseException) -> Dict[str, Any]:
+    """The JSON-RPC error object that answers the server when a handler for its ``method`` raised ``exc``.
+
+    The one rule for server-request handlers in both eras (README "Server requests"): a
+    :class:`~mcpsync.RemoteError` the handler raised is sent as its code, message and data; anything
+    else becomes ``-32603 "Internal error while handling <method>"`` (nothing of it leaks) and is
+    logged here. The handshake era sends it as the error response to the server's request; the
+    2026-07-28 era as the ``inputResponses`` entry of the input request that failed.
+    """
+    if isinstance(exc, RemoteError):
+        err: Dict[str, Any] = {"code": exc.code, "message": exc.message}
+        if exc.data is not None:
+            err["data"] = exc.data
+        return err
+    if isinstance(exc, MCPError):
+        logger.warning("[%s] handler for %s failed: %s", server, method, exc)
+    else:
+        logger.error("[%s] handler for %s raised", server, method, exc_info=exc)
+    return {"code": InternalError.code, "message": "Internal error while handling %s" % method}

@@ -30,7 +30,7 @@ from ..errors import (
     ProtocolError,
     RequestTimeout,
 )
-from ..session import DEFAULT, RequestContext, Session, Timeout
+from ..session import DEFAULT, RequestContext, Session, Timeout, handler_error
 from ..transports.base import Transport
 from ..types import Implementation, Root, ServerNotification, Tool
 from ..wire import jsonrpc
@@ -626,6 +626,7 @@ class ClientCore:
     ) -> Any:
         """Modern era: check ``resultType`` and drive ``input_required`` rounds (at most 10)."""
         rounds = 0
+        failed: Optional[Tuple[str, BaseException]] = None
         while True:
             if not isinstance(result, dict):
                 raise ProtocolError("%s returned a non-object result" % method, server=self.name, method=method)
@@ -650,8 +651,17 @@ class ClientCore:
                 )
             retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
             requests = result.get("inputRequests")
+            if failed is not None:  # the server did not take the error answer: it would ask forever
+                raise MCPError(
+                    "the handler for %s failed (%s: %s) and the server asked for the input again"
+                    % (failed[0], type(failed[1]).__name__, failed[1]),
+                    server=self.name,
+                    method=method,
+                ) from failed[1]
             if isinstance(requests, dict) and requests:
-                retry["inputResponses"] = self.fulfil_input_requests(requests, method)
+                failures: List[Tuple[str, BaseException]] = []
+                retry["inputResponses"] = self.fulfil_input_requests(requests, method, failures)
+                failed = failures[0] if failures else None
             if "requestState" in result:
                 retry["requestState"] = result["requestState"]
             params = retry
@@ -664,8 +674,15 @@ class ClientCore:
                 progress_token=progress_token,
             )
 
-    def fulfil_input_requests(self, requests: Dict[str, Any], method: str) -> Dict[str, Any]:
-        """Answer each entry of ``inputRequests`` through the user's handlers."""
+    def fulfil_input_requests(
+        self, requests: Dict[str, Any], method: str, failures: Optional[List[Tuple[str, BaseException]]] = None
+    ) -> Dict[str, Any]:
+        """Answer each entry of ``inputRequests`` through the user's handlers.
+
+        A handler that raises is answered as in the handshake era (:func:`mcpsync.session.handler_error`):
+        the entry carries the JSON-RPC error object (``{"error": {...}}``) and the server decides; the
+        failure is appended to ``failures``. A missing handler raises :class:`~mcpsync.HandlerMissing`.
+        """
         responses: Dict[str, Any] = {}
         for key, req in requests.items():
             if not isinstance(req, dict) or not isinstance(req.get("method"), str):
@@ -674,14 +691,12 @@ class ClientCore:
             p = given if isinstance(given, dict) else {}
             try:
                 responses[key] = self._answer(req["method"], p, missing=HandlerMissing, during=method)
-            except MCPError:
+            except HandlerMissing:
                 raise
-            except Exception as exc:  # a user handler failed: local error, nothing is sent
-                raise MCPError(
-                    "handler for %s raised %s: %s" % (req["method"], type(exc).__name__, exc),
-                    server=self.name,
-                    method=method,
-                ) from exc
+            except Exception as exc:  # noqa: BLE001 - the same rule as a server request's handler
+                responses[key] = {"error": handler_error(self.name, req["method"], exc)}
+                if failures is not None:
+                    failures.append((req["method"], exc))
         return responses
 
     # server requests ---------------------------------------------------------------

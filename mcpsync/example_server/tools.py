@@ -490,6 +490,9 @@ def _mrtr(ctx: Any, kind: str, args: Dict[str, Any]) -> Dict[str, Any]:
         if not isinstance(answer, dict):
             # The answer is missing: ask again for the same round (spec: re-request, not an error).
             return _input_required(ctx, kind, args, done)
+        error = answer.get("error")
+        if isinstance(error, dict) and len(answer) == 1:  # the client's handler failed: as in the handshake era
+            return tool_result("client error %s: %s" % (error.get("code"), error.get("message")), is_error=True)
         done += 1
         if done >= rounds:
             return _finish(kind, answer)
