@@ -237,6 +237,10 @@ def _oauth_config(scenario: str, ctx: Dict[str, Any]) -> Dict[str, Any]:
             idToken=ctx["idp_id_token"],
             idpClientId=ctx["idp_client_id"],
         )
+    elif scenario == "auth/wif-jwt-bearer":
+        # workload identity: the application supplies the assertion (a callable: fresh on every use)
+        valid_jwt = ctx["valid_jwt"]
+        config.update(grant="jwt_bearer", clientId=ctx["client_id"], assertion=lambda: valid_jwt)
     return config
 
 
