@@ -361,13 +361,14 @@ class FastSender:
             resp.request = prep
         all_hooks = {"response": list(s.hooks.get("response") or []) + list((hooks or {}).get("response") or [])}
         prep.hooks = all_hooks
+        if prep._cookies is None:
+            # as requests' own prepared requests: hooks that resend (digest, OAuth 401) copy this jar
+            prep._cookies = s.cookies.copy()
         kwargs = {"stream": True, "timeout": timeout, "verify": s.verify, "cert": s.cert, "proxies": route.proxies}
         resp = m["dispatch_hook"]("response", all_hooks, resp, **kwargs)
         for old in resp.history:
             m["extract_cookies_to_jar"](s.cookies, old.request, old.raw)
         m["extract_cookies_to_jar"](s.cookies, prep, resp.raw)
-        if prep._cookies is None:
-            prep._cookies = s.cookies.copy()
         history = list(s.resolve_redirects(resp, prep, **kwargs))
         if history:
             history.insert(0, resp)
