@@ -63,7 +63,8 @@ class Faults:
             'Bearer realm="mcp", resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource"'
         )
         self.scopes: Dict[str, str] = {}  # tool name -> scope; calling it gives 403 insufficient_scope
-        self.endpoint_style = "relative"  # legacy SSE endpoint: relative | absolute | full | cross-origin
+        self.endpoint_style = "relative"  # legacy SSE endpoint: relative | absolute | full | cross-origin | raw
+        self.endpoint_raw = ""  # the endpoint for style "raw" ({port}, {base}, {sid} are filled in)
         self.sse_drop_after: Optional[int] = None  # end legacy SSE GET streams after this many message events
         self.modern_400_body: Optional[bytes] = None  # answer modern POSTs with 400 and this body
         self.legacy_post_status: Optional[int] = None  # answer non-modern POSTs with this status (no session)
@@ -603,6 +604,8 @@ class _Handler(BaseHTTPRequestHandler):
             endpoint = "%s/messages?sid=%s" % (base, sid)
         elif style == "full":
             endpoint = "http://127.0.0.1:%d%s/messages?sid=%s" % (owner.port, base, sid)
+        elif style == "raw":  # faults.endpoint_raw with {port}, {base} and {sid} filled in
+            endpoint = owner.faults.endpoint_raw.format(port=owner.port, base=base, sid=sid)
         else:
             endpoint = "http://evil.invalid:%d%s/messages?sid=%s" % (owner.port, base, sid)
         self._start_stream()

@@ -322,7 +322,7 @@ def test_403_insufficient_scope(server: MCPTestServer) -> None:
 def test_read_timeout_is_a_separate_knob(era: str) -> None:
     with MCPTestServer(era=era, response_mode="json") as srv:
         with connect(srv, read_timeout=0.3) as c:
-            with pytest.raises(mcpsync.TransportError):
+            with pytest.raises(mcpsync.RequestTimeout):  # a read timeout is a timeout, and is cancelled upstream
                 c.call_tool("slow", {"seconds": 1.5, "steps": 0})
         with connect(srv) as c:  # default: no read timeout, the call timeout governs
             assert not c.call_tool("slow", {"seconds": 1.5, "steps": 0}, timeout=30).is_error

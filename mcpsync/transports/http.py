@@ -42,6 +42,7 @@ Handshake era
 
 from __future__ import annotations
 
+import collections
 import itertools
 import logging
 import random
@@ -68,6 +69,7 @@ from . import mcp_headers as _mcpheaders
 from .http_handshake import LegacySessionMixin
 from .http_calls import (
     _MAX_ERROR_BODY,
+    deliver,
     ACCEPT_BOTH,
     MODERN_ERROR_CODES,
     MODERN_META_VERSION,
@@ -76,10 +78,12 @@ from .http_calls import (
     _content_type,
     _is_read_timeout,
     _is_response,
+    _release,
     _set_read_timeout,
 )  # noqa: F401
 from .base import Transport, TransportSink
 from .remote import (
+    close_session,
     convert_request_exception,
     error_for_status,
     init_remote,
@@ -137,6 +141,12 @@ class StreamableHTTPTransport(LegacySessionMixin, Transport):
         self._tool_headers: Dict[str, _mcpheaders.ToolHeaders] = {}
         self._ids = itertools.count(1)
         self._timeout = (self.options.connect_timeout, self.options.read_timeout)
+        self._cancelled_upstream: "collections.OrderedDict[Any, None]" = collections.OrderedDict()
+        self._renewed = threading.Condition(self._renew_lock)
+        self._renewing = False
+        self._renewer: Optional[int] = None
+        self._renew_waiters = 0
+        self._get_settled = threading.Event()
 
     # ------------------------------------------------------------------ contract
 
@@ -222,8 +232,31 @@ class StreamableHTTPTransport(LegacySessionMixin, Transport):
         method = message.get("method")
         if method is not None and "id" in message:
             self._send_request(message, timeout, inline)
+        elif method == "notifications/cancelled":
+            self._send_cancel(message)
         else:
             self._send_oneway(message)
+
+    def _send_cancel(self, message: Dict[str, Any]) -> None:
+        """The session cancels a call (handshake era): tell the server, then stop reading its stream.
+
+        Not sent again when this transport already cancelled that call upstream (its own timeout).
+        """
+        params = message.get("params")
+        rid = params.get("requestId") if type(params) is dict else None
+        hashable = type(rid) in (int, str)
+        with self._lock:
+            call = self._calls.pop(rid, None) if hashable else None
+            already = hashable and rid in self._cancelled_upstream
+        if call is not None:
+            call.cancelled = True
+            call.done = True
+        try:
+            if not already:
+                self._send_oneway(message)
+        finally:
+            if call is not None:
+                _abort(call.response)
 
     def close(self, timeout: Optional[float] = None) -> None:
         """DELETE the session (best effort), stop every stream and thread; idempotent, bounded."""
@@ -237,6 +270,9 @@ class StreamableHTTPTransport(LegacySessionMixin, Transport):
         budget = 5.0 if timeout is None else max(0.0, timeout)
         deadline = time.monotonic() + budget
         self._closing.set()
+        self._get_settled.set()
+        with self._renewed:
+            self._renewed.notify_all()
         for call in calls:
             call.cancelled = True
             _abort(call.response)
@@ -246,10 +282,7 @@ class StreamableHTTPTransport(LegacySessionMixin, Transport):
             self._delete_session(sid, min(2.0, budget / 2))
         self._streams.stop(max(0.0, deadline - time.monotonic()))
         join(self._get_thread, max(0.0, deadline - time.monotonic()))
-        try:
-            self._http.close()
-        except Exception:  # noqa: BLE001 - closing must not raise
-            pass
+        close_session(self._http)
         self._report_close(None)
 
     # ------------------------------------------------------------------ headers
@@ -284,7 +317,7 @@ class StreamableHTTPTransport(LegacySessionMixin, Transport):
         if method != "initialize":
             if self._version:
                 headers["MCP-Protocol-Version"] = self._version
-            sid = self._session_id
+            sid = self._current_session_id()
             if sid:
                 headers["Mcp-Session-Id"] = sid
         return headers
@@ -334,6 +367,20 @@ class StreamableHTTPTransport(LegacySessionMixin, Transport):
         read = self.options.read_timeout
         return call.timeout is not None and (read is None or call.timeout < read)
 
+    def _read_bound(self, call: _Call) -> Optional[float]:
+        """The read timeout a request's POST was sent with (the call's own, or ``read_timeout``)."""
+        return call.timeout if self._call_timeout_binds(call) else self.options.read_timeout
+
+    def _timed_out(self, call: _Call, seconds: Optional[float], what: str) -> None:
+        """Fail ``call`` with RequestTimeout and cancel it upstream (unless it is already settled)."""
+        with self._lock:
+            settled = call.done or call.cancelled
+        if settled or self._closed:
+            return
+        self._fail(call, RequestTimeout("%s within %ss" % (what, seconds), timeout=seconds))
+        _abort(call.response)
+        self._cancel_upstream(call, "timeout: %s within %ss" % (what, seconds))
+
     def _exchange(self, call: _Call) -> Any:
         """POST ``call`` and settle it, unless the answer is an event stream (returned, still open)."""
         replayed = False
@@ -347,12 +394,13 @@ class StreamableHTTPTransport(LegacySessionMixin, Transport):
             try:
                 response = self._post(body, headers, call.timeout)
             except Exception as exc:  # noqa: BLE001
+                _release(exc)
                 if self._closed or call.cancelled:
                     return None
-                err: MCPError = convert_request_exception(exc, self.url)
-                if self._call_timeout_binds(call) and _is_read_timeout(exc):
-                    err = RequestTimeout("no answer within %ss" % call.timeout, timeout=call.timeout)
-                self._fail(call, err)
+                if _is_read_timeout(exc):
+                    self._timed_out(call, self._read_bound(call), "no answer")
+                    return None
+                self._fail(call, convert_request_exception(exc, self.url))
                 return None
             status = response.status_code
             if 200 <= status < 300:
@@ -400,6 +448,12 @@ class StreamableHTTPTransport(LegacySessionMixin, Transport):
             return None
         except Exception as exc:  # noqa: BLE001
             response.close()
+            _release(exc)
+            if call.cancelled or self._closed:
+                return None
+            if _is_read_timeout(exc):
+                self._timed_out(call, self._read_bound(call), "the response body did not arrive")
+                return None
             self._fail(call, convert_request_exception(exc, self.url))
             return None
         response.close()
@@ -485,6 +539,7 @@ class StreamableHTTPTransport(LegacySessionMixin, Transport):
         final = False
         if call is not None:
             for msg in jsonrpc.iter_messages(frame):
+                call.note_progress(msg)
                 mid = msg.get("id") if type(msg) is dict else None
                 if type(mid) is type(call.wire_id) and mid == call.wire_id and _is_response(msg):
                     with self._lock:
@@ -498,7 +553,7 @@ class StreamableHTTPTransport(LegacySessionMixin, Transport):
                     final = True
         sink = self._sink
         if sink is not None and not (call is not None and call.cancelled):
-            sink.on_message(frame)
+            deliver(sink, frame, self.name)
         return final
 
     def _fail(self, call: _Call, exc: BaseException) -> None:
@@ -529,23 +584,55 @@ class StreamableHTTPTransport(LegacySessionMixin, Transport):
     # ------------------------------------------------------------------ event streams
 
     def _read_events(self, call: Optional[_Call], response: Any, on_event: Callable[[SSEEvent], bool]) -> str:
-        """Read ``response`` as an event stream; ``on_event`` returns True to stop. Returns how it ended."""
+        """Read ``response`` as an event stream; ``on_event`` returns True to stop. Returns how it ended.
+
+        An inline call (read in the calling thread) keeps its idle timeout here: before every read the
+        socket timeout is set to the time left since the call's last progress notification (capped by
+        ``read_timeout``), and after every chunk the idle clock is checked, so comments, priming events
+        and unrelated messages never extend the call ("idle" is returned when it expired).
+        """
         parser = EventParser(self.options.max_message_size)
+        idle = call is not None and call.inline and call.timeout is not None
+        by_idle = False
         try:
+            if idle:
+                by_idle = self._arm_idle(call, response)  # type: ignore[arg-type]
             for chunk in iter_response_bytes(response):
                 for ev in parser.feed(chunk):
-                    if on_event(ev):
+                    try:
+                        stop = on_event(ev)
+                    except Exception as exc:  # noqa: BLE001 - one bad event never ends the stream
+                        logger.warning("[%s] skipped an event that could not be handled: %r", self.name, exc)
+                        continue
+                    if stop:
                         return "done"
+                if idle:
+                    left = call.idle_left()  # type: ignore[union-attr]
+                    if left is not None and left <= 0:
+                        return "idle"
+                    by_idle = self._arm_idle(call, response)  # type: ignore[arg-type]
             return "eof"
         except Exception as exc:  # noqa: BLE001 - a broken stream is reported as "broken"
+            _release(exc)
             if self._closed or (call is not None and call.cancelled):
                 return "closed"
-            if call is not None and call.inline and self._call_timeout_binds(call) and _is_read_timeout(exc):
+            if idle and by_idle and _is_read_timeout(exc):
                 return "idle"
             logger.debug("[%s] event stream broken: %r", self.name, exc)
             return "broken"
         finally:
             parser.close()
+
+    def _arm_idle(self, call: _Call, response: Any) -> bool:
+        """Set the socket timeout for the next read of an inline call; True when the idle bound is the one set."""
+        left = call.idle_left()
+        left = 0.001 if left is None or left <= 0.001 else left
+        read = self.options.read_timeout
+        if read is not None and read < left:
+            _set_read_timeout(response, read)
+            return False
+        _set_read_timeout(response, left)
+        return True
 
     def _call_event_handler(self, call: _Call) -> Callable[[SSEEvent], bool]:
         def on_event(ev: SSEEvent) -> bool:
@@ -594,15 +681,24 @@ class StreamableHTTPTransport(LegacySessionMixin, Transport):
             if how == "closed" or call.done or call.cancelled or self._closed:
                 return
             if how == "idle":
-                self._fail(call, RequestTimeout("no event within %ss" % call.timeout, timeout=call.timeout))
-                self._cancel_upstream(call, "timeout: idle timeout of %ss" % call.timeout)
+                self._timed_out(call, call.timeout, "no progress")
                 return
             response = self._recover(call)
 
     def _cancel_upstream(self, call: _Call, reason: str) -> None:
-        """Tell a handshake-era server the call is abandoned (2026-07-28: the closed stream says it)."""
-        if self._is_modern(call) or self._closed:
+        """Tell a handshake-era server the call is abandoned (2026-07-28: the closed stream says it).
+
+        ``initialize`` is never cancelled (the spec forbids it). Each call is cancelled once: a
+        ``notifications/cancelled`` from the session for a call this transport already cancelled is dropped.
+        """
+        if self._is_modern(call) or self._closed or call.method == "initialize":
             return
+        with self._lock:
+            if call.wire_id in self._cancelled_upstream:
+                return
+            self._cancelled_upstream[call.wire_id] = None
+            while len(self._cancelled_upstream) > 1024:
+                self._cancelled_upstream.popitem(last=False)
         try:
             self._send_oneway(
                 {
@@ -664,7 +760,7 @@ class StreamableHTTPTransport(LegacySessionMixin, Transport):
             headers = {"Accept": "text/event-stream", "Last-Event-ID": call.last_event_id or ""}
             if self._version:
                 headers["MCP-Protocol-Version"] = self._version
-            sid = self._session_id
+            sid = self._current_session_id()
             if sid:
                 headers["Mcp-Session-Id"] = sid
             try:
@@ -675,6 +771,7 @@ class StreamableHTTPTransport(LegacySessionMixin, Transport):
                     timeout=(self.options.connect_timeout, self.options.read_timeout),
                 )
             except Exception as exc:  # noqa: BLE001
+                _release(exc)
                 if self._closed or call.cancelled:
                     return None
                 logger.debug("[%s] resuming the stream of id=%r failed: %r", self.name, call.orig_id, exc)
@@ -712,6 +809,7 @@ class StreamableHTTPTransport(LegacySessionMixin, Transport):
             try:
                 response = self._post(body, headers)
             except Exception as exc:  # noqa: BLE001
+                _release(exc)
                 if self._closed:
                     raise ConnectionClosed("transport is closed", server=self.name) from None
                 raise convert_request_exception(exc, self.url, server=self.name, method=message.get("method")) from None

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import logging
 import socket
+import threading
+import time
+import traceback
 from typing import Any, Dict, List, Optional
 
 __all__: List[str] = []
@@ -33,6 +36,8 @@ class _Call:
         "reissues",
         "timeout",
         "inline",
+        "progress_token",
+        "last_progress",
     )
 
     def __init__(self, message: Dict[str, Any], timeout: Optional[float]) -> None:
@@ -48,6 +53,38 @@ class _Call:
         self.reissues = 0
         self.timeout = timeout
         self.inline = False  # read the answer's event stream in the calling thread
+        # the idle timeout restarts only on notifications/progress carrying this token
+        self.progress_token = _progress_token(message)
+        self.last_progress = time.monotonic()
+
+    def note_progress(self, msg: Any) -> None:
+        """Restart the idle clock when ``msg`` is a ``notifications/progress`` for this call."""
+        token = self.progress_token
+        if token is None or type(msg) is not dict or msg.get("method") != "notifications/progress":
+            return
+        params = msg.get("params")
+        got = params.get("progressToken") if type(params) is dict else None
+        if got is None or type(got) in (dict, list):
+            return
+        if got == token or (type(got) is str and type(token) is int and got == str(token)):
+            self.last_progress = time.monotonic()
+
+    def idle_left(self) -> Optional[float]:
+        """Seconds until the idle timeout expires (counted from the last progress), or None without one."""
+        if self.timeout is None:
+            return None
+        return self.last_progress + self.timeout - time.monotonic()
+
+
+def _progress_token(message: Dict[str, Any]) -> Any:
+    params = message.get("params")
+    if type(params) is dict:
+        meta = params.get("_meta")
+        if type(meta) is dict:
+            token = meta.get("progressToken")
+            if type(token) in (int, str):
+                return token
+    return None
 
 
 def _abort(response: Any) -> None:
@@ -80,7 +117,23 @@ def _set_read_timeout(response: Any, timeout: Optional[float]) -> None:
 
 
 def _is_read_timeout(exc: BaseException) -> bool:
-    return type(exc).__name__ in ("ReadTimeout", "ReadTimeoutError") or isinstance(exc, socket.timeout)
+    """True for a read timeout however it is wrapped (requests' ReadTimeout, urllib3's
+    ReadTimeoutError, a bare ``socket.timeout``), following causes and ``reason``s."""
+    seen = set()
+    cur: Optional[BaseException] = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if type(cur).__name__ in ("ReadTimeout", "ReadTimeoutError") or isinstance(cur, socket.timeout):
+            return True
+        if type(cur).__name__ in ("ConnectTimeout", "ConnectTimeoutError"):
+            return False
+        reason = getattr(cur, "reason", None)
+        args = getattr(cur, "args", ())
+        nxt = reason if isinstance(reason, BaseException) else None
+        if nxt is None and args and isinstance(args[0], BaseException):
+            nxt = args[0]
+        cur = nxt or cur.__cause__ or cur.__context__
+    return False
 
 
 def _content_type(response: Any) -> str:
@@ -89,3 +142,52 @@ def _content_type(response: Any) -> str:
 
 def _is_response(msg: Any) -> bool:
     return type(msg) is dict and "method" not in msg and ("result" in msg or "error" in msg)
+
+
+_dropped_lock = threading.Lock()
+_dropped_logged: Dict[str, float] = {}
+
+
+def deliver(sink: Any, frame: Any, name: str) -> None:
+    """Hand one frame to the sink; a failure while handling it drops that frame only.
+
+    The reader that called this keeps reading: one bad frame never fails other calls or ends a
+    stream. Logged as a warning once a minute per kind of failure, at debug level otherwise.
+    """
+    try:
+        sink.on_message(frame)
+    except Exception as exc:  # noqa: BLE001 - isolate the frame
+        kind = type(exc).__name__
+        now = time.monotonic()
+        with _dropped_lock:
+            last = _dropped_logged.get(kind)
+            loud = last is None or now - last >= 60.0
+            if loud:
+                _dropped_logged[kind] = now
+        (logger.warning if loud else logger.debug)(
+            "[%s] dropped a frame that could not be handled: %s: %s", name, kind, str(exc)[:200]
+        )
+
+
+def _release(exc: BaseException) -> None:
+    """Drop the frames of a connection failure's tracebacks so the sockets they reference close now.
+
+    urllib3 closes a failed connection, but the half-read response of a reset (and its socket
+    file) stays referenced from the traceback's frames, i.e. open until the garbage collector
+    breaks the exception's reference cycle. Clearing the frames releases it at once.
+    """
+    seen = set()
+    todo: List[BaseException] = [exc]
+    while todo:
+        cur = todo.pop()
+        if id(cur) in seen:
+            continue
+        seen.add(id(cur))
+        if cur.__traceback__ is not None:
+            traceback.clear_frames(cur.__traceback__)
+        for nxt in (cur.__cause__, cur.__context__, getattr(cur, "reason", None)):
+            if isinstance(nxt, BaseException):
+                todo.append(nxt)
+        for arg in getattr(cur, "args", ()):
+            if isinstance(arg, BaseException):
+                todo.append(arg)

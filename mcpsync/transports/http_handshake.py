@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional
 
 from .._threads import spawn
@@ -20,7 +21,9 @@ from .http_calls import (
     _Call,
     _content_type,
     _is_response,
+    _release,
     _set_read_timeout,
+    deliver,
 )  # noqa: F401
 from .remote import (
     RemoteState,
@@ -51,6 +54,10 @@ class LegacySessionMixin(RemoteState):
     _get_settled: threading.Event  # set once the current GET stream got an answer (or failed, or ended)
     _get_response: Any
     _get_stopped: bool
+    _renewed: threading.Condition
+    _renewing: bool
+    _renewer: Optional[int]
+    _renew_waiters: int  # callers parked on a renewal in progress (tests hold threads there)
     _ids: Iterator[int]
 
     if TYPE_CHECKING:
@@ -72,49 +79,104 @@ class LegacySessionMixin(RemoteState):
         elif sid:
             logger.warning("[%s] ignoring an Mcp-Session-Id with invalid characters", self.name)
 
+    def _renew_bound(self) -> float:
+        """How long a caller waits for another thread's renewal (two POSTs bounded by connect_timeout)."""
+        return 2.0 * (self.options.connect_timeout or 30.0) + 5.0
+
+    def _current_session_id(self) -> Optional[str]:
+        """The session id for a request about to be built; waits while another thread renews the session.
+
+        Nothing goes out in the renewal window: neither without ``Mcp-Session-Id`` nor with the new id
+        before ``notifications/initialized`` was sent on it.
+        """
+        if self._renewing and self._renewer != threading.get_ident():
+            deadline = time.monotonic() + self._renew_bound()
+            with self._renewed:
+                self._renew_waiters += 1
+                try:
+                    while self._renewing and not self._closed:
+                        left = deadline - time.monotonic()
+                        if left <= 0 or not self._renewed.wait(left):
+                            break
+                finally:
+                    self._renew_waiters -= 1
+        return self._session_id
+
     def _renew_session(self, sid_sent: str) -> bool:
-        """The server forgot session ``sid_sent``: initialize again once (shared by concurrent callers)."""
-        with self._renew_lock:
+        """The server forgot session ``sid_sent``: initialize again, once for all concurrent callers.
+
+        A caller whose request got 404 while another thread renews waits for that renewal and
+        replays with the new id; the old id stays in place until the new session is initialized.
+        Returns True when a session other than ``sid_sent`` is ready to replay on.
+        """
+        deadline = time.monotonic() + self._renew_bound()
+        with self._renewed:
+            self._renew_waiters += 1
+            try:
+                while self._renewing and not self._closed:
+                    left = deadline - time.monotonic()
+                    if left <= 0 or not self._renewed.wait(left):
+                        return False
+            finally:
+                self._renew_waiters -= 1
             if self._closed:
                 return False
             if self._session_id is not None and self._session_id != sid_sent:
                 return True  # another thread already renewed it
-            self._session_id = None
-            init = self._init_msg
-            if init is None:
+            if self._init_msg is None:
                 return False
-            logger.info("[%s] HTTP session expired (404); initializing a new session", self.name)
-            msg = dict(init)
-            msg["id"] = "mcpsync-reinit-%d" % next(self._ids)
-            headers = {"Accept": ACCEPT_BOTH, "Content-Type": "application/json"}
-            try:
-                response = self._post(jsonrpc.encode(msg), headers, self.options.connect_timeout)
-            except Exception as exc:  # noqa: BLE001
-                logger.warning("[%s] re-initializing failed: %s", self.name, convert_request_exception(exc, self.url))
-                return False
-            try:
-                if not 200 <= response.status_code < 300:
-                    logger.warning("[%s] re-initializing failed: HTTP %d", self.name, response.status_code)
-                    return False
-                self._capture_session_id(response)
-                answer = self._read_answer(response, msg["id"])
-            finally:
-                response.close()
-            if answer is None or "error" in answer:
-                logger.warning("[%s] re-initializing failed: %s", self.name, answer and answer.get("error"))
-                self._session_id = None
-                return False
-            note = self._initialized_msg or jsonrpc.notification("notifications/initialized")
-            try:
-                headers = self._headers_for(note)
-                r = self._post(jsonrpc.encode(note), headers, self.options.connect_timeout)
-                r.close()
-            except Exception:  # noqa: BLE001 - the next request will tell
-                pass
-            if self._get_enabled and self._get_stopped and self._era == "legacy":
+            self._renewing = True
+            self._renewer = threading.get_ident()
+        ok = False
+        try:
+            ok = self._reinitialize(sid_sent)
+        finally:
+            with self._renewed:
+                if not ok:
+                    self._session_id = sid_sent  # still the dead one: the next 404 tries again
+                self._renewing = False
+                self._renewer = None
+                self._renewed.notify_all()
+        if ok and self._get_enabled and self._era == "legacy":
+            with self._lock:
+                restart = self._get_stopped
                 self._get_stopped = False
+            if restart:
                 self._maybe_start_get(force=True)
-            return True
+        return ok
+
+    def _reinitialize(self, sid_sent: str) -> bool:
+        init = self._init_msg
+        assert init is not None
+        logger.info("[%s] HTTP session expired (404); initializing a new session", self.name)
+        msg = dict(init)
+        msg["id"] = "mcpsync-reinit-%d" % next(self._ids)
+        headers = {"Accept": ACCEPT_BOTH, "Content-Type": "application/json"}
+        try:
+            response = self._post(jsonrpc.encode(msg), headers, self.options.connect_timeout)
+        except Exception as exc:  # noqa: BLE001
+            _release(exc)
+            logger.warning("[%s] re-initializing failed: %s", self.name, convert_request_exception(exc, self.url))
+            return False
+        try:
+            if not 200 <= response.status_code < 300:
+                logger.warning("[%s] re-initializing failed: HTTP %d", self.name, response.status_code)
+                return False
+            self._capture_session_id(response)
+            answer = self._read_answer(response, msg["id"])
+        finally:
+            response.close()
+        if answer is None or "error" in answer or self._session_id == sid_sent:
+            logger.warning("[%s] re-initializing failed: %s", self.name, answer and answer.get("error"))
+            return False
+        note = self._initialized_msg or jsonrpc.notification("notifications/initialized")
+        try:
+            headers = self._headers_for(note)
+            r = self._post(jsonrpc.encode(note), headers, self.options.connect_timeout)
+            r.close()
+        except Exception:  # noqa: BLE001 - the next request will tell
+            pass
+        return True
 
     def _read_answer(self, response: Any, wire_id: Any) -> Optional[Dict[str, Any]]:
         """Read the answer to ``wire_id`` from a JSON or event-stream body (other messages are dropped)."""
@@ -160,24 +222,26 @@ class LegacySessionMixin(RemoteState):
     # ------------------------------------------------------------------ the GET stream
 
     def _maybe_start_get(self, force: bool = False) -> None:
-        """Start the GET stream and wait (at most GET_SETTLE_WAIT s) until the server has answered it.
+        """Start the GET stream and wait until the server has answered it (opened or refused).
 
         Servers send requests not tied to a client request (e.g. an elicitation from a tool's
         background work) on the GET stream and may drop them while it is not open yet; waiting for
         the GET's answer before the connect completes means nothing the server sends after the
-        handshake is lost that way. A refusal (405...) or a failure ends the wait at once.
+        handshake is lost that way. A refusal (405...) or a failure ends the wait at once; a server
+        that holds the GET's headers back delays the connect at most GET_SETTLE_WAIT seconds (and
+        never more than ``connect_timeout``).
         """
         if not self._get_enabled or self._era != "legacy" or not self._initialized_sent or self._closed:
             return
         settled = threading.Event()
         with self._lock:
-            if self._get_thread is not None and self._get_thread.is_alive():
-                return
-            if self._get_thread is not None and not force:
+            alive = self._get_thread is not None and self._get_thread.is_alive()
+            if not force and (alive or self._get_thread is not None):
                 return
             self._get_settled = settled
             self._get_thread = spawn("mcpsync-http-get:%s" % self.name, self._get_loop)
-        settled.wait(min(GET_SETTLE_WAIT, self.options.connect_timeout or GET_SETTLE_WAIT))
+        if not settled.wait(min(GET_SETTLE_WAIT, self.options.connect_timeout or GET_SETTLE_WAIT)):
+            logger.debug("[%s] the GET stream was not answered within %ss; going on", self.name, GET_SETTLE_WAIT)
 
     def _get_loop(self) -> None:
         try:
@@ -194,7 +258,7 @@ class LegacySessionMixin(RemoteState):
             headers = {"Accept": "text/event-stream"}
             if self._version:
                 headers["MCP-Protocol-Version"] = self._version
-            sid = self._session_id
+            sid = self._current_session_id()
             if sid:
                 headers["Mcp-Session-Id"] = sid
             if last_id:
@@ -204,6 +268,7 @@ class LegacySessionMixin(RemoteState):
                     self.url, headers=headers, stream=True, timeout=(self.options.connect_timeout, None)
                 )
             except Exception as exc:  # noqa: BLE001
+                _release(exc)
                 self._get_settled.set()
                 if self._closing.is_set():
                     return
@@ -226,7 +291,18 @@ class LegacySessionMixin(RemoteState):
             self._get_settled.set()
             try:
                 status = response.status_code
-                if 400 <= status < 500 or (200 <= status < 300 and _content_type(response) != "text/event-stream"):
+                not_sse = 200 <= status < 300 and _content_type(response) != "text/event-stream"
+                refused = 400 <= status < 500 or not_sse
+                if refused and status == 404 and sid:
+                    with self._lock:
+                        renewed = self._session_id != sid
+                        if not renewed:
+                            self._get_stopped = True  # a renewal restarts it
+                    if renewed:
+                        continue
+                    logger.debug("[%s] GET stream: session gone (HTTP 404)", self.name)
+                    return
+                if refused:
                     logger.debug("[%s] no GET stream (HTTP %d); not retrying", self.name, status)
                     self._get_stopped = True
                     return
@@ -258,7 +334,7 @@ class LegacySessionMixin(RemoteState):
                             return False
                         sink = self._sink
                         if sink is not None:
-                            sink.on_message(frame)
+                            deliver(sink, frame, self.name)
                     elif ev.oversized:
                         logger.warning("[%s] skipped an event larger than the maximum message size", self.name)
                     return False

@@ -45,6 +45,7 @@ __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
     "HTTPOptions",
     "build_session",
+    "close_session",
     "convert_request_exception",
     "error_for_status",
     "forget",
@@ -340,6 +341,35 @@ def build_session(url: str, options: HTTPOptions) -> Any:
     )
     session.headers.update(options.headers)
     return session
+
+
+def close_session(session: Any) -> None:
+    """Close a ``requests.Session`` and every pooled connection it holds, now (never raises).
+
+    ``Session.close()`` alone only forgets the pools with urllib3 >= 2.x's PoolManager.clear(),
+    leaving their idle keep-alive sockets open until garbage collection; each pool is closed
+    here first (a connection still in use is closed when it is handed back).
+    """
+    try:
+        for adapter in list(getattr(session, "adapters", {}).values()):
+            managers = [getattr(adapter, "poolmanager", None)]
+            managers.extend(list(getattr(adapter, "proxy_manager", {}).values()))
+            for manager in managers:
+                pools = getattr(manager, "pools", None)
+                if pools is None:
+                    continue
+                for key in list(pools.keys()):
+                    try:
+                        pool = pools[key]
+                    except KeyError:
+                        continue
+                    pool.close()
+    except Exception:  # noqa: BLE001 - closing must not raise
+        logger.debug("closing the connection pools failed", exc_info=True)
+    try:
+        session.close()
+    except Exception:  # noqa: BLE001
+        pass
 
 
 # ---------------------------------------------------------------------------

@@ -22,8 +22,8 @@ import logging
 import random
 import threading
 import time
-from typing import Any, Dict, Iterator, Optional, Set
-from urllib.parse import urljoin
+from typing import Any, Dict, Iterator, Optional, Set, Tuple
+from urllib.parse import urljoin, urlsplit
 
 from .._threads import join, spawn
 from ..errors import (
@@ -31,24 +31,65 @@ from ..errors import (
     ConnectionClosed,
     MCPError,
     ProtocolError,
+    RequestTimeout,
     TransportError,
 )
 from ..wire import jsonrpc
 from ..wire.sse import EventParser, SSEEvent, iter_response_bytes
 from .base import Transport, TransportSink
-from .http_calls import _abort, _content_type, _is_response
+from .http_calls import _abort, _content_type, _is_read_timeout, _is_response, _release, deliver
 from .remote import (
+    RemoteState,
+    close_session,
     convert_request_exception,
     error_for_status,
-    RemoteState,
     init_remote,
     redact_url,
-    same_origin,
 )
 
-__all__ = ["SSETransport"]
+__all__ = ["SSETransport", "endpoint_url"]
 
 logger = logging.getLogger("mcpsync.transports.sse")
+
+
+def endpoint_url(base: str, data: str) -> Tuple[Optional[str], str]:
+    """The URL to POST messages to, from the ``endpoint`` event ``data`` of the stream at ``base``.
+
+    Returns ``(url, "")`` or ``(None, why)``. The origin is judged with urllib3's parser (the one
+    ``requests`` connects with) and with the standard library's; both must agree with ``base``.
+    Backslashes, control characters, whitespace and userinfo are refused outright (parsers
+    disagree about them). The URL returned is ``base``'s origin plus the endpoint's path and
+    query, so what is POSTed to never depends on how a parser reads the endpoint's authority.
+    """
+    from urllib3.util import parse_url
+
+    if not data:
+        return None, "empty endpoint"
+    if any(c == "\\" or ord(c) <= 0x20 or ord(c) == 0x7F for c in data):
+        return None, "backslash, whitespace or control character in the endpoint"
+    try:
+        resolved = urljoin(base, data)
+        ours, theirs = urlsplit(resolved), parse_url(resolved)
+        base_std, base_u3 = urlsplit(base), parse_url(base)
+        std_port, base_std_port = ours.port, base_std.port
+    except ValueError as exc:
+        return None, "unparsable endpoint (%s)" % exc
+    if "@" in ours.netloc or theirs.auth is not None:
+        return None, "userinfo in the endpoint"
+    default = {"http": 80, "https": 443}
+
+    def key(scheme: Optional[str], host: Optional[str], port: Optional[int]) -> Tuple[str, str, int]:
+        s = (scheme or "").lower()
+        return s, (host or "").lower().strip("[]"), port or default.get(s, 0)
+
+    want = key(base_std.scheme, base_std.hostname, base_std_port)
+    if key(ours.scheme, ours.hostname, std_port) != want or key(theirs.scheme, theirs.host, theirs.port) != want:
+        return None, "another origin (%s)" % redact_url(resolved)
+    if key(base_u3.scheme, base_u3.host, base_u3.port) != want:
+        return None, "the stream URL itself is ambiguous"
+    path = ours.path or "/"
+    origin = "%s://%s" % (base_std.scheme.lower(), base_std.netloc.rpartition("@")[2])
+    return origin + path + ("?" + ours.query if ours.query else ""), ""
 
 
 class _Connection:
@@ -158,9 +199,21 @@ class SSETransport(RemoteState, Transport):
             with self._lock:
                 self._pending.discard(message["id"])
             exc.with_context(server=self.name, method=method, request_id=message["id"])
+            if isinstance(exc, RequestTimeout) and method != "initialize":
+                self._cancel_unacknowledged(message["id"])
             sink = self._sink
             if sink is not None and not self._closed:
                 sink.on_request_error(message["id"], exc)
+
+    def _cancel_unacknowledged(self, request_id: Any) -> None:
+        """A request's POST was never acknowledged: tell the server it is abandoned (best effort)."""
+        note = jsonrpc.notification(
+            "notifications/cancelled", {"requestId": request_id, "reason": "timeout: the POST was not acknowledged"}
+        )
+        try:
+            self._post(note)
+        except MCPError as exc:
+            logger.debug("[%s] could not send the cancellation: %s", self.name, exc)
 
     def close(self, timeout: Optional[float] = None) -> None:
         with self._lock:
@@ -180,10 +233,7 @@ class SSETransport(RemoteState, Transport):
     # ------------------------------------------------------------------ internals
 
     def _shutdown_http(self) -> None:
-        try:
-            self._http.close()
-        except Exception:  # noqa: BLE001
-            pass
+        close_session(self._http)
 
     def _report_close(self, exc: Optional[BaseException]) -> None:
         with self._lock:
@@ -203,6 +253,7 @@ class SSETransport(RemoteState, Transport):
                 self.url, headers=headers, stream=True, timeout=(self.options.connect_timeout, None)
             )
         except Exception as exc:  # noqa: BLE001
+            _release(exc)
             raise convert_request_exception(exc, self.url) from None
         if not 200 <= response.status_code < 300:
             try:
@@ -234,6 +285,11 @@ class SSETransport(RemoteState, Transport):
             raise err if isinstance(err, MCPError) else ConnectError(str(err))
         return conn
 
+    def _ack_timeout(self) -> float:
+        """How long a POST may wait for its acknowledgement (the answer itself comes on the stream)."""
+        read = self.options.read_timeout
+        return read if read is not None else (self.options.connect_timeout or 30.0)
+
     def _post(self, message: Dict[str, Any], force: bool = False) -> None:
         if not force and not self._usable.is_set():
             if not self._usable.wait(self.options.connect_timeout or None):
@@ -254,11 +310,17 @@ class SSETransport(RemoteState, Transport):
                 conn.endpoint,
                 jsonrpc.encode(message),
                 headers,
-                (self.options.connect_timeout, self.options.read_timeout),
+                (self.options.connect_timeout, self._ack_timeout()),
             )
         except Exception as exc:  # noqa: BLE001
+            _release(exc)
             if self._closed:
                 raise ConnectionClosed("transport is closed") from None
+            if _is_read_timeout(exc):
+                seconds = self._ack_timeout()
+                raise RequestTimeout(
+                    "the server did not acknowledge the message within %ss" % seconds, timeout=seconds
+                ) from None
             raise convert_request_exception(exc, conn.endpoint) from None
         try:
             if 200 <= response.status_code < 300:
@@ -283,10 +345,14 @@ class SSETransport(RemoteState, Transport):
         """Read events of ``conn``; True when stopped at the endpoint event, False when the stream ended."""
         try:
             for ev in conn.events:
-                self._on_event(conn, ev)
+                try:
+                    self._on_event(conn, ev)
+                except Exception as exc:  # noqa: BLE001 - one bad event never ends the stream
+                    logger.warning("[%s] skipped an event that could not be handled: %r", self.name, exc)
                 if until_endpoint and conn.endpoint is not None:
                     return True
         except Exception as exc:  # noqa: BLE001 - the stream broke: the reconnect policy decides
+            _release(exc)
             if not self._closed:
                 logger.debug("[%s] SSE stream broken: %r", self.name, exc)
                 if conn.error is None:
@@ -380,20 +446,21 @@ class SSETransport(RemoteState, Transport):
                 if reinit is not None and type(mid) is type(reinit) and mid == reinit:
                     self._finish_reinit(msg)
                     return
-                with self._lock:
-                    self._pending.discard(mid)
+                if type(mid) in (int, str):
+                    with self._lock:
+                        self._pending.discard(mid)
         sink = self._sink
         if sink is not None and not self._closed:
-            sink.on_message(frame)
+            deliver(sink, frame, self.name)
 
     def _on_endpoint(self, conn: _Connection, data: str) -> None:
         if conn.endpoint is not None:
             return
         base = getattr(conn.response, "url", None) or self.url
-        endpoint = urljoin(base, data)
-        if not same_origin(endpoint, base):
+        endpoint, problem = endpoint_url(base, data)
+        if endpoint is None:
             conn.error = ConnectError(
-                "the server announced a message endpoint on another origin (%s); refused" % redact_url(endpoint),
+                "the server announced an unacceptable message endpoint (%s); refused" % problem,
                 server=self.name,
             )
             logger.error("[%s] %s", self.name, conn.error.message)

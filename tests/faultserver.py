@@ -1,0 +1,358 @@
+"""A fault-injection HTTP server: the example MCP server behind a real socket that misbehaves on request.
+
+:class:`FaultServer` is :class:`tests.httpserver.MCPTestServer` (stdlib ``http.server`` on
+127.0.0.1, port 0, chunked event streams; Streamable HTTP in both eras at ``/mcp``, legacy
+HTTP+SSE at ``/sse``) plus a per-request script. A test arms rules with :meth:`FaultServer.inject`;
+each incoming request takes the first rule that matches it (HTTP verb, JSON-RPC method, path) and
+has uses left, and that rule decides what the client gets instead of (or before) the normal answer.
+
+Fault kinds (``kind=``):
+
+``status``            answer ``status`` (404, 500, 502...) with ``body`` (a JSON-RPC 404 "Session not found"
+                      body by default for 404).
+``reset``             TCP reset, no HTTP answer at all.
+``reset_headers``     half a status line and headers, then a TCP reset.
+``close_before_body`` full ``application/json`` headers announcing a body, then close (FIN).
+``close_during_body`` headers and half the body, then close (``stream=True``: half an SSE event).
+``stall``             no answer until the test calls ``rule.release.set()`` (or the server stops);
+                      then the connection is closed.
+``stall_body``        ``application/json`` headers with a Content-Length, then stall (the body never comes).
+``comments``          an event stream that never answers: ``progress`` progress notifications for the
+                      request's token, then only ``: keepalive`` comments (plus, with ``noise=True``, priming
+                      events and unrelated notifications) every ``interval`` seconds until released or the
+                      client goes away (``rule.client_gone`` is then set).
+``cut``               the normal answer stream, cut abruptly after ``after`` events.
+``junk_events``       the normal answer stream, preceded by malformed events (:data:`JUNK_EVENTS`) and
+                      ``comments`` keep-alive comments.
+``junk_body``         ``200 application/json`` with the malformed body ``body``.
+``hold``              wait at ``barrier`` (a ``threading.Barrier``) and/or until ``release`` is set, then
+                      answer normally: a way to hold several requests at a racy point at once.
+
+Every rule counts its hits and sets ``rule.entered`` when it fires; ``server.records()`` lists every
+request (the ones a rule answered too).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any, Dict, List, Optional
+
+from .httpserver import MCPTestServer, _Handler
+
+__all__ = ["JUNK_EVENTS", "FaultServer", "RecordingServer", "Rule"]
+
+#: Malformed events a server may send; each must be dropped without harming anything else.
+JUNK_EVENTS: List[bytes] = [
+    b"data: {not json\n\n",
+    b"data: \xff\xfe\xfd invalid utf-8\n\n",
+    b"data: 42\n\n",
+    b"data: []\n\n",
+    b"data: [1, 2, {}]\n\n",
+    b'data: {"jsonrpc":"2.0","id":{"x":1},"result":{}}\n\n',
+    b'data: {"jsonrpc":"2.0","id":987654,"result":{"stray":true}}\n\n',
+    b'data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":{"a":1},"progress":1}}\n\n',
+    b'data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":[1],"progress":1}}\n\n',
+    b'data: {"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":{"a":[]}}}\n\n',
+    b'data: {"jsonrpc":"2.0","method":"notifications/message","params":"not an object"}\n\n',
+    b"event: unknown-kind\ndata: {}\n\n",
+    b"id: junk-1\nretry: not-a-number\ndata:\n\n",
+    b": a comment\n\n",
+    b'data: {"jsonrpc":"2.0",\n\n',
+]
+
+
+class Rule:
+    """One scripted fault. ``times`` uses (None: every matching request)."""
+
+    def __init__(
+        self,
+        kind: str,
+        verb: str,
+        rpc: Optional[str],
+        path: Optional[str],
+        times: Optional[int],
+        params: Dict[str, Any],
+    ) -> None:
+        self.kind = kind
+        self.verb = verb
+        self.rpc = rpc
+        self.path = path
+        self.times = times
+        self.params = params
+        self.hits = 0
+        self.entered = threading.Event()  # set when the rule fires
+        self.release = threading.Event()  # set by the test (or the server's stop) to end a stall/hold
+        self.client_gone = threading.Event()  # the client closed a stream this rule was writing
+        self.messages: List[Any] = []  # the JSON-RPC bodies it matched
+
+    def matches(self, verb: str, msg: Any, path: str) -> bool:
+        if self.times is not None and self.hits >= self.times:
+            return False
+        if verb != self.verb:
+            return False
+        if self.path is not None and not path.startswith(self.path):
+            return False
+        if self.rpc is not None:
+            return isinstance(msg, dict) and msg.get("method") == self.rpc
+        return True
+
+    def __repr__(self) -> str:
+        return "Rule(%s %s %s, hits=%d)" % (self.kind, self.verb, self.rpc or self.path or "*", self.hits)
+
+
+class _FaultHandler(_Handler):
+    _body: Optional[bytes] = None
+    _prefix: Optional[List[bytes]] = None
+
+    def _read_body(self) -> bytes:
+        body, self._body = self._body, None
+        return body if body is not None else super()._read_body()
+
+    def _start_stream(self, headers: Optional[Dict[str, str]] = None) -> None:
+        super()._start_stream(headers)
+        prefix, self._prefix = self._prefix, None
+        for data in prefix or ():
+            self._chunk(data)
+
+    def do_POST(self) -> None:  # noqa: N802
+        raw = super()._read_body()
+        try:
+            msg = json.loads(raw) if raw else None
+        except ValueError:
+            msg = None
+        rule = self.owner.take_rule("POST", msg, self.path)  # type: ignore[attr-defined]
+        self._body = raw
+        if rule is None:
+            super().do_POST()
+            return
+        self._fault(rule, msg)
+
+    def do_GET(self) -> None:  # noqa: N802
+        rule = self.owner.take_rule("GET", None, self.path)  # type: ignore[attr-defined]
+        if rule is None:
+            super().do_GET()
+            return
+        self._fault(rule, None)
+
+    # ------------------------------------------------------------------ faults
+
+    def _fault(self, rule: Rule, msg: Any) -> None:
+        p = rule.params
+        kind = rule.kind
+        rule.entered.set()
+        passthrough = kind in ("cut", "junk_events", "hold")
+        if not passthrough:
+            self._body = None
+            self._record(msg)
+        if kind == "status":
+            status = int(p.get("status", 500))
+            body = p.get("body")
+            if body is None:
+                body = (
+                    b'{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}'
+                    if status == 404
+                    else b"simulated failure"
+                )
+            self._reply(status, body, p.get("ctype", "application/json" if body[:1] == b"{" else "text/plain"))
+        elif kind == "reset":
+            self._reset()
+        elif kind == "reset_headers":
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-")
+            self.wfile.flush()
+            self._reset()
+        elif kind == "close_before_body":
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "200")
+            self.end_headers()
+            self._cut()
+        elif kind == "close_during_body":
+            if p.get("stream"):
+                self._start_stream()
+                self.wfile.write(b'40\r\nid: 1\nevent: message\ndata: {"jsonrpc":"2.0",')
+                self.wfile.flush()
+            else:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", "200")
+                self.end_headers()
+                self.wfile.write(b'{"jsonrpc":"2.0","id":')
+            self._cut()
+        elif kind in ("stall", "stall_body"):
+            if kind == "stall_body":
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", "100")
+                self.end_headers()
+                self.wfile.flush()
+            self._wait_release(rule)
+            self._cut()
+        elif kind == "comments":
+            self._comments(rule, msg)
+        elif kind == "junk_body":
+            self._reply(200, p.get("body", b"{not json"), "application/json")
+        elif kind == "cut":
+            f = self.owner.faults
+            f.cut_streams += 1
+            f.cut_after = int(p.get("after", 1))
+            self._dispatch_normally()
+        elif kind == "junk_events":
+            self._prefix = [b": keepalive\n\n"] * int(p.get("comments", 2)) + list(p.get("events", JUNK_EVENTS))
+            self._dispatch_normally()
+        elif kind == "hold":
+            barrier = p.get("barrier")
+            if barrier is not None:
+                try:
+                    barrier.wait(p.get("barrier_timeout", 30))
+                except threading.BrokenBarrierError:
+                    pass
+            if p.get("until_released"):
+                self._wait_release(rule)
+            self._dispatch_normally()
+        else:
+            raise AssertionError("unknown fault kind %r" % kind)
+
+    def _dispatch_normally(self) -> None:
+        if self.command == "POST":
+            super().do_POST()
+        else:
+            super().do_GET()
+
+    def _wait_release(self, rule: Rule) -> None:
+        owner = self.owner
+        while not owner.stopping and not rule.release.wait(0.05):
+            pass
+
+    def _comments(self, rule: Rule, msg: Any) -> None:
+        p = rule.params
+        interval = float(p.get("interval", 0.02))
+        token = None
+        if isinstance(msg, dict) and isinstance(msg.get("params"), dict):
+            meta = msg["params"].get("_meta")
+            if isinstance(meta, dict):
+                token = meta.get("progressToken")
+        self._start_stream()
+        n = 0
+        try:
+            if token is not None:
+                for i in range(int(p.get("progress", 0))):
+                    note = {
+                        "jsonrpc": "2.0",
+                        "method": "notifications/progress",
+                        "params": {"progressToken": token, "progress": i + 1, "total": 100},
+                    }
+                    self._chunk(b"event: message\ndata: %s\n\n" % json.dumps(note).encode())
+            while not self.owner.stopping and not rule.release.is_set():
+                n += 1
+                self._chunk(b": keepalive\n\n")
+                if p.get("noise"):
+                    self._chunk(b"id: prime-%d\ndata:\n\n" % n)
+                    other = {
+                        "jsonrpc": "2.0",
+                        "method": "notifications/progress",
+                        "params": {"progressToken": "someone-else", "progress": n},
+                    }
+                    self._chunk(b"event: message\ndata: %s\n\n" % json.dumps(other).encode())
+                    log = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": n}}
+                    self._chunk(b"event: message\ndata: %s\n\n" % json.dumps(log).encode())
+                rule.release.wait(interval)
+            self._cut()
+        except OSError:
+            rule.client_gone.set()
+            self.close_connection = True
+
+
+class FaultServer(MCPTestServer):
+    """:class:`MCPTestServer` with scripted per-request faults (see the module docstring)."""
+
+    def __init__(self, era: str = "auto", response_mode: str = "sse", **example_options: Any) -> None:
+        super().__init__(era=era, response_mode=response_mode, **example_options)
+        self._httpd.RequestHandlerClass = _FaultHandler
+        self.rules: List[Rule] = []
+        self._rules_lock = threading.Lock()
+
+    def inject(
+        self,
+        kind: str,
+        *,
+        verb: str = "POST",
+        rpc: Optional[str] = None,
+        path: Optional[str] = None,
+        times: Optional[int] = 1,
+        **params: Any,
+    ) -> Rule:
+        """Arm a fault for the next ``times`` matching requests; returns the rule (its events and hits)."""
+        rule = Rule(kind, verb, rpc, path, times, params)
+        with self._rules_lock:
+            self.rules.append(rule)
+        return rule
+
+    def take_rule(self, verb: str, msg: Any, path: str) -> Optional[Rule]:
+        with self._rules_lock:
+            for rule in self.rules:
+                if rule.matches(verb, msg, path):
+                    rule.hits += 1
+                    rule.messages.append(msg)
+                    return rule
+        return None
+
+    def clear(self) -> None:
+        """Disarm (and release) every rule."""
+        with self._rules_lock:
+            rules, self.rules = self.rules, []
+        for r in rules:
+            r.release.set()
+
+    def stop(self) -> None:
+        self.clear()
+        super().stop()
+
+    def expire(self) -> None:
+        """Forget every handshake-era session (later requests with its id get 404)."""
+        self.expire_sessions()
+
+    def cancellations(self) -> List[Any]:
+        """The ``requestId`` of every ``notifications/cancelled`` the server received."""
+        out = []
+        for r in self.records("POST", "notifications/cancelled"):
+            params = r.body.get("params") if isinstance(r.body, dict) else None
+            if isinstance(params, dict):
+                out.append(params.get("requestId"))
+        return out
+
+
+class RecordingServer:
+    """A plain local HTTP server that answers 202 to everything and records what reached it."""
+
+    def __init__(self) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        hits: List[str] = []
+        self.hits = hits
+
+        class H(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                pass
+
+            def _any(self) -> None:
+                hits.append("%s %s" % (self.command, self.path))
+                self.send_response(202)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            do_GET = do_POST = do_DELETE = _any  # noqa: N815
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self._httpd.daemon_threads = True
+        self.port = self._httpd.server_address[1]
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    def __enter__(self) -> "RecordingServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(5)
