@@ -89,6 +89,10 @@ class OAuthManager:
         refresh_skew: refresh this many seconds before the access token expires.
         max_authorization_attempts: authorizations per request before giving up (step-up limit).
         verify: TLS verification for the OAuth requests (as in requests).
+
+    Attributes:
+        store: the credential store.
+        dpop: the :class:`~mcpsync.auth.dpop.DPoPState` (DPoP keys, nonces, bound tokens).
     """
 
     def __init__(
