@@ -201,8 +201,9 @@ class OAuthAuth(AuthBase):
         prepared = response.request.copy()
         setattr(prepared, _STATE_ATTR, state)
         state.token = token
-        extract_cookies_to_jar(prepared._cookies, response.request, response.raw)  # type: ignore[no-untyped-call]
-        prepared.prepare_cookies(prepared._cookies)
+        if prepared._cookies is not None:  # the transport's fast path sends without a cookie jar
+            extract_cookies_to_jar(prepared._cookies, response.request, response.raw)  # type: ignore[no-untyped-call]
+            prepared.prepare_cookies(prepared._cookies)
         self._set_token(prepared, token)
         new_response = response.connection.send(prepared, **kwargs)
         new_response.history.append(response)
