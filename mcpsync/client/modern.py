@@ -296,11 +296,24 @@ class ModernFeatures:
             else:
                 sub._deliver(method, params)  # noqa: SLF001
             return True
-        if method not in ("notifications/subscriptions/acknowledged",):
-            # list_changed/updated still refresh caches and fire the client-level callbacks
-            self._touch_caches(method, params)
+        if method != "notifications/subscriptions/acknowledged" and not self._implicit_covers(method, params):
+            # exactly as for subscribe_resource(): caches evicted, on_resource_updated / on_*_changed /
+            # on_notification fired and the client's notification queue fed (once: when the implicit
+            # stream also carries this event, it does that); then the stream's own events
+            self.client._route_notification(method, params)  # noqa: SLF001
         sub._deliver(method, params)  # noqa: SLF001
         return True
+
+    def _implicit_covers(self, method: str, params: Dict[str, Any]) -> bool:
+        """True when the implicit stream (list_changed callbacks, subscribe_resource) also gets this event."""
+        implicit = self._implicit
+        if implicit is None or implicit.request_id not in self.subs:
+            return False
+        flt = implicit.filter
+        if method == "notifications/resources/updated":
+            return params.get("uri") in (flt.get("resourceSubscriptions") or [])
+        key = _LIST_CHANGED_FILTER.get(method)
+        return key is not None and bool(flt.get(key))
 
     def server_ended(self, request_id: Any) -> bool:
         """The server sent notifications/cancelled for a listen request: end it (it re-listens if enabled)."""
@@ -310,12 +323,6 @@ class ModernFeatures:
             request_id, MCPError("the server ended the listen stream", server=self.client.name)
         )
         return True
-
-    def _touch_caches(self, method: str, params: Dict[str, Any]) -> None:
-        if method.endswith("/list_changed"):
-            self.evict_list(method.split("/")[1])
-        elif method == "notifications/resources/updated" and isinstance(params.get("uri"), str):
-            self.evict_read(params["uri"])
 
     def _reopen_implicit(self) -> None:
         c = self.client
@@ -364,6 +371,13 @@ class ModernFeatures:
             sub.events.close()
             sub.ended.set()
         self.subs.clear()
+
+
+_LIST_CHANGED_FILTER = {
+    "notifications/tools/list_changed": "toolsListChanged",
+    "notifications/prompts/list_changed": "promptsListChanged",
+    "notifications/resources/list_changed": "resourcesListChanged",
+}
 
 
 def _has(caps: Dict[str, Any], cap: str, sub: str) -> bool:
