@@ -110,12 +110,15 @@ def test_a_type_error_in_user_code_is_reported(tmp_path: pathlib.Path) -> None:
         "client = mcpsync.connect(['x'], timeout='soon')\n"  # wrong option type
         "count: int = client.call_tool('echo').text\n"  # wrong result type
         "client.list_tools()[0].nme\n"  # typo on a result
+        "mgr = mcpsync.Manager({})\n"
+        "mgr.on('status_changed', lambda server: None)\n"  # the listener gets (server, status)
     )
     code, output = _run_mypy(tmp_path, bad)
     assert code == 1, output
     assert 'bad.py:2: error: Argument "timeout" to "connect"' in output, output
     assert "bad.py:3: error: Incompatible types in assignment" in output, output
     assert 'bad.py:4: error: "Tool" has no attribute "nme"' in output, output
+    assert "bad.py:6: error:" in output, output
 
 
 def test_user_program_runs_against_the_example_server() -> None:
@@ -128,6 +131,7 @@ def test_user_program_runs_against_the_example_server() -> None:
     assert seen["timeout"] == "RequestTimeout" and seen["tool_error"]
     assert seen["manager_status"] == "connected" and int(seen["manager_tools"]) > 3
     assert seen["manager_echo"] == "via manager"
+    assert "example:connected" in seen["manager_events"].split(","), seen["manager_events"]
 
 
 def _type_checking_imports(init: pathlib.Path, reexport: bool) -> Dict[str, str]:

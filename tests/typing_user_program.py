@@ -24,6 +24,7 @@ from mcpsync import (
     SamplingRequest,
     SamplingResult,
     ServerNotification,
+    ServerStatus,
     Tool,
     ToolError,
 )
@@ -101,12 +102,20 @@ def main(command: Optional[List[str]] = None) -> Dict[str, str]:
             seen["notification"] = ""
 
     manager = Manager({"mcpServers": {"example": {"command": cmd[0], "args": cmd[1:]}}})
+    changes: List[str] = []
+
+    def status_changed(server: str, status: ServerStatus) -> None:
+        changes.append("%s:%s" % (server, status.status))
+
+    remove_listener = manager.on("status_changed", status_changed)
     with manager:
         statuses = manager.status()
         seen["manager_status"] = statuses["example"].status
         definitions = manager.tools_for("openai")
         seen["manager_tools"] = str(len(definitions))
         seen["manager_echo"] = manager.call_tool("example_echo", {"message": "via manager"}).text
+    remove_listener()
+    seen["manager_events"] = ",".join(changes)
     return seen
 
 
@@ -137,6 +146,7 @@ if TYPE_CHECKING:  # never runs: what a type checker sees at the main entry poin
     reveal_type(m.status("example"))  # revealed: ServerStatus
     reveal_type(m.client("example"))  # revealed: Client
     reveal_type(m.call_tool("example_echo"))  # revealed: CallToolResult
+    reveal_type(m.on("tools_changed", print))  # revealed: def ()
     reveal_type(mcpsync.start_task(c, "slow"))  # revealed: TaskHandle | CallToolResult
     reveal_type(mcpsync.resume_task(c, "t1").wait())  # revealed: CallToolResult
     reveal_type(mcpsync.OAuthManager().auth("x"))  # revealed: OAuthAuth

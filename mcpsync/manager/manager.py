@@ -39,7 +39,7 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Tuple, Union, overload
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Literal, Mapping, Optional, Tuple, Union, overload
 
 from .._threads import join, spawn
 from ..errors import (
@@ -218,9 +218,24 @@ class Manager(ListingMethods, OAuthMethods):
 
     # ------------------------------------------------------------------ events
 
+    @overload
+    def on(self, event: Literal["tools_changed"], callback: Callable[[str], object]) -> Callable[[], None]: ...
+
+    @overload
+    def on(
+        self, event: Literal["status_changed"], callback: Callable[[str, ServerStatus], object]
+    ) -> Callable[[], None]: ...
+
+    @overload
+    def on(
+        self, event: Literal["browser_open_failed"], callback: Callable[[str, str], object]
+    ) -> Callable[[], None]: ...
+
     def on(self, event: str, callback: Callable[..., object]) -> Callable[[], None]:
         """Add a listener for ``event`` (one of :data:`EVENTS`); returns a function that removes it.
-        Listeners run on the ``mcpsync-manager-events`` thread; they may call the manager."""
+        Listeners run on the ``mcpsync-manager-events`` thread; they may call the manager.
+        ``tools_changed``: ``callback(server)``; ``status_changed``: ``callback(server, ServerStatus)``;
+        ``browser_open_failed``: ``callback(server, url)``."""
         return self._events.add(event, callback)
 
     def _set_status(self, rec: _Server, status: ServerStatus) -> None:
