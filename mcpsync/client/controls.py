@@ -8,8 +8,9 @@ imports the API, such as the official SDK, does not turn it on).
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Dict, Iterable, Optional
+
+from .otel import otel_configured
 
 if TYPE_CHECKING:
     from .interceptors import Interceptor
@@ -18,17 +19,6 @@ if TYPE_CHECKING:
     from .retry import Retry
 
 __all__ = ["build_pipeline", "otel_configured"]
-
-
-def otel_configured() -> bool:
-    """True when the application imported OpenTelemetry and set a tracer provider (no import happens here)."""
-    trace = sys.modules.get("opentelemetry.trace")
-    if trace is None:
-        return False
-    try:
-        return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
-    except Exception:  # noqa: BLE001 - a broken OpenTelemetry setup means no tracing, never a failed client
-        return False
 
 
 def build_pipeline(

@@ -322,7 +322,7 @@ def _tracer(tracing: TracingOption) -> Optional[Interceptor]:
     if isinstance(tracing, Interceptor):
         return tracing
     if tracing == "auto":
-        from .controls import otel_configured
+        from .otel import otel_configured
 
         if not otel_configured():
             return None
