@@ -53,6 +53,19 @@ def sse_srv() -> Iterator[FaultServer]:
         yield s
 
 
+@pytest.fixture(params=["legacy", "modern"])
+def sse_proto(request: pytest.FixtureRequest) -> str:
+    """The protocol spoken over the legacy HTTP+SSE transport: the 2024-11-05 handshake, or 2026-07-28."""
+    return str(request.param)
+
+
+@pytest.fixture
+def sse_any() -> Iterator[FaultServer]:
+    """A server speaking both eras on its legacy HTTP+SSE endpoint."""
+    with FaultServer(era="auto") as s:
+        yield s
+
+
 def client_sockets(port: int) -> int:
     """Established TCP connections from this process to 127.0.0.1:``port`` (the client side)."""
     inodes = set()
@@ -437,6 +450,27 @@ def test_modern_era_has_no_session(era: str) -> None:
         assert all(r.headers.get("mcp-protocol-version") == "2026-07-28" for r in posts)
 
 
+def test_listen_stream_survives_comments_and_junk() -> None:
+    """A 2026-07-28 listen stream has no idle timeout: comments and malformed events neither end it nor
+    stop the notifications that follow them."""
+    with FaultServer(era="modern") as s:
+        rule = s.inject("junk_events", rpc="subscriptions/listen", comments=5)
+        changed = threading.Event()
+
+        def on_event(n: Any) -> None:
+            if n.method == "notifications/tools/list_changed":
+                changed.set()
+
+        with connect(s) as c:
+            sub = c.listen(tools=True, on_event=on_event)
+            assert wait_for(rule.entered.is_set, BOUND)
+            c.call_tool("add_tool", {"name": "after_junk"})
+            assert changed.wait(BOUND), "the notification after the junk was lost"
+            usable(c)
+            sub.close()
+            closed_cleanly(c, s)
+
+
 def test_modern_header_mismatch_is_a_remote_error(era: str) -> None:
     if era != "modern":
         pytest.skip("2026-07-28 only")
@@ -456,6 +490,12 @@ def test_modern_header_mismatch_is_a_remote_error(era: str) -> None:
 def sse_connect(s: FaultServer, **options: Any) -> mcpsync.Client:
     options.setdefault("timeout", 20)
     return mcpsync.connect(s.sse_url(), transport="sse", **options)
+
+
+def test_sse_transport_speaks_the_era_asked_for(sse_any: FaultServer, sse_proto: str) -> None:
+    with sse_connect(sse_any, protocol=sse_proto) as c:
+        assert c.era == sse_proto
+        usable(c)
 
 
 def test_sse_endpoint_backslash_bypass_is_refused(sse_srv: FaultServer) -> None:
@@ -494,22 +534,22 @@ def test_sse_endpoint_post_url_is_built_from_the_base_origin() -> None:
 
 
 @pytest.mark.parametrize("status", [500, 502, 404])
-def test_sse_post_status_fails_that_call(sse_srv: FaultServer, status: int) -> None:
-    with sse_connect(sse_srv) as c:
-        sse_srv.inject("status", rpc="tools/call", path="/messages", status=status, body=b"nope")
+def test_sse_post_status_fails_that_call(sse_any: FaultServer, sse_proto: str, status: int) -> None:
+    with sse_connect(sse_any, protocol=sse_proto) as c:
+        sse_any.inject("status", rpc="tools/call", path="/messages", status=status, body=b"nope")
         with pytest.raises(mcpsync.HTTPStatusError):
             bounded(lambda: c.call_tool("echo", {"message": "x"}))
         usable(c)
-        closed_cleanly(c, sse_srv)
+        closed_cleanly(c, sse_any)
 
 
-def test_sse_post_reset_fails_that_call(sse_srv: FaultServer) -> None:
-    with sse_connect(sse_srv) as c:
-        sse_srv.inject("reset", rpc="tools/call", path="/messages")
+def test_sse_post_reset_fails_that_call(sse_any: FaultServer, sse_proto: str) -> None:
+    with sse_connect(sse_any, protocol=sse_proto) as c:
+        sse_any.inject("reset", rpc="tools/call", path="/messages")
         with pytest.raises(mcpsync.TransportError):
             bounded(lambda: c.call_tool("echo", {"message": "x"}))
         usable(c)
-        closed_cleanly(c, sse_srv)
+        closed_cleanly(c, sse_any)
 
 
 def test_sse_post_acknowledged_then_cut_waits_for_the_answer_on_the_stream(sse_srv: FaultServer) -> None:
@@ -533,20 +573,21 @@ def test_sse_post_never_acknowledged_times_out_and_cancels(sse_srv: FaultServer)
         usable(c)
 
 
-def test_sse_answer_never_comes_times_out_and_cancels(sse_srv: FaultServer) -> None:
-    with sse_connect(sse_srv) as c:
+def test_sse_answer_never_comes_times_out_and_cancels(sse_any: FaultServer, sse_proto: str) -> None:
+    """The stream carries nothing for the call (no progress): the idle timeout ends it, cancelled upstream."""
+    with sse_connect(sse_any, protocol=sse_proto) as c:
         with pytest.raises(mcpsync.RequestTimeout):
             bounded(lambda: c.call_tool("slow", {"seconds": 30, "steps": 0}, timeout=0.5))
-        assert wait_for(lambda: len(sse_srv.cancellations()) == 1, 10)
+        assert wait_for(lambda: len(sse_any.cancellations()) == 1, 10)
         usable(c)
-        closed_cleanly(c, sse_srv)
+        closed_cleanly(c, sse_any)
 
 
-def test_sse_stream_junk_before_the_endpoint(sse_srv: FaultServer) -> None:
-    sse_srv.inject("junk_events", verb="GET", path="/sse", comments=3)
-    with sse_connect(sse_srv) as c:
+def test_sse_stream_junk_before_the_endpoint(sse_any: FaultServer, sse_proto: str) -> None:
+    sse_any.inject("junk_events", verb="GET", path="/sse", comments=3)
+    with sse_connect(sse_any, protocol=sse_proto) as c:
         usable(c)
-        closed_cleanly(c, sse_srv)
+        closed_cleanly(c, sse_any)
 
 
 def test_sse_stream_refused(sse_srv: FaultServer) -> None:
