@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any, Callable, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
 
 from ..errors import CapabilityError, MCPError, MethodNotFound, RemoteError
+from ..types import CallToolResult, ProgressEvent
 from . import output as out
 from .context import Cli, UsageError, did_you_mean
 
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..client.client import Client
 
 __all__ = [
     "cmd_call",
@@ -30,7 +34,7 @@ __all__ = [
 ]
 
 
-def cmd_info(cli: Cli, client: Any) -> int:
+def cmd_info(cli: Cli, client: Client) -> int:
     """``mcpsync info``: the server's identity, negotiated protocol and capabilities."""
     if cli.json:
         cli.emit_json(out.server_json(client))
@@ -39,7 +43,7 @@ def cmd_info(cli: Cli, client: Any) -> int:
     return 0
 
 
-def cmd_tools(cli: Cli, client: Any) -> int:
+def cmd_tools(cli: Cli, client: Client) -> int:
     """``mcpsync tools``: every tool, with its arguments and description."""
     tools = client.list_tools()
     if cli.json:
@@ -61,12 +65,12 @@ def progress_mode(cli: Cli) -> str:
 
 def run_call(
     cli: Cli,
-    client: Any,
+    client: Client,
     name: str,
-    arguments: Any,
+    arguments: Optional[Dict[str, Any]],
     bar: out.ProgressBar,
-    progress: Optional[Callable[[Any], Any]] = None,
-) -> Any:
+    progress: Optional[Callable[[ProgressEvent], object]] = None,
+) -> CallToolResult:
     """Call ``name`` and wait, cancelling it on Ctrl-C (the server gets ``notifications/cancelled``).
 
     ``progress`` (default: ``bar``) receives each progress event; ``bar`` is erased at the end.
@@ -84,7 +88,7 @@ def run_call(
         bar.finish()
 
 
-def cmd_call(cli: Cli, client: Any) -> int:
+def cmd_call(cli: Cli, client: Client) -> int:
     """``mcpsync call TOOL --args JSON``: call a tool; exit 1 when it reports isError."""
     arguments = cli.args.arguments
     bar = out.ProgressBar(cli.err, progress_mode(cli), label=cli.args.tool)
@@ -106,7 +110,7 @@ def cmd_call(cli: Cli, client: Any) -> int:
     return 0
 
 
-def _unknown_tool_hint(client: Any, name: str) -> Optional[str]:
+def _unknown_tool_hint(client: Client, name: str) -> Optional[str]:
     """After a failed call: when the server has no tool ``name``, a line saying so with the closest names."""
     try:
         names = [t.name for t in client.list_tools()]
@@ -117,7 +121,7 @@ def _unknown_tool_hint(client: Any, name: str) -> Optional[str]:
     return "mcpsync: the server has no tool %r%s; `mcpsync tools` lists them" % (name, did_you_mean(name, names))
 
 
-def cmd_prompts(cli: Cli, client: Any) -> int:
+def cmd_prompts(cli: Cli, client: Client) -> int:
     """``mcpsync prompts``: every prompt with its arguments (optional ones in brackets)."""
     prompts = client.list_prompts()
     if cli.json:
@@ -130,7 +134,7 @@ def cmd_prompts(cli: Cli, client: Any) -> int:
     return 0
 
 
-def cmd_prompt(cli: Cli, client: Any) -> int:
+def cmd_prompt(cli: Cli, client: Client) -> int:
     """``mcpsync prompt NAME [--args JSON]``: the prompt's messages."""
     arguments = cli.args.arguments
     result = client.get_prompt(cli.args.prompt, {k: _as_str(v) for k, v in arguments.items()})
@@ -149,7 +153,7 @@ def _as_str(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def cmd_resources(cli: Cli, client: Any) -> int:
+def cmd_resources(cli: Cli, client: Client) -> int:
     """``mcpsync resources``: the resources, then the resource templates."""
     resources = client.list_resources()
     templates: List[Any] = []
@@ -174,7 +178,7 @@ def cmd_resources(cli: Cli, client: Any) -> int:
     return 0
 
 
-def cmd_read(cli: Cli, client: Any) -> int:
+def cmd_read(cli: Cli, client: Client) -> int:
     """``mcpsync read URI [-o FILE]``: the resource's text (binary contents summarised, or saved with -o)."""
     result = client.read_resource(cli.args.uri)
     output = getattr(cli.args, "output", None)

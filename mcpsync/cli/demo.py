@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Dict, List
+from typing import TYPE_CHECKING, Any, Dict, List
 
 from . import output as out
 from .context import EXAMPLE_SERVER, Cli
 
 
+if TYPE_CHECKING:  # pragma: no cover
+    from ..client.client import Client
+
 __all__ = ["run_demo"]
 
 
-def _server_logs(client: Any) -> List[Dict[str, Any]]:
+def _server_logs(client: Client) -> List[Dict[str, Any]]:
     """Log messages (notifications/message) received so far, taken from the notification queue."""
     return [n.params for n in client.notifications.drain() if n.method == "notifications/message"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from typing import IO, Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, IO, Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..types import (
     AudioContent,
@@ -28,6 +28,9 @@ from ..types import (
     TextContent,
     Tool,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..client.client import Client
 
 __all__ = [
     "Console",
@@ -321,7 +324,7 @@ class ProgressBar:
             self.console.clear_live()
 
 
-def describe_server(client: Any) -> List[Tuple[str, str]]:
+def describe_server(client: Client) -> List[Tuple[str, str]]:
     """(label, value) rows describing a connected client: server, protocol, transport, capabilities."""
     info = client.server_info
     title = info.title or info.name or "(unnamed)"
@@ -338,7 +341,7 @@ def describe_server(client: Any) -> List[Tuple[str, str]]:
     return rows
 
 
-def server_json(client: Any) -> Dict[str, Any]:
+def server_json(client: Client) -> Dict[str, Any]:
     """The machine-readable description of a connected client."""
     return {
         "serverInfo": client.server_info.raw
