@@ -126,7 +126,10 @@ def test_secrets_never_in_repr_location_errors_or_logs(
     rstore.get("s")
     with rstore.refresh_lock("s"):
         pass
-    for text in (repr(rstore), rstore.location):
+    with OAuthManager(store=rstore) as oauth:
+        oauth.add_server("s", "https://mcp.example.com/mcp")
+        manager_repr = repr(oauth)
+    for text in (repr(rstore), rstore.location, manager_repr):
         assert PASSWORD not in text and "SECRET" not in text
     assert rstore.location == "redis://127.0.0.1:%d/0#mcpsync" % redis_server.port
     # a wrong password / a dead server: a CredentialStoreError without the password
@@ -151,7 +154,9 @@ def test_configuration_errors() -> None:
         RedisCredentialStore("http://not-redis/")
 
 
-def test_unreadable_value_is_moved_aside_byte_identical(rstore: RedisCredentialStore, redis_server: RedisServer) -> None:
+def test_unreadable_value_is_moved_aside_byte_identical(
+    rstore: RedisCredentialStore, redis_server: RedisServer
+) -> None:
     raw = redis_server.client()
     try:
         junk = b"\xff\xfe not json \x00"

@@ -47,9 +47,7 @@ def _import_keyring() -> Any:
     try:
         import keyring
     except ImportError as exc:
-        raise ConfigError(
-            "KeyringCredentialStore needs the 'keyring' package: pip install 'mcpsync[keyring]'"
-        ) from exc
+        raise ConfigError("KeyringCredentialStore needs the 'keyring' package: pip install 'mcpsync[keyring]'") from exc
     return keyring
 
 

@@ -61,9 +61,7 @@ def _import_redis() -> Any:
     try:
         import redis
     except ImportError as exc:
-        raise ConfigError(
-            "RedisCredentialStore needs the 'redis' package: pip install 'mcpsync[redis]'"
-        ) from exc
+        raise ConfigError("RedisCredentialStore needs the 'redis' package: pip install 'mcpsync[redis]'") from exc
     return redis
 
 
@@ -135,9 +133,7 @@ class RedisCredentialStore(CredentialStoreBase):
         if client is None:
             assert url is not None
             try:
-                client = redis.Redis.from_url(
-                    url, socket_timeout=socket_timeout, socket_connect_timeout=socket_timeout
-                )
+                client = redis.Redis.from_url(url, socket_timeout=socket_timeout, socket_connect_timeout=socket_timeout)
             except ValueError as exc:
                 raise ConfigError("invalid Redis URL for the credential store (%s)" % type(exc).__name__) from None
             self.location = _location_of_url(url, prefix)
@@ -197,7 +193,9 @@ class RedisCredentialStore(CredentialStoreBase):
                 "credential store %s: the value of %r was unreadable (%s) and changed meanwhile; try again"
                 % (self.location, key, reason)
             )
-        log.error("credential store %s: the value of %r was unreadable (%s); moved to %r", self.location, key, reason, backup)
+        log.error(
+            "credential store %s: the value of %r was unreadable (%s); moved to %r", self.location, key, reason, backup
+        )
         raise CredentialStoreError(
             "credential store %s: the value of %r was unreadable (%s); it was kept unchanged as %r and the "
             "entry starts empty" % (self.location, key, reason, backup)
