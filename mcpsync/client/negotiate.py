@@ -32,11 +32,35 @@ logger = logging.getLogger(__name__)
 
 
 class _EraCache:
-    """Per-process memory of which era each server spoke (keyed by command or URL). Thread-safe."""
+    """Per-process memory of which era each server spoke (keyed by command or URL). Thread-safe.
+
+    Single flight: while one connection probes a key, others connecting to the same server at the same
+    time wait for its verdict (while their own server starts) instead of each probing again, so a fleet
+    of handshake-only servers pays one ``server/discover`` round trip, not one per server.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._data: Dict[Any, str] = {}
+        self._probing: Dict[Any, threading.Event] = {}
+
+    def begin_probe(self, key: Any) -> Optional[threading.Event]:
+        """None: the caller probes ``key`` and must call :meth:`end_probe`. Else the event of the probe under way."""
+        with self._lock:
+            if key in self._data:
+                return _DONE
+            running = self._probing.get(key)
+            if running is not None:
+                return running
+            self._probing[key] = threading.Event()
+            return None
+
+    def end_probe(self, key: Any) -> None:
+        """The probe of ``key`` ended (with a verdict or not): wake whoever waits for it."""
+        with self._lock:
+            event = self._probing.pop(key, None)
+        if event is not None:
+            event.set()
 
     def get(self, key: Any) -> Optional[str]:
         with self._lock:
@@ -51,6 +75,8 @@ class _EraCache:
             self._data.pop(key, None)
 
 
+_DONE = threading.Event()
+_DONE.set()
 ERA_CACHE = _EraCache()
 
 
@@ -180,6 +206,16 @@ class Negotiator:
             # the 2024-11-05 HTTP+SSE transport predates server/discover: go straight to the handshake
             return self._initialize(session, P.LATEST_HANDSHAKE_VERSION)
         cached = ERA_CACHE.get(key)
+        if cached is None:
+            running = ERA_CACHE.begin_probe(key)
+            if running is None:
+                try:
+                    return self._auto(session, key)
+                finally:
+                    ERA_CACHE.end_probe(key)
+            # another connection to this server is probing: wait for its verdict (bounded like a probe)
+            running.wait(self._timeout(self.probe_timeout))
+            cached = ERA_CACHE.get(key)
         if cached is not None:
             try:
                 if P.era_of(cached) == "legacy":
@@ -199,6 +235,10 @@ class Negotiator:
         if agreed is not None:
             ERA_CACHE.put(key, agreed.protocol_version)
             return agreed
+        # the verdict is "handshake era" as of now: connections waiting for it start their handshakes while
+        # this one does its own (a server that then refuses initialize makes them probe again)
+        ERA_CACHE.put(key, P.LATEST_HANDSHAKE_VERSION)
+        ERA_CACHE.end_probe(key)
         try:
             agreed = self._initialize(session, P.LATEST_HANDSHAKE_VERSION)
         except UnsupportedVersionError:
