@@ -25,7 +25,9 @@ _line = st.one_of(
 )
 
 
-def _events(chunks: List[bytes], max_size: Optional[int] = None) -> List[Tuple[str, bytes, Optional[str], Optional[int], bool]]:
+def _events(
+    chunks: List[bytes], max_size: Optional[int] = None
+) -> List[Tuple[str, bytes, Optional[str], Optional[int], bool]]:
     parser = EventParser(max_size)
     out: List[SSEEvent] = []
     for chunk in chunks:
