@@ -202,9 +202,6 @@ class Negotiator:
                     "server does not speak the 2026-07-28 protocol", offered=version, server=self.name
                 )
             return agreed
-        if session.transport.kind == "sse":
-            # the 2024-11-05 HTTP+SSE transport predates server/discover: go straight to the handshake
-            return self._initialize(session, P.LATEST_HANDSHAKE_VERSION)
         cached = ERA_CACHE.get(key)
         if cached is None:
             running = ERA_CACHE.begin_probe(key)
