@@ -422,3 +422,18 @@ def test_cli_uses_the_store_named_by_the_environment(redis_server: RedisServer, 
     )  # fmt: skip
     assert out.returncode == 0 and rstore.get("remote") is None, out.stderr
     assert "SECRET" not in out.stdout + out.stderr and PASSWORD not in out.stdout + out.stderr
+
+
+def test_entries_are_bound_to_server_url_and_issuer(rstore: RedisCredentialStore, authsrv: AuthTestServer) -> None:
+    seed(authsrv, rstore, expired=False)
+    with OAuthManager(store=rstore) as oauth:
+        oauth.add_server("fleet", authsrv.server_url.replace("/mcp", "/other"), OAUTH)
+        assert not oauth.has_stored_tokens("fleet")  # another URL under the same name: nothing is sent
+        assert oauth.get_access_token("fleet") is None
+        oauth.add_server("fleet", authsrv.server_url, OAUTH)
+        assert oauth.has_stored_tokens("fleet")
+        # the resource now names another authorization server: the old credentials are discarded
+        rstore.update("fleet", lambda e: e.update(issuer="https://old-issuer.example"))
+        oauth.ensure_client("fleet")
+    entry = rstore.get("fleet")
+    assert entry["issuer"] == authsrv.issuer and "tokens" not in entry and "tokenClient" not in entry
