@@ -175,10 +175,31 @@ def test_tracing_true_needs_the_package(monkeypatch: pytest.MonkeyPatch) -> None
 def test_auto_tracing_stays_off_when_opentelemetry_is_imported_but_not_configured() -> None:
     # e.g. the official SDK imports the OpenTelemetry API: without a provider set, no pipeline is built
     code = (
-        "import sys, opentelemetry.trace, mcpsync\n"
-        "c = mcpsync.Client(['python3', '-c', 'pass'])\n"
-        "print(c._pipeline)\n"
+        "import sys, opentelemetry.trace, mcpsync\nc = mcpsync.Client(['python3', '-c', 'pass'])\nprint(c._pipeline)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "None"
+
+
+def test_http_spans_carry_tcp_and_the_session_id(exporter: InMemorySpanExporter) -> None:
+    from tests.httpserver import MCPTestServer
+
+    with MCPTestServer(era="legacy") as srv:
+        with mcpsync.connect(srv.url, tracing=tracing(exporter)) as c:
+            c.call_tool("echo", {"message": "x"})
+            sid = c.transport.session_headers().get("Mcp-Session-Id")
+        spans = {s.name: s for s in exporter.get_finished_spans()}
+        posted = [
+            r for r in srv.log if r.method == "POST" and isinstance(r.body, dict) and r.body.get("id") is not None
+        ]
+    call = spans["tools/call echo"].attributes or {}
+    assert sid and call["mcp.session.id"] == sid and call["network.transport"] == "tcp"
+    assert (spans["initialize"].attributes or {})["network.transport"] == "tcp"
+    # the traceparent that reached the server is the span's own
+    body = [r.body for r in posted if r.body.get("method") == "tools/call"][0]
+    ctx = spans["tools/call echo"].context
+    assert body["params"]["_meta"]["traceparent"].split("-")[1:3] == [
+        format(ctx.trace_id, "032x"),
+        format(ctx.span_id, "016x"),
+    ]
