@@ -185,6 +185,8 @@ def test_every_field_reaches_the_client_options():
                 "inherit_env": True,
                 "timeout": 7,
                 "connect_timeout": 8,
+                "allowed_tools": ["a*"],
+                "disabled_tools": ["ab"],
                 "options": {"stderr": "discard", "protocol": "legacy"},
             },
             "r": {
@@ -207,6 +209,8 @@ def test_every_field_reaches_the_client_options():
         "inherit_env": True,
         "timeout": 7,
         "connect_timeout": 8,
+        "allowed_tools": ["a*"],
+        "disabled_tools": ["ab"],
         "stderr": "discard",
         "protocol": "legacy",
     }
@@ -236,6 +240,8 @@ def test_every_field_reaches_the_client_options():
         "timeout",
         "connect_timeout",
         "lazy",
+        "allowed_tools",
+        "disabled_tools",
         "options",
         "source",
         "error",
