@@ -382,7 +382,7 @@ class Manager(ListingMethods, OAuthMethods):
             exc = self._registration_check(cfg, exc)
             with rec.lock:
                 if rec.attempt is attempt and not self._closed:
-                    self._count_failure(rec)
+                    rec.count_failure(self._clock(), self.restart_backoff)
                     self._set_status(rec, _classify(cfg.name, exc, rec.secrets(), stderr, cfg.kind))
             log.debug("server %s failed to connect", cfg.name, exc_info=True)
             attempt.done.set()
@@ -437,7 +437,7 @@ class Manager(ListingMethods, OAuthMethods):
             rec.attempt = None
             client = attempt.client
             exc = RequestTimeout("connecting took longer than %.0fs" % bound, timeout=bound, server=rec.config.name)
-            self._count_failure(rec)
+            rec.count_failure(self._clock(), self.restart_backoff)
             self._set_status(rec, _classify(rec.config.name, exc, rec.secrets(), [], rec.config.kind))
         if client is not None:
             self._close_quietly(client)
@@ -504,18 +504,8 @@ class Manager(ListingMethods, OAuthMethods):
         if exc is None:
             exc = ConnectionClosed("connection lost", server=rec.config.name)
         stderr = list(getattr(client, "stderr_tail", None) or [])
-        rec.lost = True
-        if rec.served or self._clock() - rec.connected_at >= self.stable_after:
-            rec.failures, rec.retry_at = 0, 0.0  # a connection that worked: restart on next use
-        else:
-            self._count_failure(rec)  # died before proving itself: back off (no crash loop)
+        rec.connection_ended(self._clock(), self.stable_after, self.restart_backoff)  # backoff, or not (defect 8)
         self._set_status(rec, _classify(rec.config.name, exc, rec.secrets(), stderr, rec.config.kind))
-
-    def _count_failure(self, rec: _Server) -> None:
-        """One more consecutive failure of ``rec`` (caller holds ``rec.lock``): capped exponential backoff."""
-        rec.failures += 1
-        first, cap = self.restart_backoff
-        rec.retry_at = self._clock() + min(cap, first * 2 ** min(rec.failures - 1, 32))
 
     def _lost(self, rec: _Server, generation: int, exc: BaseException) -> None:
         with rec.lock:
@@ -830,9 +820,7 @@ class Manager(ListingMethods, OAuthMethods):
                 if rec.client is client and rec.status.status == CONNECTED:
                     self._mark_lost(rec, exc)
             raise
-        with rec.lock:
-            if rec.client is client and not rec.served:
-                rec.served, rec.failures = True, 0
+        rec.served_by(client)  # this connection proved itself: the failure count resets
         return result
 
     def input_schema(self, name: str) -> Optional[Dict[str, Any]]:

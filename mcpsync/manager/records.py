@@ -252,6 +252,28 @@ class _Server:
         self.refresh_thread: Optional[threading.Thread] = None
         self.status = ServerStatus(config.name, DISABLED if not config.enabled else NOT_CONNECTED)
 
+    def count_failure(self, now: float, backoff: Tuple[float, float]) -> None:
+        """One more consecutive failure (caller holds ``lock``): the next restart waits ``first * 2 ** (n - 1)``,
+        at most ``cap`` (``backoff = (first, cap)``)."""
+        self.failures += 1
+        self.retry_at = now + min(backoff[1], backoff[0] * 2 ** min(self.failures - 1, 32))
+
+    def connection_ended(self, now: float, stable_after: float, backoff: Tuple[float, float]) -> None:
+        """The live connection died (caller holds ``lock``). One that answered a tools/call or stayed up
+        ``stable_after`` seconds resets the failure count (restart on next use); one that died sooner counts as a
+        failure, so a server that connects fine and crashes on every call backs off instead of looping."""
+        self.lost = True
+        if self.served or now - self.connected_at >= stable_after:
+            self.failures, self.retry_at = 0, 0.0
+        else:
+            self.count_failure(now, backoff)
+
+    def served_by(self, client: Any) -> None:
+        """``client`` answered a tools/call: if it is the live connection, it proved itself."""
+        with self.lock:
+            if self.client is client and not self.served:
+                self.served, self.failures = True, 0
+
     def secrets(self) -> List[str]:
         cfg = self.config
         values = list(cfg.env.values()) + list(cfg.headers.values()) + [cfg.bearer_token or ""]
