@@ -71,6 +71,10 @@ from .records import (
     NEEDS_CLIENT_REGISTRATION,
     NOT_CONNECTED,
     ListingMethods,
+    OnBrowserOpenFailed,
+    OnStatusChanged,
+    OnToolsChanged,
+    RemoveListener,
     OAuthMethods,
     ServerPrompt,
     ServerResource,
@@ -219,23 +223,16 @@ class Manager(ListingMethods, OAuthMethods):
     # ------------------------------------------------------------------ events
 
     @overload
-    def on(self, event: Literal["tools_changed"], callback: Callable[[str], object]) -> Callable[[], None]: ...
-
+    def on(self, event: Literal["tools_changed"], callback: OnToolsChanged) -> RemoveListener: ...
     @overload
-    def on(
-        self, event: Literal["status_changed"], callback: Callable[[str, ServerStatus], object]
-    ) -> Callable[[], None]: ...
-
+    def on(self, event: Literal["status_changed"], callback: OnStatusChanged) -> RemoveListener: ...
     @overload
-    def on(
-        self, event: Literal["browser_open_failed"], callback: Callable[[str, str], object]
-    ) -> Callable[[], None]: ...
+    def on(self, event: Literal["browser_open_failed"], callback: OnBrowserOpenFailed) -> RemoveListener: ...
 
-    def on(self, event: str, callback: Callable[..., object]) -> Callable[[], None]:
+    def on(self, event: str, callback: Callable[..., object]) -> RemoveListener:
         """Add a listener for ``event`` (one of :data:`EVENTS`); returns a function that removes it.
-        Listeners run on the ``mcpsync-manager-events`` thread; they may call the manager.
-        ``tools_changed``: ``callback(server)``; ``status_changed``: ``callback(server, ServerStatus)``;
-        ``browser_open_failed``: ``callback(server, url)``."""
+        Listeners run on the ``mcpsync-manager-events`` thread; they may call the manager (their arguments:
+        :data:`~mcpsync.manager.records.OnToolsChanged`, ``OnStatusChanged``, ``OnBrowserOpenFailed``)."""
         return self._events.add(event, callback)
 
     def _set_status(self, rec: _Server, status: ServerStatus) -> None:

@@ -88,6 +88,14 @@ class ServerStatus:
         return "%s: %s%s" % (self.name, self.status, " (%s)" % self.reason if self.reason else "")
 
 
+#: Manager event listeners (``Manager.on``): ``tools_changed(server)``, ``status_changed(server, status)``,
+#: ``browser_open_failed(server, url)``; ``on`` returns a function that removes the listener.
+OnToolsChanged = Callable[[str], object]
+OnStatusChanged = Callable[[str, ServerStatus], object]
+OnBrowserOpenFailed = Callable[[str, str], object]
+RemoveListener = Callable[[], None]
+
+
 @dataclass(frozen=True)
 class ServerPrompt:
     """A prompt and the server offering it."""
@@ -359,9 +367,7 @@ class OAuthMethods:
         self._auth_step(name, lambda oauth: oauth.authenticate(name, timeout), reconnect=True, probe=True)
         return self._record(name).status
 
-    def _auth_step(
-        self, name: str, step: Callable[[OAuthManager], _T], *, reconnect: bool, probe: bool = False
-    ) -> _T:
+    def _auth_step(self, name: str, step: Callable[[OAuthManager], _T], *, reconnect: bool, probe: bool = False) -> _T:
         rec = self._record(name)
         oauth = self._oauth_for(name)
         if probe and rec.status.status != CONNECTED:
