@@ -9,7 +9,7 @@ has uses left, and that rule decides what the client gets instead of (or before)
 Fault kinds (``kind=``):
 
 ``status``            answer ``status`` (404, 500, 502...) with ``body`` (a JSON-RPC 404 "Session not found"
-                      body by default for 404).
+                      body by default for 404) and ``headers`` (e.g. ``{"Retry-After": "3"}``).
 ``reset``             TCP reset, no HTTP answer at all.
 ``reset_headers``     half a status line and headers, then a TCP reset.
 ``close_before_body`` full ``application/json`` headers announcing a body, then close (FIN).
@@ -154,7 +154,8 @@ class _FaultHandler(_Handler):
                     if status == 404
                     else b"simulated failure"
                 )
-            self._reply(status, body, p.get("ctype", "application/json" if body[:1] == b"{" else "text/plain"))
+            ctype = p.get("ctype", "application/json" if body[:1] == b"{" else "text/plain")
+            self._reply(status, body, ctype, p.get("headers"))  # headers=: e.g. {"Retry-After": "3"}
         elif kind == "reset":
             self._reset()
         elif kind == "reset_headers":

@@ -46,7 +46,6 @@ class Faults:
     def __init__(self) -> None:
         self.post_statuses: List[int] = []  # answer the next POSTs to /mcp with these statuses (500, 502, 404...)
         self.status_body: bytes = b"simulated failure"
-        self.status_headers: Dict[str, str] = {}  # headers of those status answers (e.g. Retry-After)
         self.reset_posts = 0  # answer this many POSTs with a TCP reset (no HTTP answer at all)
         self.eof_before_response = 0  # end this many response streams cleanly before their response
         self.cut_streams = 0  # cut this many response streams abruptly after `cut_after` events
@@ -297,7 +296,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if f.post_statuses:
             status = f.post_statuses.pop(0)
-            self._reply(status, f.status_body, "text/plain", f.status_headers)
+            self._reply(status, f.status_body, "text/plain")
             return
         if not self._auth_ok(msg):
             return

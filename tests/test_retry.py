@@ -1,6 +1,6 @@
-"""Retries of requests safe to repeat, against the local HTTP test server misbehaving on purpose
-(502/503/504 with and without Retry-After, connection resets). The sleep and the jitter source are
-injected: nothing waits, and nothing is asserted about time."""
+"""Retries of requests safe to repeat, against the fault-injection server (tests/faultserver.py) misbehaving
+on purpose: 502/503/504 with and without Retry-After, resets, connections cut before or inside the headers or
+body. The sleep and the jitter source are injected: nothing waits, and nothing is asserted about time."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from mcpsync.client.retry import SAFE_METHODS
 from mcpsync.transports.remote import parse_retry_after
 from tests.conftest import server_cmd
 
-from .httpserver import MCPTestServer
+from .faultserver import FaultServer
 
 
 class Sleeps:
@@ -26,19 +26,15 @@ class Sleeps:
 
 
 @pytest.fixture(params=["legacy", "modern"])
-def server(request: pytest.FixtureRequest) -> Iterator[MCPTestServer]:
-    with MCPTestServer(era=request.param, response_mode="json") as srv:
+def server(request: pytest.FixtureRequest) -> Iterator[FaultServer]:
+    with FaultServer(era=request.param, response_mode="json") as srv:
         yield srv
 
 
-def posts(server: MCPTestServer, method: str, tool: Any = None) -> int:
-    n = 0
-    for r in server.log:
-        if r.method != "POST" or not isinstance(r.body, dict) or r.body.get("method") != method:
-            continue
-        if tool is None or (r.body.get("params") or {}).get("name") == tool:
-            n += 1
-    return n
+def posts(server: FaultServer, method: str, tool: Any = None) -> int:
+    return len(
+        [r for r in server.records("POST", method) if tool is None or (r.body.get("params") or {}).get("name") == tool]
+    )
 
 
 def policy(sleeps: Sleeps, **kw: Any) -> Retry:
@@ -87,76 +83,89 @@ def test_parse_retry_after() -> None:
         assert parse_retry_after(bad) is None
 
 
-def test_503_with_retry_after_is_retried_after_that_wait(server: MCPTestServer) -> None:
+def test_503_with_retry_after_is_retried_after_that_wait(server: FaultServer) -> None:
     sleeps = Sleeps()
     with mcpsync.connect(server.url, retry=policy(sleeps)) as c:
-        server.faults.status_headers = {"Retry-After": "3"}
-        server.faults.post_statuses = [503, 503]
+        rule = server.inject("status", rpc="tools/list", times=2, status=503, headers={"Retry-After": "3"})
         assert "echo" in [t.name for t in c.list_tools()]
-    assert sleeps.calls == [3.0, 3.0]
+    assert sleeps.calls == [3.0, 3.0] and rule.hits == 2
     assert posts(server, "tools/list") == 3
 
 
-def test_502_and_504_back_off_exponentially(server: MCPTestServer) -> None:
+def test_502_and_504_back_off_exponentially(server: FaultServer) -> None:
     sleeps = Sleeps()
     with mcpsync.connect(server.url, retry=policy(sleeps, backoff_factor=0.5)) as c:
-        server.faults.post_statuses = [502, 504]
+        server.inject("status", rpc="resources/read", status=502)
+        server.inject("status", rpc="resources/read", status=504)
         assert c.read_resource("example://hello").contents
     assert sleeps.calls == [0.5, 1.0]
     assert posts(server, "resources/read") == 3
 
 
-def test_exhausted_retries_raise_the_last_error(server: MCPTestServer) -> None:
+def test_exhausted_retries_raise_the_last_error(server: FaultServer) -> None:
     sleeps = Sleeps()
     with mcpsync.connect(server.url, retry=policy(sleeps, total=1)) as c:
-        server.faults.post_statuses = [503, 503, 503]
+        rule = server.inject("status", rpc="prompts/list", times=3, status=503)
         with pytest.raises(mcpsync.HTTPStatusError) as info:
             c.list_prompts()
-        assert info.value.status_code == 503
-        server.faults.post_statuses = []
+        assert info.value.status_code == 503 and rule.hits == 2
+        server.clear()
         assert c.list_prompts()  # the client stays usable
     assert sleeps.calls == [0.5]
 
 
-def test_a_retry_after_beyond_the_cap_is_not_waited_for(server: MCPTestServer) -> None:
+def test_a_retry_after_beyond_the_cap_is_not_waited_for(server: FaultServer) -> None:
     sleeps = Sleeps()
     with mcpsync.connect(server.url, retry=policy(sleeps, max_retry_after=10)) as c:
-        server.faults.status_headers = {"Retry-After": "3600"}
-        server.faults.post_statuses = [503]
+        server.inject("status", rpc="tools/list", status=503, headers={"Retry-After": "3600"})
         with pytest.raises(mcpsync.HTTPStatusError) as info:
             c.list_tools()
         assert info.value.retry_after == 3600.0
     assert sleeps.calls == []
 
 
-def test_connection_resets_are_retried(server: MCPTestServer) -> None:
+def test_500_is_not_retried(server: FaultServer) -> None:
     sleeps = Sleeps()
     with mcpsync.connect(server.url, retry=policy(sleeps)) as c:
-        server.faults.reset_posts = 1
-        assert c.list_tools()
-    assert len(sleeps.calls) == 1
+        server.inject("status", rpc="tools/list", status=500)
+        with pytest.raises(mcpsync.HTTPStatusError):
+            c.list_tools()
+    assert sleeps.calls == [] and posts(server, "tools/list") == 1
 
 
-def test_tools_call_is_never_retried_without_the_opt_in(server: MCPTestServer) -> None:
+@pytest.mark.parametrize("kind", ["reset", "reset_headers", "close_before_body"])
+def test_broken_connections_are_retried(server: FaultServer, kind: str) -> None:
+    sleeps = Sleeps()
+    with mcpsync.connect(server.url, retry=policy(sleeps)) as c:
+        rule = server.inject(kind, rpc="tools/list")
+        assert "echo" in [t.name for t in c.list_tools()]
+    assert rule.hits == 1 and len(sleeps.calls) == 1
+
+
+def test_tools_call_is_never_retried_without_the_opt_in(server: FaultServer) -> None:
     sleeps = Sleeps()
     with mcpsync.connect(server.url, retry=policy(sleeps)) as c:
         c.list_tools()  # echo is listed as idempotentHint: true
-        server.faults.post_statuses = [503]
+        server.inject("status", rpc="tools/call", status=503)
         with pytest.raises(mcpsync.HTTPStatusError):
             c.call_tool("echo", {"message": "x"})
-    assert sleeps.calls == [] and posts(server, "tools/call", "echo") == 1  # sent once, never again
+        server.inject("reset", rpc="tools/call")
+        with pytest.raises(mcpsync.TransportError):
+            c.call_tool("echo", {"message": "y"})
+    assert sleeps.calls == [] and posts(server, "tools/call", "echo") == 2  # each sent once, never again
 
 
-def test_idempotent_tools_are_retried_only_with_the_opt_in(server: MCPTestServer) -> None:
+def test_idempotent_tools_are_retried_only_with_the_opt_in(server: FaultServer) -> None:
     sleeps = Sleeps()
     with mcpsync.connect(server.url, retry=policy(sleeps, idempotent_tools=True)) as c:
         c.list_tools()
-        server.faults.post_statuses = [503]
+        server.inject("status", rpc="tools/call", status=503)
         assert c.call_tool("echo", {"message": "x"}).text == "x"  # idempotentHint: retried
-        server.faults.post_statuses = [503]
+        server.inject("status", rpc="tools/call", status=503)
         with pytest.raises(mcpsync.HTTPStatusError):
             c.call_tool("add", {"a": 1, "b": 2})  # no idempotentHint: never retried
     assert sleeps.calls == [0.5]
+    assert posts(server, "tools/call", "echo") == 2 and posts(server, "tools/call", "add") == 1
 
 
 def test_stdio_crash_is_not_retried() -> None:
