@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import logging
 import socket
-import threading
 import time
 import traceback
 from typing import Any, Dict, List, Optional
+
+from ..wire.drops import DropLog
 
 __all__: List[str] = []
 
@@ -144,29 +145,16 @@ def _is_response(msg: Any) -> bool:
     return type(msg) is dict and "method" not in msg and ("result" in msg or "error" in msg)
 
 
-_dropped_lock = threading.Lock()
-_dropped_logged: Dict[str, float] = {}
-
-
-def deliver(sink: Any, frame: Any, name: str) -> None:
+def deliver(sink: Any, frame: Any, drops: DropLog) -> None:
     """Hand one frame to the sink; a failure while handling it drops that frame only.
 
     The reader that called this keeps reading: one bad frame never fails other calls or ends a
-    stream. Logged as a warning once a minute per kind of failure, at debug level otherwise.
+    stream. Dropped frames are logged through ``drops`` (one warning per kind, then rate-limited).
     """
     try:
         sink.on_message(frame)
     except Exception as exc:  # noqa: BLE001 - isolate the frame
-        kind = type(exc).__name__
-        now = time.monotonic()
-        with _dropped_lock:
-            last = _dropped_logged.get(kind)
-            loud = last is None or now - last >= 60.0
-            if loud:
-                _dropped_logged[kind] = now
-        (logger.warning if loud else logger.debug)(
-            "[%s] dropped a frame that could not be handled: %s: %s", name, kind, str(exc)[:200]
-        )
+        drops.drop("frame handler error: %s" % type(exc).__name__, str(exc)[:200])
 
 
 def _release(exc: BaseException) -> None:

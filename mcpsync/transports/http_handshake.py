@@ -330,13 +330,13 @@ class LegacySessionMixin(RemoteState):
                         try:
                             frame = jsonrpc.decode(ev.data)
                         except ProtocolError as exc:
-                            logger.warning("[%s] skipping an undecodable event: %s", self.name, exc)
+                            self._drops.drop("undecodable event", str(exc)[:200])
                             return False
                         sink = self._sink
                         if sink is not None:
-                            deliver(sink, frame, self.name)
+                            deliver(sink, frame, self._drops)
                     elif ev.oversized:
-                        logger.warning("[%s] skipped an event larger than the maximum message size", self.name)
+                        self._drops.drop("event larger than the maximum message size")
                     return False
 
                 self._read_events(None, response, on_event)

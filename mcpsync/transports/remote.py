@@ -39,6 +39,7 @@ from ..errors import (
     RemoteError,
     TransportError,
 )
+from ..wire.drops import DropLog
 from .base import TransportSink
 
 __all__ = [
@@ -630,6 +631,7 @@ class RemoteState:
     _closed: bool
     _closing: threading.Event
     _close_reported: bool
+    _drops: DropLog  # malformed events and frames dropped by the readers (rate-limited log)
 
 
 def init_remote(
@@ -651,3 +653,4 @@ def init_remote(
     transport._closed = False
     transport._closing = threading.Event()
     transport._close_reported = False
+    transport._drops = DropLog(logger, transport.name)

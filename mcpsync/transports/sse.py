@@ -348,7 +348,7 @@ class SSETransport(RemoteState, Transport):
                 try:
                     self._on_event(conn, ev)
                 except Exception as exc:  # noqa: BLE001 - one bad event never ends the stream
-                    logger.warning("[%s] skipped an event that could not be handled: %r", self.name, exc)
+                    self._drops.drop("event handler error: %s" % type(exc).__name__, str(exc)[:200])
                 if until_endpoint and conn.endpoint is not None:
                     return True
         except Exception as exc:  # noqa: BLE001 - the stream broke: the reconnect policy decides
@@ -428,14 +428,14 @@ class SSETransport(RemoteState, Transport):
             self._on_endpoint(conn, ev.data.decode("utf-8", "replace").strip())
             return
         if ev.oversized:
-            logger.warning("[%s] skipped an event larger than the maximum message size", self.name)
+            self._drops.drop("event larger than the maximum message size")
             return
         if ev.event != "message" or not ev.data:
             return
         try:
             frame = jsonrpc.decode(ev.data)
         except ProtocolError as exc:
-            logger.warning("[%s] skipping an undecodable event: %s", self.name, exc)
+            self._drops.drop("undecodable event", str(exc)[:200])
             return
         reinit = self._reinit_id
         for msg in jsonrpc.iter_messages(frame):
@@ -451,7 +451,7 @@ class SSETransport(RemoteState, Transport):
                         self._pending.discard(mid)
         sink = self._sink
         if sink is not None and not self._closed:
-            deliver(sink, frame, self.name)
+            deliver(sink, frame, self._drops)
 
     def _on_endpoint(self, conn: _Connection, data: str) -> None:
         if conn.endpoint is not None:
