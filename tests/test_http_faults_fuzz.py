@@ -62,3 +62,55 @@ def test_fuzz_junk_events_never_hurt_the_call(era: str) -> None:
             s.clear()
             usable(c)
             closed_cleanly(c, s)
+
+
+_AUTHORITY_BITS = st.sampled_from(
+    [
+        "127.0.0.1",
+        "127.0.0.1:2",
+        ":2",
+        ":3",
+        "@",
+        "\\",
+        "/",
+        "//",
+        "evil.example",
+        "[::1]",
+        "%40",
+        "%5C",
+        "user:pw@",
+        "#",
+        "?",
+        ";",
+        " ",
+        "\t",
+        "\x00",
+        "\u3002",
+    ]
+)
+_ENDPOINTS = st.one_of(
+    st.text(max_size=60),
+    st.lists(st.one_of(_AUTHORITY_BITS, st.text(max_size=6)), max_size=10).map("".join),
+    st.lists(st.one_of(_AUTHORITY_BITS, st.text(max_size=6)), max_size=10).map(lambda p: "http://" + "".join(p)),
+)
+
+
+@settings(max_examples=fuzz_examples(3000, 300))
+@given(data=_ENDPOINTS)
+def test_fuzz_sse_endpoint_never_leaves_the_stream_origin(data: str) -> None:
+    """Whatever the endpoint event says, endpoint_url never raises, and a URL it accepts is on the stream's
+    origin for both urllib3 (what requests connects to) and the standard library, without userinfo."""
+    from urllib.parse import urlsplit
+
+    from urllib3.util import parse_url
+
+    from mcpsync.transports.sse import endpoint_url
+
+    url, why = endpoint_url("http://127.0.0.1:2/p/sse", data)
+    if url is None:
+        assert why
+        return
+    u3, std = parse_url(url), urlsplit(url)
+    assert (u3.scheme, u3.host, u3.port, u3.auth) == ("http", "127.0.0.1", 2, None)
+    assert (std.hostname, std.port, std.username) == ("127.0.0.1", 2, None)
+    assert "\\" not in url and "@" not in std.netloc
