@@ -417,8 +417,9 @@ def test_concurrent_callers_share_one_renewal(sse_srv: FaultServer) -> None:
             late = [threading.Thread(target=one, args=("%d-%d" % (r, n + i),)) for i in range(n)]
             for th in late:
                 th.start()
-            # every other caller is now parked on the renewal: 7 that got 404 plus the 8 late ones
-            assert wait_for(lambda: t._renew_waiters == 2 * n - 1, BOUND), t._renew_waiters  # noqa: SLF001
+            # every other caller is now parked on the renewal: 7 that got 404 plus the 8 late ones (the GET
+            # stream, when the expiry ended it, may be parked there too)
+            assert wait_for(lambda: t._renew_waiters >= 2 * n - 1, BOUND), t._renew_waiters  # noqa: SLF001
             init.release.set()
             for th in first + late:
                 th.join(BOUND)
