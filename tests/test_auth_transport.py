@@ -3,7 +3,7 @@ resend path runs through the transport's send path, which prepares requests with
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Dict
 
 import pytest
 
@@ -30,11 +30,14 @@ def test_login_from_inside_the_first_request_then_refresh_after_revocation(make_
             assert len(auth.token_requests("authorization_code")) == 1
 
 
-def _dpop_mcp_behind(auth: AuthTestServer, mcp: MCPTestServer, monkeypatch: Any) -> None:
-    """Like _mcp_behind, for DPoP-bound tokens: ``Authorization: DPoP`` and a proof the AS's checks accept."""
+def _dpop_mcp_behind(auth: AuthTestServer, mcp: MCPTestServer, monkeypatch: Any, resource: str) -> None:
+    """Like _mcp_behind, for DPoP-bound tokens: ``Authorization: DPoP`` and a proof the AS's checks accept
+    (signature, typ, jwk, htm = the request's method, htu = its URL without the query, ath, jti, cnf binding)."""
+    from urllib.parse import urlsplit
+
     from tests import httpserver
 
-    auth.prm["resource"] = mcp.url
+    auth.prm["resource"] = resource
     challenge = 'DPoP resource_metadata="%s%s"' % (auth.base, auth.prm_header_path)
     original = httpserver._Handler._auth_ok
 
@@ -45,7 +48,8 @@ def _dpop_mcp_behind(auth: AuthTestServer, mcp: MCPTestServer, monkeypatch: Any)
         ok = info is not None and scheme == "DPoP" and info.get("jkt")
         if ok:
             try:
-                ok = auth.verify_dpop(handler.headers.get("DPoP"), handler.command, mcp.url, token=token) == info["jkt"]
+                htu = "http://127.0.0.1:%d%s" % (mcp.port, urlsplit(handler.path).path)
+                ok = auth.verify_dpop(handler.headers.get("DPoP"), handler.command, htu, token=token) == info["jkt"]
             except Exception:  # noqa: BLE001 - any bad proof is a 401
                 ok = False
         if not ok:
@@ -56,16 +60,24 @@ def _dpop_mcp_behind(auth: AuthTestServer, mcp: MCPTestServer, monkeypatch: Any)
     monkeypatch.setattr(httpserver._Handler, "_auth_ok", auth_ok)
 
 
-def test_dpop_bound_tokens_over_the_transport(make_manager, monkeypatch):
+@pytest.mark.parametrize("kind", ["auto", "legacy", "sse"])
+def test_dpop_bound_tokens_over_the_transport(make_manager, monkeypatch, kind):
+    # auto: the 2026-07-28 era (POSTs); legacy: the handshake era (POSTs, the GET stream, DELETE on close);
+    # sse: legacy HTTP+SSE (the GET stream and POSTs to the message endpoint, whose query the htu drops)
     with AuthTestServer() as auth, MCPTestServer() as mcp:
-        _dpop_mcp_behind(auth, mcp, monkeypatch)
+        url = mcp.sse_url() if kind == "sse" else mcp.url
+        _dpop_mcp_behind(auth, mcp, monkeypatch, "http://127.0.0.1:%d" % mcp.port if kind == "sse" else mcp.url)
         auth.dpop_algs = ["ES256"]
         oauth = make_manager(authorize_handler=approve_via_http)
-        oauth.add_server("box", mcp.url)
-        with mcpsync.connect(mcp.url, auth=oauth.auth("box", interactive=True)) as client:
+        oauth.add_server("box", url)
+        options: Dict[str, Any] = {"transport": "sse"} if kind == "sse" else {"protocol": kind}
+        with mcpsync.connect(url, auth=oauth.auth("box", interactive=True), **options) as client:
             assert client.call_tool("echo", {"message": "hi"}).text == "hi"
+            assert client.call_tool("echo", {"message": "again"}).text == "again"
         assert oauth.store.get("box")["tokens"]["tokenType"] == "DPoP"
         authorized = [r for r in mcp.log if r.headers.get("authorization")]
-        assert authorized and all(r.headers["authorization"].startswith("DPoP ") for r in authorized)
+        assert len(authorized) >= 3 and all(r.headers["authorization"].startswith("DPoP ") for r in authorized)
         assert len({r.headers["dpop"] for r in authorized}) == len(authorized)  # a fresh proof each request
         assert auth.dpop_errors == []
+        if kind != "auto":
+            assert "GET" in {r.method for r in authorized}
