@@ -27,6 +27,7 @@ from mcpsync.auth.discovery import (  # noqa: E402
 )
 from mcpsync.errors import AuthRequired  # noqa: E402
 from mcpsync.transports import remote as _remote  # noqa: E402
+from tests.conftest import fuzz_examples  # noqa: E402
 
 TCHAR = "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 TOKEN = st.text(alphabet=TCHAR, min_size=1, max_size=12)
@@ -74,7 +75,7 @@ def challenge(draw: Any) -> Tuple[str, Dict[str, str], str]:
     return scheme, expected, "%s %s" % (scheme, sep.join(parts))
 
 
-@settings(suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=fuzz_examples(3000), suppress_health_check=[HealthCheck.too_slow])
 @given(st.text(max_size=300))
 def test_arbitrary_text_never_raises(header: str) -> None:
     challenges = parse_challenges(header)
@@ -90,6 +91,7 @@ def test_arbitrary_text_never_raises(header: str) -> None:
     assert isinstance(transport_params, dict)
 
 
+@settings(max_examples=fuzz_examples(2000))
 @given(st.binary(max_size=200))
 def test_arbitrary_latin1_bytes_never_raise(raw: bytes) -> None:
     header = raw.decode("latin-1")  # what an HTTP library hands over for a non-UTF-8 header
@@ -98,6 +100,7 @@ def test_arbitrary_latin1_bytes_never_raise(raw: bytes) -> None:
     _remote.parse_www_authenticate(header)
 
 
+@settings(max_examples=fuzz_examples(3000))
 @given(
     st.lists(challenge(), min_size=1, max_size=4),
     st.lists(JUNK, max_size=4),
@@ -116,6 +119,7 @@ def test_valid_challenges_interleaved_with_junk_parse_exactly(
         assert parse_www_authenticate(header) == {k: v for k, v in bearer[0].items() if k != "token68"}
 
 
+@settings(max_examples=fuzz_examples(1000))
 @given(st.lists(challenge(), min_size=1, max_size=3))
 def test_a_bearer_challenge_is_found_among_others(others: List[Tuple[str, Dict[str, str], str]]) -> None:
     header = ", ".join([c[2] for c in others] + ['Bearer resource_metadata="https://h/prm", scope="a b"'])
@@ -168,7 +172,7 @@ HEADER_VALUE = st.text(
 ).map(str.strip)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=fuzz_examples(200, 40), deadline=None)
 @given(HEADER_VALUE)
 def test_any_401_challenge_ends_in_auth_required_and_the_session_stays_usable(hostile_server, tmp_path, header):
     import requests
