@@ -268,7 +268,9 @@ class AuthTestServer:
             except OAuthError as exc:
                 with self.lock:
                     self.token_outcomes.append((grant, exc.error))
-                extra = {"DPoP-Nonce": self.dpop_nonce_as} if exc.error == "use_dpop_nonce" and self.dpop_nonce_as else {}
+                extra = (
+                    {"DPoP-Nonce": self.dpop_nonce_as} if exc.error == "use_dpop_nonce" and self.dpop_nonce_as else {}
+                )
                 return self.json(exc.status, {"error": exc.error, "error_description": exc.description}, extra)
             with self.lock:
                 self.token_outcomes.append((grant, "ok"))
@@ -375,7 +377,7 @@ class AuthTestServer:
         bearer = "Bearer " + ", ".join(parts) if parts else "Bearer"
         if self.dpop_algs is None:
             return bearer
-        dpop = "DPoP algs=\"%s\"" % " ".join(self.dpop_algs) + (", " + ", ".join(parts) if parts else "")
+        dpop = 'DPoP algs="%s"' % " ".join(self.dpop_algs) + (", " + ", ".join(parts) if parts else "")
         return dpop if self.dpop_only else bearer + ", " + dpop
 
     def resource(self, h: "_Handler") -> Tuple[int, Dict[str, str], bytes]:
@@ -505,7 +507,12 @@ class AuthTestServer:
         return client_id
 
     def _tokens(
-        self, client_id: str, scopes: List[str], resource: Optional[str], refresh: bool = True, jkt: Optional[str] = None
+        self,
+        client_id: str,
+        scopes: List[str],
+        resource: Optional[str],
+        refresh: bool = True,
+        jkt: Optional[str] = None,
     ) -> Dict[str, Any]:
         doc: Dict[str, Any] = {
             "access_token": self.issue_access_token(scopes, self.expires_in, resource, jkt),

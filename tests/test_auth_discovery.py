@@ -144,7 +144,14 @@ def test_legacy_2025_03_26_metadata_at_origin(srv, http, issuer_path):
 
 @pytest.mark.parametrize(
     "issuer",
-    ["https://evil.example.com", "http://127.0.0.2:{port}", "http://127.0.0.1:1", "https://127.0.0.1:{port}", "junk", 7],
+    [
+        "https://evil.example.com",
+        "http://127.0.0.2:{port}",
+        "http://127.0.0.1:1",
+        "https://127.0.0.1:{port}",
+        "junk",
+        7,
+    ],
 )
 def test_legacy_metadata_with_a_foreign_issuer_is_refused(srv, manager, issuer):
     # Issue 9 defect 7 (RFC 8414 section 3.3): with no PRM, metadata from the MCP origin whose

@@ -121,7 +121,10 @@ def test_refreshed_token_stays_bound_to_the_stored_key_in_another_process(srv, m
     refresh = srv.token_requests("refresh_token")
     assert len(refresh) == 1
     header, _ = jwt_parts(refresh[0]["headers"]["DPoP"])
-    assert DPoPKey.from_jwk(dict(header["jwk"], d=manager.store.get("srv")["dpopKey"]["d"], alg="ES256")).thumbprint == thumb
+    assert (
+        DPoPKey.from_jwk(dict(header["jwk"], d=manager.store.get("srv")["dpopKey"]["d"], alg="ES256")).thumbprint
+        == thumb
+    )
     assert fresh.store.get("srv")["tokens"]["tokenType"] == "DPoP" and srv.dpop_errors == []
 
 

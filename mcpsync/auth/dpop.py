@@ -186,9 +186,7 @@ class DPoPKey:
         """The private key as a JWK (with ``alg``), for the credential store only."""
         return dict(self._private_jwk, alg=self.alg)
 
-    def proof(
-        self, method: str, url: str, *, access_token: Optional[str] = None, nonce: Optional[str] = None
-    ) -> str:
+    def proof(self, method: str, url: str, *, access_token: Optional[str] = None, nonce: Optional[str] = None) -> str:
         """A fresh DPoP proof for one HTTP request (new ``jti`` every call)."""
         claims: Dict[str, Any] = {
             "jti": secrets.token_urlsafe(16),

@@ -210,4 +210,3 @@ class OAuthAuth(AuthBase):
         new_response.request = prepared
         # The adapter does not run hooks: handle a further 401/403 here.
         return self._handle_response(new_response, **kwargs)
-
