@@ -103,6 +103,22 @@ def test_errors_surface_without_retry_or_grant_switch(srv, make_manager, workloa
     assert srv.requests_to("/authorize") == []
 
 
+def test_assertion_file_is_read_for_every_token_request(srv, make_manager, workload, tmp_path):
+    token_file = tmp_path / "token"
+    token_file.write_text(workload() + "\n")
+    m = make_manager()
+    m.add_server("srv", srv.server_url, {"grant": "jwt_bearer", "assertionFile": str(token_file)})
+    assert call(srv.server_url, m.auth("srv")) == 200
+    token_file.write_text(workload())  # the platform rotated the token
+    srv.access_tokens.clear()
+    assert call(srv.server_url, m.auth("srv")) == 200
+    assert [e["form"]["assertion"] for e in srv.token_requests()] == workload.issued
+    token_file.unlink()
+    srv.access_tokens.clear()
+    with pytest.raises(AuthError, match="assertion file"):
+        call(srv.server_url, m.auth("srv"))
+
+
 def test_bad_assertions_are_clear_errors_before_any_token_request(srv, make_manager):
     def broken():
         raise RuntimeError("token file missing")
@@ -118,6 +134,8 @@ def test_bad_assertions_are_clear_errors_before_any_token_request(srv, make_mana
 def test_config_validation_and_aliases():
     with pytest.raises(ConfigError, match="assertion"):
         OAuthConfig(grant="jwt_bearer")
+    with pytest.raises(ConfigError, match="not both"):
+        OAuthConfig(grant="jwt_bearer", assertion="a.b.c", assertion_file="/x")
     cfg = OAuthConfig.from_value({"grant": "jwt_bearer", "assertion": "a.b.c", "dpop": True, "dpopAlg": "RS256"})
     assert cfg.grant == "jwt_bearer" and not cfg.interactive and cfg.dpop is True and cfg.dpop_alg == "RS256"
     assert "a.b.c" not in repr(cfg)

@@ -30,6 +30,7 @@ _ALIASES = {
     "idpClientSecret": "idp_client_secret",
     "idpAuthMethod": "idp_auth_method",
     "dpopAlg": "dpop_alg",
+    "assertionFile": "assertion_file",
 }
 
 
@@ -57,6 +58,8 @@ class OAuthConfig:
         idp_client_id, idp_client_secret, idp_auth_method: enterprise: the client at the identity provider.
         assertion: jwt_bearer: the workload's JWT, or (better) a callable returning a fresh one
             for every token request (e.g. reading a Kubernetes projected service-account token).
+        assertion_file: jwt_bearer: a file holding the workload's JWT, read again for every token
+            request (what a configuration file can say; e.g. ``/var/run/secrets/tokens/mcp``).
         dpop: DPoP (RFC 9449) sender-constrained tokens: None (default) uses DPoP when the
             authorization server advertises ``dpop_signing_alg_values_supported`` or the server
             challenges with the DPoP scheme; True always; False never. Needs ``mcpsync[jwt]``.
@@ -83,6 +86,7 @@ class OAuthConfig:
         idp_client_secret: Optional[str] = None,
         idp_auth_method: Optional[str] = None,
         assertion: Union[str, Callable[[], str], None] = None,
+        assertion_file: Optional[str] = None,
         dpop: Optional[bool] = None,
         dpop_alg: str = "ES256",
     ) -> None:
@@ -90,8 +94,12 @@ class OAuthConfig:
             raise ConfigError("unknown OAuth grant %r (use one of %s)" % (grant, ", ".join(GRANTS)))
         if grant in ("client_credentials", "enterprise") and not client_id:
             raise ConfigError("the %s grant needs a pre-registered client_id" % grant)
-        if grant == "jwt_bearer" and not assertion:
-            raise ConfigError("the jwt_bearer grant needs an assertion (a JWT, or a callable returning one)")
+        if grant == "jwt_bearer" and not (assertion or assertion_file):
+            raise ConfigError(
+                "the jwt_bearer grant needs an assertion (a JWT, or a callable returning one) or an assertion_file"
+            )
+        if assertion and assertion_file:
+            raise ConfigError("pass either assertion or assertion_file, not both")
         if dpop not in (None, True, False):
             raise ConfigError("dpop must be true, false or unset")
         if dpop_alg not in ("ES256", "RS256"):
@@ -117,6 +125,7 @@ class OAuthConfig:
         self.idp_client_secret = idp_client_secret
         self.idp_auth_method = idp_auth_method
         self.assertion = assertion
+        self.assertion_file = assertion_file
         self.dpop = dpop
         self.dpop_alg = dpop_alg
 

@@ -296,8 +296,19 @@ def noninteractive_grant(
 
 
 def _assertion(cfg: Any) -> str:
-    """The workload's JWT: ``cfg.assertion`` called when callable (a fresh one per token request)."""
+    """The workload's JWT: ``cfg.assertion_file`` read, or ``cfg.assertion`` (called when callable), per request."""
     source = cfg.assertion
+    if getattr(cfg, "assertion_file", None):
+        import os
+
+        path = os.path.expanduser(cfg.assertion_file)
+        try:
+            with open(path, encoding="utf-8") as fh:
+                source = fh.read().strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise AuthError(
+                "cannot read the workload identity assertion file %s: %s" % (path, type(exc).__name__)
+            ) from exc
     if callable(source):
         try:
             value = source()
