@@ -699,6 +699,11 @@ def main() -> int:
         ),
         flush=True,
     )
+    # a wheel install byte-compiles mcpsync; a source tree run with PYTHONDONTWRITEBYTECODE=1 would otherwise
+    # compile every mcpsync module from source in every cold worker (the standard library has its .pyc files)
+    import compileall
+
+    compileall.compile_dir(os.path.join(ROOT, "mcpsync"), quiet=1)
     server = Server()
     results: Dict[str, Dict[str, Dict[str, List[Any]]]] = {}
     try:
