@@ -83,7 +83,8 @@ class EventParser:
         self._partial: List[bytes] = []  # pieces of the current, unterminated line
         self._partial_len = 0
         self._skip_lf = False  # the previous chunk ended with CR: a leading LF belongs to it
-        self._first = True  # strip a UTF-8 BOM at the very start
+        self._first = True  # strip a UTF-8 BOM at the very start (even when split across chunks)
+        self._bom_head = b""
         self._discarding_line = False  # the current line is too long and is being thrown away
         self._reset_block()
 
@@ -101,11 +102,15 @@ class EventParser:
         if not chunk:
             return []
         if self._first:
+            head = self._bom_head + chunk
+            if len(head) < len(_BOM) and _BOM.startswith(head):
+                self._bom_head = head  # maybe a BOM split across chunks: decide once 3 bytes are here
+                return []
             self._first = False
-            if chunk.startswith(_BOM):
-                chunk = chunk[3:]
-                if not chunk:
-                    return []
+            self._bom_head = b""
+            chunk = head[len(_BOM) :] if head.startswith(_BOM) else head
+            if not chunk:
+                return []
         if self._skip_lf:
             self._skip_lf = False
             if chunk[:1] == b"\n":

@@ -1,0 +1,67 @@
+"""A tiny scripted stdio MCP peer for the fuzz suites: it writes whatever junk the client asks for.
+
+``python tests/fuzzpeer.py [--content-length]``. It answers ``initialize`` and ``ping``; a ``script``
+request carries ``raw`` (base64 byte strings written to stdout exactly as given, before the answer) and
+``echo`` (returned as ``{"echo": ...}``). With ``--content-length`` every answer is framed with a
+Content-Length header (the junk is written as is: the test frames it). Standard library only.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import sys
+from typing import Any, Dict, Iterator
+
+
+def _frames(stream: Any) -> Iterator[bytes]:
+    """Frames from the client: newline-delimited, or Content-Length framed (the client switches when we do)."""
+    while True:
+        line = stream.readline()
+        if not line:
+            return
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":", 1)[1].strip())
+            while stream.readline().strip():  # the rest of the header, up to the blank line
+                pass
+            yield stream.read(length)
+        elif line.strip():
+            yield line
+
+
+def main() -> int:
+    content_length = "--content-length" in sys.argv[1:]
+    out = sys.stdout.buffer
+
+    def write(message: Dict[str, Any]) -> None:
+        body = json.dumps(message).encode("utf-8")
+        out.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body) if content_length else body + b"\n")
+        out.flush()
+
+    for line in _frames(sys.stdin.buffer):
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(msg, dict) or "id" not in msg or not isinstance(msg.get("method"), str):
+            continue
+        method, rid = msg["method"], msg["id"]
+        params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+        if method == "initialize":
+            result: Any = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "fuzzpeer", "version": "1"}}
+        elif method == "ping":
+            result = {}
+        elif method == "script":
+            for raw in params.get("raw", []):
+                out.write(base64.b64decode(raw))
+            out.flush()
+            result = {"echo": params.get("echo")}
+        else:
+            write({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}})
+            continue
+        write({"jsonrpc": "2.0", "id": rid, "result": result})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
