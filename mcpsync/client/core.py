@@ -312,6 +312,8 @@ class ClientCore:
                 )
                 self._session = session
                 session.start()
+                if self._state != "opening":  # close() ran meanwhile: do not negotiate
+                    raise ClientClosed("client closed while opening", server=self.name)
                 if deadline.expired():
                     raise deadline.error(self.name)
                 self._agreed(self._negotiator(deadline).negotiate(session))
@@ -324,8 +326,12 @@ class ClientCore:
                 self._last_transport = session.transport if session is not None else None
                 if session is not None:
                     session.close(1.0)
+                if self._state == "closed" and not isinstance(exc, ClientClosed):  # close() during the open
+                    closed = ClientClosed("client closed while opening", server=self.name)
+                    closed.__cause__ = exc
+                    exc = closed
                 errors.append((label, exc))
-                if index + 1 < len(candidates) and self._should_fall_back(exc):
+                if index + 1 < len(candidates) and self._should_fall_back(exc) and self._state != "closed":
                     logger.info(
                         "[%s] %s transport failed (%s); trying %s", self.name, label, exc, candidates[index + 1][0]
                     )
