@@ -679,7 +679,7 @@ class Session(TransportSink):
             self.drops.drop("response with a %s id" % type(rid).__name__, jsonrpc.truncate(message))
             return
         pending = self._pending.pop(rid, None)
-        if pending is None and type(rid) is str and rid.isdigit():
+        if pending is None and type(rid) is str and _decimal(rid):
             pending = self._pending.pop(int(rid), None)
         if pending is None:
             logger.debug("[%s] dropping response for unknown or finished id %r", self.name, rid)
@@ -723,7 +723,7 @@ class Session(TransportSink):
                 self.drops.drop("progress token of type %s" % type(token).__name__, jsonrpc.truncate(params))
                 token = None
             pending = self._pending.get(token) if token is not None else None
-            if pending is None and type(token) is str and token.isdigit():
+            if pending is None and type(token) is str and _decimal(token):
                 pending = self._pending.get(int(token))
             if pending is not None:
                 pending.last_activity = time.monotonic()
@@ -830,3 +830,8 @@ def handler_error(server: str, method: str, exc: BaseException) -> Dict[str, Any
     else:
         logger.error("[%s] handler for %s raised", server, method, exc_info=exc)
     return {"code": InternalError.code, "message": "Internal error while handling %s" % method}
+
+
+def _decimal(text: str) -> bool:
+    """True for a short ASCII decimal string (an integer id a server echoed as a string): int() cannot fail."""
+    return 0 < len(text) <= 19 and text.isascii() and text.isdigit()

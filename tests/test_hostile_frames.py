@@ -177,3 +177,23 @@ def test_junk_ids_over_streamable_http(era: str) -> None:
             assert c.connected
             assert c.session.drops.total > 0
     _remote.forget()
+
+
+@pytest.mark.parametrize("rid", ["²", "١٢", "9" * 5000, ""])
+def test_string_ids_that_are_not_ascii_decimals_are_dropped_quietly(rid: str) -> None:
+    """A server may echo an integer id as a string; other digit-like strings never reach int()."""
+    t = _Loopback()
+    s = Session(t, name="t")
+    s.start()
+    try:
+        handle = s.request_async("ping", progress=lambda e: None)
+        assert t.sink is not None
+        t.sink.on_message({"jsonrpc": "2.0", "id": rid, "result": {}})
+        t.sink.on_message(
+            {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": rid, "progress": 1}}
+        )
+        assert not any("error handling a frame" in k for k in s.drops.counts())
+        t.sink.on_message({"jsonrpc": "2.0", "id": str(handle.request_id), "result": {"as": "string"}})
+        assert handle.result(timeout=5) == {"as": "string"}
+    finally:
+        s.close()
