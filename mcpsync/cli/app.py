@@ -154,7 +154,7 @@ def _add_common(p: argparse.ArgumentParser, top: bool) -> None:
         type=_seconds,
         default=d(30.0),
         metavar="SECONDS",
-        help="bound for starting the server and the handshake (default 30)",
+        help="one bound for the whole connect: start, protocol probe, fallback, handshake (default 30)",
     )
 
 
