@@ -197,3 +197,36 @@ def test_string_ids_that_are_not_ascii_decimals_are_dropped_quietly(rid: str) ->
         assert handle.result(timeout=5) == {"as": "string"}
     finally:
         s.close()
+
+
+def test_the_stdio_reader_survives_a_sink_that_raises() -> None:
+    """Transport-level isolation: even a sink that raises on a frame never ends the reader."""
+    from mcpsync.transports.stdio import StdioTransport
+
+    got: List[Any] = []
+    closed: List[Any] = []
+    second = threading.Event()
+
+    class Sink(TransportSink):
+        def on_message(self, message: Any) -> None:
+            got.append(message)
+            if len(got) == 1:
+                raise TypeError("unhashable type: 'dict'")
+            second.set()
+
+        def on_request_error(self, request_id: Any, exc: BaseException) -> None:
+            pass
+
+        def on_close(self, exc: Optional[BaseException]) -> None:
+            closed.append(exc)
+
+    t = StdioTransport(server_cmd("--era", "legacy"))
+    t.start(Sink())
+    try:
+        init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+        t.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
+        t.send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+        assert second.wait(30)
+        assert [m.get("id") for m in got[:2]] == [1, 2] and not closed
+    finally:
+        t.close()
