@@ -386,6 +386,64 @@ def test_get_stream_with_comments_and_junk_keeps_delivering(sse_srv: FaultServer
         closed_cleanly(c, sse_srv)
 
 
+# ---------------------------------------------------------------------------- close races
+
+
+@pytest.mark.parametrize("kind", ["stall", "comments"])
+@HOW
+def test_close_during_a_call(srv: FaultServer, kind: str, how: str) -> None:
+    """close() from another thread while a call waits on a stalled POST or a comment-only stream: the
+    call ends at once with a ConnectionClosed-family error, close() is bounded, nothing is left open."""
+    c = connect(srv, timeout=None)
+    rule = srv.inject(kind, rpc="tools/call")
+    errors: List[BaseException] = []
+
+    def run() -> None:
+        try:
+            if how == "blocking":
+                c.call_tool("echo", {"message": "x"})
+            else:
+                c.call_tool_async("echo", {"message": "x"}).result()
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    t = threading.Thread(target=run, name="test-caller", daemon=True)
+    t.start()
+    assert rule.entered.wait(BOUND)  # the call is at the racy point: inside the server
+    bounded(c.close)
+    t.join(BOUND)
+    assert not t.is_alive(), "the call outlived close()"
+    assert len(errors) == 1 and isinstance(errors[0], (mcpsync.ConnectionClosed, mcpsync.ClientClosed)), errors
+    rule.release.set()
+    assert wait_for(lambda: client_sockets(srv.port) == 0, 10)
+
+
+@pytest.mark.parametrize("rpc", ["initialize", "server/discover"])
+def test_close_during_open(srv: FaultServer, era: str, rpc: str) -> None:
+    """close() while open() waits on a stalled handshake: open() fails promptly with an MCPError."""
+    if (era == "legacy") != (rpc == "initialize"):
+        pytest.skip("the era negotiates with the other request")
+    rule = srv.inject("stall", rpc=rpc)
+    c = mcpsync.Client(srv.url, transport="http", timeout=20, connect_timeout=60)
+    errors: List[BaseException] = []
+
+    def run() -> None:
+        try:
+            c.open()
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    t = threading.Thread(target=run, name="test-opener", daemon=True)
+    t.start()
+    assert rule.entered.wait(BOUND)
+    bounded(c.close)
+    t.join(BOUND)
+    assert not t.is_alive(), "open() outlived close()"
+    assert len(errors) == 1 and isinstance(errors[0], mcpsync.MCPError), errors
+    rule.release.set()
+    assert wait_for(lambda: client_sockets(srv.port) == 0, 10)
+
+
 # ---------------------------------------------------------------------------- session renewal races (defect 4)
 
 
@@ -604,3 +662,26 @@ def test_sse_stream_stalls_before_the_endpoint(sse_srv: FaultServer) -> None:
     with pytest.raises(mcpsync.ConnectError):
         bounded(lambda: sse_connect(sse_srv, connect_timeout=1))
     rule.release.set()
+
+
+def test_sse_close_during_a_call(sse_any: FaultServer, sse_proto: str) -> None:
+    """close() while a call's POST waits for an acknowledgement that never comes: the call ends at once."""
+    c = sse_connect(sse_any, protocol=sse_proto, timeout=None)
+    rule = sse_any.inject("stall", rpc="tools/call", path="/messages")
+    errors: List[BaseException] = []
+
+    def run() -> None:
+        try:
+            c.call_tool("echo", {"message": "x"})
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    t = threading.Thread(target=run, name="test-caller", daemon=True)
+    t.start()
+    assert rule.entered.wait(BOUND)
+    bounded(c.close)
+    t.join(BOUND)
+    assert not t.is_alive(), "the call outlived close()"
+    assert len(errors) == 1 and isinstance(errors[0], (mcpsync.ConnectionClosed, mcpsync.ClientClosed)), errors
+    rule.release.set()
+    assert wait_for(lambda: client_sockets(sse_any.port) == 0, 10)

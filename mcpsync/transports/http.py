@@ -82,6 +82,7 @@ from .http_calls import (
 )  # noqa: F401
 from .base import Transport, TransportSink
 from .remote import (
+    abort_connections,
     close_session,
     convert_request_exception,
     error_for_status,
@@ -279,6 +280,7 @@ class StreamableHTTPTransport(LegacySessionMixin, EventStreamMixin, Transport):
         sid = self._session_id
         if sid and self._era != "modern":
             self._delete_session(sid, min(2.0, budget / 2))
+        abort_connections(self._http)  # wakes callers blocked on a POST the server never answers
         self._streams.stop(max(0.0, deadline - time.monotonic()))
         join(self._get_thread, max(0.0, deadline - time.monotonic()))
         close_session(self._http)

@@ -24,6 +24,7 @@ import socket
 import ssl
 import threading
 import time
+import weakref
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 from urllib.parse import urljoin, urlsplit
 
@@ -45,6 +46,7 @@ from .base import TransportSink
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
     "HTTPOptions",
+    "abort_connections",
     "build_session",
     "close_session",
     "convert_request_exception",
@@ -240,15 +242,52 @@ def _requests_classes() -> Dict[str, Any]:
 
             def __init__(self, ssl_context: Optional[ssl.SSLContext] = None, **kwargs: Any) -> None:
                 self._mcpsync_ssl_context = ssl_context
+                # every connection this adapter's pools made (weakly): close() wakes the threads blocked on them
+                self._mcpsync_conns: "weakref.WeakSet[Any]" = weakref.WeakSet()
                 super().__init__(**kwargs)
 
             def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
                 self._mcpsync_pool_kwargs(kwargs)
                 super().init_poolmanager(*args, **kwargs)
+                self._mcpsync_track(self.poolmanager)
 
             def proxy_manager_for(self, proxy: str, **kwargs: Any) -> Any:
                 self._mcpsync_pool_kwargs(kwargs)
-                return super().proxy_manager_for(proxy, **kwargs)
+                manager = super().proxy_manager_for(proxy, **kwargs)
+                self._mcpsync_track(manager)
+                return manager
+
+            def _mcpsync_track(self, manager: Any) -> None:
+                """Make the pools of ``manager`` register each new connection in ``_mcpsync_conns``."""
+                if getattr(manager, "_mcpsync_tracked", False):
+                    return
+                conns = self._mcpsync_conns
+                new_pool = manager._new_pool
+
+                def tracked_pool(*args: Any, **kwargs: Any) -> Any:
+                    pool = new_pool(*args, **kwargs)
+                    new_conn = pool._new_conn
+
+                    def tracked_conn() -> Any:
+                        conn = new_conn()
+                        conns.add(conn)
+                        return conn
+
+                    pool._new_conn = tracked_conn
+                    return pool
+
+                manager._new_pool = tracked_pool
+                manager._mcpsync_tracked = True
+
+            def mcpsync_abort(self) -> None:
+                """Shut down every socket of this adapter's connections, in use or idle (never raises)."""
+                for conn in list(self._mcpsync_conns):
+                    sock = getattr(conn, "sock", None)
+                    if sock is not None:
+                        try:
+                            sock.shutdown(socket.SHUT_RDWR)
+                        except OSError:
+                            pass
 
             def _mcpsync_pool_kwargs(self, kwargs: Dict[str, Any]) -> None:
                 options = list(HTTPConnection.default_socket_options)
@@ -260,6 +299,7 @@ def _requests_classes() -> Dict[str, Any]:
             def __getstate__(self) -> Dict[str, Any]:  # pragma: no cover - pickling a session
                 state: Dict[str, Any] = super().__getstate__()  # type: ignore[misc]
                 state.pop("_mcpsync_ssl_context", None)
+                state.pop("_mcpsync_conns", None)
                 return state
 
         class _BearerAuth(requests.auth.AuthBase):
@@ -342,6 +382,18 @@ def build_session(url: str, options: HTTPOptions) -> Any:
     )
     session.headers.update(options.headers)
     return session
+
+
+def abort_connections(session: Any) -> None:
+    """Shut down the sockets of every connection ``session`` made, in use or idle (never raises).
+
+    A thread blocked waiting for an answer on one of them (a POST whose server stalls) wakes up
+    with an error at once; ``close()`` calls this so no caller outlives it.
+    """
+    for adapter in list(getattr(session, "adapters", {}).values()):
+        abort = getattr(adapter, "mcpsync_abort", None)
+        if abort is not None:
+            abort()
 
 
 def close_session(session: Any) -> None:

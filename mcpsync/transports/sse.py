@@ -40,6 +40,7 @@ from .base import Transport, TransportSink
 from .http_calls import _abort, _content_type, _is_read_timeout, _is_response, _release, deliver
 from .remote import (
     RemoteState,
+    abort_connections,
     close_session,
     convert_request_exception,
     error_for_status,
@@ -226,6 +227,7 @@ class SSETransport(RemoteState, Transport):
         self._usable.set()
         if conn is not None:
             _abort(conn.response)
+        abort_connections(self._http)  # wakes callers blocked on a POST the server never acknowledges
         join(self._reader, max(0.0, deadline - time.monotonic()))
         self._shutdown_http()
         self._report_close(None)
