@@ -23,7 +23,7 @@ try:  # hypothesis profiles: "dev" by default, "ci" when CI=true (see docs/relia
     from hypothesis import HealthCheck
     from hypothesis import settings as _hyp_settings
 except ImportError:  # the test extra is not installed: the fuzz suites skip themselves
-    _hyp_settings = None  # type: ignore[assignment]
+    _hyp_settings = None  # type: ignore[assignment,misc]
 else:
     _SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture]
     # dev: quick, random, remembers failing examples in .hypothesis/ (git-ignored)

@@ -46,7 +46,8 @@ def main() -> int:
         if not isinstance(msg, dict) or "id" not in msg or not isinstance(msg.get("method"), str):
             continue
         method, rid = msg["method"], msg["id"]
-        params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+        given = msg.get("params")
+        params: Dict[str, Any] = given if isinstance(given, dict) else {}
         if method == "initialize":
             result: Any = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "fuzzpeer", "version": "1"}}
         elif method == "ping":

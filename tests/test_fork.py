@@ -42,10 +42,10 @@ def in_child(body: Callable[[], Dict[str, Any]]) -> Dict[str, Any]:
         try:
             os.close(r)
             try:
-                report = body()
+                result = body()
             except BaseException as exc:  # noqa: BLE001 - reported to the parent
-                report = {"unexpected": "%s: %s" % (type(exc).__name__, exc)}
-            os.write(w, json.dumps(report).encode())
+                result = {"unexpected": "%s: %s" % (type(exc).__name__, exc)}
+            os.write(w, json.dumps(result).encode())
         except BaseException:  # noqa: BLE001
             code = 1
         finally:

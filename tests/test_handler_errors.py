@@ -35,7 +35,8 @@ def test_a_raising_handler_gives_the_same_outcome_in_both_eras(
     outcomes: Dict[str, Any] = {}
     args = {"prompt": "hi"} if tool == "sample" else {}
     for era in ("legacy", "modern"):
-        with mcpsync.connect(server_cmd("--era", era), **{option: _boom}) as c:
+        options: Dict[str, Any] = {option: _boom}
+        with mcpsync.connect(server_cmd("--era", era), **options) as c:
             r = c.call_tool(tool, args)
             outcomes[era] = (r.is_error, r.text)
             assert c.connected and c.call_tool("echo", {"message": "ok"}).text == "ok"
@@ -59,7 +60,7 @@ def test_a_remote_error_from_the_handler_is_sent_as_is_in_both_eras() -> None:
 def test_a_bad_return_value_follows_the_same_rule() -> None:
     texts = []
     for era in ("legacy", "modern"):
-        with mcpsync.connect(server_cmd("--era", era), elicitation_handler=lambda r: 42) as c:
+        with mcpsync.connect(server_cmd("--era", era), elicitation_handler=lambda r: 42) as c:  # type: ignore[arg-type,return-value]
             texts.append(c.call_tool("elicit").text)
     assert texts[0] == texts[1] and "-32603" in texts[0]
 

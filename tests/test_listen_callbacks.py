@@ -10,7 +10,7 @@ the dispatch thread after the event (callbacks run in order there), never by sle
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Dict, List, Tuple
 
 import mcpsync
 
@@ -26,9 +26,9 @@ def _drain_callbacks(c: mcpsync.Client) -> None:
     assert done.wait(10)
 
 
-def _recorder() -> Tuple[Dict[str, List[Any]], Dict[str, Callable[..., None]]]:
+def _recorder() -> Tuple[Dict[str, List[Any]], Dict[str, Any]]:
     seen: Dict[str, List[Any]] = {"updated": [], "notes": [], "tools": []}
-    callbacks: Dict[str, Callable[..., None]] = {
+    callbacks: Dict[str, Any] = {
         "on_resource_updated": seen["updated"].append,
         "on_notification": lambda n: seen["notes"].append(n.method),
     }
@@ -75,7 +75,7 @@ def test_listen_fires_list_changed_callbacks_once() -> None:
         assert sub.wait_acknowledged(10)
         c.call_tool("add_tool", {"name": "once"})
         assert sub.get(timeout=10).method == "notifications/tools/list_changed"  # the explicit stream got it
-        assert wait_for(lambda: changed, 10)
+        assert wait_for(lambda: bool(changed), 10)
         _drain_callbacks(c)
         assert changed == ["tools"]  # both streams carried the event; the callback fired once
         sub.close()

@@ -255,7 +255,7 @@ def test_framing_never_raises_on_arbitrary_bytes(data: bytes, mode: str, cuts: L
 # ---------------------------------------------------------------------------- SSE
 
 
-field_text = st.text(alphabet=st.characters(blacklist_characters="\r\n\x00", blacklist_categories=("Cs",)), max_size=12)
+field_text = st.text(alphabet=st.characters(blacklist_characters="\r\n\x00", blacklist_categories=["Cs"]), max_size=12)
 sse_events = st.lists(
     st.fixed_dictionaries(
         {"data": st.lists(field_text, max_size=3)},
