@@ -220,3 +220,19 @@ if sys.platform.startswith("linux"):
                 return {"held": held}
 
             assert in_child(child) == {"held": []}
+
+
+def test_listen_stream_and_notification_queue_end_in_the_child() -> None:
+    with mcpsync.connect(server_cmd("--era", "modern")) as c:
+        sub = c.listen(tools=True)
+        assert sub.wait_acknowledged(BOUND)
+
+        def child() -> Dict[str, Any]:
+            events = list(sub)  # ends at once: the stream is the parent's
+            list(c.notifications)  # ends too (whatever was already queued is returned)
+            return {"events": len(events), "ended": sub.ended.is_set()}
+
+        assert in_child(child) == {"events": 0, "ended": True}
+        c.call_tool("add_tool", {"name": "after_fork"})
+        assert sub.get(timeout=BOUND).method == "notifications/tools/list_changed"  # the parent's stream still works
+        sub.close()

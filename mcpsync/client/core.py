@@ -447,6 +447,7 @@ class ClientCore:
         if s is not None:
             s.abandon_after_fork()
         self.notifications.reset_after_fork()
+        self._modern.close(after_fork=True)  # listen streams end: iterating one in the child never blocks
         registry.untrack(self)
 
     def __enter__(self: _C) -> _C:

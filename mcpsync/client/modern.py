@@ -365,12 +365,18 @@ class ModernFeatures:
             self._resource_uris.remove(uri)
             self._reopen_implicit()
 
-    def close(self) -> None:
+    def close(self, after_fork: bool = False) -> None:
+        """End every listen stream (no re-listen). ``after_fork``: in a forked child, with fresh queue locks."""
         for sub in list(self.subs.values()):
             sub._closed = True  # noqa: SLF001 - the session close fails them; no re-listen
-            sub.events.close()
+            if after_fork:
+                sub.events.reset_after_fork()
+            else:
+                sub.events.close()
             sub.ended.set()
         self.subs.clear()
+        if after_fork:
+            self._lock = threading.Lock()
 
 
 _LIST_CHANGED_FILTER = {
