@@ -685,3 +685,21 @@ def test_sse_close_during_a_call(sse_any: FaultServer, sse_proto: str) -> None:
     assert len(errors) == 1 and isinstance(errors[0], (mcpsync.ConnectionClosed, mcpsync.ClientClosed)), errors
     rule.release.set()
     assert wait_for(lambda: client_sockets(sse_any.port) == 0, 10)
+
+
+def test_read_timeouts_are_recognised_however_wrapped() -> None:
+    """urllib3's ReadTimeoutError and a bare socket.timeout are read timeouts, as requests' ReadTimeout is."""
+    import socket
+
+    import requests
+    from urllib3.exceptions import ProtocolError, ReadTimeoutError
+
+    from mcpsync.transports.http_calls import _is_read_timeout
+
+    u3 = ReadTimeoutError(None, "/mcp", "Read timed out.")  # type: ignore[arg-type]
+    for exc in (u3, socket.timeout("timed out"), requests.exceptions.ReadTimeout(u3), ProtocolError("x", u3)):
+        assert _is_read_timeout(exc)
+        err = _remote.convert_request_exception(exc, "http://127.0.0.1:1/mcp")
+        assert isinstance(err, mcpsync.ConnectionClosed) and "read timeout" in str(err)
+    assert not _is_read_timeout(requests.exceptions.ConnectTimeout("x"))
+    assert not _is_read_timeout(ConnectionResetError())

@@ -118,22 +118,24 @@ def _set_read_timeout(response: Any, timeout: Optional[float]) -> None:
 
 
 def _is_read_timeout(exc: BaseException) -> bool:
-    """True for a read timeout however it is wrapped (requests' ReadTimeout, urllib3's
-    ReadTimeoutError, a bare ``socket.timeout``), following causes and ``reason``s."""
+    """True for a read timeout however it is wrapped (requests' ReadTimeout, urllib3's ReadTimeoutError,
+    a bare ``socket.timeout``, any of them inside a ProtocolError), following ``reason``, exception
+    ``args``, causes and contexts. A connect timeout is not a read timeout."""
     seen = set()
-    cur: Optional[BaseException] = exc
-    while cur is not None and id(cur) not in seen:
+    todo: List[BaseException] = [exc]
+    while todo:
+        cur = todo.pop(0)
+        if id(cur) in seen:
+            continue
         seen.add(id(cur))
-        if type(cur).__name__ in ("ReadTimeout", "ReadTimeoutError") or isinstance(cur, socket.timeout):
-            return True
-        if type(cur).__name__ in ("ConnectTimeout", "ConnectTimeoutError"):
+        name = type(cur).__name__
+        if name in ("ConnectTimeout", "ConnectTimeoutError"):
             return False
-        reason = getattr(cur, "reason", None)
-        args = getattr(cur, "args", ())
-        nxt = reason if isinstance(reason, BaseException) else None
-        if nxt is None and args and isinstance(args[0], BaseException):
-            nxt = args[0]
-        cur = nxt or cur.__cause__ or cur.__context__
+        if name in ("ReadTimeout", "ReadTimeoutError") or isinstance(cur, socket.timeout):
+            return True
+        for nxt in (getattr(cur, "reason", None), *getattr(cur, "args", ()), cur.__cause__, cur.__context__):
+            if isinstance(nxt, BaseException):
+                todo.append(nxt)
     return False
 
 

@@ -42,6 +42,7 @@ from ..errors import (
 )
 from ..wire.drops import DropLog
 from .base import TransportSink
+from .http_calls import _is_read_timeout
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
@@ -572,7 +573,9 @@ def convert_request_exception(exc: BaseException, url: str, **context: Any) -> T
         return ConnectError("TLS error talking to %s: %s" % (where, _exc_text(exc)), **context)
     if isinstance(exc, requests.exceptions.ProxyError):
         return ConnectError("proxy error reaching %s: %s" % (where, _exc_text(exc)), **context)
-    if isinstance(exc, requests.exceptions.ReadTimeout):
+    if isinstance(exc, requests.exceptions.ReadTimeout) or _is_read_timeout(exc):
+        # requests' ReadTimeout, and urllib3's ReadTimeoutError / socket.timeout raised while a body is read
+        # (the transports turn a call's read timeout into RequestTimeout before getting here)
         return ConnectionClosed("no data from %s within the read timeout" % where, **context)
     if isinstance(exc, requests.exceptions.ConnectionError):
         text = _exc_text(exc)
