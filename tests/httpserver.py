@@ -122,14 +122,19 @@ class _EventStream:
 class _Outbox:
     """A queue-backed Connection for long-lived streams (legacy GET stream, legacy SSE)."""
 
-    def __init__(self) -> None:
+    def __init__(self, faults: Optional["Faults"] = None) -> None:
         self.items: List[bytes] = []
         self.cond = threading.Condition()
         self.closed = False
+        self.faults = faults
 
     def send(self, message: Any) -> None:
         data = json.dumps(message, ensure_ascii=False).encode("utf-8")
+        junk: List[bytes] = []
+        if self.faults is not None and self.faults.junk_ids and isinstance(message, dict) and "method" not in message:
+            junk = junk_frames(message.get("id"))
         with self.cond:
+            self.items.extend(junk)
             self.items.append(data)
             self.cond.notify_all()
 
@@ -591,7 +596,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not self._auth_ok(None):
             return
         sid = uuid.uuid4().hex
-        outbox = _Outbox()
+        outbox = _Outbox(owner.faults)
         session = owner.core.new_session(outbox)
         with owner.lock:
             owner.sse_sessions[sid] = (session, outbox)

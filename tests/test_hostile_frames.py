@@ -158,8 +158,10 @@ def test_drop_log_is_once_per_kind_then_rate_limited(caplog: pytest.LogCaptureFi
 # ---------------------------------------------------------------------------- over HTTP
 
 
-def test_junk_ids_over_streamable_http(era: str) -> None:
-    """The same junk frames on the response event streams of a real local HTTP server, both eras."""
+@pytest.mark.parametrize("transport", ["http", "sse"])
+def test_junk_ids_over_http(era: str, transport: str) -> None:
+    """The same junk frames on the event streams of a real local HTTP server (Streamable HTTP and legacy
+    HTTP+SSE), both eras."""
     from mcpsync.transports import remote as _remote
 
     from .httpserver import MCPTestServer
@@ -167,7 +169,8 @@ def test_junk_ids_over_streamable_http(era: str) -> None:
     _remote.forget()
     with MCPTestServer(era=era, response_mode="sse") as srv:
         srv.faults.junk_ids = True
-        with mcpsync.connect(srv.url, timeout=20) as c:
+        url = srv.url if transport == "http" else srv.sse_url()
+        with mcpsync.connect(url, transport=transport, protocol=era, timeout=20) as c:
             for i in range(3):
                 assert c.call_tool("echo", {"message": "h%d" % i}).text == "h%d" % i
             events: List[Any] = []
