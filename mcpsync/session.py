@@ -291,7 +291,9 @@ class Session(TransportSink):
             return
         self._state = SessionState.CLOSED
         self._lock = threading.Lock()  # another thread may have held it at fork time
-        self._fail_all(self.forked_error())
+        # The pending futures are dropped, not failed: a future's lock may be held by a thread that did not
+        # survive the fork, and nobody in this process waits on them (_wait raises ForkedClientError first).
+        self._pending = {}
         try:
             self.transport.after_fork_in_child()
         except Exception:  # noqa: BLE001

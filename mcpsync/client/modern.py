@@ -369,8 +369,9 @@ class ModernFeatures:
         """End every listen stream (no re-listen). ``after_fork``: in a forked child, with fresh queue locks."""
         for sub in list(self.subs.values()):
             sub._closed = True  # noqa: SLF001 - the session close fails them; no re-listen
-            if after_fork:
+            if after_fork:  # fresh synchronisation objects: a dead thread may hold the old ones' locks
                 sub.events.reset_after_fork()
+                sub.ended = threading.Event()
             else:
                 sub.events.close()
             sub.ended.set()
