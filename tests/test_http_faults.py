@@ -703,3 +703,36 @@ def test_read_timeouts_are_recognised_however_wrapped() -> None:
         assert isinstance(err, mcpsync.ConnectionClosed) and "read timeout" in str(err)
     assert not _is_read_timeout(requests.exceptions.ConnectTimeout("x"))
     assert not _is_read_timeout(ConnectionResetError())
+
+
+def test_a_failed_renewal_fails_its_waiters_once(sse_srv: FaultServer) -> None:
+    """8 calls get 404 at once; the one re-initialize fails while the other 7 wait for it: all 8 raise
+    SessionExpired (no storm of re-initializes), and the next call renews the session and succeeds."""
+    n = 8
+    with connect(sse_srv) as c:
+        t = c.transport
+        assert isinstance(t, StreamableHTTPTransport)
+        sse_srv.expire()
+        sse_srv.inject("hold", rpc="tools/call", times=n, barrier=threading.Barrier(n))
+        init = sse_srv.inject("stall", rpc="initialize")  # released below, then cut: the renewal fails
+        errors: List[BaseException] = []
+
+        def one() -> None:
+            try:
+                c.call_tool("echo", {"message": "x"})
+            except BaseException as exc:  # noqa: BLE001
+                errors.append(exc)
+
+        threads = [threading.Thread(target=one) for _ in range(n)]
+        for th in threads:
+            th.start()
+        assert init.entered.wait(BOUND)
+        assert wait_for(lambda: t._renew_waiters >= n - 1, BOUND), t._renew_waiters  # noqa: SLF001
+        init.release.set()
+        for th in threads:
+            th.join(BOUND)
+        assert len(errors) == n and all(isinstance(e, mcpsync.SessionExpired) for e in errors), errors
+        assert len(sse_srv.records("POST", "initialize")) == 2  # the first open, and the one failed renewal
+        usable(c)  # renews now
+        assert len(sse_srv.records("POST", "initialize")) == 3
+        closed_cleanly(c, sse_srv)

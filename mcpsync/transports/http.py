@@ -146,6 +146,7 @@ class StreamableHTTPTransport(LegacySessionMixin, EventStreamMixin, Transport):
         self._renewing = False
         self._renewer: Optional[int] = None
         self._renew_waiters = 0
+        self._renew_failed: Optional[str] = None
         self._get_settled = threading.Event()
 
     # ------------------------------------------------------------------ contract

@@ -58,6 +58,7 @@ class LegacySessionMixin(RemoteState):
     _renewing: bool
     _renewer: Optional[int]
     _renew_waiters: int  # callers parked on a renewal in progress (tests hold threads there)
+    _renew_failed: Optional[str]  # the session id whose last renewal failed
     _ids: Iterator[int]
 
     if TYPE_CHECKING:
@@ -111,9 +112,11 @@ class LegacySessionMixin(RemoteState):
         """
         deadline = time.monotonic() + self._renew_bound()
         with self._renewed:
+            waited = False
             self._renew_waiters += 1
             try:
                 while self._renewing and not self._closed:
+                    waited = True
                     left = deadline - time.monotonic()
                     if left <= 0 or not self._renewed.wait(left):
                         return False
@@ -123,6 +126,8 @@ class LegacySessionMixin(RemoteState):
                 return False
             if self._session_id is not None and self._session_id != sid_sent:
                 return True  # another thread already renewed it
+            if waited and self._renew_failed == sid_sent:
+                return False  # the renewal this caller waited for failed: no storm of retries
             if self._init_msg is None:
                 return False
             self._renewing = True
@@ -134,6 +139,7 @@ class LegacySessionMixin(RemoteState):
             with self._renewed:
                 if not ok:
                     self._session_id = sid_sent  # still the dead one: the next 404 tries again
+                    self._renew_failed = sid_sent
                 self._renewing = False
                 self._renewer = None
                 self._renewed.notify_all()
