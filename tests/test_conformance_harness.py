@@ -147,3 +147,13 @@ def test_default_wire_follows_the_harness_rule() -> None:
 def test_the_request_log_preload_exists_and_is_commonjs() -> None:
     text = Path(harness.REQUEST_LOG_JS).read_text()
     assert "require('http')" in text and "MCPSYNC_CONFORMANCE_REQUEST_LOG" in text
+
+
+def test_the_time_budget_fails_what_it_could_not_run(tmp_path: Path, monkeypatch: Any) -> None:
+    plan = {
+        "scenarios": [["one", "extension"], ["two", "extension"]],
+        "runs": {name: {"checks": ["SUCCESS"], "requests": 1, "rc": 0} for name in ("one", "two")},
+    }
+    outcomes = by_name(run(tmp_path, monkeypatch, plan, "--budget", "0"))
+    assert not outcomes["one"]["passed"] and not outcomes["two"]["passed"]
+    assert "time budget" in outcomes["two"]["reasons"][0] and outcomes["two"]["exit"] == 1

@@ -24,7 +24,8 @@ failure is reported as XFAIL and does not fail the run, but a listed scenario th
 ``--wire both`` also runs each scenario that applies to both protocol wires (2025-11-25 and
 2026-07-28) a second time at the wire it did not run at by default (``--spec-version``), as the
 harness's requirement sets do. Prints one table and, last, the line ``conformance: N passed, M failed``.
-Exit status 0 only when every run passed. Uses only the standard library.
+Exit status 0 only when every run passed. ``--budget`` bounds the whole run (default 1500 s): scenarios
+not started within it fail as unrun. Uses only the standard library.
 """
 
 from __future__ import annotations
@@ -278,6 +279,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--wire", choices=("default", "both"), default="default")
     p.add_argument("--out", default="", help="directory for results (default: a temporary one)")
     p.add_argument("--expected-failures", default=str(HERE / "expected-failures.txt"), help="baseline of known failures")
+    p.add_argument(
+        "--budget", type=float, default=1500.0, help="seconds for the whole run; scenarios past it fail unrun (default 1500)"
+    )
     p.add_argument("--verbose", action="store_true")
     args = p.parse_args(argv)
 
@@ -292,6 +296,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         harnesses.append((version, js))
 
     baseline = load_expected_failures(Path(args.expected_failures) if args.expected_failures else None)
+    started = time.monotonic()
     all_outcomes: List[Outcome] = []
     run_summaries: List[Dict[str, object]] = []
     for run in range(1, args.runs + 1):
@@ -308,7 +313,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 if other is not None:
                     wires.append(other)
                 for wire in wires:
-                    o = run_one(args.node, js, version, sc, wire, args.client, out_root / ("run%d" % run), args.verbose)
+                    if time.monotonic() - started > args.budget:
+                        o = Outcome(version, sc.name, wire or sc.default_wire(), False)
+                        o.reasons.append("not run: the time budget of %.0f s was used up" % args.budget)
+                    else:
+                        o = run_one(args.node, js, version, sc, wire, args.client, out_root / ("run%d" % run), args.verbose)
                     o.expected_failure = _expected(baseline, o)
                     o.second_wire = wire is not None
                     outcomes.append(o)
