@@ -51,7 +51,7 @@ def run(tmp_path: Path, monkeypatch: Any, plan: Dict[str, Any], *extra: str) -> 
     fake = tmp_path / "fake_node.py"
     fake.write_text(FAKE)
     node = tmp_path / "node"
-    node.write_text("#!/bin/sh\nexec %s %s \"$@\"\n" % (sys.executable, fake))
+    node.write_text('#!/bin/sh\nexec %s %s "$@"\n' % (sys.executable, fake))
     node.chmod(0o755)
     prefix = tmp_path / "h"
     js = prefix / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
@@ -76,7 +76,13 @@ def by_name(outcomes: List[Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
 
 def test_verdicts_and_the_guard(tmp_path: Path, monkeypatch: Any, capsys: Any) -> None:
     plan = {
-        "scenarios": [["good", "2025-11-25"], ["silent", "extension"], ["skipped", "extension"], ["bad", "2025-11-25"], ["exit", "2026-07-28"]],
+        "scenarios": [
+            ["good", "2025-11-25"],
+            ["silent", "extension"],
+            ["skipped", "extension"],
+            ["bad", "2025-11-25"],
+            ["exit", "2026-07-28"],
+        ],
         "runs": {
             "good": {"checks": ["SUCCESS", "INFO"], "requests": 3, "rc": 0},
             "silent": {"checks": ["SUCCESS"], "requests": 0, "rc": 0},  # harness passes, nothing reached the mock

@@ -42,7 +42,14 @@ notes: |
         "license": "Apache-2.0",
         "compatibility": 'Needs "poppler" \u00e9',
         "allowed-tools": "Bash(git:*) Read",
-        "metadata": {"author": "example-org", "version": "1.0", "count": 3, "ratio": 0.5, "enabled": "yes", "nothing": None},
+        "metadata": {
+            "author": "example-org",
+            "version": "1.0",
+            "count": 3,
+            "ratio": 0.5,
+            "enabled": "yes",
+            "nothing": None,
+        },
         "tags": ["pdf", "forms", 3],
         "inline": {"a": 1, "b": "two"},
         "steps": ["first", {"second": 2, "third": 3}, ["nested"]],
@@ -70,7 +77,17 @@ def test_sequences_at_the_key_indent() -> None:
 
 def test_core_schema_scalars() -> None:
     doc = parse_yaml("a: true\nb: False\nc: null\nd: 0x1F\ne: 0o17\nf: -1.5e3\ng: .inf\nh: '1'\ni: 1.2.3\n")
-    assert doc == {"a": True, "b": False, "c": None, "d": 31, "e": 15, "f": -1500.0, "g": float("inf"), "h": "1", "i": "1.2.3"}
+    assert doc == {
+        "a": True,
+        "b": False,
+        "c": None,
+        "d": 31,
+        "e": 15,
+        "f": -1500.0,
+        "g": float("inf"),
+        "h": "1",
+        "i": "1.2.3",
+    }
 
 
 @pytest.mark.parametrize(
@@ -82,7 +99,7 @@ def test_core_schema_scalars() -> None:
         "a: 1\na: 2\n",  # duplicate keys
         "a: [1, 2\n",
         "a: 'unterminated\n",
-        "a: \"bad \\q escape\"\n",
+        'a: "bad \\q escape"\n',
         "a:\n\tb: 1\n",  # tab indentation
         "just a scalar line without a colon\n",
         "a: 1\n---\nb: 2\n",

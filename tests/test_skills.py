@@ -256,7 +256,9 @@ def test_wrong_size_is_refused(tmp_path: Any) -> None:
 
 def test_frontmatter_differing_from_the_entry_is_refused(tmp_path: Any) -> None:
     # the digest and size match the served file, but its frontmatter says something else
-    evil = SKILL_MD.replace("description: Extract, fill, and assemble PDF documents", "description: Exfiltrate credentials")
+    evil = SKILL_MD.replace(
+        "description: Extract, fill, and assemble PDF documents", "description: Exfiltrate credentials"
+    )
     server = SkillServer(tmp_path, skills=[entry(skill_md=evil)], files={SKILL_URI: evil, FORMS_URI: FORMS_MD})
     err = _refused(server, "frontmatter")
     assert "description" in str(err)
@@ -313,9 +315,7 @@ def test_dynamic_skills_need_allow_dynamic(tmp_path: Any) -> None:
 
 
 def test_dynamic_skill_frontmatter_is_still_checked(tmp_path: Any) -> None:
-    server = SkillServer(
-        tmp_path, skills=[entry(resources="dynamic", frontmatter=dict(FRONTMATTER, license="MIT"))]
-    )
+    server = SkillServer(tmp_path, skills=[entry(resources="dynamic", frontmatter=dict(FRONTMATTER, license="MIT"))])
     _refused(server, "frontmatter", allow_dynamic=True)
 
 
@@ -323,7 +323,11 @@ def test_skill_from_dict_accepts_nested_paths() -> None:
     text = "---\nname: refunds\ndescription: d\n---\n"
     uri = "skill://acme/billing/refunds/SKILL.md"
     skill = Skill.from_dict(
-        {"uri": uri, "frontmatter": {"name": "refunds", "description": "d"}, "resources": [{"uri": uri, "digest": digest(text), "size": len(text)}]}
+        {
+            "uri": uri,
+            "frontmatter": {"name": "refunds", "description": "d"},
+            "resources": [{"uri": uri, "digest": digest(text), "size": len(text)}],
+        }
     )
     assert skill.root == "skill://acme/billing/refunds"
     assert skill.resolve("examples/email.md") == "skill://acme/billing/refunds/examples/email.md"

@@ -30,7 +30,11 @@ json_values = st.recursive(
 @settings(max_examples=fuzz_examples(500))
 @given(json_values)
 def test_skill_entries_either_parse_or_raise_skill_verification_error(value: Any) -> None:
-    for candidate in (value, {"uri": SKILL_URI, "frontmatter": value, "resources": value}, dict(entry(), resources=value)):
+    for candidate in (
+        value,
+        {"uri": SKILL_URI, "frontmatter": value, "resources": value},
+        dict(entry(), resources=value),
+    ):
         try:
             skill = Skill.from_dict(candidate)
         except mcpsync.SkillVerificationError as exc:

@@ -26,7 +26,9 @@ _INT = re.compile(r"^[-+]?[0-9]+$")
 _OCT = re.compile(r"^0o[0-7]+$")
 _HEX = re.compile(r"^0x[0-9a-fA-F]+$")
 _FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
-_KEY = re.compile(r"^((?:\"(?:[^\"\\]|\\.)*\")|(?:'(?:[^']|'')*')|[^\s#'\"{}\[\],&*!|>%@`?-][^:#]*?|-[^\s:#][^:#]*?)\s*:(?:\s+|$)")
+_KEY = re.compile(
+    r"^((?:\"(?:[^\"\\]|\\.)*\")|(?:'(?:[^']|'')*')|[^\s#'\"{}\[\],&*!|>%@`?-][^:#]*?|-[^\s:#][^:#]*?)\s*:(?:\s+|$)"
+)
 
 
 def split_frontmatter(text: str) -> Tuple[str, str]:
@@ -320,7 +322,9 @@ class _Parser:
             raw.append(line)
             self.pos += 1
         content_lines = [line for line in raw if line.strip()]
-        block_indent = int(m.group(3)) + indent if m.group(3) else min((self._indent(x) for x in content_lines), default=0)
+        block_indent = (
+            int(m.group(3)) + indent if m.group(3) else min((self._indent(x) for x in content_lines), default=0)
+        )
         lines = [line[block_indent:] if line.strip() else "" for line in raw]
         trailing = 0
         while lines and lines[-1] == "":

@@ -97,7 +97,9 @@ class Skill:
             raise SkillVerificationError("%s is not a file of skill %s" % (path, self.uri), uri=path, reason="unlisted")
         norm = posixpath.normpath("/" + path.lstrip("/"))
         if norm in ("/", "/.") or ".." in norm.split("/"):
-            raise SkillVerificationError("%r is not a file path inside skill %s" % (path, self.uri), uri=path, reason="unlisted")
+            raise SkillVerificationError(
+                "%r is not a file path inside skill %s" % (path, self.uri), uri=path, reason="unlisted"
+            )
         return self.root + norm
 
     @classmethod
@@ -238,7 +240,10 @@ def _fetch(client: "ClientCore", uri: str, timeout: Timeout) -> SkillFile:
             data = base64.b64decode(item["blob"], validate=True)
         except (binascii.Error, ValueError):
             raise SkillVerificationError(
-                "resources/read of %s returned a blob that is not base64" % uri, uri=uri, reason="digest", server=client.name
+                "resources/read of %s returned a blob that is not base64" % uri,
+                uri=uri,
+                reason="digest",
+                server=client.name,
             ) from None
     else:
         data = b""
@@ -249,7 +254,9 @@ def _fetch(client: "ClientCore", uri: str, timeout: Timeout) -> SkillFile:
 def _verify(client: "ClientCore", skill: Skill, file: SkillFile) -> None:
     entry = skill.resource(file.uri)
     if entry is None:  # pragma: no cover - callers check before fetching
-        raise SkillVerificationError("%s is not listed by skill %s" % (file.uri, skill.uri), uri=file.uri, reason="unlisted")
+        raise SkillVerificationError(
+            "%s is not listed by skill %s" % (file.uri, skill.uri), uri=file.uri, reason="unlisted"
+        )
     ctx = {"server": client.name, "method": "resources/read"}
     if len(file.data) != entry.size:
         raise SkillVerificationError(
@@ -261,7 +268,10 @@ def _verify(client: "ClientCore", skill: Skill, file: SkillFile) -> None:
     digest = "sha256:" + hashlib.sha256(file.data).hexdigest()
     if digest != entry.digest:
         raise SkillVerificationError(
-            "%s does not match its skill entry's digest: content refused" % file.uri, uri=file.uri, reason="digest", **ctx
+            "%s does not match its skill entry's digest: content refused" % file.uri,
+            uri=file.uri,
+            reason="digest",
+            **ctx,
         )
 
 
@@ -348,10 +358,14 @@ def load_skill(
         fields = sorted(
             k
             for k in set(parsed if isinstance(parsed, dict) else {}) | set(entry.frontmatter)
-            if not isinstance(parsed, dict) or k not in parsed or k not in entry.frontmatter or not _same(parsed[k], entry.frontmatter[k])
+            if not isinstance(parsed, dict)
+            or k not in parsed
+            or k not in entry.frontmatter
+            or not _same(parsed[k], entry.frontmatter[k])
         )
         raise SkillVerificationError(
-            "%s frontmatter differs from its skill entry (%s): skill refused" % (entry.uri, ", ".join(fields) or "not a mapping"),
+            "%s frontmatter differs from its skill entry (%s): skill refused"
+            % (entry.uri, ", ".join(fields) or "not a mapping"),
             uri=entry.uri,
             reason="frontmatter",
             server=client.name,

@@ -248,7 +248,16 @@ def verdict(o: Outcome) -> str:
 
 def print_table(outcomes: Sequence[Outcome]) -> None:
     width = max([len(o.scenario) for o in outcomes] + [8])
-    head = "%-15s %-*s %-10s %-6s %-7s %-8s %s" % ("harness", width, "scenario", "wire", "result", "checks", "requests", "secs")
+    head = "%-15s %-*s %-10s %-6s %-7s %-8s %s" % (
+        "harness",
+        width,
+        "scenario",
+        "wire",
+        "result",
+        "checks",
+        "requests",
+        "secs",
+    )
     print(head)
     print("-" * len(head))
     for o in outcomes:
@@ -271,16 +280,25 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--node", required=True, help="a Node.js >= 22 binary")
     p.add_argument(
-        "--harness", action="append", required=True, metavar="VERSION=DIR", help="an installed harness prefix (repeatable)"
+        "--harness",
+        action="append",
+        required=True,
+        metavar="VERSION=DIR",
+        help="an installed harness prefix (repeatable)",
     )
     p.add_argument("--client", required=True, help="the client command (no spaces inside its parts)")
     p.add_argument("--scenario", action="append", default=[], help="run only these scenarios (repeatable)")
     p.add_argument("--runs", type=int, default=1, help="full runs in a row (default 1)")
     p.add_argument("--wire", choices=("default", "both"), default="default")
     p.add_argument("--out", default="", help="directory for results (default: a temporary one)")
-    p.add_argument("--expected-failures", default=str(HERE / "expected-failures.txt"), help="baseline of known failures")
     p.add_argument(
-        "--budget", type=float, default=1500.0, help="seconds for the whole run; scenarios past it fail unrun (default 1500)"
+        "--expected-failures", default=str(HERE / "expected-failures.txt"), help="baseline of known failures"
+    )
+    p.add_argument(
+        "--budget",
+        type=float,
+        default=1500.0,
+        help="seconds for the whole run; scenarios past it fail unrun (default 1500)",
     )
     p.add_argument("--verbose", action="store_true")
     args = p.parse_args(argv)
@@ -305,7 +323,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             scenarios = list_scenarios(args.node, js)
             if args.scenario:
                 scenarios = [s for s in scenarios if s.name in args.scenario]
-            print("== run %d/%d: conformance %s, %d client scenarios, one at a time" % (run, args.runs, version, len(scenarios)))
+            print(
+                "== run %d/%d: conformance %s, %d client scenarios, one at a time"
+                % (run, args.runs, version, len(scenarios))
+            )
             sys.stdout.flush()
             for sc in scenarios:
                 wires: List[Optional[str]] = [None]
@@ -317,7 +338,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         o = Outcome(version, sc.name, wire or sc.default_wire(), False)
                         o.reasons.append("not run: the time budget of %.0f s was used up" % args.budget)
                     else:
-                        o = run_one(args.node, js, version, sc, wire, args.client, out_root / ("run%d" % run), args.verbose)
+                        o = run_one(
+                            args.node, js, version, sc, wire, args.client, out_root / ("run%d" % run), args.verbose
+                        )
                     o.expected_failure = _expected(baseline, o)
                     o.second_wire = wire is not None
                     outcomes.append(o)
@@ -355,7 +378,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print("results in %s" % out_root)
     bad = len(failed) + len(stale)
     print("expected failures (xfail): %d" % len(xfailed))
-    print("conformance: %d passed, %d failed" % (sum(1 for o in all_outcomes if o.passed and not o.expected_failure), bad))
+    print(
+        "conformance: %d passed, %d failed" % (sum(1 for o in all_outcomes if o.passed and not o.expected_failure), bad)
+    )
     return 1 if bad else 0
 
 
