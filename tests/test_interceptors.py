@@ -186,3 +186,45 @@ def test_bad_interceptor_objects_are_config_errors() -> None:
         mcpsync.Client(server_cmd(), interceptors=[object()])  # type: ignore[list-item]
     with pytest.raises(mcpsync.ConfigError):
         mcpsync.Client(server_cmd(), retry=3)  # type: ignore[arg-type]
+
+
+class _Watch(Interceptor):
+    """Sets an event when a request of ``method`` got its result (or error) through the chain."""
+
+    def __init__(self, method: str) -> None:
+        self.method = method
+        self.requested = threading.Event()
+        self.ended = threading.Event()
+        self.meta: List[Any] = []
+
+    def on_request(self, info: RequestInfo) -> None:
+        if info.method == self.method:
+            if isinstance(info.params, dict):
+                info.params.setdefault("_meta", {})["x-intercepted"] = True
+            self.meta.append(info.params)
+            self.requested.set()
+
+    def on_result(self, info: RequestInfo, result: Dict[str, Any]) -> Dict[str, Any]:
+        if info.method == self.method:
+            self.ended.set()
+        return result
+
+    def on_error(self, info: RequestInfo, error: BaseException) -> None:
+        if info.method == self.method:
+            self.ended.set()
+
+
+def test_keepalive_pings_go_through_the_chain() -> None:
+    watch = _Watch("ping")
+    with mcpsync.connect(server_cmd(), protocol="legacy", keepalive=0.05, interceptors=[watch]):
+        assert watch.requested.wait(30) and watch.ended.wait(30)
+
+
+def test_listen_streams_go_through_the_chain() -> None:
+    watch = _Watch("subscriptions/listen")
+    with mcpsync.connect(server_cmd(), protocol="modern", interceptors=[watch], auto_relisten=False) as c:
+        sub = c.listen(tools=True)
+        assert watch.requested.is_set()  # on_request ran on the opening thread, before the stream was sent
+        assert watch.meta and watch.meta[0]["_meta"]["x-intercepted"] is True
+        sub.close()
+        assert watch.ended.wait(30)  # the stream's end reached on_result / on_error

@@ -477,7 +477,7 @@ class ClientCore:
             if not self.connected:
                 return
             try:
-                self.session.request("ping", None, timeout=max(5.0, float(self.keepalive or 0)))
+                self._call("ping", None, timeout=max(5.0, float(self.keepalive or 0)))  # through the interceptors
             except ClientClosed:
                 return
             except MCPError as exc:

@@ -6,16 +6,20 @@ only through :class:`ClientHost`, so they import nothing above them (no import c
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Protocol
 
 from ..session import Session, Timeout
 from ..types import ProgressEvent, Tool
+from .pipeline import PipelineHost
+
+if TYPE_CHECKING:
+    from .pipeline import Pipeline
 
 
 __all__ = ["ClientHost"]
 
 
-class ClientHost(Protocol):
+class ClientHost(PipelineHost, Protocol):
     """The client as its feature parts see it (implemented by :class:`~mcpsync.client.core.ClientCore`)."""
 
     @property
@@ -44,6 +48,9 @@ class ClientHost(Protocol):
 
     @property
     def on_task_status(self) -> Optional[Callable[[Any], object]]: ...
+
+    #: The production controls (interceptors, tracing, retries, policy), or None when none is configured.
+    _pipeline: Optional["Pipeline"]
 
     @property
     def session(self) -> Session:

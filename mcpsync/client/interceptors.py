@@ -22,8 +22,10 @@ thread when the request ends (there they observe; their return value is not used
 (see :class:`mcpsync.Retry`) runs the chain once per attempt (``info.attempt`` counts from 1).
 
 The opening requests (``initialize``, the ``server/discover`` probe) run through the chain too (never
-retried; ``info.era`` is None then). Not intercepted: keep-alive pings, ``subscriptions/listen`` streams
-and notifications.
+retried; ``info.era`` is None then), and so do keep-alive pings (on the client's keep-alive thread) and
+the ``subscriptions/listen`` request of each listen stream (``on_request`` on the thread that opens or re-opens
+the stream; ``on_result`` / ``on_error`` on the dispatch thread when the stream ends, observe only). Not
+intercepted: notifications (``notifications/cancelled``, ``notifications/initialized``...), which have no result.
 """
 
 from __future__ import annotations

@@ -66,7 +66,13 @@ class Subscription:
             self.request_id = request_id
             self._features.subs[request_id] = self
 
-        handle = client.session.request_async("subscriptions/listen", params, timeout=None, before_send=register)
+        pipeline = client._pipeline  # noqa: SLF001 - interceptors and tracing see the stream's request too
+        if pipeline is None:
+            handle = client.session.request_async("subscriptions/listen", params, timeout=None, before_send=register)
+        else:
+            handle = pipeline.request_async(
+                client, client.session, "subscriptions/listen", params, before_send=register, timeout=None
+            )
         self._handle = handle
         handle.add_done_callback(self._on_done)
 

@@ -278,6 +278,34 @@ class Pipeline:
                 transport.set_request_headers(info.request_id, None)
         return _chain.succeed(entered, info, result)
 
+    def request_async(
+        self,
+        host: PipelineHost,
+        session: Session,
+        method: str,
+        params: Optional[Dict[str, Any]],
+        before_send: Optional[Callable[[Any], None]] = None,
+        **options: Any,
+    ) -> "RequestHandle[Any]":
+        """A non-blocking request through the chain: ``on_request`` now, on this thread; ``on_result`` /
+        ``on_error`` on the dispatch thread when it ends. ``before_send`` runs as the session's own;
+        ``options`` go to :meth:`Session.request_async` (no retries)."""
+        info, entered = self.start_async(host, method, params)
+        sent = self.on_sent(host, info)
+
+        def before(request_id: Any) -> None:
+            sent(request_id)
+            if before_send is not None:
+                before_send(request_id)
+
+        try:
+            handle = session.request_async(method, info.params, before_send=before, **options)
+        except BaseException as exc:
+            self.abandon(host, info, entered, exc)
+            raise
+        self.watch(host, info, entered, handle)
+        return handle
+
     def start_async(
         self, host: PipelineHost, method: str, params: Optional[Dict[str, Any]]
     ) -> Tuple[RequestInfo, List[Interceptor]]:
