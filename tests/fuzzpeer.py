@@ -49,7 +49,11 @@ def main() -> int:
         given = msg.get("params")
         params: Dict[str, Any] = given if isinstance(given, dict) else {}
         if method == "initialize":
-            result: Any = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "fuzzpeer", "version": "1"}}
+            result: Any = {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "serverInfo": {"name": "fuzzpeer", "version": "1"},
+            }
         elif method == "ping":
             result = {}
         elif method == "script":

@@ -54,8 +54,11 @@ json_values = st.recursive(
     max_leaves=8,
 )
 #: ids of every JSON type; integers far above anything the client allocates, so junk never answers a call
-junk_ids = st.one_of(json_values.filter(lambda v: not isinstance(v, (int, str)) or isinstance(v, bool)),
-                     st.integers(min_value=10**12, max_value=2**70), st.text(max_size=8).filter(lambda s: not (s.isascii() and s.isdigit())))
+junk_ids = st.one_of(
+    json_values.filter(lambda v: not isinstance(v, (int, str)) or isinstance(v, bool)),
+    st.integers(min_value=10**12, max_value=2**70),
+    st.text(max_size=8).filter(lambda s: not (s.isascii() and s.isdigit())),
+)
 methods = st.one_of(
     st.sampled_from(
         [
@@ -240,14 +243,20 @@ def test_content_length_chunking_gives_the_same_frames(items: List[bytes], cuts:
 
 
 @settings(max_examples=fuzz_examples(3000))
-@given(bodies.map(lambda bs: [b for b in bs if b.strip()]), st.lists(st.integers(min_value=0, max_value=10**6), max_size=8))
+@given(
+    bodies.map(lambda bs: [b for b in bs if b.strip()]), st.lists(st.integers(min_value=0, max_value=10**6), max_size=8)
+)
 def test_newline_chunking_gives_the_same_frames(items: List[bytes], cuts: List[int]) -> None:
     data = b"".join(b + b"\n" for b in items)
     assert _read("newline", _split(data, cuts)) == _read("newline", [data]) == items
 
 
 @settings(max_examples=fuzz_examples(2000))
-@given(st.binary(max_size=300), st.sampled_from(["auto", "newline", "content-length"]), st.lists(st.integers(0, 400), max_size=6))
+@given(
+    st.binary(max_size=300),
+    st.sampled_from(["auto", "newline", "content-length"]),
+    st.lists(st.integers(0, 400), max_size=6),
+)
 def test_framing_never_raises_on_arbitrary_bytes(data: bytes, mode: str, cuts: List[int]) -> None:
     _read(mode, _split(data, cuts), max_size=64)
 
@@ -259,7 +268,12 @@ field_text = st.text(alphabet=st.characters(blacklist_characters="\r\n\x00", bla
 sse_events = st.lists(
     st.fixed_dictionaries(
         {"data": st.lists(field_text, max_size=3)},
-        optional={"event": field_text.filter(bool), "id": field_text, "retry": st.integers(0, 10**6), "comment": field_text},
+        optional={
+            "event": field_text.filter(bool),
+            "id": field_text,
+            "retry": st.integers(0, 10**6),
+            "comment": field_text,
+        },
     ),
     max_size=5,
 )
@@ -292,8 +306,12 @@ def _parse(chunks: List[bytes]) -> List[Any]:
 
 
 @settings(max_examples=fuzz_examples(3000))
-@given(sse_events, st.sampled_from([b"\n", b"\r\n", b"\r"]), st.booleans(), st.lists(st.integers(0, 10**6), max_size=10))
-def test_sse_chunking_gives_the_same_events(events: List[Dict[str, Any]], eol: bytes, bom: bool, cuts: List[int]) -> None:
+@given(
+    sse_events, st.sampled_from([b"\n", b"\r\n", b"\r"]), st.booleans(), st.lists(st.integers(0, 10**6), max_size=10)
+)
+def test_sse_chunking_gives_the_same_events(
+    events: List[Dict[str, Any]], eol: bytes, bom: bool, cuts: List[int]
+) -> None:
     data = (b"\xef\xbb\xbf" if bom else b"") + _serialize(events, eol)
     whole = _parse([data])
     assert _parse(_split(data, cuts)) == whole

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Protocol
 
 from ..session import Session, Timeout
+from ..transports.base import Transport
 from ..types import ProgressEvent, Tool
-from .pipeline import PipelineHost
 
 if TYPE_CHECKING:
     from .pipeline import Pipeline
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 __all__ = ["ClientHost"]
 
 
-class ClientHost(PipelineHost, Protocol):
+class ClientHost(Protocol):
     """The client as its feature parts see it (implemented by :class:`~mcpsync.client.core.ClientCore`)."""
 
     @property
@@ -51,6 +51,16 @@ class ClientHost(PipelineHost, Protocol):
 
     #: The production controls (interceptors, tracing, retries, policy), or None when none is configured.
     _pipeline: Optional["Pipeline"]
+    _tools_by_name: Dict[str, Tool]  # the last listing (name -> Tool)
+
+    @property
+    def protocol_version(self) -> Optional[str]: ...
+
+    @property
+    def transport_kind(self) -> Optional[str]: ...
+
+    @property
+    def transport(self) -> Transport: ...
 
     @property
     def session(self) -> Session:

@@ -34,7 +34,9 @@ def junk_frames(real_id: Any = None) -> List[bytes]:
     """Frames to write before a response; ``real_id`` (the id about to be answered) is echoed as a float."""
     out: List[Any] = []
     for value in JUNK_VALUES:
-        out.append({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": value, "progress": 1}})
+        out.append(
+            {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": value, "progress": 1}}
+        )
         out.append({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": value}})
         out.append({"jsonrpc": "2.0", "id": value, "result": {"junk": True}})
         out.append({"jsonrpc": "2.0", "id": value, "error": {"code": -32603, "message": "junk"}})
@@ -54,6 +56,10 @@ def junk_frames(real_id: Any = None) -> List[bytes]:
     if isinstance(real_id, int) and not isinstance(real_id, bool):
         out.append({"jsonrpc": "2.0", "id": float(real_id), "result": {"junk": "float twin of the real id"}})
         out.append(
-            {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": float(real_id), "progress": 1}}
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/progress",
+                "params": {"progressToken": float(real_id), "progress": 1},
+            }
         )
     return [json.dumps(m, separators=(",", ":")).encode("utf-8") for m in out]
