@@ -11,7 +11,7 @@ registers an OAuth client: a server that needs one is reported (``mcpsync auth l
 
 from __future__ import annotations
 
-from typing import IO, Any, Callable, Dict, List, Sequence
+from typing import IO, Any, Callable, Dict, List, Sequence, Tuple
 
 from ..errors import ConfigError
 from ..manager.manager import Manager, ServerStatus, UnknownTool
@@ -197,35 +197,30 @@ def _pick(cli: Cli, what: str, matches: List[str], connected: List[str], candida
 
 
 def _prompt(cli: Cli, mgr: Manager, status: Dict[str, ServerStatus]) -> int:
-    name = cli.args.prompt
-    server = getattr(cli.args, "server", None)
-    if server is None:
-        prompts = [p for p in mgr.prompts() if p.server in status]
-        server = _pick(
-            cli,
-            "prompt",
-            sorted({p.server for p in prompts if p.prompt.name == name}),
-            _connected(mgr, status),
-            [p.prompt.name for p in prompts],
-            name,
-        )
-    return _on_server(cli, mgr, status, server, commands.cmd_prompt)
+    offered = [(p.server, p.prompt.name) for p in mgr.prompts() if p.server in status]
+    return _on_the_server(cli, mgr, status, "prompt", cli.args.prompt, offered, commands.cmd_prompt)
 
 
 def _read(cli: Cli, mgr: Manager, status: Dict[str, ServerStatus]) -> int:
-    uri = cli.args.uri
+    offered = [(r.server, r.resource.uri) for r in mgr.resources() if r.server in status]
+    return _on_the_server(cli, mgr, status, "resource", cli.args.uri, offered, commands.cmd_read)
+
+
+def _on_the_server(
+    cli: Cli,
+    mgr: Manager,
+    status: Dict[str, ServerStatus],
+    what: str,
+    key: str,
+    offered: List[Tuple[str, str]],
+    handler: Callable[[Cli, Any], int],
+) -> int:
+    """Run ``handler`` on ``--server``, else on the server that offers ``key`` (see :func:`_pick`)."""
     server = getattr(cli.args, "server", None)
     if server is None:
-        resources = [r for r in mgr.resources() if r.server in status]
-        server = _pick(
-            cli,
-            "resource",
-            sorted({r.server for r in resources if r.resource.uri == uri}),
-            _connected(mgr, status),
-            [r.resource.uri for r in resources],
-            uri,
-        )
-    return _on_server(cli, mgr, status, server, commands.cmd_read)
+        matches = sorted({s for s, k in offered if k == key})
+        server = _pick(cli, what, matches, _connected(mgr, status), [k for _, k in offered], key)
+    return _on_server(cli, mgr, status, server, handler)
 
 
 def _on_server(
