@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
 from ..errors import ConfigError
+from .config_schema import FOREIGN_KNOWN, REMOTE_TYPES as _REMOTE_TYPES, STDIO_TYPES as _STDIO_TYPES, validate_document
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
@@ -66,8 +67,6 @@ DEFAULT_CALL_TIMEOUT = 30.0
 #: Seconds connecting (spawn/TCP + initialize + the first tools/list) may take unless configured.
 DEFAULT_CONNECT_TIMEOUT = 30.0
 
-_STDIO_TYPES = {"stdio", "local"}
-_REMOTE_TYPES = {"http", "remote", "streamable-http", "streamable_http", "streamablehttp", "sse"}
 _CLIENT_OPTION_NAMES = {
     "headers",
     "env",
@@ -260,212 +259,6 @@ def interpolate(
 
 
 # ---------------------------------------------------------------------------
-# Schemas
-# ---------------------------------------------------------------------------
-
-_STR_MAP = {"type": "object", "additionalProperties": {"type": "string"}}
-_STR_LIST = {"type": "array", "items": {"type": "string"}}
-_POSITIVE = {"type": "number", "exclusiveMinimum": 0}
-_OAUTH_OBJECT = {  # OpenCode's keys; the native format also takes every OAuthConfig option (mcpsync.auth)
-    "type": "object",
-    "properties": {k: {"type": "string"} for k in ("clientId", "client_id", "clientSecret", "client_secret", "scope")},
-    "additionalProperties": False,
-}
-_NATIVE_ENTRY = {
-    "type": "object",
-    "properties": {
-        "type": {"enum": sorted(_STDIO_TYPES | _REMOTE_TYPES | {"streamableHttp"})},
-        "command": {"anyOf": [{"type": "string", "minLength": 1}, dict(_STR_LIST, minItems=1)]},
-        "args": _STR_LIST,
-        "env": _STR_MAP,
-        "environment": _STR_MAP,
-        "cwd": {"type": "string"},
-        "inherit_env": {"type": "boolean"},
-        "url": {"type": "string", "pattern": "^https?://"},
-        "headers": _STR_MAP,
-        "transport": {"enum": ["auto", "http", "sse"]},
-        "oauth": {"type": ["boolean", "object"]},
-        "bearer_token": {"type": "string"},
-        "enabled": {"type": "boolean"},
-        "disabled": {"type": "boolean"},
-        "timeout": {"anyOf": [_POSITIVE, {"type": "null"}]},
-        "connect_timeout": _POSITIVE,
-        "lazy": {"type": "boolean"},
-        "allowed_tools": _STR_LIST,
-        "disabled_tools": _STR_LIST,
-        "options": {"type": "object"},
-        "description": {"type": "string"},
-    },
-    "additionalProperties": False,
-    "if": {"required": ["url"]},
-    "then": {"not": {"required": ["command"]}},
-    "else": {"required": ["command"]},
-}
-_OPENCODE_LOCAL = {
-    "properties": {
-        "type": {},
-        "command": dict(_STR_LIST, minItems=1),
-        "environment": _STR_MAP,
-        "enabled": {"type": "boolean"},
-        "timeout": {"type": "integer", "exclusiveMinimum": 0},
-    },
-    "required": ["command"],
-    "additionalProperties": False,
-}
-_OPENCODE_REMOTE = {
-    "properties": {
-        "type": {},
-        "url": {"type": "string", "pattern": "^https?://"},
-        "headers": _STR_MAP,
-        "oauth": {"anyOf": [{"const": False}, _OAUTH_OBJECT]},
-        "enabled": {"type": "boolean"},
-        "timeout": {"type": "integer", "exclusiveMinimum": 0},
-    },
-    "required": ["url"],
-    "additionalProperties": False,
-}
-_OPENCODE_ENTRY = {
-    "type": "object",
-    "required": ["type"],
-    "properties": {"type": {"enum": ["local", "remote"]}},
-    "allOf": [
-        {"if": {"required": ["type"], "properties": {"type": {"const": "local"}}}, "then": _OPENCODE_LOCAL},
-        {"if": {"required": ["type"], "properties": {"type": {"const": "remote"}}}, "then": _OPENCODE_REMOTE},
-    ],
-}
-_FOREIGN_ENTRY = {
-    "type": "object",
-    "properties": {
-        "type": {"enum": ["stdio", "http", "sse", "streamable-http", "streamableHttp", "streamable_http"]},
-        "command": {"type": "string", "minLength": 1},
-        "args": _STR_LIST,
-        "env": _STR_MAP,
-        "envFile": {"type": "string"},
-        "cwd": {"type": "string"},
-        "url": {"type": "string", "pattern": "^https?://"},
-        "serverUrl": {"type": "string", "pattern": "^https?://"},
-        "headers": _STR_MAP,
-        "disabled": {"type": "boolean"},
-        "timeout": _POSITIVE,
-        "allowedTools": _STR_LIST,
-        "includeTools": _STR_LIST,
-        "disabledTools": _STR_LIST,
-        "excludeTools": _STR_LIST,
-    },
-    "if": {"anyOf": [{"required": ["url"]}, {"required": ["serverUrl"]}]},
-    "then": {},
-    "else": {"required": ["command"]},
-}
-_FOREIGN_KNOWN = set(_FOREIGN_ENTRY["properties"]) | {
-    "autoApprove",
-    "alwaysAllow",
-    "description",
-    "gallery",
-    "version",
-    "transportType",
-    "dev",
-}
-
-
-def _document_schema(fmt: str) -> JSON:
-    if fmt == "opencode":
-        return {
-            "type": "object",
-            "properties": {
-                "mcp": {"type": "object", "additionalProperties": _OPENCODE_ENTRY},
-                "experimental": {
-                    "type": "object",
-                    "properties": {"mcp_timeout": {"type": "integer", "exclusiveMinimum": 0}},
-                },
-            },
-        }
-    if fmt == "vscode-settings":
-        return {
-            "type": "object",
-            "properties": {
-                "mcp": {
-                    "type": "object",
-                    "properties": {"servers": {"type": "object", "additionalProperties": _FOREIGN_ENTRY}},
-                }
-            },
-        }
-    if fmt in ("mcpServers", "vscode"):
-        key = "mcpServers" if fmt == "mcpServers" else "servers"
-        return {"type": "object", "properties": {key: {"type": "object", "additionalProperties": _FOREIGN_ENTRY}}}
-    return {"type": "object", "additionalProperties": _NATIVE_ENTRY}
-
-
-def _path_text(parts: Iterable[Any]) -> str:
-    out = ""
-    for p in parts:
-        out += "[%d]" % p if isinstance(p, int) else ("." if out else "") + str(p)
-    return out or "(top level)"
-
-
-_JSON_TYPES = {
-    bool: "boolean",
-    int: "integer",
-    float: "number",
-    str: "string",
-    list: "array",
-    dict: "object",
-    type(None): "null",
-}
-
-
-def _humanize(error: Any) -> Tuple[str, str]:
-    """(path, message) for one jsonschema ValidationError."""
-    path = list(error.absolute_path)
-    v, inst = error.validator, error.instance
-    if v == "additionalProperties" and isinstance(inst, dict):
-        allowed = sorted(error.schema.get("properties") or {})
-        extra = sorted(k for k in inst if k not in allowed)
-        return _path_text(path + extra[:1]), "unknown key %s; expected one of: %s" % (
-            ", ".join(repr(k) for k in extra),
-            ", ".join(allowed),
-        )
-    if v == "required":
-        missing = error.message.split("'")[1] if "'" in error.message else error.message
-        return _path_text(path), "missing required key %r" % missing
-    if v == "type":
-        return _path_text(path), "expected %s, got %s %s" % (
-            error.validator_value if isinstance(error.validator_value, str) else " or ".join(error.validator_value),
-            _JSON_TYPES.get(type(inst), type(inst).__name__),
-            json.dumps(inst, default=str)[:60],
-        )
-    if v == "enum":
-        return _path_text(path), "expected one of %s, got %s" % (
-            ", ".join(json.dumps(x) for x in error.validator_value),
-            json.dumps(inst, default=str)[:60],
-        )
-    if v == "pattern":
-        return _path_text(path), "expected a value matching %s, got %s" % (error.validator_value, json.dumps(inst)[:60])
-    if v in ("exclusiveMinimum", "minimum"):
-        return _path_text(path), "expected a number > %s, got %s" % (error.validator_value, json.dumps(inst)[:60])
-    if v == "not" and "command" in str(error.validator_value):
-        return _path_text(path), "give either 'command' or 'url', not both"
-    if v in ("anyOf", "oneOf") and error.context:
-        best = sorted(error.context, key=lambda e: -len(list(e.absolute_path)))[0]
-        return _humanize(best)
-    return _path_text(path), error.message
-
-
-def _validate(data: Any, fmt: str, source: str) -> None:
-    import jsonschema  # lazily: `import mcpsync` must not import it
-
-    validator = jsonschema.Draft202012Validator(_document_schema(fmt))
-    errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
-    if not errors:
-        return
-    lines = []
-    for err in errors[:5]:
-        path, message = _humanize(err)
-        lines.append("%s: %s" % (path, message))
-    more = "" if len(errors) <= 5 else " (and %d more)" % (len(errors) - 5)
-    raise ConfigError("%s: %s%s" % (source, "; ".join(lines), more))
-
-
-# ---------------------------------------------------------------------------
 # Parsing
 # ---------------------------------------------------------------------------
 
@@ -621,10 +414,10 @@ def _entry(
                 fields["inherit_env"] = True
         else:
             if fmt != "native":
-                unknown = sorted(set(entry) - _FOREIGN_KNOWN)
+                unknown = sorted(set(entry) - FOREIGN_KNOWN)
                 if unknown:
                     log.warning("%s: ignoring unknown keys %s", where, ", ".join(unknown))
-                entry = {k: v for k, v in entry.items() if k in _FOREIGN_KNOWN}
+                entry = {k: v for k, v in entry.items() if k in FOREIGN_KNOWN}
                 if entry.get("envFile"):
                     env_file = expand(entry["envFile"], where + ".envFile")
                     if base_dir is not None:
@@ -684,7 +477,7 @@ def parse_config(
     if fmt == "native":
         plain = {k: v for k, v in data.items() if not isinstance(v, ServerConfig)}
         if validate:
-            _validate(plain, fmt, source)
+            validate_document(plain, fmt, source)
         out = {}
         for name, entry in data.items():
             out[name] = (
@@ -696,7 +489,7 @@ def parse_config(
             )
         return out
     if validate:
-        _validate(data, fmt, source)
+        validate_document(data, fmt, source)
     variables: Dict[str, str] = {"userHome": str(Path.home())}
     if base is not None:
         variables["workspaceFolder"] = str(base.parent if base.name == ".vscode" else base)
