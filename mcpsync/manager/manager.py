@@ -54,11 +54,11 @@ from ..errors import (
     NeedsClientRegistration,
     RequestTimeout,
 )
-from ..session import DEFAULT, Timeout
-from ..types import CallToolResult, ProgressEvent, Tool
+from ..types import Tool
 from . import adapters as _adapters
 from .config import ServerConfig, find_config, load_config, parse_config, server_config
 from .naming import NameTable
+from .tools import ToolMethods
 from .records import (
     reopen_after_fork,
     CONNECTED,
@@ -115,7 +115,7 @@ log = logging.getLogger(__name__)
 ServerTool = _adapters.ServerTool
 
 
-class Manager(ListingMethods, OAuthMethods):
+class Manager(ToolMethods, ListingMethods, OAuthMethods):
     """Connects and manages many MCP servers; see the module docstring.
 
     Args:
@@ -681,166 +681,6 @@ class Manager(ListingMethods, OAuthMethods):
         return self._records()
 
     # ------------------------------------------------------------------ tools
-
-    def _table(self) -> Tuple[NameTable, Dict[str, ServerTool]]:
-        with self._lock:
-            version, cached = self._version, self._table_cache
-            if cached is not None and cached[0] == version:
-                return cached[1], cached[2]
-            records = list(self._servers.values())
-        known: List[Tuple[str, Tool]] = []
-        for rec in records:
-            with rec.lock:
-                known += [(rec.config.name, t) for t in rec.tools or []]
-        table = NameTable((s, t.name) for s, t in known)
-        by_name = {}
-        for server, tool in known:
-            exposed = table.name_for(server, tool.name)
-            by_name[exposed] = ServerTool(exposed, server, tool, _adapters.object_schema(tool.input_schema))
-        with self._lock:
-            if self._version == version:
-                self._table_cache = (version, table, by_name)
-        return table, by_name
-
-    def tools(self, server: Optional[str] = None) -> List[ServerTool]:
-        """Every connected server's tools as :class:`~mcpsync.manager.adapters.ServerTool` (exposed name, server,
-        original :class:`~mcpsync.Tool`, converted input schema), sorted by name.
-
-        Served from the cache (no request) once servers are connected; connects lazy
-        servers and restarts lost ones first, which blocks up to their connect bound.
-        """
-        records = self._ensure_all() if server is None else [self._record(server)]
-        if server is not None:
-            try:
-                self._client_for(records[0])
-            except MCPError:
-                return []
-        live = set()
-        for rec in records:
-            with rec.lock:
-                if rec.status.status == CONNECTED:
-                    live.add(rec.config.name)
-        _, by_name = self._table()
-        return [t for name, t in sorted(by_name.items()) if t.server in live]
-
-    def tools_for(self, provider: str, *, strict: bool = False, server: Optional[str] = None) -> List[Dict[str, Any]]:
-        """The tools as ready-to-send definitions for ``provider`` (``openai``, ``openai-responses``,
-        ``anthropic``); see :func:`mcpsync.manager.adapters.tool_definitions`."""
-        return _adapters.tool_definitions(self.tools(server), provider, strict=strict)
-
-    def refresh_tools(self, name: Optional[str] = None) -> None:
-        """Re-list the tools of one or every connected server now (blocks; the previous list is kept on error)."""
-        for rec in [self._record(name)] if name is not None else self._records():
-            with rec.lock:
-                client, generation = rec.client, rec.generation
-                if rec.status.status != CONNECTED or client is None:
-                    continue
-            self._refresh_once(rec, client, generation)
-
-    def _refresh_once(self, rec: _Server, client: Any, generation: int) -> bool:
-        try:
-            tools = self._list_tools(client, float(rec.config.connect_timeout))
-        except MCPError as exc:
-            log.warning(
-                "server %s: refreshing the tool list failed (%s); keeping the previous list", rec.config.name, exc
-            )
-            return False
-        with rec.lock:
-            if rec.generation != generation:
-                return False
-            rec.tools = tools
-        self._bump()
-        self._events.emit("tools_changed", rec.config.name)
-        return True
-
-    def _tools_changed(self, rec: _Server, generation: int) -> None:
-        """list_changed arrived (client dispatch thread): refresh in the background, coalesced."""
-        with rec.lock:
-            if rec.generation != generation or self._closed:
-                return
-            rec.refresh_dirty = True
-            if rec.refresh_thread is not None:
-                return
-            rec.refresh_thread = spawn(
-                "mcpsync-manager-refresh:%s" % rec.config.name, self._refresh_worker, rec, generation
-            )
-
-    def _refresh_worker(self, rec: _Server, generation: int) -> None:
-        while True:
-            with rec.lock:
-                if not rec.refresh_dirty or rec.generation != generation or self._closed or rec.client is None:
-                    rec.refresh_thread = None
-                    return
-                rec.refresh_dirty = False
-                client = rec.client
-            self._refresh_once(rec, client, generation)
-
-    def _route(self, name: str, server: Optional[str]) -> Tuple[_Server, str]:
-        if server is not None:
-            return self._record(server), name
-        table, _ = self._table()
-        pair = table.resolve(name)
-        if pair is None:
-            self._ensure_all()
-            table, _ = self._table()
-            pair = table.resolve(name)
-        if pair is None:
-            raise UnknownTool("no server offers a tool named %r" % name)
-        return self._record(pair[0]), pair[1]
-
-    def call_tool(
-        self,
-        name: str,
-        arguments: Optional[Dict[str, Any]] = None,
-        *,
-        server: Optional[str] = None,
-        timeout: Timeout = DEFAULT,
-        progress: Optional[Callable[[ProgressEvent], object]] = None,
-        meta: Optional[Dict[str, Any]] = None,
-    ) -> CallToolResult:
-        """Call a tool by its exposed name (``{server}_{tool}``), or by its own name on ``server``.
-
-        Blocks until the result. ``timeout`` (default: the server's configured
-        ``timeout``, 30 s) is an idle timeout restarted by progress notifications.
-        A dead stdio server is restarted first (backoff permitting); a call that
-        was sent is never retried. Raises :class:`UnknownTool`, the client's errors
-        (:class:`~mcpsync.RequestTimeout`, :class:`~mcpsync.ConnectionClosed`...),
-        or :class:`~mcpsync.ConnectError` when the server is unavailable.
-        """
-        rec, tool = self._route(name, server)
-        client = self._client_for(rec)
-        idle = rec.config.timeout if timeout is DEFAULT else timeout
-        try:
-            result = client.call_tool(tool, arguments or {}, timeout=idle, progress=progress, meta=meta)
-        except ConnectionClosed as exc:
-            with rec.lock:
-                if rec.client is client and rec.status.status == CONNECTED:
-                    self._mark_lost(rec, exc)
-            raise
-        rec.served_by(client)  # this connection proved itself: the failure count resets
-        return result
-
-    def input_schema(self, name: str) -> Optional[Dict[str, Any]]:
-        """The original input schema of the tool exposed as ``name`` (None when unknown). No I/O."""
-        _, by_name = self._table()
-        tool = by_name.get(name)
-        return tool.tool.input_schema if tool is not None else None
-
-    def call_from_tool_call(
-        self, tool_call: Any, *, provider: Optional[str] = None, raise_errors: bool = False
-    ) -> Dict[str, Any]:
-        """Execute an OpenAI / Responses / Anthropic tool call; return that provider's tool-result shape.
-
-        Blocks for the call. Failures become an error result the model can read
-        (see :func:`mcpsync.manager.adapters.execute_tool_call`) unless ``raise_errors``.
-        """
-        return _adapters.execute_tool_call(
-            tool_call,
-            lambda n, a: self.call_tool(n, a),
-            provider=provider,
-            schema_for=self.input_schema,
-            raise_errors=raise_errors,
-        )
 
 
 ServerManager = Manager
