@@ -57,7 +57,7 @@ import time
 from typing import Any, Callable, ContextManager, Dict, Iterator, List, Mapping, Optional
 
 from ..errors import CredentialStoreError
-from .store_base import CALLBACK_KEYS, CALLBACK_TTL, CredentialStoreBase, callback_params, clean_callback, clean_entry
+from .store_base import add_callback, CredentialStoreBase, callback_params, clean_callback, clean_entry
 
 __all__ = ["CredentialStore", "default_store_path", "ENV_AUTH_FILE", "ENV_DATA_DIR"]
 
@@ -68,7 +68,6 @@ ENV_AUTH_FILE = "MCPSYNC_AUTH_FILE"
 ENV_DATA_DIR = "MCPSYNC_DATA_DIR"
 """Environment variable: the directory holding ``mcp-auth.json``."""
 FILE_NAME = "mcp-auth.json"
-_MAX_CALLBACKS = 100
 
 
 class _PathLock:
@@ -430,14 +429,7 @@ class CredentialStore(CredentialStoreBase):
 
         def fn(data: Dict[str, Any]) -> None:
             callbacks = data["callbacks"]
-            now = time.time()
-            for key in [k for k, v in callbacks.items() if now - v["receivedAt"] > CALLBACK_TTL]:
-                callbacks.pop(key, None)
-            while len(callbacks) >= _MAX_CALLBACKS:
-                callbacks.pop(min(callbacks, key=lambda k: callbacks[k]["receivedAt"]))
-            record: Dict[str, Any] = {k: v for k, v in params.items() if k in CALLBACK_KEYS}
-            record["receivedAt"] = now
-            callbacks[state] = record
+            add_callback(callbacks, state, params)
 
         self._modify(fn)
 

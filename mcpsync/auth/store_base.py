@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 import logging
 import math
+import time
 from typing import (
     Any,
     Callable,
@@ -266,6 +267,21 @@ def callback_params(record: Mapping[str, Any]) -> Dict[str, str]:
 
 
 CALLBACK_KEYS = ("code", "state", "iss", "error", "error_description")
+#: At most this many relayed redirects are kept (the oldest go first).
+MAX_CALLBACKS = 100
+
+
+def add_callback(callbacks: Dict[str, Any], state: str, params: Mapping[str, str]) -> None:
+    """Record the redirect parameters of ``state`` in ``callbacks`` (in place): entries older than
+    :data:`CALLBACK_TTL` are pruned, and the oldest go while more than :data:`MAX_CALLBACKS` would be kept."""
+    now = time.time()
+    for key in [k for k, v in callbacks.items() if now - v["receivedAt"] > CALLBACK_TTL]:
+        callbacks.pop(key, None)
+    while len(callbacks) >= MAX_CALLBACKS:
+        callbacks.pop(min(callbacks, key=lambda k: callbacks[k]["receivedAt"]))
+    record: Dict[str, Any] = {k: v for k, v in params.items() if k in CALLBACK_KEYS}
+    record["receivedAt"] = now
+    callbacks[state] = record
 
 
 def entry_for_url(store: CredentialBackend, name: str, server_url: str) -> Optional[Dict[str, Any]]:

@@ -33,14 +33,13 @@ from typing import Any, Callable, ContextManager, Dict, Iterator, List, Mapping,
 
 from ..errors import ConfigError, CredentialStoreError
 from .store import CredentialStore, user_data_dir
-from .store_base import CALLBACK_KEYS, CALLBACK_TTL, CredentialStoreBase, callback_params, clean_callback, clean_entry
+from .store_base import add_callback, CredentialStoreBase, callback_params, clean_callback, clean_entry
 
 __all__ = ["KeyringCredentialStore"]
 
 log = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
-_MAX_CALLBACKS = 100
 
 
 def _import_keyring() -> Any:
@@ -199,14 +198,7 @@ class KeyringCredentialStore(CredentialStoreBase):
         """Leave the redirect parameters of ``state`` (pruned after 10 minutes)."""
         with self._mutex.locked():
             callbacks = self._callbacks()
-            now = time.time()
-            for key in [k for k, v in callbacks.items() if now - v["receivedAt"] > CALLBACK_TTL]:
-                callbacks.pop(key, None)
-            while len(callbacks) >= _MAX_CALLBACKS:
-                callbacks.pop(min(callbacks, key=lambda k: callbacks[k]["receivedAt"]))
-            record: Dict[str, Any] = {k: v for k, v in params.items() if k in CALLBACK_KEYS}
-            record["receivedAt"] = now
-            callbacks[state] = record
+            add_callback(callbacks, state, params)
             self._put("callbacks", callbacks)
 
     def take_callback(self, state: str) -> Optional[Dict[str, str]]:
