@@ -111,6 +111,18 @@ def wait_for(pred: Callable[[], bool], timeout: float = 5.0) -> bool:
 
 
 @pytest.fixture(autouse=True)
+def fresh_process_memory() -> None:
+    """Forget the per-process era verdicts and transport choices: a server a test starts may get the port
+    of an earlier test's server of another era, whose cached verdict would then be used."""
+    from mcpsync.client.negotiate import ERA_CACHE
+    from mcpsync.transports.remote import forget
+
+    with ERA_CACHE._lock:
+        ERA_CACHE._data.clear()
+    forget()
+
+
+@pytest.fixture(autouse=True)
 def no_leaks(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
     """Fail a test that leaves an mcpsync thread, a child process or a pipe behind."""
     threads_before = _mcpsync_threads()

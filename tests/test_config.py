@@ -240,7 +240,7 @@ def test_env_file_follows_python_dotenv_rules(tmp_path) -> None:
         "export PLAIN=value\n"
         "SPACED = padded   \n"
         "INLINE=kept # dropped comment\n"
-        "DOUBLE=\"line1\\nline2\"\n"
+        'DOUBLE="line1\\nline2"\n'
         "SINGLE='no \\n escape'\n"
         'MULTI="first\nsecond"\n'
         "REF=${WHERE}/x\n"

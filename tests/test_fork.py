@@ -236,3 +236,49 @@ def test_listen_stream_and_notification_queue_end_in_the_child() -> None:
         c.call_tool("add_tool", {"name": "after_fork"})
         assert sub.get(timeout=BOUND).method == "notifications/tools/list_changed"  # the parent's stream still works
         sub.close()
+
+
+@pytest.mark.parametrize("engine", ["stdlib", "requests"])
+def test_http_client_in_a_forked_child_closes_only_its_copies_of_the_sockets(engine: str) -> None:
+    """The child's copies of the pooled sockets are closed (nothing held open on the child's side);
+    nothing is shut down, so the parent's connections, session and GET stream keep working."""
+    from .httpserver import MCPTestServer
+
+    def sockets_to(port: int) -> int:
+        """This process's TCP sockets whose remote end is ``port`` (from /proc: fd inodes x net/tcp)."""
+        inodes = set()
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                link = os.readlink("/proc/self/fd/" + fd)
+            except OSError:
+                continue
+            if link.startswith("socket:["):
+                inodes.add(link[8:-1])
+        count = 0
+        with open("/proc/self/net/tcp") as f:
+            for line in f.readlines()[1:]:
+                fields = line.split()
+                if int(fields[2].split(":")[1], 16) == port and fields[9] in inodes:
+                    count += 1
+        return count
+
+    if not os.path.exists("/proc/self/net/tcp"):
+        pytest.skip("needs Linux's /proc to count sockets")
+    with MCPTestServer(era="legacy") as srv:
+        with mcpsync.connect(srv.url, transport="http", timeout=20, engine=engine) as c:
+            assert c.call_tool("echo", {"message": "a"}).text == "a"
+            before = sockets_to(srv.port)
+            assert before >= 1
+
+            def child() -> Dict[str, Any]:
+                out = {"call": _try(lambda: c.call_tool("echo", {"message": "x"}))}
+                c.close()
+                out["sockets"] = sockets_to(srv.port)
+                return out
+
+            report = in_child(child)
+            assert report["call"]["type"] == "ForkedClientError"
+            assert report["sockets"] == 0, report
+            assert c.call_tool("echo", {"message": "still here"}).text == "still here"
+            assert sockets_to(srv.port) >= 1
+            assert len(srv.records("DELETE")) == 0  # the child never ended the parent's session

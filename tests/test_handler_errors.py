@@ -98,5 +98,3 @@ def test_handler_missing_is_still_local_in_the_modern_era() -> None:
     with mcpsync.connect(server_cmd("--era", "modern", "--ignore-client-capabilities")) as c:
         with pytest.raises(mcpsync.HandlerMissing):
             c.call_tool("elicit")
-
-

@@ -82,8 +82,6 @@ from .http_calls import (
 )  # noqa: F401
 from .base import Transport, TransportSink
 from .remote import (
-    abort_connections,
-    close_session,
     convert_request_exception,
     error_for_status,
     init_remote,
@@ -259,6 +257,12 @@ class StreamableHTTPTransport(LegacySessionMixin, EventStreamMixin, Transport):
             if call is not None:
                 _abort(call.response)
 
+    def after_fork_in_child(self) -> None:
+        """In a forked child: close the child's copies of the sockets (no shutdown, nothing sent, no lock
+        taken: the connections and the server session stay the parent's)."""
+        self._closed = True
+        self._net.after_fork_in_child()
+
     def close(self, timeout: Optional[float] = None) -> None:
         """DELETE the session (best effort), stop every stream and thread; idempotent, bounded."""
         with self._lock:
@@ -281,10 +285,10 @@ class StreamableHTTPTransport(LegacySessionMixin, EventStreamMixin, Transport):
         sid = self._session_id
         if sid and self._era != "modern":
             self._delete_session(sid, min(2.0, budget / 2))
-        abort_connections(self._http)  # wakes callers blocked on a POST the server never answers
+        self._net.abort()  # wakes callers blocked on a POST the server never answers
         self._streams.stop(max(0.0, deadline - time.monotonic()))
         join(self._get_thread, max(0.0, deadline - time.monotonic()))
-        close_session(self._http)
+        self._net.close()
         self._report_close(None)
 
     # ------------------------------------------------------------------ headers
@@ -363,7 +367,7 @@ class StreamableHTTPTransport(LegacySessionMixin, EventStreamMixin, Transport):
         read = self.options.read_timeout
         if timeout is not None and (read is None or timeout < read):
             read = timeout  # the call's own timeout binds before the stream read timeout
-        return self._fast.send("POST", self.url, body, headers, (self.options.connect_timeout, read))
+        return self._net.send("POST", self.url, body, headers, (self.options.connect_timeout, read))
 
     def _call_timeout_binds(self, call: _Call) -> bool:
         read = self.options.read_timeout

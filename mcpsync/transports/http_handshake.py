@@ -219,7 +219,7 @@ class LegacySessionMixin(RemoteState):
         if self._version:
             headers["MCP-Protocol-Version"] = self._version
         try:
-            r = self._http.delete(self.url, headers=headers, timeout=(min(timeout, 2.0) or 0.1, timeout or 0.1))
+            r = self._net.delete(self.url, headers, (min(timeout, 2.0) or 0.1, timeout or 0.1))
             logger.debug("[%s] DELETE session: HTTP %d", self.name, r.status_code)
             r.close()
         except Exception as exc:  # noqa: BLE001 - best effort, never raises
@@ -270,9 +270,7 @@ class LegacySessionMixin(RemoteState):
             if last_id:
                 headers["Last-Event-ID"] = last_id
             try:
-                response = self._http.get(
-                    self.url, headers=headers, stream=True, timeout=(self.options.connect_timeout, None)
-                )
+                response = self._net.get(self.url, headers, (self.options.connect_timeout, None))
             except Exception as exc:  # noqa: BLE001
                 _release(exc)
                 self._get_settled.set()

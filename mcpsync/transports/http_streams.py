@@ -251,12 +251,7 @@ class EventStreamMixin(RemoteState):
             if sid:
                 headers["Mcp-Session-Id"] = sid
             try:
-                response = self._http.get(
-                    self.url,
-                    headers=headers,
-                    stream=True,
-                    timeout=(self.options.connect_timeout, self.options.read_timeout),
-                )
+                response = self._net.get(self.url, headers, (self.options.connect_timeout, self.options.read_timeout))
             except Exception as exc:  # noqa: BLE001
                 _release(exc)
                 if self._closed or call.cancelled:

@@ -40,8 +40,6 @@ from .base import Transport, TransportSink
 from .http_calls import _abort, _content_type, _is_read_timeout, _is_response, _release, deliver
 from .remote import (
     RemoteState,
-    abort_connections,
-    close_session,
     convert_request_exception,
     error_for_status,
     init_remote,
@@ -216,6 +214,12 @@ class SSETransport(RemoteState, Transport):
         except MCPError as exc:
             logger.debug("[%s] could not send the cancellation: %s", self.name, exc)
 
+    def after_fork_in_child(self) -> None:
+        """In a forked child: close the child's copies of the sockets (no shutdown, nothing sent, no lock
+        taken: the connections and the server session stay the parent's)."""
+        self._closed = True
+        self._net.after_fork_in_child()
+
     def close(self, timeout: Optional[float] = None) -> None:
         with self._lock:
             if self._closed:
@@ -227,7 +231,7 @@ class SSETransport(RemoteState, Transport):
         self._usable.set()
         if conn is not None:
             _abort(conn.response)
-        abort_connections(self._http)  # wakes callers blocked on a POST the server never acknowledges
+        self._net.abort()  # wakes callers blocked on a POST the server never acknowledges
         join(self._reader, max(0.0, deadline - time.monotonic()))
         self._shutdown_http()
         self._report_close(None)
@@ -235,7 +239,7 @@ class SSETransport(RemoteState, Transport):
     # ------------------------------------------------------------------ internals
 
     def _shutdown_http(self) -> None:
-        close_session(self._http)
+        self._net.close()
 
     def _report_close(self, exc: Optional[BaseException]) -> None:
         with self._lock:
@@ -251,9 +255,7 @@ class SSETransport(RemoteState, Transport):
         if self._last_event_id:
             headers["Last-Event-ID"] = self._last_event_id
         try:
-            response = self._http.get(
-                self.url, headers=headers, stream=True, timeout=(self.options.connect_timeout, None)
-            )
+            response = self._net.get(self.url, headers, (self.options.connect_timeout, None))
         except Exception as exc:  # noqa: BLE001
             _release(exc)
             raise convert_request_exception(exc, self.url) from None
@@ -307,7 +309,7 @@ class SSETransport(RemoteState, Transport):
         if self._version:
             headers["MCP-Protocol-Version"] = self._version
         try:
-            response = self._fast.send(
+            response = self._net.send(
                 "POST",
                 conn.endpoint,
                 jsonrpc.encode(message),

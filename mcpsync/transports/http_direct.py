@@ -1,0 +1,643 @@
+"""The standard-library HTTP engine: ``http.client`` parsing over keep-alive sockets this module pools.
+
+``requests`` is the richer engine (proxies, auth hooks, netrc, any adapter); importing it costs about
+as much as a whole small client process, and its per-call layers (and urllib3's beneath it) cost
+several times what a hand-written ``http.client`` client pays. Where a server's configuration needs
+none of what only ``requests`` does, the transports use this engine instead (see
+:func:`mcpsync.transports.remote.engine_for` for the rule). Per call it:
+
+* takes an idle connection of the origin from a LIFO pool (as many as the calls in flight, kept up
+  to ``pool_maxsize``), checking a pooled one with a zero-timeout ``select`` first (a server may
+  close an idle connection at any moment without saying so; readable means closed, or junk);
+* writes the request line, the headers and a small body in **one** ``sendall``; a send that fails
+  on a reused connection (the server had closed it) is retried once on a new connection (nothing
+  of the request reached the server);
+* parses the answer with ``http.client.HTTPResponse`` (status, headers, ``Content-Length``,
+  chunked and close-delimited bodies), and hands back a :class:`DirectResponse` with the small
+  surface the transports use (``status_code``, ``headers``, ``raw.read1``, ``release_conn``,
+  ``close``), gzip and deflate bodies decoded;
+* follows same-origin redirects (at most five, with ``requests``' method rules), keeps the cookies a
+  server sets (``http.cookiejar``, loaded only when a server sets one) and sends them back.
+
+Timeouts: the connect timeout bounds the TCP connect and the TLS handshake; the read timeout bounds
+each wait for bytes (set on the socket only when it differs from what it holds). Errors are the
+engine-neutral ones of :mod:`mcpsync.transports.netbase`. Thread-safe: one engine serves every
+thread of a transport; :meth:`DirectNet.abort` (from any thread) wakes every thread blocked on one
+of its sockets, :meth:`DirectNet.close` closes them all.
+"""
+
+from __future__ import annotations
+
+import http.client
+import logging
+import os
+import select
+import socket
+import threading
+import time
+import zlib
+from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
+from urllib.parse import urljoin, urlsplit
+
+from .netbase import (
+    ConnectFailed,
+    ConnectionBroken,
+    ConnectTimeout,
+    ReadTimeout,
+    TLSFailed,
+    TooManyRedirects,
+    redact_url,
+    same_origin,
+)
+
+__all__ = ["DirectNet", "DirectResponse"]
+
+logger = logging.getLogger("mcpsync.transports.http")
+
+_ONE_WRITE_MAX = 1 << 16  # a larger body is written after the head (no copy of a big body)
+_REDIRECTS = (301, 302, 303, 307, 308)
+_MAX_REDIRECTS = 5
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+Timeouts = Tuple[Optional[float], Optional[float]]
+
+
+class _Conn:
+    """One socket to one origin, and when it was last handed back to the pool."""
+
+    __slots__ = ("sock", "idle_since", "reused", "__weakref__")
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.idle_since = 0.0
+        self.reused = False
+
+    def close(self) -> None:
+        try:
+            self.sock.close()
+        except OSError:  # pragma: no cover - closing never matters
+            pass
+
+
+class _Origin:
+    """The pool of one ``(scheme, host, port)``: idle connections (LIFO) and how to make a new one."""
+
+    __slots__ = ("scheme", "host", "port", "host_header", "idle")
+
+    def __init__(self, scheme: str, host: str, port: int) -> None:
+        self.scheme = scheme
+        self.host = host
+        self.port = port
+        shown = "[%s]" % host if ":" in host else host
+        self.host_header = shown if port == _DEFAULT_PORTS.get(scheme) else "%s:%d" % (shown, port)
+        self.idle: List[_Conn] = []
+
+
+class _Route:
+    """What one URL resolves to: its origin's pool and the request target (path and query)."""
+
+    __slots__ = ("url", "origin", "target")
+
+    def __init__(self, url: str, origin: _Origin, target: str) -> None:
+        self.url = url
+        self.origin = origin
+        self.target = target
+
+
+class DirectResponse:
+    """An HTTP answer read straight from its socket (the surface of a streamed ``requests.Response``).
+
+    ``status_code``, ``reason``, ``headers`` (case-insensitive ``get``), ``url``; the body is read with
+    ``raw.read1(n)`` / ``raw.read(n)`` (``raw`` is the response itself), decoded from gzip or deflate.
+    :meth:`release_conn` hands the connection back to the pool once the body is read whole;
+    :meth:`close` does the same, or closes the connection when the body was not read to its end.
+    One thread reads a response; :meth:`DirectNet.abort` may shut its socket down from another.
+    """
+
+    __slots__ = ("status_code", "reason", "headers", "url", "_net", "_route", "_conn", "_resp", "_decoder", "_done")
+
+    def __init__(self, net: "DirectNet", route: _Route, conn: _Conn, resp: http.client.HTTPResponse) -> None:
+        self.status_code: int = resp.status
+        self.reason: str = resp.reason
+        self.headers = resp.msg
+        self.url = route.url
+        self._net = net
+        self._route = route
+        self._conn: Optional[_Conn] = conn
+        self._resp = resp
+        self._decoder: Any = None
+        self._done = False
+        encoding = (resp.msg.get("Content-Encoding") or "").strip().lower()
+        if encoding in ("gzip", "x-gzip"):
+            self._decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        elif encoding == "deflate":
+            self._decoder = _Deflate()
+
+    # the attribute names the transports' helpers look for (``response.raw``, ``raw._connection.sock``)
+    @property
+    def raw(self) -> "DirectResponse":
+        return self
+
+    @property
+    def _connection(self) -> Optional[_Conn]:
+        return self._conn
+
+    @property
+    def is_redirect(self) -> bool:
+        return self.status_code in _REDIRECTS and "Location" in self.headers
+
+    def read1(self, amt: int = -1, decode_content: bool = True) -> bytes:
+        """Up to ``amt`` bytes of the body with at most one read of the socket that yields data
+        (``b""`` at its end). Blocks until some arrive or the read timeout expires (``ReadTimeout``)."""
+        while True:
+            data = self._read(self._resp.read1, amt) if not self._done else b""
+            if not data and not self._done and amt != 0:
+                resp = self._resp
+                if not resp.chunked and resp.length and resp._method != "HEAD":  # type: ignore[attr-defined]
+                    missing = resp.length
+                    self._drop()  # http.client's read1 takes an early end for the end of the body
+                    raise ConnectionBroken(
+                        "connection to %s closed with %d bytes of the body missing" % (redact_url(self.url), missing)
+                    )
+            try:
+                if not data:
+                    tail = self._decoder.flush() if self._decoder is not None and decode_content else b""
+                    self._decoder = None
+                    self.release_conn()  # the body is read to its end: the connection goes back at once
+                    return tail
+                if self._decoder is None or not decode_content:
+                    return data
+                out = self._decoder.decompress(data)
+            except zlib.error as exc:
+                self._drop()
+                raise ConnectionBroken("undecodable body from %s: %s" % (redact_url(self.url), exc)) from None
+            if out:
+                return out  # type: ignore[no-any-return]
+
+    def read(self, amt: Optional[int] = None, decode_content: bool = True) -> bytes:
+        """The rest of the body (or up to ``amt`` bytes of it); blocks until read."""
+        if amt is None:
+            parts: List[bytes] = []
+            while True:
+                chunk = self.read1(1 << 20, decode_content)
+                if not chunk:
+                    return b"".join(parts)
+                parts.append(chunk)
+        out = bytearray()
+        while len(out) < amt:
+            chunk = self.read1(amt - len(out), decode_content)
+            if not chunk:
+                break
+            out += chunk
+        return bytes(out)
+
+    def _read(self, fn: Any, amt: int) -> bytes:
+        try:
+            data: bytes = fn(amt)
+        except socket.timeout:
+            self._drop()
+            raise ReadTimeout("no data from %s within the read timeout" % redact_url(self.url)) from None
+        except (OSError, http.client.HTTPException, ValueError) as exc:
+            # ValueError: a read after close() or abort() (the file object is gone)
+            self._drop()
+            raise ConnectionBroken("connection to %s broken: %s" % (redact_url(self.url), _text(exc))) from None
+        return data
+
+    @property
+    def content(self) -> bytes:
+        return self.read()
+
+    @property
+    def text(self) -> str:
+        charset = "utf-8"
+        ctype = self.headers.get("Content-Type") or ""
+        for part in ctype.split(";")[1:]:
+            key, _, value = part.strip().partition("=")
+            if key.lower() == "charset" and value:
+                charset = value.strip('"')
+        return self.content.decode(charset, "replace")
+
+    def json(self) -> Any:
+        import json
+
+        return json.loads(self.content)
+
+    def iter_content(self, chunk_size: int = 65536) -> Any:
+        while True:
+            chunk = self.read1(chunk_size)
+            if not chunk:
+                return
+            yield chunk
+
+    def release_conn(self) -> None:
+        """Hand the connection back to the pool if the body was read to its end, else close it."""
+        if self._done:
+            return
+        self._done = True
+        conn, self._conn = self._conn, None
+        if conn is None:
+            return
+        resp = self._resp
+        complete = resp.fp is None or (not resp.chunked and resp.length == 0)  # < 3.13 leaves fp open at the end
+        resp.close()
+        if complete and not resp.will_close:
+            self._net._checkin(self._route.origin, conn)
+        else:
+            self._net._discard(conn)
+
+    close = release_conn
+
+    def _drop(self) -> None:
+        if not self._done:
+            self._done = True
+            conn, self._conn = self._conn, None
+            self._resp.close()
+            if conn is not None:
+                self._net._discard(conn)
+
+    def __del__(self) -> None:  # a response dropped unread: its socket is closed, never pooled or leaked
+        try:
+            if not self._done:
+                self._drop()
+        except Exception:  # noqa: BLE001 - never raise from a finalizer
+            pass
+
+    def __enter__(self) -> "DirectResponse":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return "<DirectResponse [%d]>" % self.status_code
+
+
+class _Deflate:
+    """``Content-Encoding: deflate``: zlib-wrapped as the RFC says, raw deflate as some servers send."""
+
+    def __init__(self) -> None:
+        self._obj: Any = None
+        self._head = b""
+
+    def decompress(self, data: bytes) -> bytes:
+        if self._obj is None:
+            self._head += data
+            if len(self._head) < 2:
+                return b""
+            data, self._head = self._head, b""
+            zlib_wrapped = (data[0] & 0x0F) == 8 and (data[0] * 256 + data[1]) % 31 == 0
+            self._obj = zlib.decompressobj(zlib.MAX_WBITS if zlib_wrapped else -zlib.MAX_WBITS)
+        return self._obj.decompress(data)  # type: ignore[no-any-return]
+
+    def flush(self) -> bytes:
+        return self._obj.flush() if self._obj is not None else b""
+
+
+class DirectNet:
+    """The standard-library engine of one transport (thread-safe; see the module docstring).
+
+    Args:
+        url: the server's endpoint (its origin is the first pool; other same-process URLs get theirs).
+        headers: sent on every request (``User-Agent``, ``Accept-Encoding``, the user's headers and a
+            static ``Authorization``); a request's own headers win, compared case-insensitively.
+        ssl_context: the TLS settings for ``https`` (built by the caller from ``verify`` and ``cert``).
+        pool_maxsize: idle connections kept per origin.
+    """
+
+    kind = "stdlib"
+
+    def __init__(
+        self,
+        url: str,
+        headers: Mapping[str, str],
+        ssl_context: Any = None,
+        pool_maxsize: int = 128,
+    ) -> None:
+        self._headers = dict(headers)
+        self._ssl_context = ssl_context
+        self._maxsize = max(1, pool_maxsize)
+        self._origins: Dict[Tuple[str, str, int], _Origin] = {}
+        self._routes: Dict[str, _Route] = {}
+        self._live: Set[_Conn] = set()
+        self._lock = threading.Lock()
+        self._closed = False
+        self._cookies: Any = None  # an http.cookiejar.CookieJar once a server sets a cookie
+        self._route(url)
+
+    # ------------------------------------------------------------------ routes and pools
+
+    def _route(self, url: str) -> _Route:
+        route = self._routes.get(url)
+        if route is not None:
+            return route
+        parts = urlsplit(url)
+        scheme = parts.scheme.lower()
+        if scheme not in _DEFAULT_PORTS or not parts.hostname:
+            raise ConnectFailed("not an http(s) URL: %s" % redact_url(url))
+        if scheme == "https" and self._ssl_context is None:
+            raise ConnectFailed("no TLS settings for %s" % redact_url(url))
+        try:
+            port = parts.port or _DEFAULT_PORTS[scheme]
+        except ValueError:
+            raise ConnectFailed("bad port in %s" % redact_url(url)) from None
+        key = (scheme, parts.hostname.lower(), port)
+        with self._lock:
+            origin = self._origins.get(key)
+            if origin is None:
+                origin = self._origins[key] = _Origin(*key)
+            target = (parts.path or "/") + ("?" + parts.query if parts.query else "")
+            route = _Route(url, origin, target)
+            if len(self._routes) > 32:  # endpoints change on reconnects: keep the map small
+                self._routes.clear()
+            self._routes[url] = route
+        return route
+
+    def _checkout(self, origin: _Origin, connect_timeout: Optional[float]) -> _Conn:
+        idle = origin.idle
+        while True:
+            with self._lock:
+                if self._closed:
+                    raise ConnectionBroken("the HTTP connections are closed")
+                if not idle:
+                    break
+                conn = idle.pop()
+            if not _dropped(conn.sock):  # outside the lock: a system call
+                conn.reused = True
+                return conn
+            self._discard(conn)
+        return self._connect(origin, connect_timeout)
+
+    def _connect(self, origin: _Origin, timeout: Optional[float]) -> _Conn:
+        where = "%s://%s" % (origin.scheme, origin.host_header)
+        try:
+            sock = socket.create_connection((origin.host, origin.port), timeout)
+        except socket.timeout:
+            raise ConnectTimeout("timed out connecting to %s" % where) from None
+        except OSError as exc:
+            raise ConnectFailed("cannot connect to %s: %s" % (where, _text(exc))) from None
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+            if origin.scheme == "https":
+                sock = self._ssl_context.wrap_socket(sock, server_hostname=origin.host)
+        except socket.timeout:
+            sock.close()
+            raise ConnectTimeout("timed out in the TLS handshake with %s" % where) from None
+        except OSError as exc:  # ssl.SSLError and ssl.CertificateError are OSErrors / ValueErrors
+            sock.close()
+            kind = TLSFailed if origin.scheme == "https" else ConnectFailed
+            raise kind("TLS error talking to %s: %s" % (where, _text(exc))) from None
+        except ValueError as exc:  # pragma: no cover - ssl.CertificateError on old Pythons
+            sock.close()
+            raise TLSFailed("TLS error talking to %s: %s" % (where, _text(exc))) from None
+        conn = _Conn(sock)
+        with self._lock:
+            if self._closed:
+                conn.close()
+                raise ConnectionBroken("the HTTP connections are closed")
+            self._live.add(conn)
+        return conn
+
+    def _checkin(self, origin: _Origin, conn: _Conn) -> None:
+        conn.idle_since = time.monotonic()
+        with self._lock:
+            if not self._closed and len(origin.idle) < self._maxsize:
+                origin.idle.append(conn)
+                return
+            self._live.discard(conn)
+        conn.close()
+
+    def _discard(self, conn: _Conn) -> None:
+        with self._lock:
+            self._live.discard(conn)
+        conn.close()
+
+    # ------------------------------------------------------------------ sending
+
+    def send(
+        self,
+        method: str,
+        url: str,
+        body: Optional[bytes],
+        headers: Mapping[str, str],
+        timeout: Timeouts,
+        stream: bool = True,
+    ) -> DirectResponse:
+        """Send one request and return its answer with the body still to read.
+
+        Blocks until the status line and headers arrive (bounded by the connect timeout, then the read
+        timeout). Raises the errors of :mod:`mcpsync.transports.netbase`; never an ``http.client`` one.
+        """
+        route = self._route(url)
+        redirects = 0
+        while True:
+            resp = self._exchange(route, method, body, headers, timeout)
+            if self._cookies is not None or "Set-Cookie" in resp.headers:
+                self._keep_cookies(route.url, resp)
+            if not resp.is_redirect:
+                return resp
+            target = urljoin(route.url, resp.headers["Location"])
+            if not same_origin(target, route.url):
+                logger.warning(
+                    "not following a redirect from %s to another origin (%s)",
+                    redact_url(route.url),
+                    redact_url(target),
+                )
+                return resp
+            redirects += 1
+            if redirects > _MAX_REDIRECTS:
+                resp.close()
+                raise TooManyRedirects("more than %d redirects from %s" % (_MAX_REDIRECTS, redact_url(url)))
+            _drain(resp)
+            status = resp.status_code
+            if (status in (302, 303) and method != "HEAD") or (status == 301 and method == "POST"):
+                method, body = "GET", None  # as requests (and browsers) do
+                headers = {k: v for k, v in headers.items() if k.lower() not in ("content-type", "content-length")}
+            route = self._route(target)
+
+    def get(self, url: str, headers: Mapping[str, str], timeout: Timeouts) -> DirectResponse:
+        """``send("GET", ...)``: the answer's body is streamed."""
+        return self.send("GET", url, None, headers, timeout)
+
+    def delete(self, url: str, headers: Mapping[str, str], timeout: Timeouts) -> DirectResponse:
+        """``send("DELETE", ...)``."""
+        return self.send("DELETE", url, None, headers, timeout)
+
+    def _head(self, method: str, route: _Route, body: Optional[bytes], headers: Mapping[str, str]) -> bytes:
+        own = {k.lower() for k in headers}
+        lines = ["%s %s HTTP/1.1" % (method, route.target), "Host: " + route.origin.host_header]
+        lines.extend("%s: %s" % kv for kv in self._headers.items() if kv[0].lower() not in own)
+        lines.extend("%s: %s" % kv for kv in headers.items())
+        if body is not None and "content-length" not in own:
+            lines.append("Content-Length: %d" % len(body))
+        if self._cookies is not None and "cookie" not in own:
+            cookie = self._cookie_header(route.url)
+            if cookie:
+                lines.append("Cookie: " + cookie)
+        text = "\r\n".join(lines)
+        # a header value with a line break would smuggle a header (or a request): refuse it
+        if text.count("\n") != len(lines) - 1 or text.count("\r") != len(lines) - 1:
+            raise ConnectionBroken("a header holds a line break; request not sent")
+        try:
+            return (text + "\r\n\r\n").encode("latin-1")
+        except UnicodeEncodeError:
+            raise ConnectionBroken("a header holds a character outside Latin-1; request not sent") from None
+
+    def _exchange(
+        self, route: _Route, method: str, body: Optional[bytes], headers: Mapping[str, str], timeout: Timeouts
+    ) -> DirectResponse:
+        head = self._head(method, route, body, headers)
+        connect_timeout, read_timeout = timeout
+        while True:
+            conn = self._checkout(route.origin, connect_timeout)
+            sock = conn.sock
+            try:
+                if sock.gettimeout() != read_timeout:
+                    sock.settimeout(read_timeout)
+                if body is None:
+                    sock.sendall(head)
+                elif len(body) <= _ONE_WRITE_MAX:
+                    sock.sendall(head + body)
+                else:
+                    sock.sendall(head)
+                    sock.sendall(body)
+            except socket.timeout:
+                self._discard(conn)
+                raise ReadTimeout("could not send to %s within the read timeout" % redact_url(route.url)) from None
+            except OSError as exc:
+                self._discard(conn)
+                if conn.reused:  # the server had closed the idle connection: nothing of this request arrived
+                    continue
+                raise ConnectionBroken("connection to %s broken: %s" % (redact_url(route.url), _text(exc))) from None
+            resp = http.client.HTTPResponse(sock, method=method)
+            try:
+                resp.begin()
+            except socket.timeout:
+                resp.close()
+                self._discard(conn)
+                raise ReadTimeout("no answer from %s within the read timeout" % redact_url(route.url)) from None
+            except (OSError, http.client.HTTPException, ValueError) as exc:
+                resp.close()
+                self._discard(conn)
+                raise ConnectionBroken(
+                    "connection to %s broken: %s" % (redact_url(route.url), _text(exc) or type(exc).__name__)
+                ) from None
+            return DirectResponse(self, route, conn, resp)
+
+    # ------------------------------------------------------------------ cookies (only once a server sets one)
+
+    def _keep_cookies(self, url: str, resp: DirectResponse) -> None:
+        import http.cookiejar
+        import urllib.request
+
+        with self._lock:
+            if self._cookies is None:
+                self._cookies = http.cookiejar.CookieJar()
+        if "Set-Cookie" in resp.headers:
+            self._cookies.extract_cookies(_CookieAnswer(resp.headers), urllib.request.Request(url))
+
+    def _cookie_header(self, url: str) -> Optional[str]:
+        import urllib.request
+
+        if not len(self._cookies):
+            return None
+        req = urllib.request.Request(url)
+        self._cookies.add_cookie_header(req)
+        return req.get_header("Cookie")
+
+    # ------------------------------------------------------------------ shutdown
+
+    def abort(self) -> None:
+        """Shut down every socket, in use or idle: threads blocked on one wake up with an error (never raises)."""
+        with self._lock:
+            conns = list(self._live)
+        for conn in conns:
+            try:
+                conn.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        """Close every idle connection now and shut down the ones in use (each is closed when its response
+        is closed or dropped); later requests raise ``ConnectionBroken``. Idempotent, never blocks."""
+        with self._lock:
+            self._closed = True
+            idle = [c for origin in self._origins.values() for c in origin.idle]
+            for origin in self._origins.values():
+                origin.idle.clear()
+            for conn in idle:
+                self._live.discard(conn)
+        for conn in idle:
+            conn.close()
+        self.abort()
+
+    def after_fork_in_child(self) -> None:
+        """In a forked child: close this process's copies of every socket without shutting any down (a
+        shutdown would end the parent's connection too). Takes no lock a parent thread may have held."""
+        self._lock = threading.Lock()
+        self._closed = True
+        conns = list(self._live)
+        self._live = set()
+        for origin in self._origins.values():
+            origin.idle = []
+        for conn in conns:
+            close_fd(conn.sock)
+
+
+class _CookieAnswer:
+    """What ``http.cookiejar`` reads of an answer: its headers."""
+
+    def __init__(self, headers: Any) -> None:
+        self._headers = headers
+
+    def info(self) -> Any:
+        return self._headers
+
+
+def _dropped(sock: socket.socket) -> bool:
+    """True when an idle connection became readable: the server closed it (or sent junk): not reusable."""
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(readable)
+
+
+def _drain(resp: DirectResponse, limit: int = 1 << 16) -> None:
+    """Read a small unwanted body (a redirect's) so its connection can be reused; close a large one."""
+    try:
+        left = limit
+        while left > 0:
+            chunk = resp.read1(left, decode_content=False)
+            if not chunk:
+                break
+            left -= len(chunk)
+    except Exception:  # noqa: BLE001 - the connection is closed below
+        pass
+    resp.close()
+
+
+def _text(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text[:300]
+
+
+def close_fd(sock: Any) -> None:
+    """Close a socket's descriptor now, even while a response's file object still refers to it
+    (``socket.close()`` waits for those; in a forked child they belong to threads that do not exist)."""
+    try:
+        fd = sock.detach()
+    except (OSError, AttributeError):
+        return
+    if fd >= 0:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def env_proxy_set(scheme: str) -> bool:
+    """True when the environment names a proxy for ``scheme`` (requests' environment rules then apply)."""
+    for name in ("%s_proxy" % scheme, "all_proxy"):
+        if os.environ.get(name) or os.environ.get(name.upper()):
+            return True
+    return False

@@ -1,0 +1,122 @@
+"""The per-server HTTP settings both remote transports take (:class:`HTTPOptions`)."""
+
+from __future__ import annotations
+
+import ssl
+from typing import Any, Dict, Mapping, Optional, Tuple, Union
+
+from ..__version__ import __version__ as _mcpsync_version
+from ..errors import ConfigError
+
+__all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "HTTPOptions", "USER_AGENT", "split_options"]
+
+DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
+USER_AGENT = "mcpsync/%s" % _mcpsync_version
+
+VerifyType = Union[bool, str, ssl.SSLContext]
+
+
+class HTTPOptions:
+    """Per-server HTTP settings shared by the Streamable HTTP and legacy SSE transports.
+
+    Args:
+        headers: extra headers sent on every request (e.g. an API key).
+        bearer_token: a static token sent as ``Authorization: Bearer <token>``.
+        auth: any ``requests.auth.AuthBase`` (or callable ``auth(prepared_request)``), e.g. the OAuth flow.
+        verify: True (default CA bundle, or ``REQUESTS_CA_BUNDLE``), False, a CA bundle path,
+            an ``ssl.SSLContext``, or ``"system"`` for the operating system's trust store
+            (via the ``truststore`` package when installed).
+        cert: a client certificate: a path, or a ``(cert, key)`` tuple.
+        proxies: explicit proxies (``{"https": "http://proxy:3128"}``); by default the
+            ``HTTP(S)_PROXY`` / ``NO_PROXY`` environment is honoured (resolved once).
+        trust_env: read proxies, CA bundle and netrc credentials from the environment (once).
+        connect_timeout: seconds to establish a TCP/TLS connection.
+        read_timeout: seconds without a byte before a response or event stream is abandoned;
+            None (default) waits as long as the call's own timeout allows.
+        max_message_size: the largest single message accepted (default 64 MiB).
+        pool_maxsize: connections kept per origin (at least the number of calls in flight).
+        engine: which HTTP library sends the requests: ``"auto"`` (default) picks the standard-library
+            engine (:mod:`~mcpsync.transports.http_direct`: ``http.client`` over pooled keep-alive
+            sockets, no ``requests`` import) unless the configuration needs ``requests``: an ``auth``
+            hook, proxies (given, or from the environment or the operating system), or netrc
+            credentials; ``"requests"`` always uses ``requests``; ``"stdlib"`` insists on the standard
+            library (a configuration it cannot serve is a ``ConfigError``). The environment variable
+            ``MCPSYNC_HTTP_ENGINE`` sets the default.
+    """
+
+    def __init__(
+        self,
+        *,
+        headers: Optional[Mapping[str, str]] = None,
+        bearer_token: Optional[str] = None,
+        auth: Any = None,
+        verify: VerifyType = True,
+        cert: Union[None, str, Tuple[str, str]] = None,
+        proxies: Optional[Mapping[str, str]] = None,
+        trust_env: bool = True,
+        connect_timeout: Optional[float] = 30.0,
+        read_timeout: Optional[float] = None,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        pool_maxsize: int = 128,
+        engine: Optional[str] = None,
+    ) -> None:
+        if bearer_token is not None and auth is not None:
+            raise ConfigError("pass either bearer_token or auth, not both")
+        if bearer_token is not None and (not isinstance(bearer_token, str) or not bearer_token.strip()):
+            raise ConfigError("bearer_token must be a non-empty string")
+        if auth is not None and not callable(auth):
+            raise ConfigError("auth must be a requests.auth.AuthBase (a callable taking the prepared request)")
+        if not isinstance(max_message_size, int) or max_message_size <= 0:
+            raise ConfigError("max_message_size must be a positive integer")
+        for key, value in (headers or {}).items():
+            if not isinstance(key, str) or not isinstance(value, str) or "\n" in value or "\r" in value:
+                raise ConfigError("headers must map strings to single-line strings (bad header %r)" % (key,))
+        self.headers: Dict[str, str] = dict(headers or {})
+        self.bearer_token = bearer_token
+        self.auth = auth
+        self.verify = verify
+        self.cert = cert
+        self.proxies = dict(proxies) if proxies is not None else None
+        self.trust_env = trust_env
+        self.connect_timeout = connect_timeout
+        self.read_timeout = read_timeout
+        self.max_message_size = max_message_size
+        self.pool_maxsize = max(1, int(pool_maxsize))
+        if engine is None:
+            import os
+
+            engine = os.environ.get("MCPSYNC_HTTP_ENGINE") or "auto"
+        if engine not in ("auto", "stdlib", "requests"):
+            raise ConfigError("engine must be 'auto', 'stdlib' or 'requests' (not %r)" % (engine,))
+        self.engine = engine
+
+    def __repr__(self) -> str:  # never show headers' values or tokens
+        return "HTTPOptions(headers=%r, auth=%s, verify=%r, connect_timeout=%r, read_timeout=%r)" % (
+            sorted(self.headers),
+            "bearer" if self.bearer_token else type(self.auth).__name__ if self.auth else None,
+            self.verify if not isinstance(self.verify, ssl.SSLContext) else "SSLContext",
+            self.connect_timeout,
+            self.read_timeout,
+        )
+
+
+_OPTION_NAMES = (
+    "headers",
+    "bearer_token",
+    "auth",
+    "verify",
+    "cert",
+    "proxies",
+    "trust_env",
+    "connect_timeout",
+    "read_timeout",
+    "max_message_size",
+    "pool_maxsize",
+    "engine",
+)
+
+
+def split_options(options: Dict[str, Any]) -> Tuple[HTTPOptions, Dict[str, Any]]:
+    """Split keyword options into an :class:`HTTPOptions` and the rest (transport-specific)."""
+    http_kw = {k: options.pop(k) for k in list(options) if k in _OPTION_NAMES}
+    return HTTPOptions(**http_kw), options
