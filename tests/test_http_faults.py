@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Callable, Iterator, List
+from typing import Any, Callable, Iterator, List, Optional
 
 import pytest
 
@@ -582,14 +582,19 @@ def test_sse_endpoint_backslash_bypass_is_refused(sse_srv: FaultServer) -> None:
         "http://127.0.0.1:3/m",
     ],
 )
-def test_sse_endpoint_origin_check(endpoint: str) -> None:
-    assert endpoint_url("http://127.0.0.1:2/sse", endpoint)[0] is None
+@pytest.mark.parametrize("with_urllib3", [True, False], ids=["requests-engine", "stdlib-engine"])
+def test_sse_endpoint_origin_check(endpoint: str, with_urllib3: bool) -> None:
+    assert endpoint_url("http://127.0.0.1:2/sse", endpoint, with_urllib3)[0] is None
 
 
-def test_sse_endpoint_post_url_is_built_from_the_base_origin() -> None:
-    assert endpoint_url("http://127.0.0.1:2/p/sse", "messages?sid=1#frag")[0] == "http://127.0.0.1:2/p/messages?sid=1"
-    assert endpoint_url("http://127.0.0.1:2/sse", "HTTP://127.0.0.1:2/m?a=b")[0] == "http://127.0.0.1:2/m?a=b"
-    assert endpoint_url("http://[::1]:2/sse", "/m")[0] == "http://[::1]:2/m"
+@pytest.mark.parametrize("with_urllib3", [True, False], ids=["requests-engine", "stdlib-engine"])
+def test_sse_endpoint_post_url_is_built_from_the_base_origin(with_urllib3: bool) -> None:
+    def post_url(base: str, data: str) -> Optional[str]:
+        return endpoint_url(base, data, with_urllib3)[0]
+
+    assert post_url("http://127.0.0.1:2/p/sse", "messages?sid=1#frag") == "http://127.0.0.1:2/p/messages?sid=1"
+    assert post_url("http://127.0.0.1:2/sse", "HTTP://127.0.0.1:2/m?a=b") == "http://127.0.0.1:2/m?a=b"
+    assert post_url("http://[::1]:2/sse", "/m") == "http://[::1]:2/m"
 
 
 @pytest.mark.parametrize("status", [500, 502, 404])

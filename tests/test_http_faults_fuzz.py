@@ -106,11 +106,12 @@ def test_fuzz_sse_endpoint_never_leaves_the_stream_origin(data: str) -> None:
 
     from mcpsync.transports.sse import endpoint_url
 
-    url, why = endpoint_url("http://127.0.0.1:2/p/sse", data)
-    if url is None:
-        assert why
-        return
-    u3, std = parse_url(url), urlsplit(url)
-    assert (u3.scheme, u3.host, u3.port, u3.auth) == ("http", "127.0.0.1", 2, None)
-    assert (std.hostname, std.port, std.username) == ("127.0.0.1", 2, None)
-    assert "\\" not in url and "@" not in std.netloc
+    for with_urllib3 in (True, False):  # the requests engine's check, and the standard-library engine's
+        url, why = endpoint_url("http://127.0.0.1:2/p/sse", data, with_urllib3)
+        if url is None:
+            assert why
+            continue
+        u3, std = parse_url(url), urlsplit(url)
+        assert (u3.scheme, u3.host, u3.port, u3.auth) == ("http", "127.0.0.1", 2, None)
+        assert (std.hostname, std.port, std.username) == ("127.0.0.1", 2, None)
+        assert "\\" not in url and "@" not in std.netloc

@@ -27,6 +27,7 @@ RANK: Dict[str, int] = {
     "_threads": 0,
     "_dispatch": 0,
     "_forks": 0,
+    "_records": 0,
     "wire": 1,
     "transports": 2,
     "handles": 3,

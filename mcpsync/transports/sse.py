@@ -22,7 +22,7 @@ import logging
 import random
 import threading
 import time
-from typing import Any, Dict, Iterator, Optional, Set, Tuple
+from typing import Any, Callable, Dict, Iterator, Optional, Set, Tuple
 from urllib.parse import urljoin, urlsplit
 
 from .._threads import join, spawn
@@ -51,16 +51,22 @@ __all__ = ["SSETransport", "endpoint_url"]
 logger = logging.getLogger("mcpsync.transports.sse")
 
 
-def endpoint_url(base: str, data: str) -> Tuple[Optional[str], str]:
+def endpoint_url(base: str, data: str, with_urllib3: bool = True) -> Tuple[Optional[str], str]:
     """The URL to POST messages to, from the ``endpoint`` event ``data`` of the stream at ``base``.
 
-    Returns ``(url, "")`` or ``(None, why)``. The origin is judged with urllib3's parser (the one
-    ``requests`` connects with) and with the standard library's; both must agree with ``base``.
-    Backslashes, control characters, whitespace and userinfo are refused outright (parsers
-    disagree about them). The URL returned is ``base``'s origin plus the endpoint's path and
-    query, so what is POSTed to never depends on how a parser reads the endpoint's authority.
+    Returns ``(url, "")`` or ``(None, why)``. The origin is judged with the standard library's
+    parser and, with ``with_urllib3`` (the ``requests`` engine, which connects through urllib3),
+    with urllib3's too; every parser must agree with ``base`` (the standard-library engine connects
+    with ``urllib.parse`` alone, so urllib3 is not imported for it). Backslashes, control
+    characters, whitespace and userinfo are refused outright (parsers disagree about them). The URL
+    returned is ``base``'s origin plus the endpoint's path and query, so what is POSTed to never
+    depends on how a parser reads the endpoint's authority.
     """
-    from urllib3.util import parse_url
+    parse_url: Callable[[str], Any] = _StdParsed
+    if with_urllib3:
+        from urllib3.util import parse_url as u3_parse
+
+        parse_url = u3_parse
 
     if not data:
         return None, "empty endpoint"
@@ -89,6 +95,17 @@ def endpoint_url(base: str, data: str) -> Tuple[Optional[str], str]:
     path = ours.path or "/"
     origin = "%s://%s" % (base_std.scheme.lower(), base_std.netloc.rpartition("@")[2])
     return origin + path + ("?" + ours.query if ours.query else ""), ""
+
+
+class _StdParsed:
+    """urllib3's ``parse_url`` result shape (``scheme``, ``auth``, ``host``, ``port``) from ``urlsplit``."""
+
+    def __init__(self, url: str) -> None:
+        parts = urlsplit(url)
+        self.scheme = parts.scheme or None
+        self.auth = parts.netloc.rpartition("@")[0] or None if "@" in parts.netloc else None
+        self.host = parts.hostname
+        self.port = parts.port
 
 
 class _Connection:
@@ -461,7 +478,7 @@ class SSETransport(RemoteState, Transport):
         if conn.endpoint is not None:
             return
         base = getattr(conn.response, "url", None) or self.url
-        endpoint, problem = endpoint_url(base, data)
+        endpoint, problem = endpoint_url(base, data, with_urllib3=self._net.kind == "requests")
         if endpoint is None:
             conn.error = ConnectError(
                 "the server announced an unacceptable message endpoint (%s); refused" % problem,
