@@ -500,3 +500,74 @@ def test_any_answer_bytes_raise_only_engine_errors_and_the_next_call_works(
     finally:
         net.close()
     assert not net._live
+
+
+# ---------------------------------------------------------------------------------------------- read timeouts
+
+
+def _stall_after(prefix: bytes, release: threading.Event) -> Any:
+    def reply(conn: socket.socket, req: bytes) -> bool:
+        conn.sendall(prefix)
+        release.wait(10)
+        return False
+
+    return reply
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n{}",
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n",
+        b"HTTP/1.0 200 OK\r\n\r\n{}",  # close-delimited: the watchdog's shutdown must not read as the end
+    ],
+    ids=["content-length", "chunked", "close-delimited"],
+)
+def test_a_body_that_stalls_is_a_read_timeout_never_a_short_body(raw: RawServer, prefix: bytes) -> None:
+    release = threading.Event()
+    raw.replies = [_stall_after(prefix, release)]
+    net = _net(raw.url)
+    try:
+        r = net.send("POST", raw.url, b"{}", {}, (5.0, 0.3))
+        assert r.raw.read1(2) == b"{}"
+        with pytest.raises(ReadTimeout):
+            r.raw.read()
+    finally:
+        release.set()
+        net.close()
+    assert not net._live
+
+
+def test_a_send_the_server_never_reads_is_a_read_timeout(raw: RawServer) -> None:
+    release = threading.Event()
+    raw.replies = [lambda conn, req: release.wait(10) and False]
+    raw_sock = socket.socket()
+    raw_sock.bind(("127.0.0.1", 0))
+    raw_sock.listen(1)  # accepts the connection in the kernel, never reads a byte
+    url = "http://127.0.0.1:%d/mcp" % raw_sock.getsockname()[1]
+    net = _net(url)
+    try:
+        with pytest.raises(ReadTimeout):
+            net.send("POST", url, b"x" * (64 << 20), {}, (5.0, 0.3))
+    finally:
+        release.set()
+        net.close()
+        raw_sock.close()
+
+
+def test_set_read_timeout_rebounds_the_next_reads_and_close_stops_the_watchdog(raw: RawServer) -> None:
+    release = threading.Event()
+    raw.replies = [_stall_after(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n{}", release)]
+    net = _net(raw.url)
+    try:
+        r = net.send("POST", raw.url, b"{}", {}, (5.0, None))  # no bound at all
+        assert r.raw.read1(2) == b"{}"
+        r.set_read_timeout(0.2)
+        with pytest.raises(ReadTimeout):
+            r.raw.read()
+        names = [t.name for t in threading.enumerate()]
+        assert any(n.startswith("mcpsync-http-deadlines:") for n in names)
+    finally:
+        release.set()
+        net.close()
+    assert not [t for t in threading.enumerate() if t.name.startswith("mcpsync-http-deadlines:") and t.is_alive()]

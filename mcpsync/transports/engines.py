@@ -404,7 +404,7 @@ def direct_ssl_context(options: HTTPOptions) -> ssl.SSLContext:
     return context
 
 
-def make_net(url: str, options: HTTPOptions) -> Any:
+def make_net(url: str, options: HTTPOptions, name: str = "server") -> Any:
     """The HTTP engine of one transport: a :class:`~mcpsync.transports.http_direct.DirectNet` or a
     :class:`RequestsNet` (see ``HTTPOptions.engine``). Both have ``send``, ``get``, ``delete``,
     ``abort``, ``close`` and ``kind``."""
@@ -417,4 +417,4 @@ def make_net(url: str, options: HTTPOptions) -> Any:
     if options.bearer_token is not None:
         headers["Authorization"] = "Bearer " + options.bearer_token
     context = direct_ssl_context(options) if urlsplit(url).scheme.lower() == "https" else None
-    return DirectNet(url, headers, ssl_context=context, pool_maxsize=options.pool_maxsize)
+    return DirectNet(url, headers, ssl_context=context, pool_maxsize=options.pool_maxsize, name=name)

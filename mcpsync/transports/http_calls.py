@@ -106,12 +106,32 @@ def _abort(response: Any) -> None:
             pass
 
 
-def _set_read_timeout(response: Any, timeout: Optional[float]) -> None:
+def _set_read_timeout(response: Any, timeout: Optional[float], slack: float = 0.0) -> None:
+    """Bound the next reads of ``response`` by ``timeout`` seconds (None: no bound).
+
+    ``settimeout`` is a system call that releases the GIL (costly with many threads), so it is skipped
+    when the socket already holds ``timeout``, or, with ``slack``, a value at most ``slack`` times
+    ``timeout`` (at least 10 ms) above it: the bound then ends at most that much later.
+    """
     raw = getattr(response, "raw", None)
+    own = getattr(raw, "set_read_timeout", None)
+    if own is not None:  # the standard-library engine: a deadline, no system call
+        own(timeout)
+        return
     conn = getattr(raw, "_connection", None) or getattr(raw, "connection", None)
     sock = getattr(conn, "sock", None)
     if sock is not None:
         try:
+            current = sock.gettimeout()
+            if current == timeout:
+                return
+            if (
+                slack
+                and current is not None
+                and timeout is not None
+                and timeout <= current <= timeout + max(0.01, slack * timeout)
+            ):
+                return
             sock.settimeout(timeout)
         except OSError:
             pass

@@ -1,34 +1,35 @@
-"""The standard-library HTTP engine: ``http.client`` parsing over keep-alive sockets this module pools.
+"""The standard-library HTTP engine: keep-alive sockets this module pools, answers read by ``http_wire``.
 
-``requests`` is the richer engine (proxies, auth hooks, netrc, any adapter); importing it costs about
-as much as a whole small client process, and its per-call layers (and urllib3's beneath it) cost
-several times what a hand-written ``http.client`` client pays. Where a server's configuration needs
-none of what only ``requests`` does, the transports use this engine instead (see
-:func:`mcpsync.transports.remote.engine_for` for the rule). Per call it:
+``requests`` is the richer engine (proxies, auth hooks, netrc, any adapter); importing it costs about as much
+as a whole small client process, and its per-call layers (and urllib3's beneath it) cost several times what a
+hand-written ``http.client`` client pays (this engine pays less than that: its answers are parsed by
+:mod:`mcpsync.transports.http_wire`, not ``http.client``'s ``email``-based header parser). Where a server's
+configuration needs none of what only ``requests`` does, the transports use this engine instead (see
+:func:`mcpsync.transports.engines.engine_for` for the rule). Per call it:
 
-* takes an idle connection of the origin from a LIFO pool (as many as the calls in flight, kept up
-  to ``pool_maxsize``), checking a pooled one with a zero-timeout ``select`` first (a server may
-  close an idle connection at any moment without saying so; readable means closed, or junk);
-* writes the request line, the headers and a small body in **one** ``sendall``; a send that fails
-  on a reused connection (the server had closed it) is retried once on a new connection (nothing
-  of the request reached the server);
-* parses the answer with ``http.client.HTTPResponse`` (status, headers, ``Content-Length``,
-  chunked and close-delimited bodies), and hands back a :class:`DirectResponse` with the small
-  surface the transports use (``status_code``, ``headers``, ``raw.read1``, ``release_conn``,
-  ``close``), gzip and deflate bodies decoded;
-* follows same-origin redirects (at most five, with ``requests``' method rules), keeps the cookies a
-  server sets (``http.cookiejar``, loaded only when a server sets one) and sends them back.
+* takes an idle connection of the origin from a LIFO pool (as many as the calls in flight, kept up to
+  ``pool_maxsize``), checking a pooled one with a zero-timeout ``select`` first (a server may close an idle
+  connection at any moment without saying so; readable means closed, or junk);
+* writes the request line, the headers and a small body in **one** ``sendall``; a send that fails on a reused
+  connection (the server had closed it) is retried on another connection (nothing of the request reached the
+  server);
+* reads the answer's head and body framing with :mod:`~mcpsync.transports.http_wire` (status, headers,
+  ``Content-Length``, chunked and close-delimited bodies), and hands back a :class:`DirectResponse` with the
+  small surface the transports use (``status_code``, ``headers``, ``raw.read1``, ``release_conn``, ``close``),
+  gzip and deflate bodies decoded;
+* follows same-origin redirects (at most five, with ``requests``' method rules), keeps the cookies a server
+  sets (``http.cookiejar``, loaded only when a server sets one) and sends them back.
 
-Timeouts: the connect timeout bounds the TCP connect and the TLS handshake; the read timeout bounds
-each wait for bytes (set on the socket only when it differs from what it holds). Errors are the
-engine-neutral ones of :mod:`mcpsync.transports.netbase`. Thread-safe: one engine serves every
-thread of a transport; :meth:`DirectNet.abort` (from any thread) wakes every thread blocked on one
-of its sockets, :meth:`DirectNet.close` closes them all.
+Timeouts: the connect timeout bounds the TCP connect and the TLS handshake; the read timeout bounds each wait
+for bytes, sending included, as a socket timeout would, but kept by a watchdog thread that shuts the socket
+down (see :class:`_Deadlines`: a socket with a timeout costs an extra GIL-releasing ``poll`` per ``send`` and
+``recv``). Errors are the engine-neutral ones of :mod:`mcpsync.transports.netbase`. Thread-safe: one engine
+serves every thread of a transport; :meth:`DirectNet.abort` (from any thread) wakes every thread blocked on
+one of its sockets, :meth:`DirectNet.close` closes them all.
 """
 
 from __future__ import annotations
 
-import http.client
 import logging
 import os
 import select
@@ -39,6 +40,7 @@ import zlib
 from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 from urllib.parse import urljoin, urlsplit
 
+from .http_wire import BadAnswer, Body, Headers, read_head
 from .netbase import (
     ConnectFailed,
     ConnectionBroken,
@@ -62,14 +64,17 @@ Timeouts = Tuple[Optional[float], Optional[float]]
 
 
 class _Conn:
-    """One socket to one origin, and when it was last handed back to the pool."""
+    """One socket to one origin, when it was last handed back to the pool, and its read deadline."""
 
-    __slots__ = ("sock", "idle_since", "reused", "__weakref__")
+    __slots__ = ("sock", "idle_since", "reused", "limit", "deadline", "expired", "__weakref__")
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self.idle_since = 0.0
         self.reused = False
+        self.limit: Optional[float] = None  # the read timeout in force (seconds without a byte)
+        self.deadline: Optional[float] = None  # monotonic time the current wait must end by
+        self.expired = False  # the watchdog shut the socket down: the wait timed out
 
     def close(self) -> None:
         try:
@@ -103,6 +108,96 @@ class _Route:
         self.target = target
 
 
+class _Deadlines:
+    """Read timeouts without socket timeouts: one watchdog thread per engine shuts a socket down when its
+    wait outlives the read timeout, and the reader then raises ``ReadTimeout``.
+
+    A socket with a timeout makes CPython ``poll()`` before every ``send``/``recv`` (two system calls
+    that each release the GIL instead of one; with many threads every release waits to get it back), and
+    each ``settimeout`` is a system call too. The engine's sockets stay blocking; arming, extending and
+    clearing a deadline is an attribute write and a set operation (the watchdog is only woken when a
+    deadline earlier than the one it sleeps towards appears). The semantics are a socket timeout's: the
+    bound is renewed before every read (seconds without a byte) and covers sending too.
+    """
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._armed: Set[_Conn] = set()
+        self._cond = threading.Condition(threading.Lock())
+        self._wake_at = float("inf")
+        self._thread: Optional[threading.Thread] = None
+        self._stopped = False
+
+    def arm(self, conn: _Conn, seconds: Optional[float]) -> None:
+        """From now on, every wait on ``conn`` ends after ``seconds`` without a byte (None: no bound)."""
+        conn.limit = seconds
+        if seconds is None:
+            conn.deadline = None
+            self._armed.discard(conn)
+            return
+        deadline = time.monotonic() + seconds
+        conn.deadline = deadline
+        self._armed.add(conn)
+        if deadline < self._wake_at or self._thread is None:
+            with self._cond:
+                if self._stopped:
+                    return
+                if self._thread is None:
+                    self._thread = threading.Thread(
+                        target=self._run, name="mcpsync-http-deadlines:%s" % self._name, daemon=True
+                    )
+                    self._thread.start()
+                if deadline < self._wake_at:
+                    self._wake_at = deadline
+                    self._cond.notify()
+
+    def renew(self, conn: _Conn) -> None:
+        """A new wait on ``conn`` starts now (under the same limit): a later deadline, nobody to wake."""
+        limit = conn.limit
+        if limit is not None:
+            conn.deadline = time.monotonic() + limit
+
+    def clear(self, conn: _Conn) -> None:
+        conn.limit = conn.deadline = None
+        self._armed.discard(conn)
+
+    def _run(self) -> None:
+        with self._cond:
+            while not self._stopped:
+                now = time.monotonic()
+                soonest = float("inf")
+                for conn in list(self._armed):
+                    deadline = conn.deadline
+                    if deadline is None:
+                        self._armed.discard(conn)
+                    elif deadline <= now:
+                        conn.expired = True
+                        conn.deadline = None
+                        self._armed.discard(conn)
+                        try:
+                            conn.sock.shutdown(socket.SHUT_RDWR)  # the blocked reader (or sender) wakes up now
+                        except OSError:
+                            pass
+                    elif deadline < soonest:
+                        soonest = deadline
+                self._wake_at = soonest
+                self._cond.wait(None if soonest == float("inf") else soonest - now)
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopped = True
+            self._cond.notify()
+            thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(2.0)
+
+    def after_fork_in_child(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._stopped = True
+        self._thread = None
+        self._armed = set()
+
+
 class DirectResponse:
     """An HTTP answer read straight from its socket (the surface of a streamed ``requests.Response``).
 
@@ -113,24 +208,51 @@ class DirectResponse:
     One thread reads a response; :meth:`DirectNet.abort` may shut its socket down from another.
     """
 
-    __slots__ = ("status_code", "reason", "headers", "url", "_net", "_route", "_conn", "_resp", "_decoder", "_done")
+    __slots__ = (
+        "status_code",
+        "reason",
+        "headers",
+        "url",
+        "_net",
+        "_route",
+        "_conn",
+        "_fp",
+        "_body",
+        "_decoder",
+        "_done",
+    )
 
-    def __init__(self, net: "DirectNet", route: _Route, conn: _Conn, resp: http.client.HTTPResponse) -> None:
-        self.status_code: int = resp.status
-        self.reason: str = resp.reason
-        self.headers = resp.msg
+    def __init__(
+        self,
+        net: "DirectNet",
+        route: _Route,
+        conn: _Conn,
+        fp: Any,
+        status: int,
+        reason: str,
+        headers: Headers,
+        body: Body,
+    ) -> None:
+        self.status_code = status
+        self.reason = reason
+        self.headers = headers
         self.url = route.url
         self._net = net
         self._route = route
         self._conn: Optional[_Conn] = conn
-        self._resp = resp
+        self._fp = fp
+        self._body = body
         self._decoder: Any = None
         self._done = False
-        encoding = (resp.msg.get("Content-Encoding") or "").strip().lower()
-        if encoding in ("gzip", "x-gzip"):
-            self._decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        elif encoding == "deflate":
-            self._decoder = _Deflate()
+        encoding = headers.get("Content-Encoding")
+        if encoding:
+            encoding = encoding.strip().lower()
+            if encoding in ("gzip", "x-gzip"):
+                self._decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            elif encoding == "deflate":
+                self._decoder = _Deflate()
+        if body.complete:  # no body at all (204, HEAD...): the connection can go back now
+            self.release_conn()
 
     # the attribute names the transports' helpers look for (``response.raw``, ``raw._connection.sock``)
     @property
@@ -149,20 +271,13 @@ class DirectResponse:
         """Up to ``amt`` bytes of the body with at most one read of the socket that yields data
         (``b""`` at its end). Blocks until some arrive or the read timeout expires (``ReadTimeout``)."""
         while True:
-            data = self._read(self._resp.read1, amt) if not self._done else b""
-            if not data and not self._done and amt != 0:
-                resp = self._resp
-                if not resp.chunked and resp.length and resp._method != "HEAD":  # type: ignore[attr-defined]
-                    missing = resp.length
-                    self._drop()  # http.client's read1 takes an early end for the end of the body
-                    raise ConnectionBroken(
-                        "connection to %s closed with %d bytes of the body missing" % (redact_url(self.url), missing)
-                    )
+            data = self._read(amt) if not self._done else b""
             try:
                 if not data:
                     tail = self._decoder.flush() if self._decoder is not None and decode_content else b""
                     self._decoder = None
-                    self.release_conn()  # the body is read to its end: the connection goes back at once
+                    if amt != 0:
+                        self.release_conn()  # the body is read to its end: the connection goes back at once
                     return tail
                 if self._decoder is None or not decode_content:
                     return data
@@ -190,17 +305,31 @@ class DirectResponse:
             out += chunk
         return bytes(out)
 
-    def _read(self, fn: Any, amt: int) -> bytes:
+    def _read(self, amt: int) -> bytes:
+        conn = self._conn
+        if conn is not None:
+            self._net._deadlines.renew(conn)
         try:
-            data: bytes = fn(amt)
+            data = self._body.read1(amt)
         except socket.timeout:
             self._drop()
             raise ReadTimeout("no data from %s within the read timeout" % redact_url(self.url)) from None
-        except (OSError, http.client.HTTPException, ValueError) as exc:
+        except (OSError, BadAnswer, ValueError) as exc:
             # ValueError: a read after close() or abort() (the file object is gone)
             self._drop()
+            if conn is not None and conn.expired:
+                raise ReadTimeout("no data from %s within the read timeout" % redact_url(self.url)) from None
             raise ConnectionBroken("connection to %s broken: %s" % (redact_url(self.url), _text(exc))) from None
+        if not data and amt and conn is not None and conn.expired:  # the watchdog's shutdown reads as an end
+            self._drop()
+            raise ReadTimeout("no data from %s within the read timeout" % redact_url(self.url))
         return data
+
+    def set_read_timeout(self, seconds: Optional[float]) -> None:
+        """Bound the next reads by ``seconds`` without a byte (None: unbounded); no system call."""
+        conn = self._conn
+        if conn is not None:
+            self._net._deadlines.arm(conn, seconds)
 
     @property
     def content(self) -> bytes:
@@ -236,10 +365,9 @@ class DirectResponse:
         conn, self._conn = self._conn, None
         if conn is None:
             return
-        resp = self._resp
-        complete = resp.fp is None or (not resp.chunked and resp.length == 0)  # < 3.13 leaves fp open at the end
-        resp.close()
-        if complete and not resp.will_close:
+        body = self._body
+        _close_quietly(self._fp)
+        if body.complete and body.reusable:
             self._net._checkin(self._route.origin, conn)
         else:
             self._net._discard(conn)
@@ -250,7 +378,7 @@ class DirectResponse:
         if not self._done:
             self._done = True
             conn, self._conn = self._conn, None
-            self._resp.close()
+            _close_quietly(self._fp)
             if conn is not None:
                 self._net._discard(conn)
 
@@ -301,6 +429,7 @@ class DirectNet:
             static ``Authorization``); a request's own headers win, compared case-insensitively.
         ssl_context: the TLS settings for ``https`` (built by the caller from ``verify`` and ``cert``).
         pool_maxsize: idle connections kept per origin.
+        name: the server's name (in the name of the read-timeout watchdog thread).
     """
 
     kind = "stdlib"
@@ -311,7 +440,9 @@ class DirectNet:
         headers: Mapping[str, str],
         ssl_context: Any = None,
         pool_maxsize: int = 128,
+        name: str = "server",
     ) -> None:
+        self._deadlines = _Deadlines(name)
         self._headers = dict(headers)
         self._ssl_context = ssl_context
         self._maxsize = max(1, pool_maxsize)
@@ -379,6 +510,7 @@ class DirectNet:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
             if origin.scheme == "https":
                 sock = self._ssl_context.wrap_socket(sock, server_hostname=origin.host)
+            sock.settimeout(None)  # blocking from now on: read timeouts are the watchdog's (see _Deadlines)
         except socket.timeout:
             sock.close()
             raise ConnectTimeout("timed out in the TLS handshake with %s" % where) from None
@@ -398,6 +530,7 @@ class DirectNet:
         return conn
 
     def _checkin(self, origin: _Origin, conn: _Conn) -> None:
+        self._deadlines.clear(conn)
         conn.idle_since = time.monotonic()
         with self._lock:
             if not self._closed and len(origin.idle) < self._maxsize:
@@ -407,6 +540,7 @@ class DirectNet:
         conn.close()
 
     def _discard(self, conn: _Conn) -> None:
+        self._deadlines.clear(conn)
         with self._lock:
             self._live.discard(conn)
         conn.close()
@@ -425,7 +559,7 @@ class DirectNet:
         """Send one request and return its answer with the body still to read.
 
         Blocks until the status line and headers arrive (bounded by the connect timeout, then the read
-        timeout). Raises the errors of :mod:`mcpsync.transports.netbase`; never an ``http.client`` one.
+        timeout). Raises the errors of :mod:`mcpsync.transports.netbase`, never another kind.
         """
         route = self._route(url)
         redirects = 0
@@ -490,9 +624,8 @@ class DirectNet:
         while True:
             conn = self._checkout(route.origin, connect_timeout)
             sock = conn.sock
+            self._deadlines.arm(conn, read_timeout)  # bounds the send and the wait for the status line
             try:
-                if sock.gettimeout() != read_timeout:
-                    sock.settimeout(read_timeout)
                 if body is None:
                     sock.sendall(head)
                 elif len(body) <= _ONE_WRITE_MAX:
@@ -505,23 +638,27 @@ class DirectNet:
                 raise ReadTimeout("could not send to %s within the read timeout" % redact_url(route.url)) from None
             except OSError as exc:
                 self._discard(conn)
+                if conn.expired:
+                    raise ReadTimeout("could not send to %s within the read timeout" % redact_url(route.url)) from None
                 if conn.reused:  # the server had closed the idle connection: nothing of this request arrived
                     continue
                 raise ConnectionBroken("connection to %s broken: %s" % (redact_url(route.url), _text(exc))) from None
-            resp = http.client.HTTPResponse(sock, method=method)
+            fp = sock.makefile("rb")
             try:
-                resp.begin()
+                status, reason, got_headers, got_body = read_head(fp, method)
             except socket.timeout:
-                resp.close()
+                _close_quietly(fp)
                 self._discard(conn)
                 raise ReadTimeout("no answer from %s within the read timeout" % redact_url(route.url)) from None
-            except (OSError, http.client.HTTPException, ValueError) as exc:
-                resp.close()
+            except (OSError, BadAnswer, ValueError, UnicodeDecodeError) as exc:
+                _close_quietly(fp)
                 self._discard(conn)
+                if conn.expired:
+                    raise ReadTimeout("no answer from %s within the read timeout" % redact_url(route.url)) from None
                 raise ConnectionBroken(
                     "connection to %s broken: %s" % (redact_url(route.url), _text(exc) or type(exc).__name__)
                 ) from None
-            return DirectResponse(self, route, conn, resp)
+            return DirectResponse(self, route, conn, fp, status, reason, got_headers, got_body)
 
     # ------------------------------------------------------------------ cookies (only once a server sets one)
 
@@ -569,12 +706,14 @@ class DirectNet:
         for conn in idle:
             conn.close()
         self.abort()
+        self._deadlines.stop()
 
     def after_fork_in_child(self) -> None:
         """In a forked child: close this process's copies of every socket without shutting any down (a
         shutdown would end the parent's connection too). Takes no lock a parent thread may have held."""
         self._lock = threading.Lock()
         self._closed = True
+        self._deadlines.after_fork_in_child()
         conns = list(self._live)
         self._live = set()
         for origin in self._origins.values():
@@ -591,6 +730,13 @@ class _CookieAnswer:
 
     def info(self) -> Any:
         return self._headers
+
+
+def _close_quietly(fp: Any) -> None:
+    try:
+        fp.close()
+    except (OSError, ValueError):  # pragma: no cover - closing a file object over a socket
+        pass
 
 
 def _dropped(sock: socket.socket) -> bool:

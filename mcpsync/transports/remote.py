@@ -371,7 +371,7 @@ def init_remote(
         raise ConfigError("unknown %s transport option(s): %s" % (what, ", ".join(sorted(rest))))
     transport.name = name or urlsplit(url).hostname or "server"
     transport._max_retry_delay = float(max_retry_delay)
-    transport._net = make_net(transport.url, transport.options)
+    transport._net = make_net(transport.url, transport.options, transport.name)
     transport._sink = None
     transport._lock = threading.Lock()
     transport._closed = False
