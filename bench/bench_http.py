@@ -14,6 +14,9 @@ than parsing the request and writing a canned answer). Configurations (``--only`
   stream ends);
 * ``sse-legacy``: the legacy HTTP+SSE transport (GET stream + POSTed messages, answers on the stream);
 * ``many``: 20 stdio servers (``python -m mcpsync.example_server.echo --handshake-only``) connected in parallel.
+  Every client's servers get the whole environment (mcpsync ``inherit_env=True``, the SDK ``env=os.environ``,
+  as the floor's ``Popen``), so the 20 children are the same processes whichever client starts them, and
+  every client's modules are imported before the clock starts.
 
 Clients:
 
@@ -541,13 +544,19 @@ def worker_many(name: str) -> Dict[str, Any]:
         for c in clients:
             c.close()
         return {"connect": dt}
+    if name in ("mcpsync", "manager"):
+        # the floor and the SDK import everything before the clock starts; mcpsync defers its client and
+        # transport modules to the first connect (the cold-start row measures that): import them here too
+        import mcpsync.client.client
+        import mcpsync.transports.select
+        import mcpsync.transports.stdio  # noqa: F401
     if name == "mcpsync":
         import mcpsync
 
         conns: List[Any] = [None] * N_SERVERS
 
         def one_m(i: int) -> None:
-            conns[i] = mcpsync.connect(ECHO, protocol="auto", name="echo%d" % i)
+            conns[i] = mcpsync.connect(ECHO, protocol="auto", name="echo%d" % i, inherit_env=True)
 
         t0 = time.perf_counter()
         threads = [threading.Thread(target=one_m, args=(i,)) for i in range(N_SERVERS)]
@@ -563,7 +572,11 @@ def worker_many(name: str) -> Dict[str, Any]:
     if name == "manager":
         import mcpsync
 
-        cfg = {"mcpServers": {"s%d" % i: {"command": ECHO[0], "args": ECHO[1:]} for i in range(N_SERVERS)}}
+        cfg = {
+            "mcpServers": {
+                "s%d" % i: {"command": ECHO[0], "args": ECHO[1:], "inherit_env": True} for i in range(N_SERVERS)
+            }
+        }
         mgr = mcpsync.Manager(cfg)
         t0 = time.perf_counter()
         mgr.open()
@@ -575,7 +588,7 @@ def worker_many(name: str) -> Dict[str, Any]:
     from mcp import Client, StdioServerParameters
 
     async def main() -> float:
-        params = StdioServerParameters(command=ECHO[0], args=ECHO[1:], cwd=ROOT)
+        params = StdioServerParameters(command=ECHO[0], args=ECHO[1:], cwd=ROOT, env=dict(os.environ))
         connected = [asyncio.Event() for _ in range(N_SERVERS)]
         done = asyncio.Event()
 
