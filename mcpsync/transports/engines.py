@@ -416,5 +416,9 @@ def make_net(url: str, options: HTTPOptions, name: str = "server") -> Any:
     headers.update(options.headers)
     if options.bearer_token is not None:
         headers["Authorization"] = "Bearer " + options.bearer_token
-    context = direct_ssl_context(options) if urlsplit(url).scheme.lower() == "https" else None
+    context = None
+    if urlsplit(url).scheme.lower() == "https":
+        context = direct_ssl_context(options)
+        if options.verify is False:  # what urllib3's InsecureRequestWarning says under the requests engine
+            logger.warning("TLS certificate verification is off for %s (verify=False)", redact_url(url))
     return DirectNet(url, headers, ssl_context=context, pool_maxsize=options.pool_maxsize, name=name)

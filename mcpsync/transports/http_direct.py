@@ -34,6 +34,7 @@ import logging
 import os
 import select
 import socket
+import ssl
 import threading
 import time
 import zlib
@@ -640,6 +641,8 @@ class DirectNet:
                 self._discard(conn)
                 if conn.expired:
                     raise ReadTimeout("could not send to %s within the read timeout" % redact_url(route.url)) from None
+                if isinstance(exc, ssl.SSLError):
+                    raise TLSFailed("TLS error talking to %s: %s" % (redact_url(route.url), _text(exc))) from None
                 if conn.reused:  # the server had closed the idle connection: nothing of this request arrived
                     continue
                 raise ConnectionBroken("connection to %s broken: %s" % (redact_url(route.url), _text(exc))) from None
@@ -655,6 +658,8 @@ class DirectNet:
                 self._discard(conn)
                 if conn.expired:
                     raise ReadTimeout("no answer from %s within the read timeout" % redact_url(route.url)) from None
+                if isinstance(exc, ssl.SSLError):  # TLS 1.3: a refused client certificate shows on the first read
+                    raise TLSFailed("TLS error talking to %s: %s" % (redact_url(route.url), _text(exc))) from None
                 raise ConnectionBroken(
                     "connection to %s broken: %s" % (redact_url(route.url), _text(exc) or type(exc).__name__)
                 ) from None
