@@ -21,7 +21,7 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 from urllib.parse import urljoin, urlsplit
 
 from ..errors import ConfigError
-from .netbase import redact_url, same_origin
+from .netbase import HTTPEngine, redact_url, refuse_redirect
 from .options import USER_AGENT, HTTPOptions
 
 __all__ = [
@@ -59,14 +59,7 @@ def _requests_classes() -> Dict[str, Any]:
                 if target is None:
                     return None
                 absolute = urljoin(resp.url, target if isinstance(target, str) else target.decode("latin-1"))
-                if not same_origin(absolute, resp.url):
-                    logger.warning(
-                        "not following a redirect from %s to another origin (%s)",
-                        redact_url(resp.url),
-                        redact_url(absolute),
-                    )
-                    return None
-                return target
+                return None if refuse_redirect(resp.url, absolute) else target
 
         class _Adapter(HTTPAdapter):
             """Keep-alive sockets, an optional SSLContext, a pool as large as the calls in flight."""
@@ -404,7 +397,7 @@ def direct_ssl_context(options: HTTPOptions) -> ssl.SSLContext:
     return context
 
 
-def make_net(url: str, options: HTTPOptions, name: str = "server") -> Any:
+def make_net(url: str, options: HTTPOptions, name: str = "server") -> HTTPEngine:
     """The HTTP engine of one transport: a :class:`~mcpsync.transports.http_direct.DirectNet` or a
     :class:`RequestsNet` (see ``HTTPOptions.engine``). Both have ``send``, ``get``, ``delete``,
     ``abort``, ``close`` and ``kind``."""

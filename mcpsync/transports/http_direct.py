@@ -50,7 +50,7 @@ from .netbase import (
     TLSFailed,
     TooManyRedirects,
     redact_url,
-    same_origin,
+    refuse_redirect,
 )
 
 __all__ = ["DirectNet", "DirectResponse"]
@@ -571,12 +571,7 @@ class DirectNet:
             if not resp.is_redirect:
                 return resp
             target = urljoin(route.url, resp.headers["Location"])
-            if not same_origin(target, route.url):
-                logger.warning(
-                    "not following a redirect from %s to another origin (%s)",
-                    redact_url(route.url),
-                    redact_url(target),
-                )
+            if refuse_redirect(route.url, target):
                 return resp
             redirects += 1
             if redirects > _MAX_REDIRECTS:

@@ -12,24 +12,57 @@ class names follow ``requests`` (``ConnectTimeout``, ``ReadTimeout``), which is 
 
 from __future__ import annotations
 
-from typing import Tuple
+import logging
+from typing import Any, Mapping, Optional, Protocol, Tuple
 from urllib.parse import urlsplit
 
 from ..errors import ConfigError
+
+logger = logging.getLogger("mcpsync.transports.http")
 
 __all__ = [
     "ConnectFailed",
     "ConnectTimeout",
     "ConnectionBroken",
     "EngineError",
+    "HTTPEngine",
     "ReadTimeout",
     "TLSFailed",
     "TooManyRedirects",
     "check_url",
     "origin",
     "redact_url",
+    "refuse_redirect",
     "same_origin",
 ]
+
+
+class HTTPEngine(Protocol):
+    """What a remote transport sends with (:class:`~mcpsync.transports.http_direct.DirectNet` or
+    :class:`~mcpsync.transports.engines.RequestsNet`). Thread-safe; answers are streamed (``status_code``,
+    ``headers``, ``raw.read1``, ``raw.release_conn``, ``close``)."""
+
+    kind: str  # "stdlib" or "requests"
+
+    def send(
+        self,
+        method: str,
+        url: str,
+        body: Optional[bytes],
+        headers: Mapping[str, str],
+        timeout: Tuple[Optional[float], Optional[float]],
+        stream: bool = True,
+    ) -> Any: ...
+
+    def get(self, url: str, headers: Mapping[str, str], timeout: Tuple[Optional[float], Optional[float]]) -> Any: ...
+
+    def delete(self, url: str, headers: Mapping[str, str], timeout: Tuple[Optional[float], Optional[float]]) -> Any: ...
+
+    def abort(self) -> None: ...
+
+    def close(self) -> None: ...
+
+    def after_fork_in_child(self) -> None: ...
 
 
 class EngineError(Exception):
@@ -99,3 +132,12 @@ def redact_url(url: str) -> str:
     if parts.port:
         host = "%s:%d" % (host, parts.port)
     return "%s://%s%s%s" % (parts.scheme, host, parts.path, "?..." if parts.query else "")
+
+
+def refuse_redirect(from_url: str, to_url: str) -> bool:
+    """True (with a warning) when a redirect from ``from_url`` leads to another origin: never followed, in
+    either engine (credentials and session ids must not leave the server's origin)."""
+    if same_origin(to_url, from_url):
+        return False
+    logger.warning("not following a redirect from %s to another origin (%s)", redact_url(from_url), redact_url(to_url))
+    return True

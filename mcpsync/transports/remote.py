@@ -52,6 +52,7 @@ from .netbase import (
     ConnectFailed,
     ConnectTimeout,
     EngineError,
+    HTTPEngine,
     ReadTimeout,
     TLSFailed,
     TooManyRedirects,
@@ -352,7 +353,7 @@ class RemoteState:
     options: HTTPOptions
     name: str
     _max_retry_delay: float
-    _net: Any  # the HTTP engine: a DirectNet (standard library) or a RequestsNet (see make_net)
+    _net: HTTPEngine  # a DirectNet (standard library) or a RequestsNet (see engines.make_net)
     _sink: Optional[TransportSink]
     _lock: threading.Lock
     _closed: bool
