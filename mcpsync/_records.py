@@ -109,14 +109,16 @@ def _process(cls: _C) -> _C:
     setattr(cls, "__match_args__", tuple(f.name for f in ordered))  # noqa: B010
     for name, maker in (("__init__", _init_source), ("__repr__", _repr_source), ("__eq__", _eq_source)):
         if name not in cls.__dict__:
-            setattr(cls, name, _stub(cls, name, maker))
+            setattr(cls, name, _compiled_on_first_use(cls, name, maker))
     if "__hash__" not in cls.__dict__:
         setattr(cls, "__hash__", None)  # noqa: B010 - as a dataclass with eq=True: unhashable
     setattr(cls, "__dataclass_fields__", _DataclassFields())  # noqa: B010
     return cls
 
 
-def _stub(cls: type, name: str, maker: Callable[[type], Tuple[str, Dict[str, Any]]]) -> Callable[..., Any]:
+def _compiled_on_first_use(
+    cls: type, name: str, maker: Callable[[type], Tuple[str, Dict[str, Any]]]
+) -> Callable[..., Any]:
     """A method that compiles the real one on its first call, puts it on ``cls`` and calls it."""
 
     def method(self: Any, *args: Any, **kwargs: Any) -> Any:

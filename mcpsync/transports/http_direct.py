@@ -22,10 +22,11 @@ configuration needs none of what only ``requests`` does, the transports use this
 
 Timeouts: the connect timeout bounds the TCP connect and the TLS handshake; the read timeout bounds each wait
 for bytes, sending included, as a socket timeout would, but kept by a watchdog thread that shuts the socket
-down (see :class:`_Deadlines`: a socket with a timeout costs an extra GIL-releasing ``poll`` per ``send`` and
-``recv``). Errors are the engine-neutral ones of :mod:`mcpsync.transports.netbase`. Thread-safe: one engine
-serves every thread of a transport; :meth:`DirectNet.abort` (from any thread) wakes every thread blocked on
-one of its sockets, :meth:`DirectNet.close` closes them all.
+down (see :class:`~mcpsync.transports.deadlines.Deadlines`: a socket with a timeout costs an extra
+GIL-releasing ``poll`` per ``send`` and ``recv``). Errors are the engine-neutral ones of
+:mod:`mcpsync.transports.netbase`. Thread-safe: one engine serves every thread of a transport;
+:meth:`DirectNet.abort` (from any thread) wakes every thread blocked on one of its sockets,
+:meth:`DirectNet.close` closes them all.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ import zlib
 from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 from urllib.parse import urljoin, urlsplit
 
+from .deadlines import Deadlines
 from .http_wire import BadAnswer, Body, Headers, read_head
 from .netbase import (
     ConnectFailed,
@@ -107,96 +109,6 @@ class _Route:
         self.url = url
         self.origin = origin
         self.target = target
-
-
-class _Deadlines:
-    """Read timeouts without socket timeouts: one watchdog thread per engine shuts a socket down when its
-    wait outlives the read timeout, and the reader then raises ``ReadTimeout``.
-
-    A socket with a timeout makes CPython ``poll()`` before every ``send``/``recv`` (two system calls
-    that each release the GIL instead of one; with many threads every release waits to get it back), and
-    each ``settimeout`` is a system call too. The engine's sockets stay blocking; arming, extending and
-    clearing a deadline is an attribute write and a set operation (the watchdog is only woken when a
-    deadline earlier than the one it sleeps towards appears). The semantics are a socket timeout's: the
-    bound is renewed before every read (seconds without a byte) and covers sending too.
-    """
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-        self._armed: Set[_Conn] = set()
-        self._cond = threading.Condition(threading.Lock())
-        self._wake_at = float("inf")
-        self._thread: Optional[threading.Thread] = None
-        self._stopped = False
-
-    def arm(self, conn: _Conn, seconds: Optional[float]) -> None:
-        """From now on, every wait on ``conn`` ends after ``seconds`` without a byte (None: no bound)."""
-        conn.limit = seconds
-        if seconds is None:
-            conn.deadline = None
-            self._armed.discard(conn)
-            return
-        deadline = time.monotonic() + seconds
-        conn.deadline = deadline
-        self._armed.add(conn)
-        if deadline < self._wake_at or self._thread is None:
-            with self._cond:
-                if self._stopped:
-                    return
-                if self._thread is None:
-                    self._thread = threading.Thread(
-                        target=self._run, name="mcpsync-http-deadlines:%s" % self._name, daemon=True
-                    )
-                    self._thread.start()
-                if deadline < self._wake_at:
-                    self._wake_at = deadline
-                    self._cond.notify()
-
-    def renew(self, conn: _Conn) -> None:
-        """A new wait on ``conn`` starts now (under the same limit): a later deadline, nobody to wake."""
-        limit = conn.limit
-        if limit is not None:
-            conn.deadline = time.monotonic() + limit
-
-    def clear(self, conn: _Conn) -> None:
-        conn.limit = conn.deadline = None
-        self._armed.discard(conn)
-
-    def _run(self) -> None:
-        with self._cond:
-            while not self._stopped:
-                now = time.monotonic()
-                soonest = float("inf")
-                for conn in list(self._armed):
-                    deadline = conn.deadline
-                    if deadline is None:
-                        self._armed.discard(conn)
-                    elif deadline <= now:
-                        conn.expired = True
-                        conn.deadline = None
-                        self._armed.discard(conn)
-                        try:
-                            conn.sock.shutdown(socket.SHUT_RDWR)  # the blocked reader (or sender) wakes up now
-                        except OSError:
-                            pass
-                    elif deadline < soonest:
-                        soonest = deadline
-                self._wake_at = soonest
-                self._cond.wait(None if soonest == float("inf") else soonest - now)
-
-    def stop(self) -> None:
-        with self._cond:
-            self._stopped = True
-            self._cond.notify()
-            thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(2.0)
-
-    def after_fork_in_child(self) -> None:
-        self._cond = threading.Condition(threading.Lock())
-        self._stopped = True
-        self._thread = None
-        self._armed = set()
 
 
 class DirectResponse:
@@ -443,7 +355,7 @@ class DirectNet:
         pool_maxsize: int = 128,
         name: str = "server",
     ) -> None:
-        self._deadlines = _Deadlines(name)
+        self._deadlines = Deadlines(name)
         self._headers = dict(headers)
         self._ssl_context = ssl_context
         self._maxsize = max(1, pool_maxsize)
