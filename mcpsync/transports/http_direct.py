@@ -244,32 +244,6 @@ class DirectResponse:
         if conn is not None:
             self._net._deadlines.arm(conn, seconds)
 
-    @property
-    def content(self) -> bytes:
-        return self.read()
-
-    @property
-    def text(self) -> str:
-        charset = "utf-8"
-        ctype = self.headers.get("Content-Type") or ""
-        for part in ctype.split(";")[1:]:
-            key, _, value = part.strip().partition("=")
-            if key.lower() == "charset" and value:
-                charset = value.strip('"')
-        return self.content.decode(charset, "replace")
-
-    def json(self) -> Any:
-        import json
-
-        return json.loads(self.content)
-
-    def iter_content(self, chunk_size: int = 65536) -> Any:
-        while True:
-            chunk = self.read1(chunk_size)
-            if not chunk:
-                return
-            yield chunk
-
     def release_conn(self) -> None:
         """Hand the connection back to the pool if the body was read to its end, else close it."""
         if self._done:
