@@ -12,7 +12,7 @@ server.
 from __future__ import annotations
 
 import base64
-from typing import TYPE_CHECKING, Any, Dict, Generic, List, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, Dict, Generic, List, Optional, Tuple, TypeVar
 
 if TYPE_CHECKING:  # type checkers see real dataclasses; run time gets the lighter twin
     from dataclasses import dataclass, field
@@ -84,6 +84,33 @@ class Tool:
     def to_dict(self) -> JSON:
         """The tool as the server sent it."""
         return dict(self.raw)
+
+    @property
+    def ui_resource_uri(self) -> Optional[str]:
+        """The MCP Apps page this tool links (``_meta.ui.resourceUri``, or the deprecated flat
+        ``_meta["ui/resourceUri"]``), or ``None``. Only ``ui://`` URIs count; anything else is ignored."""
+        meta = _dict(self.raw, "_meta")
+        uri = _str(_dict(meta, "ui"), "resourceUri") or _str(meta, "ui/resourceUri")
+        return uri if uri is not None and uri.startswith("ui://") else None
+
+    @property
+    def visibility(self) -> Tuple[str, ...]:
+        """Who may see and call this tool (MCP Apps ``_meta.ui.visibility``): a tuple of ``"model"`` and/or
+        ``"app"``. Absent or malformed means both, as the extension says."""
+        vis = _dict(_dict(self.raw, "_meta"), "ui").get("visibility")
+        if not isinstance(vis, list) or not all(isinstance(v, str) for v in vis):
+            return ("model", "app")
+        return tuple(v for v in vis if v in ("model", "app"))
+
+    @property
+    def visible_to_model(self) -> bool:
+        """False for an app-only tool: a host MUST NOT offer it to a model (MCP Apps)."""
+        return "model" in self.visibility
+
+    @property
+    def visible_to_app(self) -> bool:
+        """False for a model-only tool: a host MUST refuse an App's ``tools/call`` to it (MCP Apps)."""
+        return "app" in self.visibility
 
 
 @dataclass

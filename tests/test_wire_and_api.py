@@ -168,3 +168,18 @@ def test_every_public_module_name_is_reexported() -> None:
     import mcpsync.types
 
     assert set(mcpsync.types.__all__) <= set(mcpsync.__all__)
+
+
+def test_tool_ui_visibility_and_resource_uri():
+    from mcpsync.types import Tool
+
+    plain = Tool.from_dict({"name": "t"})
+    assert plain.visibility == ("model", "app") and plain.visible_to_model and plain.visible_to_app
+    assert plain.ui_resource_uri is None
+    app_only = Tool.from_dict({"name": "t", "_meta": {"ui": {"resourceUri": "ui://x/page", "visibility": ["app"]}}})
+    assert app_only.visibility == ("app",) and not app_only.visible_to_model and app_only.visible_to_app
+    assert app_only.ui_resource_uri == "ui://x/page"
+    flat = Tool.from_dict({"name": "t", "_meta": {"ui/resourceUri": "ui://y"}})
+    assert flat.ui_resource_uri == "ui://y"
+    assert Tool.from_dict({"name": "t", "_meta": {"ui": {"resourceUri": "https://evil"}}}).ui_resource_uri is None
+    assert Tool.from_dict({"name": "t", "_meta": {"ui": {"visibility": "model"}}}).visibility == ("model", "app")
