@@ -23,7 +23,9 @@ from ..errors import SchemaValidationError
 
 __all__ = ["check_form_schema", "parse_form", "render_form", "validate_content"]
 
-_FORMATS = {"email": "email", "uri": "url", "date": "date", "date-time": "datetime-local"}
+#: string format -> the <input> type that asks for it (date-time stays text: RFC 3339 needs an offset,
+#: which the browser's datetime-local control does not give)
+_FORMATS = {"email": "email", "uri": "url", "date": "date", "date-time": "text"}
 _TRUE = ("on", "true", "1", "yes")
 
 
@@ -250,13 +252,64 @@ def parse_form(
     return {k: v for k, v in content.items() if k in props}, errors
 
 
+def _is_uri(value: object) -> bool:
+    from urllib.parse import urlsplit
+
+    if not isinstance(value, str):
+        return True
+    parts = urlsplit(value)
+    return bool(parts.scheme) and (bool(parts.netloc) or bool(parts.path))
+
+
+def _is_date(value: object) -> bool:
+    import datetime
+
+    if not isinstance(value, str):
+        return True
+    try:
+        datetime.date.fromisoformat(value)
+    except ValueError:
+        return False
+    return len(value) == 10
+
+
+def _is_date_time(value: object) -> bool:
+    import datetime
+    import re
+
+    if not isinstance(value, str):
+        return True
+    if not re.fullmatch(r"\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)", value):
+        return False
+    try:
+        datetime.datetime.fromisoformat(value[:19])
+    except ValueError:
+        return False
+    return True
+
+
+def _is_email(value: object) -> bool:
+    if not isinstance(value, str):
+        return True
+    local, _, domain = value.rpartition("@")
+    return bool(local) and "." in domain and not any(c.isspace() for c in value)
+
+
+def _format_checker(cls: Any) -> Any:
+    """The four formats elicitation allows, checked without optional packages."""
+    checker = cls(formats=())
+    for name, fn in (("email", _is_email), ("uri", _is_uri), ("date", _is_date), ("date-time", _is_date_time)):
+        checker.checks(name)(fn)
+    return checker
+
+
 def validate_content(schema: Mapping[str, Any], content: Mapping[str, Any]) -> Dict[str, str]:
     """Check ``content`` against the requested schema: messages per property (``""`` for the whole form)."""
-    from jsonschema import Draft202012Validator
+    from jsonschema import Draft202012Validator, FormatChecker
     from jsonschema.exceptions import SchemaError
 
     try:
-        validator = Draft202012Validator(dict(schema))
+        validator = Draft202012Validator(dict(schema), format_checker=_format_checker(FormatChecker))
         found = list(validator.iter_errors(dict(content)))
     except (SchemaError, TypeError, ValueError, RecursionError) as exc:
         return {"": "the requested schema cannot be checked: %s" % exc}
