@@ -361,7 +361,7 @@ class Client(ClientCore):
             InputRequired: the server needs input and the call defers it (``defer_input``).
         """
         params = self._tool_params(name, arguments, meta, validate_input)
-        with self._defer_scope(defer_input):
+        with self._deferral.scope(defer_input):
             return self._call_tool(name, params, timeout, max_total_timeout, progress, validate_output)
 
     def _call_tool(
@@ -478,7 +478,7 @@ class Client(ClientCore):
         params: Dict[str, Any] = {"name": name}
         if arguments:
             params["arguments"] = {k: v if isinstance(v, str) else str(v) for k, v in arguments.items()}
-        with self._defer_scope(defer_input):
+        with self._deferral.scope(defer_input):
             return GetPromptResult.from_dict(self._call("prompts/get", params, timeout=timeout))
 
     def read_resource(
@@ -490,7 +490,7 @@ class Client(ClientCore):
         cached = self._modern.cached_read(uri)
         if cached is not None:
             return ReadResourceResult.from_dict(cached)
-        with self._defer_scope(defer_input):
+        with self._deferral.scope(defer_input):
             result = self._call("resources/read", {"uri": uri}, timeout=timeout)
         self._modern.store_read(uri, result)
         return ReadResourceResult.from_dict(result)
@@ -560,9 +560,9 @@ class Client(ClientCore):
         if ir.method == "tools/call":
             name = ir.tool_name or ""
             params["arguments"] = self._authorize_tool(name, ir.arguments, self._tool_for_approval)
-            with self._defer_scope(flag, ir.round):
+            with self._deferral.scope(flag, ir.round):
                 return self._call_tool(name, params, timeout, max_total_timeout, None, None)
-        with self._defer_scope(flag, ir.round):
+        with self._deferral.scope(flag, ir.round):
             raw = self._call(ir.method, params, timeout=timeout, max_total_timeout=max_total_timeout)
         if ir.method == "prompts/get":
             return GetPromptResult.from_dict(raw)

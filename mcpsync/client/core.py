@@ -10,11 +10,10 @@ notification queue. The typed API lives in :mod:`mcpsync.client`.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, TypeVar, Union
 
 from ..__version__ import __version__
 from .._dispatch import NotificationQueue
@@ -45,7 +44,7 @@ from .handlers import (
 from .modern import ModernFeatures
 from .negotiate import Deadline, Negotiated, Negotiator
 from .schema import ValidatorCache
-from .deferred import INPUT_METHODS, InputExpired, InputRequired, ParkedInputs, strip_envelope
+from .deferred import InputDeferral, ParkedInputs
 from .tasks import TaskHandle, wait_task_result
 
 if TYPE_CHECKING:
@@ -159,9 +158,6 @@ class ClientCore:
         self.trace_context = dict(trace_context or {})
         self.defer_input = defer_input
         self.input_timeout = input_timeout
-        self._defer_local = threading.local()  # per-call defer_input and the round a resume starts at
-        self._deferring_calls = 0  # calls in flight with defer_input=True (handshake era: park questions)
-        self._defer_lock = threading.Lock()
         self._pipeline: Optional["Pipeline"] = build_pipeline(
             allowed_tools, disabled_tools, approval_handler, interceptors, retry, tracing, self.trace_context
         )
@@ -194,8 +190,10 @@ class ClientCore:
         else:
             raise ConfigError("target must be a command list, an http(s) URL or a Transport")
         self.notifications = NotificationQueue()
-        #: handshake era with ``defer_input``: the server's parked questions (see mcpsync.client.deferred)
-        self.pending_input = ParkedInputs(self.name)
+        #: ``defer_input`` per call and, in the handshake era, the parked questions (mcpsync.client.deferred)
+        self._deferral = InputDeferral(self)
+        #: handshake era with ``defer_input``: the server's questions waiting for :meth:`resume`
+        self.pending_input: ParkedInputs = self._deferral.parked
         self._lock = threading.RLock()
         self._state = "new"
         self._session: Optional[Session] = None
@@ -612,11 +610,7 @@ class ClientCore:
         total = self.max_total_timeout if max_total_timeout is DEFAULT else max_total_timeout
         if self.era == "modern":
             stamped = self._stamp(params)
-            if self._deferring() and not self.defer_input and self.elicitation_handler is None:
-                meta = stamped["_meta"]  # a fresh dict (_stamp); the capabilities dict is shared: copy it
-                caps = dict(meta.get(P.META_CLIENT_CAPABILITIES) or {})
-                caps["elicitation"] = {"form": {}, "url": {}}
-                meta[P.META_CLIENT_CAPABILITIES] = caps
+            self._deferral.stamp(stamped)
             result = session.request(
                 method,
                 stamped,
@@ -655,7 +649,7 @@ class ClientCore:
         :class:`~mcpsync.InputRequired` instead of asking the handlers (unless every question can be
         answered from configuration alone: the roots).
         """
-        rounds = getattr(self._defer_local, "start_round", 0)
+        rounds = self._deferral.start_round()
         failed: Optional[Tuple[str, BaseException]] = None
         while True:
             if not isinstance(result, dict):
@@ -681,19 +675,8 @@ class ClientCore:
                 )
             retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
             requests = result.get("inputRequests")
-            if self._deferring() and isinstance(requests, dict) and requests and not self._only_roots(requests):
-                state = result.get("requestState")
-                raise InputRequired(
-                    "the server needs input to complete this call: %s"
-                    % ", ".join(sorted("%s (%s)" % (k, (r or {}).get("method")) for k, r in requests.items())),
-                    server=self.name,
-                    method=method,
-                    params=strip_envelope(params),
-                    input_requests=requests,
-                    request_state=state if isinstance(state, str) else None,
-                    era="modern",
-                    round=rounds,
-                )
+            if self._deferral.defers(requests):
+                raise self._deferral.input_required(method, params, result, rounds)
             if failed is not None:  # the server did not take the error answer: it would ask forever
                 raise MCPError(
                     "the handler for %s failed (%s: %s) and the server asked for the input again"
@@ -745,71 +728,9 @@ class ClientCore:
     # server requests ---------------------------------------------------------------
 
     def _on_server_request(self, method: str, params: Dict[str, Any], ctx: RequestContext) -> Any:
-        if self._parks(method):
-            return self._park(method, params, ctx)
+        if self._deferral.parks(method):
+            return self._deferral.park(method, params, ctx)
         return self._answer(method, params, missing=None, during=None)
-
-    # deferred input (mcpsync.client.deferred) -------------------------------------------
-
-    @contextlib.contextmanager
-    def _defer_scope(self, flag: Optional[bool], start_round: int = 0) -> Iterator[None]:
-        """Run one call with its own ``defer_input`` (None: the client's) on this thread."""
-        local = self._defer_local
-        saved = (getattr(local, "flag", None), getattr(local, "start_round", 0))
-        local.flag, local.start_round = flag, start_round
-        counted = bool(flag) and not self.defer_input
-        if counted:
-            with self._defer_lock:
-                self._deferring_calls += 1
-        try:
-            yield
-        finally:
-            local.flag, local.start_round = saved
-            if counted:
-                with self._defer_lock:
-                    self._deferring_calls -= 1
-
-    def _deferring(self) -> bool:
-        """True when the current call defers input (its own ``defer_input``, else the client's)."""
-        flag = getattr(self._defer_local, "flag", None)
-        return self.defer_input if flag is None else bool(flag)
-
-    def _only_roots(self, requests: Dict[str, Any]) -> bool:
-        """Every question is ``roots/list`` and the client has roots: nothing for a user to answer."""
-        return self._roots is not None and all(
-            isinstance(r, dict) and r.get("method") == "roots/list" for r in requests.values()
-        )
-
-    def _parks(self, method: str) -> bool:
-        """Handshake era: park this server request for another thread (``defer_input`` on the client,
-        or some call in flight that defers)?"""
-        if method not in INPUT_METHODS or (method == "roots/list" and self._roots is not None):
-            return False
-        return self.defer_input or self._deferring_calls > 0
-
-    def _park(self, method: str, params: Dict[str, Any], ctx: RequestContext) -> Any:
-        """Park a handshake-era question until ``resume`` answers it or ``input_timeout`` passes (runs on a
-        handler thread, never the reader; blocks at most ``input_timeout`` seconds)."""
-        key = "r%s" % (ctx.request_id,)
-        ir = InputRequired(
-            server=self.name,
-            method=method,
-            params={},
-            input_requests={key: {"method": method, "params": params}},
-            era="legacy",
-            request_id=ctx.request_id,
-        )
-        parked = self.pending_input.park(ir)
-        if parked is not None:
-            try:
-                return self.pending_input.wait(parked, self.input_timeout)
-            except InputExpired:
-                logger.info("[%s] no answer to the parked %s within %ss", self.name, method, self.input_timeout)
-        else:
-            logger.warning("[%s] too many questions waiting for an answer; %s declined", self.name, method)
-        if method == "elicitation/create":
-            return {"action": "cancel"}
-        raise MCPError("the user did not answer %s in time" % method, server=self.name, method=method)
 
     def _answer(self, method: str, params: Dict[str, Any], *, missing: Any, during: Optional[str]) -> Any:
         def absent(what: str) -> MCPError:

@@ -36,22 +36,30 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import hashlib
+import logging
 import hmac
 import itertools
 import json
 import threading
 import time
 import weakref
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Protocol, Tuple, Union
 
 from ..errors import ConfigError, MCPError, SchemaValidationError
 from ..wire import protocol as P
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..session import RequestContext
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "INPUT_METHODS",
     "InputExpired",
     "InputQuestion",
+    "InputDeferral",
     "InputRequired",
     "ParkedInputs",
 ]
@@ -500,3 +508,124 @@ class ParkedInputs:
             self._cond.notify_all()
         for p in parked:
             p.event.set()
+
+
+# --------------------------------------------------------------------------- one client's deferral
+
+
+class DeferringClient(Protocol):
+    """What :class:`InputDeferral` reads of its client (declared here, so this module imports no client)."""
+
+    name: str
+    defer_input: bool
+    input_timeout: Optional[float]
+    elicitation_handler: Any
+    _roots: Optional[List[Any]]
+
+
+class InputDeferral:
+    """One client's ``defer_input``: the per-call setting (thread-local), the round a resume starts at, and
+    the handshake era's parked questions. Owned by the client; thread-safe."""
+
+    def __init__(self, client: DeferringClient) -> None:
+        self._client = client
+        self._local = threading.local()
+        self._calls = 0  # calls in flight with defer_input=True on a client without it (handshake era)
+        self._lock = threading.Lock()
+        self.parked = ParkedInputs(client.name)
+
+    @contextlib.contextmanager
+    def scope(self, flag: Optional[bool], start_round: int = 0) -> Iterator[None]:
+        """Run one call on this thread with its own ``defer_input`` (None: the client's)."""
+        local = self._local
+        saved = (getattr(local, "flag", None), getattr(local, "start_round", 0))
+        local.flag, local.start_round = flag, start_round
+        counted = bool(flag) and not self._client.defer_input
+        if counted:
+            with self._lock:
+                self._calls += 1
+        try:
+            yield
+        finally:
+            local.flag, local.start_round = saved
+            if counted:
+                with self._lock:
+                    self._calls -= 1
+
+    def deferring(self) -> bool:
+        """True when the current call defers input (its own ``defer_input``, else the client's)."""
+        flag = getattr(self._local, "flag", None)
+        return self._client.defer_input if flag is None else bool(flag)
+
+    def start_round(self) -> int:
+        """How many input rounds came before this request (a resumed call carries them on)."""
+        return int(getattr(self._local, "start_round", 0))
+
+    def stamp(self, stamped: Dict[str, Any]) -> None:
+        """2026-07-28: a call that defers on a client without an elicitation handler or ``defer_input``
+        declares the elicitation capability for this request (the host will answer)."""
+        client = self._client
+        if not self.deferring() or client.defer_input or client.elicitation_handler is not None:
+            return
+        meta = stamped["_meta"]  # a fresh dict (ClientCore._stamp); the capabilities dict is shared: copy it
+        caps = dict(meta.get(P.META_CLIENT_CAPABILITIES) or {})
+        caps["elicitation"] = {"form": {}, "url": {}}
+        meta[P.META_CLIENT_CAPABILITIES] = caps
+
+    def defers(self, requests: Any) -> bool:
+        """Stop on these ``inputRequests``? Yes when deferring, unless only the configured roots are asked."""
+        if not self.deferring() or not isinstance(requests, dict) or not requests:
+            return False
+        only_roots = all(isinstance(r, dict) and r.get("method") == "roots/list" for r in requests.values())
+        return not (only_roots and self._client._roots is not None)  # noqa: SLF001 - the owner's configuration
+
+    def input_required(
+        self, method: str, params: Dict[str, Any], result: Dict[str, Any], rounds: int
+    ) -> InputRequired:
+        """The :class:`InputRequired` for a 2026-07-28 ``input_required`` result."""
+        requests: Dict[str, Any] = result["inputRequests"]
+        state = result.get("requestState")
+        asked = sorted(
+            "%s (%s)" % (k, r.get("method") if isinstance(r, dict) else "?") for k, r in requests.items()
+        )
+        return InputRequired(
+            "the server needs input to complete this call: %s" % ", ".join(asked),
+            server=self._client.name,
+            method=method,
+            params=strip_envelope(params),
+            input_requests=requests,
+            request_state=state if isinstance(state, str) else None,
+            era="modern",
+            round=rounds,
+        )
+
+    def parks(self, method: str) -> bool:
+        """Handshake era: park this server request for another thread (``defer_input`` on the client, or a
+        deferring call in flight; the roots are answered from configuration when the client has them)."""
+        if method not in INPUT_METHODS or (method == "roots/list" and self._client._roots is not None):  # noqa: SLF001
+            return False
+        return self._client.defer_input or self._calls > 0
+
+    def park(self, method: str, params: Dict[str, Any], ctx: "RequestContext") -> Any:
+        """Park a handshake-era question until ``resume`` answers it or ``input_timeout`` passes. Runs on a
+        handler thread, never the reader; blocks at most ``input_timeout`` seconds (or until close)."""
+        client = self._client
+        ir = InputRequired(
+            "the server asks %s and waits for the answer" % method,
+            server=client.name,
+            method=method,
+            input_requests={"r%s" % (ctx.request_id,): {"method": method, "params": params}},
+            era="legacy",
+            request_id=ctx.request_id,
+        )
+        parked = self.parked.park(ir)
+        if parked is not None:
+            try:
+                return self.parked.wait(parked, client.input_timeout)
+            except InputExpired:
+                logger.info("[%s] no answer to the parked %s within %ss", client.name, method, client.input_timeout)
+        else:
+            logger.warning("[%s] too many questions waiting for an answer; %s declined", client.name, method)
+        if method == "elicitation/create":
+            return {"action": "cancel"}
+        raise MCPError("the user did not answer %s in time" % method, server=client.name, method=method)
