@@ -360,3 +360,25 @@ def test_handshake_per_call_defer_parks_only_while_such_a_call_runs() -> None:
         t.join(60)
         assert out.get(timeout=1).structured_content == {"action": "cancel"}  # type: ignore[attr-defined]
         assert c.call_tool("elicit", {}).structured_content == {"action": "decline"}
+
+
+def test_handshake_parking_is_bounded_and_the_overflow_is_cancelled() -> None:
+    with mcpsync.connect(server_cmd("--era", "legacy"), defer_input=True) as c:
+        out: "queue.Queue[object]" = queue.Queue()
+        threads = [
+            threading.Thread(target=lambda: out.put(c.call_tool("elicit", {})), name="test-caller-%d" % i)
+            for i in range(4)
+        ]
+        for t in threads:
+            t.start()
+        parked = [c.pending_input.get(timeout=60) for _ in range(3)]
+        # the fourth question found no room: answered "cancel" at once, its call returns
+        first = out.get(timeout=60)
+        assert first.structured_content == {"action": "cancel"}  # type: ignore[attr-defined]
+        c.ping()  # the connection is still usable while three questions wait
+        for ir in parked:
+            c.resume(ir, {ir.questions[0].key: ir.questions[0].accept(ANSWER)})
+        for t in threads:
+            t.join(60)
+        rest = [out.get(timeout=1) for _ in range(3)]
+        assert all(r.structured_content == {"action": "accept", "content": ANSWER} for r in rest)  # type: ignore[attr-defined]

@@ -532,7 +532,9 @@ class InputDeferral:
         self._local = threading.local()
         self._calls = 0  # calls in flight with defer_input=True on a client without it (handshake era)
         self._lock = threading.Lock()
-        self.parked = ParkedInputs(client.name)
+        # the session answers server requests on 4 threads (Session handler_workers): parked questions may
+        # hold 3 of them, so pings and other server requests always have one
+        self.parked = ParkedInputs(client.name, maxsize=3)
 
     @contextlib.contextmanager
     def scope(self, flag: Optional[bool], start_round: int = 0) -> Iterator[None]:
