@@ -382,3 +382,19 @@ def test_handshake_parking_is_bounded_and_the_overflow_is_cancelled() -> None:
             t.join(60)
         rest = [out.get(timeout=1) for _ in range(3)]
         assert all(r.structured_content == {"action": "accept", "content": ANSWER} for r in rest)  # type: ignore[attr-defined]
+
+
+def test_manager_defers_and_resumes_on_the_right_server() -> None:
+    import sys
+
+    from mcpsync.manager import Manager
+
+    cmd = [sys.executable, "-m", "mcpsync.example_server", "--era", "modern"]
+    with Manager({"shop": {"command": cmd}, "other": {"command": cmd}}) as mgr:
+        with pytest.raises(mcpsync.InputRequired) as info:
+            mgr.call_tool("shop_elicit", {"message": "Sure?"}, defer_input=True)
+        ir = info.value
+        assert ir.server == "shop"
+        token = ir.dumps(SECRET)
+        result = mgr.resume(mcpsync.InputRequired.loads(token, SECRET), {ir.questions[0].key: {"action": "decline"}})
+        assert result.structured_content == {"action": "decline"}
