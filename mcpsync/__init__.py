@@ -33,6 +33,15 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers (at run time each l
         prompt_ref as prompt_ref,
         resource_ref as resource_ref,
     )
+    from .client.deferred import (
+        InputExpired as InputExpired,
+        InputQuestion as InputQuestion,
+        InputRequired as InputRequired,
+    )
+    from .client.forms import (
+        parse_form as parse_form,
+        render_form as render_form,
+    )
     from .client.handlers import (
         ElicitationHandler as ElicitationHandler,
         ElicitationRequest as ElicitationRequest,
@@ -201,6 +210,11 @@ _LAZY = {
     "OpenTelemetryTracing": "client.tracing",
     "KeyringCredentialStore": "auth",
     "RedisCredentialStore": "auth",
+    "InputRequired": "client.deferred",
+    "InputExpired": "client.deferred",
+    "InputQuestion": "client.deferred",
+    "render_form": "client.forms",
+    "parse_form": "client.forms",
 }
 
 

@@ -44,6 +44,7 @@ from ..types import (
 )
 from ..wire import protocol as P
 from .core import ClientCore, Target
+from .deferred import InputRequired
 from .modern import Subscription
 from .schema import validate
 
@@ -336,6 +337,7 @@ class Client(ClientCore):
         meta: Optional[Dict[str, Any]] = None,
         validate_input: Optional[bool] = None,
         validate_output: Optional[bool] = None,
+        defer_input: Optional[bool] = None,
     ) -> CallToolResult:
         """Call a tool and block until its result.
 
@@ -347,12 +349,30 @@ class Client(ClientCore):
         ``CallToolResult.raise_for_error``). A task-augmented answer (2026-07-28
         tasks extension) is polled to its end transparently.
 
+        ``defer_input`` (None: the client's setting): when the server needs user input, raise
+        :class:`~mcpsync.InputRequired` instead of asking the handlers, and continue later with
+        :meth:`resume` (2026-07-28); in the handshake era the question is parked in ``pending_input``
+        for another thread while this call keeps waiting (see ``mcpsync.client.deferred``).
+
         Raises:
             ToolInputInvalid: arguments fail the inputSchema (with validate_input).
             ToolOutputInvalid: structuredContent fails the outputSchema (``.result`` has the result).
             RequestTimeout, RemoteError, ConnectionClosed, CapabilityError.
+            InputRequired: the server needs input and the call defers it (``defer_input``).
         """
         params = self._tool_params(name, arguments, meta, validate_input)
+        with self._deferral.scope(defer_input):
+            return self._call_tool(name, params, timeout, max_total_timeout, progress, validate_output)
+
+    def _call_tool(
+        self,
+        name: str,
+        params: Dict[str, Any],
+        timeout: Timeout,
+        max_total_timeout: Timeout,
+        progress: Optional[Callable[[ProgressEvent], object]],
+        validate_output: Optional[bool],
+    ) -> CallToolResult:
         if self.era == "legacy" and self._task_required(name):
             # 2025-11-25 experimental tasks: this tool only runs as a task; wait for it transparently.
             from .tasks import start_authorized_task
@@ -446,24 +466,125 @@ class Client(ClientCore):
     # ------------------------------------------------------------------ prompts / resources
 
     def get_prompt(
-        self, name: str, arguments: Optional[Dict[str, str]] = None, *, timeout: Timeout = DEFAULT
+        self,
+        name: str,
+        arguments: Optional[Dict[str, str]] = None,
+        *,
+        timeout: Timeout = DEFAULT,
+        defer_input: Optional[bool] = None,
     ) -> GetPromptResult:
-        """Get a prompt filled with ``arguments`` (string values)."""
+        """Get a prompt filled with ``arguments`` (string values). ``defer_input`` as in :meth:`call_tool`."""
         self.require_capability("prompts", "prompts/get")
         params: Dict[str, Any] = {"name": name}
         if arguments:
             params["arguments"] = {k: v if isinstance(v, str) else str(v) for k, v in arguments.items()}
-        return GetPromptResult.from_dict(self._call("prompts/get", params, timeout=timeout))
+        with self._deferral.scope(defer_input):
+            return GetPromptResult.from_dict(self._call("prompts/get", params, timeout=timeout))
 
-    def read_resource(self, uri: str, *, timeout: Timeout = DEFAULT) -> ReadResourceResult:
-        """Read a resource. Raises :class:`~mcpsync.ResourceNotFound` for an unknown URI."""
+    def read_resource(
+        self, uri: str, *, timeout: Timeout = DEFAULT, defer_input: Optional[bool] = None
+    ) -> ReadResourceResult:
+        """Read a resource. Raises :class:`~mcpsync.ResourceNotFound` for an unknown URI.
+        ``defer_input`` as in :meth:`call_tool`."""
         self.require_capability("resources", "resources/read")
         cached = self._modern.cached_read(uri)
         if cached is not None:
             return ReadResourceResult.from_dict(cached)
-        result = self._call("resources/read", {"uri": uri}, timeout=timeout)
+        with self._deferral.scope(defer_input):
+            result = self._call("resources/read", {"uri": uri}, timeout=timeout)
         self._modern.store_read(uri, result)
         return ReadResourceResult.from_dict(result)
+
+    # ------------------------------------------------------------------ deferred input
+
+    def resume(
+        self,
+        input_required: InputRequired,
+        answers: Optional[Dict[str, Any]] = None,
+        *,
+        timeout: Timeout = DEFAULT,
+        max_total_timeout: Timeout = DEFAULT,
+        defer_input: Optional[bool] = None,
+    ) -> Any:
+        """Continue a call that raised :class:`~mcpsync.InputRequired`, with the user's ``answers``.
+
+        ``answers`` maps each question's key (``ir.questions[i].key``) to its answer: an elicitation's
+        ``{"action": "accept", "content": {...}}`` (``question.accept(content)`` checks it against the
+        schema), ``{"action": "decline"}`` or ``{"action": "cancel"}``; a sampling result; ``{"roots": [...]}``.
+        A question left out is answered by the client's handlers (or its ``roots``), else
+        :class:`~mcpsync.HandlerMissing` is raised before anything is sent.
+
+        2026-07-28: sends the request again with the answers and the server's ``requestState`` and returns
+        its typed result (:class:`CallToolResult` for a tool, :class:`GetPromptResult`,
+        :class:`ReadResourceResult`); works from any thread or process whose client is connected to the
+        same server under the same ``name``. A tool call passes the tool policy and approval hook again. If
+        the server asks again, another :class:`InputRequired` is raised (unless ``defer_input=False``:
+        then the handlers answer). Blocks like the original call.
+
+        Handshake era (``ir.live``): hands the answer to the call that is still waiting in this process and
+        returns ``None`` at once (the result goes to that call's thread). Raises
+        :class:`~mcpsync.InputExpired` when it is no longer waiting.
+
+        Raises:
+            ConfigError: ``answers`` names a key the server did not ask, or ``ir`` belongs to another server.
+            InputExpired, InputRequired, HandlerMissing, and whatever the original call may raise.
+        """
+        ir = input_required
+        if not isinstance(ir, InputRequired):
+            raise ConfigError("resume() takes the InputRequired a call raised")
+        if ir.server is not None and ir.server != self.name:
+            raise ConfigError(
+                "this input request belongs to server %r, not %r" % (ir.server, self.name), server=self.name
+            )
+        given = dict(answers or {})
+        unknown = sorted(set(given) - set(ir.input_requests))
+        if unknown:
+            raise ConfigError("the server did not ask %s" % ", ".join(map(repr, unknown)), server=self.name)
+        if ir.live:
+            (key,) = list(ir.input_requests) or [""]
+            if key not in given:
+                raise ConfigError("no answer for %r" % key, server=self.name, method=ir.method)
+            self.pending_input.answer(ir, given[key])
+            return None
+        if ir.method not in ("tools/call", "prompts/get", "resources/read"):
+            raise ConfigError("cannot resume a %r request" % ir.method, server=self.name)
+        missing = {k: v for k, v in ir.input_requests.items() if k not in given}
+        responses = dict(given)
+        if missing:
+            responses.update(self.fulfil_input_requests(missing, ir.method or ""))
+        params = dict(ir.params)
+        params["inputResponses"] = responses
+        if ir.request_state is not None:
+            params["requestState"] = ir.request_state
+        flag = True if defer_input is None else defer_input
+        if ir.method == "tools/call":
+            name = ir.tool_name or ""
+            params["arguments"] = self._authorize_tool(name, ir.arguments, self._tool_for_approval)
+            with self._deferral.scope(flag, ir.round):
+                return self._call_tool(name, params, timeout, max_total_timeout, None, None)
+        with self._deferral.scope(flag, ir.round):
+            raw = self._call(ir.method, params, timeout=timeout, max_total_timeout=max_total_timeout)
+        if ir.method == "prompts/get":
+            return GetPromptResult.from_dict(raw)
+        return ReadResourceResult.from_dict(raw)
+
+    def resume_tool(
+        self,
+        input_required: InputRequired,
+        answers: Optional[Dict[str, Any]] = None,
+        *,
+        timeout: Timeout = DEFAULT,
+        max_total_timeout: Timeout = DEFAULT,
+        defer_input: Optional[bool] = None,
+    ) -> CallToolResult:
+        """:meth:`resume` for a deferred ``tools/call`` in the 2026-07-28 era, typed: the tool's result."""
+        if input_required.method != "tools/call" or input_required.live:
+            raise ConfigError("resume_tool() takes a deferred 2026-07-28 tool call", server=self.name)
+        result = self.resume(
+            input_required, answers, timeout=timeout, max_total_timeout=max_total_timeout, defer_input=defer_input
+        )
+        assert isinstance(result, CallToolResult)
+        return result
 
     def subscribe_resource(self, uri: str, *, timeout: Timeout = DEFAULT) -> None:
         """Get ``notifications/resources/updated`` for ``uri`` (``on_resource_updated``, the queue).

@@ -44,6 +44,7 @@ from .handlers import (
 from .modern import ModernFeatures
 from .negotiate import Deadline, Negotiated, Negotiator
 from .schema import ValidatorCache
+from .deferred import InputDeferral, ParkedInputs
 from .tasks import TaskHandle, wait_task_result
 
 if TYPE_CHECKING:
@@ -98,6 +99,8 @@ class ClientCore:
         tasks: bool = True,
         auto_relisten: bool = True,
         trace_context: Optional[Dict[str, str]] = None,
+        defer_input: bool = False,
+        input_timeout: Optional[float] = 300.0,
         # production controls (mcpsync.client.pipeline)
         allowed_tools: Optional[Iterable[str]] = None,
         disabled_tools: Optional[Iterable[str]] = None,
@@ -153,6 +156,8 @@ class ClientCore:
         self.tasks_enabled = tasks
         self.auto_relisten = auto_relisten
         self.trace_context = dict(trace_context or {})
+        self.defer_input = defer_input
+        self.input_timeout = input_timeout
         self._pipeline: Optional["Pipeline"] = build_pipeline(
             allowed_tools, disabled_tools, approval_handler, interceptors, retry, tracing, self.trace_context
         )
@@ -185,6 +190,10 @@ class ClientCore:
         else:
             raise ConfigError("target must be a command list, an http(s) URL or a Transport")
         self.notifications = NotificationQueue()
+        #: ``defer_input`` per call and, in the handshake era, the parked questions (mcpsync.client.deferred)
+        self._deferral = InputDeferral(self)
+        #: handshake era with ``defer_input``: the server's questions waiting for :meth:`resume`
+        self.pending_input: ParkedInputs = self._deferral.parked
         self._lock = threading.RLock()
         self._state = "new"
         self._session: Optional[Session] = None
@@ -437,6 +446,7 @@ class ClientCore:
             session.close(timeout)
         join(self._keepalive_thread, 1.0)
         self.notifications.close()
+        self.pending_input.close()
         registry.untrack(self)
 
     def _abandon_after_fork(self) -> None:
@@ -491,7 +501,7 @@ class ClientCore:
             caps["roots"] = {} if modern else {"listChanged": True}
         if self.sampling_handler is not None:
             caps["sampling"] = {}
-        if self.elicitation_handler is not None:
+        if self.elicitation_handler is not None or self.defer_input:
             caps["elicitation"] = {"form": {}, "url": {}}
         if self.tasks_enabled:
             if modern:
@@ -508,6 +518,7 @@ class ClientCore:
             self._roots is None,
             self.sampling_handler is None,
             self.elicitation_handler is None,
+            self.defer_input,
             self.tasks_enabled,
             id(self.trace_context),
             len(self.trace_context),
@@ -599,6 +610,7 @@ class ClientCore:
         total = self.max_total_timeout if max_total_timeout is DEFAULT else max_total_timeout
         if self.era == "modern":
             stamped = self._stamp(params)
+            self._deferral.stamp(stamped)
             result = session.request(
                 method,
                 stamped,
@@ -631,8 +643,13 @@ class ClientCore:
         progress: Optional[Callable[..., Any]],
         progress_token: bool,
     ) -> Any:
-        """Modern era: check ``resultType`` and drive ``input_required`` rounds (at most 10)."""
-        rounds = 0
+        """Modern era: check ``resultType`` and drive ``input_required`` rounds (at most 10).
+
+        With ``defer_input`` (the client's or this call's) the first ``input_required`` raises
+        :class:`~mcpsync.InputRequired` instead of asking the handlers (unless every question can be
+        answered from configuration alone: the roots).
+        """
+        rounds = self._deferral.start_round()
         failed: Optional[Tuple[str, BaseException]] = None
         while True:
             if not isinstance(result, dict):
@@ -658,6 +675,8 @@ class ClientCore:
                 )
             retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
             requests = result.get("inputRequests")
+            if self._deferral.defers(requests):
+                raise self._deferral.input_required(method, params, result, rounds)
             if failed is not None:  # the server did not take the error answer: it would ask forever
                 raise MCPError(
                     "the handler for %s failed (%s: %s) and the server asked for the input again"
@@ -709,6 +728,8 @@ class ClientCore:
     # server requests ---------------------------------------------------------------
 
     def _on_server_request(self, method: str, params: Dict[str, Any], ctx: RequestContext) -> Any:
+        if self._deferral.parks(method):
+            return self._deferral.park(method, params, ctx)
         return self._answer(method, params, missing=None, during=None)
 
     def _answer(self, method: str, params: Dict[str, Any], *, missing: Any, during: Optional[str]) -> Any:

@@ -19,6 +19,7 @@ from .records import CONNECTED, UnknownTool, _Events, _Server
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..client.client import Client
+    from ..client.deferred import InputRequired
 
 __all__ = ["ToolMethods"]
 
@@ -174,6 +175,7 @@ class ToolMethods:
         timeout: Timeout = DEFAULT,
         progress: Optional[Callable[[ProgressEvent], object]] = None,
         meta: Optional[Dict[str, Any]] = None,
+        defer_input: Optional[bool] = None,
     ) -> CallToolResult:
         """Call a tool by its exposed name (``{server}_{tool}``), or by its own name on ``server``.
 
@@ -182,13 +184,16 @@ class ToolMethods:
         A dead stdio server is restarted first (backoff permitting); a call that
         was sent is never retried. Raises :class:`UnknownTool`, the client's errors
         (:class:`~mcpsync.RequestTimeout`, :class:`~mcpsync.ConnectionClosed`...),
-        or :class:`~mcpsync.ConnectError` when the server is unavailable.
+        or :class:`~mcpsync.ConnectError` when the server is unavailable. ``defer_input`` as in
+        :meth:`mcpsync.Client.call_tool`: :class:`~mcpsync.InputRequired` goes to :meth:`resume`.
         """
         rec, tool = self._route(name, server)
         client = self._client_for(rec)
         idle = rec.config.timeout if timeout is DEFAULT else timeout
         try:
-            result = client.call_tool(tool, arguments or {}, timeout=idle, progress=progress, meta=meta)
+            result = client.call_tool(
+                tool, arguments or {}, timeout=idle, progress=progress, meta=meta, defer_input=defer_input
+            )
         except ConnectionClosed as exc:
             with rec.lock:
                 if rec.client is client and rec.status.status == CONNECTED:
@@ -196,6 +201,16 @@ class ToolMethods:
             raise
         rec.served_by(client)  # this connection proved itself: the failure count resets
         return result
+
+    def resume(
+        self, input_required: "InputRequired", answers: Optional[Dict[str, Any]] = None, *, timeout: Timeout = DEFAULT
+    ) -> Any:
+        """Continue a deferred call (:class:`~mcpsync.InputRequired`) on the server it came from
+        (``input_required.server``, a configured server's name). See :meth:`mcpsync.Client.resume`."""
+        if input_required.server is None:
+            raise UnknownTool("this input request names no server")
+        rec = self._record(input_required.server)
+        return self._client_for(rec).resume(input_required, answers, timeout=timeout)
 
     def input_schema(self, name: str) -> Optional[Dict[str, Any]]:
         """The original input schema of the tool exposed as ``name`` (None when unknown). No I/O."""

@@ -1,0 +1,108 @@
+"""examples/flask_input.py in a real browser: a tool call that needs confirmation shows the server's form,
+the user fills it in and submits, the call resumes in that later request, and the result is shown.
+
+Headless Chromium (Debian's package) drives the real Flask app over HTTP; the app talks to the bundled
+example server in the 2026-07-28 era. Skipped without chromium, except under CI=true.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import threading
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from .cdp import Chromium
+
+pytestmark = pytest.mark.browser
+pytest.importorskip("flask")
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _load_example() -> Any:
+    spec = importlib.util.spec_from_file_location("flask_input_example", ROOT / "examples" / "flask_input.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def app_url() -> Iterator[str]:
+    from werkzeug.serving import make_server
+
+    app = _load_example().create_app(secret="browser-test-secret")
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, name="test-flask-input", daemon=True)
+    thread.start()
+    try:
+        yield "http://127.0.0.1:%d" % server.server_port
+    finally:
+        server.shutdown()
+        thread.join(10)
+        app.extensions["mcpsync"].close()
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[Chromium]:
+    b = Chromium.launch(tmp_path / "profile")
+    try:
+        yield b
+    finally:
+        b.close()
+
+
+def _fill(page: Any, values: dict) -> None:
+    page.evaluate(
+        "(() => { const v = %s; for (const [k, x] of Object.entries(v)) {"
+        " const el = document.querySelector('[name=\"f_' + k + '\"]');"
+        " if (el.type === 'checkbox') el.checked = !!x; else el.value = x; } })()" % json.dumps(values)
+    )
+
+
+def test_confirm_in_the_browser_resumes_the_call(app_url: str, browser: Chromium, tmp_path: Path) -> None:
+    page = browser.open(app_url + "/")
+    page.submit_and_wait("document.getElementById('order').click()")
+    # the server's question, rendered from its schema
+    assert page.evaluate("document.querySelector('.mcp-message').textContent") == "Confirm your order of 3 book(s)"
+    names = page.evaluate("[...document.querySelectorAll('form.mcp-elicitation [name]')].map(e => e.name)")
+    assert {"token", "key", "f_name", "f_age", "f_score", "f_subscribe", "f_color"} <= set(names)
+    assert page.evaluate("document.querySelector('[name=f_name]').value") == "Ada"  # the schema's default
+    _fill(page, {"name": "Grace", "age": "85", "subscribe": True, "color": "blue"})
+    shot = page.screenshot(tmp_path / "form.png")
+    assert shot.stat().st_size > 1000
+    page.submit_and_wait("document.querySelector('button[value=accept]').click()")
+    text = page.evaluate("document.getElementById('result').textContent")
+    assert text.startswith("action: accept; content: ")
+    content = json.loads(text.split("content: ", 1)[1])
+    assert content == {"name": "Grace", "age": 85, "subscribe": True, "color": "blue"}
+
+
+def test_invalid_answer_is_shown_again_with_the_error(app_url: str, browser: Chromium) -> None:
+    page = browser.open(app_url + "/")
+    page.submit_and_wait("document.getElementById('order').click()")
+    _fill(page, {"name": "Grace", "age": "151"})  # above the schema's maximum
+    # form.submit() skips the browser's own checks: the server must catch it
+    page.submit_and_wait("document.querySelector('form.mcp-elicitation').submit()")
+    assert page.evaluate("document.querySelector('[data-field=age] .mcp-error') !== null")
+    assert page.evaluate("document.querySelector('[name=f_name]').value") == "Grace"  # what the user typed stays
+    _fill(page, {"age": "40"})
+    page.submit_and_wait("document.querySelector('button[value=accept]').click()")
+    assert '"age": 40' in page.evaluate("document.getElementById('result').textContent")
+
+
+def test_decline_and_a_tampered_token(app_url: str, browser: Chromium) -> None:
+    page = browser.open(app_url + "/")
+    page.submit_and_wait("document.getElementById('order').click()")
+    _fill(page, {"age": "30"})
+    page.evaluate("document.querySelector('[name=token]').value += 'x'")
+    page.submit_and_wait("document.querySelector('button[value=accept]').click()")
+    assert page.evaluate("document.title") == "Expired"
+    page.goto(app_url + "/")
+    page.submit_and_wait("document.getElementById('order').click()")
+    page.submit_and_wait("document.querySelector('button[value=decline]').click()")
+    assert page.evaluate("document.getElementById('result').textContent") == "action: decline"
