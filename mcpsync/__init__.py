@@ -33,6 +33,9 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers (at run time each l
         prompt_ref as prompt_ref,
         resource_ref as resource_ref,
     )
+    from .client.warm import (
+        WarmCache as WarmCache,
+    )
     from .client.handlers import (
         ElicitationHandler as ElicitationHandler,
         ElicitationRequest as ElicitationRequest,
@@ -201,6 +204,7 @@ _LAZY = {
     "OpenTelemetryTracing": "client.tracing",
     "KeyringCredentialStore": "auth",
     "RedisCredentialStore": "auth",
+    "WarmCache": "client.warm",
 }
 
 

@@ -48,7 +48,7 @@ from .tasks import TaskHandle, wait_task_result
 
 if TYPE_CHECKING:
     from .interceptors import Interceptor
-    from .warm import WarmStart
+    from .warm import WarmCache, WarmStart
     from .pipeline import Pipeline, TracingOption
     from .policy import ApprovalHandler
     from .retry import Retry
@@ -99,7 +99,7 @@ class ClientCore:
         tasks: bool = True,
         auto_relisten: bool = True,
         trace_context: Optional[Dict[str, str]] = None,
-        warm_cache: Any = None,
+        warm_cache: Union[bool, str, "os.PathLike[str]", "WarmCache", None] = None,
         # production controls (mcpsync.client.pipeline)
         allowed_tools: Optional[Iterable[str]] = None,
         disabled_tools: Optional[Iterable[str]] = None,
@@ -157,9 +157,9 @@ class ClientCore:
         self.trace_context = dict(trace_context or {})
         self._warm: Optional["WarmStart"] = None  # near-instant reconnects (mcpsync.client.warm), when asked for
         if warm_cache is not None and warm_cache is not False:
-            from .warm import WarmCache, WarmStart
+            from .warm import WarmCache as _WarmCache, WarmStart as _WarmStart
 
-            self._warm = WarmStart(self, WarmCache.coerce(warm_cache))
+            self._warm = _WarmStart(self, _WarmCache.coerce(warm_cache))
         self._pipeline: Optional["Pipeline"] = build_pipeline(
             allowed_tools, disabled_tools, approval_handler, interceptors, retry, tracing, self.trace_context
         )
