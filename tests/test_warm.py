@@ -274,3 +274,15 @@ def test_the_cli_reuses_by_default_and_no_cache_turns_it_off(tmp_path: Path) -> 
         assert cli(srv) == ["POST server/discover", "POST tools/call"]
         assert cli(srv) == ["POST tools/call"]  # a second `mcpsync call`: one round trip
         assert cli(srv, "--no-cache") == ["POST server/discover", "POST tools/call"]
+
+
+def test_manager_option(tmp_path: Path) -> None:
+    from mcpsync.manager import Manager
+
+    cmd = server_cmd("--era", "modern", "--ttl-ms", str(TTL))
+    for _ in range(2):
+        _new_process_memory()
+        with Manager({"a": {"command": cmd}}, client_options={"warm_cache": tmp_path}) as mgr:
+            assert mgr.call_tool("a_echo", {"message": "m"}).text == "m"
+    entry = json.loads(next(tmp_path.glob("*.json")).read_text())
+    assert entry["era"] == "modern" and "tools/list|" in entry["lists"]
