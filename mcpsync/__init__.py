@@ -42,6 +42,9 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers (at run time each l
         parse_form as parse_form,
         render_form as render_form,
     )
+    from .client.warm import (
+        WarmCache as WarmCache,
+    )
     from .client.handlers import (
         ElicitationHandler as ElicitationHandler,
         ElicitationRequest as ElicitationRequest,
@@ -215,6 +218,7 @@ _LAZY = {
     "InputQuestion": "client.deferred",
     "render_form": "client.forms",
     "parse_form": "client.forms",
+    "WarmCache": "client.warm",
 }
 
 

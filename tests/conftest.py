@@ -111,15 +111,17 @@ def wait_for(pred: Callable[[], bool], timeout: float = 5.0) -> bool:
 
 
 @pytest.fixture(autouse=True)
-def fresh_process_memory() -> None:
+def fresh_process_memory(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Forget the per-process era verdicts and transport choices: a server a test starts may get the port
-    of an earlier test's server of another era, whose cached verdict would then be used."""
+    of an earlier test's server of another era, whose cached verdict would then be used. For the same
+    reason every test gets an empty warm cache directory (the CLI keeps one by default), never the user's."""
     from mcpsync.client.negotiate import ERA_CACHE
     from mcpsync.transports.remote import forget
 
     with ERA_CACHE._lock:
         ERA_CACHE._data.clear()
     forget()
+    monkeypatch.setenv("MCPSYNC_CACHE_DIR", str(tmp_path_factory.mktemp("warm-cache")))
 
 
 @pytest.fixture(autouse=True)

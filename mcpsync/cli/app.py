@@ -103,6 +103,13 @@ def _add_common(p: argparse.ArgumentParser, top: bool) -> None:
         "--header", action="append", default=d([]), metavar="'K: V'", help="HTTP header for --url (repeatable)"
     )
     g.add_argument(
+        "--no-cache",
+        action="store_true",
+        default=d(False),
+        help="do not reuse what an earlier run learned about the server (protocol era, discover result, listings "
+        "within their TTL; kept in $MCPSYNC_CACHE_DIR or ~/.cache/mcpsync/warm)",
+    )
+    g.add_argument(
         "--config",
         default=d(None),
         metavar="FILE",

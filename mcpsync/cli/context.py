@@ -137,6 +137,8 @@ class Cli:
             "timeout": a.timeout,
             "connect_timeout": a.connect_timeout,
             "protocol": a.protocol,
+            # near-instant reconnects: on for the CLI (each run is a new process), off with --no-cache
+            "warm_cache": not getattr(a, "no_cache", False),
         }
         if a.name:
             opts["name"] = a.name

@@ -61,7 +61,11 @@ def run(cli: Cli, config_path: str) -> int:
     """
     args = cli.args
     command = getattr(args, "command", None) or "status"
-    mgr = Manager(config_path, register_clients=False)
+    mgr = Manager(
+        config_path,
+        register_clients=False,
+        client_options={"warm_cache": not getattr(args, "no_cache", False)},  # as for one server (context.py)
+    )
     try:
         names = mgr.names
         if not names:

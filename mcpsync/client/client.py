@@ -17,7 +17,7 @@ default: the client's ``timeout``, 60 s) and ``max_total_timeout`` (a hard cap).
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Literal, Optional, Sequence, Tuple, Union
 
 from ..errors import (
     ConfigError,
@@ -45,6 +45,10 @@ from ..types import (
 from ..wire import protocol as P
 from .core import ClientCore, Target
 from .deferred import InputRequired
+
+#: per-call cache choice for listings and reads: "use" (a fresh cached answer), "refresh" (ask, then cache),
+#: "bypass" (ask, keep nothing)
+CacheMode = Literal["use", "refresh", "bypass"]
 from .modern import Subscription
 from .schema import validate
 
@@ -155,16 +159,19 @@ class Client(ClientCore):
 
     # ------------------------------------------------------------------ lists
 
-    def _page(self, kind: str, cursor: Optional[str], timeout: Timeout) -> Page[Any]:
+    def _page(self, kind: str, cursor: Optional[str], timeout: Timeout, cache: CacheMode = "use") -> Page[Any]:
         method, key, build = _LISTS[kind]
         self.require_capability(_CAPABILITY[kind], method)
         params: Dict[str, Any] = {} if cursor is None else {"cursor": cursor}
-        cached = self._modern.cached_list(method, cursor)
+        cached = self._modern.cached_list(method, cursor) if _cache_mode(cache) == "use" else None
         if cached is not None:
             result = cached
         else:
             result = self._call(method, params, timeout=timeout)
-            self._modern.store_list(method, cursor, result)
+            if cache != "bypass":
+                self._modern.store_list(method, cursor, result)
+                if self._warm is not None:
+                    self._warm.note_page(method, cursor, result)
         raw_items = result.get(key) if isinstance(result, dict) else None
         items = [build(x) for x in raw_items if isinstance(x, dict)] if isinstance(raw_items, list) else []
         nxt = result.get("nextCursor") if isinstance(result, dict) else None
@@ -183,13 +190,13 @@ class Client(ClientCore):
                         self._task_only.add(t.name)
         return Page(items=items, next_cursor=nxt if isinstance(nxt, str) else None, raw=result)
 
-    def _all(self, kind: str, timeout: Timeout) -> List[Any]:
+    def _all(self, kind: str, timeout: Timeout, cache: CacheMode = "use") -> List[Any]:
         items: List[Any] = []
         seen = set()
         cursor: Optional[str] = None
         pages = 0
         while True:
-            page = self._page(kind, cursor, timeout)
+            page = self._page(kind, cursor, timeout, cache)
             items.extend(page.items)
             nxt = page.next_cursor
             if nxt is None:  # an empty-string cursor is NOT the end
@@ -204,39 +211,51 @@ class Client(ClientCore):
             seen.add(nxt)
             cursor = nxt
 
-    def list_tools(self, *, timeout: Timeout = DEFAULT) -> List[Tool]:
-        """Every tool, following each cursor to the end. Blocks up to ``timeout`` per page."""
-        return self._all("tools", timeout)
+    def list_tools(self, *, timeout: Timeout = DEFAULT, cache: CacheMode = "use") -> List[Tool]:
+        """Every tool, following each cursor to the end. Blocks up to ``timeout`` per page.
 
-    def list_tools_page(self, cursor: Optional[str] = None, *, timeout: Timeout = DEFAULT) -> Page[Tool]:
+        ``cache`` (2026-07-28 response cache, per the server's ``ttlMs``; every listing method takes it):
+        ``"use"`` fresh cached pages, ``"refresh"`` ask the server and cache, ``"bypass"`` ask and keep nothing.
+        """
+        return self._all("tools", timeout, cache)
+
+    def list_tools_page(
+        self, cursor: Optional[str] = None, *, timeout: Timeout = DEFAULT, cache: CacheMode = "use"
+    ) -> Page[Tool]:
         """One page of tools; ``page.next_cursor`` is None at the end."""
-        return self._page("tools", cursor, timeout)
+        return self._page("tools", cursor, timeout, cache)
 
-    def list_prompts(self, *, timeout: Timeout = DEFAULT) -> List[Prompt]:
+    def list_prompts(self, *, timeout: Timeout = DEFAULT, cache: CacheMode = "use") -> List[Prompt]:
         """Every prompt, following each cursor to the end."""
-        return self._all("prompts", timeout)
+        return self._all("prompts", timeout, cache)
 
-    def list_prompts_page(self, cursor: Optional[str] = None, *, timeout: Timeout = DEFAULT) -> Page[Prompt]:
+    def list_prompts_page(
+        self, cursor: Optional[str] = None, *, timeout: Timeout = DEFAULT, cache: CacheMode = "use"
+    ) -> Page[Prompt]:
         """One page of prompts."""
-        return self._page("prompts", cursor, timeout)
+        return self._page("prompts", cursor, timeout, cache)
 
-    def list_resources(self, *, timeout: Timeout = DEFAULT) -> List[Resource]:
+    def list_resources(self, *, timeout: Timeout = DEFAULT, cache: CacheMode = "use") -> List[Resource]:
         """Every resource, following each cursor to the end."""
-        return self._all("resources", timeout)
+        return self._all("resources", timeout, cache)
 
-    def list_resources_page(self, cursor: Optional[str] = None, *, timeout: Timeout = DEFAULT) -> Page[Resource]:
+    def list_resources_page(
+        self, cursor: Optional[str] = None, *, timeout: Timeout = DEFAULT, cache: CacheMode = "use"
+    ) -> Page[Resource]:
         """One page of resources."""
-        return self._page("resources", cursor, timeout)
+        return self._page("resources", cursor, timeout, cache)
 
-    def list_resource_templates(self, *, timeout: Timeout = DEFAULT) -> List[ResourceTemplate]:
+    def list_resource_templates(
+        self, *, timeout: Timeout = DEFAULT, cache: CacheMode = "use"
+    ) -> List[ResourceTemplate]:
         """Every resource template, following each cursor to the end."""
-        return self._all("resource_templates", timeout)
+        return self._all("resource_templates", timeout, cache)
 
     def list_resource_templates_page(
-        self, cursor: Optional[str] = None, *, timeout: Timeout = DEFAULT
+        self, cursor: Optional[str] = None, *, timeout: Timeout = DEFAULT, cache: CacheMode = "use"
     ) -> Page[ResourceTemplate]:
         """One page of resource templates."""
-        return self._page("resource_templates", cursor, timeout)
+        return self._page("resource_templates", cursor, timeout, cache)
 
     def get_tool(self, name: str) -> Optional[Tool]:
         """The tool called ``name`` from the last listing (None when not listed yet)."""
@@ -482,17 +501,27 @@ class Client(ClientCore):
             return GetPromptResult.from_dict(self._call("prompts/get", params, timeout=timeout))
 
     def read_resource(
-        self, uri: str, *, timeout: Timeout = DEFAULT, defer_input: Optional[bool] = None
+        self,
+        uri: str,
+        *,
+        timeout: Timeout = DEFAULT,
+        cache: CacheMode = "use",
+        defer_input: Optional[bool] = None,
     ) -> ReadResourceResult:
         """Read a resource. Raises :class:`~mcpsync.ResourceNotFound` for an unknown URI.
-        ``defer_input`` as in :meth:`call_tool`."""
+
+        ``cache`` (2026-07-28 response cache, per the server's ``ttlMs``): ``"use"`` a fresh cached answer,
+        ``"refresh"`` ask the server and cache its answer, ``"bypass"`` ask the server and keep nothing.
+        ``defer_input`` as in :meth:`call_tool`.
+        """
         self.require_capability("resources", "resources/read")
-        cached = self._modern.cached_read(uri)
+        cached = self._modern.cached_read(uri) if _cache_mode(cache) == "use" else None
         if cached is not None:
             return ReadResourceResult.from_dict(cached)
         with self._deferral.scope(defer_input):
             result = self._call("resources/read", {"uri": uri}, timeout=timeout)
-        self._modern.store_read(uri, result)
+        if cache != "bypass":
+            self._modern.store_read(uri, result)
         return ReadResourceResult.from_dict(result)
 
     # ------------------------------------------------------------------ deferred input
@@ -744,6 +773,12 @@ class Client(ClientCore):
     def clear_cache(self) -> None:
         """Forget every cached list and read result (2026-07-28 ``ttlMs`` caching)."""
         self._modern.clear_cache()
+
+
+def _cache_mode(mode: str) -> str:
+    if mode not in ("use", "refresh", "bypass"):
+        raise ConfigError("cache must be 'use', 'refresh' or 'bypass', not %r" % (mode,))
+    return mode
 
 
 def prompt_ref(name: str) -> Dict[str, Any]:

@@ -49,6 +49,7 @@ from .tasks import TaskHandle, wait_task_result
 
 if TYPE_CHECKING:
     from .interceptors import Interceptor
+    from .warm import WarmCache, WarmStart
     from .pipeline import Pipeline, TracingOption
     from .policy import ApprovalHandler
     from .retry import Retry
@@ -101,6 +102,7 @@ class ClientCore:
         trace_context: Optional[Dict[str, str]] = None,
         defer_input: bool = False,
         input_timeout: Optional[float] = 300.0,
+        warm_cache: Union[bool, str, "os.PathLike[str]", "WarmCache", None] = None,
         # production controls (mcpsync.client.pipeline)
         allowed_tools: Optional[Iterable[str]] = None,
         disabled_tools: Optional[Iterable[str]] = None,
@@ -158,6 +160,11 @@ class ClientCore:
         self.trace_context = dict(trace_context or {})
         self.defer_input = defer_input
         self.input_timeout = input_timeout
+        self._warm: Optional["WarmStart"] = None  # near-instant reconnects (mcpsync.client.warm), when asked for
+        if warm_cache is not None and warm_cache is not False:
+            from .warm import WarmCache as _WarmCache, WarmStart as _WarmStart
+
+            self._warm = _WarmStart(self, _WarmCache.coerce(warm_cache))
         self._pipeline: Optional["Pipeline"] = build_pipeline(
             allowed_tools, disabled_tools, approval_handler, interceptors, retry, tracing, self.trace_context
         )
@@ -301,6 +308,9 @@ class ClientCore:
             self._state = "opening"
         errors: List[Tuple[str, BaseException]] = []
         deadline = Deadline(self.connect_timeout)
+        warm = self._warm
+        if warm is not None:
+            warm.before_open(self._target)
         candidates = self._transport_candidates()
         for index, (label, factory) in enumerate(candidates):
             session = None
@@ -325,7 +335,12 @@ class ClientCore:
                     raise ClientClosed("client closed while opening", server=self.name)
                 if deadline.expired():
                     raise deadline.error(self.name)
-                self._agreed(self._negotiator(deadline).negotiate(session))
+                agreed = warm.prior(session) if warm is not None else None
+                if agreed is None:
+                    agreed = self._negotiator(deadline).negotiate(session)
+                    if warm is not None:
+                        warm.agreed(agreed, label)
+                self._agreed(agreed)
             except BaseException as exc:
                 if isinstance(exc, RequestTimeout) and not isinstance(exc, ConnectTimeout):
                     timeout_exc = deadline.error(self.name, exc)  # every step is bounded by the deadline
@@ -370,8 +385,29 @@ class ClientCore:
         registry.track(self)
         if self.keepalive and self.era == "legacy":
             self._keepalive_thread = spawn("mcpsync-keepalive:%s" % self.name, self._keepalive_loop)
+        if warm is not None:
+            for key, (page, seconds) in warm.pages().items():
+                method, _, cursor = key.partition("|")
+                self._modern.seed_list(method, cursor or None, page, seconds)
         self._modern.after_open()
         return self
+
+    def _reconnect_cold(self) -> None:
+        """A warm open met a server that no longer speaks the kept era: reconnect and negotiate afresh."""
+        with self._lock:
+            session, self._session = self._session, None
+            self._state = "new"
+        if session is not None:
+            session.close(1.0)
+        from .negotiate import ERA_CACHE
+
+        ERA_CACHE.forget(self._cache_key())
+        if isinstance(self._target, str):
+            from ..transports import remote as _remote
+
+            _remote.forget(self._target)
+        registry.untrack(self)
+        self.open()
 
     def _negotiator(self, deadline: Optional[Deadline] = None) -> Negotiator:
         """The era negotiation of one connection attempt, with what it needs of this client."""
@@ -611,16 +647,28 @@ class ClientCore:
         if self.era == "modern":
             stamped = self._stamp(params)
             self._deferral.stamp(stamped)
-            result = session.request(
-                method,
-                stamped,
-                timeout=timeout,
-                max_total_timeout=total,
-                progress=progress,
-                progress_token=progress_token,
-                owned_params=True,  # _stamp made fresh params and a fresh _meta
-                before_send=before_send,
-            )
+            try:
+                result = session.request(
+                    method,
+                    stamped,
+                    timeout=timeout,
+                    max_total_timeout=total,
+                    progress=progress,
+                    progress_token=progress_token,
+                    owned_params=True,  # _stamp made fresh params and a fresh _meta
+                    before_send=before_send,
+                )
+            except MCPError as exc:
+                warm = self._warm
+                if warm is not None and warm.refused(exc):  # the kept verdict is stale; the request did not run
+                    self._reconnect_cold()
+                    return self._send_call(
+                        method, params, timeout, max_total_timeout, progress, progress_token, owned_params, before_send
+                    )
+                raise
+            warm = self._warm
+            if warm is not None and warm.unconfirmed and not warm.confirm(result):
+                warm.refresh(self._negotiator().negotiate(session))  # the server changed: discover again
             return self._complete(method, stamped, result, timeout, total, progress, progress_token)
         return session.request(
             method,
@@ -770,6 +818,8 @@ class ClientCore:
     def _route_notification(self, method: str, params: Dict[str, Any]) -> None:
         session = self._session
         dispatch = session.dispatch if session is not None else None
+        if method.endswith("/list_changed") and self._warm is not None:
+            self._warm.evict(method[len("notifications/") : -len("list_changed")])  # "tools/", "prompts/"...
         if method == "notifications/tools/list_changed":
             self._modern.evict_list("tools")
             if self.on_tools_changed and dispatch:

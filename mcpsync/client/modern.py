@@ -225,6 +225,14 @@ class ModernFeatures:
         """Cache a page per its ttlMs."""
         self._put(("list", method, cursor), result)
 
+    def seed_list(self, method: str, cursor: Optional[str], result: Any, seconds: float) -> None:
+        """Put a page kept from an earlier process (mcpsync.client.warm) in the cache for ``seconds``."""
+        if not self.client.use_cache or not isinstance(result, dict) or seconds <= 0:
+            return
+        part = self._partition(result.get("cacheScope", "private"))
+        with self._lock:
+            self._cache[("list", method, cursor, part)] = (time.monotonic() + seconds, result)
+
     def cached_read(self, uri: str) -> Any:
         """A fresh cached read, or None."""
         return self._get(("read", uri))

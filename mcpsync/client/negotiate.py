@@ -136,6 +136,8 @@ class Negotiated:
     server_info: Implementation
     server_capabilities: Dict[str, Any]
     instructions: Optional[str]
+    #: 2026-07-28: the discover result's ``ttlMs`` (how long it may be reused), when it gave one
+    ttl_ms: Optional[float] = None
 
 
 class Negotiator:
@@ -287,12 +289,14 @@ class Negotiator:
         given = result.get("_meta")
         meta = given if isinstance(given, dict) else {}
         instr = result.get("instructions")
+        ttl = result.get("ttlMs")
         agreed = Negotiated(
             era="modern",
             protocol_version=chosen,
             server_info=Implementation.from_dict(meta.get(P.META_SERVER_INFO) or result.get("serverInfo")),
             server_capabilities=caps if isinstance(caps, dict) else {},
             instructions=instr if isinstance(instr, str) else None,
+            ttl_ms=float(ttl) if isinstance(ttl, (int, float)) and not isinstance(ttl, bool) and ttl > 0 else None,
         )
         session.transport.set_protocol(chosen, "modern")
         return agreed
