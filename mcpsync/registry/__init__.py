@@ -34,8 +34,8 @@ if TYPE_CHECKING:
         RegistryUnavailable,
     )
     from .inputs import InputRequest, inputs_from, terminal_inputs
-    from .install import ConsentRequest, InstallResult, Outdated, install, outdated, update
-    from .resolve import ResolvedServer, resolve
+    from .installer import ConsentRequest, InstallResult, Outdated, install, outdated, update
+    from .resolver import ResolvedServer, resolve
 
 __all__ = [
     "ConsentRefused",
@@ -81,14 +81,14 @@ _LAZY = {
     "InputRequest": ".inputs",
     "inputs_from": ".inputs",
     "terminal_inputs": ".inputs",
-    "ConsentRequest": ".install",
-    "InstallResult": ".install",
-    "Outdated": ".install",
-    "install": ".install",
-    "outdated": ".install",
-    "update": ".install",
-    "ResolvedServer": ".resolve",
-    "resolve": ".resolve",
+    "ConsentRequest": ".installer",
+    "InstallResult": ".installer",
+    "Outdated": ".installer",
+    "install": ".installer",
+    "outdated": ".installer",
+    "update": ".installer",
+    "ResolvedServer": ".resolver",
+    "resolve": ".resolver",
 }
 
 
