@@ -19,7 +19,7 @@ import math
 import os
 import re
 from dataclasses import dataclass, field
-from typing import IO, Callable, TextIO, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import IO, Callable, TextIO, cast, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .errors import InvalidInput
 
@@ -155,7 +155,7 @@ def terminal_inputs(
     values: Optional[Mapping[str, Union[str, Sequence[str]]]] = None,
     *,
     stdin: Optional[IO[str]] = None,
-    stderr: Optional[TextIO] = None,
+    stderr: Optional[IO[str]] = None,
 ) -> InputCallback:
     """Ask on the terminal for what ``values`` does not answer (secrets with ``getpass``, never echoed). An empty
     answer takes the default. For the CLI; the library itself never prompts."""
@@ -165,7 +165,7 @@ def terminal_inputs(
     def ask(request: InputRequest) -> Answer:
         err = stderr or sys.stderr
         if request.secret:
-            text = getpass.getpass(request.prompt() + ": ", stream=err)
+            text = getpass.getpass(request.prompt() + ": ", stream=cast(TextIO, err))
         else:
             err.write(request.prompt() + ": ")
             err.flush()
