@@ -162,16 +162,22 @@ def test_remote_url_variables_and_headers():
 
     def callback(request):
         asked.append((request.name, request.kind, request.secret, request.choices))
-        return {"base": "https://t1.example.com", "token": "s3cret", "path": None}.get(request.name)
+        return {"host": "t1.example.com", "port": "8443", "token": "s3cret", "path": None}.get(request.name)
 
     r = resolve(fixture("remote-tenant.json"), callback)
     assert r.kind == "remote" and r.transport == "http"
-    assert r.url == "https://t1.example.com/mcp"
+    assert r.url == "http://t1.example.com:8443/mcp"
     assert r.headers == {"Authorization": "${secret:tenant-remote/Authorization}", "X-Team": "core"}
     assert r.secrets == {"tenant-remote/Authorization": "Bearer s3cret"}
     assert ("token", "variable", True, ()) in asked and ("path", "url", False, ("mcp", "v2/mcp")) in asked
+    with pytest.raises(InvalidInput, match="not a number"):
+        resolve(fixture("remote-tenant.json"), inputs_from({"host": "h", "port": "80/evil", "token": "t"}))
+    # the draft's URL that starts with a variable ({baseUrl}/mcp): inserted as is, and must be http(s)
+    draft = {"name": "io.github.acme/d", "version": "1", "description": "d", "remotes": [
+        {"type": "streamable-http", "url": "{baseUrl}/mcp", "variables": {"baseUrl": {"isRequired": True}}}]}
+    assert resolve(draft, inputs_from({"baseUrl": "https://a.example.com/x"})).url == "https://a.example.com/x/mcp"
     with pytest.raises(RegistryError, match="not an http"):
-        resolve(fixture("remote-tenant.json"), inputs_from({"base": "javascript:alert(1)", "token": "t"}))
+        resolve(draft, inputs_from({"baseUrl": "javascript:alert(1)"}))
 
 
 def test_dollar_signs_from_a_server_json_are_never_expanded(tmp_path, monkeypatch):
@@ -344,7 +350,7 @@ def test_a_secret_never_reaches_a_file_and_the_manager_resolves_it(tmp_path):
         with RegistryServer([entry(fixture("remote-tenant.json"))]) as registry:
             cfg = tmp_path / "project" / ".mcp.json"
             install("io.github.acme/tenant-remote", registry=registry.url, config=cfg, yes=True,
-                    inputs={"base": server.url.rsplit("/", 1)[0], "token": token})
+                    inputs={"host": "127.0.0.1", "port": str(server.port), "token": token})
         for path in tmp_path.rglob("*"):
             if path.is_file() and path.name != "mcp-auth.json":
                 assert token.encode() not in path.read_bytes(), path

@@ -262,7 +262,10 @@ def plan(resolved: ResolvedServer, bundle: str, install_dir: str) -> Dict[str, A
 
     argv = expand(command, "command")[:1] + [item for arg in args for item in expand(arg, "arg")]
     resolved.command = argv
-    resolved.env = {k: expand(v, k)[0] if expand(v, k) else "" for k, v in env.items()}
+    resolved.env = {}
+    for key, value in env.items():
+        expanded = expand(value, key)
+        resolved.env[key] = expanded[0] if expanded else ""
     resolved.secrets = asker.secrets
     resolved.answers = asker.answers
     return manifest
