@@ -6,7 +6,8 @@ the way the official registry does (``docs/reference/api/openapi.yaml``): ``GET 
 ``GET /v0.1/servers/{name}/versions`` and ``.../versions/{version}`` (names URL-encoded); ``include_deleted``.
 Every answer carries an ``ETag``; a matching ``If-None-Match`` gets ``304``. Files under ``/bundles/`` are
 served from ``server.files``. ``server.junk`` (bytes) replaces every API answer's body (status
-``server.junk_status``), for hostile-registry tests. Every request is recorded in ``server.requests``.
+``server.junk_status``), ``server.stall`` (an Event) holds answers until it is set, ``server.cut`` sends a
+truncated body and closes: hostile-registry tests. Every request is recorded in ``server.requests``.
 """
 
 from __future__ import annotations
@@ -64,6 +65,17 @@ class _Handler(BaseHTTPRequestHandler):
             data = owner.files.get(parts.path[len("/bundles/"):])
             self._send(200 if data is not None else 404, data or b"missing", "application/octet-stream")
             return
+        if owner.stall is not None:
+            owner.stall.wait(60)
+        if owner.cut:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "100000")
+            self.end_headers()
+            self.wfile.write(b'{"servers": [')
+            self.wfile.flush()
+            self.close_connection = True
+            return
         if owner.junk is not None:
             self._send(owner.junk_status, owner.junk)
             return
@@ -90,6 +102,8 @@ class RegistryServer:
         self.files: Dict[str, bytes] = {}
         self.junk: Optional[bytes] = None
         self.junk_status = 200
+        self.stall: Optional[threading.Event] = None  # hold every API answer until this is set
+        self.cut = False  # promise a longer body than is sent, then close the connection
         self.requests: List[Tuple[str, str, Dict[str, str]]] = []
         self.lock = threading.Lock()
         self._httpd = _Server(("127.0.0.1", 0), _Handler)
@@ -102,6 +116,8 @@ class RegistryServer:
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        if self.stall is not None:
+            self.stall.set()
         self._httpd.shutdown()
         self._httpd.server_close()
         self._thread.join(10)

@@ -202,3 +202,32 @@ def test_junk_pages_raise_only_registry_errors(registry, page):
             except RegistryError:
                 continue
             assert result is not None
+
+
+def test_a_stalled_registry_times_out_and_a_cut_answer_fails_clearly(registry):
+    import threading
+
+    registry.stall = threading.Event()
+    with RegistryClient(registry.url, cache_dir=False, timeout=1) as client:
+        with pytest.raises(RegistryUnavailable, match="cannot reach"):
+            client.search("x")
+    registry.stall.set()
+    registry.stall = None
+    registry.cut = True
+    with RegistryClient(registry.url, cache_dir=False, timeout=10) as client:
+        with pytest.raises(RegistryError):
+            client.search("x")
+    registry.cut = False
+    with RegistryClient(registry.url, cache_dir=False) as client:
+        assert client.search("weather")  # valid traffic still gets correct answers
+
+
+def test_importing_the_registry_package_is_cheap():
+    import subprocess
+    import sys
+
+    code = ("import sys, mcpsync, mcpsync.registry, mcpsync.cli.registry; "
+            "print(sorted(m for m in ('requests', 'jsonschema', 'zipfile', 'mcpsync.registry.client') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.strip() == "[]"

@@ -439,3 +439,34 @@ def test_registry_client_can_be_passed_and_the_name_overridden(tmp_path):
             result = install("io.github.modelcontextprotocol/server-everything", registry=client, config=cfg,
                              yes=True, name="everything", which=fake_which("npx"))
     assert result.config_name == "everything" and "everything" in json.loads(cfg.read_text())["mcpServers"]
+
+
+_manifest = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=16) | st.sampled_from(
+        ["${__dirname}/x", "${user_config.k}", "${user_config.missing}", "${HOME}", "node", "python"]),
+    lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.sampled_from([
+        "server", "mcp_config", "command", "args", "env", "type", "entry_point", "user_config", "k", "sensitive",
+        "required", "default", "multiple", "platform_overrides", "linux", "darwin", "win32"]), kids, max_size=5),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(manifest=_manifest | st.binary(max_size=40))
+def test_junk_bundles_raise_only_registry_errors(tmp_path, manifest):
+    from mcpsync.registry import mcpb
+
+    doc = json.loads(json.dumps(fixture("mcpb-example.json")).replace("{REGISTRY}", "https://x.example")
+                     .replace("{SHA256}", "ab" * 32))
+    bundle = tmp_path / "b.mcpb"
+    if isinstance(manifest, bytes):
+        bundle.write_bytes(manifest)
+    else:
+        with zipfile.ZipFile(bundle, "w") as zf:
+            zf.writestr("manifest.json", json.dumps(manifest))
+    resolved = resolve(doc, inputs_from({}, fallback=lambda r: "v"))
+    try:
+        mcpb.plan(resolved, str(bundle), str(tmp_path / "dir"))
+    except RegistryError:
+        return
+    assert all(isinstance(a, str) for a in resolved.command) and resolved.command

@@ -287,11 +287,19 @@ def _install(
             if approved is not True:
                 raise ConsentRefused("installation of %s was not approved; nothing was installed" % entry.name)
         # ---- approved: from here on things are installed
-        for step in resolved.install_steps:
-            runner(list(step))
-        if resolved.venv is not None and resolved.command and not os.path.exists(resolved.command[0].replace("$$", "$")):
-            raise RegistryError("%s was installed but has no %r program (the package's console script must be named "
-                                "like the package)" % (resolved.identifier, os.path.basename(resolved.command[0])))
+        fresh_venv = resolved.venv is not None and not os.path.exists(resolved.venv)
+        try:
+            for step in resolved.install_steps:
+                runner(list(step))
+            if resolved.venv is not None and resolved.command and not os.path.exists(
+                    resolved.command[0].replace("$$", "$")):
+                raise RegistryError("%s was installed but has no %r program (the package's console script must be "
+                                    "named like the package)" % (resolved.identifier,
+                                                                 os.path.basename(resolved.command[0])))
+        except BaseException:
+            if fresh_venv and resolved.venv is not None:
+                shutil.rmtree(resolved.venv, ignore_errors=True)  # leave no half-made virtualenv behind
+            raise
         if bundle is not None and install_dir is not None:
             from . import mcpb
 
