@@ -67,7 +67,8 @@ def test_install_then_call_the_installed_server(registry, tmp_path):
         cfg = tmp_path / "opencode.json"
         cfg.write_text(json.dumps({"$schema": "https://opencode.ai/config.json", "mcp": {}}))
         code, out, err = run("install", "io.github.acme/tenant-remote", "--registry", registry.url,
-                             "--config", str(cfg), "--yes", "--input", "host=127.0.0.1", "--input", "port=%d" % server.port,
+                             "--config", str(cfg), "--yes", "--input", "host=127.0.0.1",
+                             "--input", "port=%d" % server.port,
                              "--input", "token=cli-token-123", "--as", "tenant")
         assert code == 0, err
         assert "installed io.github.acme/tenant-remote 2.0.0 as 'tenant'" in out

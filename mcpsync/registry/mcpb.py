@@ -32,7 +32,7 @@ import stat
 import sys
 import tempfile
 import zipfile
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Tuple
 from urllib.parse import urlsplit
 
 from .errors import IntegrityError, InvalidServerJson, RegistryError, RegistryUnavailable
@@ -284,7 +284,9 @@ def unpack(bundle: str, install_dir: str, *, max_files: int = MAX_FILES, max_unp
             for info in infos:
                 target = os.path.realpath(os.path.join(staging, info.filename))
                 if target != root and not target.startswith(root + os.sep):
-                    raise IntegrityError("the bundle member %r would land outside the install directory" % info.filename)
+                    raise IntegrityError(
+                        "the bundle member %r would land outside the install directory" % info.filename
+                    )
                 if info.is_dir():
                     os.makedirs(target, exist_ok=True)
                     continue

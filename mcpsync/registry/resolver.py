@@ -43,7 +43,7 @@ import re
 import shutil
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 from urllib.parse import quote, urlsplit
 
 from .errors import InvalidServerJson, RegistryError
@@ -63,7 +63,11 @@ _RUNTIMES: Dict[str, Tuple[str, Tuple[str, ...]]] = {
     "oci": ("docker", ("run", "-i", "--rm")),
     "nuget": ("dnx", ()),
 }
-_HINT_PREFIX: Dict[str, Tuple[str, ...]] = {"npx": ("-y",), "docker": ("run", "-i", "--rm"), "podman": ("run", "-i", "--rm")}
+_HINT_PREFIX: Dict[str, Tuple[str, ...]] = {
+    "npx": ("-y",),
+    "docker": ("run", "-i", "--rm"),
+    "podman": ("run", "-i", "--rm"),
+}
 _VAR = re.compile(r"\{([A-Za-z0-9_.-]+)\}")
 
 
@@ -296,7 +300,8 @@ def _runtime(package: Mapping[str, Any], rtype: str, which: Which, where: str) -
             raise InvalidServerJson("server.json %s must be a program name, not a path" % _where(where, "runtimeHint"))
         return hint, _HINT_PREFIX.get(hint, default[1] if default and default[0] == hint else ())
     if default is None:
-        raise RegistryError("%s packages are not supported (supported: %s)" % (rtype, ", ".join(sorted(_RUNTIMES) + ["mcpb"])))
+        supported = ", ".join(sorted(_RUNTIMES) + ["mcpb"])
+        raise RegistryError("%s packages are not supported (supported: %s)" % (rtype, supported))
     return default
 
 
@@ -332,7 +337,9 @@ def _package(
     rtype = _text(package, "registryType", where, required=True) or ""
     identifier = _text(package, "identifier", where, required=True) or ""
     if not identifier or identifier.startswith("-") or any(c.isspace() for c in identifier):
-        raise InvalidServerJson("server.json %s is not a package identifier: %r" % (_where(where, "identifier"), identifier))
+        raise InvalidServerJson(
+            "server.json %s is not a package identifier: %r" % (_where(where, "identifier"), identifier)
+        )
     version = _text(package, "version", where)
     if version is not None and (not version or version.startswith("-") or any(c.isspace() for c in version)):
         raise InvalidServerJson("server.json %s is not a version: %r" % (_where(where, "version"), version))
@@ -355,7 +362,8 @@ def _package(
     if rtype == "mcpb":
         return  # the command comes from the bundle's manifest (mcpb.py), after download and verification
     runtime_args = _arguments(answers, _items(package, "runtimeArguments", where), _where(where, "runtimeArguments"))
-    env = _key_values(answers, _items(package, "environmentVariables", where), "env", _where(where, "environmentVariables"))
+    env_items = _items(package, "environmentVariables", where)
+    env = _key_values(answers, env_items, "env", _where(where, "environmentVariables"))
     package_args = _arguments(answers, _items(package, "packageArguments", where), _where(where, "packageArguments"))
     ident = _escape(identifier)
     if rtype == "pypi" and not which("uvx") and not (package.get("runtimeHint") and which(str(package["runtimeHint"]))):
@@ -430,7 +438,9 @@ def _remote(answers: _Answers, out: ResolvedServer, remote: Dict[str, Any], wher
     if "${secret:" not in check:
         parts = urlsplit(check)
         if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise InvalidServerJson("server.json %s is not an http(s) URL after substitution: %r" % (_where(where, "url"), check))
+            raise InvalidServerJson(
+                "server.json %s is not an http(s) URL after substitution: %r" % (_where(where, "url"), check)
+            )
     out.kind, out.url = "remote", url
     out.transport = "sse" if rtype == "sse" else "http"
     out.headers = _key_values(answers, _items(remote, "headers", where), "header", _where(where, "headers"))
