@@ -108,3 +108,36 @@ def test_bad_input_syntax_is_a_usage_error(registry, tmp_path):
     code, _out, err = run("install", "io.github.acme/tenant-remote", "--registry", registry.url,
                           "--config", str(tmp_path / "x.json"), "--yes", "--input", "novalue")
     assert code == 2 and "NAME=VALUE" in err
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+@pytest.mark.parametrize("answer, installed", [("n\n", False), ("\n", False), ("y\n", True)])
+def test_install_asks_on_a_terminal(registry, tmp_path, answer, installed):
+    cfg = tmp_path / "mcp.json"
+    out, err = io.StringIO(), io.StringIO()
+    # the terminal answers the open input (the positional argument has a fixed value, so only consent is asked)
+    code = main(["install", "io.github.modelcontextprotocol/server-everything", "--registry", registry.url,
+                 "--config", str(cfg)], stdout=out, stderr=err, stdin=_Terminal(answer))
+    text = err.getvalue()
+    assert "Install and allow this to run? [y/N]" in text and "argv[3] = 'stdio'" in text
+    assert (code, cfg.exists()) == ((0, True) if installed else (1, False))
+
+
+def test_post_install_instructions_are_printed_not_run(tmp_path):
+    marker = tmp_path / "ran"
+    doc = fixture("npm-everything.json")
+    doc["packages"][0]["postInstallInstructions"] = [
+        {"description": "Sign in once", "command": "touch %s" % marker, "documentation": "https://example.com/login"},
+        {"description": "Optionally warm the cache", "optional": True},
+    ]
+    with RegistryServer([entry(doc)]) as registry:
+        code, _out, err = run("install", "io.github.modelcontextprotocol/server-everything", "--registry",
+                              registry.url, "--config", str(tmp_path / "mcp.json"), "--yes")
+    assert code == 0, err
+    assert "after installing: Sign in once" in err and "(not run by mcpsync) touch %s" % marker in err
+    assert "see https://example.com/login" in err and "after installing (optional): Optionally warm the cache" in err
+    assert not marker.exists()
