@@ -275,6 +275,12 @@ def test_the_hook_sees_the_exact_untruncated_command(tmp_path):
     text = req.describe()
     assert "--blob=" + long_value in text and "DANGER" in text and "API_KEY" in text and "k\n" not in text
     assert result.consent is req
+    assert "cannot check" not in text
+    hashed = fixture("npm-everything.json")
+    hashed["packages"][0]["fileSha256"] = "ab" * 32
+    seen.clear()
+    install(hashed, config=tmp_path / "other.json", which=fake_which("npx"), approve=lambda r: seen.append(r) or True)
+    assert "fileSha256 %s; npx fetches it itself, so mcpsync cannot check" % ("ab" * 32) in seen[0].describe()
 
 
 def test_post_install_instructions_are_shown_never_run(tmp_path):

@@ -105,6 +105,9 @@ class ConsentRequest:
                 lines.append("  now:     %s" % shlex.join(step))
             if self.download_url:
                 lines.append("  bundle:  %s (sha256 %s, verified)" % (self.download_url, self.sha256))
+            elif self.sha256:
+                lines.append("  NOTE: the package declares fileSha256 %s; %s fetches it itself, so mcpsync cannot "
+                             "check that hash" % (self.sha256, self.command[0] if self.command else "its runtime"))
             lines.append("  command: %s" % shlex.join(self.command))
             for i, arg in enumerate(self.command):
                 lines.append("    argv[%d] = %r" % (i, arg))
