@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from typing import IO, Any, Dict, List, Optional, Union
+from typing import IO, Any, Dict, List, Optional, TextIO, Union, cast
 
 __all__ = ["add_registry_parsers"]
 
@@ -107,13 +107,31 @@ def _interactive(stdin: IO[str]) -> bool:
         return False
 
 
+def _terminal_prompt(stdin: IO[str], stderr: IO[str]) -> Any:
+    """An input callback that asks on the terminal: secrets with ``getpass`` (never echoed), an empty answer takes
+    the default, a repeated argument takes comma-separated values."""
+    import getpass
+
+    def ask(request: Any) -> Any:
+        if request.secret:
+            text = getpass.getpass(request.prompt() + ": ", stream=cast(TextIO, stderr))
+        else:
+            stderr.write(request.prompt() + ": ")
+            stderr.flush()
+            text = stdin.readline().rstrip("\r\n")
+        if request.repeated and text:
+            return [part.strip() for part in text.split(",") if part.strip()]
+        return text or None
+
+    return ask
+
+
 def _callbacks(args: argparse.Namespace, stdin: IO[str], stderr: IO[str]) -> Any:
-    from ..registry.inputs import inputs_from, terminal_inputs
+    from ..registry.inputs import inputs_from
 
     values = _inputs(args.inputs)
     if _interactive(stdin):
-        ask = terminal_inputs(stdin=stdin, stderr=stderr)
-        inputs = inputs_from(values, environ=os.environ, fallback=ask)
+        inputs = inputs_from(values, environ=os.environ, fallback=_terminal_prompt(stdin, stderr))
     else:
         inputs = inputs_from(values, environ=os.environ)
 

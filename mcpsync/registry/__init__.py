@@ -33,7 +33,7 @@ if TYPE_CHECKING:
         RegistryNotFound,
         RegistryUnavailable,
     )
-    from .inputs import InputRequest, inputs_from, terminal_inputs
+    from .inputs import InputRequest, inputs_from
     from .installer import ConsentRequest, InstallResult, Outdated, install, outdated, update
     from .resolver import ResolvedServer, resolve
 
@@ -60,7 +60,6 @@ __all__ = [
     "outdated",
     "registry_url",
     "resolve",
-    "terminal_inputs",
     "update",
 ]
 
@@ -80,7 +79,6 @@ _LAZY = {
     "RegistryUnavailable": ".errors",
     "InputRequest": ".inputs",
     "inputs_from": ".inputs",
-    "terminal_inputs": ".inputs",
     "ConsentRequest": ".installer",
     "InstallResult": ".installer",
     "Outdated": ".installer",

@@ -6,9 +6,8 @@ a ``{variable}`` of a value or of a remote's URL template, an mcpb ``user_config
 
 - :func:`inputs_from` -- non-interactive: a mapping (``--input NAME=VALUE``) and, for environment variables,
   the process environment;
-- :func:`terminal_inputs` -- asks on a terminal (``getpass`` for secrets), with a mapping answered first.
-
-A GUI passes its own callable. A callback returns a string, a list of strings (a repeated argument), or None
+The CLI adds a terminal prompt (``getpass`` for secrets); a GUI passes its own callable (the library itself
+never prompts or prints). A callback returns a string, a list of strings (a repeated argument), or None
 (no answer: the default is used, and a required input without a default fails with
 :class:`~.errors.MissingInput`).
 """
@@ -19,7 +18,7 @@ import math
 import os
 import re
 from dataclasses import dataclass, field
-from typing import IO, Callable, TextIO, cast, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Callable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .errors import InvalidInput
 
@@ -29,7 +28,6 @@ __all__ = [
     "InputRequest",
     "check_value",
     "inputs_from",
-    "terminal_inputs",
 ]
 
 Answer = Union[None, str, Sequence[str]]
@@ -149,32 +147,6 @@ def inputs_from(
         return None
 
     return answer
-
-
-def terminal_inputs(
-    values: Optional[Mapping[str, Union[str, Sequence[str]]]] = None,
-    *,
-    stdin: Optional[IO[str]] = None,
-    stderr: Optional[IO[str]] = None,
-) -> InputCallback:
-    """Ask on the terminal for what ``values`` does not answer (secrets with ``getpass``, never echoed). An empty
-    answer takes the default. For the CLI; the library itself never prompts."""
-    import getpass
-    import sys
-
-    def ask(request: InputRequest) -> Answer:
-        err = stderr or sys.stderr
-        if request.secret:
-            text = getpass.getpass(request.prompt() + ": ", stream=cast(TextIO, err))
-        else:
-            err.write(request.prompt() + ": ")
-            err.flush()
-            text = (stdin or sys.stdin).readline().rstrip("\r\n")
-        if request.repeated and text:
-            return [part.strip() for part in text.split(",") if part.strip()]
-        return text or None
-
-    return inputs_from(values, fallback=ask)
 
 
 def ask_all(callback: InputCallback, request: InputRequest) -> List[str]:
