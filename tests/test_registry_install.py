@@ -168,7 +168,7 @@ def test_remote_url_variables_and_headers():
     assert r.kind == "remote" and r.transport == "http"
     assert r.url == "http://t1.example.com:8443/mcp"
     assert r.headers == {"Authorization": "${secret:tenant-remote/Authorization}", "X-Team": "core"}
-    assert r.secrets == {"tenant-remote/Authorization": "Bearer s3cret"}
+    assert r.secrets == {"tenant-remote/Authorization": "Bearer s3cret", "tenant-remote/token": "s3cret"}
     assert ("token", "variable", True, ()) in asked and ("path", "url", False, ("mcp", "v2/mcp")) in asked
     with pytest.raises(InvalidInput, match="not a number"):
         resolve(fixture("remote-tenant.json"), inputs_from({"host": "h", "port": "80/evil", "token": "t"}))
@@ -476,3 +476,24 @@ def test_junk_bundles_raise_only_registry_errors(tmp_path, manifest):
     except RegistryError:
         return
     assert all(isinstance(a, str) for a in resolved.command) and resolved.command
+
+
+def test_update_answers_secret_variables_from_the_store(tmp_path):
+    token = "tok-update-1"
+    v1 = fixture("remote-tenant.json")
+    v2 = json.loads(json.dumps(v1).replace('"version": "2.0.0"', '"version": "2.1.0"'))
+    cfg = tmp_path / "mcp.json"
+    server = MCPTestServer().start()
+    server.faults.require_token = token
+    try:
+        with RegistryServer([entry(v1, latest=False), entry(v2)]) as registry:
+            install("io.github.acme/tenant-remote@2.0.0", registry=registry.url, config=cfg, yes=True,
+                    inputs={"host": "127.0.0.1", "port": str(server.port), "token": token})
+            asked = []
+            (result,) = update(cfg, yes=True, inputs=lambda request: asked.append(request.name))
+        assert asked == [] and result.consent.version == "2.1.0"
+        assert token not in cfg.read_text()
+        with Manager(str(cfg)) as mgr:
+            assert mgr.call_tool("tenant-remote_echo", {"message": "updated"}).text == "updated"
+    finally:
+        server.stop()

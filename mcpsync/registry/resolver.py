@@ -202,8 +202,12 @@ class _Answers:
 
     def ask(self, request: InputRequest) -> List[str]:
         values = ask_all(self.callback, request)
-        if not request.secret and values:
+        if values and not request.secret:
             self.answers[request.name] = values if request.repeated else values[0]
+        elif values and len(values) == 1:
+            # kept (in the credential store only) under the input's own name, so that an update can answer it
+            # again even when it was a {variable} of a larger value
+            self.secrets["%s/%s" % (self.config_name, request.name)] = values[0]
         return values
 
     def protect(self, value: str, name: str, secret: bool) -> str:
