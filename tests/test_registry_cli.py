@@ -141,3 +141,19 @@ def test_post_install_instructions_are_printed_not_run(tmp_path):
     assert "after installing: Sign in once" in err and "(not run by mcpsync) touch %s" % marker in err
     assert "see https://example.com/login" in err and "after installing (optional): Optionally warm the cache" in err
     assert not marker.exists()
+
+
+def test_uninstall_removes_the_entry_and_its_secrets(registry, tmp_path):
+    from mcpsync.auth.secrets import read_secret
+
+    cfg = tmp_path / "mcp.json"
+    code, _out, err = run("install", "io.github.acme/tenant-remote", "--registry", registry.url, "--config", str(cfg),
+                          "--yes", "--input", "host=h.example.com", "--input", "token=t0k")
+    assert code == 0, err
+    assert read_secret("tenant-remote/Authorization") == "Bearer t0k"
+    code, out, _err = run("uninstall", "tenant-remote", "--config", str(cfg))
+    assert code == 0 and "removed 'tenant-remote'" in out
+    assert json.loads(cfg.read_text())["mcpServers"] == {}
+    assert read_secret("tenant-remote/Authorization") is None
+    code, _out, err = run("uninstall", "tenant-remote", "--config", str(cfg))
+    assert code == 2 and "no server named" in err

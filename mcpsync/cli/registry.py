@@ -1,4 +1,4 @@
-"""``mcpsync search|install|outdated|update``: find servers in an MCP Registry and install them.
+"""``mcpsync search|install|outdated|update|uninstall``: find servers in an MCP Registry and install them.
 
 Wiring (one line in the CLI's parser builder; the main dispatcher calls ``args.func(args, ...)``)::
 
@@ -24,7 +24,7 @@ __all__ = ["add_registry_parsers"]
 
 
 def add_registry_parsers(subparsers: Any) -> None:
-    """Add ``search``, ``install``, ``outdated`` and ``update`` to ``subparsers``."""
+    """Add ``search``, ``install``, ``outdated``, ``update`` and ``uninstall`` to ``subparsers``."""
 
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("--registry", default=None, metavar="URL",
@@ -82,6 +82,13 @@ def add_registry_parsers(subparsers: Any) -> None:
     with_config(p)
     with_consent(p)
     p.set_defaults(func=run_update)
+
+    p = subparsers.add_parser("uninstall", help="remove an installed server and its stored secrets",
+                              description="Remove the server NAME from the configuration file and forget the "
+                              "secrets mcpsync stored for it.")
+    p.add_argument("name", metavar="NAME", help="the server's name in the configuration")
+    with_config(p)
+    p.set_defaults(func=run_uninstall)
 
 
 def _inputs(pairs: List[str]) -> Dict[str, Union[str, List[str]]]:
@@ -248,4 +255,14 @@ def run_update(args: argparse.Namespace, *, stdout: IO[str], stderr: IO[str], st
         _print_post_install(result, stderr)
     if not results:
         stderr.write("nothing to update\n")
+    return 0
+
+
+def run_uninstall(args: argparse.Namespace, *, stdout: IO[str], stderr: IO[str], stdin: IO[str]) -> int:
+    from ..registry.installer import uninstall
+
+    if not uninstall(_config(args), args.name):
+        stderr.write("mcpsync: no server named %r in the configuration\n" % args.name)
+        return 2
+    stdout.write("removed %r and its stored secrets\n" % args.name)
     return 0

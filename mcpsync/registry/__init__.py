@@ -34,7 +34,7 @@ if TYPE_CHECKING:
         RegistryUnavailable,
     )
     from .inputs import InputRequest, inputs_from
-    from .installer import ConsentRequest, InstallResult, Outdated, install, outdated, update
+    from .installer import ConsentRequest, InstallResult, Outdated, install, outdated, uninstall, update
     from .resolver import ResolvedServer, resolve
 
 __all__ = [
@@ -60,6 +60,7 @@ __all__ = [
     "outdated",
     "registry_url",
     "resolve",
+    "uninstall",
     "update",
 ]
 
@@ -84,6 +85,7 @@ _LAZY = {
     "Outdated": ".installer",
     "install": ".installer",
     "outdated": ".installer",
+    "uninstall": ".installer",
     "update": ".installer",
     "ResolvedServer": ".resolver",
     "resolve": ".resolver",

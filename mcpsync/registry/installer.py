@@ -45,6 +45,7 @@ __all__ = [
     "outdated",
     "outdated_servers",
     "split_spec",
+    "uninstall",
     "update",
     "update_servers",
 ]
@@ -440,6 +441,20 @@ def update(
             registry_type=None if target in (None, "remote") else target,
         ))
     return results
+
+
+def uninstall(config: Union[str, Path, None], name: str, *, store: Any = None) -> bool:
+    """Remove the server ``name`` from the configuration file ``config`` and forget its stored secrets (its OAuth
+    credentials, if any, stay). Returns whether the file had it. A virtualenv or unpacked bundle is left in the
+    data directory (another configuration may use it)."""
+    from ..auth.secrets import delete_secrets
+    from . import writer
+
+    path = str(Path(config).expanduser()) if config is not None else _default_config_path()
+    removed = writer.remove_server(path, name)
+    if removed:
+        delete_secrets(name, store)
+    return removed
 
 
 #: The names ``mcpsync`` re-exports (``mcpsync.install_server(...)``).
