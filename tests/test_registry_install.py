@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mcpsync
+import mcpsync.registry
 from mcpsync import Manager
 from mcpsync.manager.config import load_config
 from mcpsync.registry import (
@@ -497,3 +498,18 @@ def test_update_answers_secret_variables_from_the_store(tmp_path):
             assert mgr.call_tool("tenant-remote_echo", {"message": "updated"}).text == "updated"
     finally:
         server.stop()
+
+
+def test_a_deprecated_server_is_installable_with_its_warning_and_a_deleted_one_is_not(tmp_path):
+    old = fixture("deprecated-old.json")
+    gone = dict(old, name="io.github.acme/gone")
+    seen = []
+    with RegistryServer([entry(old, "deprecated", message="use io.github.acme/weather"),
+                         entry(gone, "deleted", message="malware")]) as registry:
+        install("io.github.acme/old-weather", registry=registry.url, config=tmp_path / "mcp.json",
+                approve=lambda r: seen.append(r) or True)
+        with pytest.raises(mcpsync.registry.RegistryNotFound, match="malware"):
+            install("io.github.acme/gone", registry=registry.url, config=tmp_path / "mcp.json", yes=True)
+    assert seen[0].status == "deprecated"
+    assert "WARNING: this server is deprecated: use io.github.acme/weather" in seen[0].describe()
+    assert seen[0].url == "https://old.example.com/sse"
