@@ -22,6 +22,7 @@ from mcpsync.registry import (
 )
 from mcpsync.registry.client import DEFAULT_REGISTRY_URL
 
+from .conftest import fuzz_examples
 from .registryserver import RegistryServer, entry, fixture
 
 
@@ -190,7 +191,8 @@ _json = st.recursive(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=fuzz_examples(300, 150), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(page=_json | st.binary(max_size=64).map(lambda b: b.decode("latin-1")))
 def test_junk_pages_raise_only_registry_errors(registry, page):
     registry.junk = (page if isinstance(page, str) else json.dumps(page)).encode("utf-8", "surrogatepass")

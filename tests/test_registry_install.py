@@ -37,6 +37,7 @@ from mcpsync.registry import (
 )
 from mcpsync.registry.inputs import inputs_from
 
+from .conftest import fuzz_examples
 from .httpserver import MCPTestServer
 from .registryserver import RegistryServer, entry, fixture
 
@@ -212,7 +213,7 @@ _junk = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=fuzz_examples(2000, 300), deadline=None)
 @given(doc=_junk, mutate=st.sampled_from(["packages", "remotes", None]))
 def test_junk_server_json_raises_only_registry_errors(doc, mutate):
     if isinstance(doc, dict) and mutate:
@@ -458,7 +459,8 @@ _manifest = st.recursive(
 )
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=fuzz_examples(1000, 200), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(manifest=_manifest | st.binary(max_size=40))
 def test_junk_bundles_raise_only_registry_errors(tmp_path, manifest):
     from mcpsync.registry import mcpb
