@@ -157,3 +157,10 @@ def test_uninstall_removes_the_entry_and_its_secrets(registry, tmp_path):
     assert read_secret("tenant-remote/Authorization") is None
     code, _out, err = run("uninstall", "tenant-remote", "--config", str(cfg))
     assert code == 2 and "no server named" in err
+
+
+def test_search_output_escapes_terminal_control_characters(tmp_path):
+    doc = dict(fixture("npm-everything.json"), description="fine\x1b]0;pwned\x07\x1b[2K")
+    with RegistryServer([entry(doc)]) as registry:
+        code, out, _err = run("search", "--registry", registry.url)
+    assert code == 0 and "\x1b" not in out and "\x07" not in out and "fine\\x1b]0;pwned\\x07" in out

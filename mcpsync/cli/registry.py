@@ -119,11 +119,14 @@ def _terminal_prompt(stdin: IO[str], stderr: IO[str]) -> Any:
     the default, a repeated argument takes comma-separated values."""
     import getpass
 
+    from ..registry.client import display_text
+
     def ask(request: Any) -> Any:
+        prompt = display_text(request.prompt()) + ": "
         if request.secret:
-            text = getpass.getpass(request.prompt() + ": ", stream=cast(TextIO, stderr))
+            text = getpass.getpass(prompt, stream=cast(TextIO, stderr))
         else:
-            stderr.write(request.prompt() + ": ")
+            stderr.write(prompt)
             stderr.flush()
             text = stdin.readline().rstrip("\r\n")
         if request.repeated and text:
@@ -163,17 +166,19 @@ def _config(args: argparse.Namespace) -> Optional[str]:
 
 
 def _print_post_install(result: Any, stderr: IO[str]) -> None:
+    from ..registry.client import display_text
+
     for item in result.post_install_instructions:
         stderr.write("after installing%s: %s\n" % (" (optional)" if item.get("optional") else "",
-                                                    item.get("description", "")))
+                                                    display_text(item.get("description", ""))))
         if item.get("command"):
-            stderr.write("    (not run by mcpsync) %s\n" % item["command"])
+            stderr.write("    (not run by mcpsync) %s\n" % display_text(item["command"]))
         if item.get("documentation"):
-            stderr.write("    see %s\n" % item["documentation"])
+            stderr.write("    see %s\n" % display_text(item["documentation"]))
 
 
 def run_search(args: argparse.Namespace, *, stdout: IO[str], stderr: IO[str], stdin: IO[str]) -> int:
-    from ..registry.client import RegistryClient
+    from ..registry.client import RegistryClient, display_text
 
     statuses = ("active", "deprecated") if args.all else ("active",)
     with RegistryClient(args.registry) as client:
@@ -191,7 +196,7 @@ def run_search(args: argparse.Namespace, *, stdout: IO[str], stderr: IO[str], st
         line = "%-*s  %-12s  %s" % (width, e.name, e.version, e.description)
         if e.status != "active":
             line += "  [%s%s]" % (e.status, (": " + e.status_message) if e.status_message else "")
-        stdout.write(line.rstrip() + "\n")
+        stdout.write(display_text(line.rstrip()) + "\n")
     return 0
 
 
@@ -219,6 +224,7 @@ def run_install(args: argparse.Namespace, *, stdout: IO[str], stderr: IO[str], s
 
 
 def run_outdated(args: argparse.Namespace, *, stdout: IO[str], stderr: IO[str], stdin: IO[str]) -> int:
+    from ..registry.client import display_text
     from ..registry.installer import outdated
 
     items = outdated(_config(args), registry=args.registry)
@@ -236,7 +242,7 @@ def run_outdated(args: argparse.Namespace, *, stdout: IO[str], stderr: IO[str], 
             line += "  [%s%s]" % (i.status, (": " + i.status_message) if i.status_message else "")
         if i.error:
             line += "  (%s)" % i.error
-        stdout.write(line + "\n")
+        stdout.write(display_text(line) + "\n")
     return 0
 
 

@@ -41,6 +41,7 @@ __all__ = [
     "ENV_REGISTRY_URL",
     "RegistryClient",
     "RegistryEntry",
+    "display_text",
     "registry_url",
 ]
 
@@ -71,6 +72,16 @@ def _warn(key: str, message: str, *args: Any) -> None:
             return
         _last_warning[key] = now
     log.warning(message, *args)
+
+
+def display_text(text: object) -> str:
+    """``text`` (registry data) safe to show on a terminal: control characters and bidirectional overrides, which
+    could rewrite or hide what is shown, are escaped (``\\x1b``, ``\\u202e``)."""
+    return "".join(
+        ch if ch.isprintable() and not ("\u202a" <= ch <= "\u202e" or "\u2066" <= ch <= "\u2069")
+        else ch.encode("unicode_escape").decode("ascii")
+        for ch in str(text)
+    )
 
 
 def registry_url(base_url: Optional[str] = None, environ: Optional[Mapping[str, str]] = None) -> str:

@@ -92,8 +92,15 @@ class ConsentRequest:
     post_install_instructions: Tuple[Mapping[str, Any], ...] = field(default=())
 
     def describe(self) -> str:
-        """The full, untruncated text a user must read before approving (one item per line)."""
+        """The full, untruncated text a user must read before approving (one item per line).
+
+        Control characters and bidirectional overrides from the registry (which could rewrite or hide part of
+        the line on a terminal) are shown escaped (``\\x1b``, ``\\u202e``); ``argv[i]`` lines show each argument
+        as a Python literal.
+        """
         import shlex
+
+        from .client import display_text as _safe
 
         lines = ["Install %s %s from %s as %r into %s" % (self.server, self.version, self.registry_url,
                                                            self.config_name, self.config_path)]
@@ -116,7 +123,7 @@ class ConsentRequest:
         else:
             lines.append("  remote server: %s" % self.url)
             lines.append("  headers: %s" % (", ".join(self.header_names) or "(none)"))
-        return "\n".join(lines)
+        return "\n".join(line if line.lstrip().startswith("argv[") else _safe(line) for line in lines)
 
 
 @dataclass
