@@ -164,3 +164,20 @@ def test_search_output_escapes_terminal_control_characters(tmp_path):
     with RegistryServer([entry(doc)]) as registry:
         code, out, _err = run("search", "--registry", registry.url)
     assert code == 0 and "\x1b" not in out and "\x07" not in out and "fine\\x1b]0;pwned\\x07" in out
+
+
+def test_without_config_the_found_file_or_mcpsyncs_own_is_used(registry, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    code, out, err = run("install", "io.github.modelcontextprotocol/server-everything", "--registry", registry.url,
+                         "--yes")
+    own = tmp_path / "xdg" / "mcpsync" / "config.json"
+    assert code == 0, err
+    assert str(own) in out and "server-everything" in json.loads(own.read_text())  # native format
+    project = tmp_path / ".mcp.json"
+    project.write_text(json.dumps({"mcpServers": {"other": {"command": "x"}}}))
+    code, out, err = run("install", "io.github.acme/tenant-remote", "--registry", registry.url, "--yes",
+                         "--input", "host=h.example.com", "--input", "token=t")
+    assert code == 0, err
+    assert set(json.loads(project.read_text())["mcpServers"]) == {"other", "tenant-remote"}
