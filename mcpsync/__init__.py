@@ -103,6 +103,20 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers (at run time each l
         ServerTool as ServerTool,
         UnknownTool as UnknownTool,
     )
+    from .registry.client import (
+        RegistryClient as RegistryClient,
+        RegistryEntry as RegistryEntry,
+    )
+    from .registry.errors import (
+        RegistryError as RegistryError,
+    )
+    from .registry.installer import (
+        ConsentRequest as ConsentRequest,
+        InstallResult as InstallResult,
+        install_server as install_server,
+        outdated_servers as outdated_servers,
+        update_servers as update_servers,
+    )
     from .session import (
         DEFAULT as DEFAULT,
         RequestContext as RequestContext,
@@ -219,6 +233,14 @@ _LAZY = {
     "render_form": "client.forms",
     "parse_form": "client.forms",
     "WarmCache": "client.warm",
+    "RegistryClient": "registry.client",
+    "RegistryEntry": "registry.client",
+    "RegistryError": "registry.errors",
+    "ConsentRequest": "registry.installer",
+    "InstallResult": "registry.installer",
+    "install_server": "registry.installer",
+    "outdated_servers": "registry.installer",
+    "update_servers": "registry.installer",
 }
 
 

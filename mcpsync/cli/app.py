@@ -230,10 +230,12 @@ def _add_args_options(p: argparse.ArgumentParser, what: str) -> None:
 
 
 def _add_extension_parsers(sub: Any) -> None:
-    """The ``mcpsync auth`` subcommands."""
+    """The ``mcpsync auth`` subcommands, and ``search``/``install``/``outdated``/``update`` (MCP Registry)."""
     from .auth import add_auth_parser
+    from .registry import add_registry_parsers
 
     add_auth_parser(sub)
+    add_registry_parsers(sub)
 
 
 # ---------------------------------------------------------------------------- argument helpers

@@ -224,7 +224,8 @@ def interpolate(
     variables: Optional[Mapping[str, str]] = None,
     opencode: bool = False,
 ) -> str:
-    """Expand ``${VAR}``, ``${VAR:-default}``, ``${env:VAR}`` (and ``{env:VAR}`` when ``opencode``) in ``value``.
+    """Expand ``${VAR}``, ``${VAR:-default}``, ``${env:VAR}`` (and ``{env:VAR}`` when ``opencode``) in ``value``;
+    ``${secret:SERVER/NAME}`` reads a secret from the credential store (:mod:`mcpsync.auth.secrets`).
 
     ``env`` defaults to ``os.environ``; ``variables`` adds named values such as
     ``workspaceFolder``. Raises :class:`~mcpsync.ConfigError` for an unset
@@ -235,6 +236,10 @@ def interpolate(
 
     def lookup(expr: str) -> str:
         name, sep, default = expr.partition(":-")
+        if name.startswith("secret:"):  # a value kept in the credential store (mcpsync install)
+            from ..auth.secrets import resolve_secret_reference
+
+            return resolve_secret_reference(name[7:])
         if name.startswith("env:"):
             name = name[4:]
         elif name in variables:

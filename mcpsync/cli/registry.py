@@ -1,0 +1,274 @@
+"""``mcpsync search|install|outdated|update|uninstall``: find servers in an MCP Registry and install them.
+
+Wiring (one line in the CLI's parser builder; the main dispatcher calls ``args.func(args, ...)``)::
+
+    from mcpsync.cli.registry import add_registry_parsers
+    add_registry_parsers(subparsers)
+
+The registry is ``--registry URL``, else ``$MCPSYNC_REGISTRY_URL``, else the official registry. ``install``
+prints the exact command, every argument and the environment variable names before anything is installed
+(SEP-1024) and asks for approval on the terminal; without a terminal it installs only with ``--yes``. Inputs
+come from ``--input NAME=VALUE`` (repeatable; a repeated name gives a repeated argument several values), then
+from the environment for environment-variable inputs, then (on a terminal) from a prompt; secrets are read
+without echo and kept in the credential store. ``postInstallInstructions`` are printed, never run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from typing import IO, Any, Dict, List, Optional, TextIO, Union, cast
+
+__all__ = ["add_registry_parsers"]
+
+
+def add_registry_parsers(subparsers: Any) -> None:
+    """Add ``search``, ``install``, ``outdated``, ``update`` and ``uninstall`` to ``subparsers``."""
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--registry", default=None, metavar="URL",
+                       help="registry base URL (default: $MCPSYNC_REGISTRY_URL, else the official registry)")
+        p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="machine output: JSON")
+
+    def with_config(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--config", default=argparse.SUPPRESS, metavar="FILE",
+                       help="the configuration file (default: the one mcpsync finds, else "
+                            "~/.config/mcpsync/config.json); its format is kept")
+
+    def with_consent(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--yes", "-y", action="store_true",
+                       help="approve without asking (the command is still printed); needed without a terminal")
+        p.add_argument("--input", "-i", dest="inputs", action="append", default=[], metavar="NAME=VALUE",
+                       help="answer an input by the name server.json gives it (repeatable)")
+
+    p = subparsers.add_parser("search", help="search an MCP Registry", description="Search an MCP Registry for "
+                              "servers whose name contains TEXT (latest versions of active servers).")
+    p.add_argument("text", metavar="TEXT", nargs="?", default=None)
+    p.add_argument("--all", action="store_true", help="include deprecated servers (with their status message)")
+    p.add_argument("--limit", type=int, default=50, help="at most this many results (default 50)")
+    common(p)
+    p.set_defaults(func=run_search)
+
+    p = subparsers.add_parser("install", help="install a server from an MCP Registry into a configuration file",
+                              description="Install NAME[@VERSION] from an MCP Registry into a configuration file. "
+                              "The exact command is shown and must be approved before anything runs.")
+    p.add_argument("spec", metavar="NAME[@VERSION]")
+    p.add_argument("--as", dest="as_name", default=None, metavar="NAME",
+                   help="the name in the configuration (default: the last part of the registry name)")
+    p.add_argument("--prefer", choices=("auto", "package", "remote"), default="auto",
+                   help="install a local package or the remote (default: a package whose runtime is installed, "
+                        "else the remote)")
+    p.add_argument("--type", dest="registry_type", default=None, metavar="TYPE",
+                   help="use the package of this registryType (npm, pypi, oci, nuget, mcpb)")
+    p.add_argument("--replace", action="store_true", help="replace a server of the same name")
+    common(p)
+    with_config(p)
+    with_consent(p)
+    p.set_defaults(func=run_install)
+
+    p = subparsers.add_parser("outdated", help="list registry-installed servers with a newer version",
+                              description="List the servers of the configuration installed from a registry "
+                              "whose registry has a newer version (or that were deprecated).")
+    common(p)
+    with_config(p)
+    p.set_defaults(func=run_outdated)
+
+    p = subparsers.add_parser("update", help="update registry-installed servers to their latest version",
+                              description="Update the servers of the configuration installed from a registry to "
+                              "their latest version (the new command is shown and must be approved).")
+    p.add_argument("names", metavar="NAME", nargs="*", help="only these servers (configuration names)")
+    common(p)
+    with_config(p)
+    with_consent(p)
+    p.set_defaults(func=run_update)
+
+    p = subparsers.add_parser("uninstall", help="remove an installed server and its stored secrets",
+                              description="Remove the server NAME from the configuration file and forget the "
+                              "secrets mcpsync stored for it.")
+    p.add_argument("name", metavar="NAME", help="the server's name in the configuration")
+    with_config(p)
+    p.set_defaults(func=run_uninstall)
+
+
+def _inputs(pairs: List[str]) -> Dict[str, Union[str, List[str]]]:
+    from .context import UsageError
+
+    out: Dict[str, Union[str, List[str]]] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise UsageError("--input expects NAME=VALUE, got %r" % pair)
+        if key in out:
+            previous = out[key]
+            out[key] = (previous if isinstance(previous, list) else [previous]) + [value]
+        else:
+            out[key] = value
+    return out
+
+
+def _interactive(stdin: IO[str]) -> bool:
+    try:
+        return stdin.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _terminal_prompt(stdin: IO[str], stderr: IO[str]) -> Any:
+    """An input callback that asks on the terminal: secrets with ``getpass`` (never echoed), an empty answer takes
+    the default, a repeated argument takes comma-separated values."""
+    import getpass
+
+    from ..registry.client import display_text
+
+    def ask(request: Any) -> Any:
+        prompt = display_text(request.prompt()) + ": "
+        if request.secret:
+            text = getpass.getpass(prompt, stream=cast(TextIO, stderr))
+        else:
+            stderr.write(prompt)
+            stderr.flush()
+            text = stdin.readline().rstrip("\r\n")
+        if request.repeated and text:
+            return [part.strip() for part in text.split(",") if part.strip()]
+        return text or None
+
+    return ask
+
+
+def _callbacks(args: argparse.Namespace, stdin: IO[str], stderr: IO[str]) -> Any:
+    from ..registry.inputs import inputs_from
+
+    values = _inputs(args.inputs)
+    if _interactive(stdin):
+        inputs = inputs_from(values, environ=os.environ, fallback=_terminal_prompt(stdin, stderr))
+    else:
+        inputs = inputs_from(values, environ=os.environ)
+
+    def approve(request: Any) -> bool:
+        stderr.write(request.describe() + "\n")
+        if args.yes:
+            stderr.write("approved by --yes\n")
+            return True
+        if not _interactive(stdin):
+            stderr.write("not approved: no terminal to ask on (approve with --yes)\n")
+            return False
+        stderr.write("Install and allow this to run? [y/N] ")
+        stderr.flush()
+        return stdin.readline().strip().lower() in ("y", "yes")
+
+    return inputs, approve
+
+
+def _config(args: argparse.Namespace) -> Optional[str]:
+    value = getattr(args, "config", None)
+    return str(value) if value else None
+
+
+def _print_post_install(result: Any, stderr: IO[str]) -> None:
+    from ..registry.client import display_text
+
+    for item in result.post_install_instructions:
+        stderr.write("after installing%s: %s\n" % (" (optional)" if item.get("optional") else "",
+                                                    display_text(item.get("description", ""))))
+        if item.get("command"):
+            stderr.write("    (not run by mcpsync) %s\n" % display_text(item["command"]))
+        if item.get("documentation"):
+            stderr.write("    see %s\n" % display_text(item["documentation"]))
+
+
+def run_search(args: argparse.Namespace, *, stdout: IO[str], stderr: IO[str], stdin: IO[str]) -> int:
+    from ..registry.client import RegistryClient, display_text
+
+    statuses = ("active", "deprecated") if args.all else ("active",)
+    with RegistryClient(args.registry) as client:
+        found = client.search(args.text, limit=max(1, args.limit), statuses=statuses)
+    if getattr(args, "json", False):
+        stdout.write(json.dumps([{"name": e.name, "version": e.version, "description": e.description,
+                                  "status": e.status, "statusMessage": e.status_message} for e in found],
+                                indent=2) + "\n")
+        return 0
+    if not found:
+        stderr.write("no servers found\n")
+        return 0
+    width = max(len(e.name) for e in found)
+    for e in found:
+        line = "%-*s  %-12s  %s" % (width, e.name, e.version, e.description)
+        if e.status != "active":
+            line += "  [%s%s]" % (e.status, (": " + e.status_message) if e.status_message else "")
+        stdout.write(display_text(line.rstrip()) + "\n")
+    return 0
+
+
+def run_install(args: argparse.Namespace, *, stdout: IO[str], stderr: IO[str], stdin: IO[str]) -> int:
+    from ..registry.errors import ConsentRefused
+    from ..registry.installer import install
+
+    inputs, approve = _callbacks(args, stdin, stderr)
+    try:
+        result = install(args.spec, config=_config(args), registry=args.registry, inputs=inputs, approve=approve,
+                         name=args.as_name, prefer=args.prefer, registry_type=args.registry_type,
+                         replace=args.replace)
+    except ConsentRefused as exc:
+        stderr.write("mcpsync: %s\n" % exc.message)
+        return 1
+    if getattr(args, "json", False):
+        stdout.write(json.dumps({"name": result.config_name, "config": result.config_path,
+                                 "server": result.consent.server, "version": result.consent.version,
+                                 "command": list(result.consent.command), "url": result.consent.url}) + "\n")
+    else:
+        stdout.write("installed %s %s as %r in %s\n" % (result.consent.server, result.consent.version,
+                                                      result.config_name, result.config_path))
+    _print_post_install(result, stderr)
+    return 0
+
+
+def run_outdated(args: argparse.Namespace, *, stdout: IO[str], stderr: IO[str], stdin: IO[str]) -> int:
+    from ..registry.client import display_text
+    from ..registry.installer import outdated
+
+    items = outdated(_config(args), registry=args.registry)
+    if getattr(args, "json", False):
+        stdout.write(json.dumps([{"name": i.config_name, "server": i.registry_name, "installed": i.installed,
+                                  "latest": i.latest, "status": i.status, "statusMessage": i.status_message,
+                                  "error": i.error} for i in items], indent=2) + "\n")
+        return 0
+    if not items:
+        stderr.write("every registry-installed server is up to date\n")
+        return 0
+    for i in items:
+        line = "%s  %s  %s -> %s" % (i.config_name, i.registry_name, i.installed, i.latest or "?")
+        if i.status != "active":
+            line += "  [%s%s]" % (i.status, (": " + i.status_message) if i.status_message else "")
+        if i.error:
+            line += "  (%s)" % i.error
+        stdout.write(display_text(line) + "\n")
+    return 0
+
+
+def run_update(args: argparse.Namespace, *, stdout: IO[str], stderr: IO[str], stdin: IO[str]) -> int:
+    from ..registry.errors import ConsentRefused
+    from ..registry.installer import update
+
+    inputs, approve = _callbacks(args, stdin, stderr)
+    try:
+        results = update(_config(args), args.names or None, registry=args.registry, inputs=inputs, approve=approve)
+    except ConsentRefused as exc:
+        stderr.write("mcpsync: %s\n" % exc.message)
+        return 1
+    for result in results:
+        stdout.write("updated %r to %s %s\n" % (result.config_name, result.consent.server, result.consent.version))
+        _print_post_install(result, stderr)
+    if not results:
+        stderr.write("nothing to update\n")
+    return 0
+
+
+def run_uninstall(args: argparse.Namespace, *, stdout: IO[str], stderr: IO[str], stdin: IO[str]) -> int:
+    from ..registry.installer import uninstall
+
+    if not uninstall(_config(args), args.name):
+        stderr.write("mcpsync: no server named %r in the configuration\n" % args.name)
+        return 2
+    stdout.write("removed %r and its stored secrets\n" % args.name)
+    return 0

@@ -1,0 +1,105 @@
+"""Find and install MCP servers from an MCP Registry (the official one, or a subregistry).
+
+Importing this package is cheap: it imports neither requests nor jsonschema; the names below load their
+module on first use. Typical use::
+
+    from mcpsync.registry import RegistryClient, install
+
+    with RegistryClient() as registry:                 # $MCPSYNC_REGISTRY_URL or the official registry
+        for entry in registry.search("weather"):
+            print(entry.name, entry.version, entry.description)
+
+    install("io.github.acme/weather", config="~/.cursor/mcp.json",
+            inputs={"WEATHER_API_KEY": key}, approve=lambda request: ask_user(request.describe()))
+
+See docs/registry.md.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any, List
+
+if TYPE_CHECKING:
+    from .client import DEFAULT_REGISTRY_URL, RegistryClient, RegistryEntry, registry_url
+    from .errors import (
+        ConsentRefused,
+        ConsentRequired,
+        IntegrityError,
+        InvalidInput,
+        InvalidServerJson,
+        MissingInput,
+        RegistryError,
+        RegistryNotFound,
+        RegistryUnavailable,
+    )
+    from .inputs import InputRequest, inputs_from
+    from .installer import ConsentRequest, InstallResult, Outdated, install, outdated, uninstall, update
+    from .resolver import ResolvedServer, resolve
+
+__all__ = [
+    "ConsentRefused",
+    "ConsentRequest",
+    "ConsentRequired",
+    "DEFAULT_REGISTRY_URL",
+    "InputRequest",
+    "InstallResult",
+    "IntegrityError",
+    "InvalidInput",
+    "InvalidServerJson",
+    "MissingInput",
+    "Outdated",
+    "RegistryClient",
+    "RegistryEntry",
+    "RegistryError",
+    "RegistryNotFound",
+    "RegistryUnavailable",
+    "ResolvedServer",
+    "inputs_from",
+    "install",
+    "outdated",
+    "registry_url",
+    "resolve",
+    "uninstall",
+    "update",
+]
+
+_LAZY = {
+    "DEFAULT_REGISTRY_URL": ".client",
+    "RegistryClient": ".client",
+    "RegistryEntry": ".client",
+    "registry_url": ".client",
+    "ConsentRefused": ".errors",
+    "ConsentRequired": ".errors",
+    "IntegrityError": ".errors",
+    "InvalidInput": ".errors",
+    "InvalidServerJson": ".errors",
+    "MissingInput": ".errors",
+    "RegistryError": ".errors",
+    "RegistryNotFound": ".errors",
+    "RegistryUnavailable": ".errors",
+    "InputRequest": ".inputs",
+    "inputs_from": ".inputs",
+    "ConsentRequest": ".installer",
+    "InstallResult": ".installer",
+    "Outdated": ".installer",
+    "install": ".installer",
+    "outdated": ".installer",
+    "uninstall": ".installer",
+    "update": ".installer",
+    "ResolvedServer": ".resolver",
+    "resolve": ".resolver",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError("module %r has no attribute %r" % (__name__, name))
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> List[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,134 @@
+"""The registry client's disk cache: one small JSON file per URL, written atomically.
+
+Each file holds the URL, the answer's ``ETag`` (when the registry sent one), when it was stored and the body.
+A fresh entry (younger than the TTL) is used without asking the registry; an older one is revalidated with
+``If-None-Match`` (a ``304`` makes it fresh again); when the registry cannot be reached, a stale entry is used
+rather than failing (the registry promises no uptime), with a warning. A damaged file reads as absent and is
+replaced. Files are created 0600 in a 0700 directory; they hold only public registry data.
+
+Thread- and process-safe: readers see either the old or the new file (``os.replace``); concurrent writers of the
+same URL race harmlessly (the last complete answer wins).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Optional
+
+__all__ = ["CachedAnswer", "DiskCache", "default_cache_dir", "ENV_CACHE_DIR"]
+
+log = logging.getLogger(__name__)
+
+ENV_CACHE_DIR = "MCPSYNC_CACHE_DIR"
+"""Environment variable: mcpsync's cache directory (the registry cache is its ``registry`` subdirectory)."""
+
+#: Cache files larger than this are ignored (and replaced), so a damaged cache cannot exhaust memory.
+MAX_CACHE_FILE = 32 * 1024 * 1024
+
+
+def default_cache_dir() -> str:
+    """mcpsync's per-user cache directory (not created): ``$MCPSYNC_CACHE_DIR``, else the platform's
+    (``$XDG_CACHE_HOME/mcpsync`` or ``~/.cache/mcpsync``; ``~/Library/Caches/mcpsync``;
+    ``%LOCALAPPDATA%\\mcpsync\\Cache``)."""
+    env_dir = os.environ.get(ENV_CACHE_DIR)
+    if env_dir:
+        return os.path.abspath(os.path.expanduser(env_dir))
+    home = os.path.expanduser("~")
+    if sys.platform.startswith("win"):
+        base = os.environ.get("LOCALAPPDATA") or os.path.join(home, "AppData", "Local")
+        return os.path.join(base, "mcpsync", "Cache")
+    if sys.platform == "darwin":
+        return os.path.join(home, "Library", "Caches", "mcpsync")
+    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+    base = xdg if xdg and os.path.isabs(xdg) else os.path.join(home, ".cache")
+    return os.path.join(base, "mcpsync")
+
+
+@dataclass(frozen=True)
+class CachedAnswer:
+    """One cached registry answer."""
+
+    url: str
+    body: str
+    etag: Optional[str]
+    stored_at: float
+
+    def age(self) -> float:
+        """Seconds since the answer was stored (or last revalidated)."""
+        return max(0.0, time.time() - self.stored_at)
+
+
+class DiskCache:
+    """Registry answers on disk, by URL. Blocks on small file I/O only."""
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+
+    def __repr__(self) -> str:
+        return "DiskCache(%r)" % self.directory
+
+    def _path(self, url: str) -> str:
+        return os.path.join(self.directory, hashlib.sha256(url.encode("utf-8")).hexdigest() + ".json")
+
+    def get(self, url: str) -> Optional[CachedAnswer]:
+        """The cached answer for ``url``, or None (absent, damaged, or for another URL)."""
+        path = self._path(url)
+        try:
+            if os.path.getsize(path) > MAX_CACHE_FILE:
+                return None
+            with open(path, encoding="utf-8") as fh:
+                raw = json.load(fh)
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, RecursionError):
+            log.debug("registry cache: unreadable file %s ignored", path)
+            return None
+        if not isinstance(raw, dict):
+            return None
+        body, etag, stored = raw.get("body"), raw.get("etag"), raw.get("storedAt")
+        if raw.get("url") != url or not isinstance(body, str):
+            return None
+        if not isinstance(stored, (int, float)) or isinstance(stored, bool) or stored != stored:
+            return None
+        return CachedAnswer(url, body, etag if isinstance(etag, str) else None, float(stored))
+
+    def put(self, url: str, body: str, etag: Optional[str]) -> None:
+        """Store (or refresh) the answer for ``url``. A failure to write is logged, never raised."""
+        try:
+            os.makedirs(self.directory, mode=0o700, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    json.dump({"url": url, "etag": etag, "storedAt": time.time(), "body": body}, fh)
+                os.replace(tmp, self._path(url))
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+        except OSError as exc:
+            log.warning("registry cache: cannot write to %s: %s", self.directory, exc.strerror or exc)
+
+    def clear(self) -> int:
+        """Delete every cached answer; returns how many files were removed."""
+        removed = 0
+        try:
+            names = os.listdir(self.directory)
+        except OSError:
+            return 0
+        for name in names:
+            if name.endswith(".json"):
+                try:
+                    os.unlink(os.path.join(self.directory, name))
+                    removed += 1
+                except OSError:
+                    pass
+        return removed
