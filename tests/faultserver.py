@@ -40,7 +40,7 @@ from typing import Any, Dict, List, Optional
 
 from .httpserver import MCPTestServer, _Handler
 
-__all__ = ["JUNK_EVENTS", "FaultServer", "RecordingServer", "Rule"]
+__all__ = ["JUNK_EVENTS", "FaultServer", "RecordingServer", "Rule", "TaskRouter"]
 
 #: Malformed events a server may send; each must be dropped without harming anything else.
 JUNK_EVENTS: List[bytes] = [
@@ -357,3 +357,112 @@ class RecordingServer:
         self._httpd.shutdown()
         self._httpd.server_close()
         self._thread.join(5)
+
+
+# ---------------------------------------------------------------------------- issue 18: routing on Mcp-Name
+
+
+class TaskRouter:
+    """A load balancer in front of two 2026-07-28 example servers, each with its own task store.
+
+    ``tools/call`` goes to the backends in turn (so tasks live on both); ``tasks/get``, ``tasks/update`` and
+    ``tasks/cancel`` are routed on the ``Mcp-Name`` header **alone** (the body is never looked at for routing),
+    to the backend that created that task (learnt from the ``CreateTaskResult`` it relayed), as the tasks
+    extension intends ("Streamable HTTP: Routing Headers"). A task request without a known ``Mcp-Name`` is
+    refused with 400 and a JSON-RPC -32020 (header mismatch) error; ``routed`` lists ``(method, header,
+    backend)`` for every task request. Everything else goes to backend 0. Use as a context manager.
+    """
+
+    TASK_METHODS = ("tasks/get", "tasks/update", "tasks/cancel")
+
+    def __init__(self, **example_options: Any) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.backends = [MCPTestServer(era="modern", response_mode="json", **example_options) for _ in range(2)]
+        self.owner_of: Dict[str, int] = {}
+        self.routed: List[Any] = []
+        self.refused: List[Any] = []
+        self._turn = 0
+        self._lock = threading.Lock()
+        router = self
+
+        class H(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                try:
+                    msg = json.loads(raw)
+                except ValueError:
+                    msg = None
+                method = msg.get("method") if isinstance(msg, dict) else None
+                header = self.headers.get("Mcp-Name")
+                with router._lock:
+                    if method in router.TASK_METHODS:
+                        index = router.owner_of.get(header or "")
+                        if index is None:
+                            router.refused.append((method, header))
+                        else:
+                            router.routed.append((method, header, index))
+                    elif method == "tools/call":
+                        index = router._turn % 2
+                        router._turn += 1
+                    else:
+                        index = 0
+                if index is None:
+                    rid = msg.get("id") if isinstance(msg, dict) else None
+                    err = {"code": -32020, "message": "Header mismatch: Mcp-Name must name a known task"}
+                    self._answer(400, "application/json", json.dumps({"jsonrpc": "2.0", "id": rid, "error": err}))
+                    return
+                status, ctype, body = router._forward(index, raw, self.headers)
+                if method == "tools/call" and status == 200:
+                    try:
+                        result = json.loads(body).get("result") or {}
+                    except (ValueError, AttributeError):
+                        result = {}
+                    if isinstance(result, dict) and result.get("resultType") == "task":
+                        with router._lock:
+                            router.owner_of[str(result.get("taskId"))] = index
+                self._answer(status, ctype, body)
+
+            def _answer(self, status: int, ctype: str, body: Any) -> None:
+                data = body.encode() if isinstance(body, str) else body
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self._httpd.daemon_threads = True
+        self.port = self._httpd.server_address[1]
+        self.url = "http://127.0.0.1:%d/mcp" % self.port
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    def _forward(self, index: int, body: bytes, headers: Any) -> Any:
+        import http.client
+
+        conn = http.client.HTTPConnection("127.0.0.1", self.backends[index].port, timeout=30)
+        try:
+            skip = ("host", "content-length", "connection", "accept-encoding")
+            conn.request("POST", "/mcp", body, {k: v for k, v in headers.items() if k.lower() not in skip})
+            resp = conn.getresponse()
+            return resp.status, resp.getheader("Content-Type") or "application/json", resp.read()
+        finally:
+            conn.close()
+
+    def __enter__(self) -> "TaskRouter":
+        for b in self.backends:
+            b.start()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(5)
+        for b in self.backends:
+            b.stop()

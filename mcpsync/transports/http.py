@@ -30,7 +30,8 @@ Handshake era
 
 2026-07-28 era
     Every POST carries ``MCP-Protocol-Version`` (from the body's ``_meta``),
-    ``Mcp-Method``, ``Mcp-Name`` (tools/call, resources/read, prompts/get) and the
+    ``Mcp-Method``, ``Mcp-Name`` (tools/call, resources/read, prompts/get; the task id on
+    tasks/get, tasks/update, tasks/cancel) and the
     ``Mcp-Param-*`` headers of the tool's ``x-mcp-header`` annotations (see
     :meth:`register_tools`). :meth:`cancel_request` closes the request's stream. A
     stream that breaks before the answer is re-issued with a new id (the answer is
