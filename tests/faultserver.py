@@ -25,6 +25,14 @@ Fault kinds (``kind=``):
 ``junk_events``       the normal answer stream, preceded by malformed events (:data:`JUNK_EVENTS`) and
                       ``comments`` keep-alive comments.
 ``junk_body``         ``200 application/json`` with the malformed body ``body``.
+``crossed_answer``    the answer to this POST carries first a response to *another* request (``foreign_id``:
+                      the id of a call held elsewhere), then this request's own answer (``text``): an event
+                      stream of both, or a JSON batch of both with ``response_mode="json"``; on a legacy
+                      HTTP+SSE ``/messages`` POST: the foreign response as the POST's body, the real answer
+                      on the SSE stream.
+``early_status``      matched by body size alone (``min_body`` bytes, 1 MiB by default): answers ``status``
+                      (413) after reading at most 4 KiB of the body (enough to record the JSON-RPC method and
+                      id), then closes the connection with the rest unread (the client sees a reset).
 ``hold``              wait at ``barrier`` (a ``threading.Barrier``) and/or until ``release`` is set, then
                       answer normally: a way to hold several requests at a racy point at once.
 
@@ -35,8 +43,10 @@ request (the ones a rule answered too).
 from __future__ import annotations
 
 import json
+import re
+import socket
 import threading
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from .httpserver import MCPTestServer, _Handler
 
@@ -116,6 +126,8 @@ class _FaultHandler(_Handler):
             self._chunk(data)
 
     def do_POST(self) -> None:  # noqa: N802
+        if early_fault(self):  # a fault that answers before the body is read (its own block below)
+            return
         raw = super()._read_body()
         try:
             msg = json.loads(raw) if raw else None
@@ -141,6 +153,11 @@ class _FaultHandler(_Handler):
         p = rule.params
         kind = rule.kind
         rule.entered.set()
+        extra = EXTRA_FAULTS.get(kind)
+        if extra is not None:  # a fault defined in its own block below (it records its request itself)
+            self._body = None
+            extra(self, rule, msg)
+            return
         passthrough = kind in ("cut", "junk_events", "hold")
         if not passthrough:
             self._body = None
@@ -466,3 +483,89 @@ class TaskRouter:
         self._thread.join(5)
         for b in self.backends:
             b.stop()
+
+
+# ---------------------------------------------------------------------------- issue 18: crossed answers, early answers
+
+
+def _crossed_answer(handler: _FaultHandler, rule: Rule, msg: Any) -> None:
+    """``crossed_answer``: another call's response, then this request's own, in this POST's answer."""
+    handler._record(msg)
+    p = rule.params
+    rid = msg.get("id") if isinstance(msg, dict) else None
+    text = str(p.get("text", "own answer"))
+    foreign = {
+        "jsonrpc": "2.0",
+        "id": p["foreign_id"],
+        "result": {"content": [{"type": "text", "text": "crossed: not yours"}], "isError": False},
+    }
+    own = {"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": text}], "isError": False}}
+    if handler.path.split("?", 1)[0].endswith("/messages"):  # legacy HTTP+SSE: the real answer goes on the stream
+        sid = handler.path.split("sid=", 1)[-1].split("&", 1)[0]
+        with handler.owner.lock:
+            entry = handler.owner.sse_sessions.get(sid)
+        if entry is not None:
+            entry[0].handle(msg, entry[1])
+        handler._reply(200, json.dumps(foreign).encode(), "application/json")
+        return
+    if handler.owner.response_mode == "json":
+        handler._reply(200, json.dumps([foreign, own]).encode(), "application/json")
+        return
+    handler._start_stream()
+    for frame in (foreign, own):
+        handler._chunk(b"event: message\ndata: %s\n\n" % json.dumps(frame).encode())
+    handler._end_stream()
+
+
+_METHOD = re.compile(rb'"method"\s*:\s*"([^"\\]{1,100})"')
+_ID = re.compile(rb'"id"\s*:\s*(-?\d{1,18}|"[^"\\]{1,100}")')
+
+
+def early_fault(handler: _FaultHandler) -> bool:
+    """``early_status``: answer a large POST before reading its body, then close with the body unread."""
+    if handler.command != "POST":
+        return False
+    try:
+        length = int(handler.headers.get("Content-Length") or 0)
+    except ValueError:
+        return False
+    owner = handler.owner
+    with owner._rules_lock:  # type: ignore[attr-defined]
+        rule = None
+        for r in owner.rules:  # type: ignore[attr-defined]
+            if r.kind == "early_status" and (r.times is None or r.hits < r.times):
+                if length >= int(r.params.get("min_body", 1 << 20)):
+                    rule = r
+                    r.hits += 1
+                    break
+    if rule is None:
+        return False
+    head = handler.rfile.read(min(4096, length))
+    method = _METHOD.search(head)
+    rid = _ID.search(head)
+    body: Dict[str, Any] = {"jsonrpc": "2.0", "partial": True}
+    if method:
+        body["method"] = method.group(1).decode("utf-8", "replace")
+    if rid:
+        body["id"] = json.loads(rid.group(1))
+    rule.messages.append(body)
+    handler._record(body)
+    rule.entered.set()
+    status = int(rule.params.get("status", 413))
+    data = b'{"error":"request entity too large"}'
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.send_header("Connection", "close")
+    handler.end_headers()
+    handler.wfile.write(data)
+    handler.wfile.flush()
+    handler.close_connection = True
+    try:
+        handler.connection.shutdown(socket.SHUT_WR)  # the answer, then FIN; closing with the body unread resets
+    except OSError:
+        pass
+    return True
+
+
+EXTRA_FAULTS: Dict[str, Callable[[_FaultHandler, Rule, Any], None]] = {"crossed_answer": _crossed_answer}

@@ -14,7 +14,7 @@ import pytest
 import mcpsync
 from mcpsync.transports import remote as _remote
 
-from .faultserver import TaskRouter
+from .faultserver import FaultServer, TaskRouter
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -68,3 +68,84 @@ def test_task_requests_carry_the_task_id_in_mcp_name(engine: str, how: str) -> N
         assert {index for _, _, index in router.routed} == {0, 1}  # tasks lived on both backends
         for _method, header, index in router.routed:
             assert router.owner_of[header] == index
+
+
+# ---------------------------------------------------------------------------- defect 2: crossed answers
+
+
+@pytest.mark.parametrize("mode", ["sse", "json"])
+@HOW
+def test_a_posts_answer_never_settles_another_call(engine: str, era: str, how: str, mode: str) -> None:
+    """Call B is held inside the server; call A's answer carries a response with B's id, then A's own. A gets
+    its own answer, B is not settled by A's POST (it gets its own later), the stray response is logged."""
+    with FaultServer(era=era, response_mode=mode) as srv:
+        with mcpsync.connect(srv.url, transport="http", protocol=era, engine=engine, timeout=BOUND) as c:
+            held = srv.inject("hold", rpc="tools/call", until_released=True)
+            b = c.call_tool_async("echo", {"message": "b's own"})
+            assert held.entered.wait(BOUND)
+            crossed = srv.inject("crossed_answer", rpc="tools/call", foreign_id=held.messages[0]["id"], text="a's own")
+            if how == "blocking":
+                a = c.call_tool("echo", {"message": "a"})
+            else:
+                a = c.call_tool_async("echo", {"message": "a"}).result(BOUND)
+            assert a.text == "a's own" and crossed.hits == 1
+            assert not b.done()  # A's POST did not settle B
+            held.release.set()
+            assert b.result(BOUND).text == "b's own"
+            drops = c.transport._drops.counts()  # type: ignore[attr-defined]
+            assert any("response to another request" in k for k in drops), drops
+            assert c.call_tool("echo", {"message": "after"}).text == "after"
+
+
+def test_legacy_sse_post_bodies_never_settle_a_call(engine: str) -> None:
+    """Legacy HTTP+SSE: answers come on the SSE stream only. Call B waits inside the server (on an elicitation
+    its handler holds); call A's POST is acknowledged with a body holding a response with B's id: it is never
+    delivered, B gets its own answer once released. (The POST body is drained unread in either protocol era;
+    the handshake era is the one where B's id stays pending while the server holds it.)"""
+    import threading
+
+    asked = threading.Event()
+    gate = threading.Event()
+
+    def hold(request: Any) -> Any:
+        asked.set()
+        assert gate.wait(BOUND)
+        return request.accept({"name": "b", "age": 7})
+
+    with FaultServer(era="auto") as srv:
+        with mcpsync.connect(
+            srv.sse_url(), transport="sse", protocol="legacy", engine=engine, timeout=BOUND, elicitation_handler=hold
+        ) as c:
+            b = c.call_tool_async("elicit", {})
+            assert asked.wait(BOUND)
+            bid = srv.records("POST", "tools/call")[-1].body["id"]
+            crossed = srv.inject("crossed_answer", rpc="tools/call", path="/messages", foreign_id=bid)
+            assert c.call_tool("echo", {"message": "a"}).text == "a"
+            assert crossed.hits == 1 and not b.done()
+            gate.set()
+            assert "accept" in b.result(BOUND).text
+
+
+# ---------------------------------------------------------------------------- defect 1: never sent twice
+
+
+@HOW
+def test_an_early_413_is_reported_and_the_call_sent_once(engine: str, era: str, how: str) -> None:
+    """The server answers 413 after reading 4 KiB of a 16 MiB tools/call and closes with the rest unread (the
+    client's send fails mid-body on a reused keep-alive connection). The server sees the call exactly once and
+    the caller gets HTTPStatusError(413); the client stays usable."""
+    with FaultServer(era=era, response_mode="json") as srv:
+        with mcpsync.connect(srv.url, transport="http", protocol=era, engine=engine, timeout=BOUND) as c:
+            assert c.call_tool("echo", {"message": "warm"}).text == "warm"  # a pooled connection to reuse
+            rule = srv.inject("early_status", status=413, min_body=1 << 20)
+            big = "x" * (16 << 20)
+            with pytest.raises(mcpsync.HTTPStatusError) as info:
+                if how == "blocking":
+                    c.call_tool("echo", {"message": big})
+                else:
+                    c.call_tool_async("echo", {"message": big}).result(BOUND)
+            assert info.value.status_code == 413 and info.value.method == "tools/call"
+            assert rule.hits == 1
+            calls = [r for r in srv.records("POST", "tools/call") if r.body.get("id") == rule.messages[0].get("id")]
+            assert len(calls) == 1, calls  # sent once: never re-sent on another connection
+            assert c.call_tool("echo", {"message": "after"}).text == "after"

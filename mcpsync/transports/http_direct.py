@@ -10,9 +10,11 @@ configuration needs none of what only ``requests`` does, the transports use this
 * takes an idle connection of the origin from a LIFO pool (as many as the calls in flight, kept up to
   ``pool_maxsize``), checking a pooled one with a zero-timeout ``select`` first (a server may close an idle
   connection at any moment without saying so; readable means closed, or junk);
-* writes the request line, the headers and a small body in **one** ``sendall``; a send that fails on a reused
-  connection (the server had closed it) is retried on another connection (nothing of the request reached the
-  server);
+* writes the request line, the headers and a small body in **one** write; a request is sent again (on
+  another connection) only when provably none of it was written: the first ``send`` on a reused connection
+  failed (the server had closed it). Once a byte is out, a failure is the caller's error, never a resend (a
+  ``tools/call`` runs once); an answer the server sent before reading the whole body (``413``...) is read and
+  returned, as ``requests`` does;
 * reads the answer's head and body framing with :mod:`~mcpsync.transports.http_wire` (status, headers,
   ``Content-Length``, chunked and close-delimited bodies), and hands back a :class:`DirectResponse` with the
   small surface the transports use (``status_code``, ``headers``, ``raw.read1``, ``release_conn``, ``close``),
@@ -39,7 +41,7 @@ import ssl
 import threading
 import time
 import zlib
-from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Set, Tuple, Union
 from urllib.parse import urljoin, urlsplit
 
 from .deadlines import Deadlines
@@ -503,18 +505,17 @@ class DirectNet:
     ) -> DirectResponse:
         head = self._head(method, route, body, headers)
         connect_timeout, read_timeout = timeout
+        first = head if body is None else head + body if len(body) <= _ONE_WRITE_MAX else head
+        rest = body if body is not None and len(body) > _ONE_WRITE_MAX else None
         while True:
             conn = self._checkout(route.origin, connect_timeout)
             sock = conn.sock
             self._deadlines.arm(conn, read_timeout)  # bounds the send and the wait for the status line
             try:
-                if body is None:
-                    sock.sendall(head)
-                elif len(body) <= _ONE_WRITE_MAX:
-                    sock.sendall(head + body)
-                else:
-                    sock.sendall(head)
-                    sock.sendall(body)
+                # one send() first: when it raises, not one byte of this request was taken (the kernel, or
+                # SSL_write, reports an error only when it accepted nothing), so a reused connection the server
+                # had closed may be replaced by another; once a byte is out, the request is never sent again
+                sent = sock.send(first)
             except socket.timeout:
                 self._discard(conn)
                 raise ReadTimeout("could not send to %s within the read timeout" % redact_url(route.url)) from None
@@ -524,27 +525,63 @@ class DirectNet:
                     raise ReadTimeout("could not send to %s within the read timeout" % redact_url(route.url)) from None
                 if isinstance(exc, ssl.SSLError):
                     raise TLSFailed("TLS error talking to %s: %s" % (redact_url(route.url), _text(exc))) from None
-                if conn.reused:  # the server had closed the idle connection: nothing of this request arrived
+                if conn.reused:  # a stale pooled connection, found before the first byte: nothing was sent
                     continue
                 raise ConnectionBroken("connection to %s broken: %s" % (redact_url(route.url), _text(exc))) from None
-            fp = sock.makefile("rb")
             try:
-                status, reason, got_headers, got_body = read_head(fp, method)
+                if sent < len(first):
+                    sock.sendall(memoryview(first)[sent:])
+                if rest is not None:
+                    sock.sendall(rest)
             except socket.timeout:
-                _close_quietly(fp)
                 self._discard(conn)
-                raise ReadTimeout("no answer from %s within the read timeout" % redact_url(route.url)) from None
-            except (OSError, BadAnswer, ValueError, UnicodeDecodeError) as exc:
-                _close_quietly(fp)
+                raise ReadTimeout("could not send to %s within the read timeout" % redact_url(route.url)) from None
+            except OSError as exc:
+                # part of the request reached the server: it is never sent again. A server may answer before it
+                # reads the whole body (413, 401...) and close: that answer is read and returned, as sent.
+                if not conn.expired and not isinstance(exc, ssl.SSLError):
+                    early = self._read_answer(route, conn, method, reusable=False)
+                    if isinstance(early, DirectResponse):
+                        return early
                 self._discard(conn)
                 if conn.expired:
-                    raise ReadTimeout("no answer from %s within the read timeout" % redact_url(route.url)) from None
-                if isinstance(exc, ssl.SSLError):  # TLS 1.3: a refused client certificate shows on the first read
+                    raise ReadTimeout("could not send to %s within the read timeout" % redact_url(route.url)) from None
+                if isinstance(exc, ssl.SSLError):
                     raise TLSFailed("TLS error talking to %s: %s" % (redact_url(route.url), _text(exc))) from None
                 raise ConnectionBroken(
-                    "connection to %s broken: %s" % (redact_url(route.url), _text(exc) or type(exc).__name__)
+                    "connection to %s broken while sending (not resent): %s" % (redact_url(route.url), _text(exc))
                 ) from None
-            return DirectResponse(self, route, conn, fp, status, reason, got_headers, got_body)
+            answer = self._read_answer(route, conn, method)
+            if isinstance(answer, DirectResponse):
+                return answer
+            raise answer
+
+    def _read_answer(
+        self, route: _Route, conn: _Conn, method: str, reusable: bool = True
+    ) -> Union[DirectResponse, Exception]:
+        """The answer's head on ``conn`` as a response, or the error to raise (the connection then discarded).
+
+        ``reusable=False``: the request was not sent whole, so the connection is closed after this answer."""
+        fp = conn.sock.makefile("rb")
+        try:
+            status, reason, got_headers, got_body = read_head(fp, method)
+        except socket.timeout:
+            _close_quietly(fp)
+            self._discard(conn)
+            return ReadTimeout("no answer from %s within the read timeout" % redact_url(route.url))
+        except (OSError, BadAnswer, ValueError, UnicodeDecodeError) as exc:
+            _close_quietly(fp)
+            self._discard(conn)
+            if conn.expired:
+                return ReadTimeout("no answer from %s within the read timeout" % redact_url(route.url))
+            if isinstance(exc, ssl.SSLError):  # TLS 1.3: a refused client certificate shows on the first read
+                return TLSFailed("TLS error talking to %s: %s" % (redact_url(route.url), _text(exc)))
+            return ConnectionBroken(
+                "connection to %s broken: %s" % (redact_url(route.url), _text(exc) or type(exc).__name__)
+            )
+        if not reusable:
+            got_body.reusable = False
+        return DirectResponse(self, route, conn, fp, status, reason, got_headers, got_body)
 
     # ------------------------------------------------------------------ cookies (only once a server sets one)
 
