@@ -50,7 +50,15 @@ from typing import Any, Callable, Dict, List, Optional
 
 from .httpserver import MCPTestServer, _Handler
 
-__all__ = ["JUNK_EVENTS", "FaultServer", "RecordingServer", "Rule", "TaskRouter"]
+__all__ = [
+    "JUNK_EVENTS",
+    "FaultServer",
+    "FullBacklogServer",
+    "RecordingServer",
+    "Rule",
+    "StalledTLSServer",
+    "TaskRouter",
+]
 
 #: Malformed events a server may send; each must be dropped without harming anything else.
 JUNK_EVENTS: List[bytes] = [
@@ -569,3 +577,129 @@ def early_fault(handler: _FaultHandler) -> bool:
 
 
 EXTRA_FAULTS: Dict[str, Callable[[_FaultHandler, Rule, Any], None]] = {"crossed_answer": _crossed_answer}
+
+
+# ---------------------------------------------------------------------------- issue 18: connects that never finish
+
+
+class StalledTLSServer:
+    """Accepts TCP connections on 127.0.0.1 and never answers the TLS ClientHello (``url`` is https).
+
+    ``hello`` is set once a client's first TLS bytes arrived: that client is then inside its handshake.
+    Connections are held until :meth:`stop` (a context manager stops it).
+    """
+
+    def __init__(self) -> None:
+        self._sock = socket.socket()
+        self._sock.bind(("127.0.0.1", 0))
+        self._sock.listen(16)
+        self.port = self._sock.getsockname()[1]
+        self.url = "https://127.0.0.1:%d/mcp" % self.port
+        self.hello = threading.Event()
+        self._held: List[socket.socket] = []
+        self._stopping = False
+        self._thread = threading.Thread(target=self._accept, name="test-stalled-tls", daemon=True)
+
+    def _accept(self) -> None:
+        while not self._stopping:
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:
+                return
+            self._held.append(conn)
+            threading.Thread(target=self._hold, args=(conn,), daemon=True).start()
+
+    def _hold(self, conn: socket.socket) -> None:
+        try:
+            if conn.recv(1):
+                self.hello.set()
+            while conn.recv(65536):  # read and ignore until the client goes away
+                pass
+        except OSError:
+            pass
+
+    def client_sockets(self) -> int:
+        """Client sockets of this process to this server (connecting or connected)."""
+        return _tcp_states(self.port, "01") + _tcp_states(self.port, "02")
+
+    def __enter__(self) -> "StalledTLSServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        self._stopping = True
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)  # wakes the accept() (close() alone does not)
+        except OSError:
+            pass
+        self._sock.close()
+        for conn in self._held:
+            try:
+                conn.close()
+            except OSError:
+                pass
+        self._thread.join(5)
+
+
+class FullBacklogServer:
+    """A listening socket whose accept queue is full and never drained: a TCP connect to it stalls (the
+    kernel drops each SYN; the client stays in SYN_SENT and retransmits). Loopback only."""
+
+    def __init__(self) -> None:
+        self._sock = socket.socket()
+        self._sock.bind(("127.0.0.1", 0))
+        self._sock.listen(0)
+        self.port = self._sock.getsockname()[1]
+        self.url = "http://127.0.0.1:%d/mcp" % self.port
+        self._fillers: List[socket.socket] = []
+        for _ in range(64):  # backlog 0 holds one or two: fill until a connect no longer completes
+            filler = socket.socket()
+            filler.settimeout(1.0)
+            try:
+                filler.connect(("127.0.0.1", self.port))
+            except OSError:
+                filler.close()
+                break
+            self._fillers.append(filler)
+        else:  # pragma: no cover - a kernel that accepts everything
+            raise RuntimeError("could not fill the accept queue")
+
+    def connecting(self) -> int:
+        """Sockets of this process in SYN_SENT towards this server (a client stuck in its connect)."""
+        return _tcp_states(self.port, "02")
+
+    def client_sockets(self) -> int:
+        """Client sockets of this process to this server, the queue's own fillers not counted."""
+        return _tcp_states(self.port, "01") - len(self._fillers) + self.connecting()
+
+    def __enter__(self) -> "FullBacklogServer":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for s in self._fillers:
+            s.close()
+        self._sock.close()
+
+
+def _tcp_states(port: int, state: str) -> int:
+    """TCP sockets of this process to 127.0.0.1:``port`` in ``state`` (hex, as /proc/net/tcp writes it)."""
+    import os
+
+    inodes = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            link = os.readlink("/proc/self/fd/%s" % fd)
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            inodes.add(link[8:-1])
+    n = 0
+    with open("/proc/net/tcp") as f:
+        for line in f.readlines()[1:]:
+            parts = line.split()
+            if int(parts[2].rsplit(":", 1)[1], 16) == port and parts[3] == state and parts[9] in inodes:
+                n += 1
+    return n

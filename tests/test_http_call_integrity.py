@@ -7,6 +7,7 @@ and the async call paths where the fault concerns them. docs/reliability.md name
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Iterator, List
 
 import pytest
@@ -14,7 +15,8 @@ import pytest
 import mcpsync
 from mcpsync.transports import remote as _remote
 
-from .faultserver import FaultServer, TaskRouter
+from .conftest import wait_for
+from .faultserver import FaultServer, FullBacklogServer, StalledTLSServer, TaskRouter
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -102,8 +104,6 @@ def test_legacy_sse_post_bodies_never_settle_a_call(engine: str) -> None:
     its handler holds); call A's POST is acknowledged with a body holding a response with B's id: it is never
     delivered, B gets its own answer once released. (The POST body is drained unread in either protocol era;
     the handshake era is the one where B's id stays pending while the server holds it.)"""
-    import threading
-
     asked = threading.Event()
     gate = threading.Event()
 
@@ -149,3 +149,89 @@ def test_an_early_413_is_reported_and_the_call_sent_once(engine: str, era: str, 
             calls = [r for r in srv.records("POST", "tools/call") if r.body.get("id") == rule.messages[0].get("id")]
             assert len(calls) == 1, calls  # sent once: never re-sent on another connection
             assert c.call_tool("echo", {"message": "after"}).text == "after"
+
+
+# ---------------------------------------------------------------------------- defect 3: close() during connect / TLS
+
+
+def _stall(kind: str) -> Any:
+    return FullBacklogServer() if kind == "tcp-connect" else StalledTLSServer()
+
+
+def _inside(srv: Any) -> bool:
+    """The client is inside the stalled step: its SYN is unanswered, or its ClientHello arrived."""
+    if isinstance(srv, FullBacklogServer):
+        return wait_for(lambda: srv.connecting() >= 1, BOUND)
+    return bool(srv.hello.wait(BOUND))
+
+
+def _in_thread(fn: Any) -> Any:
+    errors: List[BaseException] = []
+
+    def run() -> None:
+        try:
+            fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            errors.append(exc)
+
+    t = threading.Thread(target=run, name="test-stalled-caller", daemon=True)
+    t.start()
+    return t, errors
+
+
+STALLS = pytest.mark.parametrize("stall", ["tcp-connect", "tls-handshake"])
+
+
+@STALLS
+def test_close_ends_an_open_stuck_in_connect_or_tls(engine: str, era: str, stall: str) -> None:
+    """open() waits on a TCP connect that never completes (full accept queue) or a TLS handshake the server
+    never answers, with connect_timeout=300: close() from another thread ends it at once with an MCPError."""
+    with _stall(stall) as srv:
+        c = mcpsync.Client(srv.url, transport="http", protocol=era, engine=engine, timeout=BOUND, connect_timeout=300)
+        t, errors = _in_thread(c.open)
+        assert _inside(srv)
+        done = threading.Event()
+        closer, _ = _in_thread(lambda: (c.close(), done.set()))
+        assert done.wait(BOUND), "close() blocked"
+        t.join(BOUND)
+        assert not t.is_alive(), "open() outlived close() (it would have waited for connect_timeout)"
+        assert len(errors) == 1 and isinstance(errors[0], mcpsync.MCPError), errors
+        assert wait_for(lambda: srv.client_sockets() == 0, BOUND)  # nothing left open
+
+
+@STALLS
+@HOW
+def test_close_ends_a_call_stuck_in_connect_or_tls(engine: str, stall: str, how: str) -> None:
+    """A tools/call POST (inline: read in the caller's thread, as a blocking call; else handed to a stream
+    thread, as an async one) waits on a new connection that never completes: close() ends it at once."""
+    from mcpsync.transports.http import StreamableHTTPTransport
+
+    class Sink:
+        def __init__(self) -> None:
+            self.after_close: List[Any] = []
+            self.closed = False
+
+        def on_message(self, frame: Any) -> None:
+            self.after_close.append(frame)
+
+        def on_request_error(self, request_id: Any, exc: BaseException) -> None:
+            if self.closed:
+                self.after_close.append(exc)
+
+        def on_close(self, exc: Any) -> None:
+            self.closed = True
+
+    with _stall(stall) as srv:
+        transport = StreamableHTTPTransport(srv.url, engine=engine, connect_timeout=300, get_stream=False)
+        sink = Sink()
+        transport.start(sink)  # type: ignore[arg-type]
+        message = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "echo", "arguments": {}}}
+        t, errors = _in_thread(lambda: transport.send(message, timeout=BOUND, inline=how == "blocking"))
+        assert _inside(srv)
+        done = threading.Event()
+        _in_thread(lambda: (transport.close(), done.set()))
+        assert done.wait(BOUND), "close() blocked"
+        t.join(BOUND)
+        assert not t.is_alive(), "the call outlived close() (it would have waited for connect_timeout)"
+        assert not errors and not sink.after_close, (errors, sink.after_close)
+        assert wait_for(lambda: srv.client_sockets() == 0, BOUND)

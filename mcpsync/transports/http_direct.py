@@ -340,6 +340,7 @@ class DirectNet:
         self._live: Set[_Conn] = set()
         self._lock = threading.Lock()
         self._closed = False
+        self._aborted = False  # abort() was called: the transport is closing, no new connection is made
         self._cookies: Any = None  # an http.cookiejar.CookieJar once a server sets a cookie
         self._route(url)
 
@@ -387,36 +388,83 @@ class DirectNet:
         return self._connect(origin, connect_timeout)
 
     def _connect(self, origin: _Origin, timeout: Optional[float]) -> _Conn:
+        """A new connection to ``origin``: TCP connect, then the TLS handshake for https.
+
+        The socket is made here and registered (in ``_live``) *before* the connect starts, and the TLS layer
+        wraps it without a handshake, which then runs on the registered socket: :meth:`abort` and
+        :meth:`close` shut it down from any thread, so a connect or handshake that stalls ends at once
+        (``ConnectionBroken``), never after the connect timeout. ``timeout`` bounds the connect to each
+        address, then the handshake."""
         where = "%s://%s" % (origin.scheme, origin.host_header)
         try:
-            sock = socket.create_connection((origin.host, origin.port), timeout)
-        except socket.timeout:
-            raise ConnectTimeout("timed out connecting to %s" % where) from None
-        except OSError as exc:
+            infos = socket.getaddrinfo(origin.host, origin.port, 0, socket.SOCK_STREAM)
+        except (OSError, UnicodeError) as exc:
             raise ConnectFailed("cannot connect to %s: %s" % (where, _text(exc))) from None
+        conn: Optional[_Conn] = None
+        failure: Optional[BaseException] = None
+        for family, socktype, proto, _, address in infos:
+            attempt = self._register(socket.socket(family, socktype, proto))
+            try:
+                attempt.sock.settimeout(timeout)
+                attempt.sock.connect(address)
+            except socket.timeout:
+                self._discard(attempt)
+                self._refuse_if_closed()
+                raise ConnectTimeout("timed out connecting to %s" % where) from None
+            except OSError as exc:
+                self._discard(attempt)
+                self._refuse_if_closed()
+                failure = exc
+                continue
+            conn = attempt
+            break
+        if conn is None:
+            raise ConnectFailed("cannot connect to %s: %s" % (where, _text(failure or OSError("no address"))))
+        sock = conn.sock
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
             if origin.scheme == "https":
-                sock = self._ssl_context.wrap_socket(sock, server_hostname=origin.host)
-            sock.settimeout(None)  # blocking from now on: read timeouts are the watchdog's (see _Deadlines)
+                tls = self._ssl_context.wrap_socket(sock, server_hostname=origin.host, do_handshake_on_connect=False)
+                conn.sock = tls  # the same descriptor, still registered: abort() reaches the handshake below
+                self._refuse_if_closed()
+                tls.do_handshake()
+            conn.sock.settimeout(None)  # blocking from now on: read timeouts are the watchdog's (see _Deadlines)
         except socket.timeout:
-            sock.close()
+            self._discard(conn)
+            self._refuse_if_closed()
             raise ConnectTimeout("timed out in the TLS handshake with %s" % where) from None
         except OSError as exc:  # ssl.SSLError and ssl.CertificateError are OSErrors / ValueErrors
-            sock.close()
+            self._discard(conn)
+            self._refuse_if_closed()
             kind = TLSFailed if origin.scheme == "https" else ConnectFailed
             raise kind("TLS error talking to %s: %s" % (where, _text(exc))) from None
         except ValueError as exc:  # pragma: no cover - ssl.CertificateError on old Pythons
-            sock.close()
+            self._discard(conn)
             raise TLSFailed("TLS error talking to %s: %s" % (where, _text(exc))) from None
+        except ConnectionBroken:
+            self._discard(conn)
+            raise
+        try:
+            self._refuse_if_closed()
+        except ConnectionBroken:
+            self._discard(conn)
+            raise
+        return conn
+
+    def _register(self, sock: socket.socket) -> _Conn:
+        """Track a new socket in ``_live`` (so abort() and close() reach it), unless the engine is closed."""
         conn = _Conn(sock)
         with self._lock:
-            if self._closed:
-                conn.close()
-                raise ConnectionBroken("the HTTP connections are closed")
-            self._live.add(conn)
-        return conn
+            if not self._closed and not self._aborted:
+                self._live.add(conn)
+                return conn
+        conn.close()
+        raise ConnectionBroken("the HTTP connections are closed")
+
+    def _refuse_if_closed(self) -> None:
+        if self._closed or self._aborted:
+            raise ConnectionBroken("the HTTP connections are closed")
 
     def _checkin(self, origin: _Origin, conn: _Conn) -> None:
         self._deadlines.clear(conn)
@@ -607,8 +655,11 @@ class DirectNet:
     # ------------------------------------------------------------------ shutdown
 
     def abort(self) -> None:
-        """Shut down every socket, in use or idle: threads blocked on one wake up with an error (never raises)."""
+        """Shut down every socket, in use, idle or still connecting (TCP connect, TLS handshake): threads
+        blocked on one wake up with an error at once. Later connects are refused (abort is the first step of
+        closing). Never raises, never blocks."""
         with self._lock:
+            self._aborted = True
             conns = list(self._live)
         for conn in conns:
             try:
