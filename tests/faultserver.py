@@ -25,6 +25,14 @@ Fault kinds (``kind=``):
 ``junk_events``       the normal answer stream, preceded by malformed events (:data:`JUNK_EVENTS`) and
                       ``comments`` keep-alive comments.
 ``junk_body``         ``200 application/json`` with the malformed body ``body``.
+``crossed_answer``    the answer to this POST carries first a response to *another* request (``foreign_id``:
+                      the id of a call held elsewhere), then this request's own answer (``text``): an event
+                      stream of both, or a JSON batch of both with ``response_mode="json"``; on a legacy
+                      HTTP+SSE ``/messages`` POST: the foreign response as the POST's body, the real answer
+                      on the SSE stream.
+``early_status``      matched by body size alone (``min_body`` bytes, 1 MiB by default): answers ``status``
+                      (413) after reading at most 4 KiB of the body (enough to record the JSON-RPC method and
+                      id), then closes the connection with the rest unread (the client sees a reset).
 ``hold``              wait at ``barrier`` (a ``threading.Barrier``) and/or until ``release`` is set, then
                       answer normally: a way to hold several requests at a racy point at once.
 
@@ -35,12 +43,22 @@ request (the ones a rule answered too).
 from __future__ import annotations
 
 import json
+import re
+import socket
 import threading
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from .httpserver import MCPTestServer, _Handler
 
-__all__ = ["JUNK_EVENTS", "FaultServer", "RecordingServer", "Rule"]
+__all__ = [
+    "JUNK_EVENTS",
+    "FaultServer",
+    "FullBacklogServer",
+    "RecordingServer",
+    "Rule",
+    "StalledTLSServer",
+    "TaskRouter",
+]
 
 #: Malformed events a server may send; each must be dropped without harming anything else.
 JUNK_EVENTS: List[bytes] = [
@@ -116,6 +134,8 @@ class _FaultHandler(_Handler):
             self._chunk(data)
 
     def do_POST(self) -> None:  # noqa: N802
+        if early_fault(self):  # a fault that answers before the body is read (its own block below)
+            return
         raw = super()._read_body()
         try:
             msg = json.loads(raw) if raw else None
@@ -141,6 +161,11 @@ class _FaultHandler(_Handler):
         p = rule.params
         kind = rule.kind
         rule.entered.set()
+        extra = EXTRA_FAULTS.get(kind)
+        if extra is not None:  # a fault defined in its own block below (it records its request itself)
+            self._body = None
+            extra(self, rule, msg)
+            return
         passthrough = kind in ("cut", "junk_events", "hold")
         if not passthrough:
             self._body = None
@@ -357,3 +382,324 @@ class RecordingServer:
         self._httpd.shutdown()
         self._httpd.server_close()
         self._thread.join(5)
+
+
+# ---------------------------------------------------------------------------- issue 18: routing on Mcp-Name
+
+
+class TaskRouter:
+    """A load balancer in front of two 2026-07-28 example servers, each with its own task store.
+
+    ``tools/call`` goes to the backends in turn (so tasks live on both); ``tasks/get``, ``tasks/update`` and
+    ``tasks/cancel`` are routed on the ``Mcp-Name`` header **alone** (the body is never looked at for routing),
+    to the backend that created that task (learnt from the ``CreateTaskResult`` it relayed), as the tasks
+    extension intends ("Streamable HTTP: Routing Headers"). A task request without a known ``Mcp-Name`` is
+    refused with 400 and a JSON-RPC -32020 (header mismatch) error; ``routed`` lists ``(method, header,
+    backend)`` for every task request. Everything else goes to backend 0. Use as a context manager.
+    """
+
+    TASK_METHODS = ("tasks/get", "tasks/update", "tasks/cancel")
+
+    def __init__(self, **example_options: Any) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.backends = [MCPTestServer(era="modern", response_mode="json", **example_options) for _ in range(2)]
+        self.owner_of: Dict[str, int] = {}
+        self.routed: List[Any] = []
+        self.refused: List[Any] = []
+        self._turn = 0
+        self._lock = threading.Lock()
+        router = self
+
+        class H(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                try:
+                    msg = json.loads(raw)
+                except ValueError:
+                    msg = None
+                method = msg.get("method") if isinstance(msg, dict) else None
+                header = self.headers.get("Mcp-Name")
+                with router._lock:
+                    if method in router.TASK_METHODS:
+                        index = router.owner_of.get(header or "")
+                        if index is None:
+                            router.refused.append((method, header))
+                        else:
+                            router.routed.append((method, header, index))
+                    elif method == "tools/call":
+                        index = router._turn % 2
+                        router._turn += 1
+                    else:
+                        index = 0
+                if index is None:
+                    rid = msg.get("id") if isinstance(msg, dict) else None
+                    err = {"code": -32020, "message": "Header mismatch: Mcp-Name must name a known task"}
+                    self._answer(400, "application/json", json.dumps({"jsonrpc": "2.0", "id": rid, "error": err}))
+                    return
+                status, ctype, body = router._forward(index, raw, self.headers)
+                if method == "tools/call" and status == 200:
+                    try:
+                        result = json.loads(body).get("result") or {}
+                    except (ValueError, AttributeError):
+                        result = {}
+                    if isinstance(result, dict) and result.get("resultType") == "task":
+                        with router._lock:
+                            router.owner_of[str(result.get("taskId"))] = index
+                self._answer(status, ctype, body)
+
+            def _answer(self, status: int, ctype: str, body: Any) -> None:
+                data = body.encode() if isinstance(body, str) else body
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self._httpd.daemon_threads = True
+        self.port = self._httpd.server_address[1]
+        self.url = "http://127.0.0.1:%d/mcp" % self.port
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    def _forward(self, index: int, body: bytes, headers: Any) -> Any:
+        import http.client
+
+        conn = http.client.HTTPConnection("127.0.0.1", self.backends[index].port, timeout=30)
+        try:
+            skip = ("host", "content-length", "connection", "accept-encoding")
+            conn.request("POST", "/mcp", body, {k: v for k, v in headers.items() if k.lower() not in skip})
+            resp = conn.getresponse()
+            return resp.status, resp.getheader("Content-Type") or "application/json", resp.read()
+        finally:
+            conn.close()
+
+    def __enter__(self) -> "TaskRouter":
+        for b in self.backends:
+            b.start()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(5)
+        for b in self.backends:
+            b.stop()
+
+
+# ---------------------------------------------------------------------------- issue 18: crossed answers, early answers
+
+
+def _crossed_answer(handler: _FaultHandler, rule: Rule, msg: Any) -> None:
+    """``crossed_answer``: another call's response, then this request's own, in this POST's answer."""
+    handler._record(msg)
+    p = rule.params
+    rid = msg.get("id") if isinstance(msg, dict) else None
+    text = str(p.get("text", "own answer"))
+    foreign = {
+        "jsonrpc": "2.0",
+        "id": p["foreign_id"],
+        "result": {"content": [{"type": "text", "text": "crossed: not yours"}], "isError": False},
+    }
+    own = {"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": text}], "isError": False}}
+    if handler.path.split("?", 1)[0].endswith("/messages"):  # legacy HTTP+SSE: the real answer goes on the stream
+        sid = handler.path.split("sid=", 1)[-1].split("&", 1)[0]
+        with handler.owner.lock:
+            entry = handler.owner.sse_sessions.get(sid)
+        if entry is not None:
+            entry[0].handle(msg, entry[1])
+        handler._reply(200, json.dumps(foreign).encode(), "application/json")
+        return
+    if handler.owner.response_mode == "json":
+        handler._reply(200, json.dumps([foreign, own]).encode(), "application/json")
+        return
+    handler._start_stream()
+    for frame in (foreign, own):
+        handler._chunk(b"event: message\ndata: %s\n\n" % json.dumps(frame).encode())
+    handler._end_stream()
+
+
+_METHOD = re.compile(rb'"method"\s*:\s*"([^"\\]{1,100})"')
+_ID = re.compile(rb'"id"\s*:\s*(-?\d{1,18}|"[^"\\]{1,100}")')
+
+
+def early_fault(handler: _FaultHandler) -> bool:
+    """``early_status``: answer a large POST before reading its body, then close with the body unread."""
+    if handler.command != "POST":
+        return False
+    try:
+        length = int(handler.headers.get("Content-Length") or 0)
+    except ValueError:
+        return False
+    owner = handler.owner
+    with owner._rules_lock:  # type: ignore[attr-defined]
+        rule = None
+        for r in owner.rules:  # type: ignore[attr-defined]
+            if r.kind == "early_status" and (r.times is None or r.hits < r.times):
+                if length >= int(r.params.get("min_body", 1 << 20)):
+                    rule = r
+                    r.hits += 1
+                    break
+    if rule is None:
+        return False
+    head = handler.rfile.read(min(4096, length))
+    method = _METHOD.search(head)
+    rid = _ID.search(head)
+    body: Dict[str, Any] = {"jsonrpc": "2.0", "partial": True}
+    if method:
+        body["method"] = method.group(1).decode("utf-8", "replace")
+    if rid:
+        body["id"] = json.loads(rid.group(1))
+    rule.messages.append(body)
+    handler._record(body)
+    rule.entered.set()
+    status = int(rule.params.get("status", 413))
+    data = b'{"error":"request entity too large"}'
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.send_header("Connection", "close")
+    handler.end_headers()
+    handler.wfile.write(data)
+    handler.wfile.flush()
+    handler.close_connection = True
+    try:
+        handler.connection.shutdown(socket.SHUT_WR)  # the answer, then FIN; closing with the body unread resets
+    except OSError:
+        pass
+    return True
+
+
+EXTRA_FAULTS: Dict[str, Callable[[_FaultHandler, Rule, Any], None]] = {"crossed_answer": _crossed_answer}
+
+
+# ---------------------------------------------------------------------------- issue 18: connects that never finish
+
+
+class StalledTLSServer:
+    """Accepts TCP connections on 127.0.0.1 and never answers the TLS ClientHello (``url`` is https).
+
+    ``hello`` is set once a client's first TLS bytes arrived: that client is then inside its handshake.
+    Connections are held until :meth:`stop` (a context manager stops it).
+    """
+
+    def __init__(self) -> None:
+        self._sock = socket.socket()
+        self._sock.bind(("127.0.0.1", 0))
+        self._sock.listen(16)
+        self.port = self._sock.getsockname()[1]
+        self.url = "https://127.0.0.1:%d/mcp" % self.port
+        self.hello = threading.Event()
+        self._held: List[socket.socket] = []
+        self._stopping = False
+        self._thread = threading.Thread(target=self._accept, name="test-stalled-tls", daemon=True)
+
+    def _accept(self) -> None:
+        while not self._stopping:
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:
+                return
+            self._held.append(conn)
+            threading.Thread(target=self._hold, args=(conn,), daemon=True).start()
+
+    def _hold(self, conn: socket.socket) -> None:
+        try:
+            if conn.recv(1):
+                self.hello.set()
+            while conn.recv(65536):  # read and ignore until the client goes away
+                pass
+        except OSError:
+            pass
+
+    def client_sockets(self) -> int:
+        """Client sockets of this process to this server (connecting or connected)."""
+        return _tcp_states(self.port, "01") + _tcp_states(self.port, "02")
+
+    def __enter__(self) -> "StalledTLSServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        self._stopping = True
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)  # wakes the accept() (close() alone does not)
+        except OSError:
+            pass
+        self._sock.close()
+        for conn in self._held:
+            try:
+                conn.close()
+            except OSError:
+                pass
+        self._thread.join(5)
+
+
+class FullBacklogServer:
+    """A listening socket whose accept queue is full and never drained: a TCP connect to it stalls (the
+    kernel drops each SYN; the client stays in SYN_SENT and retransmits). Loopback only."""
+
+    def __init__(self) -> None:
+        self._sock = socket.socket()
+        self._sock.bind(("127.0.0.1", 0))
+        self._sock.listen(0)
+        self.port = self._sock.getsockname()[1]
+        self.url = "http://127.0.0.1:%d/mcp" % self.port
+        self._fillers: List[socket.socket] = []
+        for _ in range(64):  # backlog 0 holds one or two: fill until a connect no longer completes
+            filler = socket.socket()
+            filler.settimeout(1.0)
+            try:
+                filler.connect(("127.0.0.1", self.port))
+            except OSError:
+                filler.close()
+                break
+            self._fillers.append(filler)
+        else:  # pragma: no cover - a kernel that accepts everything
+            raise RuntimeError("could not fill the accept queue")
+
+    def connecting(self) -> int:
+        """Sockets of this process in SYN_SENT towards this server (a client stuck in its connect)."""
+        return _tcp_states(self.port, "02")
+
+    def client_sockets(self) -> int:
+        """Client sockets of this process to this server, the queue's own fillers not counted."""
+        return _tcp_states(self.port, "01") - len(self._fillers) + self.connecting()
+
+    def __enter__(self) -> "FullBacklogServer":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for s in self._fillers:
+            s.close()
+        self._sock.close()
+
+
+def _tcp_states(port: int, state: str) -> int:
+    """TCP sockets of this process to 127.0.0.1:``port`` in ``state`` (hex, as /proc/net/tcp writes it)."""
+    import os
+
+    inodes = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            link = os.readlink("/proc/self/fd/%s" % fd)
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            inodes.add(link[8:-1])
+    n = 0
+    with open("/proc/net/tcp") as f:
+        for line in f.readlines()[1:]:
+            parts = line.split()
+            if int(parts[2].rsplit(":", 1)[1], 16) == port and parts[3] == state and parts[9] in inodes:
+                n += 1
+    return n

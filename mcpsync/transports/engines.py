@@ -12,6 +12,7 @@ imported only when a ``RequestsNet`` is built.
 
 from __future__ import annotations
 
+import functools
 import logging
 import socket
 import ssl
@@ -66,6 +67,7 @@ def _requests_classes() -> Dict[str, Any]:
 
             def __init__(self, ssl_context: Optional[ssl.SSLContext] = None, **kwargs: Any) -> None:
                 self._mcpsync_ssl_context = ssl_context
+                self._mcpsync_aborted = False
                 # every connection this adapter's pools made (weakly): close() wakes the threads blocked on them
                 self._mcpsync_conns: "weakref.WeakSet[Any]" = weakref.WeakSet()
                 super().__init__(**kwargs)
@@ -86,6 +88,7 @@ def _requests_classes() -> Dict[str, Any]:
                 if getattr(manager, "_mcpsync_tracked", False):
                     return
                 conns = self._mcpsync_conns
+                adapter = self
                 new_pool = manager._new_pool
 
                 def tracked_pool(*args: Any, **kwargs: Any) -> Any:
@@ -95,6 +98,10 @@ def _requests_classes() -> Dict[str, Any]:
                     def tracked_conn() -> Any:
                         conn = new_conn()
                         conns.add(conn)
+                        # urllib3 makes and connects the socket in one call and keeps it only once connected:
+                        # make it here, visible to mcpsync_abort() before its connect starts
+                        conn._new_conn = functools.partial(_registered_new_conn, conn, adapter)
+                        conn.connect = functools.partial(_connect_and_forget, conn, conn.connect)
                         return conn
 
                     pool._new_conn = tracked_conn
@@ -104,14 +111,19 @@ def _requests_classes() -> Dict[str, Any]:
                 manager._mcpsync_tracked = True
 
             def mcpsync_abort(self) -> None:
-                """Shut down every socket of this adapter's connections, in use or idle (never raises)."""
+                """Shut down every socket of this adapter's connections, in use, idle or still connecting (TCP
+                connect or TLS handshake); later connects are refused. Never raises, never blocks."""
+                self._mcpsync_aborted = True
                 for conn in list(self._mcpsync_conns):
-                    sock = getattr(conn, "sock", None)
-                    if sock is not None:
-                        try:
-                            sock.shutdown(socket.SHUT_RDWR)
-                        except OSError:
-                            pass
+                    # conn.sock: a connection in use or idle (during a TLS handshake, the socket the handshake
+                    # detached); _mcpsync_connecting: the socket of a TCP connect, or a duplicate of the one in
+                    # a TLS handshake (see _registered_new_conn): shutting either down ends the wait at once
+                    for sock in (getattr(conn, "sock", None), getattr(conn, "_mcpsync_connecting", None)):
+                        if sock is not None:
+                            try:
+                                sock.shutdown(socket.SHUT_RDWR)
+                            except OSError:
+                                pass
 
             def _mcpsync_pool_kwargs(self, kwargs: Dict[str, Any]) -> None:
                 options = list(HTTPConnection.default_socket_options)
@@ -141,6 +153,81 @@ def _requests_classes() -> Dict[str, Any]:
 
         _classes.update(session=_SameOriginSession, adapter=_Adapter, bearer=_BearerAuth, requests=requests)
         return _classes
+
+
+def _registered_new_conn(conn: Any, adapter: Any) -> socket.socket:
+    """urllib3's ``HTTPConnection._new_conn`` with the socket visible to ``mcpsync_abort`` before it connects.
+
+    Each socket is kept in ``conn._mcpsync_connecting`` from its creation, so ``close()`` shuts down a
+    stalled TCP connect (and, through ``conn.sock``, the TLS handshake after it) at once. Errors are the
+    ones urllib3 raises (``NameResolutionError``, ``ConnectTimeoutError``, ``NewConnectionError``).
+    """
+    from urllib3.connection import HTTPSConnection
+    from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
+    from urllib3.util.connection import allowed_gai_family
+
+    host, port = conn._dns_host, conn.port
+    if host.startswith("["):
+        host = host.strip("[]")
+    try:
+        infos = socket.getaddrinfo(host, port, allowed_gai_family(), socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise NameResolutionError(conn.host, conn, exc) from exc
+    failure: Optional[OSError] = None
+    for family, kind, proto, _, address in infos:
+        if adapter._mcpsync_aborted:
+            raise NewConnectionError(conn, "Failed to establish a new connection: the transport is closed")
+        sock = socket.socket(family, kind, proto)
+        conn._mcpsync_connecting = sock
+        try:
+            if adapter._mcpsync_aborted:  # closed between the check above and the registration
+                raise OSError("the transport is closed")
+            for option in conn.socket_options or ():
+                sock.setsockopt(*option)
+            if conn.timeout is None or isinstance(conn.timeout, (int, float)):
+                sock.settimeout(conn.timeout)
+            if conn.source_address:
+                sock.bind(conn.source_address)
+            sock.connect(address)
+        except socket.timeout as exc:
+            sock.close()
+            conn._mcpsync_connecting = None
+            raise ConnectTimeoutError(
+                conn, "Connection to %s timed out. (connect timeout=%s)" % (conn.host, conn.timeout)
+            ) from exc
+        except OSError as exc:
+            sock.close()
+            conn._mcpsync_connecting = None
+            failure = exc
+            if adapter._mcpsync_aborted:
+                break
+            continue
+        tls: bool = isinstance(conn, HTTPSConnection)
+        if tls:
+            # the TLS handshake next detaches ``sock`` into an SSLSocket: a duplicate descriptor of the same
+            # TCP socket (closed by _connect_and_forget when connect() ends) lets abort() shut it down meanwhile
+            conn._mcpsync_connecting = sock.dup()
+            conn._mcpsync_dup = True
+        if adapter._mcpsync_aborted:  # connected just as the transport closed: never used
+            sock.close()
+            _forget_connecting(conn)
+            raise NewConnectionError(conn, "Failed to establish a new connection: the transport is closed")
+        return sock
+    raise NewConnectionError(conn, "Failed to establish a new connection: %s" % (failure or "no address",))
+
+
+def _forget_connecting(conn: Any) -> None:
+    sock, conn._mcpsync_connecting = getattr(conn, "_mcpsync_connecting", None), None
+    if sock is not None and conn.__dict__.pop("_mcpsync_dup", False):
+        sock.close()  # the duplicate only: the connection's own socket is urllib3's
+
+
+def _connect_and_forget(conn: Any, connect: Any) -> None:
+    """``conn.connect()`` (TCP, proxy tunnel, TLS), then forget the socket kept for abort() while connecting."""
+    try:
+        connect()
+    finally:
+        _forget_connecting(conn)
 
 
 def _system_context() -> ssl.SSLContext:

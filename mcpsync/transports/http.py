@@ -30,7 +30,8 @@ Handshake era
 
 2026-07-28 era
     Every POST carries ``MCP-Protocol-Version`` (from the body's ``_meta``),
-    ``Mcp-Method``, ``Mcp-Name`` (tools/call, resources/read, prompts/get) and the
+    ``Mcp-Method``, ``Mcp-Name`` (tools/call, resources/read, prompts/get; the task id on
+    tasks/get, tasks/update, tasks/cancel) and the
     ``Mcp-Param-*`` headers of the tool's ``x-mcp-header`` annotations (see
     :meth:`register_tools`). :meth:`cancel_request` closes the request's stream. A
     stream that breaks before the answer is re-issued with a new id (the answer is
@@ -531,24 +532,49 @@ class StreamableHTTPTransport(LegacySessionMixin, EventStreamMixin, Transport):
     # ------------------------------------------------------------------ delivery
 
     def _deliver(self, call: Optional[_Call], frame: Any) -> bool:
-        """Hand ``frame`` to the sink; True when it held ``call``'s final response (delivered once)."""
+        """Hand ``frame`` (read from ``call``'s answer) to the sink; True when it held ``call``'s final response.
+
+        A POST's answer settles only the request that POST carried: any other response in it (another call's
+        id, a junk id, the original id of a re-issued request) is dropped and logged through the transport's
+        rate-limited drop log, never delivered, so it can never settle (or cross into) another call.
+        Notifications and server requests in it are delivered in order. The final response is delivered once.
+        """
+        if call is None:
+            sink = self._sink
+            if sink is not None:
+                deliver(sink, frame, self._drops)
+            return False
         final = False
-        if call is not None:
-            for msg in jsonrpc.iter_messages(frame):
-                call.note_progress(msg)
-                mid = msg.get("id") if type(msg) is dict else None
-                if type(mid) is type(call.wire_id) and mid == call.wire_id and _is_response(msg):
-                    with self._lock:
-                        if call.done:
-                            return True  # a duplicate (replayed after a resume): drop it
-                        call.done = True
-                        if self._calls.get(call.orig_id) is call:
-                            del self._calls[call.orig_id]
-                    if call.wire_id != call.orig_id:
-                        msg["id"] = call.orig_id
-                    final = True
+        foreign = False
+        kept: List[Any] = []
+        for msg in jsonrpc.iter_messages(frame):
+            call.note_progress(msg)
+            if not _is_response(msg):
+                kept.append(msg)
+                continue
+            if not _answers(call, msg.get("id")):
+                foreign = True
+                self._drops.drop(
+                    "response to another request in the answer to %s id=%r" % (call.method, call.orig_id),
+                    jsonrpc.truncate(msg),
+                )
+                continue
+            with self._lock:
+                if call.done:
+                    return True  # a duplicate (replayed after a resume): drop it
+                call.done = True
+                if self._calls.get(call.orig_id) is call:
+                    del self._calls[call.orig_id]
+            if msg["id"] != call.orig_id or type(msg["id"]) is not type(call.orig_id):
+                msg["id"] = call.orig_id
+            final = True
+            kept.append(msg)
+        if foreign:
+            if not kept:
+                return final
+            frame = kept if type(frame) is list else kept[0]
         sink = self._sink
-        if sink is not None and not (call is not None and call.cancelled):
+        if sink is not None and not call.cancelled:
             deliver(sink, frame, self._drops)
         return final
 
@@ -625,3 +651,15 @@ class StreamableHTTPTransport(LegacySessionMixin, EventStreamMixin, Transport):
             pass
 
     # ------------------------------------------------------------------ handshake-era session
+
+
+def _answers(call: _Call, mid: Any) -> bool:
+    """True when a response id ``mid`` answers the request ``call`` has on the wire now.
+
+    Typed: ``1.0`` and ``True`` are not id 1; an integer id echoed as its decimal string ("7" for 7) is
+    accepted, as the session accepts it.
+    """
+    wire = call.wire_id
+    if type(mid) is type(wire):
+        return bool(mid == wire)
+    return type(mid) is str and type(wire) is int and mid.isascii() and mid.isdigit() and mid == str(wire)

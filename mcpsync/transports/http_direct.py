@@ -10,9 +10,11 @@ configuration needs none of what only ``requests`` does, the transports use this
 * takes an idle connection of the origin from a LIFO pool (as many as the calls in flight, kept up to
   ``pool_maxsize``), checking a pooled one with a zero-timeout ``select`` first (a server may close an idle
   connection at any moment without saying so; readable means closed, or junk);
-* writes the request line, the headers and a small body in **one** ``sendall``; a send that fails on a reused
-  connection (the server had closed it) is retried on another connection (nothing of the request reached the
-  server);
+* writes the request line, the headers and a small body in **one** write; a request is sent again (on
+  another connection) only when provably none of it was written: the first ``send`` on a reused connection
+  failed (the server had closed it). Once a byte is out, a failure is the caller's error, never a resend (a
+  ``tools/call`` runs once); an answer the server sent before reading the whole body (``413``...) is read and
+  returned, as ``requests`` does;
 * reads the answer's head and body framing with :mod:`~mcpsync.transports.http_wire` (status, headers,
   ``Content-Length``, chunked and close-delimited bodies), and hands back a :class:`DirectResponse` with the
   small surface the transports use (``status_code``, ``headers``, ``raw.read1``, ``release_conn``, ``close``),
@@ -39,7 +41,7 @@ import ssl
 import threading
 import time
 import zlib
-from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Set, Tuple, Union
 from urllib.parse import urljoin, urlsplit
 
 from .deadlines import Deadlines
@@ -338,6 +340,7 @@ class DirectNet:
         self._live: Set[_Conn] = set()
         self._lock = threading.Lock()
         self._closed = False
+        self._aborted = False  # abort() was called: the transport is closing, no new connection is made
         self._cookies: Any = None  # an http.cookiejar.CookieJar once a server sets a cookie
         self._route(url)
 
@@ -385,36 +388,83 @@ class DirectNet:
         return self._connect(origin, connect_timeout)
 
     def _connect(self, origin: _Origin, timeout: Optional[float]) -> _Conn:
+        """A new connection to ``origin``: TCP connect, then the TLS handshake for https.
+
+        The socket is made here and registered (in ``_live``) *before* the connect starts, and the TLS layer
+        wraps it without a handshake, which then runs on the registered socket: :meth:`abort` and
+        :meth:`close` shut it down from any thread, so a connect or handshake that stalls ends at once
+        (``ConnectionBroken``), never after the connect timeout. ``timeout`` bounds the connect to each
+        address, then the handshake."""
         where = "%s://%s" % (origin.scheme, origin.host_header)
         try:
-            sock = socket.create_connection((origin.host, origin.port), timeout)
-        except socket.timeout:
-            raise ConnectTimeout("timed out connecting to %s" % where) from None
-        except OSError as exc:
+            infos = socket.getaddrinfo(origin.host, origin.port, 0, socket.SOCK_STREAM)
+        except (OSError, UnicodeError) as exc:
             raise ConnectFailed("cannot connect to %s: %s" % (where, _text(exc))) from None
+        conn: Optional[_Conn] = None
+        failure: Optional[BaseException] = None
+        for family, socktype, proto, _, address in infos:
+            attempt = self._register(socket.socket(family, socktype, proto))
+            try:
+                attempt.sock.settimeout(timeout)
+                attempt.sock.connect(address)
+            except socket.timeout:
+                self._discard(attempt)
+                self._refuse_if_closed()
+                raise ConnectTimeout("timed out connecting to %s" % where) from None
+            except OSError as exc:
+                self._discard(attempt)
+                self._refuse_if_closed()
+                failure = exc
+                continue
+            conn = attempt
+            break
+        if conn is None:
+            raise ConnectFailed("cannot connect to %s: %s" % (where, _text(failure or OSError("no address"))))
+        sock = conn.sock
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
             if origin.scheme == "https":
-                sock = self._ssl_context.wrap_socket(sock, server_hostname=origin.host)
-            sock.settimeout(None)  # blocking from now on: read timeouts are the watchdog's (see _Deadlines)
+                tls = self._ssl_context.wrap_socket(sock, server_hostname=origin.host, do_handshake_on_connect=False)
+                conn.sock = tls  # the same descriptor, still registered: abort() reaches the handshake below
+                self._refuse_if_closed()
+                tls.do_handshake()
+            conn.sock.settimeout(None)  # blocking from now on: read timeouts are the watchdog's (see _Deadlines)
         except socket.timeout:
-            sock.close()
+            self._discard(conn)
+            self._refuse_if_closed()
             raise ConnectTimeout("timed out in the TLS handshake with %s" % where) from None
         except OSError as exc:  # ssl.SSLError and ssl.CertificateError are OSErrors / ValueErrors
-            sock.close()
+            self._discard(conn)
+            self._refuse_if_closed()
             kind = TLSFailed if origin.scheme == "https" else ConnectFailed
             raise kind("TLS error talking to %s: %s" % (where, _text(exc))) from None
         except ValueError as exc:  # pragma: no cover - ssl.CertificateError on old Pythons
-            sock.close()
+            self._discard(conn)
             raise TLSFailed("TLS error talking to %s: %s" % (where, _text(exc))) from None
+        except ConnectionBroken:
+            self._discard(conn)
+            raise
+        try:
+            self._refuse_if_closed()
+        except ConnectionBroken:
+            self._discard(conn)
+            raise
+        return conn
+
+    def _register(self, sock: socket.socket) -> _Conn:
+        """Track a new socket in ``_live`` (so abort() and close() reach it), unless the engine is closed."""
         conn = _Conn(sock)
         with self._lock:
-            if self._closed:
-                conn.close()
-                raise ConnectionBroken("the HTTP connections are closed")
-            self._live.add(conn)
-        return conn
+            if not self._closed and not self._aborted:
+                self._live.add(conn)
+                return conn
+        conn.close()
+        raise ConnectionBroken("the HTTP connections are closed")
+
+    def _refuse_if_closed(self) -> None:
+        if self._closed or self._aborted:
+            raise ConnectionBroken("the HTTP connections are closed")
 
     def _checkin(self, origin: _Origin, conn: _Conn) -> None:
         self._deadlines.clear(conn)
@@ -503,18 +553,17 @@ class DirectNet:
     ) -> DirectResponse:
         head = self._head(method, route, body, headers)
         connect_timeout, read_timeout = timeout
+        first = head if body is None else head + body if len(body) <= _ONE_WRITE_MAX else head
+        rest = body if body is not None and len(body) > _ONE_WRITE_MAX else None
         while True:
             conn = self._checkout(route.origin, connect_timeout)
             sock = conn.sock
             self._deadlines.arm(conn, read_timeout)  # bounds the send and the wait for the status line
             try:
-                if body is None:
-                    sock.sendall(head)
-                elif len(body) <= _ONE_WRITE_MAX:
-                    sock.sendall(head + body)
-                else:
-                    sock.sendall(head)
-                    sock.sendall(body)
+                # one send() first: when it raises, not one byte of this request was taken (the kernel, or
+                # SSL_write, reports an error only when it accepted nothing), so a reused connection the server
+                # had closed may be replaced by another; once a byte is out, the request is never sent again
+                sent = sock.send(first)
             except socket.timeout:
                 self._discard(conn)
                 raise ReadTimeout("could not send to %s within the read timeout" % redact_url(route.url)) from None
@@ -524,27 +573,63 @@ class DirectNet:
                     raise ReadTimeout("could not send to %s within the read timeout" % redact_url(route.url)) from None
                 if isinstance(exc, ssl.SSLError):
                     raise TLSFailed("TLS error talking to %s: %s" % (redact_url(route.url), _text(exc))) from None
-                if conn.reused:  # the server had closed the idle connection: nothing of this request arrived
+                if conn.reused:  # a stale pooled connection, found before the first byte: nothing was sent
                     continue
                 raise ConnectionBroken("connection to %s broken: %s" % (redact_url(route.url), _text(exc))) from None
-            fp = sock.makefile("rb")
             try:
-                status, reason, got_headers, got_body = read_head(fp, method)
+                if sent < len(first):
+                    sock.sendall(memoryview(first)[sent:])
+                if rest is not None:
+                    sock.sendall(rest)
             except socket.timeout:
-                _close_quietly(fp)
                 self._discard(conn)
-                raise ReadTimeout("no answer from %s within the read timeout" % redact_url(route.url)) from None
-            except (OSError, BadAnswer, ValueError, UnicodeDecodeError) as exc:
-                _close_quietly(fp)
+                raise ReadTimeout("could not send to %s within the read timeout" % redact_url(route.url)) from None
+            except OSError as exc:
+                # part of the request reached the server: it is never sent again. A server may answer before it
+                # reads the whole body (413, 401...) and close: that answer is read and returned, as sent.
+                if not conn.expired and not isinstance(exc, ssl.SSLError):
+                    early = self._read_answer(route, conn, method, reusable=False)
+                    if isinstance(early, DirectResponse):
+                        return early
                 self._discard(conn)
                 if conn.expired:
-                    raise ReadTimeout("no answer from %s within the read timeout" % redact_url(route.url)) from None
-                if isinstance(exc, ssl.SSLError):  # TLS 1.3: a refused client certificate shows on the first read
+                    raise ReadTimeout("could not send to %s within the read timeout" % redact_url(route.url)) from None
+                if isinstance(exc, ssl.SSLError):
                     raise TLSFailed("TLS error talking to %s: %s" % (redact_url(route.url), _text(exc))) from None
                 raise ConnectionBroken(
-                    "connection to %s broken: %s" % (redact_url(route.url), _text(exc) or type(exc).__name__)
+                    "connection to %s broken while sending (not resent): %s" % (redact_url(route.url), _text(exc))
                 ) from None
-            return DirectResponse(self, route, conn, fp, status, reason, got_headers, got_body)
+            answer = self._read_answer(route, conn, method)
+            if isinstance(answer, DirectResponse):
+                return answer
+            raise answer
+
+    def _read_answer(
+        self, route: _Route, conn: _Conn, method: str, reusable: bool = True
+    ) -> Union[DirectResponse, Exception]:
+        """The answer's head on ``conn`` as a response, or the error to raise (the connection then discarded).
+
+        ``reusable=False``: the request was not sent whole, so the connection is closed after this answer."""
+        fp = conn.sock.makefile("rb")
+        try:
+            status, reason, got_headers, got_body = read_head(fp, method)
+        except socket.timeout:
+            _close_quietly(fp)
+            self._discard(conn)
+            return ReadTimeout("no answer from %s within the read timeout" % redact_url(route.url))
+        except (OSError, BadAnswer, ValueError, UnicodeDecodeError) as exc:
+            _close_quietly(fp)
+            self._discard(conn)
+            if conn.expired:
+                return ReadTimeout("no answer from %s within the read timeout" % redact_url(route.url))
+            if isinstance(exc, ssl.SSLError):  # TLS 1.3: a refused client certificate shows on the first read
+                return TLSFailed("TLS error talking to %s: %s" % (redact_url(route.url), _text(exc)))
+            return ConnectionBroken(
+                "connection to %s broken: %s" % (redact_url(route.url), _text(exc) or type(exc).__name__)
+            )
+        if not reusable:
+            got_body.reusable = False
+        return DirectResponse(self, route, conn, fp, status, reason, got_headers, got_body)
 
     # ------------------------------------------------------------------ cookies (only once a server sets one)
 
@@ -570,8 +655,11 @@ class DirectNet:
     # ------------------------------------------------------------------ shutdown
 
     def abort(self) -> None:
-        """Shut down every socket, in use or idle: threads blocked on one wake up with an error (never raises)."""
+        """Shut down every socket, in use, idle or still connecting (TCP connect, TLS handshake): threads
+        blocked on one wake up with an error at once. Later connects are refused (abort is the first step of
+        closing). Never raises, never blocks."""
         with self._lock:
+            self._aborted = True
             conns = list(self._live)
         for conn in conns:
             try:

@@ -26,7 +26,17 @@ logger = logging.getLogger("mcpsync.transports.http")
 _SAFE = re.compile(r"[\x20-\x7e\t]*\Z")
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
 MAX_SAFE_INTEGER = 2**53 - 1
-_NAME_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+# the params field whose value is sent as ``Mcp-Name``: the spec's three, and the tasks extension's
+# (``io.modelcontextprotocol/tasks``, "Streamable HTTP: Routing Headers": the client MUST send the task id, so a
+# load balancer can route every later request of a task to the instance holding its state)
+_NAME_METHODS = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 _PRIMITIVES = ("string", "integer", "boolean")
 
 # (header name without the "Mcp-Param-" prefix, property path, JSON type)
@@ -46,7 +56,11 @@ def encode_header_value(value: str) -> str:
 
 
 def mcp_name(method: str, params: Any) -> Optional[str]:
-    """The ``Mcp-Name`` value for ``method`` (tools/call, prompts/get, resources/read), encoded; else None."""
+    """The ``Mcp-Name`` value for ``method``, encoded; else None.
+
+    ``tools/call`` and ``prompts/get``: ``params.name``; ``resources/read``: ``params.uri``; ``tasks/get``,
+    ``tasks/update`` and ``tasks/cancel`` (the tasks extension): ``params.taskId``.
+    """
     key = _NAME_METHODS.get(method)
     if key is None or not isinstance(params, dict):
         return None
