@@ -317,7 +317,9 @@ class StdioTransport(Transport):
         if not self._write_cl:
             logger.info("[%s] server speaks Content-Length framing; switching", self.name)
             self._write_cl = True
-        reader = FrameReader(self._on_frame, self._on_oversize, self.max_message_size, "content-length")
+        reader = FrameReader(
+            self._on_frame, self._on_oversize, self.max_message_size, "content-length", on_resync=self._on_resync
+        )
         while True:
             chunk = stream.read1(_READ_SIZE)
             if not chunk:
@@ -360,6 +362,12 @@ class StdioTransport(Transport):
 
     def _skip(self, exc: BaseException) -> None:
         self._drops.drop("undecodable frame", str(exc)[:200])
+
+    def _on_resync(self, head: bytes) -> None:
+        self._drops.drop(
+            "Content-Length larger than the frame (another header came first): resynchronised",
+            jsonrpc.truncate(head.decode("utf-8", "replace"), 120),
+        )
 
     def _on_oversize(self, head: bytes) -> None:
         rid = guess_id(head)
