@@ -135,3 +135,28 @@ def test_server_requests_beyond_the_handler_backlog_get_an_error_answer() -> Non
         assert isinstance(got, dict)
         assert len(got["results"]) == total and len(ran) == total
         assert c.refused_server_requests == extra
+
+
+def test_the_drop_log_is_rate_limited(caplog: pytest.LogCaptureFixture) -> None:
+    """The first drop is logged at once, then one summary per interval however many drop (clock injected)."""
+    from mcpsync._dispatch import Dispatcher
+
+    now = [1000.0]
+    d = Dispatcher("test-disp", 1, max_backlog=2, what="callback", log_interval=60.0, clock=lambda: now[0])
+    entered, release = threading.Event(), threading.Event()
+    d.submit(lambda: (entered.set(), release.wait(WAIT)))
+    assert entered.wait(WAIT)
+    try:
+        with caplog.at_level(logging.WARNING, logger="mcpsync._dispatch"):
+            assert d.offer(lambda: None) and d.offer(lambda: None)  # the backlog is full now
+            for _ in range(500):
+                assert not d.offer(lambda: None)
+            assert d.dropped == 500
+            assert len(caplog.records) == 1  # the first drop only
+            now[0] += 61
+            assert not d.offer(lambda: None)
+            assert len(caplog.records) == 2  # one summary after the interval
+            assert "501" in caplog.records[1].getMessage() and "500 new" in caplog.records[1].getMessage()
+    finally:
+        release.set()
+        d.stop(WAIT, discard=True)
