@@ -1,8 +1,10 @@
 """A host process for the orphan test (issue 18 defect 8): it holds three stdio servers, then waits to be killed.
 
-``python tests/orphanhost.py``. Each client is opened on a short-lived thread that ends before the host
+``python tests/orphanhost.py [--fork]``. Each client is opened on a short-lived thread that ends before the host
 reports (the servers must not die with the thread that started them); then every server answers a call,
-and the host prints one JSON line ``{"host": pid, "pgids": [...]}`` and blocks until killed.
+and the host prints one JSON line ``{"host": pid, "pgids": [...], "forked": pid or null}`` and blocks until
+killed. With ``--fork`` it first forks a child that lives on (like a multiprocessing worker): that child
+must not keep the host's servers alive once the host is killed.
 """
 
 from __future__ import annotations
@@ -39,7 +41,15 @@ def main() -> None:
     for c in clients:
         assert c.call_tool("echo", {"message": "alive"}).text == "alive"
     pgids = [c.transport.pid for c in clients]
-    sys.stdout.write(json.dumps({"host": os.getpid(), "pgids": pgids}) + "\n")
+    forked = None
+    if "--fork" in sys.argv[1:]:
+        forked = os.fork()
+        if forked == 0:  # the child: lives until the test kills it; it holds no server
+            import signal
+
+            while True:
+                signal.pause()
+    sys.stdout.write(json.dumps({"host": os.getpid(), "pgids": pgids, "forked": forked}) + "\n")
     sys.stdout.flush()
     sys.stdin.read()  # until killed (or the test closes our stdin)
 

@@ -74,14 +74,21 @@ def _until(pred, what: str, timeout: float = 60.0) -> None:  # type: ignore[no-u
 
 
 @pytest.mark.skipif(not lifeline.enabled(), reason="the lifeline is turned off (MCPSYNC_NO_LIFELINE)")
-def test_sigkill_of_the_host_leaves_no_server_and_no_grandchild() -> None:
+@pytest.mark.parametrize("fork", [False, True], ids=["plain", "with-a-forked-child"])
+def test_sigkill_of_the_host_leaves_no_server_and_no_grandchild(fork: bool) -> None:
     host = subprocess.Popen(
-        [sys.executable, HOST], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        [sys.executable, HOST] + (["--fork"] if fork else []),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
+    forked = None
     try:
         line = host.stdout.readline() if host.stdout else b""
         assert line, "the host failed: %s" % (host.stderr.read().decode() if host.stderr else "")
         report = json.loads(line)
+        forked = report["forked"]
+        assert (forked is not None) == fork
         pgids = set(report["pgids"])
         assert len(pgids) == 3
         # the grandchildren are up: 1 + 1 in the second group, wrapper + server + grandchild in the third
@@ -104,6 +111,9 @@ def test_sigkill_of_the_host_leaves_no_server_and_no_grandchild() -> None:
         if host.poll() is None:
             host.kill()
             host.wait(30)
+        if forked:
+            assert _alive(forked)  # the forked child lived on while the servers died
+            os.kill(forked, signal.SIGKILL)
         for pgid in report_pgids(locals()):
             try:
                 os.killpg(pgid, signal.SIGKILL)  # never leave anything behind, even when the test fails
