@@ -39,3 +39,18 @@ def test_a_cut_probe_in_strict_modern_mode_still_fails(srv: FaultServer) -> None
     srv.inject("reset", rpc="server/discover", times=None)
     with pytest.raises(mcpsync.TransportError):
         mcpsync.Client(srv.url, protocol="modern", connect_timeout=30).open()
+
+
+@pytest.mark.parametrize("kind", ["reset", "reset_headers"])
+def test_a_reset_discover_post_over_legacy_sse_falls_back_too(kind: str) -> None:
+    """Legacy HTTP+SSE (the probe's POST is reset; the event stream stays up): the same fallback."""
+    server = FaultServer(era="auto")
+    server.start()
+    try:
+        server.inject(kind, rpc="server/discover", times=None)
+        with mcpsync.connect(server.sse_url(), transport="sse", protocol="auto", timeout=30, connect_timeout=30) as c:
+            assert c.transport_kind == "sse"
+            assert c.protocol_version in P.HANDSHAKE_VERSIONS
+            assert c.call_tool("echo", {"message": "sse"}).text == "sse"
+    finally:
+        server.stop()
