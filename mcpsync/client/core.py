@@ -441,7 +441,9 @@ class ClientCore:
         """Close the connection and stop every thread. Idempotent; callable from any thread and callbacks.
 
         Pending calls fail with :class:`~mcpsync.ConnectionClosed`. Bounded: a stdio
-        server gets ``shutdown_timeout`` after EOF and again after SIGTERM.
+        server gets ``shutdown_timeout`` after EOF and again after SIGTERM. Callbacks still queued
+        are discarded: once it returns no user callback runs (one already running is waited for,
+        up to 2 s).
         """
         s = self._session
         if s is not None and s.forked:
