@@ -165,3 +165,17 @@ def test_the_wrapper_refuses_to_run_an_orphan() -> None:
     assert done.returncode == 1 and done.stdout == b""
     ok = subprocess.run(lifeline.pdeathsig_argv([sys.executable, "-c", "print('ran')"]), stdout=subprocess.PIPE, timeout=60)
     assert ok.returncode == 0 and ok.stdout.strip() == b"ran"
+
+
+def test_a_server_that_fails_to_start_leaves_no_lifeline_behind(tmp_path: "os.PathLike[str]") -> None:
+    import threading
+
+    import mcpsync
+
+    from .conftest import server_cmd
+
+    missing = os.path.join(str(tmp_path), "no-such-dir")
+    with pytest.raises(mcpsync.ConnectError):
+        mcpsync.connect(server_cmd(), cwd=missing, connect_timeout=30)
+    assert not [t.name for t in threading.enumerate() if t.name == "mcpsync-lifeline"]
+    assert not _children_with(os.getpid(), b"mcpsync-reaper")

@@ -235,10 +235,14 @@ class StdioTransport(Transport):
             lifeline.LIFELINE.acquire()
         try:
             self.process = lifeline.LIFELINE.spawn(start) if tied else start()
-        except OSError as exc:
+        except BaseException as exc:
             if tied:
                 lifeline.LIFELINE.release()
-            raise ConnectError("could not start server %r: %s" % (self.describe(), exc), server=self.name) from exc
+            if isinstance(exc, OSError):
+                raise ConnectError(
+                    "could not start server %r: %s" % (self.describe(), exc), server=self.name
+                ) from exc
+            raise
         if tied:
             self._lifeline_pid = os.getpid()
             lifeline.LIFELINE.adopt(self.process)
