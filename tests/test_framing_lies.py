@@ -107,3 +107,16 @@ def test_fuzz_lying_headers_never_wedge_and_valid_frames_arrive(items: List[Tupl
     frames = [g.strip() for g in got if isinstance(g, bytes)]
     delivered = [f for f in frames if f.startswith(b'{"n": ')]
     assert delivered == valid
+
+
+@pytest.mark.parametrize("pattern", [b"\n\r\n", b"\n\n", b"1\n\n", b"length: 7\r\n\r\n"])
+def test_an_honest_body_full_of_blank_lines_is_delivered_whole(pattern: bytes) -> None:
+    """Blank lines inside an honest body (hostile or pretty-printed) are checked in linear time and never cut it
+    (no complete ``Content-Length`` header in it); the frame after it arrives too."""
+    body = pattern * (3_000_000 // len(pattern))
+    data = encode_content_length(body) + encode_content_length(b"{}")
+    got: List[bytes] = []
+    reader = FrameReader(got.append, lambda head: None, 64 << 20, "content-length")
+    for i in range(0, len(data), 1 << 16):
+        reader.feed(data[i : i + (1 << 16)])
+    assert len(got) == 2 and got[0] == body and got[1] == b"{}"

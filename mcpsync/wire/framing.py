@@ -175,9 +175,10 @@ class FrameReader:
                     header = b""
                 # Stray lines (a banner, newline-framed JSON, or a frame whose Content-Length was too short
                 # and so ended inside the next header) before the header: hand them over as frames.
-                for line in (header[: m.start()] if m else header).splitlines():
-                    if line.strip():
-                        self._on_frame(line)
+                if m is None or m.start():
+                    for line in (header[: m.start()] if m else header).splitlines():
+                        if line.strip():
+                            self._on_frame(line)
                 if not m:
                     continue
                 self._need = int(m.group(1))
@@ -187,7 +188,10 @@ class FrameReader:
             need = self._need
             # A Content-Length that lies: a whole header inside the body cannot be valid JSON (raw CR/LF
             # never appear in a JSON string), so the frame ends there and the reader resynchronises.
-            hit = _header_inside(buf, max(0, self._scanned - 3), min(need, len(buf)))
+            scanned = self._scanned
+            hit = -1
+            if buf.find(b"\n", scanned, need) >= 0:  # memchr: a compact JSON body has no newline at all
+                hit = _header_inside(buf, max(0, scanned - 3), min(need, len(buf)))
             if hit >= 0:
                 if self._on_resync is not None:
                     self._on_resync(bytes(buf[: min(hit, 512)]))
@@ -226,23 +230,39 @@ class FrameReader:
 #: How far back from a blank line a Content-Length header can start (its name, spaces, 18 digits).
 _HEADER_TAIL = 64
 _HEADER_BEFORE = re.compile(rb"content-length[ \t]*:[ \t]*\d{1,18}[ \t]*\r?$", re.IGNORECASE)
+_HEADER_FULL = re.compile(rb"content-length[ \t]*:[ \t]*\d{1,18}[ \t]*\r?\n\r?\n", re.IGNORECASE)
+#: Blank lines checked one by one before one linear regex pass takes over.
+_CANDIDATES = 64
 
 
 def _header_inside(buf: bytearray, start: int, end: int) -> int:
     """Where the first complete ``Content-Length`` header (up to its blank line) in ``buf[:end]`` starts, or -1.
 
-    Only blank lines found at or after ``start`` are considered (the body scanned before had none). Linear:
-    ``bytes.find`` for the blank lines, a short anchored regex before each.
+    Only blank lines found at or after ``start`` are considered (the body scanned before had none).
+    Linear whatever the body: ``bytes.find`` jumps between blank lines (a JSON body has few, so this
+    costs about a nanosecond a byte); each one is checked cheaply (a digit must precede it) and only
+    then with a short regex. A body with many blank lines (a flood, on purpose or not) is searched for
+    the rest in one pass of the compiled pattern in C (under 10 ns a byte).
     """
-    pos = start
-    while pos < end:
-        a = buf.find(b"\n\r\n", pos, end)
-        b = buf.find(b"\n\n", pos, end)
+    a = buf.find(b"\n\r\n", start, end)  # the next blank line of each kind; each needle is searched once per hit
+    b = buf.find(b"\n\n", start, end)
+    p = start
+    for _ in range(_CANDIDATES):
         if a < 0 and b < 0:
             return -1
         p = a if b < 0 or (0 <= a < b) else b
-        m = _HEADER_BEFORE.search(buf, max(0, p - _HEADER_TAIL), p)
-        if m is not None:
-            return m.start()
-        pos = p + 1
-    return -1
+        q = p - 1
+        if q >= 0 and buf[q] == 13:  # CR
+            q -= 1
+        while q >= 0 and q > p - _HEADER_TAIL and buf[q] in (32, 9):  # spaces after the number (bounded)
+            q -= 1
+        if q >= 0 and 48 <= buf[q] <= 57:  # a digit: worth the regex
+            m = _HEADER_BEFORE.search(buf, max(0, p - _HEADER_TAIL), p)
+            if m is not None:
+                return m.start()
+        if p == a:
+            a = buf.find(b"\n\r\n", p + 1, end)
+        if p == b:
+            b = buf.find(b"\n\n", p + 1, end)
+    m = _HEADER_FULL.search(buf, max(0, p - _HEADER_TAIL), end)
+    return m.start() if m is not None else -1
