@@ -297,10 +297,14 @@ if sys.platform == "win32":  # pragma: no cover - Windows only; see the module d
     _JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE = 0x2000
 
     class _IO_COUNTERS(ctypes.Structure):  # noqa: N801 - the Win32 name
-        _fields_ = [(n, ctypes.c_ulonglong) for n in (
-            "ReadOperationCount", "WriteOperationCount", "OtherOperationCount",
-            "ReadTransferCount", "WriteTransferCount", "OtherTransferCount",
-        )]
+        _fields_ = [
+            ("ReadOperationCount", ctypes.c_ulonglong),
+            ("WriteOperationCount", ctypes.c_ulonglong),
+            ("OtherOperationCount", ctypes.c_ulonglong),
+            ("ReadTransferCount", ctypes.c_ulonglong),
+            ("WriteTransferCount", ctypes.c_ulonglong),
+            ("OtherTransferCount", ctypes.c_ulonglong),
+        ]
 
     class _BASIC_LIMIT(ctypes.Structure):  # noqa: N801 - JOBOBJECT_BASIC_LIMIT_INFORMATION
         _fields_ = [
