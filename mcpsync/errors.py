@@ -39,6 +39,7 @@ configuration also a :class:`ValueError`)::
     │   ├── AuthRequired                       HTTP 401 (.www_authenticate parameters)
     │   ├── InsufficientScope                  HTTP 403 insufficient_scope
     │   ├── NeedsClientRegistration            no way to obtain a client id (.redirect_uri)
+    │   ├── RegistrationUnavailable            registration endpoint down for now (5xx, 429, network); retry
     │   ├── OAuthError                         the authorization server said no (.error, .description)
     │   └── CallbackError                      the loopback callback failed (port busy, bad state)
     └── CredentialStoreError                   lock timeout, bad file, corrupt JSON
@@ -85,6 +86,7 @@ __all__ = [
     "PermissionDenied",
     "PromptNotFound",
     "ProtocolError",
+    "RegistrationUnavailable",
     "RemoteError",
     "RequestCancelled",
     "RequestTimeout",
@@ -453,6 +455,34 @@ class NeedsClientRegistration(AuthError):
 
     def __init__(self, message: str = "", *, redirect_uri: Optional[str] = None, **context: Any) -> None:
         self.redirect_uri = redirect_uri
+        super().__init__(message, **context)
+
+
+class RegistrationUnavailable(AuthError):
+    """Dynamic client registration failed for a passing reason: HTTP 5xx, 429, or the network.
+
+    Retryable: nothing is wrong with the configuration, and no client needs to be registered by
+    hand (that is :class:`NeedsClientRegistration`, for a registration the server refused). Try
+    the same operation again later, after ``retry_after`` seconds when the server said so.
+
+    Attributes:
+        status_code: the HTTP status (None when no answer came).
+        retry_after: seconds from the ``Retry-After`` header, or None.
+        retryable: always True.
+    """
+
+    retryable = True
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        status_code: Optional[int] = None,
+        retry_after: Optional[float] = None,
+        **context: Any,
+    ) -> None:
+        self.status_code = status_code
+        self.retry_after = retry_after
         super().__init__(message, **context)
 
 

@@ -41,9 +41,30 @@ from .types import ProgressEvent
 from .wire import jsonrpc, trace
 from .wire.drops import DropLog
 
-__all__ = ["DEFAULT", "RequestContext", "RequestHandle", "Session", "SessionState", "Timeout", "handler_error"]
+__all__ = [
+    "BUSY_ERROR",
+    "CALLBACK_BACKLOG",
+    "DEFAULT",
+    "HANDLER_BACKLOG",
+    "RequestContext",
+    "RequestHandle",
+    "Session",
+    "SessionState",
+    "Timeout",
+    "handler_error",
+]
 
 logger = logging.getLogger(__name__)
+
+#: Default :class:`Session` ``callback_backlog``: user callbacks waiting behind a slow one before new ones drop.
+CALLBACK_BACKLOG = 1000
+#: Default :class:`Session` ``handler_backlog``: server requests waiting for a handler thread before refusal.
+HANDLER_BACKLOG = 64
+#: The JSON-RPC error a server request gets when the handler backlog is full.
+BUSY_ERROR: Dict[str, Any] = {
+    "code": -32603,
+    "message": "client busy: too many server requests waiting for a handler; try again later",
+}
 
 
 _R = TypeVar("_R")
@@ -76,6 +97,15 @@ class Session(TransportSink):
             the connection ends without ``close()``.
         default_timeout: idle timeout applied when a request passes DEFAULT.
         handler_workers: threads for server-request handlers.
+        callback_backlog: how many user callbacks (notifications, log messages, progress, list
+            changes) may wait behind a slow one; beyond it new ones are dropped and counted
+            (:attr:`dropped_callbacks`, see :class:`~mcpsync._dispatch.Dispatcher`).
+        handler_backlog: how many server requests may wait for a free handler thread; beyond it a
+            server request is answered at once with JSON-RPC error -32603 "client busy" and counted
+            (:attr:`refused_server_requests`).
+
+    ``close()`` discards both backlogs: once it returns, no queued user code starts (a callback
+    already running is waited for, within the close bound).
     """
 
     def __init__(
@@ -89,6 +119,8 @@ class Session(TransportSink):
         default_timeout: Optional[float] = 60.0,
         handler_workers: int = 4,
         notification_queue: Optional[NotificationQueue] = None,
+        callback_backlog: int = CALLBACK_BACKLOG,
+        handler_backlog: int = HANDLER_BACKLOG,
     ) -> None:
         self.transport = transport
         self.name = name
@@ -101,8 +133,10 @@ class Session(TransportSink):
         self._lock = threading.Lock()
         self._state = SessionState.NEW
         self._lost: Optional[BaseException] = None
-        self._callbacks = Dispatcher("mcpsync-dispatch:%s" % name, 1)
-        self._handlers = Dispatcher("mcpsync-handler:%s" % name, handler_workers)
+        self._callbacks = Dispatcher("mcpsync-dispatch:%s" % name, 1, max_backlog=callback_backlog, what="callback")
+        self._handlers = Dispatcher(
+            "mcpsync-handler:%s" % name, handler_workers, max_backlog=handler_backlog, what="server request"
+        )
         self._senders = Dispatcher("mcpsync-send:%s" % name, 32)
         self._server_requests: Dict[Any, RequestContext] = {}
         self.drops = DropLog(logger, name)
@@ -161,11 +195,23 @@ class Session(TransportSink):
         for ctx in list(self._server_requests.values()):
             ctx.cancelled.set()
         self._senders.stop(1.0)
-        self._handlers.stop(1.0)
-        self._callbacks.stop(2.0)
+        self._handlers.stop(1.0, discard=True)  # queued handlers never start: the connection is gone
+        for fn, args in self._callbacks.stop(2.0, discard=True):  # queued user callbacks never start
+            if fn == self._settle:  # a call's answer queued behind its progress callbacks: library code
+                self._settle(*args)
         if self._owns_queue:
             self.notifications.close()
         self._state = SessionState.CLOSED
+
+    @property
+    def dropped_callbacks(self) -> int:
+        """User callbacks dropped because :data:`CALLBACK_BACKLOG` were already waiting (see the class doc)."""
+        return self._callbacks.dropped
+
+    @property
+    def refused_server_requests(self) -> int:
+        """Server requests answered "client busy" because the handler backlog was full."""
+        return self._handlers.dropped
 
     @property
     def forked(self) -> bool:
@@ -507,9 +553,13 @@ class Session(TransportSink):
 
     # ------------------------------------------------------------------ receiving (transport threads)
 
-    def dispatch(self, fn: Callable[..., Any], *args: Any) -> None:
-        """Run ``fn(*args)`` on the dispatch thread (in order with other callbacks)."""
-        self._callbacks.submit(fn, *args)
+    def dispatch(self, fn: Callable[..., Any], *args: Any) -> bool:
+        """Run ``fn(*args)`` on the dispatch thread (in order with other callbacks). Never blocks.
+
+        False when it was dropped: the callback backlog is full (counted in :attr:`dropped_callbacks`,
+        logged rate-limited) or the session is closed.
+        """
+        return self._callbacks.offer(fn, *args)
 
     def on_message(self, message: Any) -> None:
         """TransportSink: one frame from the reader thread.
@@ -634,7 +684,7 @@ class Session(TransportSink):
                         message=params.get("message") if isinstance(params.get("message"), str) else None,
                         raw=params,
                     )
-                    self._callbacks.submit(pending.progress, event)
+                    self._callbacks.offer(pending.progress, event)  # droppable: counted when the backlog is full
             else:
                 logger.debug("[%s] progress for unknown token %r ignored", self.name, token)
         elif method == "notifications/cancelled":
@@ -649,12 +699,19 @@ class Session(TransportSink):
                 logger.exception("[%s] notification handler failed for %s", self.name, method)
 
     def _on_server_request(self, message: Dict[str, Any], batch: Optional[BatchReply]) -> None:
-        ctx = RequestContext(message["id"], self.name)
-        self._server_requests[message["id"]] = ctx
-        if not self._handlers.submit(self._run_handler, message, ctx, batch):
-            self._server_requests.pop(message["id"], None)
-            if batch is not None:
-                batch.add(None)
+        rid = message["id"]
+        ctx = RequestContext(rid, self.name)
+        self._server_requests[rid] = ctx
+        if self._handlers.offer(self._run_handler, message, ctx, batch):
+            return
+        self._server_requests.pop(rid, None)
+        answer: Optional[Dict[str, Any]] = None
+        if self._state is SessionState.OPEN and self._lost is None:  # refused for the bound: never silence
+            answer = {"jsonrpc": "2.0", "id": rid, "error": dict(BUSY_ERROR)}
+        if batch is not None:
+            batch.add(answer)
+        elif answer is not None:
+            self._senders.submit(self._send_raw, answer)  # never block the reader on a send
 
     def _run_handler(self, message: Dict[str, Any], ctx: RequestContext, batch: Optional[BatchReply]) -> None:
         rid = message["id"]

@@ -56,7 +56,8 @@ class _Server:
                 if first:
                     self.in_probe.set()
                     assert self.release.wait(10)
-                    if self.fail:
+                    if self.fail:  # the server went away: a real session is closed before the call fails
+                        session.closed = True
                         raise ConnectionClosed("the server went away during the probe")
                 raise RemoteError(-32601, "Method not found")
             assert method == "initialize"

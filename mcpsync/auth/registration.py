@@ -10,7 +10,7 @@ import logging
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..errors import AuthError, NeedsClientRegistration
+from ..errors import NeedsClientRegistration, RegistrationUnavailable
 from .config import OAuthConfig
 from .discovery import AuthServerMetadata
 from .grants import ClientAuth
@@ -121,7 +121,9 @@ def register_client(
 ) -> Dict[str, Any]:
     """Dynamic client registration; returns the ``clientInfo`` to store.
 
-    Raises :class:`~mcpsync.errors.NeedsClientRegistration` when the server refuses.
+    Raises :class:`~mcpsync.errors.NeedsClientRegistration` when the server refuses (4xx, or an answer
+    without a client id), and the retryable :class:`~mcpsync.errors.RegistrationUnavailable` for a
+    passing failure (HTTP 5xx or 429, a reset, a timeout): registering a client by hand would not help.
     """
     import requests
 
@@ -148,12 +150,23 @@ def register_client(
     try:
         with session.post(endpoint, json=body, headers=headers, timeout=timeout) as resp:
             status = resp.status_code
+            retry_after = _retry_after(resp.headers.get("Retry-After"))
             try:
                 doc = resp.json()
             except ValueError:
                 doc = None
     except requests.RequestException as exc:
-        raise AuthError("client registration at %s failed: %s" % (endpoint, type(exc).__name__)) from exc
+        raise RegistrationUnavailable(
+            "dynamic client registration at %s failed (%s); this is usually temporary: try again later"
+            % (endpoint, type(exc).__name__)
+        ) from exc
+    if status >= 500 or status == 429:
+        raise RegistrationUnavailable(
+            "dynamic client registration at %s is unavailable for now (HTTP %d); try again later%s (no need to "
+            "register a client by hand)" % (endpoint, status, " (after %gs)" % retry_after if retry_after else ""),
+            status_code=status,
+            retry_after=retry_after,
+        )
     if status not in (200, 201) or not isinstance(doc, dict) or not isinstance(doc.get("client_id"), str):
         reason = ""
         if isinstance(doc, dict) and isinstance(doc.get("error"), str):
@@ -184,6 +197,17 @@ def register_client(
             info[dst] = int(doc[src])
     log.info("registered OAuth client at %s", endpoint)
     return info
+
+
+def _retry_after(value: Optional[str]) -> Optional[float]:
+    """Seconds from a ``Retry-After`` header given in seconds (an HTTP date, junk or a negative: None)."""
+    if not value:
+        return None
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        return None
+    return seconds if 0 <= seconds < 86400 else None
 
 
 def known_client_id(

@@ -28,6 +28,12 @@ processes and threads never lose an update. Writes are atomic: a temporary file 
 same directory, created 0600 with :func:`os.open`, written, fsync-ed, then
 :func:`os.replace`-d over the store. The directory is created 0700.
 
+A writer killed between creating its temporary file and the replace (``kill -9``, OOM)
+leaves ``.mcp-auth.json.<pid>.<thread>.tmp`` holding tokens. Such files are stale by
+definition once the lock is held (a live writer holds the lock until its replace), so every
+write removes them under the lock before writing, and opening a store removes them when the
+lock is free at that moment (never waiting for it): no secret outlives the next use.
+
 Damaged content, one rule: a file that cannot be a store (not UTF-8, not JSON, a top level
 or ``servers`` that is not an object) is moved aside unchanged, byte for byte, to
 ``mcp-auth.json.corrupt-<ms>``; the operation that found it logs an error and raises
@@ -51,6 +57,7 @@ import copy
 import json
 import logging
 import os
+import re
 import sys
 import threading
 import time
@@ -155,6 +162,9 @@ def _warn_once(key: Any) -> bool:
         return True
 
 
+_TEMP_MIDDLE = re.compile(r"\A\d+\.\d+\Z")  # <pid>.<thread id> in a writer's temp file name
+
+
 def _empty() -> Dict[str, Any]:
     return {"version": 1, "servers": {}, "callbacks": {}}
 
@@ -213,6 +223,7 @@ class CredentialStore(CredentialStoreBase):
         self.lock_timeout = lock_timeout
         self.location = self.path
         self._lock = _path_lock(self.path)
+        self._sweep_on_open()
 
     def __repr__(self) -> str:
         return "CredentialStore(%r)" % (self.path,)
@@ -306,7 +317,59 @@ class CredentialStore(CredentialStoreBase):
             "empty" % (self.path, reason, backup)
         )
 
+    def _stale_temps(self) -> List[str]:
+        """Temporary files of this store's writers (``.<name>.<pid>.<thread>.tmp``) present now."""
+        directory, base = os.path.split(self.path)
+        prefix = "." + base + "."
+        try:
+            names = os.listdir(directory)
+        except OSError:
+            return []
+        return [
+            os.path.join(directory, n)
+            for n in names
+            if n.startswith(prefix) and n.endswith(".tmp") and _TEMP_MIDDLE.match(n[len(prefix) : -4])
+        ]
+
+    def _sweep_temps(self) -> None:
+        """Remove the temporary files of writers that died mid-write. Call with the lock held."""
+        removed = 0
+        for tmp in self._stale_temps():
+            try:
+                os.unlink(tmp)
+                removed += 1
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                log.warning("cannot remove a stale credential temp file %s: %s", tmp, exc)
+        if removed:
+            log.info("removed %d temporary file(s) a killed writer left beside %s", removed, self.path)
+
+    def _sweep_on_open(self) -> None:
+        """Sweep stale temp files when there are any and the lock is free right now; never waits, never raises."""
+        if not self._stale_temps():
+            return
+        if not self._lock.rlock.acquire(blocking=False):
+            return
+        try:
+            lock = self._get_file_lock()
+            import filelock
+
+            try:
+                lock.acquire(timeout=0)
+            except filelock.Timeout:
+                return  # a writer is at work (its temp file is live); the next write sweeps
+            try:
+                self._sweep_temps()
+            finally:
+                lock.release()
+        except Exception as exc:  # noqa: BLE001 - opening a store never fails for this
+            log.debug("could not sweep stale temp files of %s: %s", self.path, exc)
+        finally:
+            self._lock.rlock.release()
+
     def _write(self, data: Dict[str, Any]) -> None:
+        self._sweep_temps()  # under the lock: no live writer can own one of them
         directory = os.path.dirname(self.path)
         tmp = os.path.join(
             directory, ".%s.%d.%d.tmp" % (os.path.basename(self.path), os.getpid(), threading.get_ident())

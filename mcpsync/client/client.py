@@ -91,7 +91,9 @@ class Client(ClientCore):
             None: the roots capability is not declared.
         sampling_handler: answers sampling requests (see :mod:`mcpsync.client.handlers`).
         elicitation_handler: answers elicitation requests (form and URL modes).
-        on_notification: called with every ServerNotification (dispatch thread).
+        on_notification: called with every ServerNotification (dispatch thread). Callbacks run one at
+            a time; when 1000 wait behind a slow one, newer ones are dropped and counted in
+            :attr:`dropped_callbacks` (logged, rate-limited). None runs after ``close()`` returns.
         on_log: called with each log message's params (dispatch thread); log messages
             also go to the ``mcpsync.server.<name>`` logger.
         log_level: ask the server for logs at this level and above.

@@ -143,6 +143,7 @@ class ClientCore:
         self.elicitation_handler = elicitation_handler
         self.on_notification = on_notification
         self.on_log = on_log
+        self._retired_drops = [0, 0]  # dropped callbacks, refused server requests of earlier sessions
         self.log_level = log_level
         self.on_tools_changed = on_tools_changed
         self.on_prompts_changed = on_prompts_changed
@@ -246,6 +247,25 @@ class ClientCore:
         return s
 
     @property
+    def dropped_callbacks(self) -> int:
+        """User callbacks this client dropped because too many waited behind a slow one (never reset).
+
+        Callbacks (``on_notification``, ``on_log``, progress, list changes, resource updates, task
+        status) run one at a time on the dispatch thread; when ``mcpsync.session.CALLBACK_BACKLOG``
+        (1000) already wait, a new one is dropped, counted here and logged (rate-limited). The
+        :attr:`notifications` queue is bounded on its own (oldest dropped). Thread-safe read.
+        """
+        s = self._session
+        return self._retired_drops[0] + (s.dropped_callbacks if s is not None else 0)
+
+    @property
+    def refused_server_requests(self) -> int:
+        """Server requests (sampling, elicitation, roots...) answered "client busy" (JSON-RPC -32603) at once
+        because ``mcpsync.session.HANDLER_BACKLOG`` (64) already waited for a handler thread (never reset)."""
+        s = self._session
+        return self._retired_drops[1] + (s.refused_server_requests if s is not None else 0)
+
+    @property
     def transport(self) -> Transport:
         """The current transport."""
         return self.session.transport
@@ -329,6 +349,10 @@ class ClientCore:
                     default_timeout=self.timeout,
                     notification_queue=self.notifications,
                 )
+                old = self._session
+                if old is not None:  # the counters survive a reconnect
+                    self._retired_drops[0] += old.dropped_callbacks
+                    self._retired_drops[1] += old.refused_server_requests
                 self._session = session
                 session.start()
                 if self._state != "opening":  # close() ran meanwhile: do not negotiate
@@ -462,7 +486,9 @@ class ClientCore:
         """Close the connection and stop every thread. Idempotent; callable from any thread and callbacks.
 
         Pending calls fail with :class:`~mcpsync.ConnectionClosed`. Bounded: a stdio
-        server gets ``shutdown_timeout`` after EOF and again after SIGTERM.
+        server gets ``shutdown_timeout`` after EOF and again after SIGTERM. Callbacks still queued
+        are discarded: once it returns no user callback runs (one already running is waited for,
+        up to 2 s).
         """
         s = self._session
         if s is not None and s.forked:
@@ -839,7 +865,8 @@ class ClientCore:
                 if self.on_resource_updated and dispatch:
                     dispatch(self.on_resource_updated, uri)
         elif method == "notifications/message":
-            if dispatch:
+            # queued only when someone will see it: on_log, or a logging level that lets it through
+            if dispatch and (self.on_log is not None or self._server_logger.isEnabledFor(self._log_level_of(params))):
                 dispatch(self._deliver_log, params)
         note = ServerNotification(method=method, params=params, server=self.name)
         self.notifications.put(note)
@@ -857,8 +884,12 @@ class ClientCore:
         "emergency": logging.CRITICAL,
     }
 
+    @classmethod
+    def _log_level_of(cls, params: Dict[str, Any]) -> int:
+        return cls._LEVELS.get(str(params.get("level", "info")), logging.INFO)
+
     def _deliver_log(self, params: Dict[str, Any]) -> None:
-        level = self._LEVELS.get(str(params.get("level", "info")), logging.INFO)
+        level = self._log_level_of(params)
         name = params.get("logger")
         log = self._server_logger.getChild(name) if isinstance(name, str) and name else self._server_logger
         log.log(level, "%s", params.get("data"))

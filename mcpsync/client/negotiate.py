@@ -17,11 +17,13 @@ else:
     from .._records import dataclass
 
 from ..errors import (
+    ConnectionClosed,
     ConnectTimeout,
     MCPError,
     ProtocolError,
     RemoteError,
     RequestTimeout,
+    ServerExited,
     TransportError,
     UnsupportedProtocolVersion,
     UnsupportedVersionError,
@@ -267,7 +269,7 @@ class Negotiator:
         except (RemoteError, ProtocolError, RequestTimeout, TransportError) as exc:
             if strict or isinstance(exc, ConnectTimeout) or (isinstance(exc, TransportError) and session.closed):
                 raise
-            if isinstance(exc, TransportError) and not _is_status_error(exc):
+            if isinstance(exc, TransportError) and not (_is_status_error(exc) or _is_dropped_request(exc)):
                 raise
             logger.debug("[%s] server/discover failed (%s): using initialize", self.name, exc)
             return None
@@ -350,6 +352,16 @@ class Negotiator:
 
 def _is_status_error(exc: BaseException) -> bool:
     return exc.__class__.__name__ == "HTTPStatusError" or hasattr(exc, "status_code")
+
+
+def _is_dropped_request(exc: BaseException) -> bool:
+    """The probe's own request was cut (a reset or close on an HTTP POST) while the connection lives on.
+
+    A server that cannot take ``server/discover`` may reset that request as readily as answer it 500;
+    both fall back to ``initialize``. A stdio server that exited is :class:`ServerExited` and the session
+    is closed by then (checked by the caller), so that still fails the open.
+    """
+    return isinstance(exc, ConnectionClosed) and not isinstance(exc, ServerExited)
 
 
 def _supported_from_error(exc: RemoteError) -> List[str]:

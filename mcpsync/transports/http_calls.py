@@ -8,6 +8,7 @@ import time
 import traceback
 from typing import Any, Dict, List, Optional
 
+from ..errors import MCPError
 from ..wire.drops import DropLog
 
 __all__: List[str] = []
@@ -140,7 +141,13 @@ def _set_read_timeout(response: Any, timeout: Optional[float], slack: float = 0.
 def _is_read_timeout(exc: BaseException) -> bool:
     """True for a read timeout however it is wrapped (requests' ReadTimeout, urllib3's ReadTimeoutError,
     a bare ``socket.timeout``, any of them inside a ProtocolError), following ``reason``, exception
-    ``args``, causes and contexts. A connect timeout is not a read timeout."""
+    ``args``, causes and contexts. A connect timeout is not a read timeout.
+
+    An :class:`~mcpsync.MCPError` is never one: it was classified where it was raised (a
+    ``CredentialStoreError`` from an ``auth=`` hook whose Redis timed out stays that, issue 18), and a
+    context suppressed with ``raise ... from None`` is not followed."""
+    if isinstance(exc, MCPError):
+        return False
     seen = set()
     todo: List[BaseException] = [exc]
     while todo:
@@ -153,7 +160,8 @@ def _is_read_timeout(exc: BaseException) -> bool:
             return False
         if name in ("ReadTimeout", "ReadTimeoutError") or isinstance(cur, socket.timeout):
             return True
-        for nxt in (getattr(cur, "reason", None), *getattr(cur, "args", ()), cur.__cause__, cur.__context__):
+        context = None if cur.__suppress_context__ else cur.__context__
+        for nxt in (getattr(cur, "reason", None), *getattr(cur, "args", ()), cur.__cause__, context):
             if isinstance(nxt, BaseException):
                 todo.append(nxt)
     return False

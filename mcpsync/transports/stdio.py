@@ -26,6 +26,7 @@ from ..errors import ConfigError, ConnectError, ConnectionClosed, MessageTooLarg
 from ..wire import jsonrpc
 from ..wire.drops import DropLog
 from ..wire.framing import FrameReader, encode_content_length, guess_id
+from . import lifeline
 from .base import Transport, TransportSink
 
 __all__ = ["DEFAULT_INHERITED_ENV", "StdioTransport", "default_environment", "resolve_command"]
@@ -166,6 +167,7 @@ class StdioTransport(Transport):
         self._stderr_thread: Optional[threading.Thread] = None
         self._closing = False
         self._closed = False
+        self._lifeline_pid: Optional[int] = None  # the process whose lifeline ties this server (lifeline.py)
         self._close_lock = threading.Lock()
         self._drops = DropLog(logger, self.name)
         self._write_cl = framing == "content-length"
@@ -211,9 +213,14 @@ class StdioTransport(Transport):
         logger.debug("[%s] started pid %s: %s", self.name, self.pid, self.describe())
 
     def _spawn(self, executable: str, stderr_target: Any, kwargs: Dict[str, Any]) -> None:
-        try:
-            self.process = subprocess.Popen(  # noqa: S603 - no shell; argv list
-                [executable] + self.command[1:],
+        argv = [executable] + self.command[1:]
+        tied = lifeline.enabled()  # the server dies with this process, even a SIGKILLed one (lifeline.py)
+        if tied and lifeline.LINUX:
+            argv = lifeline.pdeathsig_argv(argv)
+
+        def start() -> "subprocess.Popen[bytes]":
+            return subprocess.Popen(  # noqa: S603 - no shell; argv list
+                argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=stderr_target,
@@ -223,8 +230,22 @@ class StdioTransport(Transport):
                 close_fds=True,
                 **kwargs,
             )
-        except OSError as exc:
-            raise ConnectError("could not start server %r: %s" % (self.describe(), exc), server=self.name) from exc
+
+        if tied:
+            lifeline.LIFELINE.acquire()
+        try:
+            self.process = lifeline.LIFELINE.spawn(start) if tied else start()
+        except BaseException as exc:
+            if tied:
+                lifeline.LIFELINE.release()
+            if isinstance(exc, OSError):
+                raise ConnectError(
+                    "could not start server %r: %s" % (self.describe(), exc), server=self.name
+                ) from exc
+            raise
+        if tied:
+            self._lifeline_pid = os.getpid()
+            lifeline.LIFELINE.adopt(self.process)
         _grow_pipe(self.process.stdout)
         self._reader = spawn("mcpsync-stdio-reader:%s" % self.name, self._read_loop)
         if self.process.stderr is not None:
@@ -317,7 +338,9 @@ class StdioTransport(Transport):
         if not self._write_cl:
             logger.info("[%s] server speaks Content-Length framing; switching", self.name)
             self._write_cl = True
-        reader = FrameReader(self._on_frame, self._on_oversize, self.max_message_size, "content-length")
+        reader = FrameReader(
+            self._on_frame, self._on_oversize, self.max_message_size, "content-length", on_resync=self._on_resync
+        )
         while True:
             chunk = stream.read1(_READ_SIZE)
             if not chunk:
@@ -360,6 +383,12 @@ class StdioTransport(Transport):
 
     def _skip(self, exc: BaseException) -> None:
         self._drops.drop("undecodable frame", str(exc)[:200])
+
+    def _on_resync(self, head: bytes) -> None:
+        self._drops.drop(
+            "Content-Length larger than the frame (another header came first): resynchronised",
+            jsonrpc.truncate(head.decode("utf-8", "replace"), 120),
+        )
 
     def _on_oversize(self, head: bytes) -> None:
         rid = guess_id(head)
@@ -466,6 +495,10 @@ class StdioTransport(Transport):
                     proc.stdin.close()
             except OSError:
                 pass
+            if self._lifeline_pid == os.getpid():  # the group is reaped: untie it (never in a forked child)
+                self._lifeline_pid = None
+                lifeline.LIFELINE.forget(proc.pid)
+                lifeline.LIFELINE.release()
         join(self._reader, 1.0)
         join(self._stderr_thread, 1.0)
         if proc is not None:
@@ -483,6 +516,7 @@ class StdioTransport(Transport):
         and the server would not see EOF when the parent closes its client.
         """
         self._closed = self._closing = True
+        self._lifeline_pid = None  # the parent's lifeline ties the parent's server, not ours
         self._close_lock = threading.Lock()
         self._write_lock = threading.Lock()
         proc = self.process

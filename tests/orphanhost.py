@@ -1,0 +1,58 @@
+"""A host process for the orphan test (issue 18 defect 8): it holds three stdio servers, then waits to be killed.
+
+``python tests/orphanhost.py [--fork]``. Each client is opened on a short-lived thread that ends before the host
+reports (the servers must not die with the thread that started them); then every server answers a call,
+and the host prints one JSON line ``{"host": pid, "pgids": [...], "forked": pid or null}`` and blocks until
+killed. With ``--fork`` it first forks a child that lives on (like a multiprocessing worker): that child
+must not keep the host's servers alive once the host is killed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from typing import Any, List
+
+import mcpsync
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXAMPLE = [sys.executable, "-m", "mcpsync.example_server"]
+
+SERVERS = [
+    ("plain", EXAMPLE, "legacy"),
+    ("grandchild", EXAMPLE + ["--spawn-grandchild", "--ignore-sigterm"], "modern"),
+    ("wrapper", [sys.executable, os.path.join(HERE, "stdiowrapper.py")] + EXAMPLE + ["--spawn-grandchild"], "auto"),
+]
+
+
+def main() -> None:
+    clients: List[Any] = [None] * len(SERVERS)
+
+    def open_one(i: int) -> None:
+        name, cmd, protocol = SERVERS[i]
+        clients[i] = mcpsync.connect(cmd, name=name, protocol=protocol, timeout=60, connect_timeout=60)
+
+    for i in range(len(SERVERS)):  # each opener thread ends before the servers are used
+        t = threading.Thread(target=open_one, args=(i,))
+        t.start()
+        t.join()
+    for c in clients:
+        assert c.call_tool("echo", {"message": "alive"}).text == "alive"
+    pgids = [c.transport.pid for c in clients]
+    forked = None
+    if "--fork" in sys.argv[1:]:
+        forked = os.fork()
+        if forked == 0:  # the child: lives until the test kills it; it holds no server
+            import signal
+
+            while True:
+                signal.pause()
+    sys.stdout.write(json.dumps({"host": os.getpid(), "pgids": pgids, "forked": forked}) + "\n")
+    sys.stdout.flush()
+    sys.stdin.read()  # until killed (or the test closes our stdin)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,181 @@
+"""Issue 18 defect 8: a host killed with SIGKILL leaves no stdio server (nor any grandchild) running.
+
+A real host process (tests/orphanhost.py) holds three stdio servers: the example server, one that
+spawns a grandchild ignoring SIGTERM, and a wrapper (tests/stdiowrapper.py, like ``npx``) whose
+server spawns a grandchild of its own. The test SIGKILLs the host and waits (bounded) until every
+process of those three process groups, and the host's reaper, is gone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from typing import Dict, List, Optional, Set
+
+import pytest
+
+from mcpsync.transports import lifeline
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG and /proc are Linux")
+
+HOST = os.path.join(os.path.dirname(__file__), "orphanhost.py")
+
+
+def _stat(pid: int) -> Optional[List[str]]:
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as f:
+            return f.read().decode("utf-8", "replace").rsplit(")", 1)[-1].split()
+    except OSError:
+        return None
+
+
+def _alive(pid: int) -> bool:
+    rest = _stat(pid)
+    return rest is not None and rest[0] != "Z"  # a zombie has run its last instruction
+
+
+def _members(pgids: Set[int]) -> Dict[int, int]:
+    """Live processes in any of ``pgids``: pid -> pgid."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            rest = _stat(int(entry))
+            if rest is not None and rest[0] != "Z" and int(rest[3]) in pgids:
+                found[int(entry)] = int(rest[3])
+    return found
+
+
+def _children_with(ppid: int, marker: bytes) -> List[int]:
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        rest = _stat(int(entry))
+        if rest is None or int(rest[1]) != ppid:
+            continue
+        try:
+            with open("/proc/%s/cmdline" % entry, "rb") as f:
+                if marker in f.read():
+                    out.append(int(entry))
+        except OSError:
+            pass
+    return out
+
+
+def _until(pred, what: str, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not pred():
+        assert time.monotonic() < deadline, "timed out waiting for " + what
+        time.sleep(0.02)
+
+
+@pytest.mark.skipif(not lifeline.enabled(), reason="the lifeline is turned off (MCPSYNC_NO_LIFELINE)")
+@pytest.mark.parametrize("fork", [False, True], ids=["plain", "with-a-forked-child"])
+def test_sigkill_of_the_host_leaves_no_server_and_no_grandchild(fork: bool) -> None:
+    host = subprocess.Popen(
+        [sys.executable, HOST] + (["--fork"] if fork else []),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    forked = None
+    try:
+        line = host.stdout.readline() if host.stdout else b""
+        assert line, "the host failed: %s" % (host.stderr.read().decode() if host.stderr else "")
+        report = json.loads(line)
+        forked = report["forked"]
+        assert (forked is not None) == fork
+        pgids = set(report["pgids"])
+        assert len(pgids) == 3
+        # the grandchildren are up: 1 + 1 in the second group, wrapper + server + grandchild in the third
+        wrapper_group = report["pgids"][2]
+        grandchild_group = report["pgids"][1]
+        _until(
+            lambda: sum(1 for g in _members(pgids).values() if g == grandchild_group) >= 2
+            and sum(1 for g in _members(pgids).values() if g == wrapper_group) >= 3,
+            "the grandchildren to start",
+        )
+        victims = _members(pgids)
+        assert len(victims) >= 6
+        reapers = _children_with(host.pid, b"mcpsync-reaper")
+        assert len(reapers) == 1  # one reaper for the whole host
+        host.send_signal(signal.SIGKILL)
+        host.wait(30)
+        _until(lambda: not _members(pgids), "every server process and grandchild to die")
+        _until(lambda: not any(_alive(p) for p in list(victims) + reapers), "the reaper to exit")
+    finally:
+        if host.poll() is None:
+            host.kill()
+            host.wait(30)
+        if forked:
+            assert _alive(forked)  # the forked child lived on while the servers died
+            os.kill(forked, signal.SIGKILL)
+        for pgid in report_pgids(locals()):
+            try:
+                os.killpg(pgid, signal.SIGKILL)  # never leave anything behind, even when the test fails
+            except OSError:
+                pass
+        for f in (host.stdin, host.stdout, host.stderr):
+            if f is not None:
+                f.close()
+
+
+def report_pgids(scope: Dict[str, object]) -> Set[int]:
+    pgids = scope.get("pgids")
+    return set(pgids) if isinstance(pgids, set) else set()
+
+
+def test_servers_outlive_the_thread_that_opened_them_and_close_leaves_nothing() -> None:
+    """The death signal is tied to the lifeline thread, not to the caller's thread; close() stops it all."""
+    import threading
+
+    import mcpsync
+
+    from .conftest import server_cmd
+
+    box: Dict[str, mcpsync.Client] = {}
+    t = threading.Thread(target=lambda: box.update(c=mcpsync.connect(server_cmd(), protocol="legacy")))
+    t.start()
+    t.join(60)
+    c = box["c"]
+    try:
+        assert c.call_tool("echo", {"message": "still here"}).text == "still here"
+        pid = c.transport.pid  # type: ignore[attr-defined]
+        if lifeline.enabled():
+            assert [t.name for t in threading.enumerate() if t.name == "mcpsync-lifeline"]
+            assert len(_children_with(os.getpid(), b"mcpsync-reaper")) == 1
+    finally:
+        c.close()
+    assert not _alive(pid)
+    assert not [t.name for t in threading.enumerate() if t.name == "mcpsync-lifeline"]
+    assert not _children_with(os.getpid(), b"mcpsync-reaper")
+
+
+def test_the_wrapper_refuses_to_run_an_orphan() -> None:
+    """The exec wrapper's race check: started with a parent pid that is not its parent, it exits at once."""
+    if not lifeline.enabled():
+        pytest.skip("the lifeline is turned off")
+    argv = lifeline.pdeathsig_argv([sys.executable, "-c", "print('ran')"])
+    argv[argv.index("--") - 1] = "1"  # "expected parent: init": the real parent (this test) differs
+    done = subprocess.run(argv, stdout=subprocess.PIPE, timeout=60)
+    assert done.returncode == 1 and done.stdout == b""
+    ok = subprocess.run(lifeline.pdeathsig_argv([sys.executable, "-c", "print('ran')"]), stdout=subprocess.PIPE, timeout=60)
+    assert ok.returncode == 0 and ok.stdout.strip() == b"ran"
+
+
+def test_a_server_that_fails_to_start_leaves_no_lifeline_behind(tmp_path: "os.PathLike[str]") -> None:
+    import threading
+
+    import mcpsync
+
+    from .conftest import server_cmd
+
+    missing = os.path.join(str(tmp_path), "no-such-dir")
+    with pytest.raises(mcpsync.ConnectError):
+        mcpsync.connect(server_cmd(), cwd=missing, connect_timeout=30)
+    assert not [t.name for t in threading.enumerate() if t.name == "mcpsync-lifeline"]
+    assert not _children_with(os.getpid(), b"mcpsync-reaper")
