@@ -13,7 +13,23 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, TypeVar, Union
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    List,
+    Literal,
+    Mapping,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+    Type,
+    TypeVar,
+    Union,
+)
 
 from ..__version__ import __version__
 from .._dispatch import NotificationQueue
@@ -47,6 +63,7 @@ from .schema import ValidatorCache
 from .tasks import TaskHandle, wait_task_result
 
 if TYPE_CHECKING:
+    from ..transports.options import EngineName, TransportKind, VerifyType
     from .interceptors import Interceptor
     from .pipeline import Pipeline, TracingOption
     from .policy import ApprovalHandler
@@ -60,12 +77,23 @@ logger = logging.getLogger(__name__)
 #: What a client connects to: a command list (stdio), an ``http(s)://`` URL, or a Transport.
 Target = Union[Sequence[str], str, Transport]
 _C = TypeVar("_C", bound="ClientCore")
+#: What a client opened before ``os.fork()`` does in the child: open again there on first use, or raise.
+AfterFork = Literal["reopen", "error"]
 _MRTR_METHODS = ("tools/call", "prompts/get", "resources/read")
 MAX_INPUT_ROUNDS = 10
 
 
 class ClientCore:
     """Lifecycle, negotiation and plumbing shared by every client method. See :class:`mcpsync.Client`."""
+
+    def __new__(cls: "Type[_C]", *args: Any, **kwargs: Any) -> _C:
+        # type checkers check calls against __init__; at run time an unknown keyword is a ConfigError
+        # naming the nearest option (Python's own TypeError would not say which was meant)
+        if kwargs:
+            from .options import check_keywords
+
+            check_keywords(cls, kwargs)
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -114,8 +142,26 @@ class ClientCore:
         framing: str = "newline",
         max_message_size: int = 64 * 1024 * 1024,
         shutdown_timeout: float = 2.0,
-        # remote (HTTP / SSE): passed to the remote transport factory
-        **remote_options: Any,
+        # remote (HTTP / SSE; None: the transport's default): see mcpsync.transports.options.HTTPOptions
+        headers: Optional[Mapping[str, str]] = None,
+        bearer_token: Optional[str] = None,
+        auth: Optional[Callable[[Any], Any]] = None,
+        transport: Optional["TransportKind"] = None,
+        verify: Optional["VerifyType"] = None,
+        cert: Union[None, str, Tuple[str, str]] = None,
+        proxies: Optional[Mapping[str, str]] = None,
+        trust_env: Optional[bool] = None,
+        read_timeout: Optional[float] = None,
+        pool_maxsize: Optional[int] = None,
+        engine: Optional["EngineName"] = None,
+        get_stream: Optional[bool] = None,
+        max_stream_retries: Optional[int] = None,
+        reconnect: Optional[bool] = None,
+        max_reconnect_attempts: Optional[int] = None,
+        max_retry_delay: Optional[float] = None,
+        # lifecycle
+        lazy: bool = False,
+        after_fork: "AfterFork" = "reopen",
     ) -> None:
         if protocol not in ("auto", "modern", "legacy") and not P.era_of(protocol):
             raise ConfigError(
@@ -166,7 +212,30 @@ class ClientCore:
             max_message_size=max_message_size,
             shutdown_timeout=shutdown_timeout,
         )
+        given = dict(
+            headers=headers,
+            bearer_token=bearer_token,
+            auth=auth,
+            transport=transport,
+            verify=verify,
+            cert=cert,
+            proxies=proxies,
+            trust_env=trust_env,
+            read_timeout=read_timeout,
+            pool_maxsize=pool_maxsize,
+            engine=engine,
+            get_stream=get_stream,
+            max_stream_retries=max_stream_retries,
+            reconnect=reconnect,
+            max_reconnect_attempts=max_reconnect_attempts,
+            max_retry_delay=max_retry_delay,
+        )
+        remote_options: Dict[str, Any] = {k: v for k, v in given.items() if v is not None}
         self._remote_options = remote_options
+        if after_fork not in ("reopen", "error"):
+            raise ConfigError("after_fork must be 'reopen' or 'error', not %r" % (after_fork,))
+        self.lazy = bool(lazy)
+        self.after_fork = after_fork
         if isinstance(target, Transport):
             self.name = name or target.name
         elif isinstance(target, str):
@@ -180,12 +249,19 @@ class ClientCore:
             self.name = name or parts.hostname or "server"
         elif isinstance(target, (list, tuple)) and target and all(isinstance(c, str) for c in target):
             if remote_options:
-                raise ConfigError("unknown option(s) for a stdio server: %s" % ", ".join(sorted(remote_options)))
+                raise ConfigError(
+                    "option(s) for remote servers given for a stdio server: %s" % ", ".join(sorted(remote_options))
+                )
             self.name = name or os.path.basename(target[0]) or "server"
         else:
             raise ConfigError("target must be a command list, an http(s) URL or a Transport")
         self.notifications = NotificationQueue()
         self._lock = threading.RLock()
+        self._open_lock = threading.RLock()  # one open at a time: open(), a lazy first use, a reopen after fork
+        self._user_closed = False  # close() was called: never opened again
+        self._forked_away = False  # opened in a parent process; this (forked) process has no connection yet
+        self._open_attempts = 0
+        self._open_error: Optional[BaseException] = None
         self._state = "new"
         self._session: Optional[Session] = None
         self.era: Optional[str] = None
@@ -205,6 +281,8 @@ class ClientCore:
         self._task_only: Set[str] = set()  # tools whose execution.taskSupport is "required"
         self._tools_lock = threading.Lock()
         self._modern = ModernFeatures(self)
+        if self.lazy:
+            registry.track(self)  # a fork while a first use is opening it must not inherit a held lock
 
     # lifecycle -----------------------------------------------------------------
 
@@ -221,13 +299,78 @@ class ClientCore:
 
     @property
     def session(self) -> Session:
-        """The current session (raises ClientClosed when there is none, ForkedClientError in a forked child)."""
+        """The current session, opened first when the client allows it.
+
+        A ``lazy`` client opens here on first use, and a client opened before ``os.fork()`` opens again in the
+        child (``after_fork="reopen"``, the default); both block up to ``connect_timeout`` and are single
+        flight: threads racing the first use wait for one open, and share its error when it fails.
+        Raises :class:`~mcpsync.ClientClosed` when the client is not open (and not lazy) or was closed, and
+        :class:`~mcpsync.ForkedClientError` in a forked child with ``after_fork="error"``.
+        """
         s = self._session
-        if s is not None and s.forked:
-            raise s.forked_error()
-        if s is None or self._state != "open":
-            raise ClientClosed("client is not open" if self._state == "new" else "client is closed", server=self.name)
+        if s is not None and self._state == "open" and not s.forked:
+            return s
+        return self._open_on_use()
+
+    def _open_on_use(self) -> Session:
+        """The slow path of :attr:`session`: open lazily or again after a fork, or raise why not."""
+        s = self._session
+        forked = self._forked_away or (s is not None and s.forked)
+        if forked and s is not None and s.forked and self._state != "closed":
+            self._abandon_after_fork()  # not yet released in this process (normally the fork hook did it)
+        if forked and (self.after_fork == "error" or self._user_closed):
+            raise s.forked_error() if s is not None and s.forked else ClientClosed("client is closed", server=self.name)
+        if not forked and not (self.lazy and not self._user_closed):
+            if self._state == "new":
+                raise ClientClosed(
+                    "client is not open: call open() or use it in a with block first (or pass lazy=True)",
+                    server=self.name,
+                )
+            raise ClientClosed("client is still opening" if self._state == "opening" else "client is closed",
+                               server=self.name)
+        attempt = self._open_attempts
+        with self._open_lock:
+            s = self._session
+            if s is not None and self._state == "open" and not s.forked:
+                return s  # another thread opened it meanwhile
+            if self._user_closed:
+                raise ClientClosed("client is closed", server=self.name)
+            failed = self._open_error
+            if attempt != self._open_attempts and failed is not None:
+                raise failed  # the open this caller waited for failed: one attempt per wave of callers
+            if forked:
+                logger.info("[%s] was opened in another process; opening it again in process %d", self.name,
+                            os.getpid())
+            self._prepare_reopen()
+            self._open_attempts += 1
+            try:
+                self.open()
+            except BaseException as exc:
+                self._open_error = exc
+                raise
+            self._open_error = None
+            self._forked_away = False
+            s = self._session
+        if s is None or self._state != "open":  # closed concurrently, right after opening
+            raise ClientClosed("client is closed", server=self.name)
         return s
+
+    def _prepare_reopen(self) -> None:
+        """Back to "new" after a failed lazy open or in a forked child: fresh per-connection state."""
+        if self._state == "new":
+            return
+        self._state = "new"
+        self._session = None
+        self.era = self.protocol_version = None
+        self.server_info = Implementation()
+        self.server_capabilities = {}
+        self.instructions = None
+        self.transport_kind = None
+        self.notifications = NotificationQueue()
+        self._keepalive_stop = threading.Event()
+        self._keepalive_thread = None
+        self._validation_listed = False
+        self._modern = ModernFeatures(self)
 
     @property
     def transport(self) -> Transport:
@@ -276,6 +419,8 @@ class ClientCore:
     def open(self: _C) -> _C:
         """Start the transport and negotiate the protocol. Blocks up to ``connect_timeout`` in all.
 
+        Thread-safe: a lazy first use in another thread waits for this open instead of starting its own.
+
         ``connect_timeout`` is one deadline for the whole open: starting the transport, the
         ``server/discover`` probe (its ``probe_timeout`` is clipped to what is left), a fallback to
         the other remote transport, and the handshake.
@@ -286,10 +431,15 @@ class ClientCore:
             UnsupportedProtocolVersion: no common protocol version.
             ClientClosed: the client was already opened or closed.
         """
+        with self._open_lock:
+            return self._open_now()
+
+    def _open_now(self: _C) -> _C:
         with self._lock:
             if self._state != "new":
                 raise ClientClosed("a client can be opened only once", server=self.name)
             self._state = "opening"
+        registry.track(self)  # from now on: a fork in the middle of the open is handled in the child
         errors: List[Tuple[str, BaseException]] = []
         deadline = Deadline(self.connect_timeout)
         candidates = self._transport_candidates()
@@ -339,6 +489,8 @@ class ClientCore:
                 with self._lock:
                     self._state = "closed"
                 self.notifications.close()
+                if not self.lazy:
+                    registry.untrack(self)
                 if len(errors) > 1 and isinstance(exc, MCPError):
                     detail = "; ".join("%s: %s" % (lbl, e) for lbl, e in errors)
                     message = "could not connect to %s (%s)" % (self.name, detail)
@@ -358,7 +510,6 @@ class ClientCore:
                     self._session.close()
                 raise ClientClosed("client closed while opening", server=self.name)
             self._state = "open"
-        registry.track(self)
         if self.keepalive and self.era == "legacy":
             self._keepalive_thread = spawn("mcpsync-keepalive:%s" % self.name, self._keepalive_loop)
         self._modern.after_open()
@@ -419,12 +570,14 @@ class ClientCore:
         Pending calls fail with :class:`~mcpsync.ConnectionClosed`. Bounded: a stdio
         server gets ``shutdown_timeout`` after EOF and again after SIGTERM.
         """
+        self._user_closed = True
         s = self._session
         if s is not None and s.forked:
             self._abandon_after_fork()
             return
         with self._lock:
             if self._state == "closed":
+                registry.untrack(self)
                 return
             self._state = "closed"
             session = self._session
@@ -440,8 +593,16 @@ class ClientCore:
         registry.untrack(self)
 
     def _abandon_after_fork(self) -> None:
-        """In a forked child: closed at once, without locks, I/O or signals (the server is the parent's)."""
+        """In a forked child: closed at once, without locks, I/O or signals (the server is the parent's).
+
+        Runs in the ``os.register_at_fork`` hook for every open (or lazy) client. Unless the client was closed
+        or ``after_fork="error"``, its next use opens it again in this process (:meth:`_open_on_use`)."""
         self._lock = threading.RLock()  # another thread may have held the parent's at fork time
+        self._open_lock = threading.RLock()
+        state = self._state
+        if state == "new":
+            return  # nothing of the parent's to release
+        self._forked_away = self._forked_away or state in ("open", "opening")
         self._state = "closed"
         s = self._session
         if s is not None:
@@ -539,7 +700,10 @@ class ClientCore:
         return params
 
     def require_capability(self, capability: str, method: str, sub: Optional[str] = None) -> None:
-        """Raise CapabilityError (before anything is sent) when the server did not declare ``capability``."""
+        """Raise CapabilityError (before anything is sent) when the server did not declare ``capability``.
+
+        A client that is not open raises :class:`~mcpsync.ClientClosed` instead (a lazy one opens first)."""
+        self.session  # noqa: B018 - opens a lazy client / reopens in a forked child, or raises ClientClosed
         caps = self.server_capabilities
         if capability not in caps:
             raise CapabilityError(

@@ -1,0 +1,56 @@
+"""Keyword checking for :class:`mcpsync.Client`: an unknown option is a :class:`~mcpsync.ConfigError` that names
+the nearest option (``timout=`` -> "did you mean 'timeout'?"), before anything is built.
+
+Type checkers see the explicit keyword-only parameters of ``Client.__init__`` and reject such calls already;
+this is the same rule at run time, for options that come from dicts (a configuration file's ``options``,
+``connect(**settings)``). Thread-safe: the per-class cache is filled idempotently.
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+from typing import Any, Dict, FrozenSet, Mapping, Optional
+
+from ..errors import ConfigError
+
+__all__ = ["check_keywords", "keyword_names", "unknown_option_error"]
+
+_NAMES: Dict[type, Optional[FrozenSet[str]]] = {}
+
+
+def keyword_names(cls: type) -> Optional[FrozenSet[str]]:
+    """The keyword arguments ``cls.__init__`` accepts (None when it takes ``**kwargs``: anything goes)."""
+    try:
+        return _NAMES[cls]
+    except KeyError:
+        pass
+    params = inspect.signature(cls.__init__).parameters  # type: ignore[misc]
+    names: Optional[FrozenSet[str]] = frozenset(
+        name
+        for name, p in params.items()
+        if p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD) and name != "self"
+    )
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        names = None
+    _NAMES[cls] = names
+    return names
+
+
+def unknown_option_error(unknown: str, known: "Any", what: str) -> ConfigError:
+    """The error for an unknown option ``unknown`` among ``known`` names, with the nearest as a suggestion."""
+    close = difflib.get_close_matches(unknown, sorted(known), n=3, cutoff=0.6)
+    if not close:  # a prefix or a part of a name (``bearer`` -> ``bearer_token``)
+        close = sorted(n for n in known if len(unknown) >= 3 and (n.startswith(unknown) or unknown in n))[:3]
+    hint = "; did you mean %s?" % " or ".join(repr(c) for c in close) if close else ""
+    return ConfigError("unknown %s option %r%s" % (what, unknown, hint))
+
+
+def check_keywords(cls: type, kwargs: Mapping[str, Any]) -> None:
+    """Raise :class:`~mcpsync.ConfigError` for the first keyword ``cls`` does not take (sorted, so stable)."""
+    names = keyword_names(cls)
+    if names is None:
+        return
+    for key in sorted(kwargs):
+        if key not in names:
+            raise unknown_option_error(key, names, cls.__name__)
