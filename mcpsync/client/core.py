@@ -63,7 +63,7 @@ from .schema import ValidatorCache
 from .tasks import TaskHandle, wait_task_result
 
 if TYPE_CHECKING:
-    from ..transports.options import EngineName, TransportKind, VerifyType
+    from ..transports.options import AuthHook, EngineName, TransportKind, VerifyType
     from .interceptors import Interceptor
     from .pipeline import Pipeline, TracingOption
     from .policy import ApprovalHandler
@@ -145,7 +145,7 @@ class ClientCore:
         # remote (HTTP / SSE; None: the transport's default): see mcpsync.transports.options.HTTPOptions
         headers: Optional[Mapping[str, str]] = None,
         bearer_token: Optional[str] = None,
-        auth: Optional[Callable[[Any], Any]] = None,
+        auth: Optional["AuthHook"] = None,
         transport: Optional["TransportKind"] = None,
         verify: Optional["VerifyType"] = None,
         cert: Union[None, str, Tuple[str, str]] = None,

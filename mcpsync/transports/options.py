@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import ssl
-from typing import Any, Dict, Literal, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, Literal, Mapping, Optional, Protocol, Tuple, Union
 
 from ..__version__ import __version__ as _mcpsync_version
 from ..errors import ConfigError
 
 __all__ = [
+    "AuthHook",
     "DEFAULT_MAX_MESSAGE_SIZE",
     "EngineName",
     "HTTPOptions",
@@ -26,6 +27,13 @@ VerifyType = Union[bool, str, ssl.SSLContext]
 TransportKind = Literal["auto", "http", "sse"]
 #: The HTTP engines (see :class:`HTTPOptions`).
 EngineName = Literal["auto", "stdlib", "requests"]
+
+
+class AuthHook(Protocol):
+    """What ``auth=`` takes: a ``requests.auth.AuthBase`` (such as ``OAuthManager.auth(name)``), or any callable
+    that takes the prepared request, sets its headers and returns it."""
+
+    def __call__(self, request: Any, /) -> Any: ...
 
 
 class HTTPOptions:
