@@ -86,3 +86,101 @@ def test_the_cli_login_takes_the_same_path(tmp_path: Any, monkeypatch: Any, caps
     finally:
         for t in browsers:
             t.join(60)
+
+
+# ---------------------------------------------------------------------------- item 1
+
+TOKEN = "s3cret-static-token"
+
+
+def _remote_entry(fmt: str, url: str, **extra: Any) -> Dict[str, Any]:
+    """A configuration document of format ``fmt`` with one remote server ``remote`` (``extra``: entry keys)."""
+    entry: Dict[str, Any] = {"url": url}
+    entry.update(extra)
+    if fmt == "claude":  # Claude Code .mcp.json / ~/.claude.json
+        return {"mcpServers": {"remote": dict(entry, type="http")}}
+    if fmt == "cursor":  # Cursor / Claude Desktop (no type)
+        return {"mcpServers": {"remote": entry}}
+    if fmt == "vscode":
+        return {"servers": {"remote": dict(entry, type="http")}}
+    if fmt == "vscode-settings":
+        return {"mcp": {"servers": {"remote": dict(entry, type="http")}}}
+    if fmt == "opencode":
+        return {"mcp": {"remote": dict(entry, type="remote")}}
+    raise AssertionError(fmt)
+
+
+FORMATS = ["claude", "cursor", "vscode", "vscode-settings", "opencode"]
+
+
+@pytest.fixture
+def oauth_options(tmp_path: Any) -> Dict[str, Any]:
+    return {"store": str(tmp_path / "mcp-auth.json"), "callback_port": free_port()}
+
+
+def _load(tmp_path: Any, doc: Dict[str, Any]) -> str:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_static_authorization_header_in_a_configuration_file_is_sent(
+    fmt: str, tmp_path: Any, oauth_options: Dict[str, Any]
+) -> None:
+    with MCPTestServer() as srv:
+        srv.faults.require_token = TOKEN  # 401 without exactly this header
+        doc = _remote_entry(fmt, srv.url, headers={"Authorization": "Bearer " + TOKEN})
+        with Manager(_load(tmp_path, doc), oauth_options=oauth_options) as mgr:
+            status = mgr.status("remote")
+            assert status.status == "connected", status
+            assert mgr.call_tool("echo", {"message": "with my header"}, server="remote").text == "with my header"
+            assert mgr.config("remote").oauth_enabled is False  # a static credential: OAuth never starts
+        posts = srv.records("POST")
+        assert posts and all(r.headers.get("authorization") == "Bearer " + TOKEN for r in posts)
+
+
+@pytest.mark.parametrize("key", ["bearer_token", "bearerToken"])
+@pytest.mark.parametrize("fmt", ["claude", "vscode"])
+def test_a_bearer_token_key_in_a_foreign_format_is_honoured(
+    fmt: str, key: str, tmp_path: Any, oauth_options: Dict[str, Any]
+) -> None:
+    with MCPTestServer() as srv:
+        srv.faults.require_token = TOKEN
+        with Manager(_load(tmp_path, _remote_entry(fmt, srv.url, **{key: TOKEN})), oauth_options=oauth_options) as mgr:
+            assert mgr.status("remote").status == "connected", mgr.status("remote")
+            assert mgr.call_tool("echo", {"message": "ok"}, server="remote").text == "ok"
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_oauth_false_turns_oauth_off_in_every_format(fmt: str, tmp_path: Any, oauth_options: Dict[str, Any]) -> None:
+    """No static credential, ``"oauth": false``: the 401 is reported as is and no OAuth discovery starts."""
+    with AuthTestServer() as auth:
+        with Manager(_load(tmp_path, _remote_entry(fmt, auth.server_url, oauth=False)), oauth_options=oauth_options) as mgr:
+            assert mgr.config("remote").oauth is False and not mgr.config("remote").oauth_enabled
+            assert mgr.status("remote").status == "needs_auth"
+        assert not [p for p in auth.paths() if "well-known" in p or p == "/register"], auth.paths()
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_without_a_static_credential_oauth_starts_when_the_server_asks(
+    fmt: str, tmp_path: Any, oauth_options: Dict[str, Any]
+) -> None:
+    """The default stays: no header, no token, a 401 challenge: OAuth discovery runs (registration here)."""
+    with AuthTestServer() as auth:
+        with Manager(_load(tmp_path, _remote_entry(fmt, auth.server_url)), oauth_options=oauth_options) as mgr:
+            assert mgr.config("remote").oauth_enabled
+            assert mgr.status("remote").status in ("needs_auth", "needs_client_registration")
+        assert any("well-known" in p for p in auth.paths()), auth.paths()
+
+
+def test_a_client_with_a_header_and_an_oauth_hook_sends_the_header(tmp_path: Any) -> None:
+    """The rule at the lowest level: the OAuth request hook never removes an Authorization header the user wrote."""
+    from mcpsync.auth import OAuthManager
+
+    with MCPTestServer() as srv, OAuthManager(store=str(tmp_path / "s.json"), callback_port=free_port()) as oauth:
+        srv.faults.require_token = TOKEN
+        oauth.add_server("remote", srv.url)
+        headers = {"Authorization": "Bearer " + TOKEN}
+        with mcpsync.connect(srv.url, headers=headers, auth=oauth.auth("remote"), timeout=30) as c:
+            assert c.call_tool("echo", {"message": "kept"}).text == "kept"

@@ -96,10 +96,13 @@ class ServerConfig:
         url: for a remote server, its URL.
         headers: extra HTTP headers for a remote server (values are never logged).
         transport: remote transport: ``auto`` (Streamable HTTP, falling back to legacy SSE), ``http``, ``sse``.
-        oauth: remote servers only: True (use OAuth when the server asks for it), False (never),
-            or a dict of :class:`mcpsync.auth.OAuthConfig` settings (``client_id``, ``client_secret``,
-            ``scope``, ``grant``...; camelCase accepted).
-        bearer_token: a static token sent as ``Authorization: Bearer`` (never logged).
+        oauth: remote servers only: True (use OAuth when the server asks for it with a 401 challenge),
+            False (never), or a dict of :class:`mcpsync.auth.OAuthConfig` settings (``client_id``,
+            ``client_secret``, ``scope``, ``grant``...; camelCase accepted). In every file format
+            ``"oauth": false`` turns it off. A static credential (``bearer_token`` or an ``Authorization``
+            header) is always sent and OAuth never starts for that server.
+        bearer_token: a static token sent as ``Authorization: Bearer`` (never logged). In files:
+            ``bearer_token`` or ``bearerToken``.
         enabled: False marks the server ``disabled``; it is never connected.
         timeout: seconds a tool call may stay idle; reset by progress notifications.
         connect_timeout: seconds connecting may take.
@@ -162,9 +165,16 @@ class ServerConfig:
         return "remote" if self.url else "stdio"
 
     @property
+    def static_credential(self) -> bool:
+        """True when the configuration carries its own credential: a ``bearer_token`` or an ``Authorization``
+        header. It is always sent, and OAuth never starts for this server."""
+        return bool(self.bearer_token) or any(k.lower() == "authorization" for k in self.headers)
+
+    @property
     def oauth_enabled(self) -> bool:
-        """True when this remote server may use OAuth (``oauth`` is not False and no bearer token is set)."""
-        return self.kind == "remote" and self.oauth is not False and not self.bearer_token
+        """True when this remote server may use OAuth when it asks for it (a 401 challenge): ``oauth`` is not
+        False and no static credential (:attr:`static_credential`) was given."""
+        return self.kind == "remote" and self.oauth is not False and not self.static_credential
 
     @property
     def oauth_settings(self) -> Dict[str, Any]:
@@ -336,8 +346,9 @@ def _native_fields(name: str, entry: Mapping[str, Any], expand: _Expander, where
             if isinstance(oauth, dict):
                 oauth = _oauth_settings(expand(dict(oauth), where + ".oauth"))
             out["oauth"] = oauth
-        if entry.get("bearer_token"):
-            out["bearer_token"] = expand(entry["bearer_token"], where + ".bearer_token")
+        for key in ("bearer_token", "bearerToken"):
+            if entry.get(key):
+                out["bearer_token"] = expand(entry[key], where + "." + key)
     else:
         command = entry.get("command")
         command = [command] if isinstance(command, str) else list(command or [])

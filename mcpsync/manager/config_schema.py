@@ -99,6 +99,9 @@ _FOREIGN_ENTRY = {
         "url": {"type": "string", "pattern": "^https?://"},
         "serverUrl": {"type": "string", "pattern": "^https?://"},
         "headers": _STR_MAP,
+        "oauth": {"type": ["boolean", "object"]},  # mcpsync's own: false turns OAuth off, or OAuthConfig settings
+        "bearer_token": {"type": "string"},
+        "bearerToken": {"type": "string"},
         "disabled": {"type": "boolean"},
         "timeout": _POSITIVE,
         "allowedTools": _STR_LIST,
