@@ -13,7 +13,17 @@ A configuration is a mapping ``server name -> ServerConfig``. It can be built
   - **Claude Desktop / Cursor / Claude Code / Windsurf** (``mcpServers``): ``{"command", "args", "env"}``
     or ``{"url" | "serverUrl", "headers", "type"}``; ``disabled: true`` and ``timeout`` (seconds) are honoured,
     and so are tool lists: ``disabledTools`` / ``excludeTools`` (hidden and refused) and ``allowedTools`` /
-    ``includeTools`` (only these), names or glob patterns (Gemini CLI's ``includeTools``/``excludeTools``).
+    ``includeTools`` (only these), names or glob patterns. mcpsync's own ``oauth`` (``false`` turns OAuth off)
+    and ``bearer_token`` / ``bearerToken`` are accepted too. Claude Code's ``~/.claude.json`` adds per-project
+    servers (``projects[<path>].mcpServers``): those of the project containing the current directory (or
+    ``project=``) are merged over the top-level (user) ones, as Claude Code does.
+  - **Gemini CLI** (``~/.gemini/settings.json``, ``.gemini/settings.json``; recognized by the path, by
+    ``httpUrl``/``trust``/``authProviderType`` entries, or by a Gemini ``mcp`` block): ``mcpServers`` with
+    ``command`` + ``args``/``env``/``cwd``, ``httpUrl`` (Streamable HTTP) or ``url`` (legacy SSE) + ``headers``,
+    ``timeout`` in **milliseconds** (a tool call's timeout; default 600 000 as in Gemini CLI), ``includeTools``
+    / ``excludeTools``, ``oauth`` (``enabled: false`` turns it off; ``clientId``, ``clientSecret``, ``scopes``);
+    ``trust`` and ``description`` are accepted and ignored; ``$VAR`` works besides ``${VAR}``. The top-level
+    ``mcp.allowed`` / ``mcp.excluded`` server lists mark the other servers disabled.
   - **VS Code** (``.vscode/mcp.json`` ``servers``, or ``settings.json`` ``mcp.servers``): like
     ``mcpServers`` plus ``type: stdio|http|sse``, ``envFile``, ``${workspaceFolder}``, ``${userHome}``.
   - **native** (a plain ``{name: entry}`` mapping): the keys of :class:`ServerConfig` (timeouts in
@@ -45,7 +55,13 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
 from ..errors import ConfigError
-from .config_schema import FOREIGN_KNOWN, REMOTE_TYPES as _REMOTE_TYPES, STDIO_TYPES as _STDIO_TYPES, validate_document
+from .config_schema import (
+    FOREIGN_KNOWN,
+    GEMINI_KNOWN,
+    REMOTE_TYPES as _REMOTE_TYPES,
+    STDIO_TYPES as _STDIO_TYPES,
+    validate_document,
+)
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
@@ -223,6 +239,7 @@ class ServerConfig:
 # ---------------------------------------------------------------------------
 
 _VAR = re.compile(r"\$\$|\$\{([^{}]*)\}")
+_VAR_OR_BARE = re.compile(r"\$\$|\$\{([^{}]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")  # Gemini CLI: $VAR too
 _OPENCODE_VAR = re.compile(r"\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -233,8 +250,10 @@ def interpolate(
     *,
     variables: Optional[Mapping[str, str]] = None,
     opencode: bool = False,
+    bare: bool = False,
 ) -> str:
-    """Expand ``${VAR}``, ``${VAR:-default}``, ``${env:VAR}`` (and ``{env:VAR}`` when ``opencode``) in ``value``.
+    """Expand ``${VAR}``, ``${VAR:-default}``, ``${env:VAR}`` (and ``{env:VAR}`` when ``opencode``, ``$VAR`` when
+    ``bare``, as Gemini CLI does) in ``value``.
 
     ``env`` defaults to ``os.environ``; ``variables`` adds named values such as
     ``workspaceFolder``. Raises :class:`~mcpsync.ConfigError` for an unset
@@ -260,9 +279,11 @@ def interpolate(
     def sub(match: "re.Match[str]") -> str:
         if match.group(0) == "$$":
             return "$"
+        if match.group(1) is None:  # bare $VAR
+            return lookup(match.group(2))
         return lookup(match.group(1))
 
-    out = _VAR.sub(sub, value)
+    out = (_VAR_OR_BARE if bare else _VAR).sub(sub, value)
     if opencode:
         out = _OPENCODE_VAR.sub(lambda m: lookup(m.group(1)), out)
     return out
@@ -273,13 +294,40 @@ def interpolate(
 # ---------------------------------------------------------------------------
 
 
-def _detect_format(data: Mapping[str, Any]) -> str:
+_GEMINI_ENTRY_KEYS = {"httpUrl", "trust", "authProviderType", "extensionName"}
+_GEMINI_MCP_KEYS = {"allowed", "excluded", "serverCommand"}
+
+
+def _is_gemini(data: Mapping[str, Any], source: str) -> bool:
+    """A Gemini CLI ``settings.json``: by its path, its entries' own keys, or its ``mcp`` block."""
+    if Path(source).parts[-2:] == (".gemini", "settings.json"):
+        return True
+    servers = data.get("mcpServers")
+    if not isinstance(servers, dict):
+        return False
+    mcp = data.get("mcp")
+    if isinstance(mcp, dict) and mcp and set(mcp) <= _GEMINI_MCP_KEYS:
+        return True
+    return any(isinstance(e, dict) and _GEMINI_ENTRY_KEYS & set(e) for e in servers.values())
+
+
+def _claude_projects(data: Mapping[str, Any]) -> Dict[str, Any]:
+    """Claude Code's ``~/.claude.json``: ``projects`` path -> settings (with ``mcpServers``); {} otherwise."""
+    projects = data.get("projects")
+    if not isinstance(projects, dict):
+        return {}
+    return {k: v for k, v in projects.items() if isinstance(v, dict) and isinstance(v.get("mcpServers"), dict)}
+
+
+def _detect_format(data: Mapping[str, Any], source: str = "<config>") -> str:
+    if _is_gemini(data, source):
+        return "gemini"
     mcp = data.get("mcp")
     if isinstance(mcp, dict):
         if set(mcp) == {"servers"} and isinstance(mcp["servers"], dict):
             return "vscode-settings"
         return "opencode"
-    if "mcpServers" in data:
+    if "mcpServers" in data or _claude_projects(data):
         return "mcpServers"
     if isinstance(data.get("servers"), dict) and (
         "inputs" in data or all(isinstance(v, dict) for v in data["servers"].values())
@@ -300,13 +348,13 @@ def _read_env_file(path: str) -> Dict[str, str]:
 
 
 class _Expander:
-    def __init__(self, env: Mapping[str, str], variables: Mapping[str, str], opencode: bool) -> None:
-        self.env, self.variables, self.opencode = env, variables, opencode
+    def __init__(self, env: Mapping[str, str], variables: Mapping[str, str], opencode: bool, bare: bool = False) -> None:
+        self.env, self.variables, self.opencode, self.bare = env, variables, opencode, bare
 
     def __call__(self, value: Any, where: str) -> Any:
         if isinstance(value, str):
             try:
-                return interpolate(value, self.env, variables=self.variables, opencode=self.opencode)
+                return interpolate(value, self.env, variables=self.variables, opencode=self.opencode, bare=self.bare)
             except ConfigError as exc:
                 raise ConfigError("%s: %s" % (where, exc.message)) from None
         if isinstance(value, list):
@@ -394,6 +442,52 @@ def _oauth_settings(raw: Mapping[str, Any]) -> Dict[str, Any]:
     return {aliases.get(k, k): v for k, v in raw.items()}
 
 
+#: Gemini CLI's default tool-call timeout (its ``timeout`` is in milliseconds).
+GEMINI_DEFAULT_TIMEOUT = 600.0
+
+
+def _from_gemini(entry: Mapping[str, Any], where: str) -> JSON:
+    """A Gemini CLI entry in the keys :func:`_native_fields` reads (URLs, transport, seconds, OAuth settings)."""
+    out: JSON = {k: entry[k] for k in ("command", "args", "env", "cwd", "headers") if k in entry}
+    kind = str(entry.get("type") or "").lower()
+    if entry.get("httpUrl"):
+        out["url"], out["transport"] = entry["httpUrl"], "http"
+    elif entry.get("url"):  # Gemini CLI: `url` is a legacy SSE endpoint unless its `type` says otherwise
+        out["url"] = entry["url"]
+        out["transport"] = "http" if kind in ("http", "streamable-http", "streamable_http") else "sse"
+    if kind:
+        out["type"] = kind
+    timeout = entry.get("timeout")
+    out["timeout"] = timeout / 1000.0 if timeout else GEMINI_DEFAULT_TIMEOUT
+    for gemini_key, ours in (("includeTools", "allowed_tools"), ("excludeTools", "disabled_tools")):
+        if gemini_key in entry:
+            out[ours] = entry[gemini_key]
+    oauth = entry.get("oauth")
+    if isinstance(oauth, dict):
+        if oauth.get("enabled") is False:
+            out["oauth"] = False
+        else:
+            settings: JSON = {}
+            for key, ours in (("clientId", "client_id"), ("clientSecret", "client_secret")):
+                if oauth.get(key):
+                    settings[ours] = oauth[key]
+            scopes = oauth.get("scopes")
+            if isinstance(scopes, list) and scopes:
+                settings["scope"] = " ".join(str(x) for x in scopes)
+            ignored = sorted(set(oauth) - {"enabled", "clientId", "clientSecret", "scopes"})
+            if ignored:
+                log.info("%s.oauth: %s are discovered from the server; the configured values are not used",
+                         where, ", ".join(ignored))
+            out["oauth"] = settings or True
+    provider = entry.get("authProviderType")
+    if provider not in (None, "dynamic_discovery"):
+        log.warning("%s.authProviderType %r is not supported; the server's own OAuth discovery is used",
+                    where, provider)
+    if "enabled" in entry or "disabled" in entry:
+        out["disabled"] = bool(entry.get("disabled")) or entry.get("enabled") is False
+    return out
+
+
 def _build(name: str, fields: JSON, where: str) -> ServerConfig:
     try:
         return ServerConfig(source=where, **fields)
@@ -411,10 +505,17 @@ def _entry(
     base_dir: Optional[Path],
     call_timeout: Optional[float],
 ) -> ServerConfig:
-    expand = _Expander(env, variables, opencode=(fmt == "opencode"))
+    expand = _Expander(env, variables, opencode=(fmt == "opencode"), bare=(fmt == "gemini"))
+    if fmt == "gemini":
+        unknown = sorted(set(entry) - GEMINI_KNOWN)
+        if unknown:
+            log.warning("%s: ignoring unknown keys %s", where, ", ".join(unknown))
+        entry = _from_gemini(entry, where)
     _check_type(entry, where)
     try:
-        if fmt == "opencode":
+        if fmt == "gemini":
+            fields = _native_fields(name, entry, expand, where)
+        elif fmt == "opencode":
             fields = _native_fields(name, entry, expand, where)
             fields.pop("timeout", None)
             if "timeout" in entry:
@@ -461,12 +562,14 @@ def parse_config(
     env: Optional[Mapping[str, str]] = None,
     base_dir: Optional[Union[str, Path]] = None,
     validate: bool = True,
+    project: Optional[Union[str, Path]] = None,
 ) -> Dict[str, ServerConfig]:
     """Read a configuration from a dict (any supported format) or an iterable of :class:`ServerConfig`.
 
     A mapping's values may also be :class:`ServerConfig` objects. ``env``
     (default ``os.environ``) is used for interpolation; ``base_dir`` resolves
-    relative ``cwd`` and ``envFile`` paths. Raises :class:`~mcpsync.ConfigError`
+    relative ``cwd`` and ``envFile`` paths; ``project`` (default: the current directory) picks the
+    per-project servers of Claude Code's ``~/.claude.json``. Raises :class:`~mcpsync.ConfigError`
     for a structurally invalid configuration (message: source, key path, what was expected).
     """
     env = os.environ if env is None else env
@@ -484,7 +587,7 @@ def parse_config(
         return out
     if data and all(isinstance(v, ServerConfig) for v in data.values()):
         return {k: v if v.name == k else _rename(v, k) for k, v in data.items()}
-    fmt = _detect_format(data)
+    fmt = _detect_format(data, source)
     if fmt == "native":
         plain = {k: v for k, v in data.items() if not isinstance(v, ServerConfig)}
         if validate:
@@ -503,6 +606,8 @@ def parse_config(
         validate_document(data, fmt, source)
     variables: Dict[str, str] = {"userHome": str(Path.home())}
     if base is not None:
+        if base.name == ".gemini":  # Gemini CLI: a relative cwd is the project's, not the settings folder's
+            base = base.parent
         variables["workspaceFolder"] = str(base.parent if base.name == ".vscode" else base)
     call_timeout = None
     if fmt == "opencode":
@@ -513,12 +618,79 @@ def parse_config(
         entries, prefix = data["mcp"]["servers"], "mcp.servers"
     elif fmt == "vscode":
         entries, prefix = data["servers"], "servers"
+    elif fmt == "gemini":
+        return _gemini_servers(data, source, env, variables, base)
     else:
-        entries, prefix = data.get("mcpServers") or {}, "mcpServers"
+        out = {
+            name: _entry(name, entry, fmt, "%s: mcpServers.%s" % (source, name), env, variables, base, None)
+            for name, entry in (data.get("mcpServers") or {}).items()
+        }
+        out.update(_claude_project_servers(data, source, env, variables, base, project, validate))
+        return out
     return {
         name: _entry(name, entry, fmt, "%s: %s.%s" % (source, prefix, name), env, variables, base, call_timeout)
         for name, entry in entries.items()
     }
+
+
+def _project_key(projects: Mapping[str, Any], project: Optional[Union[str, Path]]) -> Optional[str]:
+    """The key of ``projects`` for ``project`` (default: the current directory) or its nearest ancestor."""
+    try:
+        here = Path(project if project is not None else os.getcwd()).resolve()
+    except OSError:
+        return None
+    keys = {}
+    for key in projects:
+        try:
+            keys[Path(key).expanduser().resolve()] = key
+        except (OSError, ValueError):
+            continue
+    for candidate in [here, *here.parents]:
+        if candidate in keys:
+            return keys[candidate]
+    return None
+
+
+def _claude_project_servers(
+    data: Mapping[str, Any],
+    source: str,
+    env: Mapping[str, str],
+    variables: Mapping[str, str],
+    base: Optional[Path],
+    project: Optional[Union[str, Path]],
+    validate: bool,
+) -> Dict[str, ServerConfig]:
+    """Claude Code's local-scope servers (``projects[<path>].mcpServers`` of ``~/.claude.json``) for ``project``;
+    they win over the user-scope servers of the same name, as in Claude Code."""
+    projects = _claude_projects(data)
+    key = _project_key(projects, project)
+    if key is None:
+        return {}
+    servers = projects[key]["mcpServers"]
+    where = "%s: projects[%s]" % (source, json.dumps(key))
+    if validate:
+        validate_document({"mcpServers": servers}, "mcpServers", where)
+    return {
+        name: _entry(name, entry, "mcpServers", "%s.mcpServers.%s" % (where, name), env, variables, base, None)
+        for name, entry in servers.items()
+    }
+
+
+def _gemini_servers(
+    data: Mapping[str, Any], source: str, env: Mapping[str, str], variables: Mapping[str, str], base: Optional[Path]
+) -> Dict[str, ServerConfig]:
+    """Gemini CLI's ``mcpServers``, with its ``mcp.allowed`` / ``mcp.excluded`` server lists applied."""
+    out = {
+        name: _entry(name, entry, "gemini", "%s: mcpServers.%s" % (source, name), env, variables, base, None)
+        for name, entry in (data.get("mcpServers") or {}).items()
+    }
+    mcp = data.get("mcp")
+    block: Mapping[str, Any] = mcp if isinstance(mcp, dict) else {}
+    allowed, excluded = block.get("allowed"), block.get("excluded") or []
+    for name, cfg in out.items():
+        if name in excluded or (isinstance(allowed, list) and name not in allowed):
+            cfg.enabled = False
+    return out
 
 
 def _rename(cfg: ServerConfig, name: str) -> ServerConfig:
@@ -547,8 +719,12 @@ def _strip_jsonc(text: str) -> str:
     return _TRAILING_COMMA.sub(lambda m: m.group(0) if m.group(0).startswith('"') else m.group(1), text)
 
 
-def load_config(path: Union[str, Path], *, env: Optional[Mapping[str, str]] = None) -> Dict[str, ServerConfig]:
+def load_config(
+    path: Union[str, Path], *, env: Optional[Mapping[str, str]] = None, project: Optional[Union[str, Path]] = None
+) -> Dict[str, ServerConfig]:
     """Read a configuration file (JSON or JSONC, any supported format). Blocks on file I/O only.
+
+    ``project`` (default: the current directory) picks the per-project servers of Claude Code's ``~/.claude.json``.
 
     Raises :class:`~mcpsync.ConfigError` when the file is missing, is not JSON
     (with line and column), or does not validate.
@@ -566,7 +742,7 @@ def load_config(path: Union[str, Path], *, env: Optional[Mapping[str, str]] = No
         raise ConfigError("%s: not valid JSON: %s" % (p, exc)) from None
     if not isinstance(data, dict):
         raise ConfigError("%s: expected a JSON object at the top level" % p)
-    return parse_config(data, source=str(p), env=env, base_dir=p.parent)
+    return parse_config(data, source=str(p), env=env, base_dir=p.parent, project=project)
 
 
 def config_search_paths(
@@ -578,9 +754,10 @@ def config_search_paths(
     """Where the CLI looks for a configuration, in order (existing or not).
 
     ``$MCPSYNC_CONFIG``; then in ``cwd``: ``mcpsync.json``, ``.mcp.json`` (Claude Code),
-    ``opencode.json(c)``, ``.cursor/mcp.json``, ``.vscode/mcp.json``; then per user:
-    ``~/.config/mcpsync/config.json`` (``$XDG_CONFIG_HOME``), ``~/.cursor/mcp.json``,
-    ``~/.config/opencode/opencode.json(c)``, Claude Desktop's ``claude_desktop_config.json``.
+    ``opencode.json(c)``, ``.cursor/mcp.json``, ``.vscode/mcp.json``, ``.gemini/settings.json`` (Gemini CLI);
+    then per user: ``~/.config/mcpsync/config.json`` (``$XDG_CONFIG_HOME``), ``~/.cursor/mcp.json``,
+    ``~/.config/opencode/opencode.json(c)``, Claude Code's ``~/.claude.json``, Gemini CLI's
+    ``~/.gemini/settings.json``, Claude Desktop's ``claude_desktop_config.json``.
     """
     environ = os.environ if environ is None else environ
     cwd_p = Path(cwd) if cwd is not None else Path.cwd()
@@ -599,6 +776,7 @@ def config_search_paths(
             "opencode.jsonc",
             ".cursor/mcp.json",
             ".vscode/mcp.json",
+            ".gemini/settings.json",
         )
     ]
     paths += [
@@ -606,6 +784,8 @@ def config_search_paths(
         home_p / ".cursor" / "mcp.json",
         xdg / "opencode" / "opencode.json",
         xdg / "opencode" / "opencode.jsonc",
+        home_p / ".claude.json",
+        home_p / ".gemini" / "settings.json",
     ]
     if platform == "darwin":
         paths.append(home_p / "Library" / "Application Support" / "Claude" / "claude_desktop_config.json")
@@ -625,9 +805,12 @@ def find_config(
 ) -> Optional[Path]:
     """The first existing file of :func:`config_search_paths` that has MCP servers in it, or None.
 
-    A file named by ``$MCPSYNC_CONFIG`` is returned even when it has none.
+    A file named by ``$MCPSYNC_CONFIG`` is returned even when it has none. The general settings files of
+    Claude Code (``~/.claude.json``) and Gemini CLI (``settings.json``) count only when they name at least one
+    server (for Claude Code: at the top level or for the project containing ``cwd``).
     """
     environ = os.environ if environ is None else environ
+    cwd_p = Path(cwd) if cwd is not None else Path.cwd()
     for i, path in enumerate(config_search_paths(cwd, home, environ, platform)):
         if not path.is_file():
             continue
@@ -638,8 +821,23 @@ def find_config(
         except (OSError, ValueError):
             log.debug("skipping unreadable configuration %s", path)
             continue
-        if isinstance(data, dict) and _detect_format(data) != "native":
+        if not isinstance(data, dict):
+            continue
+        if path.name in (".claude.json", "settings.json"):
+            if _names_servers(data, cwd_p):
+                return path
+            continue
+        if _detect_format(data, str(path)) != "native":
             return path
         if isinstance(data, dict) and path.name == "mcpsync.json":
             return path
     return None
+
+
+def _names_servers(data: Mapping[str, Any], cwd: Path) -> bool:
+    """Whether a general settings file (``~/.claude.json``, Gemini CLI's) names MCP servers for ``cwd``."""
+    if isinstance(data.get("mcpServers"), dict) and data["mcpServers"]:
+        return True
+    projects = _claude_projects(data)
+    key = _project_key(projects, cwd)
+    return key is not None and bool(projects[key]["mcpServers"])
