@@ -8,8 +8,6 @@ this is the same rule at run time, for options that come from dicts (a configura
 
 from __future__ import annotations
 
-import difflib
-import inspect
 from typing import Any, Dict, FrozenSet, Mapping, Optional
 
 from ..errors import ConfigError
@@ -17,28 +15,29 @@ from ..errors import ConfigError
 __all__ = ["check_keywords", "keyword_names", "unknown_option_error"]
 
 _NAMES: Dict[type, Optional[FrozenSet[str]]] = {}
+_CO_VARKEYWORDS = 0x08  # the code flag of a function taking **kwargs
 
 
 def keyword_names(cls: type) -> Optional[FrozenSet[str]]:
-    """The keyword arguments ``cls.__init__`` accepts (None when it takes ``**kwargs``: anything goes)."""
+    """The keyword arguments ``cls.__init__`` accepts (None when it takes ``**kwargs``, or is not plain Python code:
+    anything goes, Python itself checks)."""
     try:
         return _NAMES[cls]
     except KeyError:
         pass
-    params = inspect.signature(cls.__init__).parameters  # type: ignore[misc]
-    names: Optional[FrozenSet[str]] = frozenset(
-        name
-        for name, p in params.items()
-        if p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD) and name != "self"
-    )
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        names = None
+    # from the code object, not ``inspect.signature`` (importing inspect costs a cold start several ms)
+    code = getattr(cls.__init__, "__code__", None)  # type: ignore[misc]
+    names: Optional[FrozenSet[str]] = None
+    if code is not None and not code.co_flags & _CO_VARKEYWORDS:
+        names = frozenset(code.co_varnames[1 : code.co_argcount + code.co_kwonlyargcount])
     _NAMES[cls] = names
     return names
 
 
 def unknown_option_error(unknown: str, known: "Any", what: str) -> ConfigError:
     """The error for an unknown option ``unknown`` among ``known`` names, with the nearest as a suggestion."""
+    import difflib  # only on an error
+
     close = difflib.get_close_matches(unknown, sorted(known), n=3, cutoff=0.6)
     if not close:  # a prefix or a part of a name (``bearer`` -> ``bearer_token``)
         close = sorted(n for n in known if len(unknown) >= 3 and (n.startswith(unknown) or unknown in n))[:3]
