@@ -458,7 +458,12 @@ def _from_gemini(entry: Mapping[str, Any], where: str) -> JSON:
     if kind:
         out["type"] = kind
     timeout = entry.get("timeout")
-    out["timeout"] = timeout / 1000.0 if timeout else GEMINI_DEFAULT_TIMEOUT
+    if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0:
+        out["timeout"] = timeout / 1000.0
+    elif timeout is None:
+        out["timeout"] = GEMINI_DEFAULT_TIMEOUT
+    else:
+        raise ConfigError("%s.timeout: expected a number of milliseconds > 0, got %r" % (where, timeout))
     for gemini_key, ours in (("includeTools", "allowed_tools"), ("excludeTools", "disabled_tools")):
         if gemini_key in entry:
             out[ours] = entry[gemini_key]
@@ -686,7 +691,8 @@ def _gemini_servers(
     }
     mcp = data.get("mcp")
     block: Mapping[str, Any] = mcp if isinstance(mcp, dict) else {}
-    allowed, excluded = block.get("allowed"), block.get("excluded") or []
+    allowed = block.get("allowed") if isinstance(block.get("allowed"), list) else None
+    excluded = block.get("excluded") if isinstance(block.get("excluded"), list) else []
     for name, cfg in out.items():
         if name in excluded or (isinstance(allowed, list) and name not in allowed):
             cfg.enabled = False
