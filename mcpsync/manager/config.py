@@ -691,10 +691,10 @@ def _gemini_servers(
     }
     mcp = data.get("mcp")
     block: Mapping[str, Any] = mcp if isinstance(mcp, dict) else {}
-    allowed = block.get("allowed") if isinstance(block.get("allowed"), list) else None
-    excluded = block.get("excluded") if isinstance(block.get("excluded"), list) else []
+    allowed: Optional[List[Any]] = block["allowed"] if isinstance(block.get("allowed"), list) else None
+    excluded: List[Any] = block["excluded"] if isinstance(block.get("excluded"), list) else []
     for name, cfg in out.items():
-        if name in excluded or (isinstance(allowed, list) and name not in allowed):
+        if name in excluded or (allowed is not None and name not in allowed):
             cfg.enabled = False
     return out
 
