@@ -43,7 +43,8 @@ from ..types import (
     Tool,
 )
 from ..wire import protocol as P
-from .core import ClientCore, Target
+from .core import ClientCore
+from .targets import Target
 from .modern import Subscription
 from .schema import validate
 

@@ -20,10 +20,8 @@ from typing import (
     Dict,
     Iterable,
     List,
-    Literal,
     Mapping,
     Optional,
-    Sequence,
     Set,
     Tuple,
     Type,
@@ -51,7 +49,7 @@ from ..transports.base import Transport
 from ..types import Implementation, Root, ServerNotification, Tool
 from ..wire import jsonrpc
 from ..wire import protocol as P
-from . import registry
+from . import registry, reopen
 from .answers import answer_server_request, as_root
 from .handlers import (
     ElicitationHandler,
@@ -69,16 +67,15 @@ if TYPE_CHECKING:
     from .policy import ApprovalHandler
     from .retry import Retry
 from .controls import build_pipeline
+from .options import REMOTE_OPTIONS
+from .reopen import AfterFork
+from .targets import Target, cache_key, target_name, transport_candidates
 
 __all__ = ["ClientCore"]
 
 logger = logging.getLogger(__name__)
 
-#: What a client connects to: a command list (stdio), an ``http(s)://`` URL, or a Transport.
-Target = Union[Sequence[str], str, Transport]
 _C = TypeVar("_C", bound="ClientCore")
-#: What a client opened before ``os.fork()`` does in the child: open again there on first use, or raise.
-AfterFork = Literal["reopen", "error"]
 _MRTR_METHODS = ("tools/call", "prompts/get", "resources/read")
 MAX_INPUT_ROUNDS = 10
 
@@ -212,49 +209,14 @@ class ClientCore:
             max_message_size=max_message_size,
             shutdown_timeout=shutdown_timeout,
         )
-        given = dict(
-            headers=headers,
-            bearer_token=bearer_token,
-            auth=auth,
-            transport=transport,
-            verify=verify,
-            cert=cert,
-            proxies=proxies,
-            trust_env=trust_env,
-            read_timeout=read_timeout,
-            pool_maxsize=pool_maxsize,
-            engine=engine,
-            get_stream=get_stream,
-            max_stream_retries=max_stream_retries,
-            reconnect=reconnect,
-            max_reconnect_attempts=max_reconnect_attempts,
-            max_retry_delay=max_retry_delay,
-        )
-        remote_options: Dict[str, Any] = {k: v for k, v in given.items() if v is not None}
+        given = locals()  # the remote options given (None: the transport's default), by their parameter names
+        remote_options: Dict[str, Any] = {k: given[k] for k in REMOTE_OPTIONS if given[k] is not None}
         self._remote_options = remote_options
         if after_fork not in ("reopen", "error"):
             raise ConfigError("after_fork must be 'reopen' or 'error', not %r" % (after_fork,))
         self.lazy = bool(lazy)
         self.after_fork = after_fork
-        if isinstance(target, Transport):
-            self.name = name or target.name
-        elif isinstance(target, str):
-            if remote_options.get("transport") not in (None, "auto", "http", "sse"):
-                raise ConfigError("transport must be 'auto', 'http' or 'sse'")
-            from urllib.parse import urlsplit
-
-            parts = urlsplit(target)
-            if parts.scheme not in ("http", "https") or not parts.netloc:
-                raise ConfigError("a server URL must be http(s)://host/...; for a command pass a list of strings")
-            self.name = name or parts.hostname or "server"
-        elif isinstance(target, (list, tuple)) and target and all(isinstance(c, str) for c in target):
-            if remote_options:
-                raise ConfigError(
-                    "option(s) for remote servers given for a stdio server: %s" % ", ".join(sorted(remote_options))
-                )
-            self.name = name or os.path.basename(target[0]) or "server"
-        else:
-            raise ConfigError("target must be a command list, an http(s) URL or a Transport")
+        self.name = target_name(target, name, remote_options)
         self.notifications = NotificationQueue()
         self._lock = threading.RLock()
         self._open_lock = threading.RLock()  # one open at a time: open(), a lazy first use, a reopen after fork
@@ -299,78 +261,13 @@ class ClientCore:
 
     @property
     def session(self) -> Session:
-        """The current session, opened first when the client allows it.
-
-        A ``lazy`` client opens here on first use, and a client opened before ``os.fork()`` opens again in the
-        child (``after_fork="reopen"``, the default); both block up to ``connect_timeout`` and are single
-        flight: threads racing the first use wait for one open, and share its error when it fails.
-        Raises :class:`~mcpsync.ClientClosed` when the client is not open (and not lazy) or was closed, and
-        :class:`~mcpsync.ForkedClientError` in a forked child with ``after_fork="error"``.
-        """
+        """The current session; a ``lazy`` client opens here, and one opened before ``os.fork()`` opens again in the
+        child (blocks up to ``connect_timeout``; single flight, see :func:`.reopen.open_on_use`). Raises
+        ClientClosed when not open (nor lazy) or closed, ForkedClientError in a child with ``after_fork="error"``."""
         s = self._session
         if s is not None and self._state == "open" and not s.forked:
             return s
-        return self._open_on_use()
-
-    def _open_on_use(self) -> Session:
-        """The slow path of :attr:`session`: open lazily or again after a fork, or raise why not."""
-        s = self._session
-        forked = self._forked_away or (s is not None and s.forked)
-        if forked and s is not None and s.forked and self._state != "closed":
-            self._abandon_after_fork()  # not yet released in this process (normally the fork hook did it)
-        if forked and (self.after_fork == "error" or self._user_closed):
-            raise s.forked_error() if s is not None and s.forked else ClientClosed("client is closed", server=self.name)
-        if not forked and not (self.lazy and not self._user_closed):
-            if self._state == "new":
-                raise ClientClosed(
-                    "client is not open: call open() or use it in a with block first (or pass lazy=True)",
-                    server=self.name,
-                )
-            raise ClientClosed("client is still opening" if self._state == "opening" else "client is closed",
-                               server=self.name)
-        attempt = self._open_attempts
-        with self._open_lock:
-            s = self._session
-            if s is not None and self._state == "open" and not s.forked:
-                return s  # another thread opened it meanwhile
-            if self._user_closed:
-                raise ClientClosed("client is closed", server=self.name)
-            failed = self._open_error
-            if attempt != self._open_attempts and failed is not None:
-                raise failed  # the open this caller waited for failed: one attempt per wave of callers
-            if forked:
-                logger.info("[%s] was opened in another process; opening it again in process %d", self.name,
-                            os.getpid())
-            self._prepare_reopen()
-            self._open_attempts += 1
-            try:
-                self.open()
-            except BaseException as exc:
-                self._open_error = exc
-                raise
-            self._open_error = None
-            self._forked_away = False
-            s = self._session
-        if s is None or self._state != "open":  # closed concurrently, right after opening
-            raise ClientClosed("client is closed", server=self.name)
-        return s
-
-    def _prepare_reopen(self) -> None:
-        """Back to "new" after a failed lazy open or in a forked child: fresh per-connection state."""
-        if self._state == "new":
-            return
-        self._state = "new"
-        self._session = None
-        self.era = self.protocol_version = None
-        self.server_info = Implementation()
-        self.server_capabilities = {}
-        self.instructions = None
-        self.transport_kind = None
-        self.notifications = NotificationQueue()
-        self._keepalive_stop = threading.Event()
-        self._keepalive_thread = None
-        self._validation_listed = False
-        self._modern = ModernFeatures(self)
+        return reopen.open_on_use(self)
 
     @property
     def transport(self) -> Transport:
@@ -385,36 +282,13 @@ class ClientCore:
         return list(getattr(transport, "stderr_tail", [])) if transport is not None else []
 
     def _cache_key(self) -> Any:
-        t = self._target
-        if isinstance(t, str):
-            from urllib.parse import urlsplit
-
-            p = urlsplit(t)
-            return ("url", p.scheme, p.netloc.lower(), p.path)
-        if isinstance(t, Transport):
-            return ("transport", t.describe())
-        return ("cmd", tuple(t), self._stdio_options.get("cwd"))
+        return cache_key(self._target, self._stdio_options.get("cwd"))
 
     def _transport_candidates(
         self, connect_timeout: Optional[float] = None
     ) -> List[Tuple[str, Callable[[], Transport]]]:
-        t = self._target
-        if isinstance(t, Transport):
-            return [(t.kind, lambda: t)]
-        if isinstance(t, str):
-            from ..transports.select import candidates
-
-            return candidates(
-                t,
-                name=self.name,
-                connect_timeout=self.connect_timeout if connect_timeout is None else connect_timeout,
-                max_message_size=self._stdio_options["max_message_size"],
-                **self._remote_options,
-            )
-        from ..transports.stdio import StdioTransport
-
-        opts = self._stdio_options
-        return [("stdio", lambda: StdioTransport(t, name=self.name, **opts))]  # type: ignore[arg-type]
+        timeout = self.connect_timeout if connect_timeout is None else connect_timeout
+        return transport_candidates(self._target, self.name, timeout, self._stdio_options, self._remote_options)
 
     def open(self: _C) -> _C:
         """Start the transport and negotiate the protocol. Blocks up to ``connect_timeout`` in all.
@@ -593,23 +467,8 @@ class ClientCore:
         registry.untrack(self)
 
     def _abandon_after_fork(self) -> None:
-        """In a forked child: closed at once, without locks, I/O or signals (the server is the parent's).
-
-        Runs in the ``os.register_at_fork`` hook for every open (or lazy) client. Unless the client was closed
-        or ``after_fork="error"``, its next use opens it again in this process (:meth:`_open_on_use`)."""
-        self._lock = threading.RLock()  # another thread may have held the parent's at fork time
-        self._open_lock = threading.RLock()
-        state = self._state
-        if state == "new":
-            return  # nothing of the parent's to release
-        self._forked_away = self._forked_away or state in ("open", "opening")
-        self._state = "closed"
-        s = self._session
-        if s is not None:
-            s.abandon_after_fork()
-        self.notifications.reset_after_fork()
-        self._modern.close(after_fork=True)  # listen streams end: iterating one in the child never blocks
-        registry.untrack(self)
+        """In a forked child: closed at once, without I/O or signals (see :func:`.reopen.abandon_after_fork`)."""
+        reopen.abandon_after_fork(self)
 
     def __enter__(self: _C) -> _C:
         if self._state == "new":

@@ -12,7 +12,27 @@ from typing import Any, Dict, FrozenSet, Mapping, Optional
 
 from ..errors import ConfigError
 
-__all__ = ["check_keywords", "keyword_names", "unknown_option_error"]
+__all__ = ["REMOTE_OPTIONS", "check_keywords", "keyword_names", "unknown_option_error"]
+
+#: The keyword arguments of :class:`mcpsync.Client` for remote servers (HTTP / SSE) only, in signature order.
+REMOTE_OPTIONS = (
+    "headers",
+    "bearer_token",
+    "auth",
+    "transport",
+    "verify",
+    "cert",
+    "proxies",
+    "trust_env",
+    "read_timeout",
+    "pool_maxsize",
+    "engine",
+    "get_stream",
+    "max_stream_retries",
+    "reconnect",
+    "max_reconnect_attempts",
+    "max_retry_delay",
+)
 
 _NAMES: Dict[type, Optional[FrozenSet[str]]] = {}
 _CO_VARKEYWORDS = 0x08  # the code flag of a function taking **kwargs
