@@ -40,6 +40,9 @@ USES: Dict[str, Callable[[mcpsync.Client], Any]] = {
     "request": lambda c: c.request("tools/list"),
     "notify": lambda c: c.notify("notifications/roots/list_changed"),
     "listen": lambda c: c.listen(tools=True),
+    "start_task": lambda c: mcpsync.start_task(c, "slow", {"seconds": 0.01}),
+    "resume_task": lambda c: mcpsync.resume_task(c, "t1"),
+    "transport": lambda c: c.transport,
 }
 
 
@@ -75,7 +78,9 @@ def test_a_lazy_client_opens_on_its_first_use(era: str) -> None:
         c.call_tool("echo", {"message": "after close"})  # closed by the user: never reopened
 
 
-@pytest.mark.parametrize("first", ["call_tool", "list_tools", "read_resource", "list_skills", "request"])
+@pytest.mark.parametrize(
+    "first", ["call_tool", "list_tools", "read_resource", "list_skills", "request", "start_task", "transport"]
+)
 def test_every_kind_of_first_use_opens_a_lazy_client(first: str) -> None:
     with mcpsync.Client(server_cmd(), lazy=True) as c:  # `with` opens too; here: first use decides
         pass

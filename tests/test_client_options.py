@@ -5,14 +5,17 @@ when the client falls back, and are refused for the other kind."""
 
 from __future__ import annotations
 
+import keyword
 from typing import Any, Dict
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import mcpsync
 from mcpsync import ConfigError, Manager
 
-from .conftest import server_cmd
+from .conftest import fuzz_examples, server_cmd
 from .httpserver import MCPTestServer
 
 
@@ -75,3 +78,18 @@ def test_an_option_of_the_other_transport_is_refused_when_one_is_forced() -> Non
         mcpsync.connect("http://127.0.0.1:9/mcp", transport="http", reconnect=False)
     with pytest.raises(ConfigError, match="get_stream apply to the Streamable HTTP transport only"):
         mcpsync.connect("http://127.0.0.1:9/sse", transport="sse", get_stream=False)
+
+
+@settings(max_examples=fuzz_examples(300, 60), deadline=None)
+@given(st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,30}", fullmatch=True))
+def test_any_unknown_keyword_is_a_config_error_never_a_type_error(name: str) -> None:
+    """Options from a dict (a configuration file's ``options``, ``connect(**settings)``): whatever the key,
+    an unknown one is a ConfigError naming it; a known one is never refused by name."""
+    from mcpsync.client.options import keyword_names
+
+    known = keyword_names(mcpsync.Client) or frozenset()
+    if name in known or keyword.iskeyword(name):
+        return
+    with pytest.raises(ConfigError) as info:
+        mcpsync.Client("http://127.0.0.1:9/mcp", **{name: 1})
+    assert repr(name) in str(info.value)

@@ -184,3 +184,15 @@ def test_a_client_with_a_header_and_an_oauth_hook_sends_the_header(tmp_path: Any
         headers = {"Authorization": "Bearer " + TOKEN}
         with mcpsync.connect(srv.url, headers=headers, auth=oauth.auth("remote"), timeout=30) as c:
             assert c.call_tool("echo", {"message": "kept"}).text == "kept"
+
+
+def test_oauth_on_by_default_sends_nothing_oauth_to_a_server_that_never_asks(
+    tmp_path: Any, oauth_options: Dict[str, Any]
+) -> None:
+    """OAuth starts only when the server asks: an open server sees no discovery and no Authorization."""
+    with MCPTestServer() as srv:
+        with Manager(_load(tmp_path, _remote_entry("claude", srv.url)), oauth_options=oauth_options) as mgr:
+            assert mgr.config("remote").oauth_enabled
+            assert mgr.call_tool("echo", {"message": "open"}, server="remote").text == "open"
+        assert not [r for r in srv.records() if "well-known" in r.path]
+        assert all("authorization" not in r.headers for r in srv.records())
