@@ -374,3 +374,13 @@ def test_a_lazy_client_never_used_before_the_fork_opens_in_each_process() -> Non
         assert c.call_tool("echo", {"message": "parent"}).text == "parent"
     finally:
         c.close()
+
+
+def test_a_client_built_on_a_transport_object_cannot_reopen_and_says_so() -> None:
+    """A Transport given as the target is the parent's (already started): in the child it is an error."""
+    from mcpsync.transports.stdio import StdioTransport
+
+    with mcpsync.connect(StdioTransport(server_cmd())) as c:
+        report = in_child(lambda: {"call": _try(lambda: c.call_tool("echo", {"message": "x"}))})
+        assert report["call"]["type"] == "ForkedClientError", report
+        assert c.call_tool("echo", {"message": "parent"}).text == "parent"

@@ -126,7 +126,7 @@ class Client(ClientCore):
         after_fork: a client opened before ``os.fork()`` (gunicorn ``--preload``, Celery prefork,
             multiprocessing "fork") is, in the child, ``"reopen"``: opened again there on first use (a new
             server process or connection; the parent's is left alone), or ``"error"``: every use raises
-            :class:`~mcpsync.ForkedClientError`.
+            :class:`~mcpsync.ForkedClientError` (always so for a client made on a Transport object).
 
     Callbacks run on the client's dispatch thread, never on a reader thread; a
     callback may call the client, including ``close()``.

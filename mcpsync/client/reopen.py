@@ -19,6 +19,7 @@ from typing import Any, Dict, Literal, Optional, Protocol
 from .._dispatch import NotificationQueue
 from ..errors import ClientClosed
 from ..session import Session
+from ..transports.base import Transport
 from ..types import Implementation
 from . import registry
 from .host import ClientHost
@@ -44,6 +45,7 @@ class Reopenable(ClientHost, Protocol):
     instructions: Optional[str]
     transport_kind: Optional[str]
     notifications: NotificationQueue
+    _target: Any
     _session: Optional[Session]
     _state: str
     _lock: Any
@@ -74,7 +76,8 @@ def open_on_use(client: Reopenable) -> Session:
     forked = client._forked_away or (s is not None and s.forked)
     if forked and s is not None and s.forked and client._state != "closed":
         abandon_after_fork(client)  # not yet released in this process (normally the fork hook did it)
-    if forked and (client.after_fork == "error" or client._user_closed):
+    # a Transport object given as the target was the parent's and cannot be started again: the error, not a reopen
+    if forked and (client.after_fork == "error" or client._user_closed or isinstance(client._target, Transport)):
         if s is not None and s.forked:
             raise s.forked_error()
         raise ClientClosed("client is closed", server=client.name)
