@@ -165,9 +165,11 @@ class ClientClosed(MCPError):
 class ForkedClientError(ClientClosed):
     """A client (or its session) made in one process was used in a child forked from it.
 
-    Its threads and connection belong to the parent: in the child it is closed, never hangs.
-    Open clients after forking (gunicorn ``post_fork``, Celery ``worker_process_init``, inside the
-    multiprocessing worker), or use a :class:`~mcpsync.Manager`, which reopens its servers in the child.
+    Its threads and connection belong to the parent: in the child it is closed, never hangs. Raised in the
+    child for a call that was in flight at fork time, and for every use of a client made with
+    ``after_fork="error"`` (by default a client opens again in the child on first use). Open clients after
+    forking (gunicorn ``post_fork``, Celery ``worker_process_init``, inside the multiprocessing worker), or
+    let them reopen, or use a :class:`~mcpsync.Manager`, which reopens its servers in the child.
 
     Attributes:
         parent_pid: the process that opened the client.

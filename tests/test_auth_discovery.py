@@ -181,7 +181,8 @@ def test_legacy_default_endpoints_login(srv, manager):
     manager.authenticate("srv")
     assert manager.get_auth_status("srv") == "authenticated"
     posts = srv.paths("POST")
-    assert posts == ["/register", "/token"]
+    # no metadata anywhere: the server was asked for its challenge once (it may name metadata only there)
+    assert posts == ["/mcp", "/register", "/token"]
 
 
 def test_protocol_version_header_on_discovery(srv, make_manager):

@@ -36,7 +36,8 @@ def test_claude_desktop_format(tmp_path):
     assert files.kind == "stdio" and remote.kind == "remote"
     assert remote.url == "https://mcp.example.com/mcp"
     assert remote.headers == {"Authorization": "Bearer s3cret"}
-    assert remote.transport == "auto" and remote.oauth_enabled
+    # a static Authorization header is the credential: always sent, OAuth never starts (issue 19 item 1)
+    assert remote.transport == "auto" and remote.static_credential and not remote.oauth_enabled
     assert cfg["windsurf"].url == "https://h/sse" and cfg["windsurf"].transport == "sse"
     assert cfg["off"].enabled is False and cfg["off"].timeout == 12
 

@@ -53,6 +53,16 @@ KEYS = st.sampled_from(
         "allowed_tools",
         "clientId",
         "scope",
+        # Gemini CLI and Claude Code (issue 19 item 10)
+        "httpUrl",
+        "trust",
+        "authProviderType",
+        "extensionName",
+        "bearerToken",
+        "scopes",
+        "mcpServers",
+        "allowed",
+        "excluded",
     ]
 )
 SCALARS = (
@@ -75,6 +85,12 @@ DOCUMENT = st.one_of(
     st.builds(lambda s: {"servers": s}, SERVERS | JSON),
     st.builds(lambda s: {"mcp": {"servers": s}}, SERVERS | JSON),
     st.builds(lambda s, e: {"mcp": s, "experimental": e}, SERVERS | JSON, JSON),
+    # Gemini CLI settings.json: its own entry keys and the mcp.allowed / mcp.excluded block
+    st.builds(lambda s, m: {"mcpServers": s, "mcp": m}, SERVERS | JSON, st.dictionaries(KEYS, JSON, max_size=3)),
+    st.builds(lambda s, t: {"mcpServers": {"g": dict(s, httpUrl=t)}}, ENTRY, JSON),
+    # Claude Code ~/.claude.json: user servers and per-project servers ("/" is an ancestor of every directory)
+    st.builds(lambda s, p: {"mcpServers": s, "projects": {"/": p}}, SERVERS | JSON, JSON),
+    st.builds(lambda s, p: {"projects": {"/": {"mcpServers": p}, "/x": s}}, JSON, SERVERS | JSON),
     SERVERS,
     st.dictionaries(st.text(max_size=8), JSON, max_size=4),
 )

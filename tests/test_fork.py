@@ -1,11 +1,12 @@
-"""Issue 9 defect 9: a client made before ``os.fork()`` never hangs in the child.
+"""Issue 9 defect 9 and issue 19 item 6: a client made before ``os.fork()`` never hangs in the child.
 
-In the child every use raises :class:`mcpsync.ForkedClientError` (a ClientClosed) at once, naming the
-fix (open clients after forking); ``close()`` there releases the child's copies of the pipes and never
-touches the parent's server; the parent's client keeps working. A :class:`~mcpsync.Manager` reopens
-its servers in the child on next use. Tested with a raw ``os.fork()`` and with multiprocessing's
-"fork" context, including a fork taken while another thread is blocked inside a call (held there by
-an Event, not a sleep).
+By default (``after_fork="reopen"``) the child's first use opens the client again in the child (a new
+server process or HTTP connection of its own); the parent's connection and server are untouched. With
+``after_fork="error"`` every use raises :class:`mcpsync.ForkedClientError` (a ClientClosed) at once, naming
+the fix (open clients after forking). Either way ``close()`` in the child releases only the child's copies
+of pipes and sockets. A :class:`~mcpsync.Manager` reopens its servers in the child on next use. Tested with
+a raw ``os.fork()`` and with multiprocessing's "fork" context, including a fork taken while another thread
+is blocked inside a call (held there by an Event, not a sleep).
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ def _try(fn: Callable[[], Any]) -> Dict[str, Any]:
 
 
 def test_raw_fork_raises_forked_client_error_and_parent_keeps_working(era: str) -> None:
-    with mcpsync.connect(server_cmd("--era", era)) as c:
+    with mcpsync.connect(server_cmd("--era", era), after_fork="error") as c:
         server_pid = c.call_tool("pid").text
         parent = os.getpid()
 
@@ -115,7 +116,8 @@ def test_raw_fork_raises_forked_client_error_and_parent_keeps_working(era: str) 
 
 
 def test_fork_while_a_call_is_in_flight() -> None:
-    """A thread is held inside a call (the server is sending progress) at the moment of the fork."""
+    """A thread is held inside a call (the server is sending progress) at the moment of the fork: in the child
+    that call fails at once (its answer goes to the parent), and a new call opens the client again there."""
     with mcpsync.connect(server_cmd()) as c:
         in_call = threading.Event()
         release = threading.Event()
@@ -130,29 +132,29 @@ def test_fork_while_a_call_is_in_flight() -> None:
             report = in_child(
                 lambda: {
                     "result": _try(lambda: handle.result()),
-                    "new": _try(lambda: c.call_tool("echo", {"message": "x"})),
+                    "new": _try(lambda: c.call_tool("echo", {"message": "x"}).text),
+                    "closed": _try(c.close),
                 }
             )
         finally:
             release.set()
         assert report["result"]["type"] == "ForkedClientError"
-        assert report["new"]["type"] == "ForkedClientError"
+        assert report["new"] == {"value": repr("x")}, report
         assert not handle.result().is_error  # the parent's call completes normally
 
 
 def _mp_child(client: Any, conn: Any) -> None:
-    conn.send(
-        {
-            "call": _try(lambda: client.call_tool("echo", {"message": "x"})),
-            "connected": client.connected,
-        }
-    )
+    report = {"connected": client.connected, "call": _try(lambda: client.call_tool("echo", {"message": "x"}).text)}
+    report["connected_after"] = client.connected
+    client.close()
+    conn.send(report)
     conn.close()
 
 
-def test_multiprocessing_fork_context_holding_the_parents_client() -> None:
+@pytest.mark.parametrize("after_fork", ["reopen", "error"])
+def test_multiprocessing_fork_context_holding_the_parents_client(after_fork: str) -> None:
     ctx = multiprocessing.get_context("fork")
-    with mcpsync.connect(server_cmd()) as c:
+    with mcpsync.connect(server_cmd(), after_fork=after_fork) as c:
         c.ping()
         parent_end, child_end = ctx.Pipe(duplex=False)
         p = ctx.Process(target=_mp_child, args=(c, child_end))
@@ -165,8 +167,11 @@ def test_multiprocessing_fork_context_holding_the_parents_client() -> None:
             parent_end.close()
             child_end.close()
         assert p.exitcode == 0
-        assert report["call"]["type"] == "ForkedClientError"
         assert report["connected"] is False
+        if after_fork == "error":
+            assert report["call"]["type"] == "ForkedClientError"
+        else:
+            assert report["call"] == {"value": repr("x")} and report["connected_after"] is True
         assert c.call_tool("echo", {"message": "ok"}).text == "ok"
 
 
@@ -223,7 +228,7 @@ if sys.platform.startswith("linux"):
 
 
 def test_listen_stream_and_notification_queue_end_in_the_child() -> None:
-    with mcpsync.connect(server_cmd("--era", "modern")) as c:
+    with mcpsync.connect(server_cmd("--era", "modern"), after_fork="error") as c:
         sub = c.listen(tools=True)
         assert sub.wait_acknowledged(BOUND)
 
@@ -265,7 +270,7 @@ def test_http_client_in_a_forked_child_closes_only_its_copies_of_the_sockets(eng
     if not os.path.exists("/proc/self/net/tcp"):
         pytest.skip("needs Linux's /proc to count sockets")
     with MCPTestServer(era="legacy") as srv:
-        with mcpsync.connect(srv.url, transport="http", timeout=20, engine=engine) as c:
+        with mcpsync.connect(srv.url, transport="http", timeout=20, engine=engine, after_fork="error") as c:
             assert c.call_tool("echo", {"message": "a"}).text == "a"
             before = sockets_to(srv.port)
             assert before >= 1
@@ -282,3 +287,100 @@ def test_http_client_in_a_forked_child_closes_only_its_copies_of_the_sockets(eng
             assert c.call_tool("echo", {"message": "still here"}).text == "still here"
             assert sockets_to(srv.port) >= 1
             assert len(srv.records("DELETE")) == 0  # the child never ended the parent's session
+
+
+# ---------------------------------------------------------------------------- issue 19 item 6: reopen in the child
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_a_stdio_client_opened_before_the_fork_reopens_in_the_child(era: str) -> None:
+    """The gunicorn --preload shape: a module-level client opened in the master, used in a worker."""
+    with mcpsync.connect(server_cmd("--era", era)) as c:
+        parent_server = c.call_tool("pid").text
+
+        def child() -> Dict[str, Any]:
+            out: Dict[str, Any] = {"connected_before": c.connected}
+            out["pid"] = c.call_tool("pid").text  # opens again, in this process: a server of the child's own
+            out["echo"] = c.call_tool("echo", {"message": "from the child"}).text
+            out["tools"] = len(c.list_tools())
+            out["era"] = c.era
+            out["connected"] = c.connected
+            c.close()  # stops the child's own server only
+            out["after_close"] = _try(c.ping)
+            return out
+
+        report = in_child(child)
+        assert report["connected_before"] is False and report["connected"] is True
+        assert report["echo"] == "from the child" and report["tools"] > 3 and report["era"] == era
+        assert report["pid"] != parent_server
+        assert report["after_close"]["type"] == "ClientClosed"  # closed in the child: never reopened again
+        assert c.call_tool("pid").text == parent_server  # the parent's connection and server are untouched
+        assert c.call_tool("echo", {"message": "parent"}).text == "parent"
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_an_http_client_opened_before_the_fork_reopens_in_the_child(era: str) -> None:
+    from .httpserver import MCPTestServer
+
+    with MCPTestServer(era=era) as srv:
+        with mcpsync.connect(srv.url, timeout=30) as c:
+            assert c.call_tool("echo", {"message": "a"}).text == "a"
+            sessions_before = len(srv.records("DELETE"))
+
+            def child() -> Dict[str, Any]:
+                out = {"echo": c.call_tool("echo", {"message": "child"}).text, "era": c.era}
+                c.close()
+                return out
+
+            report = in_child(child)
+            assert report == {"echo": "child", "era": era}
+            assert c.call_tool("echo", {"message": "still here"}).text == "still here"
+            if era == "legacy":  # the child ended its own session only (one DELETE), never the parent's
+                assert len(srv.records("DELETE")) == sessions_before + 1
+
+
+def test_threads_racing_the_first_use_in_the_child_reopen_once() -> None:
+    """Eight threads of the child race their first call (held at a barrier): one open, one new server."""
+    with mcpsync.connect(server_cmd()) as c:
+        parent_server = c.call_tool("pid").text
+
+        def child() -> Dict[str, Any]:
+            barrier = threading.Barrier(8)
+            pids: Dict[int, str] = {}
+
+            def use(i: int) -> None:
+                barrier.wait(BOUND)
+                pids[i] = c.call_tool("pid").text
+
+            threads = [threading.Thread(target=use, args=(i,)) for i in range(8)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(BOUND)
+            opened = c._open_attempts  # noqa: SLF001 - the number of opens this process ran
+            c.close()
+            return {"pids": sorted(set(pids.values())), "calls": len(pids), "opens": opened}
+
+        report = in_child(child)
+        assert report["calls"] == 8 and report["opens"] == 1, report
+        assert len(report["pids"]) == 1 and report["pids"][0] != parent_server
+
+
+def test_a_lazy_client_never_used_before_the_fork_opens_in_each_process() -> None:
+    c = mcpsync.Client(server_cmd(), lazy=True)
+    try:
+        report = in_child(lambda: {"echo": c.call_tool("echo", {"message": "child"}).text, "closed": _try(c.close)})
+        assert report["echo"] == "child"
+        assert c.call_tool("echo", {"message": "parent"}).text == "parent"
+    finally:
+        c.close()
+
+
+def test_a_client_built_on_a_transport_object_cannot_reopen_and_says_so() -> None:
+    """A Transport given as the target is the parent's (already started): in the child it is an error."""
+    from mcpsync.transports.stdio import StdioTransport
+
+    with mcpsync.connect(StdioTransport(server_cmd())) as c:
+        report = in_child(lambda: {"call": _try(lambda: c.call_tool("echo", {"message": "x"}))})
+        assert report["call"]["type"] == "ForkedClientError", report
+        assert c.call_tool("echo", {"message": "parent"}).text == "parent"

@@ -98,7 +98,7 @@ def test_user_program_is_strict_clean_and_reveals_precise_types(tmp_path: pathli
     for number, want in expected.items():
         got = revealed.get(number, "<nothing revealed>")
         ok = got.startswith(want[:-3]) if want.endswith("...") else got == want
-        if not ok or "Any" in got.replace("dict[str, Any]", "").replace("**remote_options: Any", ""):
+        if not ok or "Any" in got.replace("dict[str, Any]", ""):
             wrong.append("line %d: want %s, got %s" % (number, want, got))
     assert not wrong, "\n".join(wrong)
 
@@ -112,9 +112,21 @@ def test_a_type_error_in_user_code_is_reported(tmp_path: pathlib.Path) -> None:
         "client.list_tools()[0].nme\n"  # typo on a result
         "mgr = mcpsync.Manager({})\n"
         "mgr.on('status_changed', lambda server: None)\n"  # the listener gets (server, status)
+        "mcpsync.Client('https://h/mcp', bearer='t')\n"  # issue 19 item 9: remote options are typed
+        "mcpsync.connect('https://h/mcp', timout=3)\n"
+        "mcpsync.Client('https://h/mcp', header={'X': 'y'})\n"
+        "mcpsync.Client('https://h/mcp', transport='websocket')\n"
+        "mcpsync.Client('https://h/mcp', read_timeout='slow')\n"
+        "mcpsync.Client(['srv'], after_fork='ignore')\n"
     )
     code, output = _run_mypy(tmp_path, bad)
     assert code == 1, output
+    assert 'bad.py:7: error: Unexpected keyword argument "bearer" for "Client"' in output, output
+    assert 'bad.py:8: error: Unexpected keyword argument "timout" for "connect"' in output, output
+    assert 'bad.py:9: error: Unexpected keyword argument "header" for "Client"' in output, output
+    assert 'bad.py:10: error: Argument "transport" to "Client"' in output, output
+    assert 'bad.py:11: error: Argument "read_timeout" to "Client"' in output, output
+    assert 'bad.py:12: error: Argument "after_fork" to "Client"' in output, output
     assert 'bad.py:2: error: Argument "timeout" to "connect"' in output, output
     assert "bad.py:3: error: Incompatible types in assignment" in output, output
     assert 'bad.py:4: error: "Tool" has no attribute "nme"' in output, output

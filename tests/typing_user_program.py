@@ -101,6 +101,12 @@ def main(command: Optional[List[str]] = None) -> Dict[str, str]:
         except queue.Empty:
             seen["notification"] = ""
 
+    lazy = Client(cmd, lazy=True, timeout=30)  # a module-level client in a web app: opens on first use
+    try:
+        seen["lazy"] = lazy.call_tool("echo", {"message": "lazily"}).text
+    finally:
+        lazy.close()
+
     manager = Manager({"mcpServers": {"example": {"command": cmd[0], "args": cmd[1:]}}})
     changes: List[str] = []
 
@@ -128,6 +134,20 @@ if TYPE_CHECKING:  # never runs: what a type checker sees at the main entry poin
     reveal_type(mcpsync.connect(EXAMPLE_SERVER))  # revealed: Client
     reveal_type(c.__enter__())  # revealed: Client
     reveal_type(c.open())  # revealed: Client
+    remote = Client(
+        "https://mcp.example.com/mcp",
+        headers={"X-Api-Key": "k"},
+        bearer_token="t",
+        transport="http",
+        verify="system",
+        read_timeout=30.0,
+        engine="stdlib",
+        get_stream=False,
+        lazy=True,
+        after_fork="reopen",
+    )
+    reveal_type(remote)  # revealed: Client
+    reveal_type(remote.after_fork)  # revealed: Literal['reopen'] | Literal['error']
     reveal_type(c.call_tool("echo"))  # revealed: CallToolResult
     reveal_type(c.call_tool_async("echo"))  # revealed: RequestHandle[CallToolResult]
     reveal_type(c.call_tool_async("echo").result())  # revealed: CallToolResult

@@ -288,6 +288,15 @@ class OAuthManager(RefreshMethods):
         self.remember_challenge(name, challenge or {})
         return bool(challenge)
 
+    def _probe_for_metadata(self, name: str) -> bool:
+        """No 401 was seen yet (``authenticate()``, ``start_auth()``, a non-interactive grant before any request)
+        and the well-known locations named no protected-resource metadata: ask the server for its challenge, as
+        a refused client would (the spec lets a server name its metadata only there). True when the challenge
+        names metadata. One bounded POST, the same path ``mcpsync auth login`` takes."""
+        self.probe_challenge(name, timeout=min(self.http_timeout, 10.0))
+        with self._lock:
+            return bool((self._challenges.get(name) or {}).get("resource_metadata"))
+
     # ------------------------------------------------------------------ tokens
 
     def _usable(self, tokens: Dict[str, Any]) -> bool:
@@ -337,7 +346,16 @@ class OAuthManager(RefreshMethods):
                 challenge = self._challenges.get(name)
         discovery = Discovery(self._http(), protocol_version=self.protocol_version, timeout=self.http_timeout)
         try:
-            prm, meta = discovery.discover(server.url, challenge, preferred_issuer=cfg.authorization_server)
+            try:
+                prm, meta = discovery.discover(server.url, challenge, preferred_issuer=cfg.authorization_server)
+            except AuthError:
+                if challenge or not self._probe_for_metadata(name):
+                    raise
+                prm = None  # retried below with the challenge
+            if prm is None and not challenge and self._probe_for_metadata(name):
+                with self._lock:
+                    challenge = self._challenges.get(name)
+                prm, meta = discovery.discover(server.url, challenge, preferred_issuer=cfg.authorization_server)
         except AuthError as exc:
             raise exc.with_context(server=name)
         resource = prm.resource if prm is not None and prm.resource else canonical_resource(server.url)

@@ -81,6 +81,9 @@ class OAuthAuth(AuthBase):
     __hash__ = None  # type: ignore[assignment]
 
     def __call__(self, request: Any) -> Any:
+        if "Authorization" in request.headers:
+            # a credential the user wrote (headers=...) is always sent as is; OAuth is for requests without one
+            return request
         token = self.manager.get_access_token(self.name, interactive=False)
         self._set_token(request, token)
         setattr(request, _STATE_ATTR, _RequestState(token))

@@ -207,7 +207,6 @@ def _login(args: argparse.Namespace, out: TextIO, stdin: TextIO, err: TextIO) ->
         manager.add_server(args.name, settings["url"], settings["oauth"])
         err.write("Redirect URI: %s\n" % manager.redirect_uri)
         err.flush()
-        manager.probe_challenge(args.name)  # the server's 401 may be the only place naming its metadata
         try:
             manager.authenticate(args.name, timeout=args.wait)
         finally:

@@ -43,8 +43,9 @@ from ..types import (
     Tool,
 )
 from ..wire import protocol as P
-from .core import ClientCore, Target
+from .core import ClientCore
 from .deferred import InputRequired
+from .targets import Target
 
 #: per-call cache choice for listings and reads: "use" (a fresh cached answer), "refresh" (ask, then cache),
 #: "bypass" (ask, keep nothing)
@@ -122,7 +123,17 @@ class Client(ClientCore):
             or an :class:`~mcpsync.OpenTelemetryTracing` with its own tracer provider.
         cwd, env, inherit_env, stderr, on_stderr, framing, max_message_size,
             shutdown_timeout: stdio options (see :class:`~mcpsync.transports.stdio.StdioTransport`).
-        headers, auth, bearer_token, transport, verify, cert, read_timeout: remote options.
+        headers, bearer_token, auth, transport, verify, cert, proxies, trust_env, read_timeout,
+            pool_maxsize, engine: remote options (see :class:`~mcpsync.transports.options.HTTPOptions`;
+            None: the default). get_stream, max_stream_retries: Streamable HTTP only; reconnect,
+            max_reconnect_attempts: legacy SSE only; max_retry_delay: both. An unknown keyword is a
+            ConfigError naming the nearest option.
+        lazy: open on first use (thread-safe, single flight) instead of at ``open()``/``with``; for
+            module-level clients in web apps. A failed first open is retried by the next use.
+        after_fork: a client opened before ``os.fork()`` (gunicorn ``--preload``, Celery prefork,
+            multiprocessing "fork") is, in the child, ``"reopen"``: opened again there on first use (a new
+            server process or connection; the parent's is left alone), or ``"error"``: every use raises
+            :class:`~mcpsync.ForkedClientError` (always so for a client made on a Transport object).
 
     Callbacks run on the client's dispatch thread, never on a reader thread; a
     callback may call the client, including ``close()``.
@@ -138,6 +149,7 @@ class Client(ClientCore):
 
         In the 2026-07-28 era, which has no ping, this sends ``server/discover``.
         """
+        self.session  # noqa: B018 - the era is known once open (a lazy client opens here)
         if self.era == "modern":
             self._call("server/discover", {}, timeout=timeout)
             return
@@ -153,6 +165,7 @@ class Client(ClientCore):
         progress: Optional[Callable[[ProgressEvent], object]] = None,
     ) -> Any:
         """Send any request and return its raw result dict (the escape hatch for new methods)."""
+        self.session  # noqa: B018 - a lazy client opens here, before the era decides the envelope
         return self._call(method, params, timeout=timeout, max_total_timeout=max_total_timeout, progress=progress)
 
     def notify(self, method: str, params: Optional[Dict[str, Any]] = None) -> None:
@@ -711,6 +724,7 @@ class Client(ClientCore):
         """
         if level not in P.LOG_LEVELS:
             raise ConfigError("level must be one of %s" % ", ".join(P.LOG_LEVELS))
+        self.session  # noqa: B018 - not open: ClientClosed (a lazy client opens here)
         self.log_level = level
         if self.era == "modern":
             return
@@ -756,6 +770,7 @@ class Client(ClientCore):
         ``resource_uris`` for ``notifications/resources/updated`` of those URIs; ``on_event``
         gets each event on the dispatch thread (or iterate the subscription).
         """
+        self.session  # noqa: B018 - a lazy client opens here
         if self.era != "modern":
             raise NotAvailableInEra(
                 "subscriptions/listen exists only in the 2026-07-28 era (this server speaks %s)"

@@ -13,7 +13,21 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, TypeVar, Union
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    List,
+    Mapping,
+    Optional,
+    Set,
+    Tuple,
+    Type,
+    TypeVar,
+    Union,
+)
 
 from ..__version__ import __version__
 from .._dispatch import NotificationQueue
@@ -35,7 +49,7 @@ from ..transports.base import Transport
 from ..types import Implementation, Root, ServerNotification, Tool
 from ..wire import jsonrpc
 from ..wire import protocol as P
-from . import registry
+from . import registry, reopen
 from .answers import answer_server_request, as_root
 from .handlers import (
     ElicitationHandler,
@@ -48,19 +62,21 @@ from .deferred import InputDeferral, ParkedInputs
 from .tasks import TaskHandle, wait_task_result
 
 if TYPE_CHECKING:
+    from ..transports.options import AuthHook, EngineName, TransportKind, VerifyType
     from .interceptors import Interceptor
     from .warm import WarmCache, WarmStart
     from .pipeline import Pipeline, TracingOption
     from .policy import ApprovalHandler
     from .retry import Retry
 from .controls import build_pipeline
+from .options import REMOTE_OPTIONS
+from .reopen import AfterFork
+from .targets import Target, cache_key, target_name, transport_candidates
 
 __all__ = ["ClientCore"]
 
 logger = logging.getLogger(__name__)
 
-#: What a client connects to: a command list (stdio), an ``http(s)://`` URL, or a Transport.
-Target = Union[Sequence[str], str, Transport]
 _C = TypeVar("_C", bound="ClientCore")
 _MRTR_METHODS = ("tools/call", "prompts/get", "resources/read")
 MAX_INPUT_ROUNDS = 10
@@ -68,6 +84,15 @@ MAX_INPUT_ROUNDS = 10
 
 class ClientCore:
     """Lifecycle, negotiation and plumbing shared by every client method. See :class:`mcpsync.Client`."""
+
+    def __new__(cls: "Type[_C]", *args: Any, **kwargs: Any) -> _C:
+        # type checkers check calls against __init__; at run time an unknown keyword is a ConfigError
+        # naming the nearest option (Python's own TypeError would not say which was meant)
+        if kwargs:
+            from .options import check_keywords
+
+            check_keywords(cls, kwargs)
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -119,8 +144,26 @@ class ClientCore:
         framing: str = "newline",
         max_message_size: int = 64 * 1024 * 1024,
         shutdown_timeout: float = 2.0,
-        # remote (HTTP / SSE): passed to the remote transport factory
-        **remote_options: Any,
+        # remote (HTTP / SSE; None: the transport's default): see mcpsync.transports.options.HTTPOptions
+        headers: Optional[Mapping[str, str]] = None,
+        bearer_token: Optional[str] = None,
+        auth: Optional["AuthHook"] = None,
+        transport: Optional["TransportKind"] = None,
+        verify: Optional["VerifyType"] = None,
+        cert: Union[None, str, Tuple[str, str]] = None,
+        proxies: Optional[Mapping[str, str]] = None,
+        trust_env: Optional[bool] = None,
+        read_timeout: Optional[float] = None,
+        pool_maxsize: Optional[int] = None,
+        engine: Optional["EngineName"] = None,
+        get_stream: Optional[bool] = None,
+        max_stream_retries: Optional[int] = None,
+        reconnect: Optional[bool] = None,
+        max_reconnect_attempts: Optional[int] = None,
+        max_retry_delay: Optional[float] = None,
+        # lifecycle
+        lazy: bool = False,
+        after_fork: "AfterFork" = "reopen",
     ) -> None:
         if protocol not in ("auto", "modern", "legacy") and not P.era_of(protocol):
             raise ConfigError(
@@ -179,30 +222,25 @@ class ClientCore:
             max_message_size=max_message_size,
             shutdown_timeout=shutdown_timeout,
         )
+        given = locals()  # the remote options given (None: the transport's default), by their parameter names
+        remote_options: Dict[str, Any] = {k: given[k] for k in REMOTE_OPTIONS if given[k] is not None}
         self._remote_options = remote_options
-        if isinstance(target, Transport):
-            self.name = name or target.name
-        elif isinstance(target, str):
-            if remote_options.get("transport") not in (None, "auto", "http", "sse"):
-                raise ConfigError("transport must be 'auto', 'http' or 'sse'")
-            from urllib.parse import urlsplit
-
-            parts = urlsplit(target)
-            if parts.scheme not in ("http", "https") or not parts.netloc:
-                raise ConfigError("a server URL must be http(s)://host/...; for a command pass a list of strings")
-            self.name = name or parts.hostname or "server"
-        elif isinstance(target, (list, tuple)) and target and all(isinstance(c, str) for c in target):
-            if remote_options:
-                raise ConfigError("unknown option(s) for a stdio server: %s" % ", ".join(sorted(remote_options)))
-            self.name = name or os.path.basename(target[0]) or "server"
-        else:
-            raise ConfigError("target must be a command list, an http(s) URL or a Transport")
+        if after_fork not in ("reopen", "error"):
+            raise ConfigError("after_fork must be 'reopen' or 'error', not %r" % (after_fork,))
+        self.lazy = bool(lazy)
+        self.after_fork = after_fork
+        self.name = target_name(target, name, remote_options)
         self.notifications = NotificationQueue()
         #: ``defer_input`` per call and, in the handshake era, the parked questions (mcpsync.client.deferred)
         self._deferral = InputDeferral(self)
         #: handshake era with ``defer_input``: the server's questions waiting for :meth:`resume`
         self.pending_input: ParkedInputs = self._deferral.parked
         self._lock = threading.RLock()
+        self._open_lock = threading.RLock()  # one open at a time: open(), a lazy first use, a reopen after fork
+        self._user_closed = False  # close() was called: never opened again
+        self._forked_away = False  # opened in a parent process; this (forked) process has no connection yet
+        self._open_attempts = 0
+        self._open_error: Optional[BaseException] = None
         self._state = "new"
         self._session: Optional[Session] = None
         self.era: Optional[str] = None
@@ -222,6 +260,8 @@ class ClientCore:
         self._task_only: Set[str] = set()  # tools whose execution.taskSupport is "required"
         self._tools_lock = threading.Lock()
         self._modern = ModernFeatures(self)
+        if self.lazy:
+            registry.track(self)  # a fork while a first use is opening it must not inherit a held lock
 
     # lifecycle -----------------------------------------------------------------
 
@@ -238,13 +278,13 @@ class ClientCore:
 
     @property
     def session(self) -> Session:
-        """The current session (raises ClientClosed when there is none, ForkedClientError in a forked child)."""
+        """The current session; a ``lazy`` client opens here, and one opened before ``os.fork()`` opens again in the
+        child (blocks up to ``connect_timeout``; single flight, see :func:`.reopen.open_on_use`). Raises
+        ClientClosed when not open (nor lazy) or closed, ForkedClientError in a child with ``after_fork="error"``."""
         s = self._session
-        if s is not None and s.forked:
-            raise s.forked_error()
-        if s is None or self._state != "open":
-            raise ClientClosed("client is not open" if self._state == "new" else "client is closed", server=self.name)
-        return s
+        if s is not None and self._state == "open" and not s.forked:
+            return s
+        return reopen.open_on_use(self)
 
     @property
     def dropped_callbacks(self) -> int:
@@ -278,39 +318,18 @@ class ClientCore:
         return list(getattr(transport, "stderr_tail", [])) if transport is not None else []
 
     def _cache_key(self) -> Any:
-        t = self._target
-        if isinstance(t, str):
-            from urllib.parse import urlsplit
-
-            p = urlsplit(t)
-            return ("url", p.scheme, p.netloc.lower(), p.path)
-        if isinstance(t, Transport):
-            return ("transport", t.describe())
-        return ("cmd", tuple(t), self._stdio_options.get("cwd"))
+        return cache_key(self._target, self._stdio_options.get("cwd"))
 
     def _transport_candidates(
         self, connect_timeout: Optional[float] = None
     ) -> List[Tuple[str, Callable[[], Transport]]]:
-        t = self._target
-        if isinstance(t, Transport):
-            return [(t.kind, lambda: t)]
-        if isinstance(t, str):
-            from ..transports.select import candidates
-
-            return candidates(
-                t,
-                name=self.name,
-                connect_timeout=self.connect_timeout if connect_timeout is None else connect_timeout,
-                max_message_size=self._stdio_options["max_message_size"],
-                **self._remote_options,
-            )
-        from ..transports.stdio import StdioTransport
-
-        opts = self._stdio_options
-        return [("stdio", lambda: StdioTransport(t, name=self.name, **opts))]  # type: ignore[arg-type]
+        timeout = self.connect_timeout if connect_timeout is None else connect_timeout
+        return transport_candidates(self._target, self.name, timeout, self._stdio_options, self._remote_options)
 
     def open(self: _C) -> _C:
         """Start the transport and negotiate the protocol. Blocks up to ``connect_timeout`` in all.
+
+        Thread-safe: a lazy first use in another thread waits for this open instead of starting its own.
 
         ``connect_timeout`` is one deadline for the whole open: starting the transport, the
         ``server/discover`` probe (its ``probe_timeout`` is clipped to what is left), a fallback to
@@ -322,10 +341,15 @@ class ClientCore:
             UnsupportedProtocolVersion: no common protocol version.
             ClientClosed: the client was already opened or closed.
         """
+        with self._open_lock:
+            return self._open_now()
+
+    def _open_now(self: _C) -> _C:
         with self._lock:
             if self._state != "new":
                 raise ClientClosed("a client can be opened only once", server=self.name)
             self._state = "opening"
+        registry.track(self)  # from now on: a fork in the middle of the open is handled in the child
         errors: List[Tuple[str, BaseException]] = []
         deadline = Deadline(self.connect_timeout)
         warm = self._warm
@@ -387,6 +411,8 @@ class ClientCore:
                 with self._lock:
                     self._state = "closed"
                 self.notifications.close()
+                if not self.lazy:
+                    registry.untrack(self)
                 if len(errors) > 1 and isinstance(exc, MCPError):
                     detail = "; ".join("%s: %s" % (lbl, e) for lbl, e in errors)
                     message = "could not connect to %s (%s)" % (self.name, detail)
@@ -406,7 +432,6 @@ class ClientCore:
                     self._session.close()
                 raise ClientClosed("client closed while opening", server=self.name)
             self._state = "open"
-        registry.track(self)
         if self.keepalive and self.era == "legacy":
             self._keepalive_thread = spawn("mcpsync-keepalive:%s" % self.name, self._keepalive_loop)
         if warm is not None:
@@ -490,12 +515,14 @@ class ClientCore:
         are discarded: once it returns no user callback runs (one already running is waited for,
         up to 2 s).
         """
+        self._user_closed = True
         s = self._session
         if s is not None and s.forked:
             self._abandon_after_fork()
             return
         with self._lock:
             if self._state == "closed":
+                registry.untrack(self)
                 return
             self._state = "closed"
             session = self._session
@@ -512,15 +539,8 @@ class ClientCore:
         registry.untrack(self)
 
     def _abandon_after_fork(self) -> None:
-        """In a forked child: closed at once, without locks, I/O or signals (the server is the parent's)."""
-        self._lock = threading.RLock()  # another thread may have held the parent's at fork time
-        self._state = "closed"
-        s = self._session
-        if s is not None:
-            s.abandon_after_fork()
-        self.notifications.reset_after_fork()
-        self._modern.close(after_fork=True)  # listen streams end: iterating one in the child never blocks
-        registry.untrack(self)
+        """In a forked child: closed at once, without I/O or signals (see :func:`.reopen.abandon_after_fork`)."""
+        reopen.abandon_after_fork(self)
 
     def __enter__(self: _C) -> _C:
         if self._state == "new":
@@ -612,7 +632,10 @@ class ClientCore:
         return params
 
     def require_capability(self, capability: str, method: str, sub: Optional[str] = None) -> None:
-        """Raise CapabilityError (before anything is sent) when the server did not declare ``capability``."""
+        """Raise CapabilityError (before anything is sent) when the server did not declare ``capability``.
+
+        A client that is not open raises :class:`~mcpsync.ClientClosed` instead (a lazy one opens first)."""
+        self.session  # noqa: B018 - opens a lazy client / reopens in a forked child, or raises ClientClosed
         caps = self.server_capabilities
         if capability not in caps:
             raise CapabilityError(

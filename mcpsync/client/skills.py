@@ -192,6 +192,7 @@ class LoadedSkill:
 
 
 def _require(client: "ClientCore", method: str) -> None:
+    client.session  # noqa: B018 - not open: ClientClosed (a lazy client opens here), never a CapabilityError
     ext = client.server_capabilities.get("extensions")
     if not (isinstance(ext, dict) and isinstance(ext.get(EXTENSION), dict)):
         raise CapabilityError(

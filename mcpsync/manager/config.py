@@ -13,7 +13,17 @@ A configuration is a mapping ``server name -> ServerConfig``. It can be built
   - **Claude Desktop / Cursor / Claude Code / Windsurf** (``mcpServers``): ``{"command", "args", "env"}``
     or ``{"url" | "serverUrl", "headers", "type"}``; ``disabled: true`` and ``timeout`` (seconds) are honoured,
     and so are tool lists: ``disabledTools`` / ``excludeTools`` (hidden and refused) and ``allowedTools`` /
-    ``includeTools`` (only these), names or glob patterns (Gemini CLI's ``includeTools``/``excludeTools``).
+    ``includeTools`` (only these), names or glob patterns. mcpsync's own ``oauth`` (``false`` turns OAuth off)
+    and ``bearer_token`` / ``bearerToken`` are accepted too. Claude Code's ``~/.claude.json`` adds per-project
+    servers (``projects[<path>].mcpServers``): those of the project containing the current directory (or
+    ``project=``) are merged over the top-level (user) ones, as Claude Code does.
+  - **Gemini CLI** (``~/.gemini/settings.json``, ``.gemini/settings.json``; recognized by the path, by
+    ``httpUrl``/``trust``/``authProviderType`` entries, or by a Gemini ``mcp`` block): ``mcpServers`` with
+    ``command`` + ``args``/``env``/``cwd``, ``httpUrl`` (Streamable HTTP) or ``url`` (legacy SSE) + ``headers``,
+    ``timeout`` in **milliseconds** (a tool call's timeout; default 600 000 as in Gemini CLI), ``includeTools``
+    / ``excludeTools``, ``oauth`` (``enabled: false`` turns it off; ``clientId``, ``clientSecret``, ``scopes``);
+    ``trust`` and ``description`` are accepted and ignored; ``$VAR`` works besides ``${VAR}``. The top-level
+    ``mcp.allowed`` / ``mcp.excluded`` server lists mark the other servers disabled.
   - **VS Code** (``.vscode/mcp.json`` ``servers``, or ``settings.json`` ``mcp.servers``): like
     ``mcpServers`` plus ``type: stdio|http|sse``, ``envFile``, ``${workspaceFolder}``, ``${userHome}``.
   - **native** (a plain ``{name: entry}`` mapping): the keys of :class:`ServerConfig` (timeouts in
@@ -45,7 +55,14 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
 from ..errors import ConfigError
-from .config_schema import FOREIGN_KNOWN, REMOTE_TYPES as _REMOTE_TYPES, STDIO_TYPES as _STDIO_TYPES, validate_document
+from .config_formats import claude_projects, from_gemini, is_gemini, project_key
+from .config_schema import (
+    FOREIGN_KNOWN,
+    GEMINI_KNOWN,
+    REMOTE_TYPES as _REMOTE_TYPES,
+    STDIO_TYPES as _STDIO_TYPES,
+    validate_document,
+)
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
@@ -96,10 +113,13 @@ class ServerConfig:
         url: for a remote server, its URL.
         headers: extra HTTP headers for a remote server (values are never logged).
         transport: remote transport: ``auto`` (Streamable HTTP, falling back to legacy SSE), ``http``, ``sse``.
-        oauth: remote servers only: True (use OAuth when the server asks for it), False (never),
-            or a dict of :class:`mcpsync.auth.OAuthConfig` settings (``client_id``, ``client_secret``,
-            ``scope``, ``grant``...; camelCase accepted).
-        bearer_token: a static token sent as ``Authorization: Bearer`` (never logged).
+        oauth: remote servers only: True (use OAuth when the server asks for it with a 401 challenge),
+            False (never), or a dict of :class:`mcpsync.auth.OAuthConfig` settings (``client_id``,
+            ``client_secret``, ``scope``, ``grant``...; camelCase accepted). In every file format
+            ``"oauth": false`` turns it off. A static credential (``bearer_token`` or an ``Authorization``
+            header) is always sent and OAuth never starts for that server.
+        bearer_token: a static token sent as ``Authorization: Bearer`` (never logged). In files:
+            ``bearer_token`` or ``bearerToken``.
         enabled: False marks the server ``disabled``; it is never connected.
         timeout: seconds a tool call may stay idle; reset by progress notifications.
         connect_timeout: seconds connecting may take.
@@ -162,9 +182,16 @@ class ServerConfig:
         return "remote" if self.url else "stdio"
 
     @property
+    def static_credential(self) -> bool:
+        """True when the configuration carries its own credential: a ``bearer_token`` or an ``Authorization``
+        header. It is always sent, and OAuth never starts for this server."""
+        return bool(self.bearer_token) or any(k.lower() == "authorization" for k in self.headers)
+
+    @property
     def oauth_enabled(self) -> bool:
-        """True when this remote server may use OAuth (``oauth`` is not False and no bearer token is set)."""
-        return self.kind == "remote" and self.oauth is not False and not self.bearer_token
+        """True when this remote server may use OAuth when it asks for it (a 401 challenge): ``oauth`` is not
+        False and no static credential (:attr:`static_credential`) was given."""
+        return self.kind == "remote" and self.oauth is not False and not self.static_credential
 
     @property
     def oauth_settings(self) -> Dict[str, Any]:
@@ -213,6 +240,7 @@ class ServerConfig:
 # ---------------------------------------------------------------------------
 
 _VAR = re.compile(r"\$\$|\$\{([^{}]*)\}")
+_VAR_OR_BARE = re.compile(r"\$\$|\$\{([^{}]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")  # Gemini CLI: $VAR too
 _OPENCODE_VAR = re.compile(r"\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -223,9 +251,11 @@ def interpolate(
     *,
     variables: Optional[Mapping[str, str]] = None,
     opencode: bool = False,
+    bare: bool = False,
 ) -> str:
-    """Expand ``${VAR}``, ``${VAR:-default}``, ``${env:VAR}`` (and ``{env:VAR}`` when ``opencode``) in ``value``;
-    ``${secret:SERVER/NAME}`` reads a secret from the credential store (:mod:`mcpsync.auth.secrets`).
+    """Expand ``${VAR}``, ``${VAR:-default}``, ``${env:VAR}`` (and ``{env:VAR}`` when ``opencode``, ``$VAR`` when
+    ``bare``, as Gemini CLI does) in ``value``; ``${secret:SERVER/NAME}`` reads a secret from the credential store
+    (:mod:`mcpsync.auth.secrets`).
 
     ``env`` defaults to ``os.environ``; ``variables`` adds named values such as
     ``workspaceFolder``. Raises :class:`~mcpsync.ConfigError` for an unset
@@ -255,9 +285,11 @@ def interpolate(
     def sub(match: "re.Match[str]") -> str:
         if match.group(0) == "$$":
             return "$"
+        if match.group(1) is None:  # bare $VAR
+            return lookup(match.group(2))
         return lookup(match.group(1))
 
-    out = _VAR.sub(sub, value)
+    out = (_VAR_OR_BARE if bare else _VAR).sub(sub, value)
     if opencode:
         out = _OPENCODE_VAR.sub(lambda m: lookup(m.group(1)), out)
     return out
@@ -268,13 +300,15 @@ def interpolate(
 # ---------------------------------------------------------------------------
 
 
-def _detect_format(data: Mapping[str, Any]) -> str:
+def _detect_format(data: Mapping[str, Any], source: str = "<config>") -> str:
+    if is_gemini(data, source):
+        return "gemini"
     mcp = data.get("mcp")
     if isinstance(mcp, dict):
         if set(mcp) == {"servers"} and isinstance(mcp["servers"], dict):
             return "vscode-settings"
         return "opencode"
-    if "mcpServers" in data:
+    if "mcpServers" in data or claude_projects(data):
         return "mcpServers"
     if isinstance(data.get("servers"), dict) and (
         "inputs" in data or all(isinstance(v, dict) for v in data["servers"].values())
@@ -295,13 +329,13 @@ def _read_env_file(path: str) -> Dict[str, str]:
 
 
 class _Expander:
-    def __init__(self, env: Mapping[str, str], variables: Mapping[str, str], opencode: bool) -> None:
-        self.env, self.variables, self.opencode = env, variables, opencode
+    def __init__(self, env: Mapping[str, str], variables: Mapping[str, str], opencode: bool, bare: bool = False) -> None:
+        self.env, self.variables, self.opencode, self.bare = env, variables, opencode, bare
 
     def __call__(self, value: Any, where: str) -> Any:
         if isinstance(value, str):
             try:
-                return interpolate(value, self.env, variables=self.variables, opencode=self.opencode)
+                return interpolate(value, self.env, variables=self.variables, opencode=self.opencode, bare=self.bare)
             except ConfigError as exc:
                 raise ConfigError("%s: %s" % (where, exc.message)) from None
         if isinstance(value, list):
@@ -341,8 +375,9 @@ def _native_fields(name: str, entry: Mapping[str, Any], expand: _Expander, where
             if isinstance(oauth, dict):
                 oauth = _oauth_settings(expand(dict(oauth), where + ".oauth"))
             out["oauth"] = oauth
-        if entry.get("bearer_token"):
-            out["bearer_token"] = expand(entry["bearer_token"], where + ".bearer_token")
+        for key in ("bearer_token", "bearerToken"):
+            if entry.get(key):
+                out["bearer_token"] = expand(entry[key], where + "." + key)
     else:
         command = entry.get("command")
         command = [command] if isinstance(command, str) else list(command or [])
@@ -405,10 +440,17 @@ def _entry(
     base_dir: Optional[Path],
     call_timeout: Optional[float],
 ) -> ServerConfig:
-    expand = _Expander(env, variables, opencode=(fmt == "opencode"))
+    expand = _Expander(env, variables, opencode=(fmt == "opencode"), bare=(fmt == "gemini"))
+    if fmt == "gemini":
+        unknown = sorted(set(entry) - GEMINI_KNOWN)
+        if unknown:
+            log.warning("%s: ignoring unknown keys %s", where, ", ".join(unknown))
+        entry = from_gemini(entry, where)
     _check_type(entry, where)
     try:
-        if fmt == "opencode":
+        if fmt == "gemini":
+            fields = _native_fields(name, entry, expand, where)
+        elif fmt == "opencode":
             fields = _native_fields(name, entry, expand, where)
             fields.pop("timeout", None)
             if "timeout" in entry:
@@ -455,12 +497,14 @@ def parse_config(
     env: Optional[Mapping[str, str]] = None,
     base_dir: Optional[Union[str, Path]] = None,
     validate: bool = True,
+    project: Optional[Union[str, Path]] = None,
 ) -> Dict[str, ServerConfig]:
     """Read a configuration from a dict (any supported format) or an iterable of :class:`ServerConfig`.
 
     A mapping's values may also be :class:`ServerConfig` objects. ``env``
     (default ``os.environ``) is used for interpolation; ``base_dir`` resolves
-    relative ``cwd`` and ``envFile`` paths. Raises :class:`~mcpsync.ConfigError`
+    relative ``cwd`` and ``envFile`` paths; ``project`` (default: the current directory) picks the
+    per-project servers of Claude Code's ``~/.claude.json``. Raises :class:`~mcpsync.ConfigError`
     for a structurally invalid configuration (message: source, key path, what was expected).
     """
     env = os.environ if env is None else env
@@ -478,7 +522,7 @@ def parse_config(
         return out
     if data and all(isinstance(v, ServerConfig) for v in data.values()):
         return {k: v if v.name == k else _rename(v, k) for k, v in data.items()}
-    fmt = _detect_format(data)
+    fmt = _detect_format(data, source)
     if fmt == "native":
         plain = {k: v for k, v in data.items() if not isinstance(v, ServerConfig)}
         if validate:
@@ -497,6 +541,8 @@ def parse_config(
         validate_document(data, fmt, source)
     variables: Dict[str, str] = {"userHome": str(Path.home())}
     if base is not None:
+        if base.name == ".gemini":  # Gemini CLI: a relative cwd is the project's, not the settings folder's
+            base = base.parent
         variables["workspaceFolder"] = str(base.parent if base.name == ".vscode" else base)
     call_timeout = None
     if fmt == "opencode":
@@ -507,12 +553,62 @@ def parse_config(
         entries, prefix = data["mcp"]["servers"], "mcp.servers"
     elif fmt == "vscode":
         entries, prefix = data["servers"], "servers"
+    elif fmt == "gemini":
+        return _gemini_servers(data, source, env, variables, base)
     else:
-        entries, prefix = data.get("mcpServers") or {}, "mcpServers"
+        out = {
+            name: _entry(name, entry, fmt, "%s: mcpServers.%s" % (source, name), env, variables, base, None)
+            for name, entry in (data.get("mcpServers") or {}).items()
+        }
+        out.update(_claude_project_servers(data, source, env, variables, base, project, validate))
+        return out
     return {
         name: _entry(name, entry, fmt, "%s: %s.%s" % (source, prefix, name), env, variables, base, call_timeout)
         for name, entry in entries.items()
     }
+
+
+def _claude_project_servers(
+    data: Mapping[str, Any],
+    source: str,
+    env: Mapping[str, str],
+    variables: Mapping[str, str],
+    base: Optional[Path],
+    project: Optional[Union[str, Path]],
+    validate: bool,
+) -> Dict[str, ServerConfig]:
+    """Claude Code's local-scope servers (``projects[<path>].mcpServers`` of ``~/.claude.json``) for ``project``;
+    they win over the user-scope servers of the same name, as in Claude Code."""
+    projects = claude_projects(data)
+    key = project_key(projects, project)
+    if key is None:
+        return {}
+    servers = projects[key]["mcpServers"]
+    where = "%s: projects[%s]" % (source, json.dumps(key))
+    if validate:
+        validate_document({"mcpServers": servers}, "mcpServers", where)
+    return {
+        name: _entry(name, entry, "mcpServers", "%s.mcpServers.%s" % (where, name), env, variables, base, None)
+        for name, entry in servers.items()
+    }
+
+
+def _gemini_servers(
+    data: Mapping[str, Any], source: str, env: Mapping[str, str], variables: Mapping[str, str], base: Optional[Path]
+) -> Dict[str, ServerConfig]:
+    """Gemini CLI's ``mcpServers``, with its ``mcp.allowed`` / ``mcp.excluded`` server lists applied."""
+    out = {
+        name: _entry(name, entry, "gemini", "%s: mcpServers.%s" % (source, name), env, variables, base, None)
+        for name, entry in (data.get("mcpServers") or {}).items()
+    }
+    mcp = data.get("mcp")
+    block: Mapping[str, Any] = mcp if isinstance(mcp, dict) else {}
+    allowed: Optional[List[Any]] = block["allowed"] if isinstance(block.get("allowed"), list) else None
+    excluded: List[Any] = block["excluded"] if isinstance(block.get("excluded"), list) else []
+    for name, cfg in out.items():
+        if name in excluded or (allowed is not None and name not in allowed):
+            cfg.enabled = False
+    return out
 
 
 def _rename(cfg: ServerConfig, name: str) -> ServerConfig:
@@ -541,8 +637,12 @@ def _strip_jsonc(text: str) -> str:
     return _TRAILING_COMMA.sub(lambda m: m.group(0) if m.group(0).startswith('"') else m.group(1), text)
 
 
-def load_config(path: Union[str, Path], *, env: Optional[Mapping[str, str]] = None) -> Dict[str, ServerConfig]:
+def load_config(
+    path: Union[str, Path], *, env: Optional[Mapping[str, str]] = None, project: Optional[Union[str, Path]] = None
+) -> Dict[str, ServerConfig]:
     """Read a configuration file (JSON or JSONC, any supported format). Blocks on file I/O only.
+
+    ``project`` (default: the current directory) picks the per-project servers of Claude Code's ``~/.claude.json``.
 
     Raises :class:`~mcpsync.ConfigError` when the file is missing, is not JSON
     (with line and column), or does not validate.
@@ -560,7 +660,7 @@ def load_config(path: Union[str, Path], *, env: Optional[Mapping[str, str]] = No
         raise ConfigError("%s: not valid JSON: %s" % (p, exc)) from None
     if not isinstance(data, dict):
         raise ConfigError("%s: expected a JSON object at the top level" % p)
-    return parse_config(data, source=str(p), env=env, base_dir=p.parent)
+    return parse_config(data, source=str(p), env=env, base_dir=p.parent, project=project)
 
 
 def config_search_paths(
@@ -572,9 +672,10 @@ def config_search_paths(
     """Where the CLI looks for a configuration, in order (existing or not).
 
     ``$MCPSYNC_CONFIG``; then in ``cwd``: ``mcpsync.json``, ``.mcp.json`` (Claude Code),
-    ``opencode.json(c)``, ``.cursor/mcp.json``, ``.vscode/mcp.json``; then per user:
-    ``~/.config/mcpsync/config.json`` (``$XDG_CONFIG_HOME``), ``~/.cursor/mcp.json``,
-    ``~/.config/opencode/opencode.json(c)``, Claude Desktop's ``claude_desktop_config.json``.
+    ``opencode.json(c)``, ``.cursor/mcp.json``, ``.vscode/mcp.json``, ``.gemini/settings.json`` (Gemini CLI);
+    then per user: ``~/.config/mcpsync/config.json`` (``$XDG_CONFIG_HOME``), ``~/.cursor/mcp.json``,
+    ``~/.config/opencode/opencode.json(c)``, Claude Code's ``~/.claude.json``, Gemini CLI's
+    ``~/.gemini/settings.json``, Claude Desktop's ``claude_desktop_config.json``.
     """
     environ = os.environ if environ is None else environ
     cwd_p = Path(cwd) if cwd is not None else Path.cwd()
@@ -593,6 +694,7 @@ def config_search_paths(
             "opencode.jsonc",
             ".cursor/mcp.json",
             ".vscode/mcp.json",
+            ".gemini/settings.json",
         )
     ]
     paths += [
@@ -600,6 +702,8 @@ def config_search_paths(
         home_p / ".cursor" / "mcp.json",
         xdg / "opencode" / "opencode.json",
         xdg / "opencode" / "opencode.jsonc",
+        home_p / ".claude.json",
+        home_p / ".gemini" / "settings.json",
     ]
     if platform == "darwin":
         paths.append(home_p / "Library" / "Application Support" / "Claude" / "claude_desktop_config.json")
@@ -619,9 +723,12 @@ def find_config(
 ) -> Optional[Path]:
     """The first existing file of :func:`config_search_paths` that has MCP servers in it, or None.
 
-    A file named by ``$MCPSYNC_CONFIG`` is returned even when it has none.
+    A file named by ``$MCPSYNC_CONFIG`` is returned even when it has none. The general settings files of
+    Claude Code (``~/.claude.json``) and Gemini CLI (``settings.json``) count only when they name at least one
+    server (for Claude Code: at the top level or for the project containing ``cwd``).
     """
     environ = os.environ if environ is None else environ
+    cwd_p = Path(cwd) if cwd is not None else Path.cwd()
     for i, path in enumerate(config_search_paths(cwd, home, environ, platform)):
         if not path.is_file():
             continue
@@ -632,8 +739,23 @@ def find_config(
         except (OSError, ValueError):
             log.debug("skipping unreadable configuration %s", path)
             continue
-        if isinstance(data, dict) and _detect_format(data) != "native":
+        if not isinstance(data, dict):
+            continue
+        if path.name in (".claude.json", "settings.json"):
+            if _names_servers(data, cwd_p):
+                return path
+            continue
+        if _detect_format(data, str(path)) != "native":
             return path
         if isinstance(data, dict) and path.name == "mcpsync.json":
             return path
     return None
+
+
+def _names_servers(data: Mapping[str, Any], cwd: Path) -> bool:
+    """Whether a general settings file (``~/.claude.json``, Gemini CLI's) names MCP servers for ``cwd``."""
+    if isinstance(data.get("mcpServers"), dict) and data["mcpServers"]:
+        return True
+    projects = claude_projects(data)
+    key = project_key(projects, cwd)
+    return key is not None and bool(projects[key]["mcpServers"])

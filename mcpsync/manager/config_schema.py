@@ -9,7 +9,7 @@ from typing import Any, Dict, Iterable, Tuple
 
 from ..errors import ConfigError
 
-__all__ = ["FOREIGN_KNOWN", "REMOTE_TYPES", "STDIO_TYPES", "validate_document"]
+__all__ = ["FOREIGN_KNOWN", "GEMINI_KNOWN", "REMOTE_TYPES", "STDIO_TYPES", "validate_document"]
 
 JSON = Dict[str, Any]
 #: The ``type`` values of a stdio server, and of a remote one.
@@ -100,6 +100,9 @@ _FOREIGN_ENTRY = {
         "url": {"type": "string", "pattern": "^https?://"},
         "serverUrl": {"type": "string", "pattern": "^https?://"},
         "headers": _STR_MAP,
+        "oauth": {"type": ["boolean", "object"]},  # mcpsync's own: false turns OAuth off, or OAuthConfig settings
+        "bearer_token": {"type": "string"},
+        "bearerToken": {"type": "string"},
         "disabled": {"type": "boolean"},
         "timeout": _POSITIVE,
         "allowedTools": _STR_LIST,
@@ -124,7 +127,53 @@ _FOREIGN_KNOWN = set(_FOREIGN_ENTRY["properties"]) | {
 }
 
 
+_GEMINI_ENTRY = {
+    "type": "object",
+    "properties": {
+        "type": {"enum": ["stdio", "http", "sse", "streamable-http", "streamable_http"]},
+        "command": {"type": "string", "minLength": 1},
+        "args": _STR_LIST,
+        "env": _STR_MAP,
+        "cwd": {"type": "string"},
+        "url": {"type": "string", "pattern": "^https?://"},
+        "httpUrl": {"type": "string", "pattern": "^https?://"},
+        "headers": _STR_MAP,
+        "timeout": _POSITIVE,  # milliseconds
+        "trust": {"type": "boolean"},
+        "description": {"type": "string"},
+        "includeTools": _STR_LIST,
+        "excludeTools": _STR_LIST,
+        "extensionName": {"type": "string"},
+        "authProviderType": {"type": "string"},
+        "oauth": {
+            "type": "object",
+            "properties": {
+                "enabled": {"type": "boolean"},
+                "clientId": {"type": "string"},
+                "clientSecret": {"type": "string"},
+                "scopes": _STR_LIST,
+            },
+        },
+    },
+    "if": {"anyOf": [{"required": ["url"]}, {"required": ["httpUrl"]}]},
+    "then": {"not": {"required": ["command"]}},
+    "else": {"required": ["command"]},
+}
+_GEMINI_KNOWN = set(_GEMINI_ENTRY["properties"]) | {"targetAudience", "targetServiceAccount"}
+
+
 def _document_schema(fmt: str) -> JSON:
+    if fmt == "gemini":
+        return {
+            "type": "object",
+            "properties": {
+                "mcpServers": {"type": "object", "additionalProperties": _GEMINI_ENTRY},
+                "mcp": {
+                    "type": "object",
+                    "properties": {"allowed": _STR_LIST, "excluded": _STR_LIST, "serverCommand": {"type": "string"}},
+                },
+            },
+        }
     if fmt == "opencode":
         return {
             "type": "object",
@@ -225,3 +274,4 @@ def validate_document(data: Any, fmt: str, source: str) -> None:
 
 
 FOREIGN_KNOWN = _FOREIGN_KNOWN
+GEMINI_KNOWN = _GEMINI_KNOWN

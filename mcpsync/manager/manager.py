@@ -347,7 +347,7 @@ class Manager(ToolMethods, ListingMethods, OAuthMethods):
         so that a server whose authorization server offers no way to get a client id reports
         needs_client_registration rather than needs_auth."""
         auth = exc if isinstance(exc, AuthRequired) else getattr(exc, "__cause__", None)
-        if not isinstance(auth, AuthRequired) or cfg.kind != "remote" or cfg.oauth is False:
+        if not isinstance(auth, AuthRequired) or not cfg.oauth_enabled:  # a static credential: no OAuth
             return exc
         try:
             self._oauth_for(cfg.name).ensure_client(

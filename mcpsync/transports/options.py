@@ -3,17 +3,37 @@
 from __future__ import annotations
 
 import ssl
-from typing import Any, Dict, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, Literal, Mapping, Optional, Protocol, Tuple, Union
 
 from ..__version__ import __version__ as _mcpsync_version
 from ..errors import ConfigError
 
-__all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "HTTPOptions", "USER_AGENT", "split_options"]
+__all__ = [
+    "AuthHook",
+    "DEFAULT_MAX_MESSAGE_SIZE",
+    "EngineName",
+    "HTTPOptions",
+    "TransportKind",
+    "USER_AGENT",
+    "VerifyType",
+    "split_options",
+]
 
 DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
 USER_AGENT = "mcpsync/%s" % _mcpsync_version
 
 VerifyType = Union[bool, str, ssl.SSLContext]
+#: The remote transports a client may use: ``auto`` (Streamable HTTP, falling back to legacy SSE), ``http``, ``sse``.
+TransportKind = Literal["auto", "http", "sse"]
+#: The HTTP engines (see :class:`HTTPOptions`).
+EngineName = Literal["auto", "stdlib", "requests"]
+
+
+class AuthHook(Protocol):
+    """What ``auth=`` takes: a ``requests.auth.AuthBase`` (such as ``OAuthManager.auth(name)``), or any callable
+    that takes the prepared request, sets its headers and returns it."""
+
+    def __call__(self, request: Any, /) -> Any: ...
 
 
 class HTTPOptions:

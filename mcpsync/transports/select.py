@@ -7,13 +7,22 @@ transport of its kind is built.
 
 from __future__ import annotations
 
-from typing import Any, Callable, List, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
 from ..errors import ConfigError
 from .base import Transport
 from .remote import check_url, remembered
 
 __all__ = ["candidates", "make_transport", "transport_chain"]
+
+
+#: Options only one remote transport takes; with ``transport="auto"`` each is passed to its own kind only.
+_ONLY_FOR = {"http": ("get_stream", "max_stream_retries"), "sse": ("reconnect", "max_reconnect_attempts")}
+
+
+def _for_kind(kind: str, options: Dict[str, Any]) -> Dict[str, Any]:
+    other = {k for other_kind, names in _ONLY_FOR.items() if other_kind != kind for k in names}
+    return {k: v for k, v in options.items() if k not in other}
 
 
 def make_transport(kind: str, url: str, **options: Any) -> Transport:
@@ -40,6 +49,12 @@ def transport_chain(url: str, transport: str = "auto", **options: Any) -> List[T
     check_url(url)
     if transport in ("http", "sse"):
         kinds = [transport]
+        wrong = sorted(k for other, names in _ONLY_FOR.items() if other != transport for k in names if k in options)
+        if wrong:
+            raise ConfigError(
+                "option(s) %s apply to the %s transport only, not to transport=%r"
+                % (", ".join(wrong), "legacy SSE" if transport == "http" else "Streamable HTTP", transport)
+            )
     elif transport == "auto":
         kinds = ["http", "sse"]
         if remembered(url) == "sse":
@@ -48,7 +63,7 @@ def transport_chain(url: str, transport: str = "auto", **options: Any) -> List[T
         raise ConfigError("transport must be 'auto', 'http' or 'sse', not %r" % (transport,))
 
     def factory(kind: str) -> Callable[[], Transport]:
-        return lambda: make_transport(kind, url, **options)
+        return lambda: make_transport(kind, url, **_for_kind(kind, options))
 
     return [(k, factory(k)) for k in kinds]
 
