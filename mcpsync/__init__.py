@@ -27,6 +27,9 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers (at run time each l
         OAuthManager as OAuthManager,
         RedisCredentialStore as RedisCredentialStore,
     )
+    from .client.app_page import (
+        AppResource as AppResource,
+    )
     from .client.client import (
         Client as Client,
         connect as connect,
@@ -167,6 +170,7 @@ _LAZY = {
     "SkillResource": "client.skills",
     "SkillFile": "client.skills",
     "LoadedSkill": "client.skills",
+    "AppResource": "client.app_page",
     "start_task": "client.tasks",
     "resume_task": "client.tasks",
     **{name: "types" for name in _TYPE_NAMES},
