@@ -27,6 +27,10 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers (at run time each l
         OAuthManager as OAuthManager,
         RedisCredentialStore as RedisCredentialStore,
     )
+    from .apps.bridge import (
+        AppBridge as AppBridge,
+        HostCallbacks as HostCallbacks,
+    )
     from .client.app_page import (
         AppResource as AppResource,
     )
@@ -171,6 +175,8 @@ _LAZY = {
     "SkillFile": "client.skills",
     "LoadedSkill": "client.skills",
     "AppResource": "client.app_page",
+    "AppBridge": "apps.bridge",
+    "HostCallbacks": "apps.bridge",
     "start_task": "client.tasks",
     "resume_task": "client.tasks",
     **{name: "types" for name in _TYPE_NAMES},
