@@ -31,6 +31,9 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers (at run time each l
         AppBridge as AppBridge,
         HostCallbacks as HostCallbacks,
     )
+    from .apps.web import (
+        AppWebHost as AppWebHost,
+    )
     from .client.app_page import (
         AppResource as AppResource,
     )
@@ -177,6 +180,7 @@ _LAZY = {
     "AppResource": "client.app_page",
     "AppBridge": "apps.bridge",
     "HostCallbacks": "apps.bridge",
+    "AppWebHost": "apps.web",
     "start_task": "client.tasks",
     "resume_task": "client.tasks",
     **{name: "types" for name in _TYPE_NAMES},

@@ -9,13 +9,16 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from .bridge import APPS_PROTOCOL_VERSION, AppBridge, HostCallbacks
+    from .web import AppSession, AppWebHost
 
-__all__ = ["APPS_PROTOCOL_VERSION", "AppBridge", "HostCallbacks"]
+__all__ = ["APPS_PROTOCOL_VERSION", "AppBridge", "AppSession", "AppWebHost", "HostCallbacks"]
 
 _LAZY = {
     "APPS_PROTOCOL_VERSION": "bridge",
     "AppBridge": "bridge",
     "HostCallbacks": "bridge",
+    "AppSession": "web",
+    "AppWebHost": "web",
 }
 
 

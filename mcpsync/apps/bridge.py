@@ -214,6 +214,11 @@ class AppBridge:
     # ------------------------------------------------------------------ state
 
     @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._closed
+
+    @property
     def initialized(self) -> bool:
         """Whether the View sent ``ui/notifications/initialized`` (Host -> View traffic flows from then on)."""
         return self._initialized.is_set()
