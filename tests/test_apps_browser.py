@@ -212,3 +212,36 @@ def test_official_basic_vanillajs_app_in_chromium(site: Site, browser: Chromium)
         assert wait_for(lambda: len(seen.sizes) > 0, 60)  # the SDK's autoResize
         _screenshot(browser, "apps-basic-vanillajs.png")
         session.close(teardown_timeout=10)
+
+
+def test_flask_example_in_chromium(browser: Chromium) -> None:
+    pytest.importorskip("flask")
+    from .test_examples import load
+
+    server = make_server("127.0.0.1", 0, lambda e, s: [], server_class=_Threaded, handler_class=_Quiet)
+    port = server.server_port
+    app = load("apps_flask").create_app(
+        host_origin="http://127.0.0.1:%d" % port, sandbox_origin="http://localhost:%d" % port
+    )
+    server.set_app(app)
+    thread = threading.Thread(target=server.serve_forever, name="test-apps-flask", daemon=True)
+    thread.start()
+    activity = app.extensions["mcp_apps_activity"]
+
+    def checks() -> Dict[str, bool]:
+        logs = [a["data"].get("data") for a in list(activity) if a["kind"] == "log"]
+        return {d["check"]: d["ok"] for d in logs if isinstance(d, dict) and "check" in d}
+
+    try:
+        browser.open("http://127.0.0.1:%d/show/show_counter?start=40" % port)
+        assert wait_for(lambda: "done" in checks(), 60), (checks(), list(activity))
+        assert all(checks().values()) and "csp-blocked" not in checks()  # no probe URL given: nothing to block
+        contexts = [a["data"] for a in list(activity) if a["kind"] == "model-context"]
+        assert contexts and contexts[-1]["structuredContent"]["count"] == 41
+        assert any(a["kind"] == "size" for a in list(activity))
+        _screenshot(browser, "apps-flask-example.png")
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
+        app.extensions["mcp_apps_shutdown"]()
