@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from .bridge import APPS_PROTOCOL_VERSION, AppBridge, HostCallbacks
+    from .desktop import DesktopApp
     from .web import AppSession, AppWebHost
 
-__all__ = ["APPS_PROTOCOL_VERSION", "AppBridge", "AppSession", "AppWebHost", "HostCallbacks"]
+__all__ = ["APPS_PROTOCOL_VERSION", "AppBridge", "AppSession", "AppWebHost", "DesktopApp", "HostCallbacks"]
 
 _LAZY = {
     "APPS_PROTOCOL_VERSION": "bridge",
@@ -19,6 +20,7 @@ _LAZY = {
     "HostCallbacks": "bridge",
     "AppSession": "web",
     "AppWebHost": "web",
+    "DesktopApp": "desktop",
 }
 
 
