@@ -90,3 +90,13 @@ def test_manager_tools_for_and_call_from_tool_call_honour_visibility() -> None:
         assert info.value.by == "visibility" and info.value.server == "ex"
         allowed = call("ex_model_only_fact")
         assert "three hearts" in allowed["content"]
+
+
+def test_manager_config_option_declares_apps_per_server() -> None:
+    config = {
+        "on": {"command": server_cmd("--apps"), "options": {"apps": True}},
+        "off": {"command": server_cmd("--apps")},
+    }
+    with Manager(config) as mgr:
+        assert mgr.call_tool("on_app_host_capability").structured_content["apps"] is True
+        assert mgr.call_tool("off_app_host_capability").structured_content["apps"] is False
