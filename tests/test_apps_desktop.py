@@ -71,3 +71,25 @@ def test_desktop_window_runs_the_counter_app() -> None:
     assert out["contexts"][-1]["structuredContent"]["count"] == 8
     assert not any(name.startswith("mcpsync-session") or "reader" in name for name in out["threads"])
     assert out["pumps_left"] == []
+
+
+def test_without_pywebview_the_error_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from mcpsync import Client, ConfigError
+    from mcpsync.apps.desktop import DesktopApp, desktop_document
+
+    from .conftest import server_cmd
+
+    monkeypatch.setitem(sys.modules, "webview", None)  # "import webview" fails
+    with Client(server_cmd("--apps"), apps=True) as client:
+        app = DesktopApp(client, "show_counter")
+        try:
+            with pytest.raises(ConfigError, match="mcpsync\\[desktop\\]"):
+                app.create_window()
+            doc = desktop_document(app.page)
+            assert (
+                'sandbox="allow-scripts allow-forms"' in doc and "</script>" not in doc.split("frame.srcdoc")[1][:200]
+            )
+        finally:
+            app.close()

@@ -22,11 +22,21 @@ import threading
 from typing import Any, Dict, Optional, Union
 
 from .._threads import spawn
+from ..errors import ConfigError
 from ..types import Tool
 from .bridge import AppBridge, HostCallbacks
 from .web_pages import js_value
 
 __all__ = ["DesktopApp", "desktop_document"]
+
+
+def _webview() -> Any:
+    try:
+        import webview
+    except ImportError as exc:
+        raise ConfigError("DesktopApp needs pywebview: pip install 'mcpsync[desktop]'") from exc
+    return webview
+
 
 log = logging.getLogger("mcpsync.apps")
 
@@ -132,8 +142,7 @@ class DesktopApp:
 
     def create_window(self) -> Any:
         """Create the pywebview window (call before ``webview.start()``); returns it."""
-        import webview
-
+        webview = _webview()
         html = desktop_document(self.page, title=self.title, grant_permissions=self.grant_permissions)
         self.window = webview.create_window(
             self.title, html=html, js_api=_Api(self.bridge), width=self.width, height=self.height
@@ -160,8 +169,7 @@ class DesktopApp:
     def run(self, arguments: Optional[Dict[str, Any]] = None, **start_options: Any) -> None:
         """Create the window, run the tool with ``arguments`` (the View gets the input and result), and run
         pywebview's loop: blocks the calling (main) thread until the window closes."""
-        import webview
-
+        webview = _webview()
         self.create_window()
 
         def work() -> None:
