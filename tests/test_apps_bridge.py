@@ -253,3 +253,21 @@ def test_no_message_breaks_the_host(client: Client, batch: List[Any]) -> None:
         assert ok is not None and ok["result"]["structuredContent"] == {"count": 42}
     finally:
         bridge.close()
+
+
+def test_unknown_tool_names_do_not_flood_the_server_with_listings(tmp_path: Any) -> None:
+    import json as _json
+
+    record = tmp_path / "requests.jsonl"
+    with Client(server_cmd("--apps", "--record", str(record)), apps=True) as c:
+        c.list_tools()
+        bridge = AppBridge(c, c.get_tool("show_counter"))
+        init(bridge)
+        for n in range(20):
+            answer = bridge.handle(req(n + 10, "tools/call", {"name": "no_such_tool_%d" % n}))
+            assert answer is not None and answer["error"]["code"] == -32602
+        ok = bridge.handle(req(99, "tools/call", {"name": "counter_increment", "arguments": {"count": 0}}))
+        assert ok is not None and ok["result"]["structuredContent"] == {"count": 1}
+        bridge.close()
+    methods = [_json.loads(line)["method"] for line in record.read_text().splitlines()]
+    assert methods.count("tools/list") == 2  # the client's own listing, and one re-listing for the bridge

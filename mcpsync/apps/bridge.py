@@ -67,6 +67,8 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 HOST_BUSY = -32000
+#: seconds between re-listings of the server's tools for a tools/call naming a tool not (yet) listed
+RELIST_INTERVAL = 10.0
 
 JSON = Dict[str, Any]
 
@@ -206,6 +208,7 @@ class AppBridge:
         self._inbox: "queue.Queue[Optional[JSON]]" = queue.Queue(maxsize=max(1, max_inbox))
         self._worker: Optional[threading.Thread] = None
         self._dropped_warned = 0.0
+        self._last_relist = -RELIST_INTERVAL
         self.app_info: JSON = {}
         self.app_capabilities: JSON = {}
         self.model_context: Optional[JSON] = None
@@ -399,7 +402,9 @@ class AppBridge:
         if not isinstance(arguments, dict):
             raise _Refused(INVALID_PARAMS, "tools/call: arguments must be an object")
         tool = self.client.get_tool(name)
-        if tool is None:
+        now = time.monotonic()
+        if tool is None and now - self._last_relist >= RELIST_INTERVAL:  # a View naming junk cannot flood tools/list
+            self._last_relist = now
             self.client.list_tools(timeout=self.timeout)
             tool = self.client.get_tool(name)
         if tool is None:
