@@ -27,6 +27,16 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers (at run time each l
         OAuthManager as OAuthManager,
         RedisCredentialStore as RedisCredentialStore,
     )
+    from .apps.bridge import (
+        AppBridge as AppBridge,
+        HostCallbacks as HostCallbacks,
+    )
+    from .apps.web import (
+        AppWebHost as AppWebHost,
+    )
+    from .client.app_page import (
+        AppResource as AppResource,
+    )
     from .client.client import (
         Client as Client,
         connect as connect,
@@ -193,6 +203,10 @@ _LAZY = {
     "SkillResource": "client.skills",
     "SkillFile": "client.skills",
     "LoadedSkill": "client.skills",
+    "AppResource": "client.app_page",
+    "AppBridge": "apps.bridge",
+    "HostCallbacks": "apps.bridge",
+    "AppWebHost": "apps.web",
     "start_task": "client.tasks",
     "resume_task": "client.tasks",
     **{name: "types" for name in _TYPE_NAMES},

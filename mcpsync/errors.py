@@ -35,6 +35,7 @@ configuration also a :class:`ValueError`)::
     ├── ToolDenied                             a tool policy or approval handler refused a call (never sent)
     ├── TaskFailed                             a task ended failed or cancelled
     ├── SkillVerificationError                 a skill file failed its digest, size or frontmatter check
+    ├── AppResourceError                       an MCP Apps ui:// page failed its checks (scheme, MIME, size, pin)
     ├── AuthError
     │   ├── AuthRequired                       HTTP 401 (.www_authenticate parameters)
     │   ├── InsufficientScope                  HTTP 403 insufficient_scope
@@ -56,6 +57,7 @@ if TYPE_CHECKING:  # annotations only: importing typing at run time costs ~15 ms
     from typing import Any, Dict, List, Optional, Type
 
 __all__ = [
+    "AppResourceError",
     "AuthError",
     "AuthRequired",
     "CallbackError",
@@ -290,6 +292,23 @@ class SkillVerificationError(MCPError):
         super().__init__(message, **context)
 
 
+class AppResourceError(MCPError):
+    """An MCP Apps page (``ui://`` resource) failed verification; nothing of it was handed out.
+
+    Attributes:
+        uri: the page's URI.
+        reason: ``"scheme"`` (not ``ui://``), ``"mime"`` (not exactly ``text/html;profile=mcp-app``),
+            ``"content"`` (no text, or a blob that is not base64 UTF-8), ``"size"`` (over the cap),
+            ``"origin"`` (not the same server, or contents for another URI), ``"digest"`` (the SHA-256 pin
+            did not match) or ``"link"`` (the tool links no page).
+    """
+
+    def __init__(self, message: str = "", *, uri: str = "", reason: str = "", **context: Any) -> None:
+        self.uri = uri
+        self.reason = reason
+        super().__init__(message, **context)
+
+
 class RequestTimeout(MCPError, TimeoutError):
     """The request's deadline passed. ``notifications/cancelled`` was sent and a late reply is ignored.
 
@@ -380,7 +399,9 @@ class ToolDenied(MCPError):
     Attributes:
         tool: the tool's name.
         reason: why (the policy rule, or the approval handler's reason).
-        by: ``"policy"`` (allow/deny lists) or ``"approval"`` (the approval handler).
+        by: ``"policy"`` (allow/deny lists), ``"approval"`` (the approval handler) or ``"visibility"``
+            (MCP Apps ``_meta.ui.visibility``: an app-only tool called for a model, or a model-only tool
+            called by an App).
     """
 
     def __init__(

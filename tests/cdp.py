@@ -1,27 +1,17 @@
-"""A headless Chromium driven over the DevTools protocol on a pipe (``--remote-debugging-pipe``).
-
-No websocket library: Chromium reads commands from fd 3 and writes answers to fd 4, each a JSON text
-ended by a NUL byte. Enough to load a page, wait for it, run JavaScript in it, and take a screenshot.
-
-    with Chromium.launch(tmp_path) as browser:
-        page = browser.open("http://127.0.0.1:8000/")
-        page.evaluate("document.title")
-        page.screenshot(tmp_path / "page.png")
-
-Needs Debian's ``chromium``; :func:`chromium_path` skips the test when it is missing (fails under CI=true).
-"""
+"""A headless Chromium driven over the DevTools protocol on a pipe (``--remote-debugging-pipe``): no websocket
+library, no driver. Chromium reads commands on fd 3 and writes answers and events on fd 4, each message a JSON
+text ended by a NUL byte. Enough for the browser tests: open a page, wait, screenshot, close."""
 
 from __future__ import annotations
 
 import base64
+import fcntl
 import json
 import os
 import shutil
 import subprocess
 import threading
-import time
-from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Set
 
 import pytest
 
@@ -34,12 +24,13 @@ FLAGS = [
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
-    "--disable-dev-shm-usage",
-    "--window-size=1000,700",
+    "--disable-extensions",
+    "--window-size=900,700",
 ]
 
 
-def chromium_path() -> str:
+def find_chromium() -> str:
+    """Chromium's path; skips the test without it (fails under CI=true)."""
     path = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
     if path is None:
         if os.environ.get("CI", "").lower() == "true":
@@ -48,159 +39,178 @@ def chromium_path() -> str:
     return path
 
 
-class CDPError(RuntimeError):
-    pass
-
-
 class Chromium:
-    """One headless Chromium process and its DevTools pipe. Thread-safe for one caller at a time."""
+    """One headless browser; ``open(url)`` loads a page in its first tab."""
 
-    def __init__(self, proc: subprocess.Popen, to_browser: int, from_browser: int) -> None:  # type: ignore[type-arg]
-        self.proc = proc
-        self._out = os.fdopen(to_browser, "wb", buffering=0)
-        self._in = os.fdopen(from_browser, "rb", buffering=0)
-        self._ids = 0
-        self._lock = threading.Lock()
-        self._buf = b""
-        self.events: List[Dict[str, Any]] = []
-
-    @classmethod
-    def launch(cls, profile_dir: Path) -> "Chromium":
-        cmd_r, cmd_w = os.pipe()  # the browser reads commands (its fd 3)
-        ans_r, ans_w = os.pipe()  # the browser writes answers (its fd 4)
-
-        def wire() -> None:  # in the child, before exec: put the pipe ends at fds 3 and 4
-            os.dup2(cmd_r, 3)
-            os.dup2(ans_w, 4)
-
-        proc = subprocess.Popen(
-            [chromium_path(), *FLAGS, "--remote-debugging-pipe", "--user-data-dir=%s" % profile_dir, "about:blank"],
+    def __init__(self, path: str, profile: str) -> None:
+        low_r, self._to_chrome = os.pipe()
+        self._from_chrome, low_w = os.pipe()
+        # move chromium's ends above 9, so the shell's "3<&N 4>&M" never overwrites one with the other
+        to_chrome_r, from_chrome_w = fcntl.fcntl(low_r, fcntl.F_DUPFD, 10), fcntl.fcntl(low_w, fcntl.F_DUPFD, 10)
+        os.close(low_r)
+        os.close(low_w)
+        cmd = [path] + FLAGS + ["--user-data-dir=%s" % profile, "--remote-debugging-pipe", "about:blank"]
+        # the pipe ends must be fds 3 and 4 in chromium: let bash (which takes fd numbers above 9) put them there
+        shell = 'exec "$@" 3<&%d 4>&%d' % (to_chrome_r, from_chrome_w)
+        self.proc = subprocess.Popen(
+            ["/bin/bash", "-c", shell, "bash"] + cmd,
+            pass_fds=(to_chrome_r, from_chrome_w),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            preexec_fn=wire,  # noqa: PLW1509 - the test process has no threads that matter here
-            close_fds=False,
         )
-        os.close(cmd_r)
-        os.close(ans_w)
-        return cls(proc, cmd_w, ans_r)
+        os.close(to_chrome_r)
+        os.close(from_chrome_w)
+        self._ids = 0
+        self._lock = threading.Lock()
+        self._answers: Dict[int, Dict[str, Any]] = {}
+        self._cond = threading.Condition(self._lock)
+        self.events: List[Dict[str, Any]] = []
+        self._reader = threading.Thread(target=self._read, name="test-cdp-reader", daemon=True)
+        self._reader.start()
+        self.session: Optional[str] = None
+        self._auto_attached: Set[str] = set()
 
-    def _read_message(self, deadline: float) -> Dict[str, Any]:
-        import select
+    def _read(self) -> None:
+        buf = b""
+        while True:
+            try:
+                chunk = os.read(self._from_chrome, 65536)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                with self._cond:
+                    self._cond.notify_all()
+                return
+            buf += chunk
+            while b"\0" in buf:
+                raw, buf = buf.split(b"\0", 1)
+                msg = json.loads(raw.decode("utf-8"))
+                with self._cond:
+                    if "id" in msg:
+                        self._answers[msg["id"]] = msg
+                    else:
+                        self.events.append(msg)
+                    self._cond.notify_all()
 
-        while b"\0" not in self._buf:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise CDPError("no answer from Chromium in time")
-            ready, _, _ = select.select([self._in], [], [], left)
-            if ready:
-                chunk = self._in.read(65536)
-                if not chunk:
-                    raise CDPError("Chromium closed its DevTools pipe")
-                self._buf += chunk
-        raw, _, self._buf = self._buf.partition(b"\0")
-        return json.loads(raw)  # type: ignore[no-any-return]
-
-    def send(self, method: str, params: Optional[Dict[str, Any]] = None, session: Optional[str] = None,
-             timeout: float = 60.0) -> Dict[str, Any]:
+    def send(
+        self,
+        method: str,
+        params: Optional[Dict[str, Any]] = None,
+        timeout: float = 60.0,
+        session: Optional[str] = None,
+    ) -> Dict[str, Any]:
         with self._lock:
             self._ids += 1
-            msg: Dict[str, Any] = {"id": self._ids, "method": method, "params": params or {}}
-            if session:
-                msg["sessionId"] = session
-            self._out.write(json.dumps(msg).encode() + b"\0")
-            deadline = time.monotonic() + timeout
-            while True:
-                answer = self._read_message(deadline)
-                if answer.get("id") == msg["id"]:
-                    if "error" in answer:
-                        raise CDPError("%s: %s" % (method, answer["error"]))
-                    return answer.get("result", {})  # type: ignore[no-any-return]
-                self.events.append(answer)
+            msg_id = self._ids
+        msg: Dict[str, Any] = {"id": msg_id, "method": method, "params": params or {}}
+        session = session or (self.session if not method.startswith("Target.") else None)
+        if session is not None:
+            msg["sessionId"] = session
+        os.write(self._to_chrome, json.dumps(msg).encode("utf-8") + b"\0")
+        with self._cond:
+            if not self._cond.wait_for(lambda: msg_id in self._answers or not self._reader.is_alive(), timeout):
+                raise TimeoutError("chromium did not answer %s" % method)
+            answer = self._answers.pop(msg_id, None)
+        if answer is None:
+            raise RuntimeError("chromium exited")
+        if "error" in answer:
+            raise RuntimeError("%s: %s" % (method, answer["error"]))
+        return answer.get("result", {})  # type: ignore[no-any-return]
 
-    def wait_event(self, method: str, session: Optional[str] = None, timeout: float = 60.0) -> Dict[str, Any]:
+    def open(self, url: str) -> None:
+        targets = self.send("Target.getTargets")["targetInfos"]
+        page = next(t for t in targets if t["type"] == "page")
+        self.session = self.send("Target.attachToTarget", {"targetId": page["targetId"], "flatten": True})["sessionId"]
+        self.send("Page.enable")
+        # out-of-process frames (the sandbox proxy on its own origin) attach as sessions of their own
+        auto = {"autoAttach": True, "waitForDebuggerOnStart": False, "flatten": True}
+        self.send("Target.setAutoAttach", auto, session=self.session)
+        self.send("Page.navigate", {"url": url})
+
+    def frame_sessions(self) -> List[str]:
+        """The sessions of the out-of-process frames attached so far."""
         with self._lock:
-            deadline = time.monotonic() + timeout
-            while True:
-                for i, ev in enumerate(self.events):
-                    if ev.get("method") == method and (session is None or ev.get("sessionId") == session):
-                        return self.events.pop(i)
-                self.events.append(self._read_message(deadline))
+            return [
+                e["params"]["sessionId"]
+                for e in self.events
+                if e.get("method") == "Target.attachedToTarget" and e["params"]["targetInfo"]["type"] == "iframe"
+            ]
 
-    def open(self, url: str) -> "Page":
-        target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-        session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        page = Page(self, session)
-        self.send("Page.enable", session=session)
-        self.send("Runtime.enable", session=session)
-        page.goto(url)
-        return page
+    def evaluate_in_frames(self, expression: str) -> List[Any]:
+        """Evaluate ``expression`` in every frame of the page, its own and those of out-of-process frame sessions
+        (the proxy and the View inside it); returns the values that are not null."""
+        auto = {"autoAttach": True, "waitForDebuggerOnStart": False, "flatten": True}
+        while True:  # frames nested in out-of-process frames (the sandboxed View) attach once asked for
+            fresh = [s for s in self.frame_sessions() if s not in self._auto_attached]
+            if not fresh:
+                break
+            for session in fresh:
+                self._auto_attached.add(session)
+                self.send("Target.setAutoAttach", auto, session=session)
+        values = []
+        for session in [self.session] + self.frame_sessions():  # frames may share the page's process
+            if session is None:
+                continue
+            self.send("Runtime.enable", session=session)
+            with self._lock:
+                contexts = [
+                    e["params"]["context"]
+                    for e in self.events
+                    if e.get("sessionId") == session and e.get("method") == "Runtime.executionContextCreated"
+                ]
+            for ctx in contexts:
+                if not (ctx.get("auxData") or {}).get("isDefault"):
+                    continue
+                try:
+                    out = self.send(
+                        "Runtime.evaluate",
+                        {"expression": expression, "returnByValue": True, "contextId": ctx["id"]},
+                        session=session,
+                    )
+                except RuntimeError:
+                    continue  # the context went away
+                value = out.get("result", {}).get("value")
+                if value is not None:
+                    values.append(value)
+        return values
+
+    def load(self, action: Callable[[], Any], timeout: float = 60.0) -> None:
+        """Run ``action`` (``open``, a click that submits a form, ``location = ...``) and wait for the page's next
+        load event (the page's own pace, bounded by ``timeout``)."""
+        with self._lock:
+            mark = len(self.events)
+        action()
+
+        def loaded() -> bool:
+            return any(e.get("method") == "Page.loadEventFired" for e in self.events[mark:])
+
+        with self._cond:
+            if not self._cond.wait_for(lambda: loaded() or not self._reader.is_alive(), timeout) or not loaded():
+                raise TimeoutError("the page did not load")
+
+    def screenshot(self, path: str) -> None:
+        data = self.send("Page.captureScreenshot", {"format": "png"})["data"]
+        with open(path, "wb") as fh:
+            fh.write(base64.b64decode(data))
+
+    def evaluate(self, expression: str) -> Any:
+        out = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True})
+        return out.get("result", {}).get("value")
 
     def close(self) -> None:
         try:
-            self.send("Browser.close", timeout=5)
-        except (CDPError, OSError, ValueError):
+            self.send("Browser.close", timeout=10)
+        except Exception:  # noqa: BLE001 - it may be gone already
             pass
         try:
-            self.proc.wait(10)
+            self.proc.wait(15)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            self.proc.wait(10)
-        for f in (self._out, self._in):
+            self.proc.wait(15)
+        for fd in (self._to_chrome, self._from_chrome):
             try:
-                f.close()
+                os.close(fd)
             except OSError:
                 pass
-
-    def __enter__(self) -> "Chromium":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-
-class Page:
-    """One tab, attached with a flat session."""
-
-    def __init__(self, browser: Chromium, session: str) -> None:
-        self.browser = browser
-        self.session = session
-
-    def goto(self, url: str) -> None:
-        self.browser.events.clear()
-        self.browser.send("Page.navigate", {"url": url}, session=self.session)
-        self.browser.wait_event("Page.loadEventFired", session=self.session)
-
-    def evaluate(self, expression: str, timeout: float = 60.0) -> Any:
-        """Run ``expression`` in the page (promises awaited) and return its JSON value."""
-        res = self.browser.send(
-            "Runtime.evaluate",
-            {"expression": expression, "returnByValue": True, "awaitPromise": True},
-            session=self.session,
-            timeout=timeout,
-        )
-        if "exceptionDetails" in res:
-            raise CDPError("page script failed: %s" % res["exceptionDetails"])
-        return res.get("result", {}).get("value")
-
-    def submit_and_wait(self, expression: str) -> None:
-        """Run ``expression`` (which submits a form or follows a link) and wait for the next page."""
-        self.browser.events.clear()
-        self.evaluate(expression)
-        self.browser.wait_event("Page.loadEventFired", session=self.session)
-
-    def wait_for(self, expression: str, timeout: float = 60.0) -> Any:
-        """Poll ``expression`` in the page until it is truthy (the page's own pace, bounded)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            value = self.evaluate(expression)
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                raise CDPError("timed out waiting for %s" % expression)
-            time.sleep(0.05)
-
-    def screenshot(self, path: Path) -> Path:
-        data = self.browser.send("Page.captureScreenshot", {"format": "png"}, session=self.session)["data"]
-        path.write_bytes(base64.b64decode(data))
-        return path
+        self._reader.join(10)

@@ -15,7 +15,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from .cdp import Chromium
+from .cdp import Chromium, find_chromium
 
 pytestmark = pytest.mark.browser
 pytest.importorskip("flask")
@@ -47,13 +47,39 @@ def app_url() -> Iterator[str]:
         app.extensions["mcpsync"].close()
 
 
+class Page:
+    """The browser's one tab, as these tests use it: load a page, click what submits a form, read the DOM."""
+
+    def __init__(self, browser: Page) -> None:
+        self.browser = browser
+
+    def goto(self, url: str) -> None:
+        self.browser.load(lambda: self.browser.open(url) if self.browser.session is None else self.evaluate(
+            "location.href = %s" % json.dumps(url)))
+
+    def evaluate(self, expression: str) -> Any:
+        return self.browser.evaluate(expression)
+
+    def submit_and_wait(self, expression: str) -> None:
+        self.browser.load(lambda: self.evaluate(expression))
+
+    def screenshot(self, path: Path) -> Path:
+        self.browser.screenshot(str(path))
+        return path
+
+
 @pytest.fixture
-def browser(tmp_path: Path) -> Iterator[Chromium]:
-    b = Chromium.launch(tmp_path / "profile")
+def browser(tmp_path: Path) -> Iterator[Page]:
+    b = Chromium(find_chromium(), str(tmp_path / "profile"))
     try:
-        yield b
+        yield Page(b)
     finally:
         b.close()
+
+
+def _open(page: Page, url: str) -> Page:
+    page.goto(url)
+    return page
 
 
 def _fill(page: Any, values: dict) -> None:
@@ -64,8 +90,8 @@ def _fill(page: Any, values: dict) -> None:
     )
 
 
-def test_confirm_in_the_browser_resumes_the_call(app_url: str, browser: Chromium, tmp_path: Path) -> None:
-    page = browser.open(app_url + "/")
+def test_confirm_in_the_browser_resumes_the_call(app_url: str, browser: Page, tmp_path: Path) -> None:
+    page = _open(browser, app_url + "/")
     page.submit_and_wait("document.getElementById('order').click()")
     # the server's question, rendered from its schema
     assert page.evaluate("document.querySelector('.mcp-message').textContent") == "Confirm your order of 3 book(s)"
@@ -82,8 +108,8 @@ def test_confirm_in_the_browser_resumes_the_call(app_url: str, browser: Chromium
     assert content == {"name": "Grace", "age": 85, "subscribe": True, "color": "blue"}
 
 
-def test_invalid_answer_is_shown_again_with_the_error(app_url: str, browser: Chromium) -> None:
-    page = browser.open(app_url + "/")
+def test_invalid_answer_is_shown_again_with_the_error(app_url: str, browser: Page) -> None:
+    page = _open(browser, app_url + "/")
     page.submit_and_wait("document.getElementById('order').click()")
     _fill(page, {"name": "Grace", "age": "151"})  # above the schema's maximum
     # form.submit() skips the browser's own checks: the server must catch it
@@ -95,8 +121,8 @@ def test_invalid_answer_is_shown_again_with_the_error(app_url: str, browser: Chr
     assert '"age": 40' in page.evaluate("document.getElementById('result').textContent")
 
 
-def test_decline_and_a_tampered_token(app_url: str, browser: Chromium) -> None:
-    page = browser.open(app_url + "/")
+def test_decline_and_a_tampered_token(app_url: str, browser: Page) -> None:
+    page = _open(browser, app_url + "/")
     page.submit_and_wait("document.getElementById('order').click()")
     _fill(page, {"age": "30"})
     page.evaluate("document.querySelector('[name=token]').value += 'x'")

@@ -36,6 +36,7 @@ RANK: Dict[str, int] = {
     "auth": 5,
     "manager": 6,
     "registry": 6,
+    "apps": 6,
     "cli": 7,
 }
 #: Extra rules inside the ranking: auth serves the client side from the outside (requests' auth hook,

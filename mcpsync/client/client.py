@@ -20,6 +20,7 @@ import logging
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Literal, Optional, Sequence, Tuple, Union
 
 from ..errors import (
+    AppResourceError,
     ConfigError,
     HeaderMismatch,
     MCPError,
@@ -56,6 +57,7 @@ from .schema import validate
 if TYPE_CHECKING:  # pragma: no cover
     from typing import ParamSpec
 
+    from .app_page import AppResource
     from .skills import LoadedSkill, Skill, SkillFile
 
     _P = ParamSpec("_P")
@@ -110,6 +112,8 @@ class Client(ClientCore):
         max_pages: guard against endless cursor loops in list methods.
         cache: honour the 2026-07-28 ``ttlMs`` caching hints.
         tasks: declare task support (2026-07-28 tasks extension).
+        apps: declare MCP Apps support (``extensions["io.modelcontextprotocol/ui"]``, in both eras), so
+            servers offer tools that link an interactive page; see :meth:`app_for` and ``docs/apps.md``.
         auto_relisten: re-open listen streams that end unexpectedly.
         trace_context: W3C trace context (``traceparent``...) put in every request's ``_meta``
             (with tracing active, the current span's context wins).
@@ -226,13 +230,25 @@ class Client(ClientCore):
             seen.add(nxt)
             cursor = nxt
 
-    def list_tools(self, *, timeout: Timeout = DEFAULT, cache: CacheMode = "use") -> List[Tool]:
+    def list_tools(
+        self, *, audience: Optional[str] = None, timeout: Timeout = DEFAULT, cache: CacheMode = "use"
+    ) -> List[Tool]:
         """Every tool, following each cursor to the end. Blocks up to ``timeout`` per page.
+
+        ``audience``: None (every tool), ``"model"`` (what a model may see: MCP Apps app-only tools left out,
+        as the extension requires of hosts) or ``"app"`` (what an App may call: model-only tools left out).
 
         ``cache`` (2026-07-28 response cache, per the server's ``ttlMs``; every listing method takes it):
         ``"use"`` fresh cached pages, ``"refresh"`` ask the server and cache, ``"bypass"`` ask and keep nothing.
         """
-        return self._all("tools", timeout, cache)
+        if audience not in (None, "model", "app"):
+            raise ConfigError("audience must be None, 'model' or 'app'")
+        tools: List[Tool] = self._all("tools", timeout, cache)
+        if audience == "model":
+            return [t for t in tools if t.visible_to_model]
+        if audience == "app":
+            return [t for t in tools if t.visible_to_app]
+        return tools
 
     def list_tools_page(
         self, cursor: Optional[str] = None, *, timeout: Timeout = DEFAULT, cache: CacheMode = "use"
@@ -629,6 +645,52 @@ class Client(ClientCore):
         )
         assert isinstance(result, CallToolResult)
         return result
+
+    def app_for(
+        self,
+        tool: Union[Tool, str],
+        *,
+        sha256: Optional[str] = None,
+        max_bytes: Optional[int] = None,
+        timeout: Timeout = DEFAULT,
+    ) -> "AppResource":
+        """The verified MCP Apps page a tool links (``_meta.ui.resourceUri``, or the deprecated flat key).
+
+        ``tool`` is a :class:`~mcpsync.Tool` this client listed, or a tool name (the tools are listed once when
+        not yet known). The page is read with ``resources/read`` from this server (a Tool whose listing on this
+        server differs is refused: a page is only taken from the server that offers the tool) and checked by
+        :func:`mcpsync.client.app_page.verify_page` (``ui://``, the exact MIME type, text or base64 blob, at most
+        ``max_bytes``, default 8 MiB; ``sha256`` pins the page's digest). Blocks up to ``timeout`` per request.
+        Raises :class:`~mcpsync.AppResourceError` (``reason`` says which check failed) or the request's errors.
+        """
+        from .app_page import DEFAULT_MAX_PAGE_BYTES, verify_page
+
+        name = tool if isinstance(tool, str) else tool.name
+        listed = self._tools_by_name.get(name)
+        if listed is None:
+            self.list_tools(timeout=timeout)
+            listed = self._tools_by_name.get(name)
+        if listed is None or (isinstance(tool, Tool) and listed.ui_resource_uri != tool.ui_resource_uri):
+            raise AppResourceError(
+                "tool %r is not offered by server %r as given; its page is not read" % (name, self.name),
+                uri=(tool.ui_resource_uri or "") if isinstance(tool, Tool) else "",
+                reason="origin",
+                server=self.name,
+            )
+        uri = listed.ui_resource_uri
+        if uri is None:
+            raise AppResourceError(
+                "tool %r links no ui:// page" % name, reason="link", server=self.name, method="resources/read"
+            )
+        result = self.read_resource(uri, timeout=timeout)
+        return verify_page(
+            uri,
+            result.raw,
+            server=self.name,
+            tool=name,
+            max_bytes=DEFAULT_MAX_PAGE_BYTES if max_bytes is None else max_bytes,
+            sha256=sha256,
+        )
 
     def subscribe_resource(self, uri: str, *, timeout: Timeout = DEFAULT) -> None:
         """Get ``notifications/resources/updated`` for ``uri`` (``on_resource_updated``, the queue).

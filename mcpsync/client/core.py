@@ -123,6 +123,7 @@ class ClientCore:
         max_pages: int = 1000,
         cache: bool = True,
         tasks: bool = True,
+        apps: bool = False,
         auto_relisten: bool = True,
         trace_context: Optional[Dict[str, str]] = None,
         defer_input: bool = False,
@@ -200,6 +201,7 @@ class ClientCore:
         self.max_pages = max_pages
         self.use_cache = cache
         self.tasks_enabled = tasks
+        self.apps_enabled = bool(apps)
         self.auto_relisten = auto_relisten
         self.trace_context = dict(trace_context or {})
         self.defer_input = defer_input
@@ -585,9 +587,13 @@ class ClientCore:
             caps["sampling"] = {}
         if self.elicitation_handler is not None or self.defer_input:
             caps["elicitation"] = {"form": {}, "url": {}}
-        if self.tasks_enabled:
-            if modern:
-                caps["extensions"] = {P.TASKS_EXTENSION: {}}
+        extensions: Dict[str, Any] = {}
+        if self.tasks_enabled and modern:
+            extensions[P.TASKS_EXTENSION] = {}
+        if self.apps_enabled:  # MCP Apps: both eras (initialize, and each 2026-07-28 request's envelope)
+            extensions[P.UI_EXTENSION] = {"mimeTypes": [P.UI_MIME_TYPE]}
+        if extensions:
+            caps["extensions"] = extensions
         return caps
 
     # the request funnel ----------------------------------------------------------
@@ -602,6 +608,7 @@ class ClientCore:
             self.elicitation_handler is None,
             self.defer_input,
             self.tasks_enabled,
+            self.apps_enabled,
             id(self.trace_context),
             len(self.trace_context),
         )

@@ -50,7 +50,7 @@ import logging
 import threading
 from typing import Any, Callable, Dict, List, Optional
 
-from . import catalog, tasks, tools
+from . import apps, catalog, tasks, tools
 from .protocol import (
     ALL_VERSIONS,
     INVALID_PARAMS,
@@ -411,6 +411,8 @@ class ExampleServer:
     def _h_tools_list(self, ctx: RequestContext) -> Dict[str, Any]:
         with self.lock:
             items = list(tools.TOOL_DEFS) + list(self.extra_tools.values())
+        if self.options.apps:
+            items += apps.APP_TOOL_DEFS
         if ctx.era == "legacy" and ctx.version != "2025-11-25":
             items = [{k: v for k, v in t.items() if k != "execution"} for t in items]
         return self._paginate(items, ctx.params, "tools")
@@ -424,6 +426,8 @@ class ExampleServer:
             raise RpcError(INVALID_PARAMS, "tools/call: name is required")
         with self.lock:
             definition = next((t for t in tools.TOOL_DEFS if t["name"] == name), None) or self.extra_tools.get(name)
+        if definition is None and self.options.apps:
+            definition = next((t for t in apps.APP_TOOL_DEFS if t["name"] == name), None)
         if definition is None:
             raise RpcError(INVALID_PARAMS, "Unknown tool: %s" % name)
         if not isinstance(args, dict):
@@ -448,7 +452,8 @@ class ExampleServer:
             and isinstance((ctx.client_caps.get("extensions") or {}).get(TASKS_EXTENSION), dict)
         ):
             return self.tasks.create_modern(ctx, args)
-        fn = tools.TOOL_FUNCS.get(name, tools.t_dynamic)
+        fn = tools.TOOL_FUNCS.get(name) or (apps.APP_TOOL_FUNCS.get(name) if self.options.apps else None)
+        fn = fn or tools.t_dynamic
         return fn(ctx, args)
 
     def _h_prompts_list(self, ctx: RequestContext) -> Dict[str, Any]:
@@ -468,6 +473,8 @@ class ExampleServer:
     def _h_resources_list(self, ctx: RequestContext) -> Dict[str, Any]:
         with self.lock:
             items = [e["def"] for e in catalog.RESOURCES.values()] + [e["def"] for e in self.extra_resources.values()]
+        if self.options.apps:
+            items += [e["def"] for e in apps.APP_RESOURCES.values()]
         return self._paginate(items, ctx.params, "resources")
 
     def _h_templates_list(self, ctx: RequestContext) -> Dict[str, Any]:
@@ -477,6 +484,9 @@ class ExampleServer:
         uri = ctx.params.get("uri")
         if not isinstance(uri, str):
             raise RpcError(INVALID_PARAMS, "resources/read: uri is required")
+        app_page = apps.APP_RESOURCES.get(uri) if self.options.apps else None
+        if app_page is not None:
+            return {"contents": [dict({"uri": uri}, **app_page["contents"])]}
         with self.lock:
             extra = dict(self.extra_resources)
         contents = catalog.read_resource(uri, extra)

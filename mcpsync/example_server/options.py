@@ -30,6 +30,7 @@ class Options:
     strict_init: bool = False
     ignore_client_capabilities: bool = False
     tasks: bool = True
+    apps: bool = False  # MCP Apps: the counter App, its tools and ui:// pages (example_server/apps.py)
     task_poll_interval_ms: int = 100
     task_ttl_ms: int = 300000
     instructions: str = INSTRUCTIONS

@@ -263,6 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="send sampling/elicitation/roots even when the client did not declare them",
     )
     a("--no-tasks", action="store_true", help="do not offer tasks (either era)")
+    a("--apps", action="store_true", help="offer the MCP Apps counter App (tools with ui:// pages)")
     a("--task-poll-interval-ms", type=int, default=100, metavar="N", help="pollInterval(Ms) advertised for tasks")
     a("--framing", choices=("newline", "content-length"), default="newline", help="output framing")
     a("--crlf", action="store_true", help="end frames with \\r\\n and add blank lines")
@@ -322,6 +323,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         strict_init=args.strict_init,
         ignore_client_capabilities=args.ignore_client_capabilities,
         tasks=not args.no_tasks,
+        apps=args.apps,
         task_poll_interval_ms=args.task_poll_interval_ms,
     )
     out = sys.stdout.buffer

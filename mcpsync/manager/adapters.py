@@ -379,6 +379,10 @@ def _normalize_provider(provider: str) -> str:
 def _as_triples(tools: Iterable[ToolLike]) -> List[Tuple[str, str, JSON]]:
     out = []
     for item in tools:
+        original = item.tool if isinstance(item, ServerTool) else item if isinstance(item, Tool) else item[1]
+        if not original.visible_to_model:  # MCP Apps: a host MUST NOT show a model an app-only tool
+            log.debug("tool %s is app-only (MCP Apps visibility); left out of the model's tools", original.name)
+            continue
         if isinstance(item, ServerTool):
             out.append((item.name, item.description, item.input_schema or item.tool.input_schema))
         elif isinstance(item, Tool):
@@ -396,7 +400,8 @@ def tool_definitions(
 
     ``tools`` are :class:`ServerTool` (the manager's), plain :class:`~mcpsync.Tool`
     (used under their own names, which must already be provider-safe) or
-    ``(name, Tool)`` pairs. ``strict`` applies to the OpenAI targets only.
+    ``(name, Tool)`` pairs. ``strict`` applies to the OpenAI targets only. MCP Apps app-only tools
+    (``_meta.ui.visibility`` without ``"model"``) are left out: a model must never see them.
     """
     target = _normalize_provider(provider)
     defs: List[JSON] = []

@@ -124,6 +124,8 @@ class Manager(ToolMethods, ListingMethods, OAuthMethods):
         lazy: connect each server on first use rather than in :meth:`open`.
         client_options: keyword arguments for every :class:`~mcpsync.Client`
             (``sampling_handler``, ``roots``, ``client_info``...); a server's ``options`` win.
+        apps: declare MCP Apps support to every server (``Client(apps=True)``; a server's
+            ``options: {"apps": false}`` opts out). Model-facing listings never include app-only tools either way.
         oauth: an :class:`mcpsync.auth.OAuthManager` to use (default: one created on first need,
             with ``oauth_options``).
         oauth_options: keyword arguments for the OAuthManager created by default.
@@ -159,6 +161,7 @@ class Manager(ToolMethods, ListingMethods, OAuthMethods):
         client_factory: Optional[Callable[..., Any]] = None,
         env: Optional[Mapping[str, str]] = None,
         register_clients: bool = True,
+        apps: bool = False,
     ) -> None:
         if isinstance(config, (str, Path)):
             configs = load_config(config, env=env)
@@ -168,6 +171,8 @@ class Manager(ToolMethods, ListingMethods, OAuthMethods):
             configs = parse_config(config, env=env)
         self.lazy = lazy
         self.client_options = dict(client_options or {})
+        if apps:
+            self.client_options.setdefault("apps", True)
         self.restart_backoff = restart_backoff
         self.stable_after = stable_after
         self._clock = clock

@@ -10,7 +10,7 @@ import threading
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
 from .._threads import spawn
-from ..errors import ConnectionClosed, MCPError
+from ..errors import ConfigError, ConnectionClosed, MCPError, ToolDenied
 from ..session import DEFAULT, Timeout
 from ..types import CallToolResult, ProgressEvent, Tool
 from . import adapters as _adapters
@@ -80,13 +80,18 @@ class ToolMethods:
                 self._table_cache = (version, table, by_name)
         return table, by_name
 
-    def tools(self, server: Optional[str] = None) -> List[ServerTool]:
+    def tools(self, server: Optional[str] = None, *, audience: Optional[str] = None) -> List[ServerTool]:
         """Every connected server's tools as :class:`~mcpsync.manager.adapters.ServerTool` (exposed name, server,
         original :class:`~mcpsync.Tool`, converted input schema), sorted by name.
+
+        ``audience``: None (every tool), ``"model"`` (MCP Apps app-only tools left out: what a model may see)
+        or ``"app"`` (model-only tools left out).
 
         Served from the cache (no request) once servers are connected; connects lazy
         servers and restarts lost ones first, which blocks up to their connect bound.
         """
+        if audience not in (None, "model", "app"):
+            raise ConfigError("audience must be None, 'model' or 'app'")
         records = self._ensure_all() if server is None else [self._record(server)]
         if server is not None:
             try:
@@ -99,12 +104,18 @@ class ToolMethods:
                 if rec.status.status == CONNECTED:
                     live.add(rec.config.name)
         _, by_name = self._table()
-        return [t for name, t in sorted(by_name.items()) if t.server in live]
+        return [
+            t
+            for name, t in sorted(by_name.items())
+            if t.server in live
+            and (audience is None or (t.tool.visible_to_model if audience == "model" else t.tool.visible_to_app))
+        ]
 
     def tools_for(self, provider: str, *, strict: bool = False, server: Optional[str] = None) -> List[Dict[str, Any]]:
         """The tools as ready-to-send definitions for ``provider`` (``openai``, ``openai-responses``,
-        ``anthropic``); see :func:`mcpsync.manager.adapters.tool_definitions`."""
-        return _adapters.tool_definitions(self.tools(server), provider, strict=strict)
+        ``anthropic``); see :func:`mcpsync.manager.adapters.tool_definitions`. MCP Apps app-only tools are
+        never included (a model must not see them)."""
+        return _adapters.tool_definitions(self.tools(server, audience="model"), provider, strict=strict)
 
     def refresh_tools(self, name: Optional[str] = None) -> None:
         """Re-list the tools of one or every connected server now (blocks; the previous list is kept on error)."""
@@ -224,11 +235,30 @@ class ToolMethods:
         """Execute an OpenAI / Responses / Anthropic tool call; return that provider's tool-result shape.
 
         Blocks for the call. Failures become an error result the model can read
-        (see :func:`mcpsync.manager.adapters.execute_tool_call`) unless ``raise_errors``.
+        (see :func:`mcpsync.manager.adapters.execute_tool_call`) unless ``raise_errors``. A call to an MCP Apps
+        app-only tool (``_meta.ui.visibility`` without ``"model"``) is refused with :class:`~mcpsync.ToolDenied`
+        and never sent: a model cannot have seen it.
         """
+
+        def call(name: str, arguments: Dict[str, Any]) -> CallToolResult:
+            rec, original = self._route(name, None)
+            with rec.lock:
+                listed = {t.name: t for t in rec.tools or []}
+            tool = listed.get(original)
+            if tool is not None and not tool.visible_to_model:
+                raise ToolDenied(
+                    "tool %r is app-only (MCP Apps visibility); a model may not call it" % name,
+                    tool=name,
+                    reason="app-only",
+                    by="visibility",
+                    server=rec.config.name,
+                    method="tools/call",
+                )
+            return self.call_tool(original, arguments, server=rec.config.name)
+
         return _adapters.execute_tool_call(
             tool_call,
-            lambda n, a: self.call_tool(n, a),
+            call,
             provider=provider,
             schema_for=self.input_schema,
             raise_errors=raise_errors,

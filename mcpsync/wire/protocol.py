@@ -14,6 +14,8 @@ __all__ = [
     "META_SERVER_INFO",
     "META_SUBSCRIPTION_ID",
     "TASKS_EXTENSION",
+    "UI_EXTENSION",
+    "UI_MIME_TYPE",
     "era_of",
 ]
 
@@ -33,6 +35,9 @@ META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+#: MCP Apps (ext-apps, stable 2026-01-26): the extension id and the one page MIME type it defines
+UI_EXTENSION = "io.modelcontextprotocol/ui"
+UI_MIME_TYPE = "text/html;profile=mcp-app"
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 

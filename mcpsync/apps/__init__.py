@@ -1,0 +1,35 @@
+"""MCP Apps hosting (``io.modelcontextprotocol/ui``): the View channel (:class:`AppBridge`) and the glue for web
+hosts (:mod:`mcpsync.apps.web`, any WSGI app: Flask, Django) and desktop hosts (:mod:`mcpsync.apps.desktop`,
+pywebview). The page itself is fetched and verified by :meth:`mcpsync.Client.app_for`. See ``docs/apps.md``.
+
+Nothing here is imported by ``import mcpsync``; names load on first use.
+"""
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .bridge import APPS_PROTOCOL_VERSION, AppBridge, HostCallbacks
+    from .desktop import DesktopApp
+    from .web import AppSession, AppWebHost
+
+__all__ = ["APPS_PROTOCOL_VERSION", "AppBridge", "AppSession", "AppWebHost", "DesktopApp", "HostCallbacks"]
+
+_LAZY = {
+    "APPS_PROTOCOL_VERSION": "bridge",
+    "AppBridge": "bridge",
+    "HostCallbacks": "bridge",
+    "AppSession": "web",
+    "AppWebHost": "web",
+    "DesktopApp": "desktop",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError("module 'mcpsync.apps' has no attribute %r" % name)
+    import importlib
+
+    value = getattr(importlib.import_module("." + module, __name__), name)
+    globals()[name] = value
+    return value

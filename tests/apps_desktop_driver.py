@@ -1,0 +1,65 @@
+"""Runs examples/apps_desktop.py's window headless (Qt offscreen) against the example server's counter App and
+prints what the App did as one JSON line; used by tests/test_apps_desktop.py in an interpreter that has
+pywebview with the Qt backend. The window closes itself once the App reports its last check."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import Any, Dict, List
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+
+import apps_desktop  # noqa: E402
+
+import mcpsync  # noqa: E402
+
+
+def main() -> int:
+    seen: Dict[str, Any] = {"checks": {}, "contexts": [], "threads": set()}
+    done = threading.Event()
+    holder: List[Any] = []
+
+    def report(kind: str, data: Any) -> None:
+        seen["threads"].add(threading.current_thread().name)
+        if kind == "model-context":
+            seen["contexts"].append(data)
+        detail = data.get("data") if isinstance(data, dict) else None
+        if kind == "log" and isinstance(detail, dict) and "check" in detail:
+            seen["checks"][detail["check"]] = detail["ok"]
+            if detail["check"] == "done" and not done.is_set():
+                done.set()
+                holder[0].window.destroy()
+
+    with mcpsync.Client([sys.executable, "-m", "mcpsync.example_server", "--apps"], apps=True) as client:
+        app = apps_desktop.make_app(client, "show_counter", report)
+        holder.append(app)
+        timer = threading.Timer(90, lambda: app.window.destroy())  # a bound, should the App never finish
+        timer.daemon = True
+        timer.start()
+        app.run({"start": 7}, gui="qt")
+        timer.cancel()
+        pumps = [t.name for t in threading.enumerate() if t.name.startswith("mcpsync-apps-desktop")]
+    print(
+        json.dumps(
+            {
+                "checks": seen["checks"],
+                "contexts": seen["contexts"],
+                "threads": sorted(seen["threads"]),
+                "pumps_left": pumps,
+            }
+        ),
+        flush=True,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    code = main()
+    sys.stdout.flush()
+    # Qt WebEngine can hang in interpreter teardown after its loop ended; the window and the client are closed
+    # already, so leave at once (the test ends the process group's stragglers)
+    os._exit(code)
