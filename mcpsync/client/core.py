@@ -57,6 +57,7 @@ from .handlers import (
 )
 from .modern import ModernFeatures
 from .negotiate import Deadline, Negotiated, Negotiator
+from .notify import NotificationRouter
 from .schema import ValidatorCache
 from .deferred import InputDeferral, ParkedInputs
 from .tasks import TaskHandle, wait_task_result
@@ -255,7 +256,7 @@ class ClientCore:
         self._last_transport: Optional[Transport] = None  # kept after a failed open, for stderr_tail
         self._keepalive_stop = threading.Event()
         self._keepalive_thread: Optional[threading.Thread] = None
-        self._server_logger = logging.getLogger("mcpsync.server.%s" % self.name)
+        self._notify = NotificationRouter(self)  # reader-thread routing of server notifications
         # the parts the typed API (mcpsync.client.client) works with
         self._validators = ValidatorCache()
         self._tools_by_name: Dict[str, Tool] = {}
@@ -856,72 +857,10 @@ class ClientCore:
             absent=absent,
         )
 
-    # notifications (reader thread: quick, no user code) ------------------------------
+    # notifications (reader thread: quick, no user code): mcpsync.client.notify ------------
 
     def _on_notification(self, method: str, params: Dict[str, Any]) -> None:
-        # ids are type-checked before any lookup: an object or array id is unhashable
-        if method == "notifications/cancelled":
-            target = params.get("requestId")
-            if jsonrpc.is_valid_id(target) and self._modern.server_ended(target):
-                return  # the server ended one of our listen streams
-        meta = params.get("_meta")
-        if isinstance(meta, dict) and P.META_SUBSCRIPTION_ID in meta:
-            sub_id = meta[P.META_SUBSCRIPTION_ID]
-            if jsonrpc.is_valid_id(sub_id) and self._modern.on_subscription_notification(sub_id, method, params):
-                return
-        self._route_notification(method, params)
+        self._notify.on_notification(method, params)
 
     def _route_notification(self, method: str, params: Dict[str, Any]) -> None:
-        session = self._session
-        dispatch = session.dispatch if session is not None else None
-        if method.endswith("/list_changed") and self._warm is not None:
-            self._warm.evict(method[len("notifications/") : -len("list_changed")])  # "tools/", "prompts/"...
-        if method == "notifications/tools/list_changed":
-            self._modern.evict_list("tools")
-            if self.on_tools_changed and dispatch:
-                dispatch(self.on_tools_changed)
-        elif method == "notifications/prompts/list_changed":
-            self._modern.evict_list("prompts")
-            if self.on_prompts_changed and dispatch:
-                dispatch(self.on_prompts_changed)
-        elif method == "notifications/resources/list_changed":
-            self._modern.evict_list("resources")
-            if self.on_resources_changed and dispatch:
-                dispatch(self.on_resources_changed)
-        elif method == "notifications/resources/updated":
-            uri = params.get("uri")
-            if isinstance(uri, str):
-                self._modern.evict_read(uri)
-                if self.on_resource_updated and dispatch:
-                    dispatch(self.on_resource_updated, uri)
-        elif method == "notifications/message":
-            # queued only when someone will see it: on_log, or a logging level that lets it through
-            if dispatch and (self.on_log is not None or self._server_logger.isEnabledFor(self._log_level_of(params))):
-                dispatch(self._deliver_log, params)
-        note = ServerNotification(method=method, params=params, server=self.name)
-        self.notifications.put(note)
-        if self.on_notification and dispatch:
-            dispatch(self.on_notification, note)
-
-    _LEVELS = {
-        "debug": logging.DEBUG,
-        "info": logging.INFO,
-        "notice": logging.INFO,
-        "warning": logging.WARNING,
-        "error": logging.ERROR,
-        "critical": logging.CRITICAL,
-        "alert": logging.CRITICAL,
-        "emergency": logging.CRITICAL,
-    }
-
-    @classmethod
-    def _log_level_of(cls, params: Dict[str, Any]) -> int:
-        return cls._LEVELS.get(str(params.get("level", "info")), logging.INFO)
-
-    def _deliver_log(self, params: Dict[str, Any]) -> None:
-        level = self._log_level_of(params)
-        name = params.get("logger")
-        log = self._server_logger.getChild(name) if isinstance(name, str) and name else self._server_logger
-        log.log(level, "%s", params.get("data"))
-        if self.on_log is not None:
-            self.on_log(params)
+        self._notify.route(method, params)
