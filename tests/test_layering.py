@@ -28,6 +28,7 @@ RANK: Dict[str, int] = {
     "_dispatch": 0,
     "_forks": 0,
     "_records": 0,
+    "_structured": 0,
     "wire": 1,
     "transports": 2,
     "handles": 3,
@@ -35,6 +36,7 @@ RANK: Dict[str, int] = {
     "client": 4,
     "auth": 5,
     "manager": 6,
+    "integrations": 6,
     "cli": 7,
 }
 #: Extra rules inside the ranking: auth serves the client side from the outside (requests' auth hook,

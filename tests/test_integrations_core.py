@@ -1,0 +1,206 @@
+"""The framework-independent core of mcpsync.integrations, typed results, and tool transforms.
+
+Runs in the main test environment (no agent framework needed); the schema-model tests need pydantic.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import mcpsync
+from mcpsync.integrations import McpToolkit, ResultBudget
+from mcpsync.integrations.results import ResultStore, render_result
+from mcpsync.manager.transforms import ArgTransform, ToolTransform, parse_transforms
+
+from .conftest import fuzz_examples
+
+HARD = [sys.executable, str(Path(__file__).parent / "integrations" / "hardserver.py")]
+FRAMEWORKS = ["langchain_core", "langgraph", "pydantic_ai", "smolagents", "agents", "llama_index", "crewai", "dspy",
+              "haystack", "pydantic"]
+
+
+def test_import_mcpsync_imports_no_framework() -> None:
+    code = (
+        "import sys, mcpsync, mcpsync.integrations; mcpsync.integrations.McpToolkit; "
+        "bad = [m for m in %r if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)" % (FRAMEWORKS,)
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+@dataclasses.dataclass
+class Sum:
+    sum: float
+
+
+@dataclasses.dataclass
+class Outer:
+    items: List[Sum]
+    label: Optional[str] = None
+
+
+def test_data_and_parse_from_a_real_server() -> None:
+    with mcpsync.connect([sys.executable, "-m", "mcpsync.example_server"]) as client:
+        result = client.call_tool("add", {"a": 2, "b": 3})
+        assert result.data == {"sum": 5}
+        assert result.parse(Sum) == Sum(5.0)
+        assert result.output_schema is not None
+        failed = client.call_tool("fail", {"message": "no"})
+        with pytest.raises(mcpsync.ToolError):
+            failed.data
+        with pytest.raises(mcpsync.ToolOutputInvalid):
+            result.parse(Outer)
+
+
+def test_parse_nested_dataclasses_pydantic_and_unwrap() -> None:
+    raw = {"content": [], "structuredContent": {"items": [{"sum": 1}, {"sum": 2.5}], "label": None, "extra": 1}}
+    result = mcpsync.CallToolResult.from_dict(raw)
+    assert result.parse(Outer) == Outer([Sum(1.0), Sum(2.5)], None)
+    wrapped = mcpsync.CallToolResult.from_dict({"content": [], "structuredContent": {"result": [1, 2]}})
+    wrapped.output_schema = {"type": "object", "x-fastmcp-wrap-result": True}
+    assert wrapped.data == [1, 2]
+    pydantic = pytest.importorskip("pydantic")
+
+    class Model(pydantic.BaseModel):
+        items: List[Dict[str, float]]
+
+    assert result.parse(Model).items == [{"sum": 1.0}, {"sum": 2.5}]
+    assert wrapped.parse(List[int]) == [1, 2]
+    with pytest.raises(mcpsync.ToolOutputInvalid):
+        wrapped.parse(List[Sum])
+
+
+def test_toolkit_visibility_policy_transforms_budget_and_spill(tmp_path: Path) -> None:
+    transforms = {
+        "echo": ToolTransform(
+            name="say", description="Say something", arguments={"message": ArgTransform(hide=True, value="bound!")}
+        ),
+        "payload": ToolTransform(arguments={"size": ArgTransform(description="how many characters")}),
+    }
+    with mcpsync.connect(HARD, disabled_tools=["crash"]) as client:
+        kit = McpToolkit(client, transforms=transforms, max_result_tokens=100, spill=True, prefix=True)
+        tools = {t.name: t for t in kit.tools()}
+        assert "hard_app_only" not in tools and "hardserver_app_only" not in tools
+        assert not any(n.endswith("_crash") for n in tools)
+        assert "say" in tools and not any(n.endswith("_echo") for n in tools)
+        say = tools["say"]
+        assert say.description == "Say something" and "message" not in say.parameters["properties"]
+        assert "required" not in say.parameters
+        assert say.call({"message": "the model's own"}).text == "bound!"
+        payload = next(t for n, t in tools.items() if n.endswith("_payload"))
+        assert payload.parameters["properties"]["size"]["description"] == "how many characters"
+        out = payload.call({"size": 1000})
+        assert out.truncated and out.handle and out.spill_path and len(out.text) <= 400
+        assert Path(out.spill_path).read_text() == kit.full_result(out.handle).text
+        spill_dir = Path(out.spill_path).parent
+        assert kit.call("nope", {}).is_error
+        kit.close()
+        assert not spill_dir.exists()  # the private spill directory is removed on close
+        assert payload.call({"size": 1}).is_error  # closed: an error result, nothing sent
+    # a caller's spill directory keeps its files
+    with mcpsync.connect(HARD) as client:
+        with McpToolkit(client, budget=ResultBudget(max_chars=10, spill=True, spill_dir=str(tmp_path))) as kit:
+            out = kit.call("payload", {"size": 50})
+        assert out.spill_path and Path(out.spill_path).exists()
+
+
+def test_transforms_from_config_dict() -> None:
+    parsed = parse_transforms(
+        {"search": {"name": "find", "arguments": {"repo": {"hide": True, "value": "a/b"}, "q": {"description": "d"}}}},
+        "mcpServers.gh",
+    )
+    assert parsed["search"].name == "find" and parsed["search"].arguments["repo"].value == "a/b"
+    for bad in (
+        {"search": {"name": "has space"}},
+        {"search": {"arguments": {"repo": {"hide": True}}}},
+        {"search": {"color": 1}},
+        {"search": []},
+        [],
+    ):
+        with pytest.raises(mcpsync.ConfigError):
+            parse_transforms(bad, "mcpServers.gh")
+
+
+def test_store_is_bounded() -> None:
+    store = ResultStore(keep=2)
+    handles = [store.put(mcpsync.CallToolResult.from_dict({"content": []})) for _ in range(3)]
+    with pytest.raises(KeyError):
+        store.get(handles[0])
+    assert store.get(handles[2]) is not None
+
+
+@settings(max_examples=fuzz_examples(500))
+@given(st.text(max_size=3000), st.integers(min_value=1, max_value=500))
+def test_budget_property(text: str, limit: int) -> None:
+    result = mcpsync.CallToolResult.from_dict({"content": [{"type": "text", "text": text}]})
+    out = render_result(result, ResultBudget(max_chars=limit), ResultStore())
+    if len(text) <= limit:
+        assert out.text == text and not out.truncated
+    else:
+        assert out.truncated and "[... truncated" in out.text
+        shown = out.text[: out.text.index("\n[... truncated")]
+        assert text.startswith(shown) and (len(out.text) <= limit or not shown)
+
+
+JSON_SCHEMA = st.recursive(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "type": st.sampled_from(["string", "integer", "number", "boolean", "null", "object", "array", ["string", "null"]]),
+            "enum": st.lists(st.one_of(st.none(), st.integers(), st.text(max_size=3)), max_size=3),
+            "default": st.integers(),
+        },
+    ),
+    lambda inner: st.fixed_dictionaries(
+        {},
+        optional={
+            "type": st.just("object"),
+            "properties": st.dictionaries(st.text(max_size=6), inner, max_size=4),
+            "required": st.lists(st.text(max_size=6), max_size=3),
+            "items": inner,
+            "anyOf": st.lists(inner, max_size=3),
+            "$ref": st.sampled_from(["#", "#/$defs/a", "#/nowhere", "http://x"]),
+            "$defs": st.fixed_dictionaries({"a": inner}),
+        },
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=fuzz_examples(300))
+@given(JSON_SCHEMA)
+def test_argument_model_never_raises(schema: Dict[str, Any]) -> None:
+    pytest.importorskip("pydantic")
+    from mcpsync.integrations.schema_model import argument_model
+
+    model = argument_model(schema, "fuzz")
+    model.model_json_schema()
+
+
+def test_argument_model_hard_schemas() -> None:
+    pytest.importorskip("pydantic")
+    from mcpsync.integrations.schema_model import argument_model, dump_arguments
+
+    from .integrations.hardserver import HARD as HARD_TOOLS
+
+    by_name = {t["name"]: t["inputSchema"] for t in HARD_TOOLS}
+    tree = argument_model(by_name["tree"], "tree")
+    value = {"root": {"value": "a", "children": [{"value": "b", "children": [{"value": "c"}]}]}}
+    assert dump_arguments(tree, value) == value
+    either = argument_model(by_name["either"], "either")
+    assert dump_arguments(either, {"lat": 1, "lon": 2}) == {"lat": 1.0, "lon": 2.0}
+    shapes = argument_model(by_name["shapes"], "shapes")
+    assert dump_arguments(shapes, {"box": {"w": 1}, "class": "k"}) == {"box": {"w": 1}, "class": "k"}
+    with pytest.raises(ValueError):
+        dump_arguments(shapes, {"box": {"w": 1}, "color": "blue"})
+    assert json.dumps(argument_model(by_name["noprops"], "n").model_json_schema())
