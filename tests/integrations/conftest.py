@@ -36,7 +36,19 @@ def pytest_collection_modifyitems(items: Any) -> None:
         if "integrations" in str(item.fspath):
             for kind in ("DeprecationWarning", "PendingDeprecationWarning", "FutureWarning", "UserWarning"):
                 item.add_marker(pytest.mark.filterwarnings("ignore::%s" % kind))
-            item.add_marker(pytest.mark.filterwarnings("ignore::ResourceWarning"))
+
+
+@pytest.fixture(autouse=True)
+def close_thread_loop() -> Iterator[None]:
+    """Frameworks' sync entry points (pydantic-ai ``run_sync``) leave an event loop set on the thread: close it."""
+    yield
+    import asyncio
+
+    policy = asyncio.get_event_loop_policy()
+    loop = getattr(getattr(policy, "_local", None), "_loop", None)
+    if loop is not None and not loop.is_running():
+        loop.close()
+        policy.set_event_loop(None)
 
 
 def deny_add(request: mcpsync.ToolApprovalRequest) -> mcpsync.Approval:
