@@ -204,3 +204,57 @@ def test_argument_model_hard_schemas() -> None:
     with pytest.raises(ValueError):
         dump_arguments(shapes, {"box": {"w": 1}, "color": "blue"})
     assert json.dumps(argument_model(by_name["noprops"], "n").model_json_schema())
+
+
+def test_transforms_in_a_configuration_file_reach_the_toolkit(tmp_path: Path) -> None:
+    config = {
+        "mcpServers": {
+            "example": {
+                "command": sys.executable,
+                "args": ["-m", "mcpsync.example_server"],
+                "tools": {
+                    "echo": {
+                        "name": "say",
+                        "description": "Says the fixed text",
+                        "arguments": {"message": {"hide": True, "value": "fixed"}},
+                    },
+                    "add": {"arguments": {"a": {"description": "the first addend"}}},
+                },
+            }
+        }
+    }
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps(config))
+    with mcpsync.Manager(str(path)) as manager:
+        assert manager.config("example").tool_transforms["echo"].name == "say"
+        kit = McpToolkit(manager)
+        tools = {t.name: t for t in kit.tools()}
+        assert "say" in tools and "example_echo" not in tools
+        assert tools["say"].description == "Says the fixed text" and tools["say"].parameters["properties"] == {}
+        assert tools["example_add"].parameters["properties"]["a"]["description"] == "the first addend"
+        assert kit.call("say", {"message": "ignored"}).text == "fixed"
+        # code's transforms win over the file's
+        kit2 = McpToolkit(manager, transforms={"example_echo": ToolTransform(name="shout")})
+        assert "shout" in {t.name for t in kit2.tools()}
+
+
+@pytest.mark.parametrize(
+    "tools",
+    [
+        {"echo": {"name": "bad name"}},
+        {"echo": {"arguments": {"message": {"hide": True}}}},
+        {"echo": {"unknown": 1}},
+        {"echo": {"arguments": {"message": {"hide": "yes", "value": 1}}}},
+    ],
+)
+def test_bad_transforms_in_a_configuration_file(tools: Dict[str, Any]) -> None:
+    from mcpsync.manager.config import parse_config
+
+    for config in ({"mcpServers": {"example": {"command": "x", "tools": tools}}}, {"example": {"command": "x", "tools": tools}}):
+        try:
+            configs = parse_config(config)
+        except mcpsync.ConfigError as exc:  # the document is refused...
+            assert "tools" in str(exc)
+        else:  # ...or this one server fails with the reason, like any bad entry
+            error = configs["example"].error
+            assert isinstance(error, mcpsync.ConfigError) and "tools" in str(error)

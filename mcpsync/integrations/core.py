@@ -187,10 +187,17 @@ class McpToolkit:
 
     def _list(self) -> List[McpTool]:
         entries: List[tuple] = []  # type: ignore[type-arg]  # (exposed, route, server, Tool)
+        configured: Dict[str, ToolTransform] = {}  # exposed name -> the configuration file's transform
         if self._is_manager:
             manager: Any = self.source
             for st in manager.tools(self.server):
                 entries.append((st.name, st.name, st.server, st.tool))
+                try:  # the server's configured transforms, keyed by the tool's own name
+                    per_server = manager.config(st.server).tool_transforms
+                except (KeyError, MCPError):
+                    per_server = {}
+                if st.tool.name in per_server:
+                    configured[st.name] = per_server[st.tool.name]
         else:
             client: Any = self.source
             name = str(getattr(client, "name", "server"))
@@ -205,7 +212,8 @@ class McpToolkit:
                 continue
             if self.include is not None and exposed not in self.include:
                 continue
-            transform = self.transforms.get(exposed) or self.transforms.get(tool.name)
+            # code's transforms win over the configuration file's
+            transform = self.transforms.get(exposed) or self.transforms.get(tool.name) or configured.get(exposed)
             schema = provider_schema(tool.input_schema)
             name, description, schema, bound = apply_transform(
                 transform, exposed, tool.description or tool.title or "", schema
