@@ -78,6 +78,17 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers (at run time each l
         to_openai_tools as to_openai_tools,
         tool_definitions as tool_definitions,
     )
+    from .integrations.core import (
+        McpTool as McpTool,
+        McpToolkit as McpToolkit,
+    )
+    from .integrations.results import (
+        ResultBudget as ResultBudget,
+    )
+    from .manager.transforms import (
+        ArgTransform as ArgTransform,
+        ToolTransform as ToolTransform,
+    )
     from .manager.config import (
         ServerConfig as ServerConfig,
         find_config as find_config,
@@ -201,6 +212,11 @@ _LAZY = {
     "OpenTelemetryTracing": "client.tracing",
     "KeyringCredentialStore": "auth",
     "RedisCredentialStore": "auth",
+    "McpTool": "integrations.core",
+    "McpToolkit": "integrations.core",
+    "ResultBudget": "integrations.results",
+    "ToolTransform": "manager.transforms",
+    "ArgTransform": "manager.transforms",
 }
 
 
