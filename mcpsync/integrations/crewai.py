@@ -10,11 +10,14 @@ Each tool is a ``crewai.tools.BaseTool`` (:class:`McpsyncCrewTool`) whose ``args
 built from the MCP schema; ``_run`` makes the blocking call (CrewAI's agents are synchronous; no event loop is
 involved). A tool error, a timeout or a denied call returns a ``crewai.tools.ToolFailure`` (reason
 ``mcp_error``; ``retryable`` for a timeout): the agent reads its message, and CrewAI records the failure under
-its ``tool_failure_policy``. On a CrewAI without ``ToolFailure`` the message is returned as text.
+its ``tool_failure_policy``. On a CrewAI without ``ToolFailure`` the message is returned as text. ``_arun`` runs
+the same call on a worker thread for ``kickoff_async()`` (CrewAI refuses a synchronous ``kickoff()`` inside a
+running event loop, e.g. in Jupyter: use ``await crew.kickoff_async()`` there).
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, List, Optional
 
 from crewai.tools import BaseTool
@@ -66,6 +69,10 @@ class McpsyncCrewTool(BaseTool):  # type: ignore[misc,unused-ignore]
             return _failure(Rendered(text="Error: invalid arguments for %s: %s" % (tool.name, exc), is_error=True))
         rendered = tool.call(arguments)
         return _failure(rendered) if rendered.is_error else rendered.text
+
+    async def _arun(self, *args: Any, **kwargs: Any) -> Any:
+        """The same blocking call on a worker thread (``crew.kickoff_async()``, Jupyter)."""
+        return await asyncio.to_thread(self._run, *args, **kwargs)
 
 
 def crewai_tools(source: Source, *, toolkit: Optional[McpToolkit] = None, **options: Any) -> List[Any]:
