@@ -50,12 +50,14 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..client.client import Client
     from ..manager.manager import Manager
 
-__all__ = ["McpTool", "McpToolkit", "failure"]
+__all__ = ["McpTool", "McpToolkit", "failure", "toolkit_of"]
 
 log = logging.getLogger(__name__)
 
 JSON = Dict[str, Any]
 Source = Union["Client", "Manager"]
+#: What the framework functions take: a Client, a Manager, or an McpToolkit over one of them.
+ToolSource = Union["Client", "Manager", "McpToolkit"]
 
 
 def failure(exc: BaseException, tool: str) -> Rendered:
@@ -295,3 +297,18 @@ class McpToolkit:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def toolkit_of(source: Any, toolkit: Optional[McpToolkit], options: Mapping[str, Any]) -> McpToolkit:
+    """The toolkit a framework function works on: ``toolkit``, or ``source`` itself when it is an
+    :class:`McpToolkit` (keep it to read cut results with :meth:`McpToolkit.full_result`), or a new one over
+    ``source`` (a Client or a Manager) with ``options``."""
+    if toolkit is not None:
+        if options:
+            raise ConfigError("give toolkit options to the McpToolkit, not next to toolkit=")
+        return toolkit
+    if isinstance(source, McpToolkit):
+        if options:
+            raise ConfigError("give toolkit options to the McpToolkit, not next to it")
+        return source
+    return McpToolkit(source, **dict(options))

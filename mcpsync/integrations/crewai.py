@@ -24,7 +24,7 @@ from crewai.tools import BaseTool
 from pydantic import ConfigDict, PrivateAttr, ValidationError
 
 from ..errors import RequestTimeout
-from .core import McpTool, McpToolkit, Source
+from .core import McpTool, McpToolkit, ToolSource, toolkit_of
 from .results import Rendered
 
 try:
@@ -75,8 +75,8 @@ class McpsyncCrewTool(BaseTool):  # type: ignore[misc,unused-ignore]
         return await asyncio.to_thread(self._run, *args, **kwargs)
 
 
-def crewai_tools(source: Source, *, toolkit: Optional[McpToolkit] = None, **options: Any) -> List[Any]:
+def crewai_tools(source: ToolSource, *, toolkit: Optional[McpToolkit] = None, **options: Any) -> List[Any]:
     """Every tool of ``source`` the model may see, as CrewAI tools (blocks while listing). ``options`` are
     :class:`~mcpsync.integrations.core.McpToolkit`'s."""
-    kit = toolkit if toolkit is not None else McpToolkit(source, **options)
+    kit = toolkit_of(source, toolkit, options)
     return [McpsyncCrewTool.of(t) for t in kit.tools()]

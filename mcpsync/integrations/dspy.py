@@ -22,7 +22,7 @@ from typing import Any, Dict, List, Optional
 import dspy
 from pydantic import ValidationError
 
-from .core import McpTool, McpToolkit, Source
+from .core import McpTool, McpToolkit, ToolSource, toolkit_of
 
 __all__ = ["dspy_tool", "dspy_tools"]
 
@@ -53,8 +53,8 @@ def dspy_tool(tool: McpTool) -> Any:
     return made
 
 
-def dspy_tools(source: Source, *, toolkit: Optional[McpToolkit] = None, **options: Any) -> List[Any]:
+def dspy_tools(source: ToolSource, *, toolkit: Optional[McpToolkit] = None, **options: Any) -> List[Any]:
     """Every tool of ``source`` the model may see, as ``dspy.Tool`` objects (blocks while listing). ``options``
     are :class:`~mcpsync.integrations.core.McpToolkit`'s."""
-    kit = toolkit if toolkit is not None else McpToolkit(source, **options)
+    kit = toolkit_of(source, toolkit, options)
     return [dspy_tool(t) for t in kit.tools()]

@@ -21,7 +21,7 @@ from typing import Any, List, Optional
 from haystack.tools import Tool
 from pydantic import ValidationError
 
-from .core import McpTool, McpToolkit, Source
+from .core import McpTool, McpToolkit, ToolSource, toolkit_of
 
 __all__ = ["McpToolFailed", "haystack_tool", "haystack_tools"]
 
@@ -55,8 +55,8 @@ def haystack_tool(tool: McpTool) -> Any:
     )
 
 
-def haystack_tools(source: Source, *, toolkit: Optional[McpToolkit] = None, **options: Any) -> List[Any]:
+def haystack_tools(source: ToolSource, *, toolkit: Optional[McpToolkit] = None, **options: Any) -> List[Any]:
     """Every tool of ``source`` the model may see, as Haystack ``Tool`` objects (blocks while listing).
     ``options`` are :class:`~mcpsync.integrations.core.McpToolkit`'s."""
-    kit = toolkit if toolkit is not None else McpToolkit(source, **options)
+    kit = toolkit_of(source, toolkit, options)
     return [haystack_tool(t) for t in kit.tools()]

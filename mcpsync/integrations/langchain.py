@@ -24,7 +24,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from langchain_core.tools import StructuredTool, ToolException
 
-from .core import McpTool, McpToolkit, Source
+from .core import McpTool, McpToolkit, ToolSource, toolkit_of
 from .results import Rendered
 
 __all__ = ["langchain_tool", "langchain_tools"]
@@ -76,11 +76,11 @@ def langchain_tool(tool: McpTool) -> Any:
     )
 
 
-def langchain_tools(source: Source, *, toolkit: Optional[McpToolkit] = None, **options: Any) -> List[Any]:
+def langchain_tools(source: ToolSource, *, toolkit: Optional[McpToolkit] = None, **options: Any) -> List[Any]:
     """Every tool of ``source`` (a Client or a Manager) the model may see, as ``StructuredTool`` objects.
 
     ``options`` are :class:`~mcpsync.integrations.core.McpToolkit`'s (``server``, ``timeout``,
     ``max_result_chars``, ``transforms``...); or pass a ready ``toolkit``. Blocks while the tools are listed.
     """
-    kit = toolkit if toolkit is not None else McpToolkit(source, **options)
+    kit = toolkit_of(source, toolkit, options)
     return [langchain_tool(t) for t in kit.tools()]

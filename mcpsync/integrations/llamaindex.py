@@ -23,7 +23,7 @@ from llama_index.core.base.llms.types import ImageBlock, TextBlock
 from llama_index.core.tools import FunctionTool
 from pydantic import ValidationError
 
-from .core import McpTool, McpToolkit, Source
+from .core import McpTool, McpToolkit, ToolSource, toolkit_of
 from .results import Rendered
 
 __all__ = ["McpToolFailed", "llamaindex_tool", "llamaindex_tools"]
@@ -63,8 +63,8 @@ def llamaindex_tool(tool: McpTool) -> Any:
     )
 
 
-def llamaindex_tools(source: Source, *, toolkit: Optional[McpToolkit] = None, **options: Any) -> List[Any]:
+def llamaindex_tools(source: ToolSource, *, toolkit: Optional[McpToolkit] = None, **options: Any) -> List[Any]:
     """Every tool of ``source`` the model may see, as ``FunctionTool`` objects (blocks while listing).
     ``options`` are :class:`~mcpsync.integrations.core.McpToolkit`'s."""
-    kit = toolkit if toolkit is not None else McpToolkit(source, **options)
+    kit = toolkit_of(source, toolkit, options)
     return [llamaindex_tool(t) for t in kit.tools()]

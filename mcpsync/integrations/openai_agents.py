@@ -27,7 +27,7 @@ from agents.tool import ToolOutputImage, ToolOutputText
 from pydantic import ValidationError
 
 from ..manager.adapters import strict_schema
-from .core import McpTool, McpToolkit, Source
+from .core import McpTool, McpToolkit, ToolSource, toolkit_of
 from .results import Rendered
 
 __all__ = ["openai_agents_tool", "openai_agents_tools"]
@@ -71,9 +71,9 @@ def openai_agents_tool(tool: McpTool, *, strict: bool = True) -> Any:
 
 
 def openai_agents_tools(
-    source: Source, *, toolkit: Optional[McpToolkit] = None, strict: bool = True, **options: Any
+    source: ToolSource, *, toolkit: Optional[McpToolkit] = None, strict: bool = True, **options: Any
 ) -> List[Any]:
     """Every tool of ``source`` the model may see, as ``FunctionTool`` objects (blocks while listing).
     ``options`` are :class:`~mcpsync.integrations.core.McpToolkit`'s."""
-    kit = toolkit if toolkit is not None else McpToolkit(source, **options)
+    kit = toolkit_of(source, toolkit, options)
     return [openai_agents_tool(t, strict=strict) for t in kit.tools()]

@@ -28,7 +28,7 @@ from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.toolsets.abstract import ToolsetTool
 from pydantic_core import SchemaValidator, core_schema
 
-from .core import McpTool, McpToolkit, Source
+from .core import McpTool, McpToolkit, ToolSource, toolkit_of
 from .results import Rendered
 
 __all__ = ["McpsyncToolset"]
@@ -63,18 +63,16 @@ class McpsyncToolset(AbstractToolset[Any]):  # type: ignore[misc,unused-ignore]
 
     def __init__(
         self,
-        source: Optional[Source] = None,
+        source: Optional[ToolSource] = None,
         *,
         toolkit: Optional[McpToolkit] = None,
         id: Optional[str] = None,
         max_retries: Optional[int] = None,
         **options: Any,
     ) -> None:
-        if toolkit is None:
-            if source is None:
-                raise TypeError("give a Client or Manager, or toolkit=")
-            toolkit = McpToolkit(source, **options)
-        self.toolkit = toolkit
+        if toolkit is None and source is None:
+            raise TypeError("give a Client, a Manager or an McpToolkit")
+        self.toolkit = toolkit_of(source, toolkit, options)
         self._id = id
         self._max_retries = max_retries
         self._by_name: Dict[str, McpTool] = {}

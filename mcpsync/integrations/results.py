@@ -23,6 +23,7 @@ import os
 import shutil
 import tempfile
 import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -143,6 +144,7 @@ class ResultStore:
         self._results: "collections.OrderedDict[str, CallToolResult]" = collections.OrderedDict()
         self._counter = 0
         self._own_dir: Optional[str] = None
+        self._finalizer: Optional[weakref.finalize] = None  # type: ignore[type-arg]
         self._closed = False
 
     def put(self, result: CallToolResult) -> str:
@@ -168,6 +170,8 @@ class ResultStore:
             if directory is None:
                 if self._own_dir is None:
                     self._own_dir = tempfile.mkdtemp(prefix="mcpsync-results-")
+                    # a store never closed still removes its directory when collected or at exit
+                    self._finalizer = weakref.finalize(self, shutil.rmtree, self._own_dir, True)
                 directory = self._own_dir
         os.makedirs(directory, exist_ok=True)
         fd, path = tempfile.mkstemp(prefix="mcpsync-%s-" % handle, suffix=".txt", dir=directory)
@@ -183,6 +187,8 @@ class ResultStore:
             own, self._own_dir = self._own_dir, None
         if own is not None:
             shutil.rmtree(own, ignore_errors=True)
+        if self._finalizer is not None:
+            self._finalizer.detach()
 
 
 def render_result(

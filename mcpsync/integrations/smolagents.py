@@ -28,7 +28,7 @@ from typing import Any, Dict, List, Optional, Set
 from pydantic import ValidationError
 from smolagents import Tool, ToolCollection
 
-from .core import McpTool, McpToolkit, Source
+from .core import McpTool, McpToolkit, Source, ToolSource, toolkit_of
 
 __all__ = ["McpsyncTool", "McpsyncToolCollection", "smolagents_tools"]
 
@@ -98,10 +98,10 @@ class McpsyncTool(Tool):  # type: ignore[misc,unused-ignore]
         return self.mcp_tool.call(arguments).text
 
 
-def smolagents_tools(source: Source, *, toolkit: Optional[McpToolkit] = None, **options: Any) -> List[McpsyncTool]:
+def smolagents_tools(source: ToolSource, *, toolkit: Optional[McpToolkit] = None, **options: Any) -> List[McpsyncTool]:
     """Every tool of ``source`` the model may see, as :class:`McpsyncTool` (blocks while listing). ``options``
     are :class:`~mcpsync.integrations.core.McpToolkit`'s."""
-    kit = toolkit if toolkit is not None else McpToolkit(source, **options)
+    kit = toolkit_of(source, toolkit, options)
     taken: Set[str] = set()
     return [McpsyncTool(t, _identifier(t.name, taken)) for t in kit.tools()]
 

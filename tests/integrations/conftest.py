@@ -22,12 +22,16 @@ REQUIRED = os.environ.get("MCPSYNC_FRAMEWORKS_REQUIRED", "") in ("1", "true")
 
 
 def need(module: str) -> Any:
-    """Import ``module`` or skip (fail when frameworks are required)."""
-    if REQUIRED:
-        import importlib
+    """Import ``module`` or skip (fail when frameworks are required). The frameworks' own import-time warnings
+    (deprecations, CrewAI's ImportWarning) are not ours: they are silenced for the import."""
+    import importlib
+    import warnings
 
-        return importlib.import_module(module)
-    return pytest.importorskip(module)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if REQUIRED:
+            return importlib.import_module(module)
+        return pytest.importorskip(module)
 
 
 def pytest_collection_modifyitems(items: Any) -> None:

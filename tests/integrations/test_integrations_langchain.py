@@ -17,6 +17,7 @@ from langchain_core.language_models.fake_chat_models import FakeMessagesListChat
 from langchain_core.messages import AIMessage, ToolMessage  # noqa: E402
 from langgraph.prebuilt import create_react_agent  # noqa: E402
 
+from mcpsync.integrations import McpToolkit  # noqa: E402
 from mcpsync.integrations.langchain import langchain_tools  # noqa: E402
 
 
@@ -43,7 +44,8 @@ def text_of(message: ToolMessage) -> str:
 
 
 def test_react_agent_sync(hard_client: mcpsync.Client) -> None:
-    tools = langchain_tools(hard_client, **OPTIONS)
+    kit = McpToolkit(hard_client, **OPTIONS)
+    tools = langchain_tools(kit)
     names = {t.name for t in tools}
     assert "app_only" not in names and "crash" not in names  # visibility and policy
     agent = create_react_agent(script(CALLS), tools)
@@ -53,6 +55,7 @@ def test_react_agent_sync(hard_client: mcpsync.Client) -> None:
     assert seen["fail"].status == "error" and seen["slow"].status == "error" and seen["add"].status == "error"
     assert seen["echo"].status == "success"
     assert seen["payload"].artifact["truncated"] is True
+    assert len(kit.full_result(seen["payload"].artifact["handle"]).text) == 5000  # the full result is kept
     assert state["messages"][-1].content == "done"
 
 
