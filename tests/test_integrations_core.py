@@ -258,3 +258,77 @@ def test_bad_transforms_in_a_configuration_file(tools: Dict[str, Any]) -> None:
         else:  # ...or this one server fails with the reason, like any bad entry
             error = configs["example"].error
             assert isinstance(error, mcpsync.ConfigError) and "tools" in str(error)
+
+
+class JunkSource:
+    """A Client stand-in that lists hostile tool definitions and answers with hostile results (the boundary
+    property below: nothing the server sends makes the toolkit raise)."""
+
+    name = "junk"
+
+    def __init__(self, tools: List[Dict[str, Any]], result: Any) -> None:
+        self.tools = [mcpsync.Tool.from_dict(t) for t in tools]
+        self.result = result
+        self.sent: List[Dict[str, Any]] = []
+
+    def list_tools(self) -> List[mcpsync.Tool]:
+        return self.tools
+
+    def call_tool(self, name: str, arguments: Dict[str, Any], timeout: Any = None) -> mcpsync.CallToolResult:
+        self.sent.append(arguments)
+        return mcpsync.CallToolResult.from_dict(self.result if isinstance(self.result, dict) else {"content": self.result})
+
+
+JSON_VALUE = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=10,
+)
+TOOL_DEF = st.fixed_dictionaries(
+    {"name": st.text(min_size=1, max_size=70)},
+    optional={"description": JSON_VALUE, "inputSchema": JSON_VALUE | JSON_SCHEMA, "_meta": JSON_VALUE},
+)
+CONTENT = st.lists(
+    st.one_of(
+        JSON_VALUE,
+        st.fixed_dictionaries({"type": st.sampled_from(["text", "image", "audio", "resource", "resource_link", "x"])},
+                              optional={"text": JSON_VALUE, "data": JSON_VALUE, "mimeType": JSON_VALUE,
+                                        "resource": JSON_VALUE, "uri": JSON_VALUE}),
+    ),
+    max_size=4,
+)
+
+
+@settings(max_examples=fuzz_examples(300))
+@given(st.lists(TOOL_DEF, max_size=4), st.one_of(CONTENT, st.dictionaries(st.text(max_size=20), JSON_VALUE)),
+       st.dictionaries(st.text(max_size=6), JSON_VALUE, max_size=3), st.integers(min_value=1, max_value=200))
+def test_hostile_tools_and_results_never_raise(
+    tools: List[Dict[str, Any]], result: Any, arguments: Dict[str, Any], budget: int
+) -> None:
+    source = JunkSource(tools, result)
+    kit = McpToolkit(source, max_result_chars=budget)  # type: ignore[arg-type]
+    offered = kit.tools()
+    names = [t.name for t in offered]
+    assert len(names) == len(set(names))
+    for tool in offered:
+        assert isinstance(tool.parameters.get("properties"), dict)
+        out = tool.call(arguments)
+        assert isinstance(out.text, str)
+    kit.close()
+
+
+def test_a_rename_onto_a_taken_name_is_skipped(caplog: Any) -> None:
+    source = JunkSource([{"name": "a"}, {"name": "b"}], {"content": []})
+    kit = McpToolkit(source, transforms={"a": ToolTransform(name="b")})  # type: ignore[arg-type]
+    assert [t.name for t in kit.tools()] == ["b"]
+
+
+@settings(max_examples=fuzz_examples(1000))
+@given(JSON_VALUE)
+def test_transform_config_junk_gives_config_errors_only(data: Any) -> None:
+    try:
+        parsed = parse_transforms(data, "mcpServers.x")
+    except mcpsync.ConfigError:
+        return
+    for transform in parsed.values():
+        assert isinstance(transform, ToolTransform)
