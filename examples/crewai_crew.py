@@ -33,8 +33,17 @@ class StandInLLM(BaseLLM):
     turn: int = 0
     observations: Dict[str, str] = {}
 
-    def call(self, messages: Any, tools: Any = None, callbacks: Any = None, available_functions: Any = None,
-             from_task: Any = None, from_agent: Any = None, response_model: Any = None, **kwargs: Any) -> str:
+    def call(
+        self,
+        messages: Any,
+        tools: Any = None,
+        callbacks: Any = None,
+        available_functions: Any = None,
+        from_task: Any = None,
+        from_agent: Any = None,
+        response_model: Any = None,
+        **kwargs: Any,
+    ) -> str:
         if self.turn and isinstance(messages, list):
             shown = [str(m.get("content")) for m in messages if "Observation:" in str(m.get("content"))]
             text = shown[-1].split("Observation:", 1)[1] if shown else ""
@@ -50,8 +59,14 @@ class StandInLLM(BaseLLM):
 
 
 def build_crew(manager: mcpsync.Manager, llm: Any) -> Crew:
-    agent = Agent(role="calculator", goal="add numbers with the tools", backstory="careful",
-                  tools=crewai_tools(manager, max_result_chars=20_000), llm=llm, verbose=False)
+    agent = Agent(
+        role="calculator",
+        goal="add numbers with the tools",
+        backstory="careful",
+        tools=crewai_tools(manager, max_result_chars=20_000),
+        llm=llm,
+        verbose=False,
+    )
     task = Task(description="Add 2 and 3, then 4 and 5.", expected_output="the two sums", agent=agent)
     return Crew(agents=[agent], tasks=[task], verbose=False)
 

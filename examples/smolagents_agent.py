@@ -29,10 +29,18 @@ class StandInModel(Model):
         super().__init__(model_id="stand-in")
         self.script = [(n.replace("-", "_"), a) for n, a in CALLS] + [("final_answer", {"answer": "5 and 9"})]
 
-    def generate(self, messages: Any, stop_sequences: Any = None, response_format: Any = None,
-                 tools_to_call_from: Any = None, **kwargs: Any) -> ChatMessage:
+    def generate(
+        self,
+        messages: Any,
+        stop_sequences: Any = None,
+        response_format: Any = None,
+        tools_to_call_from: Any = None,
+        **kwargs: Any,
+    ) -> ChatMessage:
         name, args = self.script.pop(0)
-        call = ChatMessageToolCall(id=name, type="function", function=ChatMessageToolCallFunction(name=name, arguments=args))
+        call = ChatMessageToolCall(
+            id=name, type="function", function=ChatMessageToolCallFunction(name=name, arguments=args)
+        )
         return ChatMessage(role=MessageRole.ASSISTANT, content="", tool_calls=[call])
 
 

@@ -36,7 +36,9 @@ def unwrap(structured: Any, output_schema: Optional[Dict[str, Any]]) -> Any:
 
 
 def _fail(model: Any, why: str) -> ToolOutputInvalid:
-    return ToolOutputInvalid("cannot parse the structured result into %s: %s" % (getattr(model, "__name__", model), why))
+    return ToolOutputInvalid(
+        "cannot parse the structured result into %s: %s" % (getattr(model, "__name__", model), why)
+    )
 
 
 def _build(tp: Any, value: Any, depth: int) -> Any:

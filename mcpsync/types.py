@@ -20,7 +20,7 @@ else:
     from ._records import dataclass, field
 
 from ._type_names import TYPE_NAMES
-from .errors import MCPError, ToolError
+from .errors import ToolError, ToolOutputInvalid
 
 __all__ = list(TYPE_NAMES)
 
@@ -388,8 +388,8 @@ class CallToolResult:
         data = self.data
         try:
             return parse_into(model, data)
-        except MCPError as exc:
-            setattr(exc, "result", self)
+        except ToolOutputInvalid as exc:
+            exc.result = self
             raise
 
     def raise_for_error(self) -> "CallToolResult":

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -25,8 +24,18 @@ from mcpsync.manager.transforms import ArgTransform, ToolTransform, parse_transf
 from .conftest import fuzz_examples
 
 HARD = [sys.executable, str(Path(__file__).parent / "integrations" / "hardserver.py")]
-FRAMEWORKS = ["langchain_core", "langgraph", "pydantic_ai", "smolagents", "agents", "llama_index", "crewai", "dspy",
-              "haystack", "pydantic"]
+FRAMEWORKS = [
+    "langchain_core",
+    "langgraph",
+    "pydantic_ai",
+    "smolagents",
+    "agents",
+    "llama_index",
+    "crewai",
+    "dspy",
+    "haystack",
+    "pydantic",
+]
 
 
 def test_import_mcpsync_imports_no_framework() -> None:
@@ -57,7 +66,7 @@ def test_data_and_parse_from_a_real_server() -> None:
         assert result.output_schema is not None
         failed = client.call_tool("fail", {"message": "no"})
         with pytest.raises(mcpsync.ToolError):
-            failed.data
+            _ = failed.data
         with pytest.raises(mcpsync.ToolOutputInvalid):
             result.parse(Outer)
 
@@ -156,7 +165,9 @@ JSON_SCHEMA = st.recursive(
     st.fixed_dictionaries(
         {},
         optional={
-            "type": st.sampled_from(["string", "integer", "number", "boolean", "null", "object", "array", ["string", "null"]]),
+            "type": st.sampled_from(
+                ["string", "integer", "number", "boolean", "null", "object", "array", ["string", "null"]]
+            ),
             "enum": st.lists(st.one_of(st.none(), st.integers(), st.text(max_size=3)), max_size=3),
             "default": st.integers(),
         },
@@ -250,7 +261,10 @@ def test_transforms_in_a_configuration_file_reach_the_toolkit(tmp_path: Path) ->
 def test_bad_transforms_in_a_configuration_file(tools: Dict[str, Any]) -> None:
     from mcpsync.manager.config import parse_config
 
-    for config in ({"mcpServers": {"example": {"command": "x", "tools": tools}}}, {"example": {"command": "x", "tools": tools}}):
+    for config in (
+        {"mcpServers": {"example": {"command": "x", "tools": tools}}},
+        {"example": {"command": "x", "tools": tools}},
+    ):
         try:
             configs = parse_config(config)
         except mcpsync.ConfigError as exc:  # the document is refused...
@@ -276,7 +290,9 @@ class JunkSource:
 
     def call_tool(self, name: str, arguments: Dict[str, Any], timeout: Any = None) -> mcpsync.CallToolResult:
         self.sent.append(arguments)
-        return mcpsync.CallToolResult.from_dict(self.result if isinstance(self.result, dict) else {"content": self.result})
+        return mcpsync.CallToolResult.from_dict(
+            self.result if isinstance(self.result, dict) else {"content": self.result}
+        )
 
 
 JSON_VALUE = st.recursive(
@@ -291,17 +307,28 @@ TOOL_DEF = st.fixed_dictionaries(
 CONTENT = st.lists(
     st.one_of(
         JSON_VALUE,
-        st.fixed_dictionaries({"type": st.sampled_from(["text", "image", "audio", "resource", "resource_link", "x"])},
-                              optional={"text": JSON_VALUE, "data": JSON_VALUE, "mimeType": JSON_VALUE,
-                                        "resource": JSON_VALUE, "uri": JSON_VALUE}),
+        st.fixed_dictionaries(
+            {"type": st.sampled_from(["text", "image", "audio", "resource", "resource_link", "x"])},
+            optional={
+                "text": JSON_VALUE,
+                "data": JSON_VALUE,
+                "mimeType": JSON_VALUE,
+                "resource": JSON_VALUE,
+                "uri": JSON_VALUE,
+            },
+        ),
     ),
     max_size=4,
 )
 
 
 @settings(max_examples=fuzz_examples(300))
-@given(st.lists(TOOL_DEF, max_size=4), st.one_of(CONTENT, st.dictionaries(st.text(max_size=20), JSON_VALUE)),
-       st.dictionaries(st.text(max_size=6), JSON_VALUE, max_size=3), st.integers(min_value=1, max_value=200))
+@given(
+    st.lists(TOOL_DEF, max_size=4),
+    st.one_of(CONTENT, st.dictionaries(st.text(max_size=20), JSON_VALUE)),
+    st.dictionaries(st.text(max_size=6), JSON_VALUE, max_size=3),
+    st.integers(min_value=1, max_value=200),
+)
 def test_hostile_tools_and_results_never_raise(
     tools: List[Dict[str, Any]], result: Any, arguments: Dict[str, Any], budget: int
 ) -> None:

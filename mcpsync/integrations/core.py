@@ -221,7 +221,9 @@ class McpToolkit:
                 transform, exposed, tool.description or tool.title or "", schema
             )
             if name in taken:
-                log.warning("tool %s (%s) is renamed to %r, which %s already has; skipped", exposed, server, name, taken[name])
+                log.warning(
+                    "tool %s (%s) is renamed to %r, which %s already has; skipped", exposed, server, name, taken[name]
+                )
                 continue
             taken[name] = exposed
             out.append(McpTool(name, description, schema, tool, server, bound, route, self))

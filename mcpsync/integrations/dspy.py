@@ -48,8 +48,14 @@ def dspy_tool(tool: McpTool) -> Any:
     async def arun(**kwargs: Any) -> str:
         return await asyncio.to_thread(run, **kwargs)
 
-    made = dspy.Tool(run, name=tool.name, desc=tool.description or tool.name, args=args,
-                     arg_types={k: Any for k in args}, arg_desc=arg_desc)
+    made = dspy.Tool(
+        run,
+        name=tool.name,
+        desc=tool.description or tool.name,
+        args=args,
+        arg_types={k: Any for k in args},
+        arg_desc=arg_desc,
+    )
     return made
 
 

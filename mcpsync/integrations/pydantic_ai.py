@@ -116,4 +116,3 @@ class McpsyncToolset(AbstractToolset[Any]):  # type: ignore[misc,unused-ignore]
         if rendered.is_error:
             raise ToolFailed(rendered.text)
         return _output(rendered)
-

@@ -199,7 +199,11 @@ class _Builder:
 def _is_object_with_props(schema: JSON) -> bool:
     props = schema.get("properties")
     kind = schema.get("type")
-    return isinstance(props, dict) and bool(props) and (kind in (None, "object") or (isinstance(kind, list) and "object" in kind))
+    return (
+        isinstance(props, dict)
+        and bool(props)
+        and (kind in (None, "object") or (isinstance(kind, list) and "object" in kind))
+    )
 
 
 def _union(types: List[Any]) -> Any:

@@ -140,4 +140,9 @@ def apply_transform(
         schema["required"] = required
     else:
         schema.pop("required", None)
-    return transform.name or name, transform.description if transform.description is not None else description, schema, bound
+    return (
+        transform.name or name,
+        transform.description if transform.description is not None else description,
+        schema,
+        bound,
+    )

@@ -72,7 +72,9 @@ def t_args(ctx: Any, args: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def t_image(ctx: Any, args: Dict[str, Any]) -> Dict[str, Any]:
-    return {"content": [{"type": "text", "text": "a red pixel"}, {"type": "image", "data": PNG, "mimeType": "image/png"}]}
+    return {
+        "content": [{"type": "text", "text": "a red pixel"}, {"type": "image", "data": PNG, "mimeType": "image/png"}]
+    }
 
 
 _init = core.ExampleServer.__init__

@@ -29,8 +29,17 @@ class ScriptedLLM(BaseLLM):  # type: ignore[misc]
     seen: Dict[str, str] = {}
     turn: int = 0
 
-    def call(self, messages: Any, tools: Any = None, callbacks: Any = None, available_functions: Any = None,
-             from_task: Any = None, from_agent: Any = None, response_model: Any = None, **kwargs: Any) -> str:
+    def call(
+        self,
+        messages: Any,
+        tools: Any = None,
+        callbacks: Any = None,
+        available_functions: Any = None,
+        from_task: Any = None,
+        from_agent: Any = None,
+        response_model: Any = None,
+        **kwargs: Any,
+    ) -> str:
         if self.turn > 0 and isinstance(messages, list):
             with_observation = [str(m.get("content")) for m in messages if "Observation:" in str(m.get("content"))]
             self.seen[self.calls[self.turn - 1][0]] = with_observation[-1] if with_observation else ""
@@ -46,8 +55,15 @@ class ScriptedLLM(BaseLLM):  # type: ignore[misc]
 
 def kickoff(tools: List[Any], calls: List[Tuple[str, Dict[str, Any]]]) -> Tuple[Any, Dict[str, str]]:
     llm = ScriptedLLM(model="scripted", calls=calls, seen={}, turn=0)
-    agent = Agent(role="tester", goal="call tools", backstory="a test", tools=tools, llm=llm, max_iter=len(calls) + 3,
-                  verbose=False)
+    agent = Agent(
+        role="tester",
+        goal="call tools",
+        backstory="a test",
+        tools=tools,
+        llm=llm,
+        max_iter=len(calls) + 3,
+        verbose=False,
+    )
     task = Task(description="Use the tools", expected_output="done", agent=agent)
     output = Crew(agents=[agent], tasks=[task], verbose=False).kickoff()
     return output, llm.seen
@@ -55,7 +71,7 @@ def kickoff(tools: List[Any], calls: List[Tuple[str, Dict[str, Any]]]) -> Tuple[
 
 def observation(text: str) -> str:
     marker = "Observation:"
-    text = text[text.index(marker) + len(marker):] if marker in text else text
+    text = text[text.index(marker) + len(marker) :] if marker in text else text
     return text.split("\n\n\nYou ONLY have access")[0].strip()  # CrewAI appends a reminder now and then
 
 

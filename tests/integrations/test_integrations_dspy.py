@@ -21,8 +21,10 @@ def react(tools: List[Any], calls: List[Tuple[str, Dict[str, Any]]]) -> Dict[str
     answers: List[Dict[str, Any]] = [
         {"next_thought": "use %s" % n, "next_tool_name": n, "next_tool_args": a} for n, a in calls
     ]
-    answers += [{"next_thought": "finished", "next_tool_name": "finish", "next_tool_args": {}},
-                {"reasoning": "all done", "answer": "done"}]
+    answers += [
+        {"next_thought": "finished", "next_tool_name": "finish", "next_tool_args": {}},
+        {"reasoning": "all done", "answer": "done"},
+    ]
     program = dspy.ReAct("question -> answer", tools=tools, max_iters=len(calls) + 2)
     with dspy.context(lm=DummyLM(answers), adapter=dspy.ChatAdapter()):
         prediction = program(question="use the tools")
@@ -38,6 +40,8 @@ def test_react(hard_client: mcpsync.Client) -> None:
 
 
 def test_react_two_real_servers(two_servers: mcpsync.Manager) -> None:
-    seen = react(dspy_tools(two_servers, timeout=30),
-                 [("example_add", {"a": 2, "b": 3}), ("everything_get-sum", {"a": 4, "b": 5})])
+    seen = react(
+        dspy_tools(two_servers, timeout=30),
+        [("example_add", {"a": 2, "b": 3}), ("everything_get-sum", {"a": 4, "b": 5})],
+    )
     assert "5" in seen["example_add"] and "9" in seen["everything_get-sum"]

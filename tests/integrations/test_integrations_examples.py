@@ -45,7 +45,9 @@ def run_notebook(cells: List[str]) -> List[str]:
 
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [nbformat.v4.new_code_cell(source) for source in cells]
-    client = NotebookClient(notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(EXAMPLES)}})
+    client = NotebookClient(
+        notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(EXAMPLES)}}
+    )
     client.execute()
     texts = []
     for cell in notebook.cells:

@@ -32,8 +32,17 @@ class ScriptedModel(Model):  # type: ignore[misc]
         self.turn = 0
         self.tools: List[Any] = []
 
-    async def get_response(self, system_instructions: Any, input: Any, model_settings: Any, tools: Any,
-                           output_schema: Any, handoffs: Any, tracing: Any, **kwargs: Any) -> ModelResponse:
+    async def get_response(
+        self,
+        system_instructions: Any,
+        input: Any,
+        model_settings: Any,
+        tools: Any,
+        output_schema: Any,
+        handoffs: Any,
+        tracing: Any,
+        **kwargs: Any,
+    ) -> ModelResponse:
         self.turn += 1
         self.tools = list(tools)
         if self.turn == 1:
@@ -46,7 +55,10 @@ class ScriptedModel(Model):  # type: ignore[misc]
         else:
             output = [
                 ResponseOutputMessage(
-                    id="msg", role="assistant", status="completed", type="message",
+                    id="msg",
+                    role="assistant",
+                    status="completed",
+                    type="message",
                     content=[ResponseOutputText(text="done", type="output_text", annotations=[])],
                 )
             ]

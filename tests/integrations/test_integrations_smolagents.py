@@ -27,8 +27,14 @@ class ScriptedModel(Model):  # type: ignore[misc]
         self.calls = list(calls)
         self.step = 0
 
-    def generate(self, messages: Any, stop_sequences: Any = None, response_format: Any = None,
-                 tools_to_call_from: Any = None, **kwargs: Any) -> ChatMessage:
+    def generate(
+        self,
+        messages: Any,
+        stop_sequences: Any = None,
+        response_format: Any = None,
+        tools_to_call_from: Any = None,
+        **kwargs: Any,
+    ) -> ChatMessage:
         if self.step < len(self.calls):
             name, args = self.calls[self.step]
         else:
@@ -81,7 +87,9 @@ def test_collection_closes_its_manager_and_names_are_identifiers() -> None:
     with McpsyncToolCollection.from_config(config, timeout=30) as collection:
         names = {t.name for t in collection.tools}
         assert {"example_add", "everything_get_sum"} <= names  # get-sum is no Python identifier
-        answer, seen = run(collection.tools, [("example_add", {"a": 2, "b": 3}), ("everything_get_sum", {"a": 4, "b": 5})])
+        answer, seen = run(
+            collection.tools, [("example_add", {"a": 2, "b": 3}), ("everything_get_sum", {"a": 4, "b": 5})]
+        )
         manager = collection.toolkit.source
     assert answer == "done" and "5" in seen["example_add"] and "9" in seen["everything_get_sum"]
     assert manager.closed  # the collection closed the manager it owned
