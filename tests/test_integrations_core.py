@@ -359,3 +359,17 @@ def test_transform_config_junk_gives_config_errors_only(data: Any) -> None:
         return
     for transform in parsed.values():
         assert isinstance(transform, ToolTransform)
+
+
+def test_per_tool_and_per_call_budgets() -> None:
+    with mcpsync.connect(HARD) as client:
+        kit = McpToolkit(client, max_result_chars=100, tool_budgets={"payload": ResultBudget(max_chars=300)})
+        assert (
+            len(kit.call("payload", {"size": 1000}).text) <= 300
+            and kit.call("payload", {"size": 250}).text == ("0123456789abcdefghijklmnopqrstuvwxyz" * 10)[:250]
+        )
+        assert len(kit.call("echo", {"message": "x" * 500}).text) <= 100
+        assert len(kit.call("payload", {"size": 1000}, budget=ResultBudget(max_tokens=10)).text) <= 40 + 120
+        assert kit.call("payload", {"size": 1000}, budget=ResultBudget()).text.startswith("0123")  # unlimited
+        assert len(kit.call("payload", {"size": 1000}, budget=ResultBudget()).text) == 1000
+        kit.close()

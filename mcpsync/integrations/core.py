@@ -108,13 +108,15 @@ class McpTool:
             self._model = argument_model(self.parameters, self.name)
         return self._model
 
-    def call(self, arguments: Any = None, *, timeout: Timeout = DEFAULT) -> Rendered:
+    def call(
+        self, arguments: Any = None, *, timeout: Timeout = DEFAULT, budget: Optional[ResultBudget] = None
+    ) -> Rendered:
         """Call the tool with the model's ``arguments`` (a mapping or an :attr:`args_model` instance; pydantic
         models inside are dumped by their original names) and the
         bound ones. Blocks for the call; never raises for what the tool or its server does (see the module)."""
         if self._kit is None:  # pragma: no cover - always set by McpToolkit
             raise ConfigError("this McpTool is not bound to a toolkit")
-        return self._kit._call(self, arguments, timeout)
+        return self._kit._call(self, arguments, timeout, budget)
 
     def json_schema(self) -> JSON:
         """A deep copy of :attr:`parameters` (frameworks may mutate what they are given)."""
@@ -131,6 +133,8 @@ class McpToolkit:
         timeout: the idle timeout of each call (default: the source's; a Manager's per-server ``timeout``).
         max_result_chars, max_result_tokens, spill, spill_dir: the result budget (:class:`ResultBudget`).
         budget: a whole :class:`ResultBudget` instead of the four arguments above.
+        tool_budgets: ``{tool name: ResultBudget}`` for tools that need another budget (keys: the offered name or
+            the tool's own name); a call can also pass its own (:meth:`McpTool.call`'s ``budget``).
         transforms: ``{tool name: ToolTransform}`` applied to the offered tools (keys are the exposed names for
             a Manager, the tools' own names for a Client); added to the transforms a Manager's config has.
         include: offer only these (exposed, untransformed) names.
@@ -150,6 +154,7 @@ class McpToolkit:
         spill: bool = False,
         spill_dir: Optional[str] = None,
         budget: Optional[ResultBudget] = None,
+        tool_budgets: Optional[Mapping[str, ResultBudget]] = None,
         transforms: Optional[Mapping[str, ToolTransform]] = None,
         include: Optional[List[str]] = None,
         close_source: bool = False,
@@ -160,6 +165,7 @@ class McpToolkit:
         self.prefix = prefix
         self.timeout = timeout
         self.budget = budget or ResultBudget(max_result_chars, max_result_tokens, spill, spill_dir)
+        self.tool_budgets: Dict[str, ResultBudget] = dict(tool_budgets or {})
         self.transforms: Dict[str, ToolTransform] = dict(transforms or {})
         for key, value in self.transforms.items():
             if not isinstance(value, ToolTransform):
@@ -238,16 +244,23 @@ class McpToolkit:
 
     # ------------------------------------------------------------------ calling
 
-    def call(self, name: str, arguments: Optional[Mapping[str, Any]] = None, *, timeout: Timeout = DEFAULT) -> Rendered:
+    def call(
+        self,
+        name: str,
+        arguments: Optional[Mapping[str, Any]] = None,
+        *,
+        timeout: Timeout = DEFAULT,
+        budget: Optional[ResultBudget] = None,
+    ) -> Rendered:
         """Call the offered tool ``name``; an unknown name is an error result (see :meth:`McpTool.call`)."""
         try:
             tool = self.get(name)
         except KeyError:
             known = ", ".join(t.name for t in self.tools()) or "none"
             return Rendered(text=error_text("there is no tool named %r (tools: %s)" % (name, known)), is_error=True)
-        return tool.call(arguments, timeout=timeout)
+        return tool.call(arguments, timeout=timeout, budget=budget)
 
-    def _call(self, tool: McpTool, arguments: Any, timeout: Timeout) -> Rendered:
+    def _call(self, tool: McpTool, arguments: Any, timeout: Timeout, budget: Optional[ResultBudget] = None) -> Rendered:
         if self._closed:
             return Rendered(text=error_text("the tools were closed"), is_error=True)
         from .schema_model import to_json_value
@@ -264,7 +277,9 @@ class McpToolkit:
         except MCPError as exc:
             log.debug("tool %s failed: %s", tool.name, exc)
             return failure(exc, tool.name)
-        rendered = render_result(result, self.budget, self.store)
+        if budget is None:
+            budget = self.tool_budgets.get(tool.name) or self.tool_budgets.get(tool.tool.name) or self.budget
+        rendered = render_result(result, budget, self.store)
         if rendered.is_error:
             rendered.text = error_text(rendered.text or "the tool %s reported a failure" % tool.name)
         return rendered
