@@ -373,3 +373,13 @@ def test_per_tool_and_per_call_budgets() -> None:
         assert kit.call("payload", {"size": 1000}, budget=ResultBudget()).text.startswith("0123")  # unlimited
         assert len(kit.call("payload", {"size": 1000}, budget=ResultBudget()).text) == 1000
         kit.close()
+
+
+def test_a_server_that_dies_mid_call_is_an_error_result_and_nothing_leaks() -> None:
+    with mcpsync.connect(HARD) as client:
+        kit = McpToolkit(client, timeout=30)
+        out = kit.call("crash", {"code": 3})
+        assert out.is_error and out.text.startswith("Error: ") and isinstance(out.error, mcpsync.MCPError)
+        again = kit.call("echo", {"message": "still there?"})
+        assert again.is_error  # the connection is gone: a readable error again, never an exception
+        kit.close()
