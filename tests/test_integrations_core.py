@@ -383,3 +383,22 @@ def test_a_server_that_dies_mid_call_is_an_error_result_and_nothing_leaks() -> N
         again = kit.call("echo", {"message": "still there?"})
         assert again.is_error  # the connection is gone: a readable error again, never an exception
         kit.close()
+
+
+def test_the_toolkit_and_typed_results_need_no_pydantic(tmp_path: Path) -> None:
+    code = (
+        "import sys\n"
+        "sys.modules['pydantic'] = None  # pydantic is optional: make importing it fail\n"
+        "import dataclasses, mcpsync\n"
+        "@dataclasses.dataclass\n"
+        "class Sum:\n"
+        "    sum: float\n"
+        "with mcpsync.connect([sys.executable, '-m', 'mcpsync.example_server']) as client:\n"
+        "    kit = mcpsync.McpToolkit(client, max_result_chars=50)\n"
+        "    assert kit.call('payload', {'size': 100}).truncated\n"
+        "    assert kit.call('echo', {'message': 'hi'}).text == 'hi'\n"
+        "    assert client.call_tool('add', {'a': 1, 'b': 2}).parse(Sum) == Sum(3.0)\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stdout + out.stderr

@@ -45,6 +45,7 @@ from ..manager.transforms import ToolTransform, apply_transform
 from ..session import DEFAULT, Timeout
 from ..types import CallToolResult, Tool
 from .results import Rendered, ResultBudget, ResultStore, error_text, render_result
+from .values import to_json_value
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..client.client import Client
@@ -263,8 +264,6 @@ class McpToolkit:
     def _call(self, tool: McpTool, arguments: Any, timeout: Timeout, budget: Optional[ResultBudget] = None) -> Rendered:
         if self._closed:
             return Rendered(text=error_text("the tools were closed"), is_error=True)
-        from .schema_model import to_json_value
-
         raw = arguments if arguments is not None else {}
         args = to_json_value(raw if not isinstance(raw, Mapping) else dict(raw))  # a pydantic model: by alias
         if not isinstance(args, dict):

@@ -25,6 +25,8 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from .values import to_json_value
+
 __all__ = ["argument_model", "dump_arguments", "to_json_value"]
 
 JSON = Dict[str, Any]
@@ -238,31 +240,6 @@ def argument_model(schema: Any, name: str = "Arguments") -> Any:
         except Exception:  # noqa: BLE001 - an untypeable corner must not break the tool
             continue
     return model
-
-
-def to_json_value(value: Any) -> Any:
-    """``value`` with every pydantic model (by alias, unset fields left out), tuple and set made plain JSON."""
-    if isinstance(value, BaseModel):
-        return {k: to_json_value(v) for k, v in _dump(value).items()}
-    if isinstance(value, dict):
-        return {str(k): to_json_value(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [to_json_value(v) for v in value]
-    return value
-
-
-def _dump(model: BaseModel) -> JSON:
-    out: JSON = {}
-    fields = type(model).model_fields
-    for fname in model.model_fields_set:
-        info = fields.get(fname)
-        if info is None:
-            continue
-        value = getattr(model, fname)
-        if value is None and not info.is_required() and info.default is None:
-            continue  # an optional argument left at its None default: omitted, as if the model had not given it
-        out[info.alias or fname] = value
-    return out
 
 
 def dump_arguments(model_cls: Any, values: Dict[str, Any]) -> JSON:
