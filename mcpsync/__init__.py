@@ -100,6 +100,17 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers (at run time each l
         to_openai_tools as to_openai_tools,
         tool_definitions as tool_definitions,
     )
+    from .integrations.core import (
+        McpTool as McpTool,
+        McpToolkit as McpToolkit,
+    )
+    from .integrations.results import (
+        ResultBudget as ResultBudget,
+    )
+    from .manager.transforms import (
+        ArgTransform as ArgTransform,
+        ToolTransform as ToolTransform,
+    )
     from .manager.config import (
         ServerConfig as ServerConfig,
         find_config as find_config,
@@ -255,6 +266,11 @@ _LAZY = {
     "install_server": "registry.installer",
     "outdated_servers": "registry.installer",
     "update_servers": "registry.installer",
+    "McpTool": "integrations.core",
+    "McpToolkit": "integrations.core",
+    "ResultBudget": "integrations.results",
+    "ToolTransform": "manager.transforms",
+    "ArgTransform": "manager.transforms",
 }
 
 

@@ -20,7 +20,7 @@ else:
     from ._records import dataclass, field
 
 from ._type_names import TYPE_NAMES
-from .errors import ToolError
+from .errors import ToolError, ToolOutputInvalid
 
 __all__ = list(TYPE_NAMES)
 
@@ -321,7 +321,7 @@ class CallToolResult:
     raw blocks directly), which keeps the per-call cost low.
     """
 
-    __slots__ = ("_content", "structured_content", "is_error", "meta", "raw")
+    __slots__ = ("_content", "structured_content", "is_error", "meta", "raw", "output_schema")
 
     def __init__(
         self,
@@ -336,6 +336,8 @@ class CallToolResult:
         self.is_error = is_error
         self.meta = meta if meta is not None else {}
         self.raw = raw if raw is not None else {}
+        #: the tool's outputSchema, set by the client once ``structured_content`` was checked against it
+        self.output_schema: Optional[JSON] = None
 
     @classmethod
     def from_dict(cls, d: JSON) -> "CallToolResult":
@@ -365,6 +367,30 @@ class CallToolResult:
         return "\n".join(
             b["text"] for b in raw if type(b) is dict and b.get("type") == "text" and isinstance(b.get("text"), str)
         )
+
+    @property
+    def data(self) -> Any:
+        """The structured result: ``structured_content`` (checked against the tool's outputSchema by the
+        client unless ``validate_output=False``), unwrapped from ``{"result": ...}`` when the schema marks it
+        wrapped (FastMCP's ``x-fastmcp-wrap-result``). None when the tool returned no structured content.
+        Raises :class:`~mcpsync.ToolError` when the tool reported an error."""
+        from ._structured import unwrap
+
+        self.raise_for_error()
+        return unwrap(self.structured_content, self.output_schema)
+
+    def parse(self, model: Any) -> Any:
+        """:attr:`data` as an instance of ``model``: a dataclass (nested ones too), a pydantic model, or any
+        type pydantic's ``TypeAdapter`` takes (when pydantic is installed). Raises
+        :class:`~mcpsync.ToolOutputInvalid` when it does not fit, :class:`~mcpsync.ToolError` on a tool error."""
+        from ._structured import parse_into
+
+        data = self.data
+        try:
+            return parse_into(model, data)
+        except ToolOutputInvalid as exc:
+            exc.result = self
+            raise
 
     def raise_for_error(self) -> "CallToolResult":
         """Raise :class:`~mcpsync.ToolError` when the tool reported ``isError``; else return self."""

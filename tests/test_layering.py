@@ -28,6 +28,7 @@ RANK: Dict[str, int] = {
     "_dispatch": 0,
     "_forks": 0,
     "_records": 0,
+    "_structured": 0,
     "wire": 1,
     "transports": 2,
     "handles": 3,
@@ -37,6 +38,7 @@ RANK: Dict[str, int] = {
     "manager": 6,
     "registry": 6,
     "apps": 6,
+    "integrations": 6,
     "cli": 7,
 }
 #: Extra rules inside the ranking: auth serves the client side from the outside (requests' auth hook,

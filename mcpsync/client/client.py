@@ -349,6 +349,7 @@ class Client(ClientCore):
         except ToolOutputInvalid as exc:
             exc.result = result
             raise
+        result.output_schema = tool.output_schema
         return result
 
     def _tool_for_approval(self, name: str) -> Optional[Tool]:

@@ -63,6 +63,7 @@ from .config_schema import (
     STDIO_TYPES as _STDIO_TYPES,
     validate_document,
 )
+from .transforms import ToolTransform, parse_transforms
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
@@ -130,6 +131,9 @@ class ServerConfig:
             ``allowed_tools``. In files: ``disabled_tools`` (native), ``disabledTools`` (Windsurf, Cline)
             or ``excludeTools`` (Gemini CLI).
         options: further keyword arguments for :class:`mcpsync.Client` (``verify``, ``stderr``...).
+        tool_transforms: ``{tool name: ToolTransform}``: how the framework integrations show this server's tools
+            (a new name or description, arguments hidden and bound); ``tools`` in files
+            (see :mod:`mcpsync.manager.transforms`).
         source: where the entry came from (``file.json: mcpServers.github``), for messages.
         error: a problem found while reading this entry (an unset variable); the server fails with it.
     """
@@ -153,6 +157,7 @@ class ServerConfig:
     options: Dict[str, Any] = field(default_factory=dict)
     source: Optional[str] = None
     error: Optional[ConfigError] = None
+    tool_transforms: Dict[str, ToolTransform] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -401,6 +406,8 @@ def _native_fields(name: str, entry: Mapping[str, Any], expand: _Expander, where
         out["disabled_tools"] = denied
     if entry.get("options"):
         out["options"] = dict(entry["options"])
+    if entry.get("tools") is not None:
+        out["tool_transforms"] = parse_transforms(entry["tools"], where)
     return out
 
 

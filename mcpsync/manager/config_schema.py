@@ -25,6 +25,25 @@ _OAUTH_OBJECT = {  # OpenCode's keys; the native format also takes every OAuthCo
     "properties": {k: {"type": "string"} for k in ("clientId", "client_id", "clientSecret", "client_secret", "scope")},
     "additionalProperties": False,
 }
+_TOOL_TRANSFORMS = {  # per tool: a new name/description, arguments hidden and bound (mcpsync.manager.transforms)
+    "type": "object",
+    "additionalProperties": {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "pattern": "^[a-zA-Z0-9_-]{1,64}$"},
+            "description": {"type": "string"},
+            "arguments": {
+                "type": "object",
+                "additionalProperties": {
+                    "type": "object",
+                    "properties": {"hide": {"type": "boolean"}, "value": {}, "description": {"type": "string"}},
+                    "additionalProperties": False,
+                },
+            },
+        },
+        "additionalProperties": False,
+    },
+}
 _NATIVE_ENTRY = {
     "type": "object",
     "properties": {
@@ -50,6 +69,7 @@ _NATIVE_ENTRY = {
         "options": {"type": "object"},
         "description": {"type": "string"},
         "registry": {"type": "object"},
+        "tools": _TOOL_TRANSFORMS,
     },
     "additionalProperties": False,
     "if": {"required": ["url"]},
@@ -109,6 +129,7 @@ _FOREIGN_ENTRY = {
         "includeTools": _STR_LIST,
         "disabledTools": _STR_LIST,
         "excludeTools": _STR_LIST,
+        "tools": _TOOL_TRANSFORMS,
     },
     "if": {"anyOf": [{"required": ["url"]}, {"required": ["serverUrl"]}]},
     "then": {},

@@ -1,0 +1,90 @@
+"""LangChain / LangGraph: MCP tools run by LangGraph's ReAct agent, driven by LangChain's fake chat model."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Dict
+
+import mcpsync
+
+from .conftest import need
+from .scenario import CALLS, OPTIONS, check
+
+need("langchain_core")
+need("langgraph")
+
+from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel  # noqa: E402
+from langchain_core.messages import AIMessage, ToolMessage  # noqa: E402
+from langgraph.prebuilt import create_react_agent  # noqa: E402
+
+from mcpsync.integrations import McpToolkit  # noqa: E402
+from mcpsync.integrations.langchain import langchain_tools  # noqa: E402
+
+
+class ToolCallingFake(FakeMessagesListChatModel):
+    """LangChain's fake chat model, accepting bound tools (it answers from its script either way)."""
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+        return self
+
+
+def script(calls: Any) -> ToolCallingFake:
+    tool_calls = [{"name": n, "args": a, "id": "call-%d" % i, "type": "tool_call"} for i, (n, a) in enumerate(calls)]
+    return ToolCallingFake(responses=[AIMessage(content="", tool_calls=tool_calls), AIMessage(content="done")])
+
+
+def outputs(state: Dict[str, Any]) -> Dict[str, ToolMessage]:
+    return {m.name: m for m in state["messages"] if isinstance(m, ToolMessage)}
+
+
+def text_of(message: ToolMessage) -> str:
+    if isinstance(message.content, str):
+        return message.content
+    return "\n".join(b["text"] for b in message.content if b.get("type") == "text")
+
+
+def test_react_agent_sync(hard_client: mcpsync.Client) -> None:
+    kit = McpToolkit(hard_client, **OPTIONS)
+    tools = langchain_tools(kit)
+    names = {t.name for t in tools}
+    assert "app_only" not in names and "crash" not in names  # visibility and policy
+    agent = create_react_agent(script(CALLS), tools)
+    state = agent.invoke({"messages": [("user", "use the tools")]})
+    seen = outputs(state)
+    check({name: text_of(m) for name, m in seen.items()})
+    assert seen["fail"].status == "error" and seen["slow"].status == "error" and seen["add"].status == "error"
+    assert seen["echo"].status == "success"
+    assert seen["payload"].artifact["truncated"] is True
+    assert len(kit.full_result(seen["payload"].artifact["handle"]).text) == 5000  # the full result is kept
+    assert state["messages"][-1].content == "done"
+
+
+def test_react_agent_async_in_running_loop(hard_client: mcpsync.Client) -> None:
+    tools = langchain_tools(hard_client, **OPTIONS)
+    agent = create_react_agent(script(CALLS), tools)
+
+    async def main() -> Dict[str, Any]:
+        return await agent.ainvoke({"messages": [("user", "use the tools")]})  # type: ignore[no-any-return]
+
+    state = asyncio.run(main())
+    check({name: text_of(m) for name, m in outputs(state).items()})
+
+
+def test_image_and_invalid_arguments(hard_client: mcpsync.Client) -> None:
+    tools = langchain_tools(hard_client, **OPTIONS)
+    agent = create_react_agent(script([("image", {}), ("echo", {"wrong": 1})]), tools)
+    seen = outputs(agent.invoke({"messages": [("user", "go")]}))
+    blocks = seen["image"].content
+    assert isinstance(blocks, list) and blocks[0]["text"].startswith("a red pixel")
+    assert blocks[1]["type"] == "image" and blocks[1]["mime_type"] == "image/png"
+    assert seen["echo"].status == "error" and "invalid arguments" in text_of(seen["echo"])
+
+
+def test_two_real_servers_through_a_manager(two_servers: mcpsync.Manager) -> None:
+    tools = langchain_tools(two_servers, timeout=30)
+    names = {t.name for t in tools}
+    assert {"example_add", "everything_get-sum"} <= names
+    calls = [("example_add", {"a": 2, "b": 3}), ("everything_get-sum", {"a": 4, "b": 5})]
+    seen = outputs(create_react_agent(script(calls), tools).invoke({"messages": [("user", "sum")]}))
+    assert "5" in text_of(seen["example_add"]) and "9" in text_of(seen["everything_get-sum"])
+    assert seen["example_add"].artifact["structured_content"] == {"sum": 5}
