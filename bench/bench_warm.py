@@ -112,9 +112,13 @@ def main() -> int:
     from tests.httpserver import MCPTestServer
 
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")]))
-    print("bench_warm: %d rounds, python %s, %s" % (args.rounds, sys.version.split()[0], time.strftime("%Y-%m-%d %H:%M")))
-    print("(official SDK: %s; FastMCP: %s)" % (
-        "installed" if _have("mcp") else "not installed", "installed" if _have("fastmcp") else "not installed"))
+    print(
+        "bench_warm: %d rounds, python %s, %s" % (args.rounds, sys.version.split()[0], time.strftime("%Y-%m-%d %H:%M"))
+    )
+    print(
+        "(official SDK: %s; FastMCP: %s)"
+        % ("installed" if _have("mcp") else "not installed", "installed" if _have("fastmcp") else "not installed")
+    )
     for era in ("modern", "legacy"):
         base = tempfile.mkdtemp(prefix="mcpsync-bench-warm-")
         cache = os.path.join(base, "cache")
@@ -136,7 +140,10 @@ def main() -> int:
         shutil.rmtree(base, ignore_errors=True)
         first = statistics.median(times["mcpsync call (first)"])
         print()
-        print("## %s era (%s)" % ("2026-07-28" if era == "modern" else "handshake", "ttlMs 60 s" if era == "modern" else "2025-11-25"))
+        print(
+            "## %s era (%s)"
+            % ("2026-07-28" if era == "modern" else "handshake", "ttlMs 60 s" if era == "modern" else "2025-11-25")
+        )
         print()
         print("| client | wall, median | vs first mcpsync call | HTTP requests the server saw |")
         print("|---|---|---|---|")
@@ -148,8 +155,10 @@ def main() -> int:
         if era == "modern":
             ok = second == ["POST tools/call"]
             print()
-            print("target: a second `mcpsync call` makes exactly one HTTP round trip (the tools/call): %s"
-                  % ("met" if ok else "NOT met (%s)" % ", ".join(second)))
+            print(
+                "target: a second `mcpsync call` makes exactly one HTTP round trip (the tools/call): %s"
+                % ("met" if ok else "NOT met (%s)" % ", ".join(second))
+            )
     return 0
 
 

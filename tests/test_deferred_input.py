@@ -67,9 +67,7 @@ def test_without_defer_the_handlers_still_answer() -> None:
         assert c.call_tool("elicit", {}).structured_content == {"action": "decline"}
         # a per-call defer wins over the handler for that call only
         ir = _defer(c, defer_input=True)
-        assert c.resume_tool(ir, {ir.questions[0].key: {"action": "cancel"}}).structured_content == {
-            "action": "cancel"
-        }
+        assert c.resume_tool(ir, {ir.questions[0].key: {"action": "cancel"}}).structured_content == {"action": "cancel"}
 
 
 def test_several_rounds_raise_again_with_the_round_counted() -> None:

@@ -106,10 +106,14 @@ def test_schemas_outside_the_subset_are_refused(schema: Any) -> None:
 
 _text = st.text(max_size=30)
 _prop = st.one_of(
-    st.fixed_dictionaries({"type": st.sampled_from(["string", "number", "integer", "boolean"])},
-                          optional={"title": _text, "description": _text, "default": _text | st.integers()}),
-    st.fixed_dictionaries({"type": st.just("string"), "enum": st.lists(_text, min_size=1, max_size=4)},
-                          optional={"enumNames": st.lists(_text, max_size=4)}),
+    st.fixed_dictionaries(
+        {"type": st.sampled_from(["string", "number", "integer", "boolean"])},
+        optional={"title": _text, "description": _text, "default": _text | st.integers()},
+    ),
+    st.fixed_dictionaries(
+        {"type": st.just("string"), "enum": st.lists(_text, min_size=1, max_size=4)},
+        optional={"enumNames": st.lists(_text, max_size=4)},
+    ),
     st.dictionaries(_text, st.none() | _text | st.integers(), max_size=3),
     st.none() | _text,
 )

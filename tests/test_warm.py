@@ -75,7 +75,10 @@ def test_second_process_makes_one_round_trip_for_a_call(tmp_path: Path) -> None:
             n = len(srv.log)
             proc = subprocess.run(
                 [sys.executable, "-c", program, srv.url, str(tmp_path)],
-                capture_output=True, text=True, timeout=120, env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+                env=env,
             )
             assert proc.returncode == 0 and proc.stdout == "hi", proc.stderr
             seen.append(_methods(srv, n))
@@ -206,7 +209,9 @@ def test_list_changed_drops_the_kept_pages(tmp_path: Path) -> None:
         assert not c._warm.link.pages()  # noqa: SLF001
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
 @given(
     junk=st.one_of(
         st.binary(max_size=200),
@@ -216,14 +221,25 @@ def test_list_changed_drops_the_kept_pages(tmp_path: Path) -> None:
             max_leaves=25,
         ).map(lambda v: json.dumps(v).encode()),
         st.fixed_dictionaries(
-            {"v": st.just(1), "savedAt": st.floats(0, 4e9), "era": st.sampled_from(["modern", "legacy", "x"]),
-             "protocolVersion": st.sampled_from(["2026-07-28", "2025-11-25", "junk"])},
+            {
+                "v": st.just(1),
+                "savedAt": st.floats(0, 4e9),
+                "era": st.sampled_from(["modern", "legacy", "x"]),
+                "protocolVersion": st.sampled_from(["2026-07-28", "2025-11-25", "junk"]),
+            },
             optional={
-                "discover": st.dictionaries(st.sampled_from(["capabilities", "expiresAt", "serverInfo"]),
-                                            st.none() | st.integers() | st.dictionaries(st.text(max_size=5), st.none())),
-                "lists": st.dictionaries(st.text(max_size=20), st.none() | st.integers()
-                                         | st.fixed_dictionaries({"result": st.dictionaries(st.text(max_size=5), st.none()),
-                                                                  "expiresAt": st.floats(0, 4e9)})),
+                "discover": st.dictionaries(
+                    st.sampled_from(["capabilities", "expiresAt", "serverInfo"]),
+                    st.none() | st.integers() | st.dictionaries(st.text(max_size=5), st.none()),
+                ),
+                "lists": st.dictionaries(
+                    st.text(max_size=20),
+                    st.none()
+                    | st.integers()
+                    | st.fixed_dictionaries(
+                        {"result": st.dictionaries(st.text(max_size=5), st.none()), "expiresAt": st.floats(0, 4e9)}
+                    ),
+                ),
                 "transport": st.sampled_from(["http", "sse", 3, None]),
             },
         ).map(lambda v: json.dumps(v).encode()),

@@ -9,9 +9,10 @@ handler means in each case (``absent``).
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Dict, List, Optional, Union
+from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple, Union
 
-from ..errors import ConfigError, MCPError, MethodNotFound
+from ..errors import ConfigError, HandlerMissing, MCPError, MethodNotFound, ProtocolError
+from ..session import handler_error
 from ..types import Root
 from .handlers import (
     ElicitationHandler,
@@ -22,7 +23,7 @@ from .handlers import (
     SamplingResult,
 )
 
-__all__ = ["answer_server_request", "as_root"]
+__all__ = ["answer_for", "answer_server_request", "as_root", "fulfil"]
 
 
 def as_root(r: Union[Root, str, Dict[str, Any]]) -> Root:
@@ -81,3 +82,67 @@ def answer_server_request(
     if method == "ping":
         return {}
     raise MethodNotFound(-32601, "Method not found: %s" % method)
+
+
+class AnsweringClient(Protocol):
+    """What :func:`answer_for` and :func:`fulfil` read of the client."""
+
+    name: str
+    _roots: Optional[List[Root]]
+    sampling_handler: Optional[SamplingHandler]
+    elicitation_handler: Optional[ElicitationHandler]
+
+
+def answer_for(
+    client: AnsweringClient, method: str, params: Dict[str, Any], *, missing: Any, during: Optional[str]
+) -> Any:
+    """The client's answer to one server request (``missing`` None: a handshake-era server request, where an
+    absent handler is -32601; else the error class for a 2026-07-28 input round, naming ``during``)."""
+
+    def absent(what: str) -> MCPError:
+        if missing is None:
+            return MethodNotFound(-32601, "Method not found: %s" % method)
+        return HandlerMissing(
+            "server %r needs %s to complete %s, but no %s is configured" % (client.name, what, during, what),
+            server=client.name,
+            method=during,
+        )
+
+    return answer_server_request(
+        method,
+        params,
+        server=client.name,
+        roots=client._roots,  # noqa: SLF001 - the owner's configuration
+        sampling_handler=client.sampling_handler,
+        elicitation_handler=client.elicitation_handler,
+        absent=absent,
+    )
+
+
+def fulfil(
+    client: AnsweringClient,
+    requests: Dict[str, Any],
+    method: str,
+    failures: Optional[List[Tuple[str, BaseException]]] = None,
+) -> Dict[str, Any]:
+    """Answer each entry of ``inputRequests`` through the user's handlers.
+
+    A handler that raises is answered as in the handshake era (:func:`mcpsync.session.handler_error`):
+    the entry carries the JSON-RPC error object (``{"error": {...}}``) and the server decides; the
+    failure is appended to ``failures``. A missing handler raises :class:`~mcpsync.HandlerMissing`.
+    """
+    responses: Dict[str, Any] = {}
+    for key, req in requests.items():
+        if not isinstance(req, dict) or not isinstance(req.get("method"), str):
+            raise ProtocolError("malformed inputRequests entry %r" % key, server=client.name, method=method)
+        given = req.get("params")
+        p = given if isinstance(given, dict) else {}
+        try:
+            responses[key] = answer_for(client, req["method"], p, missing=HandlerMissing, during=method)
+        except HandlerMissing:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the same rule as a server request's handler
+            responses[key] = {"error": handler_error(client.name, req["method"], exc)}
+            if failures is not None:
+                failures.append((req["method"], exc))
+    return responses

@@ -8,7 +8,8 @@ default when nothing is declared, and only declared origins otherwise. A server 
 not a plain origin (``https://api.example.com``, ``https://*.example.com``, ``wss://host:8443``) is dropped and
 logged, so a hostile ``"https://x; script-src *"`` can never add a directive.
 
-Pure functions and an immutable dataclass: thread-safe, no I/O.
+Pure functions and an immutable dataclass: thread-safe, no I/O; :func:`read_page` alone reads, through a client
+(``Client.app_for``).
 """
 
 from __future__ import annotations
@@ -19,12 +20,13 @@ import hashlib
 import logging
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Protocol, Tuple, Union
 
 from ..errors import AppResourceError
+from ..types import ReadResourceResult, Tool
 from ..wire import protocol as P
 
-__all__ = ["AppResource", "DEFAULT_MAX_PAGE_BYTES", "PERMISSIONS", "clean_domains", "verify_page"]
+__all__ = ["AppResource", "DEFAULT_MAX_PAGE_BYTES", "PERMISSIONS", "clean_domains", "read_page", "verify_page"]
 
 logger = logging.getLogger("mcpsync.apps")
 
@@ -252,3 +254,52 @@ def verify_page(
     )
     logger.info("MCP App %s from %s: CSP %s", uri, server or "?", page.csp_header())  # the spec's audit trail
     return page
+
+
+class PageClient(Protocol):
+    """What :func:`read_page` uses of the client."""
+
+    name: str
+    _tools_by_name: Dict[str, Tool]
+
+    def list_tools(self, *, timeout: Any = ...) -> List[Tool]: ...
+
+    def read_resource(self, uri: str, *, timeout: Any = ...) -> ReadResourceResult: ...
+
+
+def read_page(
+    client: PageClient,
+    tool: Union[Tool, str],
+    *,
+    sha256: Optional[str],
+    max_bytes: Optional[int],
+    timeout: Any,
+) -> "AppResource":
+    """:meth:`mcpsync.Client.app_for` (see there): read the page a tool links from its own server, and verify it."""
+    name = tool if isinstance(tool, str) else tool.name
+    listed = client._tools_by_name.get(name)
+    if listed is None:
+        client.list_tools(timeout=timeout)
+        listed = client._tools_by_name.get(name)
+    if listed is None or (isinstance(tool, Tool) and listed.ui_resource_uri != tool.ui_resource_uri):
+        raise AppResourceError(
+            "tool %r is not offered by server %r as given; its page is not read" % (name, client.name),
+            uri=(tool.ui_resource_uri or "") if isinstance(tool, Tool) else "",
+            reason="origin",
+            server=client.name,
+        )
+    uri = listed.ui_resource_uri
+    if uri is None:
+        raise AppResourceError(
+            "tool %r links no ui:// page" % name, reason="link", server=client.name, method="resources/read"
+        )
+    result = client.read_resource(uri, timeout=timeout)
+    return verify_page(
+        uri,
+        result.raw,
+        server=client.name,
+        tool=name,
+        max_bytes=DEFAULT_MAX_PAGE_BYTES if max_bytes is None else max_bytes,
+        sha256=sha256,
+    )
+

@@ -20,7 +20,6 @@ import logging
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Literal, Optional, Sequence, Tuple, Union
 
 from ..errors import (
-    AppResourceError,
     ConfigError,
     HeaderMismatch,
     MCPError,
@@ -46,13 +45,13 @@ from ..types import (
 from ..wire import protocol as P
 from .core import ClientCore
 from .deferred import InputRequired
+from .modern import Subscription
+from .schema import validate
 from .targets import Target
 
 #: per-call cache choice for listings and reads: "use" (a fresh cached answer), "refresh" (ask, then cache),
 #: "bypass" (ask, keep nothing)
 CacheMode = Literal["use", "refresh", "bypass"]
-from .modern import Subscription
-from .schema import validate
 
 if TYPE_CHECKING:  # pragma: no cover
     from typing import ParamSpec
@@ -590,44 +589,11 @@ class Client(ClientCore):
             ConfigError: ``answers`` names a key the server did not ask, or ``ir`` belongs to another server.
             InputExpired, InputRequired, HandlerMissing, and whatever the original call may raise.
         """
-        ir = input_required
-        if not isinstance(ir, InputRequired):
-            raise ConfigError("resume() takes the InputRequired a call raised")
-        if ir.server is not None and ir.server != self.name:
-            raise ConfigError(
-                "this input request belongs to server %r, not %r" % (ir.server, self.name), server=self.name
-            )
-        given = dict(answers or {})
-        unknown = sorted(set(given) - set(ir.input_requests))
-        if unknown:
-            raise ConfigError("the server did not ask %s" % ", ".join(map(repr, unknown)), server=self.name)
-        if ir.live:
-            (key,) = list(ir.input_requests) or [""]
-            if key not in given:
-                raise ConfigError("no answer for %r" % key, server=self.name, method=ir.method)
-            self.pending_input.answer(ir, given[key])
-            return None
-        if ir.method not in ("tools/call", "prompts/get", "resources/read"):
-            raise ConfigError("cannot resume a %r request" % ir.method, server=self.name)
-        missing = {k: v for k, v in ir.input_requests.items() if k not in given}
-        responses = dict(given)
-        if missing:
-            responses.update(self.fulfil_input_requests(missing, ir.method or ""))
-        params = dict(ir.params)
-        params["inputResponses"] = responses
-        if ir.request_state is not None:
-            params["requestState"] = ir.request_state
-        flag = True if defer_input is None else defer_input
-        if ir.method == "tools/call":
-            name = ir.tool_name or ""
-            params["arguments"] = self._authorize_tool(name, ir.arguments, self._tool_for_approval)
-            with self._deferral.scope(flag, ir.round):
-                return self._call_tool(name, params, timeout, max_total_timeout, None, None)
-        with self._deferral.scope(flag, ir.round):
-            raw = self._call(ir.method, params, timeout=timeout, max_total_timeout=max_total_timeout)
-        if ir.method == "prompts/get":
-            return GetPromptResult.from_dict(raw)
-        return ReadResourceResult.from_dict(raw)
+        from .deferred import resume
+
+        return resume(
+            self, input_required, answers, timeout=timeout, max_total_timeout=max_total_timeout, defer_input=defer_input
+        )
 
     def resume_tool(
         self,
@@ -664,34 +630,9 @@ class Client(ClientCore):
         ``max_bytes``, default 8 MiB; ``sha256`` pins the page's digest). Blocks up to ``timeout`` per request.
         Raises :class:`~mcpsync.AppResourceError` (``reason`` says which check failed) or the request's errors.
         """
-        from .app_page import DEFAULT_MAX_PAGE_BYTES, verify_page
+        from .app_page import read_page
 
-        name = tool if isinstance(tool, str) else tool.name
-        listed = self._tools_by_name.get(name)
-        if listed is None:
-            self.list_tools(timeout=timeout)
-            listed = self._tools_by_name.get(name)
-        if listed is None or (isinstance(tool, Tool) and listed.ui_resource_uri != tool.ui_resource_uri):
-            raise AppResourceError(
-                "tool %r is not offered by server %r as given; its page is not read" % (name, self.name),
-                uri=(tool.ui_resource_uri or "") if isinstance(tool, Tool) else "",
-                reason="origin",
-                server=self.name,
-            )
-        uri = listed.ui_resource_uri
-        if uri is None:
-            raise AppResourceError(
-                "tool %r links no ui:// page" % name, reason="link", server=self.name, method="resources/read"
-            )
-        result = self.read_resource(uri, timeout=timeout)
-        return verify_page(
-            uri,
-            result.raw,
-            server=self.name,
-            tool=name,
-            max_bytes=DEFAULT_MAX_PAGE_BYTES if max_bytes is None else max_bytes,
-            sha256=sha256,
-        )
+        return read_page(self, tool, sha256=sha256, max_bytes=max_bytes, timeout=timeout)
 
     def subscribe_resource(self, uri: str, *, timeout: Timeout = DEFAULT) -> None:
         """Get ``notifications/resources/updated`` for ``uri`` (``on_resource_updated``, the queue).

@@ -38,19 +38,16 @@ from ..errors import (
     ConfigError,
     ConnectError,
     ConnectTimeout,
-    HandlerMissing,
     MCPError,
-    MethodNotFound,
     ProtocolError,
     RequestTimeout,
 )
-from ..session import DEFAULT, RequestContext, Session, Timeout, handler_error
+from ..session import DEFAULT, RequestContext, Session, Timeout
 from ..transports.base import Transport
 from ..types import Implementation, Root, ServerNotification, Tool
-from ..wire import jsonrpc
 from ..wire import protocol as P
 from . import registry, reopen
-from .answers import answer_server_request, as_root
+from .answers import answer_for, as_root, fulfil
 from .handlers import (
     ElicitationHandler,
     SamplingHandler,
@@ -808,54 +805,15 @@ class ClientCore:
     def fulfil_input_requests(
         self, requests: Dict[str, Any], method: str, failures: Optional[List[Tuple[str, BaseException]]] = None
     ) -> Dict[str, Any]:
-        """Answer each entry of ``inputRequests`` through the user's handlers.
-
-        A handler that raises is answered as in the handshake era (:func:`mcpsync.session.handler_error`):
-        the entry carries the JSON-RPC error object (``{"error": {...}}``) and the server decides; the
-        failure is appended to ``failures``. A missing handler raises :class:`~mcpsync.HandlerMissing`.
-        """
-        responses: Dict[str, Any] = {}
-        for key, req in requests.items():
-            if not isinstance(req, dict) or not isinstance(req.get("method"), str):
-                raise ProtocolError("malformed inputRequests entry %r" % key, server=self.name, method=method)
-            given = req.get("params")
-            p = given if isinstance(given, dict) else {}
-            try:
-                responses[key] = self._answer(req["method"], p, missing=HandlerMissing, during=method)
-            except HandlerMissing:
-                raise
-            except Exception as exc:  # noqa: BLE001 - the same rule as a server request's handler
-                responses[key] = {"error": handler_error(self.name, req["method"], exc)}
-                if failures is not None:
-                    failures.append((req["method"], exc))
-        return responses
+        """Answer each entry of ``inputRequests`` through the user's handlers (:func:`.answers.fulfil`)."""
+        return fulfil(self, requests, method, failures)
 
     # server requests ---------------------------------------------------------------
 
     def _on_server_request(self, method: str, params: Dict[str, Any], ctx: RequestContext) -> Any:
         if self._deferral.parks(method):
             return self._deferral.park(method, params, ctx)
-        return self._answer(method, params, missing=None, during=None)
-
-    def _answer(self, method: str, params: Dict[str, Any], *, missing: Any, during: Optional[str]) -> Any:
-        def absent(what: str) -> MCPError:
-            if missing is None:
-                return MethodNotFound(-32601, "Method not found: %s" % method)
-            return HandlerMissing(
-                "server %r needs %s to complete %s, but no %s is configured" % (self.name, what, during, what),
-                server=self.name,
-                method=during,
-            )
-
-        return answer_server_request(
-            method,
-            params,
-            server=self.name,
-            roots=self._roots,
-            sampling_handler=self.sampling_handler,
-            elicitation_handler=self.elicitation_handler,
-            absent=absent,
-        )
+        return answer_for(self, method, params, missing=None, during=None)
 
     # notifications (reader thread: quick, no user code): mcpsync.client.notify ------------
 

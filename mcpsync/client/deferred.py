@@ -282,8 +282,9 @@ class InputRequired(MCPError):
         if not isinstance(d, dict) or d.get("type") != _TYPE:
             raise ConfigError("not a serialised mcpsync.InputRequired")
         if d.get("v") != _VERSION:
-            raise ConfigError("InputRequired format version %r is not supported (this mcpsync reads %d)" % (
-                d.get("v"), _VERSION))
+            raise ConfigError(
+                "InputRequired format version %r is not supported (this mcpsync reads %d)" % (d.get("v"), _VERSION)
+            )
         method, params, requests = d.get("method"), d.get("params"), d.get("inputRequests")
         state, era, rnd, issued = d.get("requestState"), d.get("era"), d.get("round"), d.get("issuedAt")
         server, live_id = d.get("server"), d.get("liveId")
@@ -369,7 +370,12 @@ class InputRequired(MCPError):
 
     def __repr__(self) -> str:
         return "InputRequired(server=%r, method=%r, questions=%r, era=%r, round=%d)" % (
-            self.server, self.method, [q.key for q in self.questions], self.era, self.round)
+            self.server,
+            self.method,
+            [q.key for q in self.questions],
+            self.era,
+            self.round,
+        )
 
 
 def _rebuild(d: Dict[str, Any]) -> InputRequired:
@@ -581,15 +587,11 @@ class InputDeferral:
         only_roots = all(isinstance(r, dict) and r.get("method") == "roots/list" for r in requests.values())
         return not (only_roots and self._client._roots is not None)  # noqa: SLF001 - the owner's configuration
 
-    def input_required(
-        self, method: str, params: Dict[str, Any], result: Dict[str, Any], rounds: int
-    ) -> InputRequired:
+    def input_required(self, method: str, params: Dict[str, Any], result: Dict[str, Any], rounds: int) -> InputRequired:
         """The :class:`InputRequired` for a 2026-07-28 ``input_required`` result."""
         requests: Dict[str, Any] = result["inputRequests"]
         state = result.get("requestState")
-        asked = sorted(
-            "%s (%s)" % (k, r.get("method") if isinstance(r, dict) else "?") for k, r in requests.items()
-        )
+        asked = sorted("%s (%s)" % (k, r.get("method") if isinstance(r, dict) else "?") for k, r in requests.items())
         return InputRequired(
             "the server needs input to complete this call: %s" % ", ".join(asked),
             server=self._client.name,
@@ -631,3 +633,86 @@ class InputDeferral:
         if method == "elicitation/create":
             return {"action": "cancel"}
         raise MCPError("the user did not answer %s in time" % method, server=client.name, method=method)
+
+
+# --------------------------------------------------------------------------- resuming a deferred call
+
+
+class ResumingClient(Protocol):
+    """What :func:`resume` uses of the client (declared here, so this module imports no client)."""
+
+    name: str
+    pending_input: ParkedInputs
+    _deferral: "InputDeferral"
+
+    def fulfil_input_requests(self, requests: Dict[str, Any], method: str) -> Dict[str, Any]: ...
+
+    def _authorize_tool(self, name: str, arguments: Dict[str, Any], lookup: Any = None) -> Dict[str, Any]: ...
+
+    def _tool_for_approval(self, name: str) -> Any: ...
+
+    def _call_tool(
+        self,
+        name: str,
+        params: Dict[str, Any],
+        timeout: Any,
+        max_total_timeout: Any,
+        progress: Any,
+        validate_output: Any,
+    ) -> Any: ...
+
+    def _call(
+        self, method: str, params: Optional[Dict[str, Any]], *, timeout: Any = ..., max_total_timeout: Any = ...
+    ) -> Any: ...
+
+
+def resume(
+    client: ResumingClient,
+    input_required: InputRequired,
+    answers: Optional[Dict[str, Any]],
+    *,
+    timeout: Any,
+    max_total_timeout: Any,
+    defer_input: Optional[bool],
+) -> Any:
+    """:meth:`mcpsync.Client.resume` (see there): answer a deferred call's questions and continue it."""
+    from ..types import GetPromptResult, ReadResourceResult
+
+    ir = input_required
+    if not isinstance(ir, InputRequired):
+        raise ConfigError("resume() takes the InputRequired a call raised")
+    if ir.server is not None and ir.server != client.name:
+        raise ConfigError(
+            "this input request belongs to server %r, not %r" % (ir.server, client.name), server=client.name
+        )
+    given = dict(answers or {})
+    unknown = sorted(set(given) - set(ir.input_requests))
+    if unknown:
+        raise ConfigError("the server did not ask %s" % ", ".join(map(repr, unknown)), server=client.name)
+    if ir.live:
+        (key,) = list(ir.input_requests) or [""]
+        if key not in given:
+            raise ConfigError("no answer for %r" % key, server=client.name, method=ir.method)
+        client.pending_input.answer(ir, given[key])
+        return None
+    if ir.method not in ("tools/call", "prompts/get", "resources/read"):
+        raise ConfigError("cannot resume a %r request" % ir.method, server=client.name)
+    missing = {k: v for k, v in ir.input_requests.items() if k not in given}
+    responses = dict(given)
+    if missing:
+        responses.update(client.fulfil_input_requests(missing, ir.method or ""))
+    params = dict(ir.params)
+    params["inputResponses"] = responses
+    if ir.request_state is not None:
+        params["requestState"] = ir.request_state
+    flag = True if defer_input is None else defer_input
+    if ir.method == "tools/call":
+        name = ir.tool_name or ""
+        params["arguments"] = client._authorize_tool(name, ir.arguments, client._tool_for_approval)
+        with client._deferral.scope(flag, ir.round):
+            return client._call_tool(name, params, timeout, max_total_timeout, None, None)
+    with client._deferral.scope(flag, ir.round):
+        raw = client._call(ir.method, params, timeout=timeout, max_total_timeout=max_total_timeout)
+    if ir.method == "prompts/get":
+        return GetPromptResult.from_dict(raw)
+    return ReadResourceResult.from_dict(raw)

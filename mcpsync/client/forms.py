@@ -125,8 +125,10 @@ def render_form(
     required = set(schema.get("required", []))
     values = values or {}
     errors = errors or {}
-    out: List[str] = ['<form id="%s" method="%s" action="%s" class="mcp-elicitation">' % (
-        _attr(form_id), _attr(method), _attr(action))]
+    out: List[str] = [
+        '<form id="%s" method="%s" action="%s" class="mcp-elicitation">'
+        % (_attr(form_id), _attr(method), _attr(action))
+    ]
     if message:
         out.append('<p class="mcp-message">%s</p>' % html.escape(message))
     for key, val in (hidden or {}).items():
@@ -170,8 +172,10 @@ def render_form(
                 if isinstance(prop.get(key), (int, float)) and not isinstance(prop.get(key), bool):
                     attrs += ' %s="%s"' % (html_key, _attr(prop[key]))
             shown = "" if current is None or isinstance(current, bool) else _attr(current)
-            out.append('<input type="number" id="%s" name="%s" value="%s"%s%s>' % (
-                fid, _attr(field), shown, attrs, " required" if req else ""))
+            out.append(
+                '<input type="number" id="%s" name="%s" value="%s"%s%s>'
+                % (fid, _attr(field), shown, attrs, " required" if req else "")
+            )
         elif kind == "text":
             input_type = _FORMATS.get(prop.get("format", ""), "text")
             attrs = ""
@@ -179,15 +183,19 @@ def render_form(
                 if isinstance(prop.get(key), int) and not isinstance(prop.get(key), bool):
                     attrs += ' %s="%d"' % (html_key, prop[key])
             shown = "" if current is None else _attr(current)
-            out.append('<input type="%s" id="%s" name="%s" value="%s"%s%s>' % (
-                input_type, fid, _attr(field), shown, attrs, " required" if req else ""))
+            out.append(
+                '<input type="%s" id="%s" name="%s" value="%s"%s%s>'
+                % (input_type, fid, _attr(field), shown, attrs, " required" if req else "")
+            )
         if name in errors:
             out.append('<span class="mcp-error" role="alert">%s</span>' % html.escape(str(errors[name])))
         out.append("</div>")
     out.append('<button type="submit" name="_action" value="accept">%s</button>' % html.escape(submit_label))
     if decline_label is not None:
-        out.append('<button type="submit" name="_action" value="decline" formnovalidate>%s</button>'
-                   % html.escape(decline_label))
+        out.append(
+            '<button type="submit" name="_action" value="decline" formnovalidate>%s</button>'
+            % html.escape(decline_label)
+        )
     out.append("</form>")
     return "\n".join(out)
 

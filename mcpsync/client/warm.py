@@ -432,7 +432,11 @@ class WarmStart:
             return True
         logger.info(
             "[%s] the server changed since it was cached (%s %s -> %s %s); refreshing",
-            self._client.name, kept.name, kept.version, info.get("name"), info.get("version"),
+            self._client.name,
+            kept.name,
+            kept.version,
+            info.get("name"),
+            info.get("version"),
         )
         link.forget()
         return False

@@ -40,7 +40,6 @@ import concurrent.futures
 import logging
 import os
 import queue
-import signal
 import subprocess
 import sys
 import threading
