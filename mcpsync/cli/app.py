@@ -460,7 +460,9 @@ def _report(cli: Cli, code: int, message: str, exc: BaseException) -> None:
         if cli.json and code not in (EXIT_INTERRUPTED,):
             cli.emit_json({"error": {"type": type(exc).__name__, "message": message, "exitCode": code}})
             cli.stdout.flush()
-        cli.stderr.write("mcpsync: %s\n" % message)
+        from .output import escape_controls, is_terminal
+
+        cli.stderr.write("mcpsync: %s\n" % (escape_controls(message) if is_terminal(cli.stderr) else message))
         cli.stderr.flush()
     except (OSError, ValueError):
         pass

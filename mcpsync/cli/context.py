@@ -91,14 +91,15 @@ class Cli:
         self.err = out.Console(stderr)
         self.json = bool(getattr(args, "json", False))
         self.verbose = int(getattr(args, "verbose", 0) or 0)
+        self._tty: Optional[bool] = None  # whether stdout is a terminal (asked once)
         self.in_flight = False  # True while a tool call waits (for the Ctrl-C message)
         self._oauth: Any = None  # an OAuthManager opened for stored credentials (closed by close())
 
     # output ---------------------------------------------------------------------
 
     def print(self, text: str = "") -> None:
-        """Write a line to stdout."""
-        self.stdout.write(text + "\n")
+        """Write a line to stdout (control characters escaped when stdout is a terminal)."""
+        self.stdout.write((out.escape_controls(text) if self._stdout_tty() else text) + "\n")
 
     def emit_json(self, value: Any) -> None:
         """Write one JSON document to stdout."""
@@ -106,15 +107,17 @@ class Cli:
 
     def rows(self, rows: Sequence[Sequence[str]], indent: str = "") -> None:
         """Print an aligned table, clipped to the terminal's width."""
-        width = out.terminal_width(self.stdout, 0) if self._stdout_tty() else 0
+        tty = self._stdout_tty()
+        if tty:  # escaped before the columns are measured
+            rows = [[out.escape_controls(cell) for cell in row] for row in rows]
+        width = out.terminal_width(self.stdout, 0) if tty else 0
         for line in out.table(rows, width=width, indent=indent):
-            self.print(line)
+            self.stdout.write(line + "\n")
 
     def _stdout_tty(self) -> bool:
-        try:
-            return bool(self.stdout.isatty())
-        except (AttributeError, ValueError):
-            return False
+        if self._tty is None:
+            self._tty = out.is_terminal(self.stdout)
+        return self._tty
 
     def on_log(self, params: Dict[str, Any]) -> None:
         """Show one server log message (notifications/message) on stderr."""
