@@ -17,7 +17,16 @@ from typing import IO, Any, Dict, Iterable, List, Optional, Sequence
 from ..errors import TransportError
 from . import output as out
 
-__all__ = ["Cli", "EXAMPLE_SERVER", "UsageError", "did_you_mean", "no_server_message", "server_name"]
+__all__ = [
+    "Cli",
+    "EXAMPLE_SERVER",
+    "UsageError",
+    "check_url",
+    "did_you_mean",
+    "no_server_message",
+    "read_token",
+    "server_name",
+]
 
 EXAMPLE_SERVER = [sys.executable, "-m", "mcpsync.example_server"]
 
@@ -159,8 +168,14 @@ class Cli:
                 raise UsageError("give either --url or a server command after `--`, not both")
             if a.env or a.cwd or a.inherit_env:
                 raise UsageError("--env, --cwd and --inherit-env apply to a server command, not to --url")
+            check_url(a.url)
             opts.update(transport=a.transport)
             headers = _parse_headers(a.header)
+            token = getattr(a, "auth", None)
+            if token is not None:
+                if any(k.lower() == "authorization" for k in headers):
+                    raise UsageError("give the token either with --auth or with --header 'Authorization: ...', not both")
+                headers["Authorization"] = "Bearer " + read_token(token)
             if headers:
                 opts["headers"] = headers
             if not any(k.lower() == "authorization" for k in headers):
@@ -171,8 +186,8 @@ class Cli:
         else:
             if not self.server_cmd:
                 raise UsageError(no_server_message(a.command))
-            if a.header or a.transport != "auto":
-                raise UsageError("--header and --transport apply to --url, not to a server command")
+            if a.header or a.transport != "auto" or getattr(a, "auth", None) is not None:
+                raise UsageError("--header, --auth and --transport apply to --url, not to a server command")
             opts.setdefault("name", server_name(self.server_cmd))
             opts.update(cwd=a.cwd, env=_parse_env(a.env), inherit_env=a.inherit_env)
             if self.verbose:
@@ -212,6 +227,39 @@ class Cli:
         oauth, self._oauth = self._oauth, None
         if oauth is not None:
             oauth.close()
+
+
+def check_url(url: str) -> None:
+    """Raise :class:`UsageError` unless ``url`` is an http(s) URL with a host (said in the CLI's words)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        ok = False
+    if not ok:
+        raise UsageError(
+            "--url expects the server's http:// or https:// address, such as https://example.com/mcp; got %r" % url
+        )
+
+
+def read_token(value: str) -> str:
+    """The bearer token of ``--auth``: the value itself, or the first line of the file ``@FILE``."""
+    token = value
+    if value.startswith("@"):
+        try:
+            with open(value[1:], encoding="utf-8") as f:
+                token = f.readline()
+        except OSError as exc:
+            raise UsageError("--auth: cannot read %s: %s" % (value[1:], exc.strerror or exc)) from None
+    token = token.strip()
+    if token.lower().startswith("bearer "):
+        token = token[7:].strip()
+    if not token or any(c.isspace() or ord(c) < 0x21 or ord(c) > 0x7E for c in token):
+        raise UsageError("--auth expects a bearer token (printable ASCII without spaces)")
+    return token
 
 
 def _same_url(stored: Any, url: str) -> bool:

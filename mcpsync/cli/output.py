@@ -134,8 +134,34 @@ def table(rows: Sequence[Sequence[str]], *, width: Optional[int] = None, indent:
     return lines
 
 
+def _type_name(schema: Any) -> str:
+    """A short type for one property schema: ``string``, ``integer|null``, ``array[string]``, ``'a'|'b'``."""
+    if not isinstance(schema, dict):
+        return ""
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum and len(enum) <= 6:
+        return "|".join(json.dumps(v, ensure_ascii=False) for v in enum)
+    if "const" in schema:
+        return json.dumps(schema["const"], ensure_ascii=False)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return "|".join(str(k) for k in kind if isinstance(k, str))
+    if kind == "array":
+        inner = _type_name(schema.get("items"))
+        return "array[%s]" % inner if inner else "array"
+    if isinstance(kind, str):
+        return kind
+    for key in ("anyOf", "oneOf"):
+        options = schema.get(key)
+        if isinstance(options, list):
+            names = [n for n in (_type_name(o) for o in options) if n]
+            return "|".join(dict.fromkeys(names))
+    return ""
+
+
 def _schema_signature(schema: Any) -> str:
-    """``a, b, [seconds]``: the properties of an object schema, optional ones in brackets."""
+    """``a: number, b: number, [seconds: number = 1]``: the properties of an object schema with their types and
+    defaults; optional ones in brackets."""
     if not isinstance(schema, dict):
         return ""
     props = schema.get("properties")
@@ -143,8 +169,16 @@ def _schema_signature(schema: Any) -> str:
         return ""
     listed = schema.get("required")
     required = listed if isinstance(listed, list) else []
-    names = [k if k in required else "[%s]" % k for k in props]
-    return ", ".join(names)
+    parts = []
+    for name, prop in props.items():
+        text = str(name)
+        kind = _type_name(prop)
+        if kind:
+            text += ": " + kind
+        if isinstance(prop, dict) and "default" in prop:
+            text += " = " + _clip(json.dumps(prop["default"], ensure_ascii=False), 24)
+        parts.append(text if name in required else "[%s]" % text)
+    return ", ".join(parts)
 
 
 def tool_rows(tools: Iterable[Tool]) -> List[Tuple[str, str, str]]:

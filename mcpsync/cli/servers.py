@@ -266,6 +266,18 @@ def _resolve_tool(cli: Cli, mgr: Manager, name: str) -> Tuple[str, Optional[str]
 
 def _call(cli: Cli, mgr: Manager) -> int:
     # The per-call timeout is each server's configured ``timeout`` (default 30 s).
+    if getattr(cli.args, "method", None):
+        status = mgr.status()
+        server = getattr(cli.args, "server", None)
+        if server is None:
+            connected = _connected(mgr, status)
+            if len(connected) != 1:
+                raise UsageError(
+                    "--method sends one request to one server: choose it with --server NAME (%s)"
+                    % ", ".join(connected or sorted(status))
+                )
+            server = connected[0]
+        return _on_server(cli, mgr, status, server, commands.cmd_request)
     name = cli.args.tool
     tool, server = _resolve_tool(cli, mgr, name)
     result = mgr.call_tool(tool, getattr(cli.args, "arguments", None) or {}, server=server)
