@@ -106,7 +106,8 @@ def test_raw_requests_with_method_and_params() -> None:
     assert code == 0 and "greet" in [p["name"] for p in json.loads(text)["prompts"]], err
     code, text, err = run("call", "--method", "tools/list", "--params", "{}", *SERVER)
     assert code == 0 and "echo" in [t["name"] for t in json.loads(text)["tools"]], err
-    code, text, err = run("--json", "call", "--method", "resources/read", "--params", '{"uri": "example://hello"}', *SERVER)
+    params = '{"uri": "example://hello"}'
+    code, text, err = run("--json", "call", "--method", "resources/read", "--params", params, *SERVER)
     assert code == 0 and json.loads(text)["contents"][0]["uri"] == "example://hello", err
     code, _, err = run("call", "--method", "no/such", *SERVER)
     assert code == 4 and "server error (no/such)" in err

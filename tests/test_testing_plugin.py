@@ -25,7 +25,8 @@ def _plugin_args() -> List[str]:
     from importlib.metadata import entry_points
 
     try:
-        found = [e for e in entry_points(group="pytest11") if e.value == "mcpsync.testing.plugin"]  # type: ignore[call-arg]
+        group = entry_points(group="pytest11")  # type: ignore[call-arg]
+        found = [e for e in group if e.value == "mcpsync.testing.plugin"]
     except TypeError:  # Python 3.9: entry_points() takes no group
         found = [e for e in entry_points().get("pytest11", []) if e.value == "mcpsync.testing.plugin"]
     return [] if found else ["-p", "mcpsync.testing.plugin"]
@@ -94,7 +95,9 @@ def test_server_stderr_is_attached_to_a_failure(run) -> None:  # type: ignore[no
         def test_passes(mcp_client):
             mcp_client.call_tool("stderr_flood", {"bytes": 64})
 
-        @pytest.mark.mcp_server([sys.executable, "-c", "import sys; sys.stderr.write('no config here\\n'); sys.exit(3)"])
+        DIES = "import sys; sys.stderr.write('no config here\\n'); sys.exit(3)"
+
+        @pytest.mark.mcp_server([sys.executable, "-c", DIES])
         def test_server_dies_at_start(mcp_client):
             pass
         """
@@ -106,7 +109,9 @@ def test_server_stderr_is_attached_to_a_failure(run) -> None:  # type: ignore[no
     assert "no config here" in text.split("test_server_dies_at_start", 1)[1]
 
 
-def test_configuration_entries_a_file_and_the_command_line_option(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_configuration_entries_a_file_and_the_command_line_option(  # type: ignore[no-untyped-def]
+    run, tmp_path: Path
+) -> None:
     config = tmp_path / "mcp.json"
     config.write_text(
         json.dumps(

@@ -221,7 +221,11 @@ _COMMANDS: Dict[str, Tuple[str, str, Sequence[str]]] = {
             "mcpsync call --method tools/list --params '{}' -- python -m mcpsync.example_server",
         ],
     ),
-    "prompts": ("prompts [OPTIONS] " + _SERVER_USAGE, "list the prompts", ["mcpsync prompts --url https://example.com/mcp"]),
+    "prompts": (
+        "prompts [OPTIONS] " + _SERVER_USAGE,
+        "list the prompts",
+        ["mcpsync prompts --url https://example.com/mcp"],
+    ),
     "prompt": (
         "prompt [OPTIONS] NAME [--args JSON] [-a K=V ...] " + _SERVER_USAGE,
         "get a prompt",
@@ -235,7 +239,10 @@ _COMMANDS: Dict[str, Tuple[str, str, Sequence[str]]] = {
     "read": (
         "read [OPTIONS] URI [-o FILE] " + _SERVER_USAGE,
         "read a resource",
-        ["mcpsync read example://hello -- python -m mcpsync.example_server", "mcpsync read file:///logo.png -o logo.png --url URL"],
+        [
+            "mcpsync read example://hello -- python -m mcpsync.example_server",
+            "mcpsync read file:///logo.png -o logo.png --url URL",
+        ],
     ),
 }
 
@@ -270,9 +277,13 @@ def build_parser() -> argparse.ArgumentParser:
     for name in ("demo", "info", "status", "tools"):
         cmd(name)
     p = cmd("call")
-    p.add_argument("tool", metavar="TOOL", nargs="?", help="the tool's name (with --config: its own name or SERVER_TOOL)")
+    p.add_argument(
+        "tool", metavar="TOOL", nargs="?", help="the tool's name (with --config: its own name or SERVER_TOOL)"
+    )
     _add_args_options(p, "the tool's arguments")
-    p.add_argument("--method", metavar="METHOD", help="send this JSON-RPC request instead of calling a tool (raw result)")
+    p.add_argument(
+        "--method", metavar="METHOD", help="send this JSON-RPC request instead of calling a tool (raw result)"
+    )
     p.add_argument("--params", metavar="JSON", help="the request's params as a JSON object ('@FILE', '-' for stdin)")
     cmd("prompts")
     p = cmd("prompt")

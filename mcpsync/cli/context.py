@@ -174,7 +174,9 @@ class Cli:
             token = getattr(a, "auth", None)
             if token is not None:
                 if any(k.lower() == "authorization" for k in headers):
-                    raise UsageError("give the token either with --auth or with --header 'Authorization: ...', not both")
+                    raise UsageError(
+                        "give the token either with --auth or with --header 'Authorization: ...', not both"
+                    )
                 headers["Authorization"] = "Bearer " + read_token(token)
             if headers:
                 opts["headers"] = headers
