@@ -16,6 +16,7 @@ import json
 import sys
 from typing import Any, Dict, List, Optional
 
+import mcpsync
 import mcpsync.manager
 
 
@@ -43,12 +44,17 @@ def fake_model(tools: List[Dict[str, Any]], provider: str) -> List[Dict[str, Any
 def main(argv: Optional[List[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     events: List[str] = []
-    mgr = mcpsync.manager.Manager.from_file(
-        argv[0] if argv else None,
-        on_status_changed=lambda name, st: events.append("status %s" % st),
-        on_tools_changed=lambda name: events.append("tools changed: %s" % name),
-        on_browser_open_failed=lambda name, url: events.append("open %s to log in to %s" % (url, name)),
-    )
+    try:
+        mgr = mcpsync.manager.Manager.from_file(
+            argv[0] if argv else None,
+            on_status_changed=lambda name, st: events.append("status %s" % st),
+            on_tools_changed=lambda name: events.append("tools changed: %s" % name),
+            on_browser_open_failed=lambda name, url: events.append("open %s to log in to %s" % (url, name)),
+        )
+    except mcpsync.ConfigError as exc:  # no configuration found, or one that cannot be read
+        print("desktop_plugin: %s" % exc.message, file=sys.stderr)
+        print("usage: python examples/desktop_plugin.py CONFIG_FILE  (a .mcp.json, opencode.json...)", file=sys.stderr)
+        return 2
     with mgr:
         for name, st in mgr.status().items():
             print("%-20s %s" % (name, st.status + (" (%s)" % st.reason if st.reason else "")))

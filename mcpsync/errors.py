@@ -309,6 +309,16 @@ class AppResourceError(MCPError):
         super().__init__(message, **context)
 
 
+def seconds_text(seconds: Optional[float]) -> str:
+    """A duration for a message: ``2s``, ``1.99s``, ``0.25s``, ``120s`` (three significant digits at most; the
+    float noise of a clock subtraction such as ``1.9936182530000224`` never reaches the user)."""
+    if seconds is None:
+        return "no limit"
+    if seconds >= 100:
+        return "%ds" % round(seconds)
+    return "%ss" % ("%.3g" % seconds)
+
+
 class RequestTimeout(MCPError, TimeoutError):
     """The request's deadline passed. ``notifications/cancelled`` was sent and a late reply is ignored.
 
@@ -318,7 +328,7 @@ class RequestTimeout(MCPError, TimeoutError):
 
     def __init__(self, message: str = "", *, timeout: Optional[float] = None, **context: Any) -> None:
         self.timeout = timeout
-        MCPError.__init__(self, message or "request timed out after %ss" % timeout, **context)
+        MCPError.__init__(self, message or "request timed out after %s" % seconds_text(timeout), **context)
 
 
 class ConnectTimeout(RequestTimeout, ConnectError):

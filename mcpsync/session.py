@@ -35,6 +35,7 @@ from .errors import (
     RequestCancelled,
     RequestTimeout,
     error_from_response,
+    seconds_text,
 )
 from .transports.base import Transport, TransportSink
 from .types import ProgressEvent
@@ -470,13 +471,13 @@ class Session(TransportSink):
 
     def _expire(self, pending: _Pending, seconds: Optional[float], what: str) -> None:
         exc = RequestTimeout(
-            "request timed out (%s of %ss)" % (what, seconds),
+            "request timed out (%s of %s)" % (what, seconds_text(seconds)),
             timeout=seconds,
             server=self.name,
             method=pending.method,
             request_id=pending.request_id,
         )
-        if self._abandon(pending, "timeout: %s of %ss" % (what, seconds), None, exc):
+        if self._abandon(pending, "timeout: %s of %s" % (what, seconds_text(seconds)), None, exc):
             raise exc
         # The answer is already here (it may be queued behind this call's progress callbacks):
         # wait for it to be settled; the caller's loop then returns it.

@@ -100,6 +100,19 @@ def _pipes() -> int:
     return n
 
 
+def write_atomic(path: "os.PathLike[str] | str", text: str) -> None:
+    """Replace the file at ``path`` with ``text`` in one step (a temporary file beside it, then ``os.replace``).
+
+    For files a live peer re-reads while the test rewrites them: a plain ``open(path, "w")`` truncates first,
+    and a peer reading between the truncation and the write sees an empty or half-written file.
+    """
+    target = os.fspath(path)
+    tmp = "%s.%d.%d.tmp" % (target, os.getpid(), threading.get_ident())
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, target)
+
+
 def wait_for(pred: Callable[[], bool], timeout: float = 5.0) -> bool:
     """Poll ``pred`` until true or ``timeout`` seconds passed (a bound, never a measurement)."""
     deadline = time.monotonic() + timeout

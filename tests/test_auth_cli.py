@@ -12,6 +12,7 @@ import webbrowser
 import pytest
 import requests
 
+from mcpsync import MCPError
 from mcpsync.cli.auth import add_auth_parser, run_auth
 from tests.authserver import free_port, no_auth_leaks, srv  # noqa: F401
 
@@ -145,3 +146,21 @@ def test_status_registers_no_oauth_client(srv, tmp_path, capsys, monkeypatch):
     srv.metadata.pop("registration_endpoint", None)
     assert main(["--config", str(config), "status"]) == 3
     assert re.search(r"srv\s+REGISTER\s+needs_client_registration", capsys.readouterr().out)
+
+
+def test_a_failed_login_leaves_nothing_in_status_and_no_browser_is_not_a_failure(srv, tmp_path):
+    """`--no-browser` asks for the paste without claiming a browser failed; a login nobody approved (it times out)
+    leaves no entry behind, so `auth status` does not list the server."""
+    parser = argparse.ArgumentParser()
+    add_auth_parser(parser.add_subparsers(dest="command"))
+    auth_file = str(tmp_path / "a.json")
+    login = ["auth", "login", "srv", "--url", srv.server_url, "--auth-file", auth_file]
+    args = parser.parse_args(login + ["--callback-port", str(free_port()), "--no-browser", "--wait", "1"])
+    err = io.StringIO()
+    with pytest.raises(MCPError, match="timed out"):
+        run_auth(args, stdout=io.StringIO(), stdin=io.StringIO(""), stderr=err)
+    assert "Could not open a browser" not in err.getvalue()
+    assert "Open that URL in a browser. After approving, paste" in err.getvalue()
+    out = io.StringIO()
+    assert run_auth(parser.parse_args(["auth", "status", "--auth-file", auth_file]), stdout=out) == 0
+    assert out.getvalue() == "no stored credentials\n"

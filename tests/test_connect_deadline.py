@@ -9,6 +9,7 @@ steps (an injected clock) and from the error chain against the real server. No t
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from typing import Any, Dict, List, Optional, Tuple
@@ -53,6 +54,23 @@ def test_cli_names_connect_timeout() -> None:
     assert proc.returncode == 5, proc.stderr
     assert "--connect-timeout" in proc.stderr and "raise --timeout" not in proc.stderr
     assert "connect_timeout=0.5s" in proc.stderr
+    # durations are written sanely: no clock-subtraction noise such as 0.49361825300002s
+    assert not re.search(r"\d\.\d{4,}", proc.stderr), proc.stderr
+
+
+def test_durations_in_messages() -> None:
+    from mcpsync.errors import seconds_text
+
+    assert [seconds_text(x) for x in (2.0, 1.9936182530000224, 0.25, 0.0004, 30, 120.4, None)] == [
+        "2s",
+        "1.99s",
+        "0.25s",
+        "0.0004s",
+        "30s",
+        "120s",
+        "no limit",
+    ]
+    assert mcpsync.RequestTimeout(timeout=1.9936182530000224).message == "request timed out after 1.99s"
 
 
 class _Clock:

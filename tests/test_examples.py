@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -13,6 +15,7 @@ import pytest
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 PY = sys.executable
+ROOT_DIR = str(EXAMPLES.parent)
 CONFIG = {
     "example": {"command": [PY, "-m", "mcpsync.example_server"]},
     "second": {"command": [PY, "-m", "mcpsync.example_server"]},
@@ -118,3 +121,29 @@ def test_desktop_plugin_script(tmp_path, capsys):
     results = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     assert {"role": "tool", "tool_call_id": "call_1", "content": "42"} in results
     assert {"type": "tool_result", "tool_use_id": "toolu_1", "content": [{"type": "text", "text": "hello"}]} in results
+
+
+def test_desktop_plugin_without_a_configuration_says_so(tmp_path):
+    """Run as a user would, where no configuration exists: a message and exit 2, no traceback."""
+    env = dict(os.environ, HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "cfg"), APPDATA=str(tmp_path))
+    env.pop("MCPSYNC_CONFIG", None)
+    env["PYTHONPATH"] = ROOT_DIR
+    proc = subprocess.run(
+        [PY, os.path.join(ROOT_DIR, "examples", "desktop_plugin.py")],
+        cwd=str(tmp_path),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "no MCP configuration found" in proc.stderr and "Traceback" not in proc.stderr
+    proc = subprocess.run(
+        [PY, os.path.join(ROOT_DIR, "examples", "desktop_plugin.py"), str(tmp_path / "missing.json")],
+        cwd=str(tmp_path),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr

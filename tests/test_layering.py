@@ -40,6 +40,7 @@ RANK: Dict[str, int] = {
     "apps": 6,
     "integrations": 6,
     "cli": 7,
+    "testing": 7,
 }
 #: Extra rules inside the ranking: auth serves the client side from the outside (requests' auth hook,
 #: the credential store) and never reaches into the transports, the session or the client.

@@ -109,3 +109,39 @@ def test_a_file_without_servers_says_so(tmp_path):
 def test_server_option_needs_a_config():
     code, _, err = run("--server", "x", "tools", "--", PY, "-m", "mcpsync.example_server")
     assert code == 2 and "--server NAME" in err
+
+
+@pytest.fixture
+def three(tmp_path):
+    """Three servers that all offer echo; only "solo" is given an extra tool name nobody else has."""
+    path = tmp_path / "mcp.json"
+    servers = {name: {"command": PY, "args": ["-m", "mcpsync.example_server"]} for name in ("a", "b", "c")}
+    path.write_text(json.dumps({"mcpServers": servers}))
+    solo = tmp_path / "solo.json"
+    solo.write_text(
+        json.dumps({"mcpServers": {"a": servers["a"], "off": {"command": "nothing", "disabled": True}}})
+    )
+    return str(path), str(solo)
+
+
+def test_a_bare_tool_name_with_several_servers(three):
+    config, solo = three
+    # ambiguous: the candidates are listed, nothing is called
+    code, _, err = run("--config", config, "call", "echo", "--args", '{"message": "hi"}')
+    assert code == 2 and "3 servers offer a tool named 'echo' (a, b, c)" in err
+    assert "a_echo, b_echo, c_echo" in err and "--server NAME" in err
+    # --server picks one: the bare name works, and so does the exposed name
+    code, text, err = run("--config", config, "--server", "b", "call", "echo", "--args", '{"message": "hi"}')
+    assert (code, text.strip()) == (0, "hi"), err
+    code, text, err = run("--config", config, "--server", "b", "call", "b_echo", "--args", '{"message": "hi"}')
+    assert (code, text.strip()) == (0, "hi"), err
+    code, _, err = run("--config", config, "--server", "b", "call", "ecoh")
+    assert code == 4 and "server b has no tool named 'ecoh' (did you mean 'echo'?)" in err
+    # the exposed name still works without --server
+    code, text, err = run("--config", config, "call", "c_echo", "--args", '{"message": "hi"}')
+    assert (code, text.strip()) == (0, "hi"), err
+    # unambiguous: one server offers it
+    code, text, err = run("--config", solo, "call", "echo", "--args", '{"message": "hi"}')
+    assert (code, text.strip()) == (0, "hi"), err
+    code, _, err = run("--config", config, "call", "ecoh")
+    assert code == 4 and "no server offers a tool named 'ecoh'" in err and "'echo'" in err

@@ -19,6 +19,8 @@ import pytest
 import mcpsync
 from mcpsync.client.skills import Skill
 
+from .conftest import write_atomic
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SERVER = os.path.join(HERE, "skillserver.py")
 
@@ -72,8 +74,7 @@ class SkillServer:
         config.setdefault("files", {SKILL_URI: SKILL_MD, FORMS_URI: FORMS_MD})
         config["log"] = self.log_path
         self.config_path = str(tmp_path / "skills.json")
-        with open(self.config_path, "w", encoding="utf-8") as f:
-            json.dump(config, f)
+        write_atomic(self.config_path, json.dumps(config))
 
     @property
     def command(self) -> List[str]:

@@ -17,7 +17,7 @@ import mcpsync  # noqa: E402
 from mcpsync.client.frontmatter import FrontmatterError, parse_yaml, split_frontmatter  # noqa: E402
 from mcpsync.client.skills import Skill, _same  # noqa: E402
 
-from .conftest import fuzz_examples  # noqa: E402
+from .conftest import fuzz_examples, write_atomic  # noqa: E402
 from .test_skills import SKILL_URI, SkillServer, entry, open_client  # noqa: E402
 
 json_values = st.recursive(
@@ -122,8 +122,7 @@ def test_a_real_server_sending_arbitrary_entries(tmp_path: Any) -> None:
             with open(server.config_path, encoding="utf-8") as f:
                 config = json.load(f)
             config["skills"] = junk + [entry()]
-            with open(server.config_path, "w", encoding="utf-8") as f:
-                json.dump(config, f)
+            write_atomic(server.config_path, json.dumps(config))  # the server re-reads it on every line
             skills = client.list_skills()
             assert SKILL_URI in [s.uri for s in skills]
             valid = [s for s in skills if s.uri == SKILL_URI and s.frontmatter == entry()["frontmatter"]]

@@ -244,10 +244,8 @@ class CredentialStore(CredentialStoreBase):
                 import filelock
             except ImportError as exc:  # pragma: no cover - a declared dependency
                 raise CredentialStoreError("the credential store needs the 'filelock' package") from exc
-            try:
-                self._lock.file_lock = filelock.FileLock(self.path + ".lock", mode=0o600, poll_interval=0.01)
-            except TypeError:  # older filelock: no poll_interval in the constructor
-                self._lock.file_lock = filelock.FileLock(self.path + ".lock", mode=0o600)
+            # poll_interval goes to acquire(): the constructor takes it only from filelock 3.15 on
+            self._lock.file_lock = filelock.FileLock(self.path + ".lock", mode=0o600)
         return self._lock.file_lock
 
     @contextlib.contextmanager
@@ -274,7 +272,7 @@ class CredentialStore(CredentialStoreBase):
             try:
                 import filelock
 
-                lock.acquire(timeout=self.lock_timeout)
+                lock.acquire(timeout=self.lock_timeout, poll_interval=0.01)
             except filelock.Timeout as exc:
                 raise CredentialStoreError(
                     "timed out after %ss waiting for the credential store lock %s.lock" % (self.lock_timeout, self.path)

@@ -110,6 +110,13 @@ def _add_common(p: argparse.ArgumentParser, top: bool) -> None:
         "within their TTL; kept in $MCPSYNC_CACHE_DIR or ~/.cache/mcpsync/warm)",
     )
     g.add_argument(
+        "--auth",
+        default=d(None),
+        metavar="TOKEN",
+        help="bearer token for --url, sent as 'Authorization: Bearer TOKEN' ('@FILE' reads it from a file, which "
+        "keeps it out of the process list and the shell history)",
+    )
+    g.add_argument(
         "--config",
         default=d(None),
         metavar="FILE",
@@ -175,36 +182,122 @@ def _seconds(text: str) -> Optional[float]:
     return value or None
 
 
+#: Where the server comes from, as every server command's usage line says.
+_SERVER_USAGE = "(-- SERVER_COMMAND [ARG ...] | --url URL | --config FILE)"
+
+EXAMPLES = """\
+examples:
+  mcpsync demo
+  mcpsync tools -- npx -y @modelcontextprotocol/server-everything
+  mcpsync call echo -a message=hi -- python -m mcpsync.example_server
+  mcpsync call add --args '{"a": 1, "b": 2}' -- python -m mcpsync.example_server
+  mcpsync call --method tools/list -- python -m mcpsync.example_server
+  mcpsync tools --url https://example.com/mcp --auth @token.txt
+  mcpsync --config .mcp.json status
+  mcpsync --config .mcp.json call echo -a message=hi
+  mcpsync auth login work --url https://example.com/mcp
+  source <(mcpsync completion bash)
+"""
+
+#: (usage after "mcpsync", help, examples) of each command.
+_COMMANDS: Dict[str, Tuple[str, str, Sequence[str]]] = {
+    "demo": ("demo [OPTIONS]", "run the bundled example server and show a short session", ["mcpsync demo --json"]),
+    "info": (
+        "info [OPTIONS] " + _SERVER_USAGE,
+        "show the server's identity, protocol and capabilities",
+        ["mcpsync info -- python -m mcpsync.example_server", "mcpsync info --url https://example.com/mcp"],
+    ),
+    "status": (
+        "status [OPTIONS] " + _SERVER_USAGE,
+        "show the status of every configured server (--config), or the one server's info",
+        ["mcpsync --config .mcp.json status", "mcpsync status --json"],
+    ),
+    "tools": (
+        "tools [OPTIONS] " + _SERVER_USAGE,
+        "list the tools with their arguments (type, default; optional ones in brackets)",
+        ["mcpsync tools -- python -m mcpsync.example_server", "mcpsync --config .mcp.json --server github tools"],
+    ),
+    "call": (
+        "call [OPTIONS] (TOOL [--args JSON] [-a K=V ...] | --method METHOD [--params JSON]) " + _SERVER_USAGE,
+        "call a tool (or send any request with --method)",
+        [
+            "mcpsync call echo -a message=hi -- python -m mcpsync.example_server",
+            "mcpsync call add --args '{\"a\": 1, \"b\": 2}' --url https://example.com/mcp --auth @token.txt",
+            "mcpsync --config .mcp.json call echo -a message=hi   (the one server offering echo)",
+            "mcpsync --config .mcp.json --server b call echo -a message=hi",
+            "mcpsync call --method tools/list --params '{}' -- python -m mcpsync.example_server",
+        ],
+    ),
+    "prompts": (
+        "prompts [OPTIONS] " + _SERVER_USAGE,
+        "list the prompts",
+        ["mcpsync prompts --url https://example.com/mcp"],
+    ),
+    "prompt": (
+        "prompt [OPTIONS] NAME [--args JSON] [-a K=V ...] " + _SERVER_USAGE,
+        "get a prompt",
+        ["mcpsync prompt greet -a name=Ada -- python -m mcpsync.example_server"],
+    ),
+    "resources": (
+        "resources [OPTIONS] " + _SERVER_USAGE,
+        "list the resources and resource templates",
+        ["mcpsync resources -- python -m mcpsync.example_server"],
+    ),
+    "read": (
+        "read [OPTIONS] URI [-o FILE] " + _SERVER_USAGE,
+        "read a resource",
+        [
+            "mcpsync read example://hello -- python -m mcpsync.example_server",
+            "mcpsync read file:///logo.png -o logo.png --url URL",
+        ],
+    ),
+}
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (everything after ``--`` is split off before parsing)."""
     parser = argparse.ArgumentParser(
         prog="mcpsync",
-        description="Talk to an MCP server from the command line. Put the server's command after `--` "
-        "(stdio), or use --url for a remote server, or --config for the servers of a configuration file.",
-        epilog="Exit codes: " + "; ".join("%d %s" % kv for kv in sorted(EXIT_CODES.items())),
+        usage="mcpsync [OPTIONS] COMMAND [COMMAND OPTIONS] [-- SERVER_COMMAND [ARG ...]]",
+        description="Talk to an MCP server from the command line. Put the server's command after `--` (stdio),\n"
+        "or use --url for a remote server, or --config for the servers of a configuration file.",
+        epilog=EXAMPLES + "\nexit codes:\n" + "\n".join("  %-3d %s" % kv for kv in sorted(EXIT_CODES.items())),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version="mcpsync %s" % __version__)
     _add_common(parser, True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    def cmd(name: str, help_text: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help_text, description=help_text)
+    def cmd(name: str) -> argparse.ArgumentParser:
+        usage, help_text, examples = _COMMANDS[name]
+        p = sub.add_parser(
+            name,
+            help=help_text,
+            description=help_text,
+            usage="mcpsync " + usage,
+            epilog="examples:\n" + "\n".join("  " + e for e in examples),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         _add_common(p, False)
         return p
 
-    cmd("demo", "run the bundled example server and show a short session")
-    cmd("info", "show the server's identity, protocol and capabilities")
-    cmd("status", "show the status of every configured server (--config), or the one server's info")
-    cmd("tools", "list the tools")
-    p = cmd("call", "call a tool")
-    p.add_argument("tool", metavar="TOOL", help="the tool's name (SERVER_TOOL with --config)")
+    for name in ("demo", "info", "status", "tools"):
+        cmd(name)
+    p = cmd("call")
+    p.add_argument(
+        "tool", metavar="TOOL", nargs="?", help="the tool's name (with --config: its own name or SERVER_TOOL)"
+    )
     _add_args_options(p, "the tool's arguments")
-    p = cmd("prompts", "list the prompts")
-    p = cmd("prompt", "get a prompt")
+    p.add_argument(
+        "--method", metavar="METHOD", help="send this JSON-RPC request instead of calling a tool (raw result)"
+    )
+    p.add_argument("--params", metavar="JSON", help="the request's params as a JSON object ('@FILE', '-' for stdin)")
+    cmd("prompts")
+    p = cmd("prompt")
     p.add_argument("prompt", metavar="NAME")
     _add_args_options(p, "the prompt's arguments (values are sent as strings)")
-    cmd("resources", "list the resources and resource templates")
-    p = cmd("read", "read a resource")
+    cmd("resources")
+    p = cmd("read")
     p.add_argument("uri", metavar="URI")
     p.add_argument("-o", "--output", metavar="FILE", help="write the (first) content's bytes to FILE")
     _add_extension_parsers(sub)
@@ -230,12 +323,15 @@ def _add_args_options(p: argparse.ArgumentParser, what: str) -> None:
 
 
 def _add_extension_parsers(sub: Any) -> None:
-    """The ``mcpsync auth`` subcommands, and ``search``/``install``/``outdated``/``update`` (MCP Registry)."""
+    """The ``mcpsync auth`` subcommands, ``search``/``install``/``outdated``/``update`` (MCP Registry) and
+    ``mcpsync completion``."""
     from .auth import add_auth_parser
+    from .completion import add_completion_parser
     from .registry import add_registry_parsers
 
     add_auth_parser(sub)
     add_registry_parsers(sub)
+    add_completion_parser(sub, build_parser)
 
 
 # ---------------------------------------------------------------------------- argument helpers
@@ -334,9 +430,16 @@ def run(cli: Cli) -> int:
         from .demo import run_demo
 
         return run_demo(cli)
+    if command == "call":
+        _check_call(a)
     if command in ("call", "prompt"):  # check the arguments before starting any server
         a.arguments = parse_json_args(a.args_json, a.arg_pairs, cli.stdin)
+        if command == "call" and a.method:
+            a.request_params = parse_json_args(a.params, [], cli.stdin) if a.params is not None else None
     single = bool(cli.server_cmd) or bool(a.url)
+    if getattr(a, "auth", None) is not None and not a.url:
+        raise UsageError("--auth gives a bearer token to a --url server (configured servers take theirs from the "
+                         "configuration's headers)")
     if not single and command in MANAGER_COMMANDS:
         config = _find_config(a.config)
         if config is not None:
@@ -358,6 +461,16 @@ def run(cli: Cli) -> int:
             client.close()
     finally:
         cli.close()
+
+
+def _check_call(a: argparse.Namespace) -> None:
+    """``call`` takes a TOOL or ``--method`` (with ``--params``), never both."""
+    if a.method and (a.tool or a.args_json is not None or a.arg_pairs):
+        raise UsageError("give either a TOOL (with --args/--arg) or --method METHOD (with --params), not both")
+    if not a.method and not a.tool:
+        raise UsageError("call needs the name of a tool (mcpsync tools lists them), or --method METHOD")
+    if a.params is not None and not a.method:
+        raise UsageError("--params goes with --method; a tool's arguments are given with --args or --arg")
 
 
 def run_manager(cli: Cli, config_path: str) -> int:
@@ -458,7 +571,12 @@ def main(
             traceback.print_exception(type(exc), exc, exc.__traceback__, file=stderr)
         if code == EXIT_INTERRUPTED and isinstance(exc, KeyboardInterrupt):
             message = "interrupted" + ("; the call in flight was cancelled" if cli.in_flight else "")
-        if isinstance(exc, AuthRequired) and getattr(args, "url", None):
+        if isinstance(exc, AuthRequired) and _static_credential(args):
+            message = (
+                "authentication failed: the server rejected the token given with %s (%s); pass a valid token"
+                % (_static_credential(args), exc.message)
+            )
+        elif isinstance(exc, AuthRequired) and getattr(args, "url", None):
             message = message.replace("NAME --url URL", "%s --url %s" % (args.name or _host(args.url), args.url))
         _report(cli, code, message, exc)
         return code
@@ -469,10 +587,22 @@ def _report(cli: Cli, code: int, message: str, exc: BaseException) -> None:
         if cli.json and code not in (EXIT_INTERRUPTED,):
             cli.emit_json({"error": {"type": type(exc).__name__, "message": message, "exitCode": code}})
             cli.stdout.flush()
-        cli.stderr.write("mcpsync: %s\n" % message)
+        from .output import escape_controls, is_terminal
+
+        cli.stderr.write("mcpsync: %s\n" % (escape_controls(message) if is_terminal(cli.stderr) else message))
         cli.stderr.flush()
     except (OSError, ValueError):
         pass
+
+
+def _static_credential(args: argparse.Namespace) -> str:
+    """The option that carried a credential the user wrote ("--auth" or "--header Authorization"), or ""."""
+    if getattr(args, "auth", None) is not None:
+        return "--auth"
+    for item in getattr(args, "header", None) or []:
+        if isinstance(item, str) and item.partition(":")[0].strip().lower() == "authorization":
+            return "--header Authorization"
+    return ""
 
 
 def _host(url: str) -> str:

@@ -176,13 +176,14 @@ def _login(args: argparse.Namespace, out: TextIO, stdin: TextIO, err: TextIO) ->
     state: Dict[str, Any] = {"reader": None}
 
     def show(name: str, url: str) -> None:
-        err.write("Authorize mcpsync for %s in your browser:\n\n  %s\n\n" % (name, url))
+        err.write("Authorize mcpsync for %s in your browser:\n\n  %s\n\n" % (name, _safe(err, url)))
         err.flush()
 
     def paste_back(name: str, url: str) -> None:
+        lead = "Open that URL in a browser." if args.no_browser else "Could not open a browser."
         err.write(
-            "Could not open a browser. After approving, paste the URL your browser was redirected to\n"
-            "(it starts with %s) or the code, then press Enter:\n" % manager.redirect_uri
+            "%s After approving, paste the URL your browser was redirected to\n"
+            "(it starts with %s) or the code, then press Enter:\n" % (lead, manager.redirect_uri)
         )
         err.flush()
 
@@ -207,8 +208,14 @@ def _login(args: argparse.Namespace, out: TextIO, stdin: TextIO, err: TextIO) ->
         manager.add_server(args.name, settings["url"], settings["oauth"])
         err.write("Redirect URI: %s\n" % manager.redirect_uri)
         err.flush()
+        stored_before = manager.store.get(args.name) is not None
         try:
+            manager.probe_challenge(args.name)  # the server's 401 may be the only place naming its metadata
             manager.authenticate(args.name, timeout=args.wait)
+        except BaseException:
+            if not stored_before:
+                _forget_failed_login(manager, args.name)
+            raise
         finally:
             if state["reader"] is not None:
                 state["reader"].join(0.5)  # usually done; else blocked on stdin, a daemon that dies with us
@@ -220,3 +227,21 @@ def _login(args: argparse.Namespace, out: TextIO, stdin: TextIO, err: TextIO) ->
         "logged in to %s (%s)" % (args.name, status),
     )
     return 0
+
+
+def _forget_failed_login(manager: Any, name: str) -> None:
+    """After a login that failed: drop what it stored (a client registration, discovery results) unless it holds
+    tokens, so ``auth status`` does not list a server the user never logged in to."""
+    try:
+        entry = manager.store.get(name)
+        if entry is not None and not entry.get("tokens"):
+            manager.store.remove(name)
+    except Exception:  # noqa: BLE001 - the login's own error is what the user must see
+        pass
+
+
+def _safe(stream: TextIO, text: str) -> str:
+    """``text`` with control characters escaped when ``stream`` is a terminal (server-provided URLs)."""
+    from .output import escape_controls, is_terminal
+
+    return escape_controls(text) if is_terminal(stream) else text

@@ -27,6 +27,7 @@ __all__ = [
     "cmd_prompt",
     "cmd_prompts",
     "cmd_read",
+    "cmd_request",
     "cmd_resources",
     "cmd_tools",
     "progress_mode",
@@ -88,8 +89,20 @@ def run_call(
         bar.finish()
 
 
+def cmd_request(cli: Cli, client: Client) -> int:
+    """``mcpsync call --method METHOD [--params JSON]``: send any request; its raw result as JSON."""
+    result = client.request(cli.args.method, getattr(cli.args, "request_params", None))
+    if cli.json:
+        cli.emit_json(result)
+    else:
+        cli.print(out.dump_json(result))
+    return 0
+
+
 def cmd_call(cli: Cli, client: Client) -> int:
     """``mcpsync call TOOL --args JSON``: call a tool; exit 1 when it reports isError."""
+    if getattr(cli.args, "method", None):
+        return cmd_request(cli, client)
     arguments = cli.args.arguments
     bar = out.ProgressBar(cli.err, progress_mode(cli), label=cli.args.tool)
     try:

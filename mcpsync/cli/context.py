@@ -17,7 +17,16 @@ from typing import IO, Any, Dict, Iterable, List, Optional, Sequence
 from ..errors import TransportError
 from . import output as out
 
-__all__ = ["Cli", "EXAMPLE_SERVER", "UsageError", "did_you_mean", "no_server_message", "server_name"]
+__all__ = [
+    "Cli",
+    "EXAMPLE_SERVER",
+    "UsageError",
+    "check_url",
+    "did_you_mean",
+    "no_server_message",
+    "read_token",
+    "server_name",
+]
 
 EXAMPLE_SERVER = [sys.executable, "-m", "mcpsync.example_server"]
 
@@ -91,14 +100,15 @@ class Cli:
         self.err = out.Console(stderr)
         self.json = bool(getattr(args, "json", False))
         self.verbose = int(getattr(args, "verbose", 0) or 0)
+        self._tty: Optional[bool] = None  # whether stdout is a terminal (asked once)
         self.in_flight = False  # True while a tool call waits (for the Ctrl-C message)
         self._oauth: Any = None  # an OAuthManager opened for stored credentials (closed by close())
 
     # output ---------------------------------------------------------------------
 
     def print(self, text: str = "") -> None:
-        """Write a line to stdout."""
-        self.stdout.write(text + "\n")
+        """Write a line to stdout (control characters escaped when stdout is a terminal)."""
+        self.stdout.write((out.escape_controls(text) if self._stdout_tty() else text) + "\n")
 
     def emit_json(self, value: Any) -> None:
         """Write one JSON document to stdout."""
@@ -106,15 +116,17 @@ class Cli:
 
     def rows(self, rows: Sequence[Sequence[str]], indent: str = "") -> None:
         """Print an aligned table, clipped to the terminal's width."""
-        width = out.terminal_width(self.stdout, 0) if self._stdout_tty() else 0
+        tty = self._stdout_tty()
+        if tty:  # escaped before the columns are measured
+            rows = [[out.escape_controls(cell) for cell in row] for row in rows]
+        width = out.terminal_width(self.stdout, 0) if tty else 0
         for line in out.table(rows, width=width, indent=indent):
-            self.print(line)
+            self.stdout.write(line + "\n")
 
     def _stdout_tty(self) -> bool:
-        try:
-            return bool(self.stdout.isatty())
-        except (AttributeError, ValueError):
-            return False
+        if self._tty is None:
+            self._tty = out.is_terminal(self.stdout)
+        return self._tty
 
     def on_log(self, params: Dict[str, Any]) -> None:
         """Show one server log message (notifications/message) on stderr."""
@@ -158,8 +170,16 @@ class Cli:
                 raise UsageError("give either --url or a server command after `--`, not both")
             if a.env or a.cwd or a.inherit_env:
                 raise UsageError("--env, --cwd and --inherit-env apply to a server command, not to --url")
+            check_url(a.url)
             opts.update(transport=a.transport)
             headers = _parse_headers(a.header)
+            token = getattr(a, "auth", None)
+            if token is not None:
+                if any(k.lower() == "authorization" for k in headers):
+                    raise UsageError(
+                        "give the token either with --auth or with --header 'Authorization: ...', not both"
+                    )
+                headers["Authorization"] = "Bearer " + read_token(token)
             if headers:
                 opts["headers"] = headers
             if not any(k.lower() == "authorization" for k in headers):
@@ -170,8 +190,8 @@ class Cli:
         else:
             if not self.server_cmd:
                 raise UsageError(no_server_message(a.command))
-            if a.header or a.transport != "auto":
-                raise UsageError("--header and --transport apply to --url, not to a server command")
+            if a.header or a.transport != "auto" or getattr(a, "auth", None) is not None:
+                raise UsageError("--header, --auth and --transport apply to --url, not to a server command")
             opts.setdefault("name", server_name(self.server_cmd))
             opts.update(cwd=a.cwd, env=_parse_env(a.env), inherit_env=a.inherit_env)
             if self.verbose:
@@ -211,6 +231,39 @@ class Cli:
         oauth, self._oauth = self._oauth, None
         if oauth is not None:
             oauth.close()
+
+
+def check_url(url: str) -> None:
+    """Raise :class:`UsageError` unless ``url`` is an http(s) URL with a host (said in the CLI's words)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        ok = False
+    if not ok:
+        raise UsageError(
+            "--url expects the server's http:// or https:// address, such as https://example.com/mcp; got %r" % url
+        )
+
+
+def read_token(value: str) -> str:
+    """The bearer token of ``--auth``: the value itself, or the first line of the file ``@FILE``."""
+    token = value
+    if value.startswith("@"):
+        try:
+            with open(value[1:], encoding="utf-8") as f:
+                token = f.readline()
+        except OSError as exc:
+            raise UsageError("--auth: cannot read %s: %s" % (value[1:], exc.strerror or exc)) from None
+    token = token.strip()
+    if token.lower().startswith("bearer "):
+        token = token[7:].strip()
+    if not token or any(c.isspace() or ord(c) < 0x21 or ord(c) > 0x7E for c in token):
+        raise UsageError("--auth expects a bearer token (printable ASCII without spaces)")
+    return token
 
 
 def _same_url(stored: Any, url: str) -> bool:

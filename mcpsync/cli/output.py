@@ -36,6 +36,8 @@ __all__ = [
     "Console",
     "ProgressBar",
     "dump_json",
+    "escape_controls",
+    "is_terminal",
     "format_call_result",
     "format_content",
     "format_prompt_result",
@@ -46,6 +48,39 @@ __all__ = [
     "template_rows",
     "tool_rows",
 ]
+
+
+def _control_table() -> Dict[int, str]:
+    table: Dict[int, str] = {}
+    for code in list(range(0x00, 0x20)) + list(range(0x7F, 0xA0)):
+        if chr(code) not in "\n\t":
+            table[code] = "\\x%02x" % code
+    # bidirectional overrides and isolates: they reorder what the terminal shows (a name that reads backwards)
+    for code in list(range(0x202A, 0x202F)) + list(range(0x2066, 0x206A)):
+        table[code] = "\\u%04x" % code
+    return table
+
+
+_CONTROLS = _control_table()
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with every C0/C1 control character except newline and tab (ESC, CR, BEL, DEL, CSI...) and
+    the bidirectional overrides shown as a visible escape (``\\x1b``, ``\\u202e``).
+
+    The CLI applies it to whatever it writes to a terminal: tool names, descriptions, results and error
+    messages come from the server, and a raw ``ESC[2J`` or ``ESC]0;title BEL`` would act on the user's
+    terminal. ``--json`` and ``-o FILE`` output is written as received.
+    """
+    return text.translate(_CONTROLS)
+
+
+def is_terminal(stream: Any) -> bool:
+    """True when ``stream`` is a terminal (False for anything without a working ``isatty``)."""
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def dump_json(value: Any) -> str:
@@ -99,8 +134,34 @@ def table(rows: Sequence[Sequence[str]], *, width: Optional[int] = None, indent:
     return lines
 
 
+def _type_name(schema: Any) -> str:
+    """A short type for one property schema: ``string``, ``integer|null``, ``array[string]``, ``'a'|'b'``."""
+    if not isinstance(schema, dict):
+        return ""
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum and len(enum) <= 6:
+        return "|".join(json.dumps(v, ensure_ascii=False) for v in enum)
+    if "const" in schema:
+        return json.dumps(schema["const"], ensure_ascii=False)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return "|".join(str(k) for k in kind if isinstance(k, str))
+    if kind == "array":
+        inner = _type_name(schema.get("items"))
+        return "array[%s]" % inner if inner else "array"
+    if isinstance(kind, str):
+        return kind
+    for key in ("anyOf", "oneOf"):
+        options = schema.get(key)
+        if isinstance(options, list):
+            names = [n for n in (_type_name(o) for o in options) if n]
+            return "|".join(dict.fromkeys(names))
+    return ""
+
+
 def _schema_signature(schema: Any) -> str:
-    """``a, b, [seconds]``: the properties of an object schema, optional ones in brackets."""
+    """``a: number, b: number, [seconds: number = 1]``: the properties of an object schema with their types and
+    defaults; optional ones in brackets."""
     if not isinstance(schema, dict):
         return ""
     props = schema.get("properties")
@@ -108,8 +169,16 @@ def _schema_signature(schema: Any) -> str:
         return ""
     listed = schema.get("required")
     required = listed if isinstance(listed, list) else []
-    names = [k if k in required else "[%s]" % k for k in props]
-    return ", ".join(names)
+    parts = []
+    for name, prop in props.items():
+        text = str(name)
+        kind = _type_name(prop)
+        if kind:
+            text += ": " + kind
+        if isinstance(prop, dict) and "default" in prop:
+            text += " = " + _clip(json.dumps(prop["default"], ensure_ascii=False), 24)
+        parts.append(text if name in required else "[%s]" % text)
+    return ", ".join(parts)
 
 
 def tool_rows(tools: Iterable[Tool]) -> List[Tuple[str, str, str]]:
@@ -226,14 +295,15 @@ class Console:
         self.stream = stream
         self.lock = threading.RLock()
         self._live = ""  # the progress line currently drawn ("" when none)
+        self._tty = is_terminal(stream)
 
     @property
     def isatty(self) -> bool:
-        """True when the stream is a terminal."""
-        try:
-            return bool(self.stream.isatty())
-        except (AttributeError, ValueError):
-            return False
+        """True when the stream is a terminal (control characters in what is written are then escaped)."""
+        return self._tty
+
+    def _safe(self, text: str) -> str:
+        return escape_controls(text) if self._tty else text
 
     def line(self, text: str) -> None:
         """Write ``text`` and a newline, above the live line if there is one."""
@@ -241,7 +311,7 @@ class Console:
             try:
                 if self._live:
                     self.stream.write("\r\x1b[K")
-                self.stream.write(text + "\n")
+                self.stream.write(self._safe(text) + "\n")
                 if self._live:
                     self.stream.write(self._live)
                 self.stream.flush()
@@ -251,7 +321,7 @@ class Console:
     def live(self, text: str) -> None:
         """Replace the live line with ``text`` (no newline)."""
         with self.lock:
-            self._live = text
+            self._live = text = self._safe(text)
             try:
                 self.stream.write("\r\x1b[K" + text)
                 self.stream.flush()

@@ -11,7 +11,7 @@ registers an OAuth client: a server that needs one is reported (``mcpsync auth l
 
 from __future__ import annotations
 
-from typing import IO, Any, Callable, Dict, List, Sequence, Tuple
+from typing import IO, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import ConfigError
 from ..manager.manager import Manager, ServerStatus, UnknownTool
@@ -235,13 +235,56 @@ def _on_server(
     return int(handler(cli, mgr.client(server)))
 
 
+def _resolve_tool(cli: Cli, mgr: Manager, name: str) -> Tuple[str, Optional[str]]:
+    """(name, server) for :meth:`Manager.call_tool`: ``name`` as typed on ``--server``, an exposed name
+    (``SERVER_TOOL``), or a tool's own name when exactly one server offers it.
+
+    Raises :class:`UsageError` (listing the candidates) when several servers offer ``name`` and
+    :class:`UnknownTool` (with the closest names) when none does.
+    """
+    server = getattr(cli.args, "server", None)
+    tools = mgr.tools(server) if server else mgr.tools()
+    if server:
+        if any(t.original_name == name for t in tools):
+            return name, server
+        for t in tools:
+            if t.name == name:  # the exposed name typed together with --server
+                return t.original_name, server
+        raise UnknownTool(
+            "server %s has no tool named %r%s" % (server, name, did_you_mean(name, [t.original_name for t in tools])),
+            server=server,
+        )
+    if any(t.name == name for t in tools):
+        return name, None
+    owners = [t for t in tools if t.original_name == name]
+    if len(owners) == 1:
+        return name, owners[0].server
+    if owners:
+        raise UsageError(
+            "%d servers offer a tool named %r (%s): call one of %s, or choose the server with --server NAME"
+            % (len(owners), name, ", ".join(t.server for t in owners), ", ".join(t.name for t in owners))
+        )
+    names = [t.name for t in tools] + [t.original_name for t in tools]
+    raise UnknownTool("no server offers a tool named %r%s" % (name, did_you_mean(name, names)))
+
+
 def _call(cli: Cli, mgr: Manager) -> int:
     # The per-call timeout is each server's configured ``timeout`` (default 30 s).
+    if getattr(cli.args, "method", None):
+        status = mgr.status()
+        server = getattr(cli.args, "server", None)
+        if server is None:
+            connected = _connected(mgr, status)
+            if len(connected) != 1:
+                raise UsageError(
+                    "--method sends one request to one server: choose it with --server NAME (%s)"
+                    % ", ".join(connected or sorted(status))
+                )
+            server = connected[0]
+        return _on_server(cli, mgr, status, server, commands.cmd_request)
     name = cli.args.tool
-    try:
-        result = mgr.call_tool(name, getattr(cli.args, "arguments", None) or {})
-    except UnknownTool as exc:
-        raise UnknownTool(exc.message + did_you_mean(name, [t.name for t in mgr.tools()])) from None
+    tool, server = _resolve_tool(cli, mgr, name)
+    result = mgr.call_tool(tool, getattr(cli.args, "arguments", None) or {}, server=server)
     if cli.json:
         cli.emit_json(result.raw)
     else:

@@ -126,7 +126,7 @@ class Deadline:
 
 
 def _fmt(seconds: Optional[float]) -> str:
-    return "%g" % seconds if seconds is not None else "None"
+    return "%g" % seconds if seconds is not None else "None"  # the option's value as the user wrote it
 
 
 @dataclass

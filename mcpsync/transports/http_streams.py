@@ -18,7 +18,7 @@ import logging
 import random
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional
 
-from ..errors import ConnectionClosed, MCPError, MessageTooLarge, ProtocolError, RequestTimeout
+from ..errors import ConnectionClosed, MCPError, MessageTooLarge, ProtocolError, RequestTimeout, seconds_text
 from ..wire import jsonrpc
 from ..wire.sse import EventParser, SSEEvent, iter_response_bytes
 from .http_calls import (
@@ -66,9 +66,9 @@ class EventStreamMixin(RemoteState):
             settled = call.done or call.cancelled
         if settled or self._closed:
             return
-        self._fail(call, RequestTimeout("%s within %ss" % (what, seconds), timeout=seconds))
+        self._fail(call, RequestTimeout("%s within %s" % (what, seconds_text(seconds)), timeout=seconds))
         _abort(call.response)
-        self._cancel_upstream(call, "timeout: %s within %ss" % (what, seconds))
+        self._cancel_upstream(call, "timeout: %s within %s" % (what, seconds_text(seconds)))
 
     def _read_events(self, call: Optional[_Call], response: Any, on_event: Callable[[SSEEvent], bool]) -> str:
         """Read ``response`` as an event stream; ``on_event`` returns True to stop. Returns how it ended.

@@ -33,6 +33,7 @@ from ..errors import (
     ProtocolError,
     RequestTimeout,
     TransportError,
+    seconds_text,
 )
 from ..wire import jsonrpc
 from ..wire.sse import EventParser, SSEEvent, iter_response_bytes
@@ -300,7 +301,7 @@ class SSETransport(RemoteState, Transport):
         wait = self.options.connect_timeout
         if not conn.ready.wait(wait):
             _abort(conn.response)
-            raise ConnectError("no endpoint event from %s within %ss" % (redact_url(self.url), wait))
+            raise ConnectError("no endpoint event from %s within %s" % (redact_url(self.url), seconds_text(wait)))
         if conn.endpoint is None:
             err = conn.error or ConnectError("the SSE stream ended before the endpoint event")
             raise err if isinstance(err, MCPError) else ConnectError(str(err))
@@ -340,7 +341,7 @@ class SSETransport(RemoteState, Transport):
             if _is_read_timeout(exc):
                 seconds = self._ack_timeout()
                 raise RequestTimeout(
-                    "the server did not acknowledge the message within %ss" % seconds, timeout=seconds
+                    "the server did not acknowledge the message within %s" % seconds_text(seconds), timeout=seconds
                 ) from None
             raise convert_request_exception(exc, conn.endpoint) from None
         try:

@@ -1,0 +1,167 @@
+"""``mcpsync completion bash|zsh``: a shell completion script, generated from the CLI's own parser.
+
+Commands, their options, the ``auth`` actions and option values with fixed choices are completed; file
+options (``--config``, ``--auth-file``, ``--cwd``, ``-o``) complete file names; after ``--`` the shell completes
+the server's command as it would any command. The zsh script loads the same function through zsh's
+``bashcompinit``. Install with ``source <(mcpsync completion bash)`` in ``~/.bashrc`` or
+``source <(mcpsync completion zsh)`` in ``~/.zshrc``. The script is plain shell: it does not run mcpsync
+while completing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Callable, Dict, List, Optional, TextIO, Tuple
+
+__all__ = ["add_completion_parser", "completion_script"]
+
+SHELLS = ("bash", "zsh")
+#: Options whose value is a path: the shell completes file names for them.
+_PATH_OPTIONS = ("--config", "--auth-file", "--cwd", "-o", "--output")
+
+
+def add_completion_parser(
+    subparsers: Any, build_parser: Callable[[], argparse.ArgumentParser]
+) -> argparse.ArgumentParser:
+    """Add ``mcpsync completion SHELL`` to ``subparsers``; ``build_parser`` makes the parser the script describes."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "completion",
+        help="print a shell completion script (bash or zsh)",
+        description="Print a completion script for SHELL. Enable it with: source <(mcpsync completion bash) "
+        "in ~/.bashrc, or source <(mcpsync completion zsh) in ~/.zshrc.",
+    )
+    parser.add_argument("shell", choices=SHELLS, metavar="SHELL", help="bash or zsh")
+    parser.set_defaults(func=run_completion, build_parser=build_parser)
+    return parser
+
+
+def run_completion(
+    args: argparse.Namespace,
+    *,
+    stdout: Optional[TextIO] = None,
+    stdin: Optional[TextIO] = None,
+    stderr: Optional[TextIO] = None,
+) -> int:
+    """Write the script for ``args.shell`` to ``stdout``; returns 0."""
+    out = stdout or sys.stdout
+    out.write(completion_script(args.shell, args.build_parser()))
+    out.flush()
+    return 0
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> Dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def _options(parser: argparse.ArgumentParser) -> Tuple[List[str], List[str], Dict[str, List[str]]]:
+    """(every option string, those that take a value, fixed choices per option)."""
+    names: List[str] = []
+    valued: List[str] = []
+    choices: Dict[str, List[str]] = {}
+    for action in parser._actions:
+        if not action.option_strings:
+            continue
+        names.extend(action.option_strings)
+        if action.nargs != 0:
+            valued.extend(action.option_strings)
+            if action.choices:
+                for opt in action.option_strings:
+                    choices[opt] = [str(c) for c in action.choices]
+    return names, valued, choices
+
+
+def _words(items: List[str]) -> str:
+    return " ".join(sorted(set(items)))
+
+
+def completion_script(shell: str, parser: argparse.ArgumentParser) -> str:
+    """The completion script for ``shell`` ("bash" or "zsh") describing ``parser``."""
+    if shell not in SHELLS:
+        raise ValueError("no completion for %r (bash or zsh)" % shell)
+    top_opts, valued, choices = _options(parser)
+    commands = _subparsers(parser)
+    per_command: List[str] = []
+    for name, sub in sorted(commands.items()):
+        opts, more_valued, more_choices = _options(sub)
+        valued += more_valued
+        choices.update(more_choices)
+        actions = _subparsers(sub)
+        words = opts + list(actions)
+        for sub_parser in actions.values():
+            sub_opts, sub_valued, sub_choices = _options(sub_parser)
+            words += sub_opts
+            valued += sub_valued
+            choices.update(sub_choices)
+        positional = [c for a in sub._actions if not a.option_strings and a.choices for c in a.choices]
+        per_command.append("        %s) words=%s ;;" % (name, _quote(_words(words + positional))))
+    value_cases = [
+        "        %s) COMPREPLY=($(compgen -W %s -- \"$cur\")); return 0 ;;" % (opt, _quote(" ".join(vals)))
+        for opt, vals in sorted(choices.items())
+    ]
+    body = _BASH % {
+        "commands": _quote(_words(list(commands))),
+        "top": _quote(_words(top_opts)),
+        "valued": _quote(" %s " % _words(valued)),
+        "paths": "|".join(_PATH_OPTIONS),
+        "value_cases": "\n".join(value_cases),
+        "command_cases": "\n".join(per_command),
+    }
+    if shell == "zsh":
+        return _ZSH_HEAD + body
+    return body
+
+
+def _quote(text: str) -> str:
+    return "'%s'" % text.replace("'", "'\\''")
+
+
+_BASH = """\
+# mcpsync completion (generated by `mcpsync completion`; regenerate after upgrading mcpsync)
+_mcpsync() {
+    local cur prev i w cmd="" skip=0 words=""
+    local valued=%(valued)s
+    cur="${COMP_WORDS[COMP_CWORD]}"
+    prev=""
+    [ "$COMP_CWORD" -gt 0 ] && prev="${COMP_WORDS[COMP_CWORD-1]}"
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        w="${COMP_WORDS[i]}"
+        if [ "$w" = "--" ]; then  # the server's command line: complete commands, then files
+            if [ "$i" -eq $((COMP_CWORD - 1)) ]; then
+                COMPREPLY=($(compgen -c -- "$cur"))
+            else
+                COMPREPLY=($(compgen -f -- "$cur"))
+            fi
+            return 0
+        fi
+        if [ "$skip" = 1 ]; then skip=0; continue; fi
+        case "$w" in
+            -*=*) ;;
+            -*) case "$valued" in *" $w "*) skip=1 ;; esac ;;
+            *) [ -z "$cmd" ] && cmd="$w" ;;
+        esac
+    done
+    case "$prev" in
+        %(paths)s) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
+%(value_cases)s
+    esac
+    case "$valued" in *" $prev "*) COMPREPLY=(); return 0 ;; esac
+    case "$cmd" in
+        "") words=%(commands)s" "%(top)s ;;
+%(command_cases)s
+        *) words=%(top)s ;;
+    esac
+    COMPREPLY=($(compgen -W "$words" -- "$cur"))
+    return 0
+}
+complete -o default -F _mcpsync mcpsync
+"""
+
+_ZSH_HEAD = """\
+# zsh: the completion system (unless ~/.zshrc started it already) and its bash-style completion, then mcpsync's
+(( $+functions[compdef] )) || { autoload -U +X compinit && compinit; }
+autoload -U +X bashcompinit && bashcompinit
+"""
