@@ -168,7 +168,7 @@ def test_auto_picks_the_standard_library_for_a_plain_configuration(monkeypatch: 
     url = "https://mcp.example.com/mcp"
     assert engine_for(url, HTTPOptions()) == "stdlib"
     assert engine_for(url, HTTPOptions(bearer_token="t", headers={"X-Key": "k"})) == "stdlib"
-    assert engine_for(url, HTTPOptions(auth=lambda r: r)) == "requests"
+    assert engine_for(url, HTTPOptions(auth=lambda r: r)) == "stdlib"  # a requests auth runs on it too
     assert engine_for(url, HTTPOptions(proxies={"https": "http://proxy:3128"})) == "requests"
     assert engine_for(url, HTTPOptions(engine="requests")) == "requests"
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy:3128")
@@ -185,8 +185,8 @@ def test_auto_picks_the_standard_library_for_a_plain_configuration(monkeypatch: 
 
 
 def test_stdlib_insisted_on_refuses_what_it_cannot_serve() -> None:
-    with pytest.raises(ConfigError, match="auth hook"):
-        engine_for("http://h/mcp", HTTPOptions(engine="stdlib", auth=lambda r: r))
+    with pytest.raises(ConfigError, match="proxies"):
+        engine_for("http://h/mcp", HTTPOptions(engine="stdlib", proxies={"http": "socks5://proxy:1080"}))
     with pytest.raises(ConfigError, match="engine must be"):
         HTTPOptions(engine="curl")
 

@@ -29,6 +29,7 @@ RANK: Dict[str, int] = {
     "_forks": 0,
     "_records": 0,
     "wire": 1,
+    "httpauth": 1,
     "transports": 2,
     "handles": 3,
     "session": 3,

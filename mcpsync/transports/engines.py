@@ -325,8 +325,6 @@ def requests_reason(url: str, options: HTTPOptions) -> Optional[str]:
     """Why ``url`` under ``options`` needs the ``requests`` engine, or None when the standard library serves it."""
     from .http_direct import env_proxy_set
 
-    if options.auth is not None:
-        return "an auth hook"
     if options.proxies:
         return "proxies"
     if options.trust_env:
@@ -414,4 +412,7 @@ def make_net(url: str, options: HTTPOptions, name: str = "server") -> HTTPEngine
         context = direct_ssl_context(options)
         if options.verify is False:  # what urllib3's InsecureRequestWarning says under the requests engine
             logger.warning("TLS certificate verification is off for %s (verify=False)", redact_url(url))
-    return DirectNet(url, headers, ssl_context=context, pool_maxsize=options.pool_maxsize, name=name)
+    from .http_auth import with_auth
+
+    net = DirectNet(url, headers, ssl_context=context, pool_maxsize=options.pool_maxsize, name=name)
+    return with_auth(net, options.auth)

@@ -1,0 +1,164 @@
+"""The engine-neutral auth interface (mcpsync.Auth) on the standard-library engine, against real local servers:
+OAuth (a real authorization server, tokens refreshed during the run), custom flows, and requests auths."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Dict, List
+
+import pytest
+
+import mcpsync
+from mcpsync.httpauth import MAX_ROUND_TRIPS, Auth, AuthFlow, AuthRequest, BearerAuth
+from mcpsync.transports.http_auth import AuthNet, RequestsHookNet
+from tests.authserver import AuthTestServer, approve_via_http, make_manager, no_auth_leaks, store  # noqa: F401
+from tests.httpserver import MCPTestServer
+from tests.test_http_auth_hooks import ResendOn401
+from tests.test_manager_http import _mcp_behind
+
+pytestmark = pytest.mark.usefixtures("no_auth_leaks")
+
+
+def _engine(client: Any) -> Any:
+    return client.transport._net
+
+
+class TokenOn401(Auth):
+    """Sends nothing first; on a 401 resends with the token (per-request state in the generator only)."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+        self.challenges = 0
+        self._lock = threading.Lock()
+
+    def auth_flow(self, request: AuthRequest) -> AuthFlow:
+        response = yield request
+        if response.status_code == 401:
+            with self._lock:
+                self.challenges += 1
+            assert "resource_metadata" in (response.headers.get("WWW-Authenticate") or "")
+            request.set_header("authorization", "Bearer " + self.token)
+            yield request
+
+
+@pytest.mark.parametrize("kind", ["auto", "legacy", "sse"])
+def test_a_custom_flow_resends_after_a_401_and_no_call_runs_twice(kind: str) -> None:
+    with MCPTestServer(era="legacy" if kind != "auto" else "modern") as srv:
+        srv.faults.require_token = "good"
+        auth = TokenOn401("good")
+        url = srv.sse_url() if kind == "sse" else srv.url
+        options: Dict[str, Any] = {"transport": "sse"} if kind == "sse" else {"protocol": kind, "transport": "http"}
+        with mcpsync.connect(url, auth=auth, timeout=30, **options) as client:
+            engine = _engine(client)
+            assert engine.kind == "stdlib" and isinstance(engine, AuthNet)
+            for i in range(3):
+                assert client.call_tool("echo", {"message": "m%d" % i}).text == "m%d" % i
+        if kind == "sse":  # the test server guards the event stream's GET only (its POSTs ride the session)
+            assert auth.challenges == 1
+            assert srv.records("GET")[-1].headers.get("authorization") == "Bearer good"
+            return
+        assert auth.challenges >= 3
+        calls = srv.records("POST", "tools/call")
+        accepted = [r for r in calls if r.headers.get("authorization") == "Bearer good"]
+        assert len(accepted) == 3  # each call ran exactly once
+        assert len(calls) == 6  # and was refused once first (the server answered 401 before running it)
+
+
+class Endless(Auth):
+    """Asks for another round trip forever while ``loop`` is set."""
+
+    def __init__(self) -> None:
+        self.loop = True
+
+    def auth_flow(self, request: AuthRequest) -> AuthFlow:
+        while True:
+            yield request
+            if not self.loop:
+                return
+
+
+def test_a_flow_that_never_accepts_an_answer_is_stopped_and_the_client_stays_usable() -> None:
+    with MCPTestServer(era="modern") as srv:
+        auth = Endless()
+        auth.loop = False
+        with mcpsync.connect(srv.url, auth=auth, timeout=30) as client:
+            auth.loop = True
+            before = len(srv.records("POST", "tools/call"))
+            with pytest.raises(mcpsync.AuthError, match="giving up"):
+                client.call_tool("echo", {"message": "x"})
+            assert len(srv.records("POST", "tools/call")) - before == MAX_ROUND_TRIPS
+            auth.loop = False
+            assert client.call_tool("echo", {"message": "y"}).text == "y"
+
+
+class Refuse(Auth):
+    def auth_flow(self, request: AuthRequest) -> AuthFlow:
+        response = yield request
+        if response.status_code == 401:
+            raise mcpsync.AuthRequired("no credentials for this server", status_code=401)
+
+
+def test_an_error_raised_in_the_flow_reaches_the_caller_typed() -> None:
+    with MCPTestServer(era="modern") as srv:
+        with mcpsync.connect(srv.url, auth=Refuse(), timeout=30) as client:
+            srv.faults.require_token = "never"
+            with pytest.raises(mcpsync.AuthRequired, match="no credentials"):
+                client.call_tool("echo", {"message": "x"})
+            srv.faults.require_token = None
+            assert client.call_tool("echo", {"message": "ok"}).text == "ok"
+
+
+def test_bearer_auth_object() -> None:
+    with MCPTestServer(era="modern") as srv:
+        srv.faults.require_token = "tok"
+        with mcpsync.connect(srv.url, auth=BearerAuth("tok"), timeout=30) as client:
+            assert client.call_tool("echo", {"message": "b"}).text == "b"
+        assert "tok" not in repr(BearerAuth("tok"))
+    with pytest.raises(mcpsync.ConfigError):
+        BearerAuth("two\nlines")
+
+
+def test_a_requests_auth_with_a_resending_response_hook_runs_on_the_standard_library_engine() -> None:
+    with MCPTestServer(era="legacy") as srv:
+        srv.faults.require_token = "good"
+        auth = ResendOn401("good")
+        with mcpsync.connect(srv.url, protocol="legacy", transport="http", auth=auth, timeout=30) as client:
+            engine = _engine(client)
+            assert engine.kind == "stdlib" and isinstance(engine, RequestsHookNet)
+            assert client.call_tool("echo", {"message": "hi"}).text == "hi"
+        assert auth.resent >= 2
+        calls = srv.records("POST", "tools/call")
+        assert [r.headers.get("authorization") for r in calls] == [None, "Bearer good"]
+
+
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+def test_oauth_client_credentials_on_the_standard_library_engine_with_a_refresh_mid_run(
+    make_manager: Any, monkeypatch: pytest.MonkeyPatch, protocol: str
+) -> None:
+    with AuthTestServer() as auth, MCPTestServer() as mcp:
+        _mcp_behind(auth, mcp, monkeypatch)
+        auth.add_client("svc", method="client_secret_post", secret="s3")
+        oauth = make_manager()
+        oauth.add_server(
+            "box",
+            mcp.url,
+            {
+                "grant": "client_credentials",
+                "clientId": "svc",
+                "clientSecret": "s3",
+                "tokenEndpointAuthMethod": "client_secret_post",
+                "authorizationServer": auth.issuer,
+            },
+        )
+        assert oauth.probe_challenge("box")  # where the server's metadata is (what a first 401 would say)
+        with mcpsync.connect(mcp.url, auth=oauth.auth("box"), protocol=protocol, timeout=30) as client:
+            engine = _engine(client)
+            assert engine.kind == "stdlib" and isinstance(engine, AuthNet)
+            assert client.call_tool("echo", {"message": "1"}).text == "1"
+            assert len(auth.token_requests("client_credentials")) == 1
+            auth.access_tokens.clear()  # revoked server-side: the next call gets a 401, a new token, a resend
+            assert client.call_tool("echo", {"message": "2"}).text == "2"
+            assert len(auth.token_requests("client_credentials")) == 2
+            assert client.call_tool("echo", {"message": "3"}).text == "3"
+        messages: List[Any] = [r.body["params"]["arguments"]["message"] for r in mcp.records("POST", "tools/call")]
+        assert messages == ["1", "2", "2", "3"]  # the refused "2" was resent once, with the new token
