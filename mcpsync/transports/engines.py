@@ -301,40 +301,14 @@ class RequestsNet:
                     close_fd(sock)
 
 
-def _netrc_present() -> bool:
-    import os
-
-    if os.environ.get("NETRC"):
-        return True
-    home = os.path.expanduser("~")
-    return any(os.path.exists(os.path.join(home, name)) for name in (".netrc", "_netrc"))
-
-
-def _system_proxies() -> bool:
-    """True when the operating system (macOS, Windows) configures a proxy that ``requests`` would use."""
-    import sys
-
-    if sys.platform not in ("darwin", "win32"):
-        return False  # elsewhere proxies come from the environment only (checked separately)
-    import urllib.request
-
-    return bool(urllib.request.getproxies())
-
-
 def requests_reason(url: str, options: HTTPOptions) -> Optional[str]:
-    """Why ``url`` under ``options`` needs the ``requests`` engine, or None when the standard library serves it."""
-    from .http_direct import env_proxy_set
+    """Why ``url`` under ``options`` needs the ``requests`` engine, or None when the standard library serves it.
 
-    if options.proxies:
-        return "proxies"
-    if options.trust_env:
-        if env_proxy_set(urlsplit(url).scheme.lower()):
-            return "a proxy from the environment"
-        if options.bearer_token is None and _netrc_present():
-            return "netrc credentials"
-        if _system_proxies():
-            return "a proxy of the operating system"
-    return None
+    Only a proxy the standard-library engine does not speak does: an ``https://`` proxy (TLS to the proxy,
+    then TLS to the server inside it) or a ``socks`` proxy (``requests`` with PySocks)."""
+    from .http_proxy import unsupported_proxy
+
+    return unsupported_proxy(url, options)
 
 
 def engine_for(url: str, options: HTTPOptions) -> str:
@@ -403,10 +377,16 @@ def make_net(url: str, options: HTTPOptions, name: str = "server") -> HTTPEngine
         return RequestsNet(url, options)
     from .http_direct import DirectNet
 
+    from .http_proxy import netrc_authorization, proxy_table
+
     headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "gzip, deflate"}
     headers.update(options.headers)
     if options.bearer_token is not None:
         headers["Authorization"] = "Bearer " + options.bearer_token
+    elif options.auth is None and options.trust_env and not any(k.lower() == "authorization" for k in headers):
+        credentials = netrc_authorization(url)  # as requests does: only when nothing else authorizes
+        if credentials is not None:
+            headers["Authorization"] = credentials
     context = None
     if urlsplit(url).scheme.lower() == "https":
         context = direct_ssl_context(options)
@@ -414,5 +394,8 @@ def make_net(url: str, options: HTTPOptions, name: str = "server") -> HTTPEngine
             logger.warning("TLS certificate verification is off for %s (verify=False)", redact_url(url))
     from .http_auth import with_auth
 
-    net = DirectNet(url, headers, ssl_context=context, pool_maxsize=options.pool_maxsize, name=name)
+    proxies = proxy_table(options)
+    net = DirectNet(
+        url, headers, ssl_context=context, pool_maxsize=options.pool_maxsize, name=name, proxies=proxies or None
+    )
     return with_auth(net, options.auth)

@@ -43,11 +43,13 @@ from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 from urllib.parse import urljoin, urlsplit
 
 from .deadlines import Deadlines
+from .http_proxy import Proxy, ProxyTable, refusal
 from .http_wire import BadAnswer, Body, Headers, read_head
 from .netbase import (
     ConnectFailed,
     ConnectionBroken,
     ConnectTimeout,
+    ProxyRefused,
     ReadTimeout,
     TLSFailed,
     TooManyRedirects,
@@ -89,9 +91,10 @@ class _Conn:
 class _Origin:
     """The pool of one ``(scheme, host, port)``: idle connections (LIFO) and how to make a new one."""
 
-    __slots__ = ("scheme", "host", "port", "host_header", "idle")
+    __slots__ = ("scheme", "host", "port", "host_header", "idle", "proxy")
 
     def __init__(self, scheme: str, host: str, port: int) -> None:
+        self.proxy: Optional[Proxy] = None  # an http:// proxy: absolute-form targets (http) or a tunnel (https)
         self.scheme = scheme
         self.host = host
         self.port = port
@@ -317,6 +320,7 @@ class DirectNet:
         ssl_context: the TLS settings for ``https`` (built by the caller from ``verify`` and ``cert``).
         pool_maxsize: idle connections kept per origin.
         name: the server's name (in the name of the read-timeout watchdog thread).
+        proxies: the proxies to use (:class:`~mcpsync.transports.http_proxy.ProxyTable`), or None.
     """
 
     kind = "stdlib"
@@ -328,7 +332,9 @@ class DirectNet:
         ssl_context: Any = None,
         pool_maxsize: int = 128,
         name: str = "server",
+        proxies: Optional[ProxyTable] = None,
     ) -> None:
+        self._proxies = proxies
         self._deadlines = Deadlines(name)
         self._headers = dict(headers)
         self._ssl_context = ssl_context
@@ -362,7 +368,10 @@ class DirectNet:
             origin = self._origins.get(key)
             if origin is None:
                 origin = self._origins[key] = _Origin(*key)
+                origin.proxy = self._proxy_for(url)
             target = (parts.path or "/") + ("?" + parts.query if parts.query else "")
+            if origin.proxy is not None and scheme == "http":  # absolute form, as a forward proxy wants it
+                target = "http://%s%s" % (origin.host_header, target)
             route = _Route(url, origin, target)
             if len(self._routes) > 32:  # endpoints change on reconnects: keep the map small
                 self._routes.clear()
@@ -386,8 +395,11 @@ class DirectNet:
 
     def _connect(self, origin: _Origin, timeout: Optional[float]) -> _Conn:
         where = "%s://%s" % (origin.scheme, origin.host_header)
+        if origin.proxy is not None:
+            where += " through the proxy " + origin.proxy.shown
         try:
-            sock = socket.create_connection((origin.host, origin.port), timeout)
+            address = origin.proxy.address if origin.proxy is not None else (origin.host, origin.port)
+            sock = socket.create_connection(address, timeout)
         except socket.timeout:
             raise ConnectTimeout("timed out connecting to %s" % where) from None
         except OSError as exc:
@@ -396,6 +408,8 @@ class DirectNet:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
             if origin.scheme == "https":
+                if origin.proxy is not None:
+                    origin.proxy.tunnel(sock, origin.host, origin.port)  # closes sock when it raises
                 sock = self._ssl_context.wrap_socket(sock, server_hostname=origin.host)
             sock.settimeout(None)  # blocking from now on: read timeouts are the watchdog's (see _Deadlines)
         except socket.timeout:
@@ -452,6 +466,10 @@ class DirectNet:
         redirects = 0
         while True:
             resp = self._exchange(route, method, body, headers, timeout)
+            proxy = route.origin.proxy
+            if resp.status_code == 407 and proxy is not None and route.origin.scheme == "http":
+                resp.close()
+                raise ProxyRefused(refusal(proxy, 407, resp.reason, route.origin.host_header), 407)
             if self._cookies is not None or "Set-Cookie" in resp.headers:
                 self._keep_cookies(route.url, resp)
             if not resp.is_redirect:
@@ -481,6 +499,9 @@ class DirectNet:
     def _head(self, method: str, route: _Route, body: Optional[bytes], headers: Mapping[str, str]) -> bytes:
         own = {k.lower() for k in headers}
         lines = ["%s %s HTTP/1.1" % (method, route.target), "Host: " + route.origin.host_header]
+        proxy = route.origin.proxy
+        if proxy is not None and proxy.authorization and route.origin.scheme == "http":
+            lines.append("Proxy-Authorization: " + proxy.authorization)
         lines.extend("%s: %s" % kv for kv in self._headers.items() if kv[0].lower() not in own)
         lines.extend("%s: %s" % kv for kv in headers.items())
         if body is not None and "content-length" not in own:
@@ -545,6 +566,14 @@ class DirectNet:
                     "connection to %s broken: %s" % (redact_url(route.url), _text(exc) or type(exc).__name__)
                 ) from None
             return DirectResponse(self, route, conn, fp, status, reason, got_headers, got_body)
+
+    def _proxy_for(self, url: str) -> Optional[Proxy]:
+        if not self._proxies:
+            return None
+        try:
+            return self._proxies.for_url(url)
+        except ValueError:
+            raise ConnectFailed("the proxy for %s is not an http:// proxy URL" % redact_url(url)) from None
 
     # ------------------------------------------------------------------ cookies (only once a server sets one)
 
@@ -666,10 +695,3 @@ def close_fd(sock: Any) -> None:
         except OSError:
             pass
 
-
-def env_proxy_set(scheme: str) -> bool:
-    """True when the environment names a proxy for ``scheme`` (requests' environment rules then apply)."""
-    for name in ("%s_proxy" % scheme, "all_proxy"):
-        if os.environ.get(name) or os.environ.get(name.upper()):
-            return True
-    return False

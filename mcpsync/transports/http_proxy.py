@@ -1,0 +1,282 @@
+"""Proxies and netrc for the standard-library engine (what ``requests`` resolves from the environment).
+
+* :func:`proxy_table` builds, once per server, the proxies a transport may use: ``HTTPOptions.proxies``
+  when given (``requests``' keys: ``"https"``, ``"http"``, ``"all"``, ``"https://host"``, ``"all://host"``,
+  plus an optional ``"no_proxy"``), else, with ``trust_env``, the environment (``HTTP_PROXY``,
+  ``HTTPS_PROXY``, ``ALL_PROXY``, lower or upper case, ``NO_PROXY``) and, where no variable is set, the
+  operating system's settings (``urllib.request.getproxies()``: the macOS System Configuration or the
+  Windows registry, with their bypass lists).
+* ``NO_PROXY``: comma-separated host names (a name matches itself and its subdomains, a leading dot
+  optional), ``host:port``, IP addresses, CIDR networks (``10.0.0.0/8``, ``fd00::/8``), or ``*`` (no proxy
+  at all).
+* :class:`Proxy`: one ``http://`` proxy. Plain ``http`` requests go to it in absolute form; ``https`` goes
+  through a ``CONNECT`` tunnel (TLS to the server inside it, verified against the server's name). The
+  proxy URL's userinfo becomes ``Proxy-Authorization: Basic``; a ``407`` is a
+  :class:`~mcpsync.transports.netbase.ProxyRefused` (``ProxyError`` with ``status_code=407`` for callers).
+* :func:`netrc_authorization`: ``Authorization: Basic`` for the server from ``NETRC`` / ``~/.netrc`` /
+  ``~/_netrc`` (as ``requests`` reads it: the login, else the account, and the password).
+
+Proxies this engine does not speak (``https://`` proxies, which need TLS inside TLS, and ``socks``
+proxies) are named by :func:`unsupported_proxy`; ``engines.make_net`` sends such a server's traffic with
+``requests`` (see the README). Credentials never appear in logs, errors or ``repr()``.
+"""
+
+from __future__ import annotations
+
+import base64
+import ipaddress
+import logging
+import os
+import socket
+import sys
+from typing import List, Mapping, Optional, Tuple
+from urllib.parse import unquote, urlsplit
+
+from .netbase import ConnectTimeout, ProxyRefused
+
+__all__ = ["Proxy", "ProxyTable", "bypass", "netrc_authorization", "proxy_table", "unsupported_proxy"]
+
+logger = logging.getLogger("mcpsync.transports.http")
+
+_MAX_HEAD = 1 << 16
+
+
+class Proxy:
+    """One ``http://`` proxy: where it listens and the ``Proxy-Authorization`` its URL's userinfo gives."""
+
+    __slots__ = ("host", "port", "authorization", "shown")
+
+    def __init__(self, host: str, port: int, authorization: Optional[str]) -> None:
+        self.host = host
+        self.port = port
+        self.authorization = authorization
+        self.shown = "http://%s:%d" % ("[%s]" % host if ":" in host else host, port)  # never the userinfo
+
+    @classmethod
+    def parse(cls, url: str) -> "Proxy":
+        """A proxy URL (``http://user:pass@host:port``; a URL without a scheme is taken as ``http://``)."""
+        if "://" not in url:
+            url = "http://" + url
+        parts = urlsplit(url)
+        if parts.scheme.lower() != "http" or not parts.hostname:
+            raise ValueError("not an http:// proxy URL")
+        port = parts.port or 80
+        authorization = None
+        if parts.username is not None:
+            pair = "%s:%s" % (unquote(parts.username), unquote(parts.password or ""))
+            authorization = "Basic " + base64.b64encode(pair.encode("utf-8")).decode("ascii")
+        return cls(parts.hostname, port, authorization)
+
+    @property
+    def address(self) -> Tuple[str, int]:
+        return self.host, self.port
+
+    def tunnel(self, sock: socket.socket, host: str, port: int) -> None:
+        """Ask the proxy (``sock`` is connected to it) for a tunnel to ``host:port``; blocks for the answer,
+        bounded by ``sock``'s timeout (the connect timeout). On failure closes ``sock`` and raises
+        ``ProxyRefused`` (an answer other than 2xx), ``ConnectTimeout`` or ``EngineError``."""
+        shown = "[%s]" % host if ":" in host else host
+        lines = ["CONNECT %s:%d HTTP/1.1" % (shown, port), "Host: %s:%d" % (shown, port)]
+        if self.authorization:
+            lines.append("Proxy-Authorization: " + self.authorization)
+        try:
+            sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+            status, reason = _read_connect_answer(sock)
+        except socket.timeout:
+            sock.close()
+            raise ConnectTimeout("timed out opening a tunnel through the proxy %s" % self.shown) from None
+        except (OSError, ValueError) as exc:
+            sock.close()
+            raise ProxyRefused(
+                "the proxy %s broke off the tunnel to %s:%d: %s" % (self.shown, shown, port, str(exc)[:200]), 0
+            ) from None
+        if not 200 <= status < 300:
+            sock.close()
+            raise ProxyRefused(refusal(self, status, reason, "%s:%d" % (shown, port)), status)
+
+    def __repr__(self) -> str:
+        return "<Proxy %s%s>" % (self.shown, " (with credentials)" if self.authorization else "")
+
+
+def refusal(proxy: Proxy, status: int, reason: str, target: str) -> str:
+    """The message of a proxy's refusal (a 407 says what to do)."""
+    if status == 407:
+        what = "refused the credentials in the proxy URL" if proxy.authorization else "wants credentials"
+        return "the proxy %s %s (HTTP 407) for %s; put user:password in the proxy URL" % (proxy.shown, what, target)
+    return "the proxy %s refused the connection to %s: HTTP %d %s" % (proxy.shown, target, status, reason[:100])
+
+
+def _read_connect_answer(sock: socket.socket) -> Tuple[int, str]:
+    """The status of a CONNECT answer. Reads the head and not one byte more (after a 200 the bytes belong to
+    the TLS session inside the tunnel): each chunk is peeked first, then only its part up to the blank line
+    is taken."""
+    head = b""
+    while True:
+        peeked = sock.recv(4096, socket.MSG_PEEK)
+        if not peeked:
+            raise ValueError("the proxy closed the connection")
+        cut = (head + peeked).find(b"\r\n\r\n")
+        if cut >= 0:
+            head += sock.recv(cut + 4 - len(head))
+            break
+        head += sock.recv(len(peeked))
+        if len(head) > _MAX_HEAD:
+            raise ValueError("the proxy's answer head is too long")
+    line = head.split(b"\r\n", 1)[0].decode("latin-1")
+    parts = line.split(" ", 2)
+    if len(parts) < 2 or not parts[0].startswith("HTTP/") or not parts[1].isdigit():
+        raise ValueError("not an HTTP answer: %r" % line[:80])
+    return int(parts[1]), parts[2] if len(parts) > 2 else ""
+
+
+class ProxyTable:
+    """The proxies of one transport: ``requests``' key order per URL, then the bypass list. Immutable."""
+
+    def __init__(self, mapping: Mapping[str, str], no_proxy: Optional[str], system_bypass: bool = False) -> None:
+        self._mapping = {k.lower(): v for k, v in mapping.items() if v}
+        self._no_proxy = no_proxy
+        self._system_bypass = system_bypass
+
+    def __bool__(self) -> bool:
+        return bool(self._mapping)
+
+    def url_for(self, url: str) -> Optional[str]:
+        """The proxy URL for ``url`` (with its credentials), or None for a direct connection."""
+        parts = urlsplit(url)
+        scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
+        try:
+            port = parts.port
+        except ValueError:
+            port = None
+        if bypass(host, port or {"http": 80, "https": 443}.get(scheme, 0), self._no_proxy):
+            return None
+        if self._system_bypass and self._no_proxy is None and _os_bypass(host):
+            return None
+        for key in (scheme + "://" + host, scheme, "all://" + host, "all"):
+            proxy = self._mapping.get(key)
+            if proxy:
+                return proxy
+        return None
+
+    def for_url(self, url: str) -> Optional[Proxy]:
+        """The :class:`Proxy` for ``url``, or None (raises ``ValueError`` for a proxy this engine does not speak)."""
+        proxy = self.url_for(url)
+        return Proxy.parse(proxy) if proxy is not None else None
+
+
+def proxy_table(options: object) -> ProxyTable:
+    """The proxies of a transport under ``options`` (an ``HTTPOptions``), resolved now, once."""
+    given = getattr(options, "proxies", None)
+    if given is not None:
+        mapping = dict(given)
+        return ProxyTable(mapping, mapping.pop("no_proxy", None) or mapping.pop("no", None))
+    if not getattr(options, "trust_env", True):
+        return ProxyTable({}, None)
+    import urllib.request
+
+    found = dict(urllib.request.getproxies())  # the environment; else macOS / Windows settings
+    no_proxy = found.pop("no", None)
+    env = urllib.request.getproxies_environment()
+    return ProxyTable(found, no_proxy, system_bypass=not env and sys.platform in ("darwin", "win32"))
+
+
+def unsupported_proxy(url: str, options: object) -> Optional[str]:
+    """What of ``url``'s proxy configuration the standard-library engine cannot serve, or None."""
+    try:
+        proxy = proxy_table(options).url_for(url)
+    except ValueError:  # pragma: no cover - a malformed URL is refused elsewhere
+        return None
+    if proxy is None:
+        return None
+    scheme = urlsplit(proxy if "://" in proxy else "http://" + proxy).scheme.lower()
+    if scheme == "http":
+        return None
+    return "a %s:// proxy" % scheme
+
+
+def bypass(host: str, port: int, no_proxy: Optional[str]) -> bool:
+    """True when ``NO_PROXY``-style ``no_proxy`` says ``host`` (at ``port``) is reached directly."""
+    if not no_proxy:
+        return False
+    host = host.strip("[]").lower()
+    try:
+        address: Optional[ipaddress._BaseAddress] = ipaddress.ip_address(host)
+    except ValueError:
+        address = None
+    for raw in no_proxy.replace(" ", ",").split(","):
+        entry = raw.strip().lower()
+        if not entry:
+            continue
+        if entry == "*":
+            return True
+        name, entry_port = entry, ""
+        if _has_port(entry):
+            name, _, entry_port = entry.rpartition(":")
+        if entry_port and entry_port != str(port):
+            continue
+        name = name.strip("[]")
+        if address is not None:
+            try:
+                if address in ipaddress.ip_network(name, strict=False):
+                    return True
+            except ValueError:
+                pass
+            continue
+        name = name.lstrip(".")
+        if name and (host == name or host.endswith("." + name)):
+            return True
+    return False
+
+
+def _has_port(entry: str) -> bool:
+    """``host:port``, ``1.2.3.4:port`` or ``[v6]:port`` (a bare IPv6 address has colons but no port)."""
+    head, sep, tail = entry.rpartition(":")
+    return bool(sep) and tail.isdigit() and (":" not in head or (head.startswith("[") and head.endswith("]")))
+
+
+def _os_bypass(host: str) -> bool:
+    import urllib.request
+
+    try:
+        return bool(urllib.request.proxy_bypass(host))
+    except Exception:  # noqa: BLE001 - the OS settings are advisory
+        return False
+
+
+def netrc_authorization(url: str) -> Optional[str]:
+    """``Basic ...`` for ``url``'s host from the netrc file (``NETRC``, else ``~/.netrc`` or ``~/_netrc``),
+    or None. A missing or malformed file is no credentials (as ``requests`` treats it); never raises."""
+    import netrc
+
+    host = (urlsplit(url).hostname or "").lower()
+    if not host:
+        return None
+    candidates: List[str] = []
+    if os.environ.get("NETRC"):
+        candidates.append(os.path.expanduser(os.environ["NETRC"]))
+    else:
+        home = os.path.expanduser("~")
+        candidates.extend(os.path.join(home, name) for name in (".netrc", "_netrc"))
+    for path in candidates:
+        if not os.path.exists(path):
+            continue
+        try:
+            found = netrc.netrc(path).authenticators(host)
+        except (netrc.NetrcParseError, OSError) as exc:
+            logger.debug("ignoring the netrc file %s: %s", path, type(exc).__name__)
+            return None
+        if not found:
+            return None
+        login, account, password = found
+        pair = "%s:%s" % (login or account or "", password or "")
+        return "Basic " + base64.b64encode(pair.encode("utf-8")).decode("ascii")
+    return None
+
+
+def netrc_present() -> bool:
+    """True when a netrc file exists where :func:`netrc_authorization` looks."""
+    if os.environ.get("NETRC"):
+        return True
+    home = os.path.expanduser("~")
+    return any(os.path.exists(os.path.join(home, name)) for name in (".netrc", "_netrc"))
+
