@@ -97,6 +97,7 @@ class ProxyServer:
                 client, _ = self._listener.accept()
             except OSError:
                 return
+            client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # relay small writes at once
             self._track(client)
             with self.lock:
                 self.connections += 1
@@ -143,6 +144,7 @@ class ProxyServer:
                         upstream.close()
                     upstream = socket.create_connection(key, 30)
                     upstream.settimeout(None)
+                    upstream.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                     self._track(upstream)
                     ufile = upstream.makefile("rb")
                     upstream_key = key
@@ -177,8 +179,16 @@ class ProxyServer:
             if not status_line:
                 raise ValueError("upstream closed")
             headers = _read_headers(ufile)
-            client.sendall(status_line + b"".join(b"%s: %s\r\n" % (k.encode(), v.encode()) for k, v in headers) + b"\r\n")
+            head = status_line + b"".join(b"%s: %s\r\n" % (k.encode(), v.encode()) for k, v in headers) + b"\r\n"
             status = int(status_line.split()[1])
+            length = _get(headers, "content-length")
+            if length is not None and int(length) <= 65536 and status >= 200 and method != "HEAD":
+                body = ufile.read(int(length))  # head and a small body in one write, as a real proxy's buffer does
+                if len(body) != int(length):
+                    raise ValueError("upstream closed mid-body")
+                client.sendall(head + body)
+                return (_get(headers, "connection") or "").lower() != "close"
+            client.sendall(head)
             if 100 <= status < 200:
                 continue
             break
@@ -222,6 +232,7 @@ class ProxyServer:
         host, _, port = target.rpartition(":")
         upstream = socket.create_connection((host.strip("[]"), int(port)), 30)
         upstream.settimeout(None)
+        upstream.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._track(upstream)
         client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
 

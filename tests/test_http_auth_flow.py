@@ -162,3 +162,34 @@ def test_oauth_client_credentials_on_the_standard_library_engine_with_a_refresh_
             assert client.call_tool("echo", {"message": "3"}).text == "3"
         messages: List[Any] = [r.body["params"]["arguments"]["message"] for r in mcp.records("POST", "tools/call")]
         assert messages == ["1", "2", "2", "3"]  # the refused "2" was resent once, with the new token
+
+
+def test_oauth_reads_the_store_at_most_every_reuse_interval_and_a_401_drops_the_token(
+    make_manager: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcpsync.auth import oauth_auth
+
+    with AuthTestServer() as auth, MCPTestServer() as mcp:
+        _mcp_behind(auth, mcp, monkeypatch)
+        oauth = make_manager(authorize_handler=approve_via_http)
+        oauth.add_server("box", mcp.url)
+        assert oauth.probe_challenge("box")
+        oauth.authenticate("box")
+        reads: List[str] = []
+        real = oauth.get_access_token
+
+        def counted(name: str, **kwargs: Any) -> Any:
+            reads.append(name)
+            return real(name, **kwargs)
+
+        monkeypatch.setattr(oauth, "get_access_token", counted)
+        monkeypatch.setattr(oauth_auth, "TOKEN_REUSE_SECONDS", 3600.0)  # no expiry of the reuse within the test
+        with mcpsync.connect(mcp.url, auth=oauth.auth("box"), timeout=30) as client:
+            for i in range(10):
+                assert client.call_tool("echo", {"message": str(i)}).text == str(i)
+            assert len(reads) == 1
+            auth.access_tokens.clear()  # revoked: the cached token gets a 401, is dropped, and refreshed once
+            assert client.call_tool("echo", {"message": "after"}).text == "after"
+            assert len(auth.token_requests("refresh_token")) == 1
+            assert client.call_tool("echo", {"message": "again"}).text == "again"
+            assert len(reads) == 1  # the refreshed token is the cached one now

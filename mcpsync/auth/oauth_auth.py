@@ -21,7 +21,9 @@ same flow through a ``requests`` response hook (see :class:`~mcpsync.httpauth.Au
 from __future__ import annotations
 
 import logging
-from typing import Any, Dict, Optional
+import threading
+import time
+from typing import Any, Dict, Optional, Tuple
 
 from ..errors import AuthRequired, InsufficientScope
 from ..httpauth import Auth, AuthFlow, AuthRequest
@@ -30,6 +32,11 @@ from .discovery import parse_challenges, preferred_challenge
 __all__ = ["OAuthAuth"]
 
 log = logging.getLogger("mcpsync.auth.requests_auth")  # the logger name the docs (and users' filters) know
+
+#: How long a token read from the credential store is reused without reading the store again (seconds). Reading
+#: it (a file, the keyring or Redis) costs more than the rest of an MCP request's client side; a token another
+#: process refreshed or a logout is seen within this time, and a 401 drops the cached token at once.
+TOKEN_REUSE_SECONDS = 0.5
 
 
 class OAuthAuth(Auth):
@@ -46,6 +53,8 @@ class OAuthAuth(Auth):
         self.manager = manager
         self.name = name
         self.interactive = interactive
+        self._cached: Optional[Tuple[str, float]] = None  # (token, monotonic time it may be reused until)
+        self._cache_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return "OAuthAuth(server=%r, interactive=%r)" % (self.name, self.interactive)
@@ -65,8 +74,25 @@ class OAuthAuth(Auth):
 
     # ------------------------------------------------------------------ the flow
 
+    def _current_token(self) -> Optional[str]:
+        cached = self._cached
+        if cached is not None and time.monotonic() < cached[1]:
+            return cached[0]
+        token: Optional[str] = self.manager.get_access_token(self.name, interactive=False)
+        self._remember(token)
+        return token
+
+    def _remember(self, token: Optional[str]) -> None:
+        with self._cache_lock:
+            self._cached = (token, time.monotonic() + TOKEN_REUSE_SECONDS) if token else None
+
+    def _forget(self, token: Optional[str]) -> None:
+        with self._cache_lock:
+            if self._cached is not None and self._cached[0] == token:
+                self._cached = None
+
     def auth_flow(self, request: AuthRequest) -> AuthFlow:
-        token = self.manager.get_access_token(self.name, interactive=False)
+        token = self._current_token()
         refreshed = nonce_retried = False
         attempts = 0
         while True:
@@ -78,6 +104,8 @@ class OAuthAuth(Auth):
             status = response.status_code
             if status not in (401, 403):
                 return
+            if status == 401:
+                self._forget(token)
             challenges = parse_challenges(response.headers.get("WWW-Authenticate"))
             challenge = preferred_challenge(challenges)
             dpop = next((params for scheme, params in challenges if scheme.lower() == "dpop"), None)
@@ -99,6 +127,7 @@ class OAuthAuth(Auth):
                 if challenge.get("error") != "insufficient_scope":
                     return
                 token = self._step_up(challenge, token, attempts)
+                self._remember(token)
                 attempts += 1
                 log.debug("403 insufficient_scope from %s: retrying after step-up", self.name)
                 continue
@@ -109,11 +138,13 @@ class OAuthAuth(Auth):
                 if fresh:
                     log.debug("401 from %s: retrying with a refreshed token", self.name)
                     token = fresh
+                    self._remember(token)
                     continue
             noninteractive_grant = not self._config_interactive()
             if (self.interactive or noninteractive_grant) and attempts < self.manager.max_authorization_attempts:
                 attempts += 1
                 token = self.manager.login(self.name, challenge=challenge, used_token=token)
+                self._remember(token)
                 continue
             if attempts:
                 message = "server %s still answers 401 after %d authorization attempt(s)" % (self.name, attempts)
