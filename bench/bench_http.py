@@ -34,7 +34,8 @@ Clients:
   refreshes them (``refresh_token`` grant) again and again during the run; the worker reports how many times.
 * ``proxy`` / ``proxy-requests``: the ``mcpsync`` client through a real local forward proxy (``tests/proxyserver.py``,
   a process of its own started with the server; stdlib, a thread per connection), on the standard-library
-  engine / on ``engine="requests"``. The proxy's own cost is in these numbers.
+  engine / on ``engine="requests"``; ``floor-proxy``: the stdlib floor through the same proxy (absolute-form
+  requests). The proxy's own cost is in these numbers: ``proxy`` is also printed as a ratio to ``floor-proxy``.
 
 ``oauth``, ``proxy`` and ``proxy-requests`` are also printed as ratios to the plain ``mcpsync`` client of the same
 run (the question they answer: what does auth / a proxy cost mcpsync).
@@ -72,8 +73,8 @@ sys.path.insert(0, ROOT)
 ECHO = [sys.executable, "-m", "mcpsync.example_server.echo", "--handshake-only"]
 
 CONFIGS = ["http-json-legacy", "http-json-modern", "http-sse-legacy", "http-sse-modern", "sse-legacy", "many"]
-REMOTE_CLIENTS = ["floor", "requests", "mcpsync", "oauth", "proxy", "proxy-requests", "sdk"]
-VARIANTS = ("oauth", "proxy", "proxy-requests")  # mcpsync with auth / through a proxy: Streamable HTTP only
+REMOTE_CLIENTS = ["floor", "requests", "mcpsync", "oauth", "floor-proxy", "proxy", "proxy-requests", "sdk"]
+VARIANTS = ("oauth", "floor-proxy", "proxy", "proxy-requests")  # mcpsync with auth / through a proxy: Streamable HTTP only
 MANY_CLIENTS = ["floor", "mcpsync", "manager", "sdk"]
 
 # ---------------------------------------------------------------------------------------------- the server
@@ -494,8 +495,32 @@ class MCPSyncProxiedRequests(MCPSyncProxied):
     engine = "requests"
 
 
+class FloorProxied(StdlibFloor):
+    """The floor through the local forward proxy (absolute-form request targets)."""
+
+    def __init__(self, url: str, config: str) -> None:
+        self.target_url = url
+        super().__init__(url, config)
+
+    def _conn(self) -> Any:
+        conn = getattr(self.local, "conn", None)
+        if conn is None:
+            port = int(os.environ["MCPSYNC_BENCH_PROXY"])
+            conn = self.local.conn = self._http.HTTPConnection("127.0.0.1", port)
+            with self.lock:
+                self.conns.append(conn)
+        return conn
+
+    def _post(self, body: bytes, extra: Dict[str, str]) -> Any:
+        conn = self._conn()
+        headers = dict(self.headers, **extra) if extra else self.headers
+        conn.request("POST", self.target_url, body, headers)
+        return conn.getresponse()
+
+
 def sync_client(name: str, url: str, config: str) -> Any:
     cls = {
+        "floor-proxy": FloorProxied,
         "floor": StdlibFloor,
         "requests": RequestsClient,
         "mcpsync": MCPSyncRemote,
@@ -924,13 +949,16 @@ def report_variants(config: str, res: Dict[str, Dict[str, List[Any]]]) -> None:
     print()
     print("| client | " + " | ".join(label for key, label, _ in METRICS if key in ("rt", "c1", "c8", "c64")) + " |")
     print("|---|---|---|---|---|")
-    for c in variants:
+    rows = [(c, c, "mcpsync") for c in variants]
+    if "proxy" in res and "floor-proxy" in res:
+        rows.append(("proxy / floor-proxy (what mcpsync adds behind the same proxy)", "proxy", "floor-proxy"))
+    for label, c, against in rows:
         cells = []
         for key in ("rt", "c1", "c8", "c64"):
-            v, base = median_of(res[c].get(key, [])), median_of(res["mcpsync"].get(key, []))
+            v, base = median_of(res[c].get(key, [])), median_of(res[against].get(key, []))
             ok = isinstance(v, (int, float)) and isinstance(base, (int, float)) and base
             cells.append("%.2fx" % (v / base) if ok else "-")
-        print("| %s | %s |" % (c, " | ".join(cells)))
+        print("| %s | %s |" % (label, " | ".join(cells)))
     refreshes = [v for v in res.get("oauth", {}).get("refreshes", []) if isinstance(v, int)]
     if refreshes:
         print()

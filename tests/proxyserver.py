@@ -19,8 +19,9 @@ from urllib.parse import quote, urlsplit
 
 
 class ProxyServer:
-    def __init__(self, credentials: Optional[Tuple[str, str]] = None) -> None:
+    def __init__(self, credentials: Optional[Tuple[str, str]] = None, tls: Any = None) -> None:
         self.credentials = credentials
+        self.tls = tls  # an ssl.SSLContext (server side): an https:// proxy (TLS between client and proxy)
         self.expected = (
             "Basic " + base64.b64encode(("%s:%s" % credentials).encode()).decode() if credentials is not None else None
         )
@@ -43,13 +44,13 @@ class ProxyServer:
 
     @property
     def url(self) -> str:
-        return "http://127.0.0.1:%d" % self.port
+        return "%s://127.0.0.1:%d" % ("https" if self.tls is not None else "http", self.port)
 
     @property
     def url_with_credentials(self) -> str:
         assert self.credentials is not None
         user, password = self.credentials
-        return "http://%s:%s@127.0.0.1:%d" % (quote(user, safe=""), quote(password, safe=""), self.port)
+        return self.url.replace("://", "://%s:%s@" % (quote(user, safe=""), quote(password, safe="")))
 
     def start(self) -> "ProxyServer":
         self._spawn(self._accept_loop)
@@ -106,6 +107,13 @@ class ProxyServer:
     # ------------------------------------------------------------------ one client connection
 
     def _serve(self, client: socket.socket) -> None:
+        if self.tls is not None:
+            try:
+                client = self.tls.wrap_socket(client, server_side=True)
+            except (OSError, ValueError):
+                client.close()
+                return
+            self._track(client)
         rfile = client.makefile("rb")
         upstream: Optional[socket.socket] = None
         ufile: Any = None

@@ -10,7 +10,7 @@ import urllib.request
 from typing import Any, Dict, Iterator
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mcpsync
@@ -231,3 +231,37 @@ def test_no_proxy_matching_rules() -> None:
 @given(host=st.text(max_size=40), port=st.integers(0, 70000), no_proxy=st.text(max_size=80))
 def test_no_proxy_never_raises(host: str, port: int, no_proxy: str) -> None:
     assert bypass(host, port, no_proxy) in (True, False)
+
+
+def test_an_https_proxy_is_served_by_requests_end_to_end(pki: Dict[str, str]) -> None:
+    # the one configuration the standard-library engine leaves to requests: TLS to the proxy, then TLS to the
+    # server inside it (README: "Which HTTP library carries what")
+    import ssl
+
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(pki["server.crt"], pki["server.key"])
+    with ProxyServer(credentials=("u", "pw"), tls=context) as proxy, _tls_server(pki) as srv:
+        url = "https://127.0.0.1:%d/mcp" % srv.port
+        options: Dict[str, Any] = {"proxies": {"https": proxy.url_with_credentials}, "verify": pki["ca.crt"]}
+        assert engine_for(url, HTTPOptions(**options)) == "requests"
+        with mcpsync.connect(url, transport="http", timeout=30, **options) as client:
+            assert _engine(client).kind == "requests"
+            assert client.call_tool("echo", {"message": "tls in tls"}).text == "tls in tls"
+        assert proxy.tunnels and all(auth == proxy.expected for _, auth in proxy.tunnels)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(answer=st.one_of(
+    st.binary(max_size=300),
+    st.builds(lambda code, junk: b"HTTP/1.1 %d X\r\n\r\n" % code + junk, st.integers(100, 599), st.binary(max_size=64)),
+))  # fmt: skip
+def test_a_hostile_connect_answer_is_a_connect_error_and_nothing_hangs(
+    pki: Dict[str, str], monkeypatch: pytest.MonkeyPatch, answer: bytes
+) -> None:
+    with ProxyServer() as proxy, _tls_server(pki) as srv:
+        monkeypatch.setenv("HTTPS_PROXY", proxy.url)
+        proxy.connect_answer = answer
+        url = "https://127.0.0.1:%d/mcp" % srv.port
+        with pytest.raises(mcpsync.ConnectError):  # ProxyError, or a TLS error after a 2xx with junk
+            mcpsync.connect(url, transport="http", timeout=30, connect_timeout=10, verify=pki["ca.crt"])
+        assert srv.log == []

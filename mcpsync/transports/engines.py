@@ -6,8 +6,10 @@
 * :class:`~mcpsync.transports.http_direct.DirectNet`: the standard library alone (``http.client``
   over pooled sockets); no ``requests`` import, several times less Python per call.
 
-:func:`make_net` picks (see ``HTTPOptions.engine`` and :func:`requests_reason`). ``requests`` is
-imported only when a ``RequestsNet`` is built.
+:func:`make_net` picks (see ``HTTPOptions.engine`` and :func:`requests_reason`): the standard library for
+every configuration (auth flows and ``requests`` auths through :mod:`~mcpsync.transports.http_auth`,
+``http://`` proxies and netrc through :mod:`~mcpsync.transports.http_proxy`) but an ``https://`` or
+``socks`` proxy. ``requests`` is imported only when a ``RequestsNet`` is built (or a ``requests`` auth used).
 """
 
 from __future__ import annotations

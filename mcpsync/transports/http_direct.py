@@ -1,10 +1,8 @@
 """The standard-library HTTP engine: keep-alive sockets this module pools, answers read by ``http_wire``.
 
-``requests`` is the richer engine (proxies, auth hooks, netrc, any adapter); importing it costs about as much
-as a whole small client process, and its per-call layers (and urllib3's beneath it) cost several times what a
-hand-written ``http.client`` client pays (this engine pays less than that: its answers are parsed by
-:mod:`mcpsync.transports.http_wire`, not ``http.client``'s ``email``-based header parser). Where a server's
-configuration needs none of what only ``requests`` does, the transports use this engine instead (see
+Every MCP request goes through this engine, whatever its auth (run around it by
+:mod:`mcpsync.transports.http_auth`), ``http://`` proxy (:mod:`mcpsync.transports.http_proxy`: absolute-form
+requests, ``CONNECT`` tunnels) or netrc; ``requests`` remains only for ``https://`` and ``socks`` proxies (see
 :func:`mcpsync.transports.engines.engine_for` for the rule). Per call it:
 
 * takes an idle connection of the origin from a LIFO pool (as many as the calls in flight, kept up to
