@@ -74,7 +74,8 @@ ECHO = [sys.executable, "-m", "mcpsync.example_server.echo", "--handshake-only"]
 
 CONFIGS = ["http-json-legacy", "http-json-modern", "http-sse-legacy", "http-sse-modern", "sse-legacy", "many"]
 REMOTE_CLIENTS = ["floor", "requests", "mcpsync", "oauth", "floor-proxy", "proxy", "proxy-requests", "sdk"]
-VARIANTS = ("oauth", "floor-proxy", "proxy", "proxy-requests")  # mcpsync with auth / through a proxy: Streamable HTTP only
+# mcpsync with auth / through a proxy, and the floor through the proxy: Streamable HTTP configurations only
+VARIANTS = ("oauth", "floor-proxy", "proxy", "proxy-requests")
 MANY_CLIENTS = ["floor", "mcpsync", "manager", "sdk"]
 
 # ---------------------------------------------------------------------------------------------- the server
@@ -945,7 +946,8 @@ def report_variants(config: str, res: Dict[str, Dict[str, List[Any]]]) -> None:
     if not variants or "mcpsync" not in res:
         return
     print()
-    print("%s, ratio to the plain mcpsync client of the same run (round trip: lower is better; calls/s: higher)" % config)
+    print("%s, ratio to the plain mcpsync client of the same run (round trip: lower is better; calls/s: higher)"
+          % config)
     print()
     print("| client | " + " | ".join(label for key, label, _ in METRICS if key in ("rt", "c1", "c8", "c64")) + " |")
     print("|---|---|---|---|---|")

@@ -160,7 +160,8 @@ class ProxyServer:
                 if parts.query:
                     path += "?" + parts.query
                 out = ["%s %s HTTP/1.1" % (method, path)]
-                out += ["%s: %s" % (k, v) for k, v in headers if k.lower() not in ("proxy-authorization", "proxy-connection")]
+                hop = ("proxy-authorization", "proxy-connection")
+                out += ["%s: %s" % (k, v) for k, v in headers if k.lower() not in hop]
                 upstream.sendall(("\r\n".join(out) + "\r\n\r\n").encode("latin-1") + body)
                 if not self._relay_answer(method, ufile, client):
                     return  # a close-delimited answer: the connection ends with it

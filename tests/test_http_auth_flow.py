@@ -160,8 +160,19 @@ def test_oauth_client_credentials_on_the_standard_library_engine_with_a_refresh_
             assert client.call_tool("echo", {"message": "2"}).text == "2"
             assert len(auth.token_requests("client_credentials")) == 2
             assert client.call_tool("echo", {"message": "3"}).text == "3"
+            auth.access_tokens.clear()  # revoked again, now under 8 calls in flight (async handles)
+            handles = [client.call_tool_async("echo", {"message": "a%d" % i}) for i in range(8)]
+            assert sorted(h.result(60).text for h in handles) == sorted("a%d" % i for i in range(8))
         messages: List[Any] = [r.body["params"]["arguments"]["message"] for r in mcp.records("POST", "tools/call")]
-        assert messages == ["1", "2", "2", "3"]  # the refused "2" was resent once, with the new token
+        assert messages[:4] == ["1", "2", "2", "3"]  # the refused "2" was resent once, with the new token
+        with auth.lock:
+            valid = set(auth.access_tokens)
+        accepted = [
+            r.body["params"]["arguments"]["message"]
+            for r in mcp.records("POST", "tools/call")[4:]
+            if r.headers.get("authorization", "")[7:] in valid
+        ]
+        assert sorted(accepted) == sorted("a%d" % i for i in range(8))  # each in-flight call ran exactly once
 
 
 def test_oauth_reads_the_store_at_most_every_reuse_interval_and_a_401_drops_the_token(

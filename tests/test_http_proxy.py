@@ -47,20 +47,27 @@ def _engine(client: Any) -> Any:
 # ---------------------------------------------------------------------------------------------- plain http
 
 
-@pytest.mark.parametrize("era", ["modern", "legacy"])
+@pytest.mark.parametrize("kind", ["modern", "legacy", "sse"])
 def test_http_through_the_proxy_from_the_environment(
-    proxy: ProxyServer, monkeypatch: pytest.MonkeyPatch, era: str
+    proxy: ProxyServer, monkeypatch: pytest.MonkeyPatch, kind: str
 ) -> None:
-    with MCPTestServer(era=era) as srv:
+    with MCPTestServer(era="modern" if kind == "modern" else "legacy") as srv:
         monkeypatch.setenv("HTTP_PROXY", proxy.url)
-        protocol = "legacy" if era == "legacy" else "auto"
-        with mcpsync.connect(srv.url, transport="http", protocol=protocol, timeout=30) as client:
+        url = srv.sse_url() if kind == "sse" else srv.url
+        options: Dict[str, Any] = {"transport": "sse"}
+        if kind != "sse":
+            options = {"transport": "http", "protocol": "legacy" if kind == "legacy" else "auto"}
+        with mcpsync.connect(url, timeout=30, **options) as client:
             assert _engine(client).kind == "stdlib"
             for i in range(5):
                 assert client.call_tool("echo", {"message": str(i)}).text == str(i)
+            handles = [client.call_tool_async("echo", {"message": "a%d" % i}) for i in range(8)]
+            assert sorted(h.result(30).text for h in handles) == sorted("a%d" % i for i in range(8))
         posts = [t for m, t, _ in proxy.forwarded if m == "POST"]
-        assert len(posts) == len(srv.records("POST")) >= 6  # every request went through the proxy
+        assert len(posts) == len(srv.records("POST")) >= 14  # every request went through the proxy
         assert all(t.startswith("http://127.0.0.1:%d/" % srv.port) for t in posts)  # absolute form
+        if kind != "modern":
+            assert any(m == "GET" for m, _, _ in proxy.forwarded)  # the event stream too
         assert proxy.connections < len(proxy.forwarded)  # keep-alive to the proxy
 
 
