@@ -244,6 +244,10 @@ class ProxyServer:
         upstream.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._track(upstream)
         client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        self._pump_both(client, rfile, upstream)
+
+    def _pump_both(self, client: socket.socket, rfile: Any, upstream: socket.socket) -> None:
+        """Relay both ways until either side closes (``rfile`` reads the client, buffered bytes included)."""
 
         def pump(src: Any, dst: socket.socket) -> None:
             try:
@@ -282,3 +286,64 @@ def _get(headers: List[Tuple[str, str]], name: str) -> Optional[str]:
         if key.lower() == name:
             return value
     return None
+
+
+class SocksServer(ProxyServer):
+    """A SOCKS5 proxy (RFC 1928 CONNECT, RFC 1929 username/password when ``credentials`` are set).
+    ``tunnels`` records ``(host:port as asked, address type)``; address type 3 means the client sent a name."""
+
+    @property
+    def url(self) -> str:
+        return "socks5h://127.0.0.1:%d" % self.port
+
+    def _serve(self, client: socket.socket) -> None:
+        rfile = client.makefile("rb")
+        try:
+            head = rfile.read(2)
+            methods = rfile.read(head[1]) if len(head) == 2 else b""
+            if head[:1] != b"\x05":
+                return
+            if self.credentials is not None:
+                if 2 not in methods:
+                    client.sendall(b"\x05\xff")
+                    return
+                client.sendall(b"\x05\x02")
+                _, ulen = rfile.read(2)
+                user = rfile.read(ulen).decode()
+                password = rfile.read(rfile.read(1)[0]).decode()
+                if (user, password) != self.credentials:
+                    with self.lock:
+                        self.refused += 1
+                    client.sendall(b"\x01\x01")
+                    return
+                client.sendall(b"\x01\x00")
+            else:
+                client.sendall(b"\x05\x00")
+            _ver, _cmd, _rsv, kind = rfile.read(4)
+            if kind == 1:
+                host = socket.inet_ntop(socket.AF_INET, rfile.read(4))
+            elif kind == 4:
+                host = socket.inet_ntop(socket.AF_INET6, rfile.read(16))
+            else:
+                host = rfile.read(rfile.read(1)[0]).decode("idna")
+            port = int.from_bytes(rfile.read(2), "big")
+            with self.lock:
+                self.tunnels.append(("%s:%d" % (host, port), str(kind)))
+            if self.connect_answer is not None:
+                if self.connect_answer:
+                    client.sendall(self.connect_answer)
+                return
+            try:
+                upstream = socket.create_connection((host, port), 30)
+            except OSError:
+                client.sendall(b"\x05\x05\x00\x01" + bytes(6))  # connection refused
+                return
+            upstream.settimeout(None)
+            self._track(upstream)
+            client.sendall(b"\x05\x00\x00\x01" + bytes(6))
+            self._pump_both(client, rfile, upstream)
+        except (OSError, ValueError, IndexError):
+            return
+        finally:
+            rfile.close()
+            client.close()

@@ -170,7 +170,8 @@ def test_auto_picks_the_standard_library_for_a_plain_configuration(monkeypatch: 
     assert engine_for(url, HTTPOptions(bearer_token="t", headers={"X-Key": "k"})) == "stdlib"
     assert engine_for(url, HTTPOptions(auth=lambda r: r)) == "stdlib"  # a requests auth runs on it too
     assert engine_for(url, HTTPOptions(proxies={"https": "http://proxy:3128"})) == "stdlib"  # it speaks to proxies
-    assert engine_for(url, HTTPOptions(proxies={"https": "socks5://proxy:1080"})) == "requests"
+    assert engine_for(url, HTTPOptions(proxies={"https": "socks5://proxy:1080"})) == "stdlib"
+    assert engine_for(url, HTTPOptions(proxies={"https": "socks4://proxy:1080"})) == "requests"
     assert engine_for(url, HTTPOptions(engine="requests")) == "requests"
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy:3128")
     assert engine_for(url, HTTPOptions()) == "stdlib"
@@ -187,8 +188,8 @@ def test_auto_picks_the_standard_library_for_a_plain_configuration(monkeypatch: 
 
 
 def test_stdlib_insisted_on_refuses_what_it_cannot_serve() -> None:
-    with pytest.raises(ConfigError, match="socks5:// proxy"):
-        engine_for("http://h/mcp", HTTPOptions(engine="stdlib", proxies={"http": "socks5://proxy:1080"}))
+    with pytest.raises(ConfigError, match="socks4:// proxy"):
+        engine_for("http://h/mcp", HTTPOptions(engine="stdlib", proxies={"http": "socks4://proxy:1080"}))
     with pytest.raises(ConfigError, match="engine must be"):
         HTTPOptions(engine="curl")
 

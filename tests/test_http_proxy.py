@@ -1,5 +1,5 @@
 """Proxies and netrc on the standard-library engine, through a real local forward/CONNECT proxy
-(tests/proxyserver.py): configuration, the environment (HTTP(S)_PROXY, ALL_PROXY, NO_PROXY with CIDR and *),
+(tests/proxyserver.py) and a SOCKS5 proxy: configuration, the environment (HTTP(S)_PROXY, ALL_PROXY, NO_PROXY with CIDR and *),
 the operating system's settings, CONNECT tunnels for https, Basic proxy credentials, 407 as a typed error."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from mcpsync.transports.http_proxy import bypass, proxy_table
 from mcpsync.transports.options import HTTPOptions
 
 from .httpserver import MCPTestServer
-from .proxyserver import ProxyServer
+from .proxyserver import ProxyServer, SocksServer
 from .test_http_tls import _tls_server, pki  # noqa: F401 - the throwaway CA fixture
 
 _PROXY_VARS = ("http_proxy", "https_proxy", "all_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
@@ -205,14 +205,16 @@ def test_only_proxies_the_standard_library_does_not_speak_pick_requests(monkeypa
     url = "https://mcp.example.com/mcp"
     assert engine_for(url, HTTPOptions(proxies={"https": "http://proxy:3128"})) == "stdlib"
     assert engine_for(url, HTTPOptions(proxies={"https": "proxy:3128"})) == "stdlib"
-    assert engine_for(url, HTTPOptions(proxies={"https": "socks5://proxy:1080"})) == "requests"
+    assert engine_for(url, HTTPOptions(proxies={"https": "socks5://proxy:1080"})) == "stdlib"
+    assert engine_for(url, HTTPOptions(proxies={"https": "socks5h://proxy:1080"})) == "stdlib"
+    assert engine_for(url, HTTPOptions(proxies={"https": "socks4://proxy:1080"})) == "requests"
     assert engine_for(url, HTTPOptions(proxies={"https": "https://proxy:3129"})) == "requests"
-    assert engine_for("http://mcp.example.com/mcp", HTTPOptions(proxies={"https": "socks5://p:1"})) == "stdlib"
-    monkeypatch.setenv("HTTPS_PROXY", "socks5h://proxy:1080")
+    assert engine_for("http://mcp.example.com/mcp", HTTPOptions(proxies={"https": "https://p:1"})) == "stdlib"
+    monkeypatch.setenv("HTTPS_PROXY", "https://proxy:3129")
     assert engine_for(url, HTTPOptions()) == "requests"
     monkeypatch.setenv("NO_PROXY", ".example.com")
     assert engine_for(url, HTTPOptions()) == "stdlib"
-    with pytest.raises(mcpsync.ConfigError, match="socks5h:// proxy"):
+    with pytest.raises(mcpsync.ConfigError, match="https:// proxy"):
         engine_for(url.replace("example.com", "example.org"), HTTPOptions(engine="stdlib"))
 
 
@@ -271,4 +273,44 @@ def test_a_hostile_connect_answer_is_a_connect_error_and_nothing_hangs(
         url = "https://127.0.0.1:%d/mcp" % srv.port
         with pytest.raises(mcpsync.ConnectError):  # ProxyError, or a TLS error after a 2xx with junk
             mcpsync.connect(url, transport="http", timeout=30, connect_timeout=10, verify=pki["ca.crt"])
+        assert srv.log == []
+
+
+# ---------------------------------------------------------------------------------------------- SOCKS5
+
+
+@pytest.mark.parametrize("scheme", ["socks5", "socks5h"])
+@pytest.mark.parametrize("credentials", [None, ("sock user", "p@ss")])
+def test_socks5_for_http_and_https(pki: Dict[str, str], scheme: str, credentials: Any) -> None:
+    with SocksServer(credentials=credentials) as socks, MCPTestServer(era="modern") as plain, _tls_server(pki) as tls:
+        proxy = (socks.url_with_credentials if credentials else socks.url).replace("socks5h://", scheme + "://")
+        for url in (plain.url.replace("127.0.0.1", "localhost"), "https://localhost:%d/mcp" % tls.port):
+            with mcpsync.connect(url, transport="http", timeout=30, verify=pki["ca.crt"], proxies={"all": proxy}) as c:
+                assert _engine(c).kind == "stdlib"
+                assert c.call_tool("echo", {"message": "via socks"}).text == "via socks"
+        kinds = {kind for _, kind in socks.tunnels}
+        if scheme == "socks5h":  # the proxy resolves the name
+            assert kinds == {"3"}
+            assert {t for t, _ in socks.tunnels} == {"localhost:%d" % plain.port, "localhost:%d" % tls.port}
+        else:  # resolved here: the proxy gets an address
+            assert kinds and "3" not in kinds
+        assert socks.refused == 0
+
+
+def test_socks5_refusals_are_typed() -> None:
+    with SocksServer(credentials=("u", "right")) as socks, MCPTestServer(era="modern") as srv:
+        bad = socks.url_with_credentials.replace("right", "wrong-secret")
+        with pytest.raises(mcpsync.ProxyError) as info:
+            mcpsync.connect(srv.url, transport="http", timeout=30, proxies={"http": bad})
+        assert info.value.status_code == 407 and "wrong-secret" not in str(info.value)
+        with pytest.raises(mcpsync.ProxyError) as info:
+            mcpsync.connect(srv.url, transport="http", timeout=30, proxies={"http": socks.url})  # no credentials
+        assert info.value.status_code == 407
+    with SocksServer() as socks, MCPTestServer(era="modern") as srv:
+        socks.connect_answer = b"\x05\x02\x00\x01" + bytes(6)  # not allowed by ruleset
+        with pytest.raises(mcpsync.ProxyError, match="not allowed"):
+            mcpsync.connect(srv.url, transport="http", timeout=30, proxies={"http": socks.url})
+        socks.connect_answer = b""
+        with pytest.raises(mcpsync.ProxyError):
+            mcpsync.connect(srv.url, transport="http", timeout=30, proxies={"http": socks.url})
         assert srv.log == []

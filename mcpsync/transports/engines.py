@@ -9,7 +9,7 @@
 :func:`make_net` picks (see ``HTTPOptions.engine`` and :func:`requests_reason`): the standard library for
 every configuration (auth flows and ``requests`` auths through :mod:`~mcpsync.transports.http_auth`,
 ``http://`` proxies and netrc through :mod:`~mcpsync.transports.http_proxy`) but an ``https://`` or
-``socks`` proxy. ``requests`` is imported only when a ``RequestsNet`` is built (or a ``requests`` auth used).
+``socks4`` proxy. ``requests`` is imported only when a ``RequestsNet`` is built (or a ``requests`` auth used).
 """
 
 from __future__ import annotations
@@ -307,7 +307,8 @@ def requests_reason(url: str, options: HTTPOptions) -> Optional[str]:
     """Why ``url`` under ``options`` needs the ``requests`` engine, or None when the standard library serves it.
 
     Only a proxy the standard-library engine does not speak does: an ``https://`` proxy (TLS to the proxy,
-    then TLS to the server inside it) or a ``socks`` proxy (``requests`` with PySocks)."""
+    then TLS to the server inside it) or a ``socks4`` proxy (``requests`` with PySocks); ``socks5``/``socks5h``
+    are spoken by the standard-library engine."""
     from .http_proxy import unsupported_proxy
 
     return unsupported_proxy(url, options)

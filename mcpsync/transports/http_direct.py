@@ -1,8 +1,9 @@
 """The standard-library HTTP engine: keep-alive sockets this module pools, answers read by ``http_wire``.
 
 Every MCP request goes through this engine, whatever its auth (run around it by
-:mod:`mcpsync.transports.http_auth`), ``http://`` proxy (:mod:`mcpsync.transports.http_proxy`: absolute-form
-requests, ``CONNECT`` tunnels) or netrc; ``requests`` remains only for ``https://`` and ``socks`` proxies (see
+:mod:`mcpsync.transports.http_auth`), ``http://`` or SOCKS5 proxy (:mod:`mcpsync.transports.http_proxy`:
+absolute-form requests, ``CONNECT`` and SOCKS5 tunnels) or netrc; ``requests`` remains only for ``https://`` and
+``socks4`` proxies (see
 :func:`mcpsync.transports.engines.engine_for` for the rule). Per call it:
 
 * takes an idle connection of the origin from a LIFO pool (as many as the calls in flight, kept up to
@@ -92,7 +93,7 @@ class _Origin:
     __slots__ = ("scheme", "host", "port", "host_header", "idle", "proxy")
 
     def __init__(self, scheme: str, host: str, port: int) -> None:
-        self.proxy: Optional[Proxy] = None  # an http:// proxy: absolute-form targets (http) or a tunnel (https)
+        self.proxy: Optional[Proxy] = None  # absolute-form targets (an http proxy, http) or a tunnel per connection
         self.scheme = scheme
         self.host = host
         self.port = port
@@ -368,7 +369,7 @@ class DirectNet:
                 origin = self._origins[key] = _Origin(*key)
                 origin.proxy = self._proxy_for(url)
             target = (parts.path or "/") + ("?" + parts.query if parts.query else "")
-            if origin.proxy is not None and scheme == "http":  # absolute form, as a forward proxy wants it
+            if origin.proxy is not None and origin.proxy.forwards(scheme):  # absolute form, as a forward proxy wants
                 target = "http://%s%s" % (origin.host_header, target)
             route = _Route(url, origin, target)
             if len(self._routes) > 32:  # endpoints change on reconnects: keep the map small
@@ -405,9 +406,9 @@ class DirectNet:
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+            if origin.proxy is not None and not origin.proxy.forwards(origin.scheme):
+                origin.proxy.tunnel(sock, origin.host, origin.port)  # closes sock when it raises
             if origin.scheme == "https":
-                if origin.proxy is not None:
-                    origin.proxy.tunnel(sock, origin.host, origin.port)  # closes sock when it raises
                 sock = self._ssl_context.wrap_socket(sock, server_hostname=origin.host)
             sock.settimeout(None)  # blocking from now on: read timeouts are the watchdog's (see _Deadlines)
         except socket.timeout:
@@ -465,7 +466,7 @@ class DirectNet:
         while True:
             resp = self._exchange(route, method, body, headers, timeout)
             proxy = route.origin.proxy
-            if resp.status_code == 407 and proxy is not None and route.origin.scheme == "http":
+            if resp.status_code == 407 and proxy is not None and proxy.forwards(route.origin.scheme):
                 resp.close()
                 raise ProxyRefused(refusal(proxy, 407, resp.reason, route.origin.host_header), 407)
             if self._cookies is not None or "Set-Cookie" in resp.headers:
@@ -498,7 +499,7 @@ class DirectNet:
         own = {k.lower() for k in headers}
         lines = ["%s %s HTTP/1.1" % (method, route.target), "Host: " + route.origin.host_header]
         proxy = route.origin.proxy
-        if proxy is not None and proxy.authorization and route.origin.scheme == "http":
+        if proxy is not None and proxy.authorization and proxy.forwards(route.origin.scheme):
             lines.append("Proxy-Authorization: " + proxy.authorization)
         lines.extend("%s: %s" % kv for kv in self._headers.items() if kv[0].lower() not in own)
         lines.extend("%s: %s" % kv for kv in headers.items())
@@ -571,7 +572,7 @@ class DirectNet:
         try:
             return self._proxies.for_url(url)
         except ValueError:
-            raise ConnectFailed("the proxy for %s is not an http:// proxy URL" % redact_url(url)) from None
+            raise ConnectFailed("the proxy for %s is not a proxy URL this engine speaks" % redact_url(url)) from None
 
     # ------------------------------------------------------------------ cookies (only once a server sets one)
 

@@ -9,14 +9,16 @@
 * ``NO_PROXY``: comma-separated host names (a name matches itself and its subdomains, a leading dot
   optional), ``host:port``, IP addresses, CIDR networks (``10.0.0.0/8``, ``fd00::/8``), or ``*`` (no proxy
   at all).
-* :class:`Proxy`: one ``http://`` proxy. Plain ``http`` requests go to it in absolute form; ``https`` goes
-  through a ``CONNECT`` tunnel (TLS to the server inside it, verified against the server's name). The
-  proxy URL's userinfo becomes ``Proxy-Authorization: Basic``; a ``407`` is a
-  :class:`~mcpsync.transports.netbase.ProxyRefused` (``ProxyError`` with ``status_code=407`` for callers).
+* :class:`Proxy`: one ``http://`` proxy (plain ``http`` requests go to it in absolute form; ``https`` goes
+  through a ``CONNECT`` tunnel, TLS to the server inside it verified against the server's name; the URL's
+  userinfo becomes ``Proxy-Authorization: Basic``), or one ``socks5://`` / ``socks5h://`` proxy (a tunnel for
+  every connection, RFC 1928, with RFC 1929 credentials from the URL). A refusal is a
+  :class:`~mcpsync.transports.netbase.ProxyRefused` (``ProxyError`` for callers; ``status_code=407`` when the
+  proxy wants other credentials).
 * :func:`netrc_authorization`: ``Authorization: Basic`` for the server from ``NETRC`` / ``~/.netrc`` /
   ``~/_netrc`` (as ``requests`` reads it: the login, else the account, and the password).
 
-Proxies this engine does not speak (``https://`` proxies, which need TLS inside TLS, and ``socks``
+Proxies this engine does not speak (``https://`` proxies, which need TLS inside TLS, and ``socks4``
 proxies) are named by :func:`unsupported_proxy`; ``engines.make_net`` sends such a server's traffic with
 ``requests`` (see the README). Credentials never appear in logs, errors or ``repr()``.
 """
@@ -41,40 +43,71 @@ logger = logging.getLogger("mcpsync.transports.http")
 _MAX_HEAD = 1 << 16
 
 
+#: The proxy URL schemes this engine speaks (``socks5``: names resolved here; ``socks5h``: by the proxy).
+SCHEMES = ("http", "socks5", "socks5h")
+_DEFAULT_PROXY_PORTS = {"http": 80, "socks5": 1080, "socks5h": 1080}
+
+
 class Proxy:
-    """One ``http://`` proxy: where it listens and the ``Proxy-Authorization`` its URL's userinfo gives."""
+    """One proxy (see :data:`SCHEMES`): where it listens and the credentials of its URL's userinfo."""
 
-    __slots__ = ("host", "port", "authorization", "shown")
+    __slots__ = ("kind", "host", "port", "authorization", "user", "password", "shown")
 
-    def __init__(self, host: str, port: int, authorization: Optional[str]) -> None:
+    def __init__(
+        self, host: str, port: int, authorization: Optional[str], kind: str = "http", user: str = "", password: str = ""
+    ) -> None:
+        self.kind = kind
         self.host = host
         self.port = port
-        self.authorization = authorization
-        self.shown = "http://%s:%d" % ("[%s]" % host if ":" in host else host, port)  # never the userinfo
+        self.authorization = authorization  # Proxy-Authorization for an http:// proxy
+        self.user = user  # RFC 1929 credentials for a SOCKS5 proxy
+        self.password = password
+        self.shown = "%s://%s:%d" % (kind, "[%s]" % host if ":" in host else host, port)  # never the userinfo
 
     @classmethod
     def parse(cls, url: str) -> "Proxy":
-        """A proxy URL (``http://user:pass@host:port``; a URL without a scheme is taken as ``http://``)."""
+        """A proxy URL (``http://user:pass@host:port``, ``socks5h://...``; without a scheme: ``http://``)."""
         if "://" not in url:
             url = "http://" + url
         parts = urlsplit(url)
-        if parts.scheme.lower() != "http" or not parts.hostname:
-            raise ValueError("not an http:// proxy URL")
-        port = parts.port or 80
+        kind = parts.scheme.lower()
+        if kind not in SCHEMES or not parts.hostname:
+            raise ValueError("not a proxy URL this engine speaks (%s)" % ", ".join(SCHEMES))
+        port = parts.port or _DEFAULT_PROXY_PORTS[kind]
         authorization = None
-        if parts.username is not None:
-            pair = "%s:%s" % (unquote(parts.username), unquote(parts.password or ""))
+        user = unquote(parts.username or "")
+        password = unquote(parts.password or "")
+        if parts.username is not None and kind == "http":
+            pair = "%s:%s" % (user, password)
             authorization = "Basic " + base64.b64encode(pair.encode("utf-8")).decode("ascii")
-        return cls(parts.hostname, port, authorization)
+        return cls(parts.hostname, port, authorization, kind, user, password)
 
     @property
     def address(self) -> Tuple[str, int]:
         return self.host, self.port
 
+    def forwards(self, scheme: str) -> bool:
+        """True when requests for ``scheme`` go to the proxy in absolute form (an http proxy, plain http);
+        otherwise each connection is a tunnel (:meth:`tunnel`)."""
+        return self.kind == "http" and scheme == "http"
+
     def tunnel(self, sock: socket.socket, host: str, port: int) -> None:
         """Ask the proxy (``sock`` is connected to it) for a tunnel to ``host:port``; blocks for the answer,
         bounded by ``sock``'s timeout (the connect timeout). On failure closes ``sock`` and raises
-        ``ProxyRefused`` (an answer other than 2xx), ``ConnectTimeout`` or ``EngineError``."""
+        ``ProxyRefused`` (an answer other than 2xx; 407 also for refused SOCKS credentials) or ``ConnectTimeout``."""
+        if self.kind != "http":
+            try:
+                socks5_connect(sock, host, port, self)
+            except socket.timeout:
+                sock.close()
+                raise ConnectTimeout("timed out opening a tunnel through the proxy %s" % self.shown) from None
+            except ProxyRefused:
+                sock.close()
+                raise
+            except (OSError, ValueError) as exc:
+                sock.close()
+                raise ProxyRefused("the proxy %s broke off: %s" % (self.shown, str(exc)[:200]), 0) from None
+            return
         shown = "[%s]" % host if ":" in host else host
         lines = ["CONNECT %s:%d HTTP/1.1" % (shown, port), "Host: %s:%d" % (shown, port)]
         if self.authorization:
@@ -96,6 +129,79 @@ class Proxy:
 
     def __repr__(self) -> str:
         return "<Proxy %s%s>" % (self.shown, " (with credentials)" if self.authorization else "")
+
+
+_SOCKS_REPLIES = {
+    1: "general SOCKS server failure",
+    2: "connection not allowed by ruleset",
+    3: "network unreachable",
+    4: "host unreachable",
+    5: "connection refused",
+    6: "TTL expired",
+    7: "command not supported",
+    8: "address type not supported",
+}
+
+
+def socks5_connect(sock: socket.socket, host: str, port: int, proxy: Proxy) -> None:
+    """RFC 1928 CONNECT (with RFC 1929 username/password when the proxy URL has credentials) on ``sock``.
+    ``socks5``: ``host`` is resolved here; ``socks5h``: the proxy resolves it. Raises ``ProxyRefused``."""
+    target = "%s:%d" % (host, port)
+    methods = b"\x00\x02" if proxy.user or proxy.password else b"\x00"
+    sock.sendall(b"\x05" + bytes([len(methods)]) + methods)
+    version, method = _recv_exact(sock, 2)
+    if version != 5:
+        raise ValueError("not a SOCKS5 proxy")
+    if method == 0x02:
+        user, password = proxy.user.encode("utf-8"), proxy.password.encode("utf-8")
+        if len(user) > 255 or len(password) > 255:
+            raise ProxyRefused("the SOCKS credentials for %s are longer than 255 bytes" % proxy.shown, 407)
+        sock.sendall(b"\x01" + bytes([len(user)]) + user + bytes([len(password)]) + password)
+        if _recv_exact(sock, 2)[1] != 0:
+            raise ProxyRefused(
+                "the proxy %s refused the credentials in the proxy URL for %s" % (proxy.shown, target), 407
+            )
+    elif method != 0x00:
+        what = "wants credentials" if not (proxy.user or proxy.password) else "accepts none of the offered methods"
+        raise ProxyRefused("the SOCKS proxy %s %s for %s" % (proxy.shown, what, target), 407)
+    bare = host.strip("[]")
+    address: bytes
+    try:
+        packed = ipaddress.ip_address(bare).packed
+        address = (b"\x01" if len(packed) == 4 else b"\x04") + packed
+    except ValueError:
+        if proxy.kind == "socks5":  # resolved here, as requests does for socks5://
+            info = socket.getaddrinfo(bare, port, type=socket.SOCK_STREAM)[0][4][0]
+            packed = ipaddress.ip_address(info).packed
+            address = (b"\x01" if len(packed) == 4 else b"\x04") + packed
+        else:
+            name = bare.encode("idna")
+            if len(name) > 255:
+                raise ProxyRefused("the host name %s is too long for SOCKS" % bare[:80], 0) from None
+            address = b"\x03" + bytes([len(name)]) + name
+    sock.sendall(b"\x05\x01\x00" + address + port.to_bytes(2, "big"))
+    version, reply, _reserved, kind = _recv_exact(sock, 4)
+    if version != 5:
+        raise ValueError("not a SOCKS5 answer")
+    if reply != 0:
+        text = _SOCKS_REPLIES.get(reply, "error %d" % reply)
+        raise ProxyRefused("the SOCKS proxy %s could not reach %s: %s" % (proxy.shown, target, text), 0)
+    skip = {1: 4, 4: 16}.get(kind)
+    if skip is None:
+        if kind != 3:
+            raise ValueError("a SOCKS5 answer with address type %d" % kind)
+        skip = _recv_exact(sock, 1)[0]
+    _recv_exact(sock, skip + 2)  # the bound address and port: not needed
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            raise ValueError("the proxy closed the connection")
+        data += chunk
+    return data
 
 
 def refusal(proxy: Proxy, status: int, reason: str, target: str) -> str:
@@ -189,7 +295,7 @@ def unsupported_proxy(url: str, options: object) -> Optional[str]:
     if proxy is None:
         return None
     scheme = urlsplit(proxy if "://" in proxy else "http://" + proxy).scheme.lower()
-    if scheme == "http":
+    if scheme in SCHEMES:
         return None
     return "a %s:// proxy" % scheme
 
