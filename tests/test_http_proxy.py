@@ -1,6 +1,7 @@
 """Proxies and netrc on the standard-library engine, through a real local forward/CONNECT proxy
-(tests/proxyserver.py) and a SOCKS5 proxy: configuration, the environment (HTTP(S)_PROXY, ALL_PROXY, NO_PROXY with CIDR and *),
-the operating system's settings, CONNECT tunnels for https, Basic proxy credentials, 407 as a typed error."""
+(tests/proxyserver.py) and a SOCKS5 proxy: configuration, the environment (HTTP(S)_PROXY, ALL_PROXY, NO_PROXY
+with CIDR and *), the operating system's settings, CONNECT tunnels for https, Basic proxy credentials, 407 as a
+typed error."""
 
 from __future__ import annotations
 
@@ -107,9 +108,12 @@ def test_no_proxy_for_another_port_still_proxies(proxy: ProxyServer, monkeypatch
 
 
 def test_the_operating_system_proxy_settings(proxy: ProxyServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    # what urllib.request.getproxies() reads from macOS System Configuration / the Windows registry when no
-    # variable is set (Linux has no such store: it is stood in for here)
-    monkeypatch.setattr(urllib.request, "getproxies", lambda: {"http": proxy.url})
+    # urllib.request.getproxies() reads macOS System Configuration / the Windows registry when no variable is
+    # set; Linux has no such store, so the platform and that store are stood in for here
+    from mcpsync.transports import http_proxy
+
+    monkeypatch.setattr(http_proxy.sys, "platform", "darwin")
+    monkeypatch.setattr(urllib.request, "getproxies", lambda: {"http": proxy.url, "no": "example.com"})
     with MCPTestServer(era="modern") as srv:
         with mcpsync.connect(srv.url, transport="http", timeout=30) as client:
             assert client.call_tool("echo", {"message": "os"}).text == "os"
@@ -234,6 +238,35 @@ def test_no_proxy_matching_rules() -> None:
     assert table.url_for("https://x.example/mcp") == "http://p:1"
     assert table.url_for("http://h.example/mcp") == "http://q:2"
     assert table.url_for("http://x.example/mcp") is None
+
+
+def test_the_environment_is_read_as_urllib_reads_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcpsync.transports.http_proxy import environment_proxies
+
+    monkeypatch.setenv("HTTPS_PROXY", "http://upper:1")
+    monkeypatch.setenv("https_proxy", "http://lower:2")
+    monkeypatch.setenv("ALL_PROXY", "socks5h://all:3")
+    monkeypatch.setenv("no_proxy", "a.example")
+    assert environment_proxies() == urllib.request.getproxies_environment()
+    monkeypatch.setenv("HTTP_PROXY", "http://cgi-header:4")
+    monkeypatch.setenv("REQUEST_METHOD", "GET")  # under CGI, HTTP_PROXY may come from a client's Proxy: header
+    assert "http" not in environment_proxies()
+    assert environment_proxies() == urllib.request.getproxies_environment()
+
+
+def test_a_plain_connection_imports_no_proxy_machinery() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from mcpsync.transports.engines import make_net\n"
+        "from mcpsync.transports.options import HTTPOptions\n"
+        "make_net('http://127.0.0.1:9/mcp', HTTPOptions()).close()\n"
+        "print(sorted(m for m in ('urllib.request', 'http.client', 'netrc', 'email') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 @settings(max_examples=300, deadline=None)

@@ -26,12 +26,11 @@ proxies) are named by :func:`unsupported_proxy`; ``engines.make_net`` sends such
 from __future__ import annotations
 
 import base64
-import ipaddress
 import logging
 import os
 import socket
 import sys
-from typing import List, Mapping, Optional, Tuple
+from typing import Dict, List, Mapping, Optional, Tuple
 from urllib.parse import unquote, urlsplit
 
 from .netbase import ConnectTimeout, ProxyRefused
@@ -165,6 +164,8 @@ def socks5_connect(sock: socket.socket, host: str, port: int, proxy: Proxy) -> N
         what = "wants credentials" if not (proxy.user or proxy.password) else "accepts none of the offered methods"
         raise ProxyRefused("the SOCKS proxy %s %s for %s" % (proxy.shown, what, target), 407)
     bare = host.strip("[]")
+    import ipaddress
+
     address: bytes
     try:
         packed = ipaddress.ip_address(bare).packed
@@ -278,12 +279,45 @@ def proxy_table(options: object) -> ProxyTable:
         return ProxyTable(mapping, mapping.pop("no_proxy", None) or mapping.pop("no", None))
     if not getattr(options, "trust_env", True):
         return ProxyTable({}, None)
+    found = environment_proxies()
+    system = not found
+    if system:
+        found = _os_proxies()
+    no_proxy = found.pop("no", None)
+    return ProxyTable(found, no_proxy, system_bypass=system and bool(found))
+
+
+def environment_proxies() -> Dict[str, str]:
+    """``{scheme: proxy URL, "no": ...}`` from ``<scheme>_proxy`` variables, as ``urllib.request`` reads them
+    (lower case wins over upper case; under CGI, where ``REQUEST_METHOD`` is set, ``HTTP_PROXY`` in upper
+    case is ignored: a client's ``Proxy:`` header would set it). Without importing ``urllib.request``."""
+    found: Dict[str, str] = {}
+    for name, value in os.environ.items():
+        if name[-6:].lower() == "_proxy" and value:
+            found[name[:-6].lower()] = value
+    if "REQUEST_METHOD" in os.environ:
+        found.pop("http", None)
+    for name, value in os.environ.items():  # lower case last: it wins
+        if name[-6:] == "_proxy":
+            scheme = name[:-6].lower()
+            if value:
+                found[scheme] = value
+            else:
+                found.pop(scheme, None)
+    return found
+
+
+def _os_proxies() -> Dict[str, str]:
+    """The operating system's proxy settings (macOS System Configuration, the Windows registry), or {}."""
+    if sys.platform not in ("darwin", "win32"):
+        return {}  # elsewhere proxies come from the environment only
     import urllib.request
 
-    found = dict(urllib.request.getproxies())  # the environment; else macOS / Windows settings
-    no_proxy = found.pop("no", None)
-    env = urllib.request.getproxies_environment()
-    return ProxyTable(found, no_proxy, system_bypass=not env and sys.platform in ("darwin", "win32"))
+    try:
+        return dict(urllib.request.getproxies())
+    except Exception:  # noqa: BLE001 - the OS settings are advisory
+        logger.debug("reading the operating system's proxy settings failed", exc_info=True)
+        return {}
 
 
 def unsupported_proxy(url: str, options: object) -> Optional[str]:
@@ -304,6 +338,8 @@ def bypass(host: str, port: int, no_proxy: Optional[str]) -> bool:
     """True when ``NO_PROXY``-style ``no_proxy`` says ``host`` (at ``port``) is reached directly."""
     if not no_proxy:
         return False
+    import ipaddress
+
     host = host.strip("[]").lower()
     try:
         address: Optional[ipaddress._BaseAddress] = ipaddress.ip_address(host)
@@ -352,8 +388,6 @@ def _os_bypass(host: str) -> bool:
 def netrc_authorization(url: str) -> Optional[str]:
     """``Basic ...`` for ``url``'s host from the netrc file (``NETRC``, else ``~/.netrc`` or ``~/_netrc``),
     or None. A missing or malformed file is no credentials (as ``requests`` treats it); never raises."""
-    import netrc
-
     host = (urlsplit(url).hostname or "").lower()
     if not host:
         return None
@@ -366,6 +400,8 @@ def netrc_authorization(url: str) -> Optional[str]:
     for path in candidates:
         if not os.path.exists(path):
             continue
+        import netrc
+
         try:
             found = netrc.netrc(path).authenticators(host)
         except (netrc.NetrcParseError, OSError) as exc:

@@ -39,8 +39,9 @@ class HTTPOptions:
         engine: which HTTP library sends the requests: ``"auto"`` (default) picks the standard-library
             engine (:mod:`~mcpsync.transports.http_direct`: pooled keep-alive sockets, no ``requests`` import)
             for every configuration (any ``auth``, ``http://`` and ``socks5(h)://`` proxies, netrc) but a proxy
-            it does not speak (an ``https://`` or ``socks4`` proxy), which goes through ``requests``; ``"requests"`` always uses
-            ``requests``; ``"stdlib"`` insists on the standard library (such a proxy is then a ``ConfigError``).
+            it does not speak (an ``https://`` or ``socks4`` proxy), which goes through ``requests``;
+            ``"requests"`` always uses ``requests``; ``"stdlib"`` insists on the standard library (such a proxy
+            is then a ``ConfigError``).
             The environment variable ``MCPSYNC_HTTP_ENGINE`` sets the default.
     """
 
@@ -65,7 +66,7 @@ class HTTPOptions:
         if bearer_token is not None and (not isinstance(bearer_token, str) or not bearer_token.strip()):
             raise ConfigError("bearer_token must be a non-empty string")
         if auth is not None and not callable(auth):
-            raise ConfigError("auth must be an mcpsync.Auth or a requests.auth.AuthBase (a callable taking the request)")
+            raise ConfigError("auth must be an mcpsync.Auth or a requests.auth.AuthBase (a callable taking a request)")
         if not isinstance(max_message_size, int) or max_message_size <= 0:
             raise ConfigError("max_message_size must be a positive integer")
         for key, value in (headers or {}).items():
