@@ -204,3 +204,26 @@ def test_oauth_reads_the_store_at_most_every_reuse_interval_and_a_401_drops_the_
             assert len(auth.token_requests("refresh_token")) == 1
             assert client.call_tool("echo", {"message": "again"}).text == "again"
             assert len(reads) == 1  # the refreshed token is the cached one now
+
+
+def test_a_requests_hook_that_reads_the_answer_it_returns() -> None:
+    import requests
+
+    seen: List[int] = []
+
+    class LogBodies(requests.auth.AuthBase):
+        def __call__(self, r: Any) -> Any:
+            r.headers["Authorization"] = "Bearer good"
+            r.register_hook("response", self.log)
+            return r
+
+        def log(self, r: Any, **kwargs: Any) -> Any:
+            seen.append(len(r.content))  # reads the whole body of the answer the transport will use
+            return r
+
+    with MCPTestServer(era="modern", response_mode="json") as srv:
+        srv.faults.require_token = "good"
+        with mcpsync.connect(srv.url, transport="http", auth=LogBodies(), timeout=30) as client:
+            assert isinstance(_engine(client), RequestsHookNet)
+            assert client.call_tool("echo", {"message": "logged"}).text == "logged"
+        assert seen and all(n > 0 for n in seen)

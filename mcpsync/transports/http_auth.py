@@ -14,11 +14,13 @@ requests' own ``HTTPDigestAuth`` and of token-on-401 auths), with ``content``, `
 ``request``, ``history``, ``status_code`` and ``url``. Not honoured: the ``kwargs`` of ``connection.send``
 (the transport's timeouts, TLS and proxy settings apply, never the hook's), ``response.raw`` as a urllib3
 response (it is the engine's answer: ``read``/``read1``/``close``), and cookies read from ``raw`` (the
-engine keeps the server's cookies itself). ``requests`` is imported only when such an auth is used.
+engine keeps the server's cookies itself). A hook that reads the body of the answer it hands back (logging
+it, say) works: the transport then reads that body from memory. ``requests`` is imported only when such an auth is used.
 """
 
 from __future__ import annotations
 
+import io
 from typing import Any, Dict, Mapping, Optional, Tuple
 
 from ..httpauth import MAX_ROUND_TRIPS, Auth, AuthRequest, AuthResponse, too_many_round_trips
@@ -147,6 +149,8 @@ class RequestsHookNet(_Wrapper):
         except BaseException:
             discard(response.raw)
             raise
+        if getattr(response, "_content_consumed", False) and isinstance(response.content, bytes):
+            return _Replayed(response)  # a hook read the body it hands back: the transport reads it from memory
         return response.raw
 
     def _send_prepared(self, prepared: Any, timeout: Timeouts, stream: bool) -> Any:
@@ -183,6 +187,32 @@ def _as_requests_response(raw: Any, prepared: Any, connection: _Connection) -> A
     response.request = prepared
     response.connection = connection  # type: ignore[assignment]  # send() is all a hook uses
     return response
+
+
+class _Replayed:
+    """An answer whose body a hook already read: status, headers and the body from memory (``raw`` is itself)."""
+
+    def __init__(self, response: Any) -> None:
+        self.status_code = response.status_code
+        self.reason = response.reason
+        self.headers = response.headers
+        self.url = response.url
+        self._body = io.BytesIO(response.content)
+
+    @property
+    def raw(self) -> "_Replayed":
+        return self
+
+    def read1(self, amt: int = -1, decode_content: bool = True) -> bytes:
+        return self._body.read1(amt)
+
+    def read(self, amt: Optional[int] = None, decode_content: bool = True) -> bytes:
+        return self._body.read(amt)
+
+    def release_conn(self) -> None:
+        self._body = io.BytesIO()
+
+    close = release_conn
 
 
 def discard(response: Any) -> None:
