@@ -300,6 +300,9 @@ class SocksServer(ProxyServer):
         rfile = client.makefile("rb")
         try:
             head = rfile.read(2)
+            if head[:1] == b"\x04":
+                self._socks4(client, rfile)
+                return
             methods = rfile.read(head[1]) if len(head) == 2 else b""
             if head[:1] != b"\x05":
                 return
@@ -347,3 +350,34 @@ class SocksServer(ProxyServer):
         finally:
             rfile.close()
             client.close()
+
+    def _socks4(self, client: socket.socket, rfile: Any) -> None:
+        port = int.from_bytes(rfile.read(2), "big")
+        ip = rfile.read(4)
+
+        def until_nul() -> bytes:
+            out = b""
+            while True:
+                byte = rfile.read(1)
+                if byte in (b"", b"\x00"):
+                    return out
+                out += byte
+
+        user = until_nul().decode()
+        host = until_nul().decode("idna") if ip[:3] == b"\x00\x00\x00" and ip[3] else socket.inet_ntoa(ip)
+        with self.lock:
+            self.tunnels.append(("%s:%d" % (host, port), "4a" if ip[:3] == b"\x00\x00\x00" else "4"))
+        if self.credentials is not None and user != self.credentials[0]:
+            with self.lock:
+                self.refused += 1
+            client.sendall(b"\x00\x5b" + bytes(6))
+            return
+        try:
+            upstream = socket.create_connection((host, port), 30)
+        except OSError:
+            client.sendall(b"\x00\x5b" + bytes(6))
+            return
+        upstream.settimeout(None)
+        self._track(upstream)
+        client.sendall(b"\x00\x5a" + bytes(6))
+        self._pump_both(client, rfile, upstream)

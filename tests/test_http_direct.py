@@ -171,11 +171,11 @@ def test_auto_picks_the_standard_library_for_a_plain_configuration(monkeypatch: 
     assert engine_for(url, HTTPOptions(auth=lambda r: r)) == "stdlib"  # a requests auth runs on it too
     assert engine_for(url, HTTPOptions(proxies={"https": "http://proxy:3128"})) == "stdlib"  # it speaks to proxies
     assert engine_for(url, HTTPOptions(proxies={"https": "socks5://proxy:1080"})) == "stdlib"
-    assert engine_for(url, HTTPOptions(proxies={"https": "socks4://proxy:1080"})) == "requests"
+    assert engine_for(url, HTTPOptions(proxies={"https": "socks4://proxy:1080"})) == "stdlib"
     assert engine_for(url, HTTPOptions(engine="requests")) == "requests"
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy:3128")
     assert engine_for(url, HTTPOptions()) == "stdlib"
-    monkeypatch.setenv("HTTPS_PROXY", "https://proxy:3129")  # TLS to the proxy: requests' (see the README)
+    monkeypatch.setenv("HTTPS_PROXY", "ftp://proxy:21")  # no proxy scheme the standard library knows
     assert engine_for(url, HTTPOptions()) == "requests"
     assert engine_for("http://mcp.example.com/mcp", HTTPOptions()) == "stdlib"  # a proxy for https only
     assert engine_for(url, HTTPOptions(trust_env=False)) == "stdlib"
@@ -188,8 +188,8 @@ def test_auto_picks_the_standard_library_for_a_plain_configuration(monkeypatch: 
 
 
 def test_stdlib_insisted_on_refuses_what_it_cannot_serve() -> None:
-    with pytest.raises(ConfigError, match="socks4:// proxy"):
-        engine_for("http://h/mcp", HTTPOptions(engine="stdlib", proxies={"http": "socks4://proxy:1080"}))
+    with pytest.raises(ConfigError, match="ftp:// proxy"):
+        engine_for("http://h/mcp", HTTPOptions(engine="stdlib", proxies={"http": "ftp://proxy:21"}))
     with pytest.raises(ConfigError, match="engine must be"):
         HTTPOptions(engine="curl")
 

@@ -211,14 +211,18 @@ def test_only_proxies_the_standard_library_does_not_speak_pick_requests(monkeypa
     assert engine_for(url, HTTPOptions(proxies={"https": "proxy:3128"})) == "stdlib"
     assert engine_for(url, HTTPOptions(proxies={"https": "socks5://proxy:1080"})) == "stdlib"
     assert engine_for(url, HTTPOptions(proxies={"https": "socks5h://proxy:1080"})) == "stdlib"
-    assert engine_for(url, HTTPOptions(proxies={"https": "socks4://proxy:1080"})) == "requests"
-    assert engine_for(url, HTTPOptions(proxies={"https": "https://proxy:3129"})) == "requests"
-    assert engine_for("http://mcp.example.com/mcp", HTTPOptions(proxies={"https": "https://p:1"})) == "stdlib"
-    monkeypatch.setenv("HTTPS_PROXY", "https://proxy:3129")
+    assert engine_for(url, HTTPOptions(proxies={"https": "socks4://proxy:1080"})) == "stdlib"
+    assert engine_for(url, HTTPOptions(proxies={"https": "socks4a://proxy:1080"})) == "stdlib"
+    assert engine_for(url, HTTPOptions(proxies={"https": "https://proxy:3129"})) == "stdlib"
+    # every proxy scheme requests speaks is spoken by the standard library; an unknown one is left to requests,
+    # which refuses it with its own error
+    assert engine_for(url, HTTPOptions(proxies={"https": "ftp://proxy:21"})) == "requests"
+    assert engine_for("http://mcp.example.com/mcp", HTTPOptions(proxies={"https": "ftp://p:1"})) == "stdlib"
+    monkeypatch.setenv("HTTPS_PROXY", "ftp://proxy:21")
     assert engine_for(url, HTTPOptions()) == "requests"
     monkeypatch.setenv("NO_PROXY", ".example.com")
     assert engine_for(url, HTTPOptions()) == "stdlib"
-    with pytest.raises(mcpsync.ConfigError, match="https:// proxy"):
+    with pytest.raises(mcpsync.ConfigError, match="ftp:// proxy"):
         engine_for(url.replace("example.com", "example.org"), HTTPOptions(engine="stdlib"))
 
 
@@ -275,22 +279,47 @@ def test_no_proxy_never_raises(host: str, port: int, no_proxy: str) -> None:
     assert bypass(host, port, no_proxy) in (True, False)
 
 
-def test_an_https_proxy_is_served_by_requests_end_to_end(pki: Dict[str, str]) -> None:
-    # the one configuration the standard-library engine leaves to requests: TLS to the proxy, then TLS to the
-    # server inside it (README: "Which HTTP library carries what")
+@pytest.mark.parametrize("engine", ["auto", "requests"])
+def test_an_https_proxy_for_http_and_https_servers(pki: Dict[str, str], engine: str) -> None:
+    # TLS to the proxy; for an https server, TLS to the server inside it (TLS in TLS)
     import ssl
 
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(pki["server.crt"], pki["server.key"])
-    with ProxyServer(credentials=("u", "pw"), tls=context) as proxy, _tls_server(pki) as srv:
-        url = "https://127.0.0.1:%d/mcp" % srv.port
-        options: Dict[str, Any] = {"proxies": {"https": proxy.url_with_credentials}, "verify": pki["ca.crt"]}
-        assert engine_for(url, HTTPOptions(**options)) == "requests"
-        with mcpsync.connect(url, transport="http", timeout=30, **options) as client:
-            assert _engine(client).kind == "requests"
-            assert client.call_tool("echo", {"message": "tls in tls"}).text == "tls in tls"
+    with ProxyServer(credentials=("u", "pw"), tls=context) as proxy, _tls_server(pki) as tls:
+        with MCPTestServer(era="legacy") as plain:
+            options: Dict[str, Any] = {"proxies": {"all": proxy.url_with_credentials}, "verify": pki["ca.crt"]}
+            urls = ["https://127.0.0.1:%d/mcp" % tls.port]
+            if engine != "requests":  # urllib3 sends http through an https:// proxy without verifying the proxy
+                urls.insert(0, plain.url)
+            for url in urls:
+                expected = "requests" if engine == "requests" else "stdlib"
+                assert engine_for(url, HTTPOptions(engine=engine, **options)) == expected
+                with mcpsync.connect(url, transport="http", timeout=30, engine=engine, **options) as client:
+                    assert _engine(client).kind == expected
+                    for i in range(3):
+                        assert client.call_tool("echo", {"message": "t%d" % i}).text == "t%d" % i
+                    handles = [client.call_tool_async("echo", {"message": "a%d" % i}) for i in range(4)]
+                    assert sorted(h.result(30).text for h in handles) == ["a0", "a1", "a2", "a3"]
         assert proxy.tunnels and all(auth == proxy.expected for _, auth in proxy.tunnels)
+        assert all(auth == proxy.expected for _, _, auth in proxy.forwarded)
+        assert bool(proxy.forwarded) == (engine != "requests")
+        assert all("proxy-authorization" not in r.headers for r in tls.log + plain.log)
 
+
+def test_an_https_proxy_with_an_untrusted_certificate_is_a_connect_error(
+    pki: Dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ssl
+
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(pki["server.crt"], pki["server.key"])
+    monkeypatch.delenv("REQUESTS_CA_BUNDLE", raising=False)
+    monkeypatch.delenv("CURL_CA_BUNDLE", raising=False)
+    with ProxyServer(tls=context) as proxy, MCPTestServer(era="modern") as srv:
+        with pytest.raises(mcpsync.ConnectError, match="(?i)certificate|tls|ssl"):
+            mcpsync.connect(srv.url, transport="http", timeout=30, proxies={"http": proxy.url})
+        assert srv.log == []
 
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 @given(answer=st.one_of(
@@ -347,3 +376,18 @@ def test_socks5_refusals_are_typed() -> None:
         with pytest.raises(mcpsync.ProxyError):
             mcpsync.connect(srv.url, transport="http", timeout=30, proxies={"http": socks.url})
         assert srv.log == []
+
+
+@pytest.mark.parametrize("scheme", ["socks4", "socks4a"])
+def test_socks4_for_http_and_https(pki: Dict[str, str], scheme: str) -> None:
+    with SocksServer(credentials=("ident", "")) as socks, MCPTestServer(era="modern") as plain, _tls_server(pki) as tls:
+        proxy = "%s://ident@127.0.0.1:%d" % (scheme, socks.port)
+        for url in (plain.url.replace("127.0.0.1", "localhost"), "https://localhost:%d/mcp" % tls.port):
+            with mcpsync.connect(url, transport="http", timeout=30, verify=pki["ca.crt"], proxies={"all": proxy}) as c:
+                assert _engine(c).kind == "stdlib"
+                assert c.call_tool("echo", {"message": "via socks4"}).text == "via socks4"
+        assert {kind for _, kind in socks.tunnels} == ({"4a"} if scheme == "socks4a" else {"4"})
+        assert socks.refused == 0
+        with pytest.raises(mcpsync.ProxyError, match="rejected"):
+            mcpsync.connect(plain.url, transport="http", timeout=30, proxies={"all": proxy.replace("ident@", "x@")})
+        assert socks.refused >= 1

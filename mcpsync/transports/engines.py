@@ -9,7 +9,8 @@
 :func:`make_net` picks (see ``HTTPOptions.engine`` and :func:`requests_reason`): the standard library for
 every configuration (auth flows and ``requests`` auths through :mod:`~mcpsync.transports.http_auth`,
 ``http://`` proxies and netrc through :mod:`~mcpsync.transports.http_proxy`) but an ``https://`` or
-``socks4`` proxy. ``requests`` is imported only when a ``RequestsNet`` is built (or a ``requests`` auth used).
+proxy URL of an unknown scheme (left to ``requests``, which refuses it). ``requests`` is imported only when a
+``RequestsNet`` is built (or a ``requests`` auth used).
 """
 
 from __future__ import annotations
@@ -306,9 +307,8 @@ class RequestsNet:
 def requests_reason(url: str, options: HTTPOptions) -> Optional[str]:
     """Why ``url`` under ``options`` needs the ``requests`` engine, or None when the standard library serves it.
 
-    Only a proxy the standard-library engine does not speak does: an ``https://`` proxy (TLS to the proxy,
-    then TLS to the server inside it) or a ``socks4`` proxy (``requests`` with PySocks); ``socks5``/``socks5h``
-    are spoken by the standard-library engine."""
+    Only a proxy URL of a scheme the standard-library engine does not know (every one ``requests`` speaks is
+    known: see :data:`mcpsync.transports.http_proxy.SCHEMES`), which ``requests`` then refuses with its error."""
     from .http_proxy import unsupported_proxy
 
     return unsupported_proxy(url, options)
@@ -398,6 +398,8 @@ def make_net(url: str, options: HTTPOptions, name: str = "server") -> HTTPEngine
     from .http_auth import with_auth
 
     proxies = proxy_table(options)
+    if proxies.needs_tls():  # an https:// proxy is verified as a server would be (verify=, cert=)
+        proxies.tls = context if context is not None else direct_ssl_context(options)
     net = DirectNet(
         url, headers, ssl_context=context, pool_maxsize=options.pool_maxsize, name=name, proxies=proxies or None
     )

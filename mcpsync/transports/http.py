@@ -3,7 +3,7 @@
 One :class:`StreamableHTTPTransport` talks to one MCP endpoint through one HTTP
 engine (:func:`mcpsync.transports.engines.make_net`: the standard library's pooled
 keep-alive sockets, with the auth, proxies and TLS settings resolved once; ``requests``
-only for an ``https://`` or ``socks4`` proxy, imported then and never at ``import
+only with ``engine="requests"``, imported then and never at ``import
 mcpsync`` time).
 
 How a request travels

@@ -1,10 +1,9 @@
 """The standard-library HTTP engine: keep-alive sockets this module pools, answers read by ``http_wire``.
 
 Every MCP request goes through this engine, whatever its auth (run around it by
-:mod:`mcpsync.transports.http_auth`), ``http://`` or SOCKS5 proxy (:mod:`mcpsync.transports.http_proxy`:
-absolute-form requests, ``CONNECT`` and SOCKS5 tunnels) or netrc; ``requests`` remains only for ``https://`` and
-``socks4`` proxies (see
-:func:`mcpsync.transports.engines.engine_for` for the rule). Per call it:
+:mod:`mcpsync.transports.http_auth`), proxy (:mod:`mcpsync.transports.http_proxy`: absolute-form requests,
+``CONNECT`` and SOCKS tunnels, TLS inside TLS through an ``https://`` proxy) or netrc; ``requests`` remains only
+when asked for with ``engine="requests"`` (see :func:`mcpsync.transports.engines.engine_for` for the rule). Per call it:
 
 * takes an idle connection of the origin from a LIFO pool (as many as the calls in flight, kept up to
   ``pool_maxsize``), checking a pooled one with a zero-timeout ``select`` first (a server may close an idle
@@ -43,6 +42,7 @@ from urllib.parse import urljoin, urlsplit
 
 from .deadlines import Deadlines
 from .http_proxy import Proxy, ProxyTable, refusal
+from .tls_in_tls import wrap_tls
 from .http_wire import BadAnswer, Body, Headers, read_head
 from .netbase import (
     ConnectFailed,
@@ -406,10 +406,12 @@ class DirectNet:
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
-            if origin.proxy is not None and not origin.proxy.forwards(origin.scheme):
-                origin.proxy.tunnel(sock, origin.host, origin.port)  # closes sock when it raises
+            if origin.proxy is not None:
+                sock = origin.proxy.secure(sock)  # TLS to an https:// proxy
+                if not origin.proxy.forwards(origin.scheme):
+                    origin.proxy.tunnel(sock, origin.host, origin.port)  # closes sock when it raises
             if origin.scheme == "https":
-                sock = self._ssl_context.wrap_socket(sock, server_hostname=origin.host)
+                sock = wrap_tls(self._ssl_context, sock, origin.host)  # TLS inside TLS through an https:// proxy
             sock.settimeout(None)  # blocking from now on: read timeouts are the watchdog's (see _Deadlines)
         except socket.timeout:
             sock.close()

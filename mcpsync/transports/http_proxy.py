@@ -9,18 +9,19 @@
 * ``NO_PROXY``: comma-separated host names (a name matches itself and its subdomains, a leading dot
   optional), ``host:port``, IP addresses, CIDR networks (``10.0.0.0/8``, ``fd00::/8``), or ``*`` (no proxy
   at all).
-* :class:`Proxy`: one ``http://`` proxy (plain ``http`` requests go to it in absolute form; ``https`` goes
-  through a ``CONNECT`` tunnel, TLS to the server inside it verified against the server's name; the URL's
-  userinfo becomes ``Proxy-Authorization: Basic``), or one ``socks5://`` / ``socks5h://`` proxy (a tunnel for
-  every connection, RFC 1928, with RFC 1929 credentials from the URL). A refusal is a
-  :class:`~mcpsync.transports.netbase.ProxyRefused` (``ProxyError`` for callers; ``status_code=407`` when the
-  proxy wants other credentials).
+* :class:`Proxy`: one proxy. ``http://`` and ``https://`` (TLS to the proxy): plain ``http`` requests go to it
+  in absolute form, ``https`` through a ``CONNECT`` tunnel (TLS to the server inside it, verified against the
+  server's name; through an ``https://`` proxy that is TLS inside TLS, :mod:`~mcpsync.transports.tls_in_tls`),
+  the URL's userinfo becomes ``Proxy-Authorization: Basic``. ``socks5://`` / ``socks5h://`` (RFC 1928, RFC 1929
+  credentials from the URL) and ``socks4://`` / ``socks4a://`` (the URL's user name as the user id): a tunnel
+  for every connection. A refusal is a :class:`~mcpsync.transports.netbase.ProxyRefused` (``ProxyError`` for
+  callers; ``status_code=407`` when the proxy wants other credentials).
 * :func:`netrc_authorization`: ``Authorization: Basic`` for the server from ``NETRC`` / ``~/.netrc`` /
   ``~/_netrc`` (as ``requests`` reads it: the login, else the account, and the password).
 
-Proxies this engine does not speak (``https://`` proxies, which need TLS inside TLS, and ``socks4``
-proxies) are named by :func:`unsupported_proxy`; ``engines.make_net`` sends such a server's traffic with
-``requests`` (see the README). Credentials never appear in logs, errors or ``repr()``.
+Every proxy scheme ``requests`` speaks is spoken here (:data:`SCHEMES`); a URL of another scheme is named by
+:func:`unsupported_proxy` (``engines.engine_for`` leaves it to ``requests``, which refuses it). Credentials never
+appear in logs, errors or ``repr()``.
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ import base64
 import logging
 import os
 import socket
+import ssl
 import sys
-from typing import Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 from urllib.parse import unquote, urlsplit
 
 from .netbase import ConnectTimeout, ProxyRefused
@@ -42,15 +44,16 @@ logger = logging.getLogger("mcpsync.transports.http")
 _MAX_HEAD = 1 << 16
 
 
-#: The proxy URL schemes this engine speaks (``socks5``: names resolved here; ``socks5h``: by the proxy).
-SCHEMES = ("http", "socks5", "socks5h")
-_DEFAULT_PROXY_PORTS = {"http": 80, "socks5": 1080, "socks5h": 1080}
+#: The proxy URL schemes this engine speaks (``https``: TLS to the proxy; ``socks5``/``socks4``: names resolved
+#: here; ``socks5h``/``socks4a``: by the proxy). Every scheme ``requests`` (with PySocks) speaks.
+SCHEMES = ("http", "https", "socks5", "socks5h", "socks4", "socks4a")
+_DEFAULT_PROXY_PORTS = {"http": 80, "https": 443, **{kind: 1080 for kind in ("socks5", "socks5h", "socks4", "socks4a")}}
 
 
 class Proxy:
     """One proxy (see :data:`SCHEMES`): where it listens and the credentials of its URL's userinfo."""
 
-    __slots__ = ("kind", "host", "port", "authorization", "user", "password", "shown")
+    __slots__ = ("kind", "host", "port", "authorization", "user", "password", "shown", "tls")
 
     def __init__(
         self, host: str, port: int, authorization: Optional[str], kind: str = "http", user: str = "", password: str = ""
@@ -62,6 +65,7 @@ class Proxy:
         self.user = user  # RFC 1929 credentials for a SOCKS5 proxy
         self.password = password
         self.shown = "%s://%s:%d" % (kind, "[%s]" % host if ":" in host else host, port)  # never the userinfo
+        self.tls: Any = None  # the ssl.SSLContext an https:// proxy is verified with (set by the ProxyTable)
 
     @classmethod
     def parse(cls, url: str) -> "Proxy":
@@ -76,7 +80,7 @@ class Proxy:
         authorization = None
         user = unquote(parts.username or "")
         password = unquote(parts.password or "")
-        if parts.username is not None and kind == "http":
+        if parts.username is not None and kind in ("http", "https"):
             pair = "%s:%s" % (user, password)
             authorization = "Basic " + base64.b64encode(pair.encode("utf-8")).decode("ascii")
         return cls(parts.hostname, port, authorization, kind, user, password)
@@ -86,17 +90,29 @@ class Proxy:
         return self.host, self.port
 
     def forwards(self, scheme: str) -> bool:
-        """True when requests for ``scheme`` go to the proxy in absolute form (an http proxy, plain http);
+        """True when requests for ``scheme`` go to the proxy in absolute form (an http(s) proxy, plain http);
         otherwise each connection is a tunnel (:meth:`tunnel`)."""
-        return self.kind == "http" and scheme == "http"
+        return self.kind in ("http", "https") and scheme == "http"
+
+    def secure(self, sock: socket.socket) -> Any:
+        """``sock`` (connected to the proxy) with TLS to the proxy for an ``https://`` proxy, else ``sock``;
+        raises ``ssl.SSLError`` / ``OSError`` (the caller closes ``sock``)."""
+        if self.kind != "https":
+            return sock
+        if self.tls is None:
+            raise ValueError("no TLS settings for the proxy %s" % self.shown)
+        return self.tls.wrap_socket(sock, server_hostname=self.host)
 
     def tunnel(self, sock: socket.socket, host: str, port: int) -> None:
         """Ask the proxy (``sock`` is connected to it) for a tunnel to ``host:port``; blocks for the answer,
         bounded by ``sock``'s timeout (the connect timeout). On failure closes ``sock`` and raises
         ``ProxyRefused`` (an answer other than 2xx; 407 also for refused SOCKS credentials) or ``ConnectTimeout``."""
-        if self.kind != "http":
+        if self.kind not in ("http", "https"):
             try:
-                socks5_connect(sock, host, port, self)
+                if self.kind.startswith("socks4"):
+                    socks4_connect(sock, host, port, self)
+                else:
+                    socks5_connect(sock, host, port, self)
             except socket.timeout:
                 sock.close()
                 raise ConnectTimeout("timed out opening a tunnel through the proxy %s" % self.shown) from None
@@ -195,6 +211,36 @@ def socks5_connect(sock: socket.socket, host: str, port: int, proxy: Proxy) -> N
     _recv_exact(sock, skip + 2)  # the bound address and port: not needed
 
 
+def socks4_connect(sock: socket.socket, host: str, port: int, proxy: Proxy) -> None:
+    """SOCKS4 CONNECT (``socks4``: an IPv4 address resolved here; ``socks4a``: the proxy resolves the name).
+    The proxy URL's user name is the SOCKS4 user id (SOCKS4 has no passwords). Raises ``ProxyRefused``."""
+    import ipaddress
+
+    target = "%s:%d" % (host, port)
+    bare = host.strip("[]")
+    name = b""
+    try:
+        address = ipaddress.ip_address(bare)
+    except ValueError:
+        address = None
+    if address is None and proxy.kind == "socks4":
+        address = ipaddress.ip_address(socket.getaddrinfo(bare, port, socket.AF_INET, socket.SOCK_STREAM)[0][4][0])
+    if address is None:
+        packed, name = b"\x00\x00\x00\x01", bare.encode("idna") + b"\x00"  # 4a: 0.0.0.1, then the name
+    elif address.version == 4:
+        packed = address.packed
+    else:
+        raise ProxyRefused("the SOCKS4 proxy %s cannot reach the IPv6 address of %s" % (proxy.shown, target), 0)
+    user = proxy.user.encode("utf-8")
+    sock.sendall(b"\x04\x01" + port.to_bytes(2, "big") + packed + user + b"\x00" + name)
+    _version, status = _recv_exact(sock, 8)[:2]
+    if status != 90:
+        text = {91: "request rejected or failed", 92: "no identd", 93: "identd refused the user id"}.get(
+            status, "status %d" % status
+        )
+        raise ProxyRefused("the SOCKS4 proxy %s could not reach %s: %s" % (proxy.shown, target, text), 0)
+
+
 def _recv_exact(sock: socket.socket, n: int) -> bytes:
     data = b""
     while len(data) < n:
@@ -218,7 +264,15 @@ def _read_connect_answer(sock: socket.socket) -> Tuple[int, str]:
     the TLS session inside the tunnel): each chunk is peeked first, then only its part up to the blank line
     is taken."""
     head = b""
-    while True:
+    if isinstance(sock, ssl.SSLSocket):  # no MSG_PEEK on TLS: byte by byte (from its buffer), only the head
+        while not head.endswith(b"\r\n\r\n"):
+            byte = sock.recv(1)
+            if not byte:
+                raise ValueError("the proxy closed the connection")
+            head += byte
+            if len(head) > _MAX_HEAD:
+                raise ValueError("the proxy's answer head is too long")
+    while not head.endswith(b"\r\n\r\n"):
         peeked = sock.recv(4096, socket.MSG_PEEK)
         if not peeked:
             raise ValueError("the proxy closed the connection")
@@ -243,6 +297,11 @@ class ProxyTable:
         self._mapping = {k.lower(): v for k, v in mapping.items() if v}
         self._no_proxy = no_proxy
         self._system_bypass = system_bypass
+        self.tls: Any = None  # the ssl.SSLContext for https:// proxies (see needs_tls)
+
+    def needs_tls(self) -> bool:
+        """True when one of the proxies is an ``https://`` proxy (its TLS settings must be set in ``tls``)."""
+        return any(v.lower().startswith("https://") for v in self._mapping.values())
 
     def __bool__(self) -> bool:
         return bool(self._mapping)
@@ -267,8 +326,12 @@ class ProxyTable:
 
     def for_url(self, url: str) -> Optional[Proxy]:
         """The :class:`Proxy` for ``url``, or None (raises ``ValueError`` for a proxy this engine does not speak)."""
-        proxy = self.url_for(url)
-        return Proxy.parse(proxy) if proxy is not None else None
+        found = self.url_for(url)
+        if found is None:
+            return None
+        proxy = Proxy.parse(found)
+        proxy.tls = self.tls
+        return proxy
 
 
 def proxy_table(options: object) -> ProxyTable:

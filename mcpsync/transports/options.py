@@ -38,10 +38,9 @@ class HTTPOptions:
         pool_maxsize: connections kept per origin (at least the number of calls in flight).
         engine: which HTTP library sends the requests: ``"auto"`` (default) picks the standard-library
             engine (:mod:`~mcpsync.transports.http_direct`: pooled keep-alive sockets, no ``requests`` import)
-            for every configuration (any ``auth``, ``http://`` and ``socks5(h)://`` proxies, netrc) but a proxy
-            it does not speak (an ``https://`` or ``socks4`` proxy), which goes through ``requests``;
-            ``"requests"`` always uses ``requests``; ``"stdlib"`` insists on the standard library (such a proxy
-            is then a ``ConfigError``).
+            for every configuration (any ``auth``, every proxy scheme ``requests`` speaks, netrc);
+            ``"requests"`` uses ``requests`` (an escape hatch, kept for one release); ``"stdlib"`` insists on
+            the standard library (a proxy URL of an unknown scheme is then a ``ConfigError``).
             The environment variable ``MCPSYNC_HTTP_ENGINE`` sets the default.
     """
 
