@@ -3,7 +3,8 @@
 Every MCP request goes through this engine, whatever its auth (run around it by
 :mod:`mcpsync.transports.http_auth`), proxy (:mod:`mcpsync.transports.http_proxy`: absolute-form requests,
 ``CONNECT`` and SOCKS tunnels, TLS inside TLS through an ``https://`` proxy) or netrc; ``requests`` remains only
-when asked for with ``engine="requests"`` (see :func:`mcpsync.transports.engines.engine_for` for the rule). Per call it:
+when asked for with ``engine="requests"`` (see :func:`mcpsync.transports.engines.engine_for` for the rule).
+Per call it:
 
 * takes an idle connection of the origin from a LIFO pool (as many as the calls in flight, kept up to
   ``pool_maxsize``), checking a pooled one with a zero-timeout ``select`` first (a server may close an idle
@@ -42,7 +43,6 @@ from urllib.parse import urljoin, urlsplit
 
 from .deadlines import Deadlines
 from .http_proxy import Proxy, ProxyTable, refusal
-from .tls_in_tls import wrap_tls
 from .http_wire import BadAnswer, Body, Headers, read_head
 from .netbase import (
     ConnectFailed,
@@ -55,6 +55,7 @@ from .netbase import (
     redact_url,
     refuse_redirect,
 )
+from .tls_in_tls import wrap_tls
 
 __all__ = ["DirectNet", "DirectResponse"]
 
@@ -695,4 +696,3 @@ def close_fd(sock: Any) -> None:
             os.close(fd)
         except OSError:
             pass
-
