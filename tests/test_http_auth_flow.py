@@ -227,3 +227,63 @@ def test_a_requests_hook_that_reads_the_answer_it_returns() -> None:
             assert isinstance(_engine(client), RequestsHookNet)
             assert client.call_tool("echo", {"message": "logged"}).text == "logged"
         assert seen and all(n > 0 for n in seen)
+
+
+def test_hostile_challenges_never_escape_untyped_and_the_client_stays_usable(
+    make_manager: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from tests import httpserver
+
+    header_text = st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=120)
+    with AuthTestServer() as auth, MCPTestServer(era="modern") as mcp:
+        _mcp_behind(auth, mcp, monkeypatch)
+        accept_token = httpserver._Handler._auth_ok  # the resource server's check, set by _mcp_behind
+        hostile: Dict[str, Any] = {}
+
+        def auth_ok(handler: Any, msg: Any) -> bool:
+            answer = hostile.pop("answer", None)  # the next request only
+            if answer is not None:
+                status, challenge, nonce = answer
+                headers = {"WWW-Authenticate": challenge}
+                if nonce:
+                    headers["DPoP-Nonce"] = nonce
+                handler._reply(status, b'{"error":"x"}', headers=headers)
+                return False
+            return accept_token(handler, msg)
+
+        monkeypatch.setattr(httpserver._Handler, "_auth_ok", auth_ok)
+        auth.add_client("svc", method="client_secret_post", secret="s3")
+        oauth = make_manager()
+        oauth.add_server(
+            "box",
+            mcp.url,
+            {"grant": "client_credentials", "clientId": "svc", "clientSecret": "s3",
+             "tokenEndpointAuthMethod": "client_secret_post", "authorizationServer": auth.issuer},
+        )  # fmt: skip
+        assert oauth.probe_challenge("box")
+        with mcpsync.connect(mcp.url, auth=oauth.auth("box"), timeout=30) as client:
+
+            @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+            @given(
+                status=st.sampled_from([401, 403]),
+                challenge=st.one_of(
+                    header_text,
+                    st.builds(lambda e, extra: 'DPoP error="%s", %s' % (e, extra),
+                              st.sampled_from(["use_dpop_nonce", "invalid_token"]), header_text),
+                    st.builds(lambda s: 'Bearer error="insufficient_scope", scope="%s"' % s, header_text),
+                ),
+                nonce=st.one_of(st.none(), header_text),
+            )  # fmt: skip
+            def one(status: int, challenge: str, nonce: Any) -> None:
+                hostile["answer"] = (status, challenge, nonce)
+                try:
+                    client.call_tool("echo", {"message": "h"})
+                except mcpsync.MCPError:
+                    pass  # typed: AuthRequired, InsufficientScope, HTTPStatusError...
+                hostile.clear()
+                assert client.call_tool("echo", {"message": "ok"}).text == "ok"
+
+            one()

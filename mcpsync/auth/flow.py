@@ -277,10 +277,17 @@ class OAuthManager(RefreshMethods):
         self.store.remove(name)
 
     def remember_challenge(self, name: str, challenge: Dict[str, str]) -> None:
-        """Record the last ``WWW-Authenticate`` parameters of ``name`` (used by the next discovery)."""
+        """Record the last ``WWW-Authenticate`` parameters of ``name`` (used by the next discovery).
+
+        A challenge without ``resource_metadata`` keeps the one learned before: a server (or anything in front
+        of it) answering one 401 with a bare challenge must not send every later login to the wrong place."""
         if challenge:
             with self._lock:
-                self._challenges[name] = dict(challenge)
+                merged = dict(challenge)
+                known = (self._challenges.get(name) or {}).get("resource_metadata")
+                if known and not merged.get("resource_metadata"):
+                    merged["resource_metadata"] = known
+                self._challenges[name] = merged
 
     def probe_challenge(self, name: str, headers: Optional[Dict[str, str]] = None, timeout: float = 10.0) -> bool:
         """Ask ``name`` for its 401 challenge and remember it (:func:`.discovery.probe_challenge`)."""
