@@ -28,6 +28,17 @@ Clients:
   For ``many``: ``mcpsync.connect(cmd, protocol="auto")`` in 20 threads, and ``manager``: one ``mcpsync.Manager``
   with the 20 servers, ``open()``.
 * ``sdk``: the official SDK ``mcp`` (``mcp.Client``, asyncio; tasks for calls in flight), when installed.
+* ``oauth`` (Streamable HTTP configurations): the ``mcpsync`` client with ``auth=OAuthManager.auth(name)``: a real
+  local authorization server (``tests/authserver.py``, in the worker process) logs the worker in once
+  (authorization code + PKCE, approved over HTTP) and issues access tokens that live 2 s, so the manager
+  refreshes them (``refresh_token`` grant) again and again during the run; the worker reports how many times.
+* ``proxy`` / ``proxy-requests``: the ``mcpsync`` client through a real local forward proxy (``tests/proxyserver.py``,
+  a process of its own started with the server; stdlib, a thread per connection), on the standard-library
+  engine / on ``engine="requests"``; ``floor-proxy``: the stdlib floor through the same proxy (absolute-form
+  requests). The proxy's own cost is in these numbers: ``proxy`` is also printed as a ratio to ``floor-proxy``.
+
+``oauth``, ``proxy`` and ``proxy-requests`` are also printed as ratios to the plain ``mcpsync`` client of the same
+run (the question they answer: what does auth / a proxy cost mcpsync).
 
 Every measurement runs in a fresh worker process, clients interleaved (the order flips every round), medians over
 the rounds; ratios are against the floor measured in the same run. Metrics: round trip median and p99 (sequential
@@ -62,7 +73,9 @@ sys.path.insert(0, ROOT)
 ECHO = [sys.executable, "-m", "mcpsync.example_server.echo", "--handshake-only"]
 
 CONFIGS = ["http-json-legacy", "http-json-modern", "http-sse-legacy", "http-sse-modern", "sse-legacy", "many"]
-REMOTE_CLIENTS = ["floor", "requests", "mcpsync", "sdk"]
+REMOTE_CLIENTS = ["floor", "requests", "mcpsync", "oauth", "floor-proxy", "proxy", "proxy-requests", "sdk"]
+# mcpsync with auth / through a proxy, and the floor through the proxy: Streamable HTTP configurations only
+VARIANTS = ("oauth", "floor-proxy", "proxy", "proxy-requests")
 MANY_CLIENTS = ["floor", "mcpsync", "manager", "sdk"]
 
 # ---------------------------------------------------------------------------------------------- the server
@@ -203,6 +216,31 @@ class Server:
     def close(self) -> None:
         self.proc.terminate()
         self.proc.wait(10)
+
+
+class ProxyProcess(Server):
+    """tests/proxyserver.py in a process of its own (a proxy is another process in real life too)."""
+
+    def __init__(self) -> None:
+        code = (
+            "import sys, time; sys.path.insert(0, %r)\n"
+            "from tests.proxyserver import ProxyServer\n"
+            "p = ProxyServer().start(); print(p.port, flush=True)\n"
+            "sys.stdin.read()\n"
+            "p.stop()\n" % ROOT
+        )
+        self.proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        assert self.proc.stdout is not None
+        self.port = int(self.proc.stdout.readline())
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)
 
 
 def url_for(port: int, config: str) -> str:
@@ -391,8 +429,106 @@ class MCPSyncRemote:
         self.c.close()
 
 
+class MCPSyncOAuth(MCPSyncRemote):
+    """``auth=OAuthManager.auth(name)`` against a real local authorization server; 2 s tokens, refreshed."""
+
+    def __init__(self, url: str, config: str) -> None:
+        import tempfile
+
+        import mcpsync
+        from mcpsync.auth import OAuthManager
+        from mcpsync.auth.store import CredentialStore
+        from tests.authserver import AuthTestServer, approve_via_http
+
+        self.auth_server = AuthTestServer().__enter__()
+        self.auth_server.expires_in = 2
+        self.auth_server.prm["resource"] = url
+        self.tmp = tempfile.TemporaryDirectory()
+        self.oauth = OAuthManager(
+            store=CredentialStore(os.path.join(self.tmp.name, "auth.json")),
+            authorize_handler=approve_via_http,
+            refresh_skew=1.0,
+        )
+        self.oauth.add_server("bench", url)
+        self.oauth.remember_challenge("bench", {"resource_metadata": self.auth_server.base + "/custom/prm"})
+        self.oauth.authenticate("bench")
+        self.c = mcpsync.connect(
+            url,
+            transport="http",
+            protocol="modern" if config.endswith("modern") else "legacy",
+            timeout=120,
+            validate_output=False,
+            auth=self.oauth.auth("bench"),
+        )
+
+    def extra(self) -> Dict[str, Any]:
+        return {"refreshes": len(self.auth_server.token_requests("refresh_token"))}
+
+    def close(self) -> None:
+        super().close()
+        self.oauth.close()
+        self.auth_server.__exit__(None, None, None)
+        self.tmp.cleanup()
+
+
+class MCPSyncProxied(MCPSyncRemote):
+    """Through the local forward proxy whose port is in ``MCPSYNC_BENCH_PROXY``."""
+
+    engine = "stdlib"
+
+    def __init__(self, url: str, config: str) -> None:
+        import mcpsync
+
+        proxy = "http://127.0.0.1:%s" % os.environ["MCPSYNC_BENCH_PROXY"]
+        self.c = mcpsync.connect(
+            url,
+            transport="http",
+            protocol="modern" if config.endswith("modern") else "legacy",
+            timeout=120,
+            validate_output=False,
+            proxies={"http": proxy},
+            engine=self.engine,
+        )
+        assert self.c.transport._net.kind == self.engine  # type: ignore[attr-defined]
+
+
+class MCPSyncProxiedRequests(MCPSyncProxied):
+    engine = "requests"
+
+
+class FloorProxied(StdlibFloor):
+    """The floor through the local forward proxy (absolute-form request targets)."""
+
+    def __init__(self, url: str, config: str) -> None:
+        self.target_url = url
+        super().__init__(url, config)
+
+    def _conn(self) -> Any:
+        conn = getattr(self.local, "conn", None)
+        if conn is None:
+            port = int(os.environ["MCPSYNC_BENCH_PROXY"])
+            conn = self.local.conn = self._http.HTTPConnection("127.0.0.1", port)
+            with self.lock:
+                self.conns.append(conn)
+        return conn
+
+    def _post(self, body: bytes, extra: Dict[str, str]) -> Any:
+        conn = self._conn()
+        headers = dict(self.headers, **extra) if extra else self.headers
+        conn.request("POST", self.target_url, body, headers)
+        return conn.getresponse()
+
+
 def sync_client(name: str, url: str, config: str) -> Any:
-    cls = {"floor": StdlibFloor, "requests": RequestsClient, "mcpsync": MCPSyncRemote}[name]
+    cls = {
+        "floor-proxy": FloorProxied,
+        "floor": StdlibFloor,
+        "requests": RequestsClient,
+        "mcpsync": MCPSyncRemote,
+        "oauth": MCPSyncOAuth,
+        "proxy": MCPSyncProxied,
+        "proxy-requests": MCPSyncProxiedRequests,
+    }[name]
     return cls(url, config)
 
 
@@ -461,6 +597,8 @@ def worker_sync(name: str, config: str, task: str, port: int, n: int, total: int
         res = {"rt": statistics.median(lat), "p99": _percentile(lat, 0.99)}
         for k in (1, 8, 64):
             res["c%d" % k] = _tput_threads(lambda: c.call("echo", {"message": "c"}), k, total)
+        if hasattr(c, "extra"):
+            res.update(c.extra())
         return res
     finally:
         c.close()
@@ -718,6 +856,8 @@ def main() -> int:
 
     compileall.compile_dir(os.path.join(ROOT, "mcpsync"), quiet=1)
     server = Server()
+    proxy = ProxyProcess()
+    os.environ["MCPSYNC_BENCH_PROXY"] = str(proxy.port)
     results: Dict[str, Dict[str, Dict[str, List[Any]]]] = {}
     try:
         for config in configs:
@@ -726,6 +866,8 @@ def main() -> int:
                 clients = [c for c in clients if c in args.clients.split(",") or c == "floor"]
             if not with_sdk:
                 clients = [c for c in clients if c != "sdk"]
+            if not config.startswith("http-"):
+                clients = [c for c in clients if c not in VARIANTS]
             res = results[config] = {c: {} for c in clients}
             config_tasks = ["many"] if config == "many" else tasks
             for rnd in range(args.rounds):
@@ -733,6 +875,8 @@ def main() -> int:
                 for task in config_tasks:
                     order = clients if rnd % 2 == 0 else list(reversed(clients))
                     for name in order:
+                        if name in VARIANTS and task != "calls":
+                            continue  # auth and proxies cost per call: the calls rows say it
                         out = run_worker(name, config, task, server.port, n, total)
                         if "error" in out:
                             print("  " + out["error"], flush=True)
@@ -748,6 +892,7 @@ def main() -> int:
                 )
     finally:
         server.close()
+        proxy.close()
     report(results)
     return 0
 
@@ -792,6 +937,34 @@ def report(results: Dict[str, Dict[str, Dict[str, List[Any]]]]) -> None:
                 verdict = ", ".join(verdicts)
             tgt = "%s %.2fx floor" % target if target else ""
             print("| %s | %s | %s | %s |" % (label, " | ".join(cells), tgt, verdict))
+        report_variants(config, res)
+
+
+def report_variants(config: str, res: Dict[str, Dict[str, List[Any]]]) -> None:
+    """``oauth`` / ``proxy`` / ``proxy-requests`` as ratios to the plain mcpsync client of the same run."""
+    variants = [c for c in VARIANTS if c in res]
+    if not variants or "mcpsync" not in res:
+        return
+    print()
+    print("%s, ratio to the plain mcpsync client of the same run (round trip: lower is better; calls/s: higher)"
+          % config)
+    print()
+    print("| client | " + " | ".join(label for key, label, _ in METRICS if key in ("rt", "c1", "c8", "c64")) + " |")
+    print("|---|---|---|---|---|")
+    rows = [(c, c, "mcpsync") for c in variants]
+    if "proxy" in res and "floor-proxy" in res:
+        rows.append(("proxy / floor-proxy (what mcpsync adds behind the same proxy)", "proxy", "floor-proxy"))
+    for label, c, against in rows:
+        cells = []
+        for key in ("rt", "c1", "c8", "c64"):
+            v, base = median_of(res[c].get(key, [])), median_of(res[against].get(key, []))
+            ok = isinstance(v, (int, float)) and isinstance(base, (int, float)) and base
+            cells.append("%.2fx" % (v / base) if ok else "-")
+        print("| %s | %s |" % (label, " | ".join(cells)))
+    refreshes = [v for v in res.get("oauth", {}).get("refreshes", []) if isinstance(v, int)]
+    if refreshes:
+        print()
+        print("oauth: access tokens refreshed %s times per calls run (each round)" % "/".join(map(str, refreshes)))
 
 
 def profile(client: str, config: str) -> int:

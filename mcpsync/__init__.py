@@ -37,6 +37,12 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers (at run time each l
     from .client.app_page import (
         AppResource as AppResource,
     )
+    from .httpauth import (
+        Auth as Auth,
+        AuthRequest as AuthRequest,
+        AuthResponse as AuthResponse,
+        BearerAuth as BearerAuth,
+    )
     from .client.client import (
         Client as Client,
         connect as connect,
@@ -238,6 +244,10 @@ _LAZY = {
     "to_anthropic_tools": "manager.adapters",
     "execute_tool_call": "manager.adapters",
     "OAuthAuth": "auth",
+    "Auth": "httpauth",
+    "AuthRequest": "httpauth",
+    "AuthResponse": "httpauth",
+    "BearerAuth": "httpauth",
     "OAuthConfig": "auth",
     "OAuthManager": "auth",
     "CredentialStore": "auth",

@@ -10,6 +10,7 @@ configuration also a :class:`ValueError`)::
     │   └── ForkedClientError                  used in a child process after os.fork()
     ├── TransportError
     │   ├── ConnectError                       spawn failed, TCP/TLS failed, bad status at connect
+    │   │   └── ProxyError                     the HTTP proxy refused (.status_code; 407: credentials)
     │   ├── ConnectionClosed                   the peer went away; pending calls fail with this
     │   │   └── ServerExited                   the stdio server process exited (.exit_code, .stderr_tail)
     │   ├── SessionExpired                     HTTP 404 for a known session id, twice
@@ -65,6 +66,7 @@ __all__ = [
     "ClientClosed",
     "ConfigError",
     "ConnectError",
+    "ProxyError",
     "ConnectTimeout",
     "ConnectionClosed",
     "CredentialStoreError",
@@ -190,6 +192,19 @@ class TransportError(MCPError):
 
 class ConnectError(TransportError):
     """The connection could not be established (spawn failed, TCP/TLS error, bad status)."""
+
+
+class ProxyError(ConnectError):
+    """The HTTP proxy refused or could not make the connection.
+
+    Attributes:
+        status_code: the proxy's HTTP status (407: it wants credentials, or refused the ones in the proxy
+            URL), or 0 when it broke off without an answer.
+    """
+
+    def __init__(self, message: str = "", *, status_code: int = 0, **context: Any) -> None:
+        self.status_code = status_code
+        super().__init__(message, **context)
 
 
 class ConnectionClosed(TransportError):

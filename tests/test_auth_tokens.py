@@ -218,6 +218,7 @@ def test_secrets_never_in_logs_reprs_or_messages(srv, make_manager, caplog):
     assert call(srv.server_url, auth)[0] == 200
     srv.refresh_tokens.clear()
     expire(m)
+    auth = m.auth("srv")  # a new one: an OAuthAuth reuses the token it read for TOKEN_REUSE_SECONDS (0.5 s)
     with pytest.raises(AuthRequired) as info:
         call(srv.server_url, auth)
     secrets_seen = {"TOPSECRET"}

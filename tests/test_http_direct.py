@@ -168,25 +168,28 @@ def test_auto_picks_the_standard_library_for_a_plain_configuration(monkeypatch: 
     url = "https://mcp.example.com/mcp"
     assert engine_for(url, HTTPOptions()) == "stdlib"
     assert engine_for(url, HTTPOptions(bearer_token="t", headers={"X-Key": "k"})) == "stdlib"
-    assert engine_for(url, HTTPOptions(auth=lambda r: r)) == "requests"
-    assert engine_for(url, HTTPOptions(proxies={"https": "http://proxy:3128"})) == "requests"
+    assert engine_for(url, HTTPOptions(auth=lambda r: r)) == "stdlib"  # a requests auth runs on it too
+    assert engine_for(url, HTTPOptions(proxies={"https": "http://proxy:3128"})) == "stdlib"  # it speaks to proxies
+    assert engine_for(url, HTTPOptions(proxies={"https": "socks5://proxy:1080"})) == "stdlib"
+    assert engine_for(url, HTTPOptions(proxies={"https": "socks4://proxy:1080"})) == "stdlib"
     assert engine_for(url, HTTPOptions(engine="requests")) == "requests"
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy:3128")
+    assert engine_for(url, HTTPOptions()) == "stdlib"
+    monkeypatch.setenv("HTTPS_PROXY", "ftp://proxy:21")  # no proxy scheme the standard library knows
     assert engine_for(url, HTTPOptions()) == "requests"
     assert engine_for("http://mcp.example.com/mcp", HTTPOptions()) == "stdlib"  # a proxy for https only
     assert engine_for(url, HTTPOptions(trust_env=False)) == "stdlib"
     monkeypatch.delenv("HTTPS_PROXY")
     monkeypatch.setenv("NETRC", "/some/netrc")
-    assert engine_for(url, HTTPOptions()) == "requests"
-    assert engine_for(url, HTTPOptions(bearer_token="t")) == "stdlib"  # netrc never overrides a token
+    assert engine_for(url, HTTPOptions()) == "stdlib"  # netrc is read by the standard-library engine too
     monkeypatch.setenv("MCPSYNC_HTTP_ENGINE", "requests")
     monkeypatch.delenv("NETRC")
     assert engine_for(url, HTTPOptions()) == "requests"
 
 
 def test_stdlib_insisted_on_refuses_what_it_cannot_serve() -> None:
-    with pytest.raises(ConfigError, match="auth hook"):
-        engine_for("http://h/mcp", HTTPOptions(engine="stdlib", auth=lambda r: r))
+    with pytest.raises(ConfigError, match="ftp:// proxy"):
+        engine_for("http://h/mcp", HTTPOptions(engine="stdlib", proxies={"http": "ftp://proxy:21"}))
     with pytest.raises(ConfigError, match="engine must be"):
         HTTPOptions(engine="curl")
 

@@ -30,6 +30,7 @@ RANK: Dict[str, int] = {
     "_records": 0,
     "_structured": 0,
     "wire": 1,
+    "httpauth": 1,
     "transports": 2,
     "handles": 3,
     "session": 3,

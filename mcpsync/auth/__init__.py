@@ -9,7 +9,7 @@ below load their module on first use. Typical use::
     oauth = OAuthManager()
     oauth.add_server("linear", "https://mcp.linear.app/mcp")
     oauth.authenticate("linear")                    # browser login, blocks until approved
-    auth = oauth.auth("linear")                     # a requests.auth.AuthBase for the HTTP transport
+    auth = oauth.auth("linear")                     # an mcpsync.httpauth.Auth for the HTTP transport
 
 See docs/oauth.md.
 """
@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # what the lazy names below are, for type checkers (nothing i
     from .discovery import canonical_resource, parse_www_authenticate
     from .flow import OAuthManager
     from .grants import ClientAuth
-    from .requests_auth import OAuthAuth
+    from .oauth_auth import OAuthAuth
     from .store import CredentialStore, default_store_path
     from .store_base import CredentialBackend, CredentialStoreBase
     from .store_keyring import KeyringCredentialStore
@@ -62,7 +62,7 @@ _LAZY = {
     "KeyringCredentialStore": ".store_keyring",
     "RedisCredentialStore": ".store_redis",
     "default_store_path": ".store",
-    "OAuthAuth": ".requests_auth",
+    "OAuthAuth": ".oauth_auth",
     "OAuthConfig": ".config",
     "canonical_resource": ".discovery",
     "parse_www_authenticate": ".discovery",

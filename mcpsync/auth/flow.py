@@ -3,7 +3,7 @@
 :class:`OAuthManager` is the OpenCode-style API (``start_auth``, ``authenticate``,
 ``finish_auth``, ``remove_auth``, ``supports_oauth``, ``has_stored_tokens``,
 ``get_auth_status``) plus :meth:`OAuthManager.auth` which returns the
-:class:`~mcpsync.auth.requests_auth.OAuthAuth` to give the HTTP transport.
+:class:`~mcpsync.auth.oauth_auth.OAuthAuth` to give the HTTP transport.
 
 Thread-safety: every method may be called from any thread. Per server name, one login
 runs at a time (others wait and reuse its tokens) and one refresh runs at a time
@@ -43,7 +43,7 @@ from .scopes import select_scopes, split_scope, union
 from .store_base import CredentialBackend, entry_for_url
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .requests_auth import OAuthAuth
+    from .oauth_auth import OAuthAuth
 
 __all__ = ["AuthorizationRequest", "OAuthManager", "ENV_CALLBACK_PORT"]
 
@@ -226,12 +226,12 @@ class OAuthManager(RefreshMethods):
             return lock
 
     def auth(self, name: str, *, interactive: bool = False) -> OAuthAuth:
-        """The :class:`~mcpsync.auth.requests_auth.OAuthAuth` for server ``name``.
+        """The :class:`~mcpsync.auth.oauth_auth.OAuthAuth` for server ``name``.
 
         With ``interactive=True`` a 401 that refreshing cannot fix (or a 403
         ``insufficient_scope``) opens the browser login from inside the request.
         """
-        from .requests_auth import OAuthAuth
+        from .oauth_auth import OAuthAuth
 
         self._server(name)
         return OAuthAuth(self, name, interactive=interactive)
@@ -277,10 +277,17 @@ class OAuthManager(RefreshMethods):
         self.store.remove(name)
 
     def remember_challenge(self, name: str, challenge: Dict[str, str]) -> None:
-        """Record the last ``WWW-Authenticate`` parameters of ``name`` (used by the next discovery)."""
+        """Record the last ``WWW-Authenticate`` parameters of ``name`` (used by the next discovery).
+
+        A challenge without ``resource_metadata`` keeps the one learned before: a server (or anything in front
+        of it) answering one 401 with a bare challenge must not send every later login to the wrong place."""
         if challenge:
             with self._lock:
-                self._challenges[name] = dict(challenge)
+                merged = dict(challenge)
+                known = (self._challenges.get(name) or {}).get("resource_metadata")
+                if known and not merged.get("resource_metadata"):
+                    merged["resource_metadata"] = known
+                self._challenges[name] = merged
 
     def probe_challenge(self, name: str, headers: Optional[Dict[str, str]] = None, timeout: float = 10.0) -> bool:
         """Ask ``name`` for its 401 challenge and remember it (:func:`.discovery.probe_challenge`)."""

@@ -6,8 +6,11 @@
 * :class:`~mcpsync.transports.http_direct.DirectNet`: the standard library alone (``http.client``
   over pooled sockets); no ``requests`` import, several times less Python per call.
 
-:func:`make_net` picks (see ``HTTPOptions.engine`` and :func:`requests_reason`). ``requests`` is
-imported only when a ``RequestsNet`` is built.
+:func:`make_net` picks (see ``HTTPOptions.engine`` and :func:`requests_reason`): the standard library for
+every configuration (auth flows and ``requests`` auths through :mod:`~mcpsync.transports.http_auth`,
+``http://`` proxies and netrc through :mod:`~mcpsync.transports.http_proxy`) but an ``https://`` or
+proxy URL of an unknown scheme (left to ``requests``, which refuses it). ``requests`` is imported only when a
+``RequestsNet`` is built (or a ``requests`` auth used).
 """
 
 from __future__ import annotations
@@ -388,42 +391,14 @@ class RequestsNet:
                     close_fd(sock)
 
 
-def _netrc_present() -> bool:
-    import os
-
-    if os.environ.get("NETRC"):
-        return True
-    home = os.path.expanduser("~")
-    return any(os.path.exists(os.path.join(home, name)) for name in (".netrc", "_netrc"))
-
-
-def _system_proxies() -> bool:
-    """True when the operating system (macOS, Windows) configures a proxy that ``requests`` would use."""
-    import sys
-
-    if sys.platform not in ("darwin", "win32"):
-        return False  # elsewhere proxies come from the environment only (checked separately)
-    import urllib.request
-
-    return bool(urllib.request.getproxies())
-
-
 def requests_reason(url: str, options: HTTPOptions) -> Optional[str]:
-    """Why ``url`` under ``options`` needs the ``requests`` engine, or None when the standard library serves it."""
-    from .http_direct import env_proxy_set
+    """Why ``url`` under ``options`` needs the ``requests`` engine, or None when the standard library serves it.
 
-    if options.auth is not None:
-        return "an auth hook"
-    if options.proxies:
-        return "proxies"
-    if options.trust_env:
-        if env_proxy_set(urlsplit(url).scheme.lower()):
-            return "a proxy from the environment"
-        if options.bearer_token is None and _netrc_present():
-            return "netrc credentials"
-        if _system_proxies():
-            return "a proxy of the operating system"
-    return None
+    Only a proxy URL of a scheme the standard-library engine does not know (every one ``requests`` speaks is
+    known: see :data:`mcpsync.transports.http_proxy.SCHEMES`), which ``requests`` then refuses with its error."""
+    from .http_proxy import unsupported_proxy
+
+    return unsupported_proxy(url, options)
 
 
 def engine_for(url: str, options: HTTPOptions) -> str:
@@ -492,13 +467,27 @@ def make_net(url: str, options: HTTPOptions, name: str = "server") -> HTTPEngine
         return RequestsNet(url, options)
     from .http_direct import DirectNet
 
+    from .http_proxy import netrc_authorization, proxy_table
+
     headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "gzip, deflate"}
     headers.update(options.headers)
     if options.bearer_token is not None:
         headers["Authorization"] = "Bearer " + options.bearer_token
+    elif options.auth is None and options.trust_env and not any(k.lower() == "authorization" for k in headers):
+        credentials = netrc_authorization(url)  # as requests does: only when nothing else authorizes
+        if credentials is not None:
+            headers["Authorization"] = credentials
     context = None
     if urlsplit(url).scheme.lower() == "https":
         context = direct_ssl_context(options)
         if options.verify is False:  # what urllib3's InsecureRequestWarning says under the requests engine
             logger.warning("TLS certificate verification is off for %s (verify=False)", redact_url(url))
-    return DirectNet(url, headers, ssl_context=context, pool_maxsize=options.pool_maxsize, name=name)
+    from .http_auth import with_auth
+
+    proxies = proxy_table(options)
+    if proxies.needs_tls():  # an https:// proxy is verified as a server would be (verify=, cert=)
+        proxies.tls = context if context is not None else direct_ssl_context(options)
+    net = DirectNet(
+        url, headers, ssl_context=context, pool_maxsize=options.pool_maxsize, name=name, proxies=proxies or None
+    )
+    return with_auth(net, options.auth)

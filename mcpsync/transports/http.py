@@ -1,9 +1,10 @@
 """Streamable HTTP transport, both protocol eras (2025-03-26 ... 2025-11-25 handshake era, 2026-07-28).
 
-One :class:`StreamableHTTPTransport` talks to one MCP endpoint through one
-``requests.Session`` (connection pooling, keep-alive, proxies and TLS settings
-resolved once). ``requests`` is imported when the transport is built, never at
-``import mcpsync`` time.
+One :class:`StreamableHTTPTransport` talks to one MCP endpoint through one HTTP
+engine (:func:`mcpsync.transports.engines.make_net`: the standard library's pooled
+keep-alive sockets, with the auth, proxies and TLS settings resolved once; ``requests``
+only with ``engine="requests"``, imported then and never at ``import
+mcpsync`` time).
 
 How a request travels
     :meth:`~StreamableHTTPTransport.send` POSTs in the calling thread. An

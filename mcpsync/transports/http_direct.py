@@ -1,11 +1,10 @@
 """The standard-library HTTP engine: keep-alive sockets this module pools, answers read by ``http_wire``.
 
-``requests`` is the richer engine (proxies, auth hooks, netrc, any adapter); importing it costs about as much
-as a whole small client process, and its per-call layers (and urllib3's beneath it) cost several times what a
-hand-written ``http.client`` client pays (this engine pays less than that: its answers are parsed by
-:mod:`mcpsync.transports.http_wire`, not ``http.client``'s ``email``-based header parser). Where a server's
-configuration needs none of what only ``requests`` does, the transports use this engine instead (see
-:func:`mcpsync.transports.engines.engine_for` for the rule). Per call it:
+Every MCP request goes through this engine, whatever its auth (run around it by
+:mod:`mcpsync.transports.http_auth`), proxy (:mod:`mcpsync.transports.http_proxy`: absolute-form requests,
+``CONNECT`` and SOCKS tunnels, TLS inside TLS through an ``https://`` proxy) or netrc; ``requests`` remains only
+when asked for with ``engine="requests"`` (see :func:`mcpsync.transports.engines.engine_for` for the rule).
+Per call it:
 
 * takes an idle connection of the origin from a LIFO pool (as many as the calls in flight, kept up to
   ``pool_maxsize``), checking a pooled one with a zero-timeout ``select`` first (a server may close an idle
@@ -45,17 +44,20 @@ from typing import Any, Dict, List, Mapping, Optional, Set, Tuple, Union
 from urllib.parse import urljoin, urlsplit
 
 from .deadlines import Deadlines
+from .http_proxy import Proxy, ProxyTable, refusal
 from .http_wire import BadAnswer, Body, Headers, read_head
 from .netbase import (
     ConnectFailed,
     ConnectionBroken,
     ConnectTimeout,
+    ProxyRefused,
     ReadTimeout,
     TLSFailed,
     TooManyRedirects,
     redact_url,
     refuse_redirect,
 )
+from .tls_in_tls import wrap_tls
 
 __all__ = ["DirectNet", "DirectResponse"]
 
@@ -91,9 +93,10 @@ class _Conn:
 class _Origin:
     """The pool of one ``(scheme, host, port)``: idle connections (LIFO) and how to make a new one."""
 
-    __slots__ = ("scheme", "host", "port", "host_header", "idle")
+    __slots__ = ("scheme", "host", "port", "host_header", "idle", "proxy")
 
     def __init__(self, scheme: str, host: str, port: int) -> None:
+        self.proxy: Optional[Proxy] = None  # absolute-form targets (an http proxy, http) or a tunnel per connection
         self.scheme = scheme
         self.host = host
         self.port = port
@@ -319,6 +322,7 @@ class DirectNet:
         ssl_context: the TLS settings for ``https`` (built by the caller from ``verify`` and ``cert``).
         pool_maxsize: idle connections kept per origin.
         name: the server's name (in the name of the read-timeout watchdog thread).
+        proxies: the proxies to use (:class:`~mcpsync.transports.http_proxy.ProxyTable`), or None.
     """
 
     kind = "stdlib"
@@ -330,7 +334,9 @@ class DirectNet:
         ssl_context: Any = None,
         pool_maxsize: int = 128,
         name: str = "server",
+        proxies: Optional[ProxyTable] = None,
     ) -> None:
+        self._proxies = proxies
         self._deadlines = Deadlines(name)
         self._headers = dict(headers)
         self._ssl_context = ssl_context
@@ -365,7 +371,10 @@ class DirectNet:
             origin = self._origins.get(key)
             if origin is None:
                 origin = self._origins[key] = _Origin(*key)
+                origin.proxy = self._proxy_for(url)
             target = (parts.path or "/") + ("?" + parts.query if parts.query else "")
+            if origin.proxy is not None and origin.proxy.forwards(scheme):  # absolute form, as a forward proxy wants
+                target = "http://%s%s" % (origin.host_header, target)
             route = _Route(url, origin, target)
             if len(self._routes) > 32:  # endpoints change on reconnects: keep the map small
                 self._routes.clear()
@@ -396,8 +405,11 @@ class DirectNet:
         (``ConnectionBroken``), never after the connect timeout. ``timeout`` bounds the connect to each
         address, then the handshake."""
         where = "%s://%s" % (origin.scheme, origin.host_header)
+        if origin.proxy is not None:
+            where += " through the proxy " + origin.proxy.shown
         try:
-            infos = socket.getaddrinfo(origin.host, origin.port, 0, socket.SOCK_STREAM)
+            host, port = origin.proxy.address if origin.proxy is not None else (origin.host, origin.port)
+            infos = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
         except (OSError, UnicodeError) as exc:
             raise ConnectFailed("cannot connect to %s: %s" % (where, _text(exc))) from None
         conn: Optional[_Conn] = None
@@ -424,11 +436,22 @@ class DirectNet:
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+            if origin.proxy is not None:
+                sock = origin.proxy.secure(sock)  # TLS to an https:// proxy
+                if not origin.proxy.forwards(origin.scheme):
+                    origin.proxy.tunnel(sock, origin.host, origin.port)  # closes sock when it raises
             if origin.scheme == "https":
-                tls = self._ssl_context.wrap_socket(sock, server_hostname=origin.host, do_handshake_on_connect=False)
-                conn.sock = tls  # the same descriptor, still registered: abort() reaches the handshake below
-                self._refuse_if_closed()
-                tls.do_handshake()
+                if sock is not conn.sock:  # through an https:// proxy: TLS inside the proxy's TLS
+                    conn.sock = sock = wrap_tls(self._ssl_context, sock, origin.host)
+                else:
+                    tls = self._ssl_context.wrap_socket(
+                        sock, server_hostname=origin.host, do_handshake_on_connect=False
+                    )
+                    conn.sock = tls  # the same descriptor, still registered: abort() reaches the handshake below
+                    self._refuse_if_closed()
+                    tls.do_handshake()
+            else:
+                conn.sock = sock  # plain http: the socket, or the TLS to an https:// proxy
             conn.sock.settimeout(None)  # blocking from now on: read timeouts are the watchdog's (see _Deadlines)
         except socket.timeout:
             self._discard(conn)
@@ -502,6 +525,10 @@ class DirectNet:
         redirects = 0
         while True:
             resp = self._exchange(route, method, body, headers, timeout)
+            proxy = route.origin.proxy
+            if resp.status_code == 407 and proxy is not None and proxy.forwards(route.origin.scheme):
+                resp.close()
+                raise ProxyRefused(refusal(proxy, 407, resp.reason, route.origin.host_header), 407)
             if self._cookies is not None or "Set-Cookie" in resp.headers:
                 self._keep_cookies(route.url, resp)
             if not resp.is_redirect:
@@ -531,6 +558,9 @@ class DirectNet:
     def _head(self, method: str, route: _Route, body: Optional[bytes], headers: Mapping[str, str]) -> bytes:
         own = {k.lower() for k in headers}
         lines = ["%s %s HTTP/1.1" % (method, route.target), "Host: " + route.origin.host_header]
+        proxy = route.origin.proxy
+        if proxy is not None and proxy.authorization and proxy.forwards(route.origin.scheme):
+            lines.append("Proxy-Authorization: " + proxy.authorization)
         lines.extend("%s: %s" % kv for kv in self._headers.items() if kv[0].lower() not in own)
         lines.extend("%s: %s" % kv for kv in headers.items())
         if body is not None and "content-length" not in own:
@@ -630,6 +660,14 @@ class DirectNet:
         if not reusable:
             got_body.reusable = False
         return DirectResponse(self, route, conn, fp, status, reason, got_headers, got_body)
+
+    def _proxy_for(self, url: str) -> Optional[Proxy]:
+        if not self._proxies:
+            return None
+        try:
+            return self._proxies.for_url(url)
+        except ValueError:
+            raise ConnectFailed("the proxy for %s is not a proxy URL this engine speaks" % redact_url(url)) from None
 
     # ------------------------------------------------------------------ cookies (only once a server sets one)
 
@@ -753,11 +791,3 @@ def close_fd(sock: Any) -> None:
             os.close(fd)
         except OSError:
             pass
-
-
-def env_proxy_set(scheme: str) -> bool:
-    """True when the environment names a proxy for ``scheme`` (requests' environment rules then apply)."""
-    for name in ("%s_proxy" % scheme, "all_proxy"):
-        if os.environ.get(name) or os.environ.get(name.upper()):
-            return True
-    return False

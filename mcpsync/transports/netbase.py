@@ -26,6 +26,7 @@ __all__ = [
     "ConnectionBroken",
     "EngineError",
     "HTTPEngine",
+    "ProxyRefused",
     "ReadTimeout",
     "TLSFailed",
     "TooManyRedirects",
@@ -87,6 +88,15 @@ class ConnectionBroken(EngineError):
 
 class TLSFailed(EngineError):
     """The TLS handshake failed (certificate not trusted, wrong host name, protocol error)."""
+
+
+class ProxyRefused(EngineError):
+    """The HTTP proxy answered a tunnel request (or a forwarded request) with an error status: ``status``
+    (407: it wants credentials), or 0 when it broke off without an answer."""
+
+    def __init__(self, message: str, status: int = 0) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class TooManyRedirects(EngineError):

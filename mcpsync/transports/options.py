@@ -42,13 +42,14 @@ class HTTPOptions:
     Args:
         headers: extra headers sent on every request (e.g. an API key).
         bearer_token: a static token sent as ``Authorization: Bearer <token>``.
-        auth: any ``requests.auth.AuthBase`` (or callable ``auth(prepared_request)``), e.g. the OAuth flow.
+        auth: an :class:`mcpsync.Auth` flow (e.g. ``OAuthManager.auth(name)``), or any ``requests.auth.AuthBase``
+            (or callable ``auth(prepared_request)``); see docs/http.md "Auth".
         verify: True (default CA bundle, or ``REQUESTS_CA_BUNDLE``), False, a CA bundle path,
             an ``ssl.SSLContext``, or ``"system"`` for the operating system's trust store
             (via the ``truststore`` package when installed).
         cert: a client certificate: a path, or a ``(cert, key)`` tuple.
-        proxies: explicit proxies (``{"https": "http://proxy:3128"}``); by default the
-            ``HTTP(S)_PROXY`` / ``NO_PROXY`` environment is honoured (resolved once).
+        proxies: explicit proxies (``{"https": "http://user:pw@proxy:3128", "no_proxy": "..."}``); by default the
+            ``HTTP(S)_PROXY`` / ``ALL_PROXY`` / ``NO_PROXY`` environment and the OS settings (resolved once).
         trust_env: read proxies, CA bundle and netrc credentials from the environment (once).
         connect_timeout: seconds to establish a TCP/TLS connection.
         read_timeout: seconds without a byte before a response or event stream is abandoned;
@@ -56,12 +57,11 @@ class HTTPOptions:
         max_message_size: the largest single message accepted (default 64 MiB).
         pool_maxsize: connections kept per origin (at least the number of calls in flight).
         engine: which HTTP library sends the requests: ``"auto"`` (default) picks the standard-library
-            engine (:mod:`~mcpsync.transports.http_direct`: ``http.client`` over pooled keep-alive
-            sockets, no ``requests`` import) unless the configuration needs ``requests``: an ``auth``
-            hook, proxies (given, or from the environment or the operating system), or netrc
-            credentials; ``"requests"`` always uses ``requests``; ``"stdlib"`` insists on the standard
-            library (a configuration it cannot serve is a ``ConfigError``). The environment variable
-            ``MCPSYNC_HTTP_ENGINE`` sets the default.
+            engine (:mod:`~mcpsync.transports.http_direct`: pooled keep-alive sockets, no ``requests`` import)
+            for every configuration (any ``auth``, every proxy scheme ``requests`` speaks, netrc);
+            ``"requests"`` uses ``requests`` (an escape hatch, kept for one release); ``"stdlib"`` insists on
+            the standard library (a proxy URL of an unknown scheme is then a ``ConfigError``).
+            The environment variable ``MCPSYNC_HTTP_ENGINE`` sets the default.
     """
 
     def __init__(
@@ -85,7 +85,7 @@ class HTTPOptions:
         if bearer_token is not None and (not isinstance(bearer_token, str) or not bearer_token.strip()):
             raise ConfigError("bearer_token must be a non-empty string")
         if auth is not None and not callable(auth):
-            raise ConfigError("auth must be a requests.auth.AuthBase (a callable taking the prepared request)")
+            raise ConfigError("auth must be an mcpsync.Auth or a requests.auth.AuthBase (a callable taking a request)")
         if not isinstance(max_message_size, int) or max_message_size <= 0:
             raise ConfigError("max_message_size must be a positive integer")
         for key, value in (headers or {}).items():

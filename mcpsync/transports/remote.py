@@ -32,6 +32,7 @@ from ..errors import (
     HTTPStatusError,
     InsufficientScope,
     MCPError,
+    ProxyError,
     RemoteError,
     TransportError,
 )
@@ -53,6 +54,7 @@ from .netbase import (
     ConnectTimeout,
     EngineError,
     HTTPEngine,
+    ProxyRefused,
     ReadTimeout,
     TLSFailed,
     TooManyRedirects,
@@ -229,6 +231,8 @@ def convert_request_exception(exc: BaseException, url: str, **context: Any) -> T
         return exc.with_context(**context)  # type: ignore[return-value]
     where = redact_url(url)
     if isinstance(exc, EngineError):  # the standard-library engine's (their messages name the URL, redacted)
+        if isinstance(exc, ProxyRefused):
+            return ProxyError(str(exc), status_code=exc.status, **context)
         if isinstance(exc, (ConnectFailed, ConnectTimeout, TLSFailed)):
             return ConnectError(str(exc), **context)
         if isinstance(exc, ReadTimeout):
@@ -246,7 +250,9 @@ def convert_request_exception(exc: BaseException, url: str, **context: Any) -> T
     if isinstance(exc, requests.exceptions.SSLError):
         return ConnectError("TLS error talking to %s: %s" % (where, _exc_text(exc)), **context)
     if isinstance(exc, requests.exceptions.ProxyError):
-        return ConnectError("proxy error reaching %s: %s" % (where, _exc_text(exc)), **context)
+        text = _exc_text(exc)
+        status = 407 if " 407 " in " %s " % text.replace(":", " ") else 0
+        return ProxyError("proxy error reaching %s: %s" % (where, text), status_code=status, **context)
     if isinstance(exc, requests.exceptions.ReadTimeout) or _is_read_timeout(exc):
         # requests' ReadTimeout, and urllib3's ReadTimeoutError / socket.timeout raised while a body is read
         # (the transports turn a call's read timeout into RequestTimeout before getting here)

@@ -1,0 +1,487 @@
+"""Proxies and netrc for the standard-library engine (what ``requests`` resolves from the environment).
+
+* :func:`proxy_table` builds, once per server, the proxies a transport may use: ``HTTPOptions.proxies``
+  when given (``requests``' keys: ``"https"``, ``"http"``, ``"all"``, ``"https://host"``, ``"all://host"``,
+  plus an optional ``"no_proxy"``), else, with ``trust_env``, the environment (``HTTP_PROXY``,
+  ``HTTPS_PROXY``, ``ALL_PROXY``, lower or upper case, ``NO_PROXY``) and, where no variable is set, the
+  operating system's settings (``urllib.request.getproxies()``: the macOS System Configuration or the
+  Windows registry, with their bypass lists).
+* ``NO_PROXY``: comma-separated host names (a name matches itself and its subdomains, a leading dot
+  optional), ``host:port``, IP addresses, CIDR networks (``10.0.0.0/8``, ``fd00::/8``), or ``*`` (no proxy
+  at all).
+* :class:`Proxy`: one proxy. ``http://`` and ``https://`` (TLS to the proxy): plain ``http`` requests go to it
+  in absolute form, ``https`` through a ``CONNECT`` tunnel (TLS to the server inside it, verified against the
+  server's name; through an ``https://`` proxy that is TLS inside TLS, :mod:`~mcpsync.transports.tls_in_tls`),
+  the URL's userinfo becomes ``Proxy-Authorization: Basic``. ``socks5://`` / ``socks5h://`` (RFC 1928, RFC 1929
+  credentials from the URL) and ``socks4://`` / ``socks4a://`` (the URL's user name as the user id): a tunnel
+  for every connection. A refusal is a :class:`~mcpsync.transports.netbase.ProxyRefused` (``ProxyError`` for
+  callers; ``status_code=407`` when the proxy wants other credentials).
+* :func:`netrc_authorization`: ``Authorization: Basic`` for the server from ``NETRC`` / ``~/.netrc`` /
+  ``~/_netrc`` (as ``requests`` reads it: the login, else the account, and the password).
+
+Every proxy scheme ``requests`` speaks is spoken here (:data:`SCHEMES`); a URL of another scheme is named by
+:func:`unsupported_proxy` (``engines.engine_for`` leaves it to ``requests``, which refuses it). Credentials never
+appear in logs, errors or ``repr()``.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import os
+import socket
+import ssl
+import sys
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+from urllib.parse import unquote, urlsplit
+
+from .netbase import ConnectTimeout, ProxyRefused
+
+__all__ = ["Proxy", "ProxyTable", "bypass", "netrc_authorization", "proxy_table", "unsupported_proxy"]
+
+logger = logging.getLogger("mcpsync.transports.http")
+
+_MAX_HEAD = 1 << 16
+
+
+#: The proxy URL schemes this engine speaks (``https``: TLS to the proxy; ``socks5``/``socks4``: names resolved
+#: here; ``socks5h``/``socks4a``: by the proxy). Every scheme ``requests`` (with PySocks) speaks.
+SCHEMES = ("http", "https", "socks5", "socks5h", "socks4", "socks4a")
+_DEFAULT_PROXY_PORTS = {"http": 80, "https": 443, **{kind: 1080 for kind in ("socks5", "socks5h", "socks4", "socks4a")}}
+
+
+class Proxy:
+    """One proxy (see :data:`SCHEMES`): where it listens and the credentials of its URL's userinfo."""
+
+    __slots__ = ("kind", "host", "port", "authorization", "user", "password", "shown", "tls")
+
+    def __init__(
+        self, host: str, port: int, authorization: Optional[str], kind: str = "http", user: str = "", password: str = ""
+    ) -> None:
+        self.kind = kind
+        self.host = host
+        self.port = port
+        self.authorization = authorization  # Proxy-Authorization for an http:// proxy
+        self.user = user  # RFC 1929 credentials for a SOCKS5 proxy
+        self.password = password
+        self.shown = "%s://%s:%d" % (kind, "[%s]" % host if ":" in host else host, port)  # never the userinfo
+        self.tls: Any = None  # the ssl.SSLContext an https:// proxy is verified with (set by the ProxyTable)
+
+    @classmethod
+    def parse(cls, url: str) -> "Proxy":
+        """A proxy URL (``http://user:pass@host:port``, ``socks5h://...``; without a scheme: ``http://``)."""
+        if "://" not in url:
+            url = "http://" + url
+        parts = urlsplit(url)
+        kind = parts.scheme.lower()
+        if kind not in SCHEMES or not parts.hostname:
+            raise ValueError("not a proxy URL this engine speaks (%s)" % ", ".join(SCHEMES))
+        port = parts.port or _DEFAULT_PROXY_PORTS[kind]
+        authorization = None
+        user = unquote(parts.username or "")
+        password = unquote(parts.password or "")
+        if parts.username is not None and kind in ("http", "https"):
+            pair = "%s:%s" % (user, password)
+            authorization = "Basic " + base64.b64encode(pair.encode("utf-8")).decode("ascii")
+        return cls(parts.hostname, port, authorization, kind, user, password)
+
+    @property
+    def address(self) -> Tuple[str, int]:
+        return self.host, self.port
+
+    def forwards(self, scheme: str) -> bool:
+        """True when requests for ``scheme`` go to the proxy in absolute form (an http(s) proxy, plain http);
+        otherwise each connection is a tunnel (:meth:`tunnel`)."""
+        return self.kind in ("http", "https") and scheme == "http"
+
+    def secure(self, sock: socket.socket) -> Any:
+        """``sock`` (connected to the proxy) with TLS to the proxy for an ``https://`` proxy, else ``sock``;
+        raises ``ssl.SSLError`` / ``OSError`` (the caller closes ``sock``)."""
+        if self.kind != "https":
+            return sock
+        if self.tls is None:
+            raise ValueError("no TLS settings for the proxy %s" % self.shown)
+        return self.tls.wrap_socket(sock, server_hostname=self.host)
+
+    def tunnel(self, sock: socket.socket, host: str, port: int) -> None:
+        """Ask the proxy (``sock`` is connected to it) for a tunnel to ``host:port``; blocks for the answer,
+        bounded by ``sock``'s timeout (the connect timeout). On failure closes ``sock`` and raises
+        ``ProxyRefused`` (an answer other than 2xx; 407 also for refused SOCKS credentials) or ``ConnectTimeout``."""
+        if self.kind not in ("http", "https"):
+            try:
+                if self.kind.startswith("socks4"):
+                    socks4_connect(sock, host, port, self)
+                else:
+                    socks5_connect(sock, host, port, self)
+            except socket.timeout:
+                sock.close()
+                raise ConnectTimeout("timed out opening a tunnel through the proxy %s" % self.shown) from None
+            except ProxyRefused:
+                sock.close()
+                raise
+            except (OSError, ValueError) as exc:
+                sock.close()
+                raise ProxyRefused("the proxy %s broke off: %s" % (self.shown, str(exc)[:200]), 0) from None
+            return
+        shown = "[%s]" % host if ":" in host else host
+        lines = ["CONNECT %s:%d HTTP/1.1" % (shown, port), "Host: %s:%d" % (shown, port)]
+        if self.authorization:
+            lines.append("Proxy-Authorization: " + self.authorization)
+        try:
+            sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+            status, reason = _read_connect_answer(sock)
+        except socket.timeout:
+            sock.close()
+            raise ConnectTimeout("timed out opening a tunnel through the proxy %s" % self.shown) from None
+        except (OSError, ValueError) as exc:
+            sock.close()
+            raise ProxyRefused(
+                "the proxy %s broke off the tunnel to %s:%d: %s" % (self.shown, shown, port, str(exc)[:200]), 0
+            ) from None
+        if not 200 <= status < 300:
+            sock.close()
+            raise ProxyRefused(refusal(self, status, reason, "%s:%d" % (shown, port)), status)
+
+    def __repr__(self) -> str:
+        return "<Proxy %s%s>" % (self.shown, " (with credentials)" if self.authorization else "")
+
+
+_SOCKS_REPLIES = {
+    1: "general SOCKS server failure",
+    2: "connection not allowed by ruleset",
+    3: "network unreachable",
+    4: "host unreachable",
+    5: "connection refused",
+    6: "TTL expired",
+    7: "command not supported",
+    8: "address type not supported",
+}
+
+
+def socks5_connect(sock: socket.socket, host: str, port: int, proxy: Proxy) -> None:
+    """RFC 1928 CONNECT (with RFC 1929 username/password when the proxy URL has credentials) on ``sock``.
+    ``socks5``: ``host`` is resolved here; ``socks5h``: the proxy resolves it. Raises ``ProxyRefused``."""
+    target = "%s:%d" % (host, port)
+    methods = b"\x00\x02" if proxy.user or proxy.password else b"\x00"
+    sock.sendall(b"\x05" + bytes([len(methods)]) + methods)
+    version, method = _recv_exact(sock, 2)
+    if version != 5:
+        raise ValueError("not a SOCKS5 proxy")
+    if method == 0x02:
+        user, password = proxy.user.encode("utf-8"), proxy.password.encode("utf-8")
+        if len(user) > 255 or len(password) > 255:
+            raise ProxyRefused("the SOCKS credentials for %s are longer than 255 bytes" % proxy.shown, 407)
+        sock.sendall(b"\x01" + bytes([len(user)]) + user + bytes([len(password)]) + password)
+        if _recv_exact(sock, 2)[1] != 0:
+            raise ProxyRefused(
+                "the proxy %s refused the credentials in the proxy URL for %s" % (proxy.shown, target), 407
+            )
+    elif method != 0x00:
+        what = "wants credentials" if not (proxy.user or proxy.password) else "accepts none of the offered methods"
+        raise ProxyRefused("the SOCKS proxy %s %s for %s" % (proxy.shown, what, target), 407)
+    bare = host.strip("[]")
+    import ipaddress
+
+    address: bytes
+    try:
+        packed = ipaddress.ip_address(bare).packed
+        address = (b"\x01" if len(packed) == 4 else b"\x04") + packed
+    except ValueError:
+        if proxy.kind == "socks5":  # resolved here, as requests does for socks5://
+            info = socket.getaddrinfo(bare, port, type=socket.SOCK_STREAM)[0][4][0]
+            packed = ipaddress.ip_address(info).packed
+            address = (b"\x01" if len(packed) == 4 else b"\x04") + packed
+        else:
+            name = bare.encode("idna")
+            if len(name) > 255:
+                raise ProxyRefused("the host name %s is too long for SOCKS" % bare[:80], 0) from None
+            address = b"\x03" + bytes([len(name)]) + name
+    sock.sendall(b"\x05\x01\x00" + address + port.to_bytes(2, "big"))
+    version, reply, _reserved, kind = _recv_exact(sock, 4)
+    if version != 5:
+        raise ValueError("not a SOCKS5 answer")
+    if reply != 0:
+        text = _SOCKS_REPLIES.get(reply, "error %d" % reply)
+        raise ProxyRefused("the SOCKS proxy %s could not reach %s: %s" % (proxy.shown, target, text), 0)
+    skip = {1: 4, 4: 16}.get(kind)
+    if skip is None:
+        if kind != 3:
+            raise ValueError("a SOCKS5 answer with address type %d" % kind)
+        skip = _recv_exact(sock, 1)[0]
+    _recv_exact(sock, skip + 2)  # the bound address and port: not needed
+
+
+def socks4_connect(sock: socket.socket, host: str, port: int, proxy: Proxy) -> None:
+    """SOCKS4 CONNECT (``socks4``: an IPv4 address resolved here; ``socks4a``: the proxy resolves the name).
+    The proxy URL's user name is the SOCKS4 user id (SOCKS4 has no passwords). Raises ``ProxyRefused``."""
+    import ipaddress
+
+    target = "%s:%d" % (host, port)
+    bare = host.strip("[]")
+    name = b""
+    try:
+        address = ipaddress.ip_address(bare)
+    except ValueError:
+        address = None
+    if address is None and proxy.kind == "socks4":
+        address = ipaddress.ip_address(socket.getaddrinfo(bare, port, socket.AF_INET, socket.SOCK_STREAM)[0][4][0])
+    if address is None:
+        packed, name = b"\x00\x00\x00\x01", bare.encode("idna") + b"\x00"  # 4a: 0.0.0.1, then the name
+    elif address.version == 4:
+        packed = address.packed
+    else:
+        raise ProxyRefused("the SOCKS4 proxy %s cannot reach the IPv6 address of %s" % (proxy.shown, target), 0)
+    user = proxy.user.encode("utf-8")
+    sock.sendall(b"\x04\x01" + port.to_bytes(2, "big") + packed + user + b"\x00" + name)
+    _version, status = _recv_exact(sock, 8)[:2]
+    if status != 90:
+        text = {91: "request rejected or failed", 92: "no identd", 93: "identd refused the user id"}.get(
+            status, "status %d" % status
+        )
+        raise ProxyRefused("the SOCKS4 proxy %s could not reach %s: %s" % (proxy.shown, target, text), 0)
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            raise ValueError("the proxy closed the connection")
+        data += chunk
+    return data
+
+
+def refusal(proxy: Proxy, status: int, reason: str, target: str) -> str:
+    """The message of a proxy's refusal (a 407 says what to do)."""
+    if status == 407:
+        what = "refused the credentials in the proxy URL" if proxy.authorization else "wants credentials"
+        return "the proxy %s %s (HTTP 407) for %s; put user:password in the proxy URL" % (proxy.shown, what, target)
+    return "the proxy %s refused the connection to %s: HTTP %d %s" % (proxy.shown, target, status, reason[:100])
+
+
+def _read_connect_answer(sock: socket.socket) -> Tuple[int, str]:
+    """The status of a CONNECT answer. Reads the head and not one byte more (after a 200 the bytes belong to
+    the TLS session inside the tunnel): each chunk is peeked first, then only its part up to the blank line
+    is taken."""
+    head = b""
+    if isinstance(sock, ssl.SSLSocket):  # no MSG_PEEK on TLS: byte by byte (from its buffer), only the head
+        while not head.endswith(b"\r\n\r\n"):
+            byte = sock.recv(1)
+            if not byte:
+                raise ValueError("the proxy closed the connection")
+            head += byte
+            if len(head) > _MAX_HEAD:
+                raise ValueError("the proxy's answer head is too long")
+    while not head.endswith(b"\r\n\r\n"):
+        peeked = sock.recv(4096, socket.MSG_PEEK)
+        if not peeked:
+            raise ValueError("the proxy closed the connection")
+        cut = (head + peeked).find(b"\r\n\r\n")
+        if cut >= 0:
+            head += sock.recv(cut + 4 - len(head))
+            break
+        head += sock.recv(len(peeked))
+        if len(head) > _MAX_HEAD:
+            raise ValueError("the proxy's answer head is too long")
+    line = head.split(b"\r\n", 1)[0].decode("latin-1")
+    parts = line.split(" ", 2)
+    if len(parts) < 2 or not parts[0].startswith("HTTP/") or not parts[1].isdigit():
+        raise ValueError("not an HTTP answer: %r" % line[:80])
+    return int(parts[1]), parts[2] if len(parts) > 2 else ""
+
+
+class ProxyTable:
+    """The proxies of one transport: ``requests``' key order per URL, then the bypass list. Immutable."""
+
+    def __init__(self, mapping: Mapping[str, str], no_proxy: Optional[str], system_bypass: bool = False) -> None:
+        self._mapping = {k.lower(): v for k, v in mapping.items() if v}
+        self._no_proxy = no_proxy
+        self._system_bypass = system_bypass
+        self.tls: Any = None  # the ssl.SSLContext for https:// proxies (see needs_tls)
+
+    def needs_tls(self) -> bool:
+        """True when one of the proxies is an ``https://`` proxy (its TLS settings must be set in ``tls``)."""
+        return any(v.lower().startswith("https://") for v in self._mapping.values())
+
+    def __bool__(self) -> bool:
+        return bool(self._mapping)
+
+    def url_for(self, url: str) -> Optional[str]:
+        """The proxy URL for ``url`` (with its credentials), or None for a direct connection."""
+        parts = urlsplit(url)
+        scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
+        try:
+            port = parts.port
+        except ValueError:
+            port = None
+        if bypass(host, port or {"http": 80, "https": 443}.get(scheme, 0), self._no_proxy):
+            return None
+        if self._system_bypass and self._no_proxy is None and _os_bypass(host):
+            return None
+        for key in (scheme + "://" + host, scheme, "all://" + host, "all"):
+            proxy = self._mapping.get(key)
+            if proxy:
+                return proxy
+        return None
+
+    def for_url(self, url: str) -> Optional[Proxy]:
+        """The :class:`Proxy` for ``url``, or None (raises ``ValueError`` for a proxy this engine does not speak)."""
+        found = self.url_for(url)
+        if found is None:
+            return None
+        proxy = Proxy.parse(found)
+        proxy.tls = self.tls
+        return proxy
+
+
+def proxy_table(options: object) -> ProxyTable:
+    """The proxies of a transport under ``options`` (an ``HTTPOptions``), resolved now, once."""
+    given = getattr(options, "proxies", None)
+    if given is not None:
+        mapping = dict(given)
+        return ProxyTable(mapping, mapping.pop("no_proxy", None) or mapping.pop("no", None))
+    if not getattr(options, "trust_env", True):
+        return ProxyTable({}, None)
+    found = environment_proxies()
+    system = not found
+    if system:
+        found = _os_proxies()
+    no_proxy = found.pop("no", None)
+    return ProxyTable(found, no_proxy, system_bypass=system and bool(found))
+
+
+def environment_proxies() -> Dict[str, str]:
+    """``{scheme: proxy URL, "no": ...}`` from ``<scheme>_proxy`` variables, as ``urllib.request`` reads them
+    (lower case wins over upper case; under CGI, where ``REQUEST_METHOD`` is set, ``HTTP_PROXY`` in upper
+    case is ignored: a client's ``Proxy:`` header would set it). Without importing ``urllib.request``."""
+    found: Dict[str, str] = {}
+    for name, value in os.environ.items():
+        if name[-6:].lower() == "_proxy" and value:
+            found[name[:-6].lower()] = value
+    if "REQUEST_METHOD" in os.environ:
+        found.pop("http", None)
+    for name, value in os.environ.items():  # lower case last: it wins
+        if name[-6:] == "_proxy":
+            scheme = name[:-6].lower()
+            if value:
+                found[scheme] = value
+            else:
+                found.pop(scheme, None)
+    return found
+
+
+def _os_proxies() -> Dict[str, str]:
+    """The operating system's proxy settings (macOS System Configuration, the Windows registry), or {}."""
+    if sys.platform not in ("darwin", "win32"):
+        return {}  # elsewhere proxies come from the environment only
+    import urllib.request
+
+    try:
+        return dict(urllib.request.getproxies())
+    except Exception:  # noqa: BLE001 - the OS settings are advisory
+        logger.debug("reading the operating system's proxy settings failed", exc_info=True)
+        return {}
+
+
+def unsupported_proxy(url: str, options: object) -> Optional[str]:
+    """What of ``url``'s proxy configuration the standard-library engine cannot serve, or None."""
+    try:
+        proxy = proxy_table(options).url_for(url)
+    except ValueError:  # pragma: no cover - a malformed URL is refused elsewhere
+        return None
+    if proxy is None:
+        return None
+    scheme = urlsplit(proxy if "://" in proxy else "http://" + proxy).scheme.lower()
+    if scheme in SCHEMES:
+        return None
+    return "a %s:// proxy" % scheme
+
+
+def bypass(host: str, port: int, no_proxy: Optional[str]) -> bool:
+    """True when ``NO_PROXY``-style ``no_proxy`` says ``host`` (at ``port``) is reached directly."""
+    if not no_proxy:
+        return False
+    import ipaddress
+
+    host = host.strip("[]").lower()
+    try:
+        address: Optional[ipaddress._BaseAddress] = ipaddress.ip_address(host)
+    except ValueError:
+        address = None
+    for raw in no_proxy.replace(" ", ",").split(","):
+        entry = raw.strip().lower()
+        if not entry:
+            continue
+        if entry == "*":
+            return True
+        name, entry_port = entry, ""
+        if _has_port(entry):
+            name, _, entry_port = entry.rpartition(":")
+        if entry_port and entry_port != str(port):
+            continue
+        name = name.strip("[]")
+        if address is not None:
+            try:
+                if address in ipaddress.ip_network(name, strict=False):
+                    return True
+            except ValueError:
+                pass
+            continue
+        name = name.lstrip(".")
+        if name and (host == name or host.endswith("." + name)):
+            return True
+    return False
+
+
+def _has_port(entry: str) -> bool:
+    """``host:port``, ``1.2.3.4:port`` or ``[v6]:port`` (a bare IPv6 address has colons but no port)."""
+    head, sep, tail = entry.rpartition(":")
+    return bool(sep) and tail.isdigit() and (":" not in head or (head.startswith("[") and head.endswith("]")))
+
+
+def _os_bypass(host: str) -> bool:
+    import urllib.request
+
+    try:
+        return bool(urllib.request.proxy_bypass(host))
+    except Exception:  # noqa: BLE001 - the OS settings are advisory
+        return False
+
+
+def netrc_authorization(url: str) -> Optional[str]:
+    """``Basic ...`` for ``url``'s host from the netrc file (``NETRC``, else ``~/.netrc`` or ``~/_netrc``),
+    or None. A missing or malformed file is no credentials (as ``requests`` treats it); never raises."""
+    host = (urlsplit(url).hostname or "").lower()
+    if not host:
+        return None
+    candidates: List[str] = []
+    if os.environ.get("NETRC"):
+        candidates.append(os.path.expanduser(os.environ["NETRC"]))
+    else:
+        home = os.path.expanduser("~")
+        candidates.extend(os.path.join(home, name) for name in (".netrc", "_netrc"))
+    for path in candidates:
+        if not os.path.exists(path):
+            continue
+        import netrc
+
+        try:
+            found = netrc.netrc(path).authenticators(host)
+        except (netrc.NetrcParseError, OSError) as exc:
+            logger.debug("ignoring the netrc file %s: %s", path, type(exc).__name__)
+            return None
+        if not found:
+            return None
+        login, account, password = found
+        pair = "%s:%s" % (login or account or "", password or "")
+        return "Basic " + base64.b64encode(pair.encode("utf-8")).decode("ascii")
+    return None
+
+
+def netrc_present() -> bool:
+    """True when a netrc file exists where :func:`netrc_authorization` looks."""
+    if os.environ.get("NETRC"):
+        return True
+    home = os.path.expanduser("~")
+    return any(os.path.exists(os.path.join(home, name)) for name in (".netrc", "_netrc"))
+

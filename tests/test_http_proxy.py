@@ -1,0 +1,393 @@
+"""Proxies and netrc on the standard-library engine, through a real local forward/CONNECT proxy
+(tests/proxyserver.py) and a SOCKS5 proxy: configuration, the environment (HTTP(S)_PROXY, ALL_PROXY, NO_PROXY
+with CIDR and *), the operating system's settings, CONNECT tunnels for https, Basic proxy credentials, 407 as a
+typed error."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import urllib.request
+from typing import Any, Dict, Iterator
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import mcpsync
+from mcpsync.transports.engines import engine_for
+from mcpsync.transports.http_proxy import bypass, proxy_table
+from mcpsync.transports.options import HTTPOptions
+
+from .httpserver import MCPTestServer
+from .proxyserver import ProxyServer, SocksServer
+from .test_http_tls import _tls_server, pki  # noqa: F401 - the throwaway CA fixture
+
+_PROXY_VARS = ("http_proxy", "https_proxy", "all_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
+               "NO_PROXY", "NETRC", "REQUEST_METHOD")  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    for name in _PROXY_VARS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.netrc of the machine's user
+    monkeypatch.delenv("MCPSYNC_HTTP_ENGINE", raising=False)
+
+
+@pytest.fixture
+def proxy() -> Iterator[ProxyServer]:
+    with ProxyServer() as p:
+        yield p
+
+
+def _engine(client: Any) -> Any:
+    return client.transport._net
+
+
+# ---------------------------------------------------------------------------------------------- plain http
+
+
+@pytest.mark.parametrize("kind", ["modern", "legacy", "sse"])
+def test_http_through_the_proxy_from_the_environment(
+    proxy: ProxyServer, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    with MCPTestServer(era="modern" if kind == "modern" else "legacy") as srv:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        url = srv.sse_url() if kind == "sse" else srv.url
+        options: Dict[str, Any] = {"transport": "sse"}
+        if kind != "sse":
+            options = {"transport": "http", "protocol": "legacy" if kind == "legacy" else "auto"}
+        with mcpsync.connect(url, timeout=30, **options) as client:
+            assert _engine(client).kind == "stdlib"
+            for i in range(5):
+                assert client.call_tool("echo", {"message": str(i)}).text == str(i)
+            handles = [client.call_tool_async("echo", {"message": "a%d" % i}) for i in range(8)]
+            assert sorted(h.result(30).text for h in handles) == sorted("a%d" % i for i in range(8))
+        posts = [t for m, t, _ in proxy.forwarded if m == "POST"]
+        assert len(posts) == len(srv.records("POST")) >= 14  # every request went through the proxy
+        assert all(t.startswith("http://127.0.0.1:%d/" % srv.port) for t in posts)  # absolute form
+        if kind != "modern":
+            assert any(m == "GET" for m, _, _ in proxy.forwarded)  # the event stream too
+        assert proxy.connections < len(proxy.forwarded)  # keep-alive to the proxy
+
+
+def test_explicit_proxies_and_all_proxy(proxy: ProxyServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    with MCPTestServer(era="modern") as srv:
+        with mcpsync.connect(srv.url, transport="http", timeout=30, proxies={"all": proxy.url}) as client:
+            assert client.call_tool("echo", {"message": "x"}).text == "x"
+        assert proxy.forwarded
+        seen = len(proxy.forwarded)
+        monkeypatch.setenv("ALL_PROXY", proxy.url)
+        with mcpsync.connect(srv.url, transport="http", timeout=30) as client:
+            assert client.call_tool("echo", {"message": "y"}).text == "y"
+        assert len(proxy.forwarded) > seen
+        seen = len(proxy.forwarded)
+        with mcpsync.connect(srv.url, transport="http", timeout=30, trust_env=False) as client:
+            assert client.call_tool("echo", {"message": "z"}).text == "z"
+        assert len(proxy.forwarded) == seen  # trust_env=False: the environment is ignored
+
+
+@pytest.mark.parametrize("no_proxy", ["127.0.0.0/8", "*", "127.0.0.1", "localhost,127.0.0.1:{port}"])
+def test_no_proxy_sends_directly(proxy: ProxyServer, monkeypatch: pytest.MonkeyPatch, no_proxy: str) -> None:
+    with MCPTestServer(era="modern") as srv:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        monkeypatch.setenv("NO_PROXY", no_proxy.format(port=srv.port))
+        with mcpsync.connect(srv.url, transport="http", timeout=30) as client:
+            assert client.call_tool("echo", {"message": "direct"}).text == "direct"
+        assert proxy.forwarded == [] and proxy.connections == 0
+
+
+def test_no_proxy_for_another_port_still_proxies(proxy: ProxyServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    with MCPTestServer(era="modern") as srv:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1:%d,10.0.0.0/8,example.com" % (srv.port + 1))
+        with mcpsync.connect(srv.url, transport="http", timeout=30) as client:
+            assert client.call_tool("echo", {"message": "p"}).text == "p"
+        assert proxy.forwarded
+
+
+def test_the_operating_system_proxy_settings(proxy: ProxyServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    # urllib.request.getproxies() reads macOS System Configuration / the Windows registry when no variable is
+    # set; Linux has no such store, so the platform and that store are stood in for here
+    from mcpsync.transports import http_proxy
+
+    monkeypatch.setattr(http_proxy.sys, "platform", "darwin")
+    monkeypatch.setattr(urllib.request, "getproxies", lambda: {"http": proxy.url, "no": "example.com"})
+    with MCPTestServer(era="modern") as srv:
+        with mcpsync.connect(srv.url, transport="http", timeout=30) as client:
+            assert client.call_tool("echo", {"message": "os"}).text == "os"
+        assert proxy.forwarded
+
+
+# ---------------------------------------------------------------------------------------------- credentials
+
+
+def test_proxy_credentials_from_the_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    with ProxyServer(credentials=("us er", "p@ss:w/rd")) as proxy, MCPTestServer(era="modern") as srv:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url_with_credentials)
+        with mcpsync.connect(srv.url, transport="http", timeout=30) as client:
+            assert client.call_tool("echo", {"message": "a"}).text == "a"
+        assert proxy.forwarded and all(auth == proxy.expected for _, _, auth in proxy.forwarded)
+        assert proxy.refused == 0
+        assert all("proxy-authorization" not in r.headers for r in srv.log)  # never passed on to the server
+
+
+def test_a_407_is_a_typed_proxy_error_without_the_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    with ProxyServer(credentials=("user", "right")) as proxy, MCPTestServer(era="modern") as srv:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url_with_credentials.replace("right", "wrong-secret"))
+        with pytest.raises(mcpsync.ProxyError) as info:
+            mcpsync.connect(srv.url, transport="http", timeout=30)
+        assert info.value.status_code == 407 and isinstance(info.value, mcpsync.ConnectError)
+        assert "wrong-secret" not in str(info.value) and "407" in str(info.value)
+        assert srv.log == []
+
+
+def test_netrc_credentials_for_the_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    netrc = tmp_path / "netrc"
+    netrc.write_text("machine 127.0.0.1 login alice password s3cret\n")
+    os.chmod(netrc, 0o600)
+    monkeypatch.setenv("NETRC", str(netrc))
+    with MCPTestServer(era="modern") as srv:
+        with mcpsync.connect(srv.url, transport="http", timeout=30) as client:
+            assert _engine(client).kind == "stdlib"
+            assert client.call_tool("echo", {"message": "n"}).text == "n"
+        assert {r.headers.get("authorization") for r in srv.log} == {"Basic YWxpY2U6czNjcmV0"}
+        with mcpsync.connect(srv.url, transport="http", timeout=30, bearer_token="tok") as client:
+            client.call_tool("echo", {"message": "b"})
+        assert srv.log[-1].headers.get("authorization") == "Bearer tok"  # a token wins over netrc
+
+
+# ---------------------------------------------------------------------------------------------- https
+
+
+@pytest.mark.parametrize("credentials", [None, ("u", "pw")])
+def test_https_through_a_connect_tunnel(
+    pki: Dict[str, str], monkeypatch: pytest.MonkeyPatch, credentials: Any
+) -> None:
+    with ProxyServer(credentials=credentials) as proxy, _tls_server(pki) as srv:
+        monkeypatch.setenv("HTTPS_PROXY", proxy.url_with_credentials if credentials else proxy.url)
+        url = "https://127.0.0.1:%d/mcp" % srv.port
+        with mcpsync.connect(url, transport="http", timeout=30, verify=pki["ca.crt"]) as client:
+            assert _engine(client).kind == "stdlib"
+            for i in range(3):
+                assert client.call_tool("echo", {"message": "t%d" % i}).text == "t%d" % i
+        assert proxy.tunnels and all(t == "127.0.0.1:%d" % srv.port for t, _ in proxy.tunnels)
+        assert all(auth == proxy.expected for _, auth in proxy.tunnels)
+        assert proxy.forwarded == []  # nothing in the clear
+        assert len(proxy.tunnels) < len(srv.records("POST"))  # a tunnel carries several requests
+
+
+def test_https_407_and_a_refused_tunnel_are_typed(pki: Dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    with ProxyServer(credentials=("u", "pw")) as proxy, _tls_server(pki) as srv:
+        url = "https://127.0.0.1:%d/mcp" % srv.port
+        monkeypatch.setenv("HTTPS_PROXY", proxy.url)
+        with pytest.raises(mcpsync.ProxyError) as info:
+            mcpsync.connect(url, transport="http", timeout=30, verify=pki["ca.crt"])
+        assert info.value.status_code == 407
+    with ProxyServer() as proxy, _tls_server(pki) as srv:
+        url = "https://127.0.0.1:%d/mcp" % srv.port
+        monkeypatch.setenv("HTTPS_PROXY", proxy.url)
+        proxy.connect_answer = b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n"
+        with pytest.raises(mcpsync.ProxyError) as info:
+            mcpsync.connect(url, transport="http", timeout=30, verify=pki["ca.crt"])
+        assert info.value.status_code == 502
+        proxy.connect_answer = b""  # hangs up on the CONNECT
+        with pytest.raises(mcpsync.ProxyError) as info:
+            mcpsync.connect(url, transport="http", timeout=30, verify=pki["ca.crt"])
+        assert info.value.status_code == 0
+        proxy.connect_answer = b"garbage\r\n\r\n"
+        with pytest.raises(mcpsync.ProxyError):
+            mcpsync.connect(url, transport="http", timeout=30, verify=pki["ca.crt"])
+        assert srv.log == []
+
+
+# ---------------------------------------------------------------------------------------------- the rule
+
+
+def test_only_proxies_the_standard_library_does_not_speak_pick_requests(monkeypatch: pytest.MonkeyPatch) -> None:
+    url = "https://mcp.example.com/mcp"
+    assert engine_for(url, HTTPOptions(proxies={"https": "http://proxy:3128"})) == "stdlib"
+    assert engine_for(url, HTTPOptions(proxies={"https": "proxy:3128"})) == "stdlib"
+    assert engine_for(url, HTTPOptions(proxies={"https": "socks5://proxy:1080"})) == "stdlib"
+    assert engine_for(url, HTTPOptions(proxies={"https": "socks5h://proxy:1080"})) == "stdlib"
+    assert engine_for(url, HTTPOptions(proxies={"https": "socks4://proxy:1080"})) == "stdlib"
+    assert engine_for(url, HTTPOptions(proxies={"https": "socks4a://proxy:1080"})) == "stdlib"
+    assert engine_for(url, HTTPOptions(proxies={"https": "https://proxy:3129"})) == "stdlib"
+    # every proxy scheme requests speaks is spoken by the standard library; an unknown one is left to requests,
+    # which refuses it with its own error
+    assert engine_for(url, HTTPOptions(proxies={"https": "ftp://proxy:21"})) == "requests"
+    assert engine_for("http://mcp.example.com/mcp", HTTPOptions(proxies={"https": "ftp://p:1"})) == "stdlib"
+    monkeypatch.setenv("HTTPS_PROXY", "ftp://proxy:21")
+    assert engine_for(url, HTTPOptions()) == "requests"
+    monkeypatch.setenv("NO_PROXY", ".example.com")
+    assert engine_for(url, HTTPOptions()) == "stdlib"
+    with pytest.raises(mcpsync.ConfigError, match="ftp:// proxy"):
+        engine_for(url.replace("example.com", "example.org"), HTTPOptions(engine="stdlib"))
+
+
+def test_no_proxy_matching_rules() -> None:
+    assert bypass("api.example.com", 443, "example.com")
+    assert bypass("api.example.com", 443, ".example.com")
+    assert bypass("example.com", 443, ".example.com")
+    assert not bypass("badexample.com", 443, "example.com")
+    assert bypass("10.1.2.3", 80, "10.0.0.0/8")
+    assert not bypass("11.1.2.3", 80, "10.0.0.0/8")
+    assert bypass("::1", 80, "::1/128")
+    assert bypass("[fd00::5]", 80, "fd00::/8")
+    assert bypass("host", 8080, "host:8080") and not bypass("host", 8081, "host:8080")
+    assert bypass("anything", 1, " foo , * ")
+    assert not bypass("host", 1, "") and not bypass("host", 1, None)
+    table = proxy_table(HTTPOptions(proxies={"https": "http://p:1", "all://h.example": "http://q:2"}))
+    assert table.url_for("https://x.example/mcp") == "http://p:1"
+    assert table.url_for("http://h.example/mcp") == "http://q:2"
+    assert table.url_for("http://x.example/mcp") is None
+
+
+def test_the_environment_is_read_as_urllib_reads_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcpsync.transports.http_proxy import environment_proxies
+
+    monkeypatch.setenv("HTTPS_PROXY", "http://upper:1")
+    monkeypatch.setenv("https_proxy", "http://lower:2")
+    monkeypatch.setenv("ALL_PROXY", "socks5h://all:3")
+    monkeypatch.setenv("no_proxy", "a.example")
+    assert environment_proxies() == urllib.request.getproxies_environment()
+    monkeypatch.setenv("HTTP_PROXY", "http://cgi-header:4")
+    monkeypatch.setenv("REQUEST_METHOD", "GET")  # under CGI, HTTP_PROXY may come from a client's Proxy: header
+    assert "http" not in environment_proxies()
+    assert environment_proxies() == urllib.request.getproxies_environment()
+
+
+def test_a_plain_connection_imports_no_proxy_machinery() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from mcpsync.transports.engines import make_net\n"
+        "from mcpsync.transports.options import HTTPOptions\n"
+        "make_net('http://127.0.0.1:9/mcp', HTTPOptions()).close()\n"
+        "print(sorted(m for m in ('urllib.request', 'http.client', 'netrc', 'email') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+@settings(max_examples=300, deadline=None)
+@given(host=st.text(max_size=40), port=st.integers(0, 70000), no_proxy=st.text(max_size=80))
+def test_no_proxy_never_raises(host: str, port: int, no_proxy: str) -> None:
+    assert bypass(host, port, no_proxy) in (True, False)
+
+
+@pytest.mark.parametrize("engine", ["auto", "requests"])
+def test_an_https_proxy_for_http_and_https_servers(pki: Dict[str, str], engine: str) -> None:
+    # TLS to the proxy; for an https server, TLS to the server inside it (TLS in TLS)
+    import ssl
+
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(pki["server.crt"], pki["server.key"])
+    with ProxyServer(credentials=("u", "pw"), tls=context) as proxy, _tls_server(pki) as tls:
+        with MCPTestServer(era="legacy") as plain:
+            options: Dict[str, Any] = {"proxies": {"all": proxy.url_with_credentials}, "verify": pki["ca.crt"]}
+            urls = ["https://127.0.0.1:%d/mcp" % tls.port]
+            if engine != "requests":  # urllib3 sends http through an https:// proxy without verifying the proxy
+                urls.insert(0, plain.url)
+            for url in urls:
+                expected = "requests" if engine == "requests" else "stdlib"
+                assert engine_for(url, HTTPOptions(engine=engine, **options)) == expected
+                with mcpsync.connect(url, transport="http", timeout=30, engine=engine, **options) as client:
+                    assert _engine(client).kind == expected
+                    for i in range(3):
+                        assert client.call_tool("echo", {"message": "t%d" % i}).text == "t%d" % i
+                    handles = [client.call_tool_async("echo", {"message": "a%d" % i}) for i in range(4)]
+                    assert sorted(h.result(30).text for h in handles) == ["a0", "a1", "a2", "a3"]
+        assert proxy.tunnels and all(auth == proxy.expected for _, auth in proxy.tunnels)
+        assert all(auth == proxy.expected for _, _, auth in proxy.forwarded)
+        assert bool(proxy.forwarded) == (engine != "requests")
+        assert all("proxy-authorization" not in r.headers for r in tls.log + plain.log)
+
+
+def test_an_https_proxy_with_an_untrusted_certificate_is_a_connect_error(
+    pki: Dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ssl
+
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(pki["server.crt"], pki["server.key"])
+    monkeypatch.delenv("REQUESTS_CA_BUNDLE", raising=False)
+    monkeypatch.delenv("CURL_CA_BUNDLE", raising=False)
+    with ProxyServer(tls=context) as proxy, MCPTestServer(era="modern") as srv:
+        with pytest.raises(mcpsync.ConnectError, match="(?i)certificate|tls|ssl"):
+            mcpsync.connect(srv.url, transport="http", timeout=30, proxies={"http": proxy.url})
+        assert srv.log == []
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(answer=st.one_of(
+    st.binary(max_size=300),
+    st.builds(lambda code, junk: b"HTTP/1.1 %d X\r\n\r\n" % code + junk, st.integers(100, 599), st.binary(max_size=64)),
+))  # fmt: skip
+def test_a_hostile_connect_answer_is_a_connect_error_and_nothing_hangs(
+    pki: Dict[str, str], monkeypatch: pytest.MonkeyPatch, answer: bytes
+) -> None:
+    with ProxyServer() as proxy, _tls_server(pki) as srv:
+        monkeypatch.setenv("HTTPS_PROXY", proxy.url)
+        proxy.connect_answer = answer
+        url = "https://127.0.0.1:%d/mcp" % srv.port
+        with pytest.raises(mcpsync.ConnectError):  # ProxyError, or a TLS error after a 2xx with junk
+            mcpsync.connect(url, transport="http", timeout=30, connect_timeout=10, verify=pki["ca.crt"])
+        assert srv.log == []
+
+
+# ---------------------------------------------------------------------------------------------- SOCKS5
+
+
+@pytest.mark.parametrize("scheme", ["socks5", "socks5h"])
+@pytest.mark.parametrize("credentials", [None, ("sock user", "p@ss")])
+def test_socks5_for_http_and_https(pki: Dict[str, str], scheme: str, credentials: Any) -> None:
+    with SocksServer(credentials=credentials) as socks, MCPTestServer(era="modern") as plain, _tls_server(pki) as tls:
+        proxy = (socks.url_with_credentials if credentials else socks.url).replace("socks5h://", scheme + "://")
+        for url in (plain.url.replace("127.0.0.1", "localhost"), "https://localhost:%d/mcp" % tls.port):
+            with mcpsync.connect(url, transport="http", timeout=30, verify=pki["ca.crt"], proxies={"all": proxy}) as c:
+                assert _engine(c).kind == "stdlib"
+                assert c.call_tool("echo", {"message": "via socks"}).text == "via socks"
+        kinds = {kind for _, kind in socks.tunnels}
+        if scheme == "socks5h":  # the proxy resolves the name
+            assert kinds == {"3"}
+            assert {t for t, _ in socks.tunnels} == {"localhost:%d" % plain.port, "localhost:%d" % tls.port}
+        else:  # resolved here: the proxy gets an address
+            assert kinds and "3" not in kinds
+        assert socks.refused == 0
+
+
+def test_socks5_refusals_are_typed() -> None:
+    with SocksServer(credentials=("u", "right")) as socks, MCPTestServer(era="modern") as srv:
+        bad = socks.url_with_credentials.replace("right", "wrong-secret")
+        with pytest.raises(mcpsync.ProxyError) as info:
+            mcpsync.connect(srv.url, transport="http", timeout=30, proxies={"http": bad})
+        assert info.value.status_code == 407 and "wrong-secret" not in str(info.value)
+        with pytest.raises(mcpsync.ProxyError) as info:
+            mcpsync.connect(srv.url, transport="http", timeout=30, proxies={"http": socks.url})  # no credentials
+        assert info.value.status_code == 407
+    with SocksServer() as socks, MCPTestServer(era="modern") as srv:
+        socks.connect_answer = b"\x05\x02\x00\x01" + bytes(6)  # not allowed by ruleset
+        with pytest.raises(mcpsync.ProxyError, match="not allowed"):
+            mcpsync.connect(srv.url, transport="http", timeout=30, proxies={"http": socks.url})
+        socks.connect_answer = b""
+        with pytest.raises(mcpsync.ProxyError):
+            mcpsync.connect(srv.url, transport="http", timeout=30, proxies={"http": socks.url})
+        assert srv.log == []
+
+
+@pytest.mark.parametrize("scheme", ["socks4", "socks4a"])
+def test_socks4_for_http_and_https(pki: Dict[str, str], scheme: str) -> None:
+    with SocksServer(credentials=("ident", "")) as socks, MCPTestServer(era="modern") as plain, _tls_server(pki) as tls:
+        proxy = "%s://ident@127.0.0.1:%d" % (scheme, socks.port)
+        for url in (plain.url.replace("127.0.0.1", "localhost"), "https://localhost:%d/mcp" % tls.port):
+            with mcpsync.connect(url, transport="http", timeout=30, verify=pki["ca.crt"], proxies={"all": proxy}) as c:
+                assert _engine(c).kind == "stdlib"
+                assert c.call_tool("echo", {"message": "via socks4"}).text == "via socks4"
+        assert {kind for _, kind in socks.tunnels} == ({"4a"} if scheme == "socks4a" else {"4"})
+        assert socks.refused == 0
+        with pytest.raises(mcpsync.ProxyError, match="rejected"):
+            mcpsync.connect(plain.url, transport="http", timeout=30, proxies={"all": proxy.replace("ident@", "x@")})
+        assert socks.refused >= 1
