@@ -11,10 +11,12 @@ import mcpsync
 from .conftest import need
 from .scenario import CALLS, OPTIONS, check
 
+need("crewai")
+# only where CrewAI runs (its own venv, .ci/frameworks): in the main run these would switch OpenTelemetry off for
+# every later test of the process (tests/test_docs_production.py's tracing example)
 os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("OTEL_SDK_DISABLED", "true")
 os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
-need("crewai")
 
 from crewai import Agent, Crew, Task  # noqa: E402
 from crewai.llms.base_llm import BaseLLM  # noqa: E402
