@@ -120,11 +120,13 @@ def test_cursor_loop_is_stopped(era: str) -> None:
 def test_progress_and_reset_on_progress(era: str) -> None:
     events = []
     with connect(era) as c:
-        # 8 steps over 1.6 s with an idle timeout of 0.8 s: progress keeps it alive.
-        r = c.call_tool("slow", {"seconds": 1.6, "steps": 8}, timeout=0.8, progress=events.append)
+        # 15 steps over 3 s (one every 0.2 s) with an idle timeout of 2 s: the call outlives its timeout only
+        # because progress resets it. The gap between notifications is a tenth of the timeout, so a stalled
+        # scheduler on a loaded machine does not end the call early.
+        r = c.call_tool("slow", {"seconds": 3.0, "steps": 15}, timeout=2.0, progress=events.append)
         assert r.text == "done"
-        assert wait_for(lambda: len(events) >= 7)
-        assert events[-1].total == 8
+        assert wait_for(lambda: len(events) >= 14)
+        assert events[-1].total == 15
 
 
 def test_hard_maximum_and_cancel_on_timeout(era: str) -> None:
