@@ -215,7 +215,7 @@ def test_notifications_logs_and_list_changed(era: str) -> None:
         c.call_tool("log", {"level": "warning", "message": "hello log"})
         assert wait_for(lambda: any("hello log" in str(p.get("data")) for p in logs))
         c.call_tool("add_tool", {"name": "fresh"})
-        assert changed.wait(5)
+        assert changed.wait(30)
         assert "fresh" in {t.name for t in c.list_tools()} - before
 
 
@@ -224,7 +224,7 @@ def test_resource_subscription_updates(era: str) -> None:
     with connect(era, on_resource_updated=updated.put) as c:
         c.subscribe_resource("example://hello")
         c.call_tool("touch", {"uri": "example://hello"})
-        assert updated.get(timeout=5) == "example://hello"
+        assert updated.get(timeout=30) == "example://hello"
         c.unsubscribe_resource("example://hello")
 
 
@@ -232,7 +232,7 @@ def test_notification_queue(era: str) -> None:
     with connect(era, log_level="info") as c:
         c.call_tool("log", {"level": "error", "message": "queued"})
         while True:
-            note = c.notifications.get(timeout=5)
+            note = c.notifications.get(timeout=30)
             if note.method == "notifications/message":
                 break
         assert note.server == c.name
@@ -279,7 +279,7 @@ def test_close_from_callback(era: str) -> None:
         c.call_tool("log", {"level": "error", "message": "bye"})
     except mcpsync.MCPError:
         pass
-    assert done.wait(5)
+    assert done.wait(30)
     assert wait_for(lambda: c.closed)
 
 
