@@ -113,7 +113,13 @@ def write_atomic(path: "os.PathLike[str] | str", text: str) -> None:
     os.replace(tmp, target)
 
 
-def wait_for(pred: Callable[[], bool], timeout: float = 5.0) -> bool:
+#: The default bound for ``wait_for`` and the after-test leak check. It is only ever reached when something
+#: is wrong (a true predicate returns at once), so it is sized for CI's loaded 2-core machine, where a
+#: server's start-up, a thread's join or a process's exit can take seconds, not for a quiet laptop.
+WAIT_BOUND = 30.0
+
+
+def wait_for(pred: Callable[[], bool], timeout: float = WAIT_BOUND) -> bool:
     """Poll ``pred`` until true or ``timeout`` seconds passed (a bound, never a measurement)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -152,7 +158,7 @@ def no_leaks(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
             and not (_children() - children_before)
             and _pipes() <= pipes_before
         ),
-        timeout=6.0,
+        timeout=WAIT_BOUND,
     )
     if not ok:
         threads = sorted(t.name for t in _mcpsync_threads() - threads_before)

@@ -76,7 +76,7 @@ def test_celery_prefork_workers_share_oauth_tokens_through_redis(
         _protect(mcp, auth, monkeypatch)
         auth.add_client(CLIENT_ID, redirect_uris=["http://127.0.0.1:1/cb"], method="none")
         # A login happened earlier (any host); its access token has expired since.
-        expired = auth.issue_access_token(["read"], expires_in=1)
+        expired = auth.issue_access_token(["read"], expires_in=-60)  # already expired, whatever the timing
         refresh = auth.issue_refresh_token(CLIENT_ID, ["read"], resource=mcp.url)
         store = RedisCredentialStore(redis_server.url_for(0))
         store.update(

@@ -414,16 +414,14 @@ def test_read_timeout_and_connect_failure_are_engine_errors(raw: RawServer) -> N
     finally:
         release.set()
         net.close()
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()  # nothing listens there now
-    dead = "http://127.0.0.1:%d/mcp" % port
-    net = _net(dead)
-    with pytest.raises(ConnectFailed):
-        net.send("POST", dead, b"{}", {}, (5.0, 5.0))
-    with pytest.raises(ConnectError, match="cannot connect"):
-        mcpsync.connect(dead, transport="http", timeout=5, engine="stdlib")
+    with socket.socket() as s:  # bound, never listening: connections are refused and no one else gets the port
+        s.bind(("127.0.0.1", 0))
+        dead = "http://127.0.0.1:%d/mcp" % s.getsockname()[1]
+        net = _net(dead)
+        with pytest.raises(ConnectFailed):
+            net.send("POST", dead, b"{}", {}, (5.0, 5.0))
+        with pytest.raises(ConnectError, match="cannot connect"):
+            mcpsync.connect(dead, transport="http", timeout=5, engine="stdlib")
 
 
 # ---------------------------------------------------------------------------------------------- hostile answers

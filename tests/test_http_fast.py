@@ -18,7 +18,7 @@ import requests
 from mcpsync.transports.http_fast import FastSender
 from mcpsync.transports.remote import HTTPOptions, build_session
 
-TIMEOUT = (5.0, 5.0)
+TIMEOUT = (30.0, 30.0)  # (connect, read) bounds against the in-process server, sized for a loaded CI machine
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -140,11 +140,10 @@ def test_a_same_origin_redirect_is_followed_with_the_body(server: str) -> None:
 
 
 def test_failures_are_the_requests_exceptions(server: str) -> None:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    with pytest.raises(requests.exceptions.ConnectionError):
-        _sender(server).send("POST", "http://127.0.0.1:%d/mcp" % port, b"{}", {}, TIMEOUT)
+    with socket.socket() as s:  # bound, never listening: connections are refused and no one else gets the port
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        with pytest.raises(requests.exceptions.ConnectionError):
+            _sender(server).send("POST", "http://127.0.0.1:%d/mcp" % port, b"{}", {}, TIMEOUT)
     with pytest.raises(requests.exceptions.ReadTimeout):
         _sender(server).send("POST", server + "/slow", b"{}", {}, (5.0, 0.2))

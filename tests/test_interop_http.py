@@ -19,6 +19,7 @@ import pytest
 import mcpsync
 from mcpsync.transports import remote as _remote
 
+from .authserver import free_port
 from .interop_peers import PEERS, require_peer
 
 pytestmark = pytest.mark.interop
@@ -27,11 +28,10 @@ MB = 1024 * 1024
 
 
 def _free_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return int(port)
+    """A port for a peer that must be told its port: chosen below the ephemeral range (authserver.free_port),
+    so the kernel does not hand it to some other process's outgoing connection or port-0 bind (on a shared
+    CI machine) between our check and the peer's bind; _wait_listening would then find the wrong listener."""
+    return free_port()
 
 
 def _wait_listening(port: int, proc: "subprocess.Popen[bytes]", timeout: float = 60.0) -> None:

@@ -245,6 +245,7 @@ def test_every_field_reaches_the_client_options():
         "options",
         "source",
         "error",
+        "tool_transforms",  # not a client option: the framework integrations apply it (mcpsync/integrations)
     }
 
 

@@ -115,10 +115,9 @@ def test_disk_cache_ttl_etag_and_stale_fallback(registry, tmp_path):
     revalidation = registry.requests[-1][2]
     assert revalidation.get("If-None-Match", "").startswith('"')  # answered 304, the cached body was used
     # the registry goes away: a stale cached answer is used, with a warning; an uncached one fails clearly
-    sock = socket.socket()
+    sock = socket.socket()  # bound, never listening (closed at the end): refused, and no one else gets the port
     sock.bind(("127.0.0.1", 0))
     dead = "http://127.0.0.1:%d" % sock.getsockname()[1]
-    sock.close()
     cache_url = registry.url
     import mcpsync.registry.client as mod
 
@@ -135,6 +134,7 @@ def test_disk_cache_ttl_etag_and_stale_fallback(registry, tmp_path):
     mod._last_warning.clear()
     with RegistryClient(dead, cache_dir=cache, ttl=0, timeout=5) as client:
         assert client.get("io.github.acme/weather").version == "1.2.0"
+    sock.close()
 
 
 def test_damaged_cache_files_read_as_absent(registry, tmp_path):

@@ -155,12 +155,11 @@ def test_auto_never_falls_back_on_auth_or_server_errors(srv: MCPTestServer, faul
 
 
 def test_auto_never_falls_back_on_network_errors() -> None:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()  # nothing listens there now
-    with pytest.raises(mcpsync.ConnectError):
-        mcpsync.connect("http://127.0.0.1:%d/mcp" % port, timeout=5, connect_timeout=5)
+    with socket.socket() as s:  # bound, never listening: connections are refused and no one else gets the port
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        with pytest.raises(mcpsync.ConnectError):
+            mcpsync.connect("http://127.0.0.1:%d/mcp" % port, timeout=5, connect_timeout=5)
 
 
 def test_auto_reports_both_errors_when_both_fail(srv: MCPTestServer) -> None:

@@ -147,7 +147,9 @@ def test_well_behaved_server_is_not_signalled(tmp_path) -> None:  # type: ignore
             % str(marker)
         )
     )
-    c = mcpsync.connect([sys.executable, str(script)])
+    # The server exits on EOF; under load that can take longer than the default 2 s grace, after which
+    # close() would rightly send SIGTERM. A long grace costs nothing here: close() returns on the exit.
+    c = mcpsync.connect([sys.executable, str(script)], shutdown_timeout=30)
     assert c.era == "legacy" and c.protocol_version == "2025-06-18"
     c.close()
     assert not marker.exists()
