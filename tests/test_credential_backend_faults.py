@@ -73,6 +73,8 @@ def test_a_frozen_redis_is_a_credential_store_error_not_a_request_timeout(
     era: str, redis_server: RedisServer, frozen: Any, monkeypatch: Any
 ) -> None:
     redis_server.flush()
+    # every call reads the store (an OAuthAuth otherwise reuses the token it read for TOKEN_REUSE_SECONDS)
+    monkeypatch.setattr("mcpsync.auth.oauth_auth.TOKEN_REUSE_SECONDS", 0.0)
     with AuthTestServer() as auth, MCPTestServer() as mcp:
         auth.add_client(CLIENT_ID, redirect_uris=["http://127.0.0.1:1/cb"], method="none")
         _mcp_behind(auth, mcp, monkeypatch)
