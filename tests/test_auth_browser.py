@@ -8,8 +8,6 @@ under CI (``CI=true``), where its absence is a failure.
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 
 import pytest
@@ -17,30 +15,13 @@ import requests
 
 from mcpsync.errors import OAuthError
 from tests.authserver import make_manager, no_auth_leaks, srv, store  # noqa: F401
+from tests.cdp import FLAGS, find_chromium
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("no_auth_leaks")]
 
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--window-size=900,600",
-]
-
-
 @pytest.fixture
-def chromium():
-    path = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
-    if path is None:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail("chromium is required under CI (apt-get install -y chromium)")
-        pytest.skip("chromium not installed (apt-get install -y chromium); the real-browser login is not tested")
-    return path
+def chromium() -> str:
+    return find_chromium()
 
 
 class Browser:

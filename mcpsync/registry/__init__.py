@@ -6,8 +6,7 @@ module on first use. Typical use::
     from mcpsync.registry import RegistryClient, install
 
     with RegistryClient() as registry:                 # $MCPSYNC_REGISTRY_URL or the official registry
-        for entry in registry.search("weather"):
-            print(entry.name, entry.version, entry.description)
+        found = [(entry.name, entry.version, entry.description) for entry in registry.search("weather")]
 
     install("io.github.acme/weather", config="~/.cursor/mcp.json",
             inputs={"WEATHER_API_KEY": key}, approve=lambda request: ask_user(request.describe()))
