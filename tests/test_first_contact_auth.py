@@ -196,3 +196,18 @@ def test_oauth_on_by_default_sends_nothing_oauth_to_a_server_that_never_asks(
             assert mgr.call_tool("echo", {"message": "open"}, server="remote").text == "open"
         assert not [r for r in srv.records() if "well-known" in r.path]
         assert all("authorization" not in r.headers for r in srv.records())
+
+
+def test_a_rejected_static_credential_in_a_configuration_is_not_told_to_log_in(tmp_path: Any, capsys: Any) -> None:
+    """The CLI with a configuration whose server rejects the header the configuration sends: the message points at
+    that credential, never at `mcpsync auth login` (which would not help: OAuth is off for such a server)."""
+    from mcpsync.cli.app import main as cli_main
+
+    with MCPTestServer() as srv:
+        srv.faults.require_token = TOKEN
+        config = _load(tmp_path, _remote_entry("cursor", srv.url, headers={"Authorization": "Bearer wrong-token"}))
+        code = cli_main(["--config", config, "tools"])
+        err = capsys.readouterr().err
+    assert code != 0
+    assert "needs_auth" in err and "rejected the credential its configuration sends" in err
+    assert "auth login" not in err and "wrong-token" not in err

@@ -566,9 +566,12 @@ def authorize_in_browser(manager: Any, name: str, url: str, state: str, timeout:
         except Exception:  # noqa: BLE001 - any browser failure becomes the event below
             log.debug("opening the browser failed", exc_info=True)
         if not opened:
-            log.warning("could not open a browser for the login of %s; paste the redirect URL into finish_auth", name)
-            if manager.on_browser_open_failed is not None:
+            if manager.on_browser_open_failed is not None:  # the application shows the URL its own way
                 manager.on_browser_open_failed(name, url)
+            else:
+                log.warning(
+                    "could not open a browser for the login of %s; paste the redirect URL into finish_auth", name
+                )
         result = waiter.wait(manager.callback_timeout if timeout is None else timeout)
     finally:
         with manager._lock:

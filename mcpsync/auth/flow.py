@@ -105,7 +105,7 @@ class OAuthManager(RefreshMethods):
         callback_path: str = _callback.DEFAULT_CALLBACK_PATH,
         redirect_uri: Optional[str] = None,
         client_name: str = "mcpsync",
-        client_uri: Optional[str] = "https://pypi.org/project/mcpsync/",
+        client_uri: Optional[str] = None,
         authorize_handler: Optional[Callable[[AuthorizationRequest], Any]] = None,
         open_browser: Optional[Callable[[str], bool]] = None,
         on_authorization_url: Optional[Callable[[str, str], None]] = None,

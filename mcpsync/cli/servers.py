@@ -47,9 +47,17 @@ def _unavailable(status: Dict[str, ServerStatus]) -> List[ServerStatus]:
     return [s for s in status.values() if s.status not in ("connected", "disabled")]
 
 
-def _report_unavailable(cli: Cli, down: List[ServerStatus]) -> None:
+def _report_unavailable(cli: Cli, down: List[ServerStatus], mgr: Optional[Manager] = None) -> None:
     for s in down:
-        hint = " (log in with: mcpsync auth login %s)" % s.name if s.status == "needs_auth" else ""
+        hint = ""
+        if s.status == "needs_auth":
+            static = mgr is not None and mgr.config(s.name).static_credential
+            hint = (
+                " (the server rejected the credential its configuration sends: check its Authorization header "
+                "or bearer token)"
+                if static
+                else " (log in with: mcpsync auth login %s)" % s.name
+            )
         cli.err.line("mcpsync: server %s: %s%s%s" % (s.name, s.status, " (%s)" % s.reason if s.reason else "", hint))
 
 
@@ -90,7 +98,7 @@ def run(cli: Cli, config_path: str) -> int:
         if command == "call":
             return _call(cli, mgr)
         if not cli.json:
-            _report_unavailable(cli, down)
+            _report_unavailable(cli, down, mgr)
         code = _COMMANDS[command](cli, mgr, status)
         if command in ("prompt", "read"):  # one server answered: the others' state does not matter
             return code
