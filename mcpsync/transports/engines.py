@@ -165,8 +165,9 @@ def _registered_new_conn(conn: Any, adapter: Any) -> socket.socket:
     stalled TCP connect (and, through ``conn.sock``, the TLS handshake after it) at once. Errors are the
     ones urllib3 raises (``NameResolutionError``, ``ConnectTimeoutError``, ``NewConnectionError``).
     """
+    from urllib3 import exceptions as urllib3_errors
     from urllib3.connection import HTTPSConnection
-    from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
+    from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
     from urllib3.util.connection import allowed_gai_family
 
     host, port = conn._dns_host, conn.port
@@ -175,7 +176,10 @@ def _registered_new_conn(conn: Any, adapter: Any) -> socket.socket:
     try:
         infos = socket.getaddrinfo(host, port, allowed_gai_family(), socket.SOCK_STREAM)
     except socket.gaierror as exc:
-        raise NameResolutionError(conn.host, conn, exc) from exc
+        name_error = getattr(urllib3_errors, "NameResolutionError", None)  # urllib3 >= 2; 1.26 has none
+        if name_error is not None:
+            raise name_error(conn.host, conn, exc) from exc
+        raise NewConnectionError(conn, "Failed to establish a new connection: %s" % exc) from exc
     failure: Optional[OSError] = None
     for family, kind, proto, _, address in infos:
         if adapter._mcpsync_aborted:
@@ -464,6 +468,16 @@ def make_net(url: str, options: HTTPOptions, name: str = "server") -> HTTPEngine
     :class:`RequestsNet` (see ``HTTPOptions.engine``). Both have ``send``, ``get``, ``delete``,
     ``abort``, ``close`` and ``kind``."""
     if engine_for(url, options) == "requests":
+        from ..httpauth import Auth
+
+        if isinstance(options.auth, Auth):  # an mcpsync flow runs around the engine, as on the standard library's
+            from .http_auth import AuthNet
+
+            import copy
+
+            plain = copy.copy(options)
+            plain.auth = None
+            return AuthNet(RequestsNet(url, plain), options.auth)
         return RequestsNet(url, options)
     from .http_direct import DirectNet
 
