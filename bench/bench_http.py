@@ -686,7 +686,7 @@ def worker_many(name: str) -> Dict[str, Any]:
         # the floor and the SDK import everything before the clock starts; mcpsync defers its client and
         # transport modules to the first connect (the cold-start row measures that): import them here too
         import mcpsync.client.client
-        import mcpsync.transports.select
+        import mcpsync.transports.http.select
         import mcpsync.transports.stdio  # noqa: F401
     if name == "mcpsync":
         import mcpsync

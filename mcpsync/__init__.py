@@ -154,10 +154,10 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers (at run time each l
         Transport as Transport,
         TransportSink as TransportSink,
     )
-    from .transports.http import (
+    from .transports.http.transport import (
         StreamableHTTPTransport as StreamableHTTPTransport,
     )
-    from .transports.sse import (
+    from .transports.http.legacy_sse import (
         SSETransport as SSETransport,
     )
     from .transports.stdio import (
@@ -227,8 +227,8 @@ _LAZY = {
     "start_task": "client.tasks",
     "resume_task": "client.tasks",
     **{name: "types" for name in _TYPE_NAMES},
-    "StreamableHTTPTransport": "transports.http",
-    "SSETransport": "transports.sse",
+    "StreamableHTTPTransport": "transports.http.transport",
+    "SSETransport": "transports.http.legacy_sse",
     "Manager": "manager.manager",
     "ServerManager": "manager.manager",
     "ServerStatus": "manager.manager",

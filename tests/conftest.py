@@ -135,7 +135,7 @@ def fresh_process_memory(tmp_path_factory: pytest.TempPathFactory, monkeypatch: 
     of an earlier test's server of another era, whose cached verdict would then be used. For the same
     reason every test gets an empty warm cache directory (the CLI keeps one by default), never the user's."""
     from mcpsync.client.negotiate import ERA_CACHE
-    from mcpsync.transports.remote import forget
+    from mcpsync.transports.http.remote import forget
 
     with ERA_CACHE._lock:
         ERA_CACHE._data.clear()

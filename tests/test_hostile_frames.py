@@ -162,7 +162,7 @@ def test_drop_log_is_once_per_kind_then_rate_limited(caplog: pytest.LogCaptureFi
 def test_junk_ids_over_http(era: str, transport: str) -> None:
     """The same junk frames on the event streams of a real local HTTP server (Streamable HTTP and legacy
     HTTP+SSE), both eras."""
-    from mcpsync.transports import remote as _remote
+    from mcpsync.transports.http import remote as _remote
 
     from .httpserver import MCPTestServer
 

@@ -10,7 +10,7 @@ import pytest
 
 import mcpsync
 from mcpsync.httpauth import MAX_ROUND_TRIPS, Auth, AuthFlow, AuthRequest, BearerAuth
-from mcpsync.transports.http_auth import AuthNet, RequestsHookNet
+from mcpsync.transports.http.auth import AuthNet, RequestsHookNet
 from tests.authserver import AuthTestServer, approve_via_http, make_manager, no_auth_leaks, store  # noqa: F401
 from tests.httpserver import MCPTestServer
 from tests.test_http_auth_hooks import ResendOn401

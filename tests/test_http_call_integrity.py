@@ -13,7 +13,7 @@ from typing import Any, Iterator, List
 import pytest
 
 import mcpsync
-from mcpsync.transports import remote as _remote
+from mcpsync.transports.http import remote as _remote
 
 from .conftest import wait_for
 from .faultserver import FaultServer, FullBacklogServer, StalledTLSServer, TaskRouter
@@ -204,7 +204,7 @@ def test_close_ends_an_open_stuck_in_connect_or_tls(engine: str, era: str, stall
 def test_close_ends_a_call_stuck_in_connect_or_tls(engine: str, stall: str, how: str) -> None:
     """A tools/call POST (inline: read in the caller's thread, as a blocking call; else handed to a stream
     thread, as an async one) waits on a new connection that never completes: close() ends it at once."""
-    from mcpsync.transports.http import StreamableHTTPTransport
+    from mcpsync.transports.http.transport import StreamableHTTPTransport
 
     class Sink:
         def __init__(self) -> None:

@@ -1,4 +1,4 @@
-"""The standard-library HTTP engine (transports/http_direct.py) and the rule that picks an engine.
+"""The standard-library HTTP engine (transports/http/engine.py) and the rule that picks an engine.
 
 Against real local servers: a raw socket server that answers whatever bytes a test scripts (junk
 included), and the example MCP server over HTTP. The engine-neutral behaviour (timeouts, faults,
@@ -22,10 +22,10 @@ from hypothesis import strategies as st
 
 import mcpsync
 from mcpsync.errors import ConfigError, ConnectError
-from mcpsync.transports.engines import engine_for, make_net
-from mcpsync.transports.http_direct import DirectNet
-from mcpsync.transports.netbase import ConnectFailed, ConnectionBroken, EngineError, ReadTimeout
-from mcpsync.transports.options import HTTPOptions
+from mcpsync.transports.http.net import engine_for, make_net
+from mcpsync.transports.http.engine import DirectNet
+from mcpsync.transports.http.netbase import ConnectFailed, ConnectionBroken, EngineError, ReadTimeout
+from mcpsync.transports.http.options import HTTPOptions
 
 from .httpserver import MCPTestServer
 

@@ -1,4 +1,4 @@
-"""The per-call HTTP path (transports/http_fast.py) behaves as ``requests.Session.request`` would.
+"""The per-call HTTP path (transports/http/fast.py) behaves as ``requests.Session.request`` would.
 
 Against a real local server: headers and body arrive intact (one write), the auth hook runs per request,
 a changed session setting is picked up, cookies and same-origin redirects work as in requests, and
@@ -15,8 +15,8 @@ from typing import Any, Dict, Iterator, List, Tuple
 import pytest
 import requests
 
-from mcpsync.transports.http_fast import FastSender
-from mcpsync.transports.remote import HTTPOptions, build_session
+from mcpsync.transports.http.fast import FastSender
+from mcpsync.transports.http.remote import HTTPOptions, build_session
 
 TIMEOUT = (30.0, 30.0)  # (connect, read) bounds against the in-process server, sized for a loaded CI machine
 

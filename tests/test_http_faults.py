@@ -16,9 +16,9 @@ from typing import Any, Callable, Iterator, List, Optional
 import pytest
 
 import mcpsync
-from mcpsync.transports import remote as _remote
-from mcpsync.transports.http import StreamableHTTPTransport
-from mcpsync.transports.sse import endpoint_url
+from mcpsync.transports.http import remote as _remote
+from mcpsync.transports.http.transport import StreamableHTTPTransport
+from mcpsync.transports.http.legacy_sse import endpoint_url
 
 from .conftest import wait_for
 from .faultserver import FaultServer, RecordingServer
@@ -699,7 +699,7 @@ def test_read_timeouts_are_recognised_however_wrapped() -> None:
     import requests
     from urllib3.exceptions import ProtocolError, ReadTimeoutError
 
-    from mcpsync.transports.http_calls import _is_read_timeout
+    from mcpsync.transports.http.calls import _is_read_timeout
 
     u3 = ReadTimeoutError(None, "/mcp", "Read timed out.")  # type: ignore[arg-type]
     for exc in (u3, socket.timeout("timed out"), requests.exceptions.ReadTimeout(u3), ProtocolError("x", u3)):

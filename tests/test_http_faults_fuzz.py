@@ -104,7 +104,7 @@ def test_fuzz_sse_endpoint_never_leaves_the_stream_origin(data: str) -> None:
 
     from urllib3.util import parse_url
 
-    from mcpsync.transports.sse import endpoint_url
+    from mcpsync.transports.http.legacy_sse import endpoint_url
 
     for with_urllib3 in (True, False):  # the requests engine's check, and the standard-library engine's
         url, why = endpoint_url("http://127.0.0.1:2/p/sse", data, with_urllib3)

@@ -10,9 +10,9 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 import pytest
 
 import mcpsync
-from mcpsync.transports import mcp_headers as _mcpheaders
+from mcpsync.transports.http import headers as _mcpheaders
 from mcpsync.transports.base import TransportSink
-from mcpsync.transports.http import StreamableHTTPTransport
+from mcpsync.transports.http.transport import StreamableHTTPTransport
 
 from .conftest import wait_for
 from .httpserver import MCPTestServer

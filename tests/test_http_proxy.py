@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mcpsync
-from mcpsync.transports.engines import engine_for
-from mcpsync.transports.http_proxy import bypass, proxy_table
-from mcpsync.transports.options import HTTPOptions
+from mcpsync.transports.http.net import engine_for
+from mcpsync.transports.http.proxy import bypass, proxy_table
+from mcpsync.transports.http.options import HTTPOptions
 
 from .httpserver import MCPTestServer
 from .proxyserver import ProxyServer, SocksServer
@@ -110,7 +110,7 @@ def test_no_proxy_for_another_port_still_proxies(proxy: ProxyServer, monkeypatch
 def test_the_operating_system_proxy_settings(proxy: ProxyServer, monkeypatch: pytest.MonkeyPatch) -> None:
     # urllib.request.getproxies() reads macOS System Configuration / the Windows registry when no variable is
     # set; Linux has no such store, so the platform and that store are stood in for here
-    from mcpsync.transports import http_proxy
+    from mcpsync.transports.http import proxy as http_proxy
 
     monkeypatch.setattr(http_proxy.sys, "platform", "darwin")
     monkeypatch.setattr(urllib.request, "getproxies", lambda: {"http": proxy.url, "no": "example.com"})
@@ -245,7 +245,7 @@ def test_no_proxy_matching_rules() -> None:
 
 
 def test_the_environment_is_read_as_urllib_reads_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    from mcpsync.transports.http_proxy import environment_proxies
+    from mcpsync.transports.http.proxy import environment_proxies
 
     monkeypatch.setenv("HTTPS_PROXY", "http://upper:1")
     monkeypatch.setenv("https_proxy", "http://lower:2")
@@ -264,8 +264,8 @@ def test_a_plain_connection_imports_no_proxy_machinery() -> None:
 
     code = (
         "import sys\n"
-        "from mcpsync.transports.engines import make_net\n"
-        "from mcpsync.transports.options import HTTPOptions\n"
+        "from mcpsync.transports.http.net import make_net\n"
+        "from mcpsync.transports.http.options import HTTPOptions\n"
         "make_net('http://127.0.0.1:9/mcp', HTTPOptions()).close()\n"
         "print(sorted(m for m in ('urllib.request', 'http.client', 'netrc', 'email') if m in sys.modules))"
     )

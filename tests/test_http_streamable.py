@@ -9,7 +9,7 @@ from typing import Any, Iterator, List
 import pytest
 
 import mcpsync
-from mcpsync.transports import remote as _remote
+from mcpsync.transports.http import remote as _remote
 
 from .conftest import wait_for
 from .httpserver import MCPTestServer
@@ -83,7 +83,7 @@ def test_ten_megabyte_result(server: MCPTestServer) -> None:
 
 
 def test_message_size_limit(server: MCPTestServer) -> None:
-    from mcpsync.transports.http import StreamableHTTPTransport
+    from mcpsync.transports.http.transport import StreamableHTTPTransport
 
     with mcpsync.connect(StreamableHTTPTransport(server.url, max_message_size=MB), timeout=20) as c:
         with pytest.raises(mcpsync.MessageTooLarge):

@@ -1,4 +1,4 @@
-"""HTTP/1.1 answers parsed by mcpsync/transports/http_wire.py: the same as ``http.client`` reads valid ones,
+"""HTTP/1.1 answers parsed by mcpsync/transports/http/wire.py: the same as ``http.client`` reads valid ones,
 and never anything but a ``BadAnswer`` (or a complete body) for arbitrary bytes."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpsync.transports.http_wire import BadAnswer, IncompleteBody, NoAnswer, read_head
+from mcpsync.transports.http.wire import BadAnswer, IncompleteBody, NoAnswer, read_head
 
 
 class _Trickle(io.RawIOBase):

@@ -17,7 +17,7 @@ from typing import Iterator, List, Tuple
 import pytest
 
 import mcpsync
-from mcpsync.transports import remote as _remote
+from mcpsync.transports.http import remote as _remote
 
 from .authserver import free_port
 from .interop_peers import PEERS, require_peer

@@ -11,7 +11,7 @@ import pytest
 import mcpsync
 from mcpsync import Retry
 from mcpsync.client.retry import SAFE_METHODS
-from mcpsync.transports.remote import parse_retry_after
+from mcpsync.transports.http.remote import parse_retry_after
 from tests.conftest import server_cmd
 
 from .faultserver import FaultServer

@@ -12,7 +12,7 @@ from typing import Any, Iterator, List, Optional
 import pytest
 
 import mcpsync
-from mcpsync.transports import remote as _remote
+from mcpsync.transports.http import remote as _remote
 
 from .httpserver import MCPTestServer
 

@@ -9,7 +9,7 @@ from typing import Any, Iterator, List
 import pytest
 
 import mcpsync
-from mcpsync.transports import remote as _remote
+from mcpsync.transports.http import remote as _remote
 
 from .conftest import wait_for
 from .httpserver import MCPTestServer
@@ -102,7 +102,7 @@ def test_stream_loss_fails_pending_calls_then_reconnects_and_reinitializes(srv: 
 def test_gives_up_after_the_reconnect_budget() -> None:
     lost = threading.Event()
     with MCPTestServer(era="legacy") as s:
-        from mcpsync.transports.sse import SSETransport
+        from mcpsync.transports.http.legacy_sse import SSETransport
 
         t = SSETransport(s.sse_url(), max_reconnect_attempts=1, max_retry_delay=0.1)
         c = mcpsync.connect(t, timeout=10, on_connection_lost=lambda exc: lost.set())

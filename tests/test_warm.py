@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 import mcpsync
 from mcpsync.client import negotiate as _negotiate
 from mcpsync.client.warm import WarmCache
-from mcpsync.transports import remote as _remote
+from mcpsync.transports.http import remote as _remote
 
 from .conftest import server_cmd
 from .httpserver import MCPTestServer

@@ -26,7 +26,7 @@ from mcpsync.auth.discovery import (  # noqa: E402
     preferred_challenge,
 )
 from mcpsync.errors import AuthRequired  # noqa: E402
-from mcpsync.transports import remote as _remote  # noqa: E402
+from mcpsync.transports.http import remote as _remote  # noqa: E402
 from tests.conftest import fuzz_examples  # noqa: E402
 
 TCHAR = "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"

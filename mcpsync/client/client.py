@@ -127,7 +127,7 @@ class Client(ClientCore):
         cwd, env, inherit_env, stderr, on_stderr, framing, max_message_size,
             shutdown_timeout: stdio options (see :class:`~mcpsync.transports.stdio.StdioTransport`).
         headers, bearer_token, auth, transport, verify, cert, proxies, trust_env, read_timeout,
-            pool_maxsize, engine: remote options (see :class:`~mcpsync.transports.options.HTTPOptions`;
+            pool_maxsize, engine: remote options (see :class:`~mcpsync.transports.http.options.HTTPOptions`;
             None: the default). get_stream, max_stream_retries: Streamable HTTP only; reconnect,
             max_reconnect_attempts: legacy SSE only; max_retry_delay: both. An unknown keyword is a
             ConfigError naming the nearest option.

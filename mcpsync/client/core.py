@@ -60,7 +60,7 @@ from .deferred import InputDeferral, ParkedInputs
 from .tasks import TaskHandle, wait_task_result
 
 if TYPE_CHECKING:
-    from ..transports.options import AuthHook, EngineName, TransportKind, VerifyType
+    from ..transports.http.options import AuthHook, EngineName, TransportKind, VerifyType
     from .interceptors import Interceptor
     from .warm import WarmCache, WarmStart
     from .pipeline import Pipeline, TracingOption
@@ -143,7 +143,7 @@ class ClientCore:
         framing: str = "newline",
         max_message_size: int = 64 * 1024 * 1024,
         shutdown_timeout: float = 2.0,
-        # remote (HTTP / SSE; None: the transport's default): see mcpsync.transports.options.HTTPOptions
+        # remote (HTTP / SSE; None: the transport's default): see mcpsync.transports.http.options.HTTPOptions
         headers: Optional[Mapping[str, str]] = None,
         bearer_token: Optional[str] = None,
         auth: Optional["AuthHook"] = None,
@@ -424,7 +424,7 @@ class ClientCore:
                 raise exc
             self.transport_kind = label
             if len(candidates) > 1 and isinstance(self._target, str):
-                from ..transports import remote as _remote
+                from ..transports.http import remote as _remote
 
                 _remote.remember(self._target, label)
             break
@@ -454,7 +454,7 @@ class ClientCore:
 
         ERA_CACHE.forget(self._cache_key())
         if isinstance(self._target, str):
-            from ..transports import remote as _remote
+            from ..transports.http import remote as _remote
 
             _remote.forget(self._target)
         registry.untrack(self)
@@ -505,7 +505,7 @@ class ClientCore:
     def _should_fall_back(self, exc: BaseException) -> bool:
         if not isinstance(self._target, str):
             return False
-        from ..transports import remote as _remote
+        from ..transports.http import remote as _remote
 
         return bool(_remote.should_fall_back(exc))
 

@@ -64,7 +64,7 @@ def transport_candidates(
     if isinstance(target, Transport):
         return [(target.kind, lambda: target)]
     if isinstance(target, str):
-        from ..transports.select import candidates
+        from ..transports.http.select import candidates
 
         return candidates(
             target,

@@ -339,7 +339,7 @@ class WarmStart:
         link = self.link = WarmLink(self.cache, WarmCache.key(self.identity()))
         c = self._client
         if isinstance(target, str) and link.transport() is not None:
-            from ..transports import remote as _remote
+            from ..transports.http import remote as _remote
 
             _remote.remember(target, link.transport() or "http")
         version = link.protocol_version()

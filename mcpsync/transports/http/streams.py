@@ -1,6 +1,6 @@
 """The event-stream half of the Streamable HTTP transport: reading a call's stream, idle timeouts, recovery.
 
-A mixin of :class:`~mcpsync.transports.http.StreamableHTTPTransport`; it uses that class's attributes.
+A mixin of :class:`~mcpsync.transports.http.transport.StreamableHTTPTransport`; it uses that class's attributes.
 
 * :meth:`EventStreamMixin._stream_loop` reads one call's event stream to its answer (in the calling
   thread for a blocking call, else on a stream thread), then resumes it (handshake era: GET +
@@ -18,10 +18,10 @@ import logging
 import random
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional
 
-from ..errors import ConnectionClosed, MCPError, MessageTooLarge, ProtocolError, RequestTimeout, seconds_text
-from ..wire import jsonrpc
-from ..wire.sse import EventParser, SSEEvent, iter_response_bytes
-from .http_calls import (
+from ...errors import ConnectionClosed, MCPError, MessageTooLarge, ProtocolError, RequestTimeout, seconds_text
+from ...wire import jsonrpc
+from ...wire.sse import EventParser, SSEEvent, iter_response_bytes
+from .calls import (
     MODERN_META_VERSION,
     _abort,
     _Call,
@@ -34,7 +34,7 @@ from .remote import RemoteState
 
 __all__: List[str] = []
 
-logger = logging.getLogger("mcpsync.transports.http")
+logger = logging.getLogger("mcpsync.transports.http.transport")
 
 
 class EventStreamMixin(RemoteState):

@@ -1,6 +1,6 @@
 """Read timeouts for blocking sockets: a deadline per connection and one watchdog thread that enforces them.
 
-Used by the standard-library HTTP engine (:mod:`mcpsync.transports.http_direct`); a connection is a
+Used by the standard-library HTTP engine (:mod:`mcpsync.transports.http.engine`); a connection is a
 :class:`Waiter`.
 """
 

@@ -1,9 +1,9 @@
 """The standard-library HTTP engine: keep-alive sockets this module pools, answers read by ``http_wire``.
 
 Every MCP request goes through this engine, whatever its auth (run around it by
-:mod:`mcpsync.transports.http_auth`), proxy (:mod:`mcpsync.transports.http_proxy`: absolute-form requests,
+:mod:`mcpsync.transports.http.auth`), proxy (:mod:`mcpsync.transports.http.proxy`: absolute-form requests,
 ``CONNECT`` and SOCKS tunnels, TLS inside TLS through an ``https://`` proxy) or netrc; ``requests`` remains only
-when asked for with ``engine="requests"`` (see :func:`mcpsync.transports.engines.engine_for` for the rule).
+when asked for with ``engine="requests"`` (see :func:`mcpsync.transports.http.net.engine_for` for the rule).
 Per call it:
 
 * takes an idle connection of the origin from a LIFO pool (as many as the calls in flight, kept up to
@@ -14,7 +14,7 @@ Per call it:
   failed (the server had closed it). Once a byte is out, a failure is the caller's error, never a resend (a
   ``tools/call`` runs once); an answer the server sent before reading the whole body (``413``...) is read and
   returned, as ``requests`` does;
-* reads the answer's head and body framing with :mod:`~mcpsync.transports.http_wire` (status, headers,
+* reads the answer's head and body framing with :mod:`~mcpsync.transports.http.wire` (status, headers,
   ``Content-Length``, chunked and close-delimited bodies), and hands back a :class:`DirectResponse` with the
   small surface the transports use (``status_code``, ``headers``, ``raw.read1``, ``release_conn``, ``close``),
   gzip and deflate bodies decoded;
@@ -23,9 +23,9 @@ Per call it:
 
 Timeouts: the connect timeout bounds the TCP connect and the TLS handshake; the read timeout bounds each wait
 for bytes, sending included, as a socket timeout would, but kept by a watchdog thread that shuts the socket
-down (see :class:`~mcpsync.transports.deadlines.Deadlines`: a socket with a timeout costs an extra
+down (see :class:`~mcpsync.transports.http.deadlines.Deadlines`: a socket with a timeout costs an extra
 GIL-releasing ``poll`` per ``send`` and ``recv``). Errors are the engine-neutral ones of
-:mod:`mcpsync.transports.netbase`. Thread-safe: one engine serves every thread of a transport;
+:mod:`mcpsync.transports.http.netbase`. Thread-safe: one engine serves every thread of a transport;
 :meth:`DirectNet.abort` (from any thread) wakes every thread blocked on one of its sockets,
 :meth:`DirectNet.close` closes them all.
 """
@@ -44,8 +44,8 @@ from typing import Any, Dict, List, Mapping, Optional, Set, Tuple, Union
 from urllib.parse import urljoin, urlsplit
 
 from .deadlines import Deadlines
-from .http_proxy import Proxy, ProxyTable, refusal
-from .http_wire import BadAnswer, Body, Headers, read_head
+from .proxy import Proxy, ProxyTable, refusal
+from .wire import BadAnswer, Body, Headers, read_head
 from .netbase import (
     ConnectFailed,
     ConnectionBroken,
@@ -61,7 +61,7 @@ from .tls_in_tls import wrap_tls
 
 __all__ = ["DirectNet", "DirectResponse"]
 
-logger = logging.getLogger("mcpsync.transports.http")
+logger = logging.getLogger("mcpsync.transports.http.transport")
 
 _ONE_WRITE_MAX = 1 << 16  # a larger body is written after the head (no copy of a big body)
 _REDIRECTS = (301, 302, 303, 307, 308)
@@ -322,7 +322,7 @@ class DirectNet:
         ssl_context: the TLS settings for ``https`` (built by the caller from ``verify`` and ``cert``).
         pool_maxsize: idle connections kept per origin.
         name: the server's name (in the name of the read-timeout watchdog thread).
-        proxies: the proxies to use (:class:`~mcpsync.transports.http_proxy.ProxyTable`), or None.
+        proxies: the proxies to use (:class:`~mcpsync.transports.http.proxy.ProxyTable`), or None.
     """
 
     kind = "stdlib"
@@ -519,7 +519,7 @@ class DirectNet:
         """Send one request and return its answer with the body still to read.
 
         Blocks until the status line and headers arrive (bounded by the connect timeout, then the read
-        timeout). Raises the errors of :mod:`mcpsync.transports.netbase`, never another kind.
+        timeout). Raises the errors of :mod:`mcpsync.transports.http.netbase`, never another kind.
         """
         route = self._route(url)
         redirects = 0

@@ -1,7 +1,7 @@
 """The per-call HTTP path of the remote transports: straight to the urllib3 pool the ``requests`` adapter holds.
 
 ``requests`` stays the owner of the connection configuration: the transport's ``requests.Session``
-(built by :func:`mcpsync.transports.remote.build_session`) holds the adapters and their urllib3 pools,
+(built by :func:`mcpsync.transports.http.remote.build_session`) holds the adapters and their urllib3 pools,
 the proxies and CA bundle resolved from the environment, ``verify``, ``cert``, the headers and the auth
 hook. What ``Session.request`` redoes on every call (merging settings, scanning proxies, re-preparing
 the URL, checking the CA bundle path on disk, building a ``Response`` with a cookie jar) is done here

@@ -1,6 +1,6 @@
 """HTTP/1.1 answers read off a socket: the status line, the headers and the body's framing (RFC 9112).
 
-The standard-library engine (:mod:`mcpsync.transports.http_direct`) reads answers with this instead of
+The standard-library engine (:mod:`mcpsync.transports.http.engine`) reads answers with this instead of
 ``http.client.HTTPResponse``, whose header parsing goes through the ``email`` package (a feed parser, a
 policy object and a linear scan per ``get``): about as much Python per call as the rest of a call's path.
 Here the head is split with ``bytes`` methods into a :class:`Headers` map, and :class:`Body` reads the

@@ -2,13 +2,13 @@
 
 * :class:`RequestsNet`: a ``requests.Session`` built once per server (:func:`build_session`: the
   environment's proxies, CA bundle and netrc resolved once, same-origin redirects, keep-alive
-  sockets) with the per-call fast path of :mod:`mcpsync.transports.http_fast` over its pools.
-* :class:`~mcpsync.transports.http_direct.DirectNet`: the standard library alone (``http.client``
+  sockets) with the per-call fast path of :mod:`mcpsync.transports.http.fast` over its pools.
+* :class:`~mcpsync.transports.http.engine.DirectNet`: the standard library alone (``http.client``
   over pooled sockets); no ``requests`` import, several times less Python per call.
 
 :func:`make_net` picks (see ``HTTPOptions.engine`` and :func:`requests_reason`): the standard library for
-every configuration (auth flows and ``requests`` auths through :mod:`~mcpsync.transports.http_auth`,
-``http://`` proxies and netrc through :mod:`~mcpsync.transports.http_proxy`) but an ``https://`` or
+every configuration (auth flows and ``requests`` auths through :mod:`~mcpsync.transports.http.auth`,
+``http://`` proxies and netrc through :mod:`~mcpsync.transports.http.proxy`) but an ``https://`` or
 proxy URL of an unknown scheme (left to ``requests``, which refuses it). ``requests`` is imported only when a
 ``RequestsNet`` is built (or a ``requests`` auth used).
 """
@@ -24,7 +24,7 @@ import weakref
 from typing import Any, Dict, Mapping, Optional, Tuple
 from urllib.parse import urljoin, urlsplit
 
-from ..errors import ConfigError
+from ...errors import ConfigError
 from .netbase import HTTPEngine, redact_url, refuse_redirect
 from .options import USER_AGENT, HTTPOptions
 
@@ -39,7 +39,7 @@ __all__ = [
     "requests_reason",
 ]
 
-logger = logging.getLogger("mcpsync.transports.http")
+logger = logging.getLogger("mcpsync.transports.http.transport")
 
 
 _classes: Dict[str, Any] = {}
@@ -346,14 +346,14 @@ def close_session(session: Any) -> None:
 class RequestsNet:
     """The ``requests`` engine of one transport: its ``requests.Session`` and the per-call fast path over it.
 
-    POSTs go through :class:`~mcpsync.transports.http_fast.FastSender` (the session's urllib3 pools);
+    POSTs go through :class:`~mcpsync.transports.http.fast.FastSender` (the session's urllib3 pools);
     GET and DELETE through the session itself. Thread-safe, as the session and its pools are.
     """
 
     kind = "requests"
 
     def __init__(self, url: str, options: HTTPOptions) -> None:
-        from .http_fast import FastSender
+        from .fast import FastSender
 
         self.session = build_session(url, options)
         self._fast = FastSender(self.session)
@@ -386,7 +386,7 @@ class RequestsNet:
 
     def after_fork_in_child(self) -> None:
         """In a forked child: close this process's copies of the sockets, never shutting one down."""
-        from .http_direct import close_fd
+        from .engine import close_fd
 
         for adapter in list(getattr(self.session, "adapters", {}).values()):
             for conn in list(getattr(adapter, "_mcpsync_conns", ())):
@@ -399,8 +399,8 @@ def requests_reason(url: str, options: HTTPOptions) -> Optional[str]:
     """Why ``url`` under ``options`` needs the ``requests`` engine, or None when the standard library serves it.
 
     Only a proxy URL of a scheme the standard-library engine does not know (every one ``requests`` speaks is
-    known: see :data:`mcpsync.transports.http_proxy.SCHEMES`), which ``requests`` then refuses with its error."""
-    from .http_proxy import unsupported_proxy
+    known: see :data:`mcpsync.transports.http.proxy.SCHEMES`), which ``requests`` then refuses with its error."""
+    from .proxy import unsupported_proxy
 
     return unsupported_proxy(url, options)
 
@@ -464,14 +464,14 @@ def direct_ssl_context(options: HTTPOptions) -> ssl.SSLContext:
 
 
 def make_net(url: str, options: HTTPOptions, name: str = "server") -> HTTPEngine:
-    """The HTTP engine of one transport: a :class:`~mcpsync.transports.http_direct.DirectNet` or a
+    """The HTTP engine of one transport: a :class:`~mcpsync.transports.http.engine.DirectNet` or a
     :class:`RequestsNet` (see ``HTTPOptions.engine``). Both have ``send``, ``get``, ``delete``,
     ``abort``, ``close`` and ``kind``."""
     if engine_for(url, options) == "requests":
-        from ..httpauth import Auth
+        from ...httpauth import Auth
 
         if isinstance(options.auth, Auth):  # an mcpsync flow runs around the engine, as on the standard library's
-            from .http_auth import AuthNet
+            from .auth import AuthNet
 
             import copy
 
@@ -479,9 +479,9 @@ def make_net(url: str, options: HTTPOptions, name: str = "server") -> HTTPEngine
             plain.auth = None
             return AuthNet(RequestsNet(url, plain), options.auth)
         return RequestsNet(url, options)
-    from .http_direct import DirectNet
+    from .engine import DirectNet
 
-    from .http_proxy import netrc_authorization, proxy_table
+    from .proxy import netrc_authorization, proxy_table
 
     headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "gzip, deflate"}
     headers.update(options.headers)
@@ -496,7 +496,7 @@ def make_net(url: str, options: HTTPOptions, name: str = "server") -> HTTPEngine
         context = direct_ssl_context(options)
         if options.verify is False:  # what urllib3's InsecureRequestWarning says under the requests engine
             logger.warning("TLS certificate verification is off for %s (verify=False)", redact_url(url))
-    from .http_auth import with_auth
+    from .auth import with_auth
 
     proxies = proxy_table(options)
     if proxies.needs_tls():  # an https:// proxy is verified as a server would be (verify=, cert=)

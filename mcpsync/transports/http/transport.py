@@ -1,7 +1,7 @@
 """Streamable HTTP transport, both protocol eras (2025-03-26 ... 2025-11-25 handshake era, 2026-07-28).
 
 One :class:`StreamableHTTPTransport` talks to one MCP endpoint through one HTTP
-engine (:func:`mcpsync.transports.engines.make_net`: the standard library's pooled
+engine (:func:`mcpsync.transports.http.net.make_net`: the standard library's pooled
 keep-alive sockets, with the auth, proxies and TLS settings resolved once; ``requests``
 only with ``engine="requests"``, imported then and never at ``import
 mcpsync`` time).
@@ -51,9 +51,9 @@ import threading
 import time
 from typing import Any, Dict, List, Optional
 
-from .._dispatch import Dispatcher
-from .._threads import join
-from ..errors import (
+from ..._dispatch import Dispatcher
+from ..._threads import join
+from ...errors import (
     ConfigError,
     ConnectionClosed,
     HTTPStatusError,
@@ -63,12 +63,12 @@ from ..errors import (
     SessionExpired,
     TransportError,
 )
-from ..wire import jsonrpc
-from ..wire.sse import iter_response_bytes
-from . import mcp_headers as _mcpheaders
-from .http_handshake import LegacySessionMixin
-from .http_streams import EventStreamMixin
-from .http_calls import (
+from ...wire import jsonrpc
+from ...wire.sse import iter_response_bytes
+from . import headers as _mcpheaders
+from .handshake import LegacySessionMixin
+from .streams import EventStreamMixin
+from .calls import (
     _MAX_ERROR_BODY,
     deliver,
     ACCEPT_BOTH,
@@ -82,7 +82,7 @@ from .http_calls import (
     _release,
     _set_read_timeout,
 )  # noqa: F401
-from .base import Transport, TransportSink
+from ..base import Transport, TransportSink
 from .remote import (
     convert_request_exception,
     error_for_status,
@@ -92,7 +92,7 @@ from .remote import (
 
 __all__ = ["StreamableHTTPTransport"]
 
-logger = logging.getLogger("mcpsync.transports.http")
+logger = logging.getLogger("mcpsync.transports.http.transport")
 
 
 class StreamableHTTPTransport(LegacySessionMixin, EventStreamMixin, Transport):
@@ -105,7 +105,7 @@ class StreamableHTTPTransport(LegacySessionMixin, EventStreamMixin, Transport):
         max_stream_retries: how many times a cut response stream is resumed (handshake era)
             or re-issued (2026-07-28) before the call fails.
         max_retry_delay: cap in seconds of the reconnect backoff (``retry:`` hints included).
-        **options: the :class:`~mcpsync.transports.remote.HTTPOptions` (``headers``,
+        **options: the :class:`~mcpsync.transports.http.remote.HTTPOptions` (``headers``,
             ``bearer_token``, ``auth``, ``verify``, ``cert``, ``proxies``, ``trust_env``,
             ``connect_timeout``, ``read_timeout``, ``max_message_size``, ``pool_maxsize``).
     """

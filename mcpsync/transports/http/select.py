@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Tuple
 
-from ..errors import ConfigError
-from .base import Transport
+from ...errors import ConfigError
+from ..base import Transport
 from .remote import check_url, remembered
 
 __all__ = ["candidates", "make_transport", "transport_chain"]
@@ -28,11 +28,11 @@ def _for_kind(kind: str, options: Dict[str, Any]) -> Dict[str, Any]:
 def make_transport(kind: str, url: str, **options: Any) -> Transport:
     """Build one remote transport: ``kind`` is "http" or "sse"."""
     if kind == "http":
-        from .http import StreamableHTTPTransport
+        from .transport import StreamableHTTPTransport
 
         return StreamableHTTPTransport(url, **options)
     if kind == "sse":
-        from .sse import SSETransport
+        from .legacy_sse import SSETransport
 
         return SSETransport(url, **options)
     raise ConfigError("transport must be 'auto', 'http' or 'sse', not %r" % (kind,))

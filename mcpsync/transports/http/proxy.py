@@ -11,10 +11,10 @@
   at all).
 * :class:`Proxy`: one proxy. ``http://`` and ``https://`` (TLS to the proxy): plain ``http`` requests go to it
   in absolute form, ``https`` through a ``CONNECT`` tunnel (TLS to the server inside it, verified against the
-  server's name; through an ``https://`` proxy that is TLS inside TLS, :mod:`~mcpsync.transports.tls_in_tls`),
+  server's name; through an ``https://`` proxy that is TLS inside TLS, :mod:`~mcpsync.transports.http.tls_in_tls`),
   the URL's userinfo becomes ``Proxy-Authorization: Basic``. ``socks5://`` / ``socks5h://`` (RFC 1928, RFC 1929
   credentials from the URL) and ``socks4://`` / ``socks4a://`` (the URL's user name as the user id): a tunnel
-  for every connection. A refusal is a :class:`~mcpsync.transports.netbase.ProxyRefused` (``ProxyError`` for
+  for every connection. A refusal is a :class:`~mcpsync.transports.http.netbase.ProxyRefused` (``ProxyError`` for
   callers; ``status_code=407`` when the proxy wants other credentials).
 * :func:`netrc_authorization`: ``Authorization: Basic`` for the server from ``NETRC`` / ``~/.netrc`` /
   ``~/_netrc`` (as ``requests`` reads it: the login, else the account, and the password).
@@ -39,7 +39,7 @@ from .netbase import ConnectTimeout, ProxyRefused
 
 __all__ = ["Proxy", "ProxyTable", "bypass", "netrc_authorization", "proxy_table", "unsupported_proxy"]
 
-logger = logging.getLogger("mcpsync.transports.http")
+logger = logging.getLogger("mcpsync.transports.http.transport")
 
 _MAX_HEAD = 1 << 16
 

@@ -1,17 +1,17 @@
 """What the remote transports share: their starting state, status mapping, the fallback policy.
 
-It imports neither transport (:mod:`mcpsync.transports.select` builds them).
+It imports neither transport (:mod:`mcpsync.transports.http.select` builds them).
 
 ``requests`` is imported inside functions only (never at ``import mcpsync`` time).
 
-* :class:`HTTPOptions` (:mod:`~mcpsync.transports.options`) holds the per-server HTTP settings;
-  :func:`init_remote` gives a transport its HTTP engine (:mod:`~mcpsync.transports.engines`:
+* :class:`HTTPOptions` (:mod:`~mcpsync.transports.http.options`) holds the per-server HTTP settings;
+  :func:`init_remote` gives a transport its HTTP engine (:mod:`~mcpsync.transports.http.net`:
   the standard library's, or ``requests``' when the configuration needs it).
 * :func:`parse_www_authenticate`, :func:`error_for_status` turn an HTTP answer into the
   typed errors of :mod:`mcpsync.errors` (never with a token in the message).
 * :func:`should_fall_back`, :func:`remember` / :func:`remembered`: the ``transport="auto"``
   policy (Streamable HTTP, then legacy HTTP+SSE only on 400/404/405) and the per-URL memory
-  of what worked; :mod:`mcpsync.transports.select` builds the ordered candidates.
+  of what worked; :mod:`mcpsync.transports.http.select` builds the ordered candidates.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import time
 from typing import Any, Dict, List, Optional, Tuple
 from urllib.parse import urlsplit
 
-from ..errors import (
+from ...errors import (
     AuthRequired,
     ConfigError,
     ConnectError,
@@ -36,10 +36,10 @@ from ..errors import (
     RemoteError,
     TransportError,
 )
-from ..wire.drops import DropLog
+from ...wire.drops import DropLog
 from .options import DEFAULT_MAX_MESSAGE_SIZE, USER_AGENT, HTTPOptions, split_options
-from .base import TransportSink
-from .engines import (
+from ..base import TransportSink
+from .net import (
     RequestsNet,
     _requests_classes,
     abort_connections,
@@ -48,7 +48,7 @@ from .engines import (
     engine_for,
     make_net,
 )
-from .http_calls import _is_read_timeout
+from .calls import _is_read_timeout
 from .netbase import (
     ConnectFailed,
     ConnectTimeout,
@@ -88,7 +88,7 @@ __all__ = [
     "should_fall_back",
 ]
 
-logger = logging.getLogger("mcpsync.transports.http")
+logger = logging.getLogger("mcpsync.transports.http.transport")
 
 # ---------------------------------------------------------------------------
 # Errors

@@ -25,8 +25,8 @@ import time
 from typing import Any, Callable, Dict, Iterator, Optional, Set, Tuple
 from urllib.parse import urljoin, urlsplit
 
-from .._threads import join, spawn
-from ..errors import (
+from ..._threads import join, spawn
+from ...errors import (
     ConnectError,
     ConnectionClosed,
     MCPError,
@@ -35,10 +35,10 @@ from ..errors import (
     TransportError,
     seconds_text,
 )
-from ..wire import jsonrpc
-from ..wire.sse import EventParser, SSEEvent, iter_response_bytes
-from .base import Transport, TransportSink
-from .http_calls import _abort, _content_type, _is_read_timeout, _is_response, _release, deliver
+from ...wire import jsonrpc
+from ...wire.sse import EventParser, SSEEvent, iter_response_bytes
+from ..base import Transport, TransportSink
+from .calls import _abort, _content_type, _is_read_timeout, _is_response, _release, deliver
 from .remote import (
     RemoteState,
     convert_request_exception,
@@ -49,7 +49,7 @@ from .remote import (
 
 __all__ = ["SSETransport", "endpoint_url"]
 
-logger = logging.getLogger("mcpsync.transports.sse")
+logger = logging.getLogger("mcpsync.transports.http.legacy_sse")
 
 
 def endpoint_url(base: str, data: str, with_urllib3: bool = True) -> Tuple[Optional[str], str]:

@@ -8,12 +8,12 @@ import time
 import traceback
 from typing import Any, Dict, List, Optional
 
-from ..errors import MCPError
-from ..wire.drops import DropLog
+from ...errors import MCPError
+from ...wire.drops import DropLog
 
 __all__: List[str] = []
 
-logger = logging.getLogger("mcpsync.transports.http")
+logger = logging.getLogger("mcpsync.transports.http.transport")
 
 ACCEPT_BOTH = "application/json, text/event-stream"
 MODERN_META_VERSION = "io.modelcontextprotocol/protocolVersion"

@@ -1,13 +1,13 @@
 """What both HTTP engines share: URL origins, redaction, and the engine-neutral errors.
 
-It imports nothing heavy (no ``requests``, no ``http.client``): :mod:`mcpsync.transports.remote`,
-:mod:`mcpsync.transports.http_direct` and the transports import it.
+It imports nothing heavy (no ``requests``, no ``http.client``): :mod:`mcpsync.transports.http.remote`,
+:mod:`mcpsync.transports.http.engine` and the transports import it.
 
-The errors are what the standard-library engine (:mod:`mcpsync.transports.http_direct`) raises;
-:func:`mcpsync.transports.remote.convert_request_exception` turns them, like the ``requests``
+The errors are what the standard-library engine (:mod:`mcpsync.transports.http.engine`) raises;
+:func:`mcpsync.transports.http.remote.convert_request_exception` turns them, like the ``requests``
 engine's exceptions, into the typed :class:`~mcpsync.errors.TransportError` subclasses. Their
 class names follow ``requests`` (``ConnectTimeout``, ``ReadTimeout``), which is what
-:func:`mcpsync.transports.http_calls._is_read_timeout` recognises.
+:func:`mcpsync.transports.http.calls._is_read_timeout` recognises.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import logging
 from typing import Any, Mapping, Optional, Protocol, Tuple
 from urllib.parse import urlsplit
 
-from ..errors import ConfigError
+from ...errors import ConfigError
 
-logger = logging.getLogger("mcpsync.transports.http")
+logger = logging.getLogger("mcpsync.transports.http.transport")
 
 __all__ = [
     "ConnectFailed",
@@ -39,8 +39,8 @@ __all__ = [
 
 
 class HTTPEngine(Protocol):
-    """What a remote transport sends with (:class:`~mcpsync.transports.http_direct.DirectNet` or
-    :class:`~mcpsync.transports.engines.RequestsNet`). Thread-safe; answers are streamed (``status_code``,
+    """What a remote transport sends with (:class:`~mcpsync.transports.http.engine.DirectNet` or
+    :class:`~mcpsync.transports.http.net.RequestsNet`). Thread-safe; answers are streamed (``status_code``,
     ``headers``, ``raw.read1``, ``raw.release_conn``, ``close``)."""
 
     kind: str  # "stdlib" or "requests"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import ssl
 from typing import Any, Dict, Literal, Mapping, Optional, Protocol, Tuple, Union
 
-from ..__version__ import __version__ as _mcpsync_version
-from ..errors import ConfigError
+from ...__version__ import __version__ as _mcpsync_version
+from ...errors import ConfigError
 
 __all__ = [
     "AuthHook",
@@ -57,7 +57,7 @@ class HTTPOptions:
         max_message_size: the largest single message accepted (default 64 MiB).
         pool_maxsize: connections kept per origin (at least the number of calls in flight).
         engine: which HTTP library sends the requests: ``"auto"`` (default) picks the standard-library
-            engine (:mod:`~mcpsync.transports.http_direct`: pooled keep-alive sockets, no ``requests`` import)
+            engine (:mod:`~mcpsync.transports.http.engine`: pooled keep-alive sockets, no ``requests`` import)
             for every configuration (any ``auth``, every proxy scheme ``requests`` speaks, netrc);
             ``"requests"`` uses ``requests`` (an escape hatch, kept for one release); ``"stdlib"`` insists on
             the standard library (a proxy URL of an unknown scheme is then a ``ConfigError``).

@@ -1,6 +1,6 @@
 """The handshake-era half of the Streamable HTTP transport: session ids, re-initialize on 404, the GET stream.
 
-A mixin of :class:`~mcpsync.transports.http.StreamableHTTPTransport`; it uses that class's attributes.
+A mixin of :class:`~mcpsync.transports.http.transport.StreamableHTTPTransport`; it uses that class's attributes.
 """
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional
 
-from .._threads import spawn
-from ..errors import (
+from ..._threads import spawn
+from ...errors import (
     ProtocolError,
 )
-from ..wire import jsonrpc
-from ..wire.sse import SSEEvent
-from .http_calls import (
+from ...wire import jsonrpc
+from ...wire.sse import SSEEvent
+from .calls import (
     ACCEPT_BOTH,
     _Call,
     _content_type,
@@ -32,7 +32,7 @@ from .remote import (
 
 __all__: List[str] = []
 
-logger = logging.getLogger("mcpsync.transports.http")
+logger = logging.getLogger("mcpsync.transports.http.transport")
 
 #: seconds the handshake waits for the server's answer to the GET stream before the connect completes
 GET_SETTLE_WAIT = 2.0

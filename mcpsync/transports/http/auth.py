@@ -1,6 +1,6 @@
 """Auth on the standard-library engine: an :class:`~mcpsync.httpauth.Auth` flow, or a ``requests`` auth hook.
 
-:class:`AuthNet` wraps an engine (a :class:`~mcpsync.transports.http_direct.DirectNet`) and runs the flow of
+:class:`AuthNet` wraps an engine (a :class:`~mcpsync.transports.http.engine.DirectNet`) and runs the flow of
 an :class:`~mcpsync.httpauth.Auth` around each request: it sends what the flow yields, hands each answer's
 status and headers back, and returns the answer the flow accepts (its body still to read). An answer the flow
 does not accept is drained (64 KiB at most, so its connection goes back to the pool) or closed. The flow runs
@@ -23,7 +23,7 @@ from __future__ import annotations
 import io
 from typing import Any, Dict, Mapping, Optional, Tuple
 
-from ..httpauth import MAX_ROUND_TRIPS, Auth, AuthRequest, AuthResponse, too_many_round_trips
+from ...httpauth import MAX_ROUND_TRIPS, Auth, AuthRequest, AuthResponse, too_many_round_trips
 from .netbase import HTTPEngine
 
 __all__ = ["AuthNet", "RequestsHookNet", "with_auth"]

@@ -1,0 +1,23 @@
+"""The HTTP stack of the remote transports; each file is one layer of a call's path.
+
+One ``tools/call`` to a Streamable HTTP server goes down through:
+
+* :mod:`.select` picks the transport for a URL (Streamable HTTP, the legacy HTTP+SSE one, or both in order);
+  :mod:`.remote` holds what both share (starting state, status mapping, the fallback policy) and
+  :mod:`.options` their settings (:class:`~mcpsync.transports.http.options.HTTPOptions`).
+* :mod:`.transport` (:class:`~mcpsync.transports.http.transport.StreamableHTTPTransport`) turns the message
+  into a POST; :mod:`.handshake` keeps the handshake era's session (ids, re-initialize, the GET stream);
+  :mod:`.headers` adds the 2026-07-28 routing headers (``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*``).
+* :mod:`.calls` holds the call's state and reads a JSON answer; :mod:`.streams` reads an event-stream answer,
+  resuming it when it is cut.
+* :mod:`.auth` runs an :class:`~mcpsync.httpauth.Auth` flow (OAuth, bearer, DPoP) or a ``requests`` auth
+  around each request.
+* :mod:`.net` builds each server's engine once; :mod:`.engine` is that engine (pooled keep-alive sockets,
+  the no-resend rule, ``close()`` waking every blocked socket) with :mod:`.deadlines` (read timeouts),
+  :mod:`.proxy` (proxies and netrc) and :mod:`.tls_in_tls` (an ``https`` server through an ``https://`` proxy).
+* :mod:`.wire` parses the answer's bytes (status line, headers, body framing).
+* :mod:`.netbase` is what every layer shares: the engine protocol, engine-neutral errors, URL redaction.
+
+The legacy HTTP+SSE transport (protocol 2024-11-05) is :mod:`.legacy_sse`. Nothing here is imported at
+``import mcpsync`` time.
+"""
