@@ -27,6 +27,7 @@ RANK: Dict[str, int] = {
     "_threads": 0,
     "_dispatch": 0,
     "_forks": 0,
+    "_files": 0,
     "_records": 0,
     "_structured": 0,
     "wire": 1,

@@ -63,6 +63,7 @@ import threading
 import time
 from typing import Any, Callable, ContextManager, Dict, Iterator, List, Mapping, Optional
 
+from .._files import write_atomically
 from ..errors import CredentialStoreError
 from .store_base import add_callback, CredentialStoreBase, callback_params, clean_callback, clean_entry
 
@@ -377,28 +378,9 @@ class CredentialStore(CredentialStoreBase):
         except (ValueError, TypeError, RecursionError) as exc:
             raise CredentialStoreError("cannot serialize the credential store %s: %s" % (self.path, exc)) from None
         try:
-            flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)
-            fd = os.open(tmp, flags, 0o600)
-            try:
-                view = memoryview(payload)
-                while view:
-                    written = os.write(fd, view)
-                    view = view[written:]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(tmp, self.path)
+            write_atomically(self.path, payload, durable=True, temp=tmp)
         except OSError as exc:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
             raise CredentialStoreError("cannot write the credential store %s: %s" % (self.path, exc)) from exc
-        if hasattr(os, "O_DIRECTORY"):
-            with contextlib.suppress(OSError):
-                dfd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-                try:
-                    os.fsync(dfd)
-                finally:
-                    os.close(dfd)
 
     def _modify(self, fn: Callable[[Dict[str, Any]], Any]) -> Any:
         with self.locked():

@@ -26,11 +26,12 @@ import hashlib
 import json
 import logging
 import os
-import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import Any, Dict, Optional, Protocol, Union
+
+from .._files import write_atomically
 
 __all__ = ["WarmCache", "WarmStart", "default_cache_dir"]
 
@@ -132,17 +133,7 @@ class WarmCache:
             data = json.dumps(entry, separators=(",", ":")).encode("utf-8")
             with self._lock:
                 self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-                fd, tmp = tempfile.mkstemp(prefix=".%s." % key[:16], suffix=".tmp", dir=str(self.directory))
-                try:
-                    with os.fdopen(fd, "wb") as f:
-                        f.write(data)
-                    os.replace(tmp, self._path(key))
-                except BaseException:
-                    try:
-                        os.unlink(tmp)
-                    except OSError:
-                        pass
-                    raise
+                write_atomically(self._path(key), data)
         except (OSError, TypeError, ValueError) as exc:
             logger.warning("could not write the warm cache in %s: %s", self.directory, exc)
 

@@ -17,10 +17,11 @@ import json
 import logging
 import os
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from typing import Optional
+
+from .._files import write_atomically
 
 __all__ = ["CachedAnswer", "DiskCache", "default_cache_dir", "ENV_CACHE_DIR"]
 
@@ -103,17 +104,8 @@ class DiskCache:
         """Store (or refresh) the answer for ``url``. A failure to write is logged, never raised."""
         try:
             os.makedirs(self.directory, mode=0o700, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    json.dump({"url": url, "etag": etag, "storedAt": time.time(), "body": body}, fh)
-                os.replace(tmp, self._path(url))
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
+            record = {"url": url, "etag": etag, "storedAt": time.time(), "body": body}
+            write_atomically(self._path(url), json.dumps(record).encode("utf-8"))
         except OSError as exc:
             log.warning("registry cache: cannot write to %s: %s", self.directory, exc.strerror or exc)
 

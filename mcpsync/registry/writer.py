@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple, Union
 
+from .._files import write_atomically
 from ..errors import ConfigError
 from .resolver import ResolvedServer
 
@@ -151,20 +151,7 @@ def _atomic_write(path: Path, text: str) -> None:
         mode: Optional[int] = os.stat(path).st_mode & 0o777
     except FileNotFoundError:
         mode = None
-    fd, tmp = tempfile.mkstemp(dir=str(path.parent), prefix="." + path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode if mode is not None else 0o600)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_atomically(path, text.encode("utf-8"), mode=mode if mode is not None else 0o600, durable=True)
 
 
 def _sidecar(path: Path) -> Path:

@@ -1,0 +1,72 @@
+"""Private files written atomically: the one writer of the warm cache, the registry cache, the user's
+configuration files and the credential store.
+
+:func:`write_atomically` writes into a temporary file in the target's own directory (created with ``mode``,
+0600 unless told otherwise, never following a symlink) and ``os.replace``-s it over the target, so a reader
+sees either the old or the new file, whole. Whatever fails, the temporary file is removed before the
+exception leaves (a process killed mid-write can still leave one: the credential store sweeps those, see
+:mod:`mcpsync.auth.store`). Blocks for the write (and, with ``durable=True``, for two ``fsync`` calls).
+Thread-safe as long as two threads never pass the same ``temp`` name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from typing import Optional, Union
+
+__all__ = ["write_atomically"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def write_atomically(
+    path: PathLike,
+    data: bytes,
+    *,
+    mode: int = 0o600,
+    durable: bool = False,
+    temp: Optional[PathLike] = None,
+) -> None:
+    """Replace ``path`` with ``data`` in one step. Raises ``OSError`` (the target is then unchanged).
+
+    Args:
+        path: the file to write; its directory must exist.
+        data: the whole new content.
+        mode: the permission bits of the new file (0600 by default: these files hold private state).
+        durable: ``fsync`` the file before the rename and the directory after it (survives a power cut).
+        temp: the temporary file's path (same directory), for callers that sweep stale ones by name; by
+            default a fresh unique name ``.<name>.<random>.tmp``.
+    """
+    target = os.fspath(path)
+    directory = os.path.dirname(target) or "."
+    if temp is None:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(target) + ".", suffix=".tmp")
+    else:
+        tmp = os.fspath(temp)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(tmp, flags, mode)
+    try:
+        try:
+            if hasattr(os, "fchmod"):
+                os.fchmod(fd, mode)  # mkstemp's 0600 or an existing temp file's bits: the asked mode either way
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    if durable and hasattr(os, "O_DIRECTORY"):
+        with contextlib.suppress(OSError):
+            dfd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                os.fsync(dfd)
+            finally:
+                os.close(dfd)

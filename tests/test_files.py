@@ -1,0 +1,55 @@
+"""mcpsync._files.write_atomically: the one writer of the package's private files."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from mcpsync._files import write_atomically
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX permission bits")
+def test_a_new_file_is_private_and_whole(tmp_path: Path) -> None:
+    target = tmp_path / "state.json"
+    write_atomically(target, b'{"a": 1}')
+    assert target.read_bytes() == b'{"a": 1}' and _mode(target) == 0o600
+    write_atomically(target, b"x" * 100_000, durable=True)
+    assert target.read_bytes() == b"x" * 100_000
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["state.json"]  # no temp file left
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX permission bits")
+def test_the_asked_mode_is_applied_even_to_a_named_temp_file_that_exists(tmp_path: Path) -> None:
+    target, temp = tmp_path / "config.json", tmp_path / ".config.json.1.tmp"
+    temp.write_bytes(b"stale secret")
+    os.chmod(temp, 0o666)
+    write_atomically(target, b"{}", mode=0o640, temp=temp)
+    assert target.read_bytes() == b"{}" and _mode(target) == 0o640 and not temp.exists()
+
+
+def test_a_failed_replace_leaves_the_target_unchanged_and_no_temp_file(tmp_path: Path) -> None:
+    target = tmp_path / "a-directory"
+    target.mkdir()
+    (target / "keep").write_text("kept")
+    with pytest.raises(OSError):
+        write_atomically(target, b"secret")  # os.replace cannot put a file over a non-empty directory
+    assert (target / "keep").read_text() == "kept"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-directory"]
+
+
+@pytest.mark.skipif(not hasattr(os, "O_NOFOLLOW"), reason="O_NOFOLLOW")
+def test_a_named_temp_file_that_is_a_symlink_is_not_followed(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.write_text("untouched")
+    temp = tmp_path / ".t.tmp"
+    temp.symlink_to(victim)
+    with pytest.raises(OSError):
+        write_atomically(tmp_path / "t", b"secret", temp=temp)
+    assert victim.read_text() == "untouched" and not (tmp_path / "t").exists()
