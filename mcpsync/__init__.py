@@ -7,8 +7,11 @@ loaded on first attribute access.
 
 import logging as _logging
 from typing import TYPE_CHECKING
+from typing import Any as _Any
+from typing import List as _List
 
 from .__version__ import __version__ as __version__
+from ._lazy import exports as _exports
 from ._type_names import TYPE_NAMES as _TYPE_NAMES
 from .errors import *  # noqa: F401,F403
 from .errors import __all__ as _errors_all
@@ -284,19 +287,15 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> "object":
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError("module 'mcpsync' has no attribute %r" % name)
-    import importlib
-
-    value = getattr(importlib.import_module("." + module, __name__), name)
-    globals()[name] = value
-    return value
+_load, _names = _exports(__name__, _LAZY, globals())
 
 
-def __dir__() -> "list[str]":
-    return sorted(set(globals()) | set(_LAZY))
+def __getattr__(name: str) -> _Any:
+    return _load(name)
+
+
+def __dir__() -> _List[str]:
+    return _names()
 
 
 __all__ = sorted(set(_errors_all) | set(_LAZY) | {"__version__"})

@@ -182,4 +182,4 @@ def test_type_checking_imports_cost_nothing_at_run_time() -> None:
     code = "import sys, mcpsync\nprint(sorted(m for m in sys.modules if m.startswith('mcpsync.')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     loaded = set(eval(out.stdout))  # noqa: S307 - our own output
-    assert loaded <= {"mcpsync.__version__", "mcpsync._type_names", "mcpsync.errors"}, loaded
+    assert loaded <= {"mcpsync.__version__", "mcpsync._lazy", "mcpsync._type_names", "mcpsync.errors"}, loaded

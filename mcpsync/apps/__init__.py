@@ -5,7 +5,9 @@ pywebview). The page itself is fetched and verified by :meth:`mcpsync.Client.app
 Nothing here is imported by ``import mcpsync``; names load on first use.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, List
+
+from .._lazy import exports
 
 if TYPE_CHECKING:  # pragma: no cover
     from .bridge import APPS_PROTOCOL_VERSION, AppBridge, HostCallbacks
@@ -24,12 +26,12 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError("module 'mcpsync.apps' has no attribute %r" % name)
-    import importlib
+_load, _names = exports(__name__, _LAZY, globals())
 
-    value = getattr(importlib.import_module("." + module, __name__), name)
-    globals()[name] = value
-    return value
+
+def __getattr__(name: str) -> Any:
+    return _load(name)
+
+
+def __dir__() -> List[str]:
+    return _names()

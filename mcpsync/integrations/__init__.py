@@ -14,7 +14,9 @@ transforms, result budget, error mapping). Importing this package imports no fra
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, List
+
+from .._lazy import exports
 
 __all__ = ["McpTool", "McpToolkit", "Rendered", "ResultBudget", "ResultStore"]
 
@@ -27,12 +29,12 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError("module %r has no attribute %r" % (__name__, name))
-    import importlib
+_load, _names = exports(__name__, _LAZY, globals())
 
-    value = getattr(importlib.import_module("%s.%s" % (__name__, module)), name)
-    globals()[name] = value
-    return value
+
+def __getattr__(name: str) -> Any:
+    return _load(name)
+
+
+def __dir__() -> List[str]:
+    return _names()

@@ -16,8 +16,9 @@ See docs/registry.md.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any, List
+
+from .._lazy import exports
 
 if TYPE_CHECKING:
     from .client import DEFAULT_REGISTRY_URL, RegistryClient, RegistryEntry, registry_url
@@ -91,14 +92,14 @@ _LAZY = {
 }
 
 
+_load, _names = exports(__name__, _LAZY, globals())
+
+
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError("module %r has no attribute %r" % (__name__, name))
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+    return _load(name)
 
 
 def __dir__() -> List[str]:
-    return sorted(set(globals()) | set(__all__))
+    return _names()
+
+

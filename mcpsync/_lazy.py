@@ -1,0 +1,37 @@
+"""Lazy re-exports for the package ``__init__`` modules (``import mcpsync`` stays cheap).
+
+A package lists ``name -> module`` and gets a loader; its module-level ``__getattr__`` (PEP 562) calls the
+loader, which imports the defining module on first use, caches the value in the package's namespace (so the
+next access is a plain attribute) and raises ``AttributeError`` for any other name. Thread-safe: the import
+lock serialises first imports; a race at worst stores the same object twice.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable, Dict, List, Mapping
+
+__all__ = ["exports"]
+
+
+def exports(
+    package: str, table: Mapping[str, str], namespace: Dict[str, Any]
+) -> "tuple[Callable[[str], Any], Callable[[], List[str]]]":
+    """``(getattr, dir)`` for the package named ``package`` whose globals are ``namespace``.
+
+    ``table`` maps each public name to the submodule defining it, relative to the package (``"store"``,
+    ``".store"`` and ``"client.client"`` all work).
+    """
+
+    def load(name: str) -> Any:
+        module = table.get(name)
+        if module is None:
+            raise AttributeError("module %r has no attribute %r" % (package, name))
+        value = getattr(importlib.import_module(module if module.startswith(".") else "." + module, package), name)
+        namespace[name] = value
+        return value
+
+    def names() -> List[str]:
+        return sorted(set(namespace) | set(table) | set(namespace.get("__all__", ())))
+
+    return load, names
