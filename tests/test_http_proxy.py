@@ -6,7 +6,6 @@ typed error."""
 from __future__ import annotations
 
 import os
-import shutil
 import urllib.request
 from typing import Any, Dict, Iterator
 

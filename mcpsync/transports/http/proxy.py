@@ -472,4 +472,3 @@ def netrc_present() -> bool:
         return True
     home = os.path.expanduser("~")
     return any(os.path.exists(os.path.join(home, name)) for name in (".netrc", "_netrc"))
-
