@@ -96,10 +96,11 @@ def refuse_unknown_proxy(url: str, proxies: "ProxyTable") -> None:
         return
     scheme = urlsplit(found if "://" in found else "http://" + found).scheme.lower()
     if scheme not in SCHEMES:
+        what = "a %s:// proxy" % scheme if scheme else "a proxy URL without a valid scheme"
         raise ConfigError(
-            "the proxy for %s is a %s:// proxy, a scheme mcpsync does not speak (it speaks %s); "
-            "fix the proxies= option or the *_PROXY / NO_PROXY environment variables"
-            % (redact_url(url), scheme, ", ".join(s + "://" for s in SCHEMES))
+            "the proxy for %s is %s; mcpsync speaks %s proxies only: fix the proxies= option or "
+            "the *_PROXY / NO_PROXY environment variables"
+            % (redact_url(url), what, ", ".join(k + "://" for k in SCHEMES))
         )
 
 
