@@ -191,6 +191,7 @@ runs = [
     (cfg["plain"], {"bearer_token": "tok", "proxies": {"all": cfg["socks"]}}),
     (cfg["tls"], {"bearer_token": "tok", "proxies": {"all": cfg["https_proxy"]}, "verify": cfg["ca"]}),
     (cfg["plain"], {"bearer_token": "tok"}),
+    (cfg["tls"], {"proxies": {"all": cfg["socks"]}, "verify": cfg["ca"]}),  # netrc's credentials, through SOCKS
 ]
 for url, options in runs:
     with mcpsync.connect(url, transport="http", timeout=60, **options) as client:
@@ -200,9 +201,9 @@ print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in ("requests"
 """
 
 
-def test_auth_flows_and_proxies_never_import_requests_or_urllib3(
-    pki: Dict[str, str],
-    tmp_path: Any,  # noqa: F811
+def test_auth_flows_proxies_and_netrc_never_import_requests_or_urllib3(
+    pki: Dict[str, str],  # noqa: F811
+    tmp_path: Any,
 ) -> None:
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(pki["server.crt"], pki["server.key"])
@@ -212,13 +213,18 @@ def test_auth_flows_and_proxies_never_import_requests_or_urllib3(
         cfg = {"plain": plain.url, "tls": "https://127.0.0.1:%d/mcp" % tls.port, "proxy": proxy.url,
                "https_proxy": https_proxy.url, "socks": socks.url, "ca": pki["ca.crt"]}  # fmt: skip
         env = {k: v for k, v in os.environ.items() if k not in _ENV}
-        env["NETRC"] = str(tmp_path / "no-netrc")
+        netrc = tmp_path / "netrc"
+        netrc.write_text("machine 127.0.0.1 login alice password s3cret\n")
+        os.chmod(netrc, 0o600)
+        env["NETRC"] = str(netrc)
         out = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(cfg)], env=env, capture_output=True,
                              text=True, timeout=120)  # fmt: skip
         assert out.returncode == 0, out.stderr
         assert json.loads(out.stdout.strip().splitlines()[-1]) == []
         assert proxy.forwarded and https_proxy.tunnels and socks.tunnels  # each run went its way
-        assert len(plain.records("POST", "tools/call")) == 3 and len(tls.records("POST", "tools/call")) == 1
+        assert len(plain.records("POST", "tools/call")) == 3
+        tls_calls = tls.records("POST", "tools/call")
+        assert [r.headers.get("authorization") for r in tls_calls] == ["Bearer tok", "Basic YWxpY2U6czNjcmV0"]
 
 
 def test_the_removed_requests_engine_is_refused_and_nothing_is_sent(monkeypatch: pytest.MonkeyPatch) -> None:
