@@ -243,8 +243,7 @@ def test_listen_stream_and_notification_queue_end_in_the_child() -> None:
         sub.close()
 
 
-@pytest.mark.parametrize("engine", ["stdlib", "requests"])
-def test_http_client_in_a_forked_child_closes_only_its_copies_of_the_sockets(engine: str) -> None:
+def test_http_client_in_a_forked_child_closes_only_its_copies_of_the_sockets() -> None:
     """The child's copies of the pooled sockets are closed (nothing held open on the child's side);
     nothing is shut down, so the parent's connections, session and GET stream keep working."""
     from .httpserver import MCPTestServer
@@ -270,7 +269,7 @@ def test_http_client_in_a_forked_child_closes_only_its_copies_of_the_sockets(eng
     if not os.path.exists("/proc/self/net/tcp"):
         pytest.skip("needs Linux's /proc to count sockets")
     with MCPTestServer(era="legacy") as srv:
-        with mcpsync.connect(srv.url, transport="http", timeout=20, engine=engine, after_fork="error") as c:
+        with mcpsync.connect(srv.url, transport="http", timeout=20, after_fork="error") as c:
             assert c.call_tool("echo", {"message": "a"}).text == "a"
             before = sockets_to(srv.port)
             assert before >= 1

@@ -1,8 +1,8 @@
 """Issue 18: one HTTP path that never loses, crosses or doubles a call (defects 1, 2, 3 and 7).
 
-Every test runs against a real local server that misbehaves on purpose (:mod:`tests.faultserver`), under both
-HTTP engines (``engine="stdlib"`` and ``engine="requests"``), in both protocol eras and through the blocking
-and the async call paths where the fault concerns them. docs/reliability.md names these tests.
+Every test runs against a real local server that misbehaves on purpose (:mod:`tests.faultserver`), through
+the one HTTP engine (the standard library's), in both protocol eras and through the blocking and the async call
+paths where the fault concerns them. docs/reliability.md names these tests.
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ def _forget_transports() -> Iterator[None]:
     _remote.forget()
 
 
-@pytest.fixture(params=["stdlib", "requests"])
-def engine(request: pytest.FixtureRequest) -> str:
-    """The HTTP engine every request of the test goes through."""
-    return str(request.param)
+@pytest.fixture
+def engine() -> str:
+    """The ``engine=`` the tests pass: the one engine (this ran each test under the removed requests engine too)."""
+    return "stdlib"
 
 
 HOW = pytest.mark.parametrize("how", ["blocking", "async"])

@@ -1,8 +1,8 @@
-"""The standard-library HTTP engine (transports/http/engine.py) and the rule that picks an engine.
+"""The standard-library HTTP engine (transports/http/engine.py), the one engine of every MCP request.
 
 Against real local servers: a raw socket server that answers whatever bytes a test scripts (junk
-included), and the example MCP server over HTTP. The engine-neutral behaviour (timeouts, faults,
-resumption) is covered by the transport suites, which run under both engines (``MCPSYNC_HTTP_ENGINE``).
+included), and the example MCP server over HTTP. The behaviour seen through a transport (timeouts, faults,
+resumption) is covered by the transport suites; tests/test_one_engine.py proves every configuration runs here.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 import mcpsync
 from mcpsync.errors import ConfigError, ConnectError
-from mcpsync.transports.http.net import engine_for, make_net
+from mcpsync.transports.http.net import make_net
 from mcpsync.transports.http.engine import DirectNet
 from mcpsync.transports.http.netbase import ConnectFailed, ConnectionBroken, EngineError, ReadTimeout
 from mcpsync.transports.http.options import HTTPOptions
@@ -130,7 +130,7 @@ def raw() -> Iterator[RawServer]:
 
 
 def _net(url: str, **options: Any) -> DirectNet:
-    net = make_net(url, HTTPOptions(trust_env=False, engine="stdlib", **options))
+    net = make_net(url, HTTPOptions(trust_env=False, **options))
     assert isinstance(net, DirectNet)
     return net
 
@@ -160,38 +160,113 @@ def _open_sockets() -> int:
 # ---------------------------------------------------------------------------------------------- the rule
 
 
-def test_auto_picks_the_standard_library_for_a_plain_configuration(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_configuration_gets_the_standard_library_engine(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcpsync.httpauth import BearerAuth
+    from mcpsync.transports.http.auth import AuthNet, RequestsHookNet
+
     for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NETRC"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", "/nonexistent-home")
     monkeypatch.delenv("MCPSYNC_HTTP_ENGINE", raising=False)
     url = "https://mcp.example.com/mcp"
-    assert engine_for(url, HTTPOptions()) == "stdlib"
-    assert engine_for(url, HTTPOptions(bearer_token="t", headers={"X-Key": "k"})) == "stdlib"
-    assert engine_for(url, HTTPOptions(auth=lambda r: r)) == "stdlib"  # a requests auth runs on it too
-    assert engine_for(url, HTTPOptions(proxies={"https": "http://proxy:3128"})) == "stdlib"  # it speaks to proxies
-    assert engine_for(url, HTTPOptions(proxies={"https": "socks5://proxy:1080"})) == "stdlib"
-    assert engine_for(url, HTTPOptions(proxies={"https": "socks4://proxy:1080"})) == "stdlib"
-    assert engine_for(url, HTTPOptions(engine="requests")) == "requests"
+    configurations: List[Any] = [
+        {},
+        {"engine": "auto"},
+        {"engine": "stdlib"},
+        {"bearer_token": "t", "headers": {"X-Key": "k"}},
+        {"auth": lambda r: r},  # a requests auth runs around it
+        {"auth": BearerAuth("t")},  # an mcpsync.Auth flow too
+        {"proxies": {"https": "http://proxy:3128"}},
+        {"proxies": {"https": "https://proxy:3129"}},
+        {"proxies": {"https": "socks5h://proxy:1080"}},
+        {"proxies": {"https": "socks4a://proxy:1080"}},
+    ]
+    for options in configurations:
+        net = make_net(url, HTTPOptions(**options))
+        try:
+            assert net.kind == "stdlib"
+            inner = net.inner if isinstance(net, (AuthNet, RequestsHookNet)) else net  # type: ignore[attr-defined]
+            assert isinstance(inner, DirectNet), options
+        finally:
+            net.close()
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy:3128")
-    assert engine_for(url, HTTPOptions()) == "stdlib"
-    monkeypatch.setenv("HTTPS_PROXY", "ftp://proxy:21")  # no proxy scheme the standard library knows
-    assert engine_for(url, HTTPOptions()) == "requests"
-    assert engine_for("http://mcp.example.com/mcp", HTTPOptions()) == "stdlib"  # a proxy for https only
-    assert engine_for(url, HTTPOptions(trust_env=False)) == "stdlib"
-    monkeypatch.delenv("HTTPS_PROXY")
     monkeypatch.setenv("NETRC", "/some/netrc")
-    assert engine_for(url, HTTPOptions()) == "stdlib"  # netrc is read by the standard-library engine too
-    monkeypatch.setenv("MCPSYNC_HTTP_ENGINE", "requests")
-    monkeypatch.delenv("NETRC")
-    assert engine_for(url, HTTPOptions()) == "requests"
+    net = make_net(url, HTTPOptions())
+    assert isinstance(net, DirectNet)
+    net.close()
 
 
-def test_stdlib_insisted_on_refuses_what_it_cannot_serve() -> None:
-    with pytest.raises(ConfigError, match="ftp:// proxy"):
-        engine_for("http://h/mcp", HTTPOptions(engine="stdlib", proxies={"http": "ftp://proxy:21"}))
-    with pytest.raises(ConfigError, match="engine must be"):
+def test_a_proxy_of_an_unknown_scheme_is_a_config_error_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ConfigError, match="ftp:// proxy") as info:
+        make_net("http://h/mcp", HTTPOptions(proxies={"http": "ftp://user:secret@proxy:21"}))
+    assert "secret" not in str(info.value) and "socks5h://" in str(info.value)  # what it does speak
+    monkeypatch.setenv("HTTPS_PROXY", "gopher://proxy:70")
+    with pytest.raises(ConfigError, match="gopher:// proxy"):
+        mcpsync.connect("https://mcp.example.com/mcp", transport="http", timeout=5)
+    make_net("http://mcp.example.com/mcp", HTTPOptions()).close()  # that proxy is for https only
+    make_net("https://mcp.example.com/mcp", HTTPOptions(trust_env=False)).close()
+    monkeypatch.setenv("NO_PROXY", ".example.com")
+    make_net("https://mcp.example.com/mcp", HTTPOptions()).close()
+
+
+def test_the_removed_requests_engine_is_a_clear_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MCPSYNC_HTTP_ENGINE", raising=False)
+    with pytest.raises(ConfigError, match="requests engine was removed.*drop the engine argument"):
+        HTTPOptions(engine="requests")
+    with pytest.raises(ConfigError, match="requests engine was removed"):
+        mcpsync.connect("http://127.0.0.1:9/mcp", transport="http", engine="requests", timeout=5)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="engine must be 'auto' or 'stdlib'"):
         HTTPOptions(engine="curl")
+    monkeypatch.setenv("MCPSYNC_HTTP_ENGINE", "requests")  # a leftover from 0.1.0
+    with pytest.raises(ConfigError, match="MCPSYNC_HTTP_ENGINE=requests.*unset the variable"):
+        HTTPOptions()
+    with pytest.raises(ConfigError, match="MCPSYNC_HTTP_ENGINE=requests"):
+        mcpsync.connect("http://127.0.0.1:9/mcp", transport="http", timeout=5)
+    assert HTTPOptions(engine="stdlib").engine == "stdlib"  # an explicit engine= is what counts
+    for harmless in ("stdlib", "auto", ""):
+        monkeypatch.setenv("MCPSYNC_HTTP_ENGINE", harmless)
+        assert HTTPOptions().engine == "auto"
+    monkeypatch.setenv("MCPSYNC_HTTP_ENGINE", "curl")
+    with pytest.raises(ConfigError, match="MCPSYNC_HTTP_ENGINE"):
+        HTTPOptions()
+
+
+def test_headers_and_a_large_body_arrive_whole_on_one_reused_connection(raw: RawServer) -> None:
+    net = _net(raw.url, headers={"X-Api-Key": "k1"})
+    big = b'{"x": "' + b"y" * 300_000 + b'"}'
+    try:
+        for body in (b'{"n": 0}', big, b'{"n": 2}'):
+            r = _post(net, raw.url, body, **{"Mcp-Method": "tools/call"})
+            assert r.status_code == 200 and r.raw.read() == b"{}"
+            r.close()
+        assert raw.connections == 1
+        assert [req.split(b"\r\n\r\n", 1)[1] for req in raw.requests] == [b'{"n": 0}', big, b'{"n": 2}']
+        head = raw.requests[0].split(b"\r\n\r\n")[0]
+        assert b"X-Api-Key: k1" in head and b"Mcp-Method: tools/call" in head and b"Content-Length: 8" in head
+        assert b"User-Agent: mcpsync/" in head
+    finally:
+        net.close()
+
+
+def test_a_requests_auth_runs_for_every_request_with_its_method_and_url(raw: RawServer) -> None:
+    counter = iter(range(100))
+
+    def auth(r: Any) -> Any:
+        r.headers["Authorization"] = "Proof %d %s %s" % (next(counter), r.method, r.url)
+        return r
+
+    net = make_net(raw.url, HTTPOptions(trust_env=False, auth=auth))
+    try:
+        for path in ("/mcp", "/other"):
+            r = net.send("POST", raw.url.replace("/mcp", path), b"{}", {"Content-Type": "application/json"}, (5, 5))
+            r.raw.read()
+            r.close()
+    finally:
+        net.close()
+    assert b"Authorization: Proof 0 POST %s\r\n" % raw.url.encode() in raw.requests[0]
+    assert b"Authorization: Proof 1 POST %s\r\n" % raw.url.replace("/mcp", "/other").encode() in raw.requests[1]
 
 
 def test_a_plain_connection_never_imports_requests_or_urllib3() -> None:
@@ -203,7 +278,7 @@ def test_a_plain_connection_never_imports_requests_or_urllib3() -> None:
             "bad = [m for m in ('requests', 'urllib3', 'jsonschema', 'filelock') if m in sys.modules]\n"
             "assert not bad, bad\n" % srv.url
         )
-        env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower() and k != "MCPSYNC_HTTP_ENGINE"}
+        env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, timeout=60)
         assert out.returncode == 0, out.stderr.decode()
 

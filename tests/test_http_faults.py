@@ -582,15 +582,13 @@ def test_sse_endpoint_backslash_bypass_is_refused(sse_srv: FaultServer) -> None:
         "http://127.0.0.1:3/m",
     ],
 )
-@pytest.mark.parametrize("with_urllib3", [True, False], ids=["requests-engine", "stdlib-engine"])
-def test_sse_endpoint_origin_check(endpoint: str, with_urllib3: bool) -> None:
-    assert endpoint_url("http://127.0.0.1:2/sse", endpoint, with_urllib3)[0] is None
+def test_sse_endpoint_origin_check(endpoint: str) -> None:
+    assert endpoint_url("http://127.0.0.1:2/sse", endpoint)[0] is None
 
 
-@pytest.mark.parametrize("with_urllib3", [True, False], ids=["requests-engine", "stdlib-engine"])
-def test_sse_endpoint_post_url_is_built_from_the_base_origin(with_urllib3: bool) -> None:
+def test_sse_endpoint_post_url_is_built_from_the_base_origin() -> None:
     def post_url(base: str, data: str) -> Optional[str]:
-        return endpoint_url(base, data, with_urllib3)[0]
+        return endpoint_url(base, data)[0]
 
     assert post_url("http://127.0.0.1:2/p/sse", "messages?sid=1#frag") == "http://127.0.0.1:2/p/messages?sid=1"
     assert post_url("http://127.0.0.1:2/sse", "HTTP://127.0.0.1:2/m?a=b") == "http://127.0.0.1:2/m?a=b"

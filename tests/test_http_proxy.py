@@ -6,7 +6,6 @@ typed error."""
 from __future__ import annotations
 
 import os
-import shutil
 import urllib.request
 from typing import Any, Dict, Iterator
 
@@ -15,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mcpsync
-from mcpsync.transports.http.net import engine_for
+from mcpsync.transports.http.net import make_net
 from mcpsync.transports.http.proxy import bypass, proxy_table
 from mcpsync.transports.http.options import HTTPOptions
 
@@ -32,7 +31,6 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
     for name in _PROXY_VARS:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.netrc of the machine's user
-    monkeypatch.delenv("MCPSYNC_HTTP_ENGINE", raising=False)
 
 
 @pytest.fixture
@@ -205,25 +203,25 @@ def test_https_407_and_a_refused_tunnel_are_typed(pki: Dict[str, str], monkeypat
 # ---------------------------------------------------------------------------------------------- the rule
 
 
-def test_only_proxies_the_standard_library_does_not_speak_pick_requests(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_proxy_scheme_requests_speaks_is_spoken_and_another_is_refused_by_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     url = "https://mcp.example.com/mcp"
-    assert engine_for(url, HTTPOptions(proxies={"https": "http://proxy:3128"})) == "stdlib"
-    assert engine_for(url, HTTPOptions(proxies={"https": "proxy:3128"})) == "stdlib"
-    assert engine_for(url, HTTPOptions(proxies={"https": "socks5://proxy:1080"})) == "stdlib"
-    assert engine_for(url, HTTPOptions(proxies={"https": "socks5h://proxy:1080"})) == "stdlib"
-    assert engine_for(url, HTTPOptions(proxies={"https": "socks4://proxy:1080"})) == "stdlib"
-    assert engine_for(url, HTTPOptions(proxies={"https": "socks4a://proxy:1080"})) == "stdlib"
-    assert engine_for(url, HTTPOptions(proxies={"https": "https://proxy:3129"})) == "stdlib"
-    # every proxy scheme requests speaks is spoken by the standard library; an unknown one is left to requests,
-    # which refuses it with its own error
-    assert engine_for(url, HTTPOptions(proxies={"https": "ftp://proxy:21"})) == "requests"
-    assert engine_for("http://mcp.example.com/mcp", HTTPOptions(proxies={"https": "ftp://p:1"})) == "stdlib"
-    monkeypatch.setenv("HTTPS_PROXY", "ftp://proxy:21")
-    assert engine_for(url, HTTPOptions()) == "requests"
-    monkeypatch.setenv("NO_PROXY", ".example.com")
-    assert engine_for(url, HTTPOptions()) == "stdlib"
+    for proxy_url in ("http://proxy:3128", "proxy:3128", "https://proxy:3129", "socks5://proxy:1080",
+                      "socks5h://proxy:1080", "socks4://proxy:1080", "socks4a://proxy:1080"):  # fmt: skip
+        net = make_net(url, HTTPOptions(proxies={"https": proxy_url}))
+        assert net.kind == "stdlib"
+        net.close()
     with pytest.raises(mcpsync.ConfigError, match="ftp:// proxy"):
-        engine_for(url.replace("example.com", "example.org"), HTTPOptions(engine="stdlib"))
+        make_net(url, HTTPOptions(proxies={"https": "ftp://proxy:21"}))
+    make_net("http://mcp.example.com/mcp", HTTPOptions(proxies={"https": "ftp://p:1"})).close()  # not used for http
+    monkeypatch.setenv("HTTPS_PROXY", "ftp://proxy:21")
+    with pytest.raises(mcpsync.ConfigError, match="ftp:// proxy"):
+        make_net(url, HTTPOptions())
+    monkeypatch.setenv("NO_PROXY", ".example.com")
+    make_net(url, HTTPOptions()).close()
+    with pytest.raises(mcpsync.ConfigError, match="ftp:// proxy"):
+        make_net(url.replace("example.com", "example.org"), HTTPOptions())
 
 
 def test_no_proxy_matching_rules() -> None:
@@ -279,8 +277,7 @@ def test_no_proxy_never_raises(host: str, port: int, no_proxy: str) -> None:
     assert bypass(host, port, no_proxy) in (True, False)
 
 
-@pytest.mark.parametrize("engine", ["auto", "requests"])
-def test_an_https_proxy_for_http_and_https_servers(pki: Dict[str, str], engine: str) -> None:
+def test_an_https_proxy_for_http_and_https_servers(pki: Dict[str, str]) -> None:
     # TLS to the proxy; for an https server, TLS to the server inside it (TLS in TLS)
     import ssl
 
@@ -289,21 +286,15 @@ def test_an_https_proxy_for_http_and_https_servers(pki: Dict[str, str], engine: 
     with ProxyServer(credentials=("u", "pw"), tls=context) as proxy, _tls_server(pki) as tls:
         with MCPTestServer(era="legacy") as plain:
             options: Dict[str, Any] = {"proxies": {"all": proxy.url_with_credentials}, "verify": pki["ca.crt"]}
-            urls = ["https://127.0.0.1:%d/mcp" % tls.port]
-            if engine != "requests":  # urllib3 sends http through an https:// proxy without verifying the proxy
-                urls.insert(0, plain.url)
-            for url in urls:
-                expected = "requests" if engine == "requests" else "stdlib"
-                assert engine_for(url, HTTPOptions(engine=engine, **options)) == expected
-                with mcpsync.connect(url, transport="http", timeout=30, engine=engine, **options) as client:
-                    assert _engine(client).kind == expected
+            for url in (plain.url, "https://127.0.0.1:%d/mcp" % tls.port):
+                with mcpsync.connect(url, transport="http", timeout=30, **options) as client:
+                    assert _engine(client).kind == "stdlib"
                     for i in range(3):
                         assert client.call_tool("echo", {"message": "t%d" % i}).text == "t%d" % i
                     handles = [client.call_tool_async("echo", {"message": "a%d" % i}) for i in range(4)]
                     assert sorted(h.result(30).text for h in handles) == ["a0", "a1", "a2", "a3"]
         assert proxy.tunnels and all(auth == proxy.expected for _, auth in proxy.tunnels)
-        assert all(auth == proxy.expected for _, _, auth in proxy.forwarded)
-        assert bool(proxy.forwarded) == (engine != "requests")
+        assert proxy.forwarded and all(auth == proxy.expected for _, _, auth in proxy.forwarded)
         assert all("proxy-authorization" not in r.headers for r in tls.log + plain.log)
 
 

@@ -1,4 +1,4 @@
-"""HTTPS against a real local TLS server, in both HTTP engines: the same verification rules.
+"""HTTPS against a real local TLS server through the HTTP engine: verification rules as ``requests`` has them.
 
 A throwaway CA, a server certificate for 127.0.0.1 and a client certificate are made with the ``openssl``
 command; the example MCP server is served over TLS (and, for the client-certificate test, requires one).
@@ -18,8 +18,6 @@ import pytest
 import mcpsync
 
 from .httpserver import MCPTestServer
-
-ENGINES = ["stdlib", "requests"]
 
 pytestmark = pytest.mark.skipif(
     shutil.which("openssl") is None and os.environ.get("CI") != "true", reason="needs the openssl command"
@@ -65,47 +63,38 @@ def _url(srv: MCPTestServer) -> str:
     return "https://127.0.0.1:%d/mcp" % srv.port
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_a_ca_bundle_path_verifies_the_server(tls: MCPTestServer, pki: Dict[str, str], engine: str) -> None:
-    with mcpsync.connect(_url(tls), transport="http", timeout=20, engine=engine, verify=pki["ca.crt"]) as c:
+def test_a_ca_bundle_path_verifies_the_server(tls: MCPTestServer, pki: Dict[str, str]) -> None:
+    with mcpsync.connect(_url(tls), transport="http", timeout=20, verify=pki["ca.crt"]) as c:
         assert c.call_tool("echo", {"message": "over tls"}).text == "over tls"
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_an_untrusted_certificate_is_a_connect_error(
-    tls: MCPTestServer, engine: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_an_untrusted_certificate_is_a_connect_error(tls: MCPTestServer, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("REQUESTS_CA_BUNDLE", raising=False)
     monkeypatch.delenv("CURL_CA_BUNDLE", raising=False)
     with pytest.raises(mcpsync.ConnectError, match="(?i)tls|ssl|certificate"):
-        mcpsync.connect(_url(tls), transport="http", timeout=20, engine=engine)
+        mcpsync.connect(_url(tls), transport="http", timeout=20)
     assert not tls.records("POST")
 
 
-@pytest.mark.filterwarnings("ignore:Unverified HTTPS request")  # urllib3's warning under the requests engine
-@pytest.mark.parametrize("engine", ENGINES)
 def test_requests_ca_bundle_from_the_environment_and_verify_false(
-    tls: MCPTestServer, pki: Dict[str, str], engine: str, monkeypatch: pytest.MonkeyPatch
+    tls: MCPTestServer, pki: Dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("REQUESTS_CA_BUNDLE", pki["ca.crt"])
-    with mcpsync.connect(_url(tls), transport="http", timeout=20, engine=engine) as c:
+    with mcpsync.connect(_url(tls), transport="http", timeout=20) as c:
         assert c.call_tool("echo", {"message": "env bundle"}).text == "env bundle"
     monkeypatch.delenv("REQUESTS_CA_BUNDLE")
-    with mcpsync.connect(_url(tls), transport="http", timeout=20, engine=engine, verify=False) as c:
+    with mcpsync.connect(_url(tls), transport="http", timeout=20, verify=False) as c:
         assert c.call_tool("echo", {"message": "unverified"}).text == "unverified"
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_an_ssl_context_and_a_client_certificate(pki: Dict[str, str], engine: str) -> None:
+def test_an_ssl_context_and_a_client_certificate(pki: Dict[str, str]) -> None:
     with _tls_server(pki, require_client_cert=True) as srv:
         with pytest.raises(mcpsync.ConnectError):
-            mcpsync.connect(_url(srv), transport="http", timeout=20, engine=engine, verify=pki["ca.crt"])
+            mcpsync.connect(_url(srv), transport="http", timeout=20, verify=pki["ca.crt"])
         cert = (pki["client.crt"], pki["client.key"])
-        with mcpsync.connect(
-            _url(srv), transport="http", timeout=20, engine=engine, verify=pki["ca.crt"], cert=cert
-        ) as c:
+        with mcpsync.connect(_url(srv), transport="http", timeout=20, verify=pki["ca.crt"], cert=cert) as c:
             assert c.call_tool("echo", {"message": "mutual"}).text == "mutual"
         ctx = ssl.create_default_context(cafile=pki["ca.crt"])
         ctx.load_cert_chain(*cert)
-        with mcpsync.connect(_url(srv), transport="http", timeout=20, engine=engine, verify=ctx) as c:
+        with mcpsync.connect(_url(srv), transport="http", timeout=20, verify=ctx) as c:
             assert c.call_tool("echo", {"message": "context"}).text == "context"

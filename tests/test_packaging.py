@@ -36,11 +36,11 @@ def test_the_all_extra_is_every_optional_feature() -> None:
 def test_every_runtime_dependency_has_a_plain_floor() -> None:
     deps = _list("dependencies")
     names = [re.split(r"[<>=!~ ;]", d, maxsplit=1)[0] for d in deps]
-    assert names == ["requests", "urllib3", "jsonschema", "filelock", "python-dotenv"]
+    assert names == ["requests", "jsonschema", "filelock", "python-dotenv"]  # urllib3 only through requests
     for dep in deps:
         assert re.fullmatch(r"[A-Za-z0-9_.\-]+>=\d+(\.\d+){2}", dep), dep  # what .ci/lowest turns into ==
     floors = dict(d.split(">=") for d in deps)
-    assert floors["requests"] == "2.32.2"  # HTTPAdapter.get_connection_with_tls_context
+    assert floors["requests"] == "2.32.2"  # the floor .ci/lowest runs the OAuth and requests-auth tests at
     assert floors["jsonschema"] == "4.18.0"  # the referencing registry
 
 

@@ -139,9 +139,9 @@ def _set_read_timeout(response: Any, timeout: Optional[float], slack: float = 0.
 
 
 def _is_read_timeout(exc: BaseException) -> bool:
-    """True for a read timeout however it is wrapped (requests' ReadTimeout, urllib3's ReadTimeoutError,
-    a bare ``socket.timeout``, any of them inside a ProtocolError), following ``reason``, exception
-    ``args``, causes and contexts. A connect timeout is not a read timeout.
+    """True for a read timeout however it is wrapped (the engine's ReadTimeout, a bare ``socket.timeout``, or
+    requests'/urllib3's, which a user's ``requests`` auth may raise, inside a ProtocolError), following
+    ``reason``, exception ``args``, causes and contexts. A connect timeout is not a read timeout.
 
     An :class:`~mcpsync.MCPError` is never one: it was classified where it was raised (a
     ``CredentialStoreError`` from an ``auth=`` hook whose Redis timed out stays that, issue 18), and a

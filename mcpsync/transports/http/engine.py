@@ -2,8 +2,8 @@
 
 Every MCP request goes through this engine, whatever its auth (run around it by
 :mod:`mcpsync.transports.http.auth`), proxy (:mod:`mcpsync.transports.http.proxy`: absolute-form requests,
-``CONNECT`` and SOCKS tunnels, TLS inside TLS through an ``https://`` proxy) or netrc; ``requests`` remains only
-when asked for with ``engine="requests"`` (see :func:`mcpsync.transports.http.net.engine_for` for the rule).
+``CONNECT`` and SOCKS tunnels, TLS inside TLS through an ``https://`` proxy) or netrc; there is no other engine
+(:func:`mcpsync.transports.http.net.make_net` builds this one for every server).
 Per call it:
 
 * takes an idle connection of the origin from a LIFO pool (as many as the calls in flight, kept up to
@@ -666,8 +666,8 @@ class DirectNet:
             return None
         try:
             return self._proxies.for_url(url)
-        except ValueError:
-            raise ConnectFailed("the proxy for %s is not a proxy URL this engine speaks" % redact_url(url)) from None
+        except ValueError as exc:  # its text names the scheme, never the proxy's credentials
+            raise ConnectFailed("the proxy for %s: %s" % (redact_url(url), exc)) from None
 
     # ------------------------------------------------------------------ cookies (only once a server sets one)
 

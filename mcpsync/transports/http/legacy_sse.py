@@ -22,7 +22,7 @@ import logging
 import random
 import threading
 import time
-from typing import Any, Callable, Dict, Iterator, Optional, Set, Tuple
+from typing import Any, Dict, Iterator, Optional, Set, Tuple
 from urllib.parse import urljoin, urlsplit
 
 from ..._threads import join, spawn
@@ -52,35 +52,25 @@ __all__ = ["SSETransport", "endpoint_url"]
 logger = logging.getLogger("mcpsync.transports.http.legacy_sse")
 
 
-def endpoint_url(base: str, data: str, with_urllib3: bool = True) -> Tuple[Optional[str], str]:
+def endpoint_url(base: str, data: str) -> Tuple[Optional[str], str]:
     """The URL to POST messages to, from the ``endpoint`` event ``data`` of the stream at ``base``.
 
-    Returns ``(url, "")`` or ``(None, why)``. The origin is judged with the standard library's
-    parser and, with ``with_urllib3`` (the ``requests`` engine, which connects through urllib3),
-    with urllib3's too; every parser must agree with ``base`` (the standard-library engine connects
-    with ``urllib.parse`` alone, so urllib3 is not imported for it). Backslashes, control
-    characters, whitespace and userinfo are refused outright (parsers disagree about them). The URL
-    returned is ``base``'s origin plus the endpoint's path and query, so what is POSTed to never
-    depends on how a parser reads the endpoint's authority.
+    Returns ``(url, "")`` or ``(None, why)``. The origin is judged with the standard library's parser, the one
+    the engine connects with, and must be ``base``'s. Backslashes, control characters, whitespace and userinfo
+    are refused outright (parsers disagree about them). The URL returned is ``base``'s origin plus the
+    endpoint's path and query, so what is POSTed to never depends on how a parser reads the endpoint's authority.
     """
-    parse_url: Callable[[str], Any] = _StdParsed
-    if with_urllib3:
-        from urllib3.util import parse_url as u3_parse
-
-        parse_url = u3_parse
-
     if not data:
         return None, "empty endpoint"
     if any(c == "\\" or ord(c) <= 0x20 or ord(c) == 0x7F for c in data):
         return None, "backslash, whitespace or control character in the endpoint"
     try:
         resolved = urljoin(base, data)
-        ours, theirs = urlsplit(resolved), parse_url(resolved)
-        base_std, base_u3 = urlsplit(base), parse_url(base)
+        ours, base_std = urlsplit(resolved), urlsplit(base)
         std_port, base_std_port = ours.port, base_std.port
     except ValueError as exc:
         return None, "unparsable endpoint (%s)" % exc
-    if "@" in ours.netloc or theirs.auth is not None:
+    if "@" in ours.netloc:
         return None, "userinfo in the endpoint"
     default = {"http": 80, "https": 443}
 
@@ -89,24 +79,11 @@ def endpoint_url(base: str, data: str, with_urllib3: bool = True) -> Tuple[Optio
         return s, (host or "").lower().strip("[]"), port or default.get(s, 0)
 
     want = key(base_std.scheme, base_std.hostname, base_std_port)
-    if key(ours.scheme, ours.hostname, std_port) != want or key(theirs.scheme, theirs.host, theirs.port) != want:
+    if key(ours.scheme, ours.hostname, std_port) != want:
         return None, "another origin (%s)" % redact_url(resolved)
-    if key(base_u3.scheme, base_u3.host, base_u3.port) != want:
-        return None, "the stream URL itself is ambiguous"
     path = ours.path or "/"
     origin = "%s://%s" % (base_std.scheme.lower(), base_std.netloc.rpartition("@")[2])
     return origin + path + ("?" + ours.query if ours.query else ""), ""
-
-
-class _StdParsed:
-    """urllib3's ``parse_url`` result shape (``scheme``, ``auth``, ``host``, ``port``) from ``urlsplit``."""
-
-    def __init__(self, url: str) -> None:
-        parts = urlsplit(url)
-        self.scheme = parts.scheme or None
-        self.auth = parts.netloc.rpartition("@")[0] or None if "@" in parts.netloc else None
-        self.host = parts.hostname
-        self.port = parts.port
 
 
 class _Connection:
@@ -479,7 +456,7 @@ class SSETransport(RemoteState, Transport):
         if conn.endpoint is not None:
             return
         base = getattr(conn.response, "url", None) or self.url
-        endpoint, problem = endpoint_url(base, data, with_urllib3=self._net.kind == "requests")
+        endpoint, problem = endpoint_url(base, data)
         if endpoint is None:
             conn.error = ConnectError(
                 "the server announced an unacceptable message endpoint (%s); refused" % problem,

@@ -1,13 +1,12 @@
-"""What both HTTP engines share: URL origins, redaction, and the engine-neutral errors.
+"""What every HTTP layer shares: URL origins, redaction, the engine protocol and the engine-neutral errors.
 
 It imports nothing heavy (no ``requests``, no ``http.client``): :mod:`mcpsync.transports.http.remote`,
 :mod:`mcpsync.transports.http.engine` and the transports import it.
 
 The errors are what the standard-library engine (:mod:`mcpsync.transports.http.engine`) raises;
-:func:`mcpsync.transports.http.remote.convert_request_exception` turns them, like the ``requests``
-engine's exceptions, into the typed :class:`~mcpsync.errors.TransportError` subclasses. Their
-class names follow ``requests`` (``ConnectTimeout``, ``ReadTimeout``), which is what
-:func:`mcpsync.transports.http.calls._is_read_timeout` recognises.
+:func:`mcpsync.transports.http.remote.convert_request_exception` turns them into the typed
+:class:`~mcpsync.errors.TransportError` subclasses. Their class names (``ConnectTimeout``, ``ReadTimeout``)
+are what :func:`mcpsync.transports.http.calls._is_read_timeout` recognises.
 """
 
 from __future__ import annotations
@@ -39,11 +38,11 @@ __all__ = [
 
 
 class HTTPEngine(Protocol):
-    """What a remote transport sends with (:class:`~mcpsync.transports.http.engine.DirectNet` or
-    :class:`~mcpsync.transports.http.net.RequestsNet`). Thread-safe; answers are streamed (``status_code``,
+    """What a remote transport sends with (:class:`~mcpsync.transports.http.engine.DirectNet`, or an auth layer
+    of :mod:`~mcpsync.transports.http.auth` around it). Thread-safe; answers are streamed (``status_code``,
     ``headers``, ``raw.read1``, ``raw.release_conn``, ``close``)."""
 
-    kind: str  # "stdlib" or "requests"
+    kind: str  # "stdlib": the one engine
 
     def send(
         self,
@@ -145,8 +144,8 @@ def redact_url(url: str) -> str:
 
 
 def refuse_redirect(from_url: str, to_url: str) -> bool:
-    """True (with a warning) when a redirect from ``from_url`` leads to another origin: never followed, in
-    either engine (credentials and session ids must not leave the server's origin)."""
+    """True (with a warning) when a redirect from ``from_url`` leads to another origin: never followed
+    (credentials and session ids must not leave the server's origin)."""
     if same_origin(to_url, from_url):
         return False
     logger.warning("not following a redirect from %s to another origin (%s)", redact_url(from_url), redact_url(to_url))

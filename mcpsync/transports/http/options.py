@@ -25,8 +25,8 @@ USER_AGENT = "mcpsync/%s" % _mcpsync_version
 VerifyType = Union[bool, str, ssl.SSLContext]
 #: The remote transports a client may use: ``auto`` (Streamable HTTP, falling back to legacy SSE), ``http``, ``sse``.
 TransportKind = Literal["auto", "http", "sse"]
-#: The HTTP engines (see :class:`HTTPOptions`).
-EngineName = Literal["auto", "stdlib", "requests"]
+#: The values ``engine=`` accepts (see :class:`HTTPOptions`); both mean the one engine.
+EngineName = Literal["auto", "stdlib"]
 
 
 class AuthHook(Protocol):
@@ -56,12 +56,11 @@ class HTTPOptions:
             None (default) waits as long as the call's own timeout allows.
         max_message_size: the largest single message accepted (default 64 MiB).
         pool_maxsize: connections kept per origin (at least the number of calls in flight).
-        engine: which HTTP library sends the requests: ``"auto"`` (default) picks the standard-library
-            engine (:mod:`~mcpsync.transports.http.engine`: pooled keep-alive sockets, no ``requests`` import)
-            for every configuration (any ``auth``, every proxy scheme ``requests`` speaks, netrc);
-            ``"requests"`` uses ``requests`` (an escape hatch, kept for one release); ``"stdlib"`` insists on
-            the standard library (a proxy URL of an unknown scheme is then a ``ConfigError``).
-            The environment variable ``MCPSYNC_HTTP_ENGINE`` sets the default.
+        engine: kept for compatibility: ``"auto"`` (default) and ``"stdlib"`` both mean the standard-library
+            engine (:mod:`~mcpsync.transports.http.engine`), which carries every MCP request whatever the
+            ``auth``, proxy or netrc settings. ``"requests"`` (an engine of 0.1.0, since removed: see the README
+            "Which HTTP library carries which traffic") is a ``ConfigError`` saying so, as is a leftover
+            ``MCPSYNC_HTTP_ENGINE=requests`` in the environment (the variable no longer selects anything).
     """
 
     def __init__(
@@ -102,13 +101,7 @@ class HTTPOptions:
         self.read_timeout = read_timeout
         self.max_message_size = max_message_size
         self.pool_maxsize = max(1, int(pool_maxsize))
-        if engine is None:
-            import os
-
-            engine = os.environ.get("MCPSYNC_HTTP_ENGINE") or "auto"
-        if engine not in ("auto", "stdlib", "requests"):
-            raise ConfigError("engine must be 'auto', 'stdlib' or 'requests' (not %r)" % (engine,))
-        self.engine = engine
+        self.engine = _check_engine(engine)
 
     def __repr__(self) -> str:  # never show headers' values or tokens
         return "HTTPOptions(headers=%r, auth=%s, verify=%r, connect_timeout=%r, read_timeout=%r)" % (
@@ -118,6 +111,32 @@ class HTTPOptions:
             self.connect_timeout,
             self.read_timeout,
         )
+
+
+_REMOVED = (
+    "the requests engine was removed: every MCP request now goes through the standard-library engine, which "
+    "serves every auth (mcpsync.Auth, bearer tokens, DPoP, requests.auth.AuthBase), proxy (http, https, socks4, "
+    "socks5) and netrc configuration"
+)
+
+
+def _check_engine(engine: Optional[str]) -> str:
+    """``engine=`` as given (``"auto"`` when None); a ``ConfigError`` for ``"requests"`` (in the option or in a
+    leftover ``MCPSYNC_HTTP_ENGINE``) or any other name."""
+    import os
+
+    if engine is None:
+        stale = (os.environ.get("MCPSYNC_HTTP_ENGINE") or "").strip()
+        if stale.lower() == "requests":
+            raise ConfigError("MCPSYNC_HTTP_ENGINE=requests: %s; unset the variable" % _REMOVED)
+        if stale and stale.lower() not in ("auto", "stdlib"):
+            raise ConfigError("MCPSYNC_HTTP_ENGINE=%r is not an engine (unset the variable)" % (stale[:40],))
+        return "auto"
+    if engine == "requests":
+        raise ConfigError("engine='requests': %s; drop the engine argument" % _REMOVED)
+    if engine not in ("auto", "stdlib"):
+        raise ConfigError("engine must be 'auto' or 'stdlib' (not %r)" % (engine,))
+    return engine
 
 
 _OPTION_NAMES = (

@@ -19,9 +19,9 @@
 * :func:`netrc_authorization`: ``Authorization: Basic`` for the server from ``NETRC`` / ``~/.netrc`` /
   ``~/_netrc`` (as ``requests`` reads it: the login, else the account, and the password).
 
-Every proxy scheme ``requests`` speaks is spoken here (:data:`SCHEMES`); a URL of another scheme is named by
-:func:`unsupported_proxy` (``engines.engine_for`` leaves it to ``requests``, which refuses it). Credentials never
-appear in logs, errors or ``repr()``.
+Every proxy scheme ``requests`` speaks is spoken here (:data:`SCHEMES`); a URL of another scheme is refused with
+a ``ConfigError`` naming it (:func:`mcpsync.transports.http.net.refuse_unknown_proxy`). Credentials never appear in
+logs, errors or ``repr()``.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from urllib.parse import unquote, urlsplit
 
 from .netbase import ConnectTimeout, ProxyRefused
 
-__all__ = ["Proxy", "ProxyTable", "bypass", "netrc_authorization", "proxy_table", "unsupported_proxy"]
+__all__ = ["Proxy", "ProxyTable", "bypass", "netrc_authorization", "proxy_table"]
 
 logger = logging.getLogger("mcpsync.transports.http.transport")
 
@@ -74,8 +74,10 @@ class Proxy:
             url = "http://" + url
         parts = urlsplit(url)
         kind = parts.scheme.lower()
-        if kind not in SCHEMES or not parts.hostname:
-            raise ValueError("not a proxy URL this engine speaks (%s)" % ", ".join(SCHEMES))
+        if kind not in SCHEMES:
+            raise ValueError("%s:// is not a proxy scheme this engine speaks (%s)" % (kind, ", ".join(SCHEMES)))
+        if not parts.hostname:
+            raise ValueError("a %s:// proxy URL without a host" % kind)
         port = parts.port or _DEFAULT_PROXY_PORTS[kind]
         authorization = None
         user = unquote(parts.username or "")
@@ -383,20 +385,6 @@ def _os_proxies() -> Dict[str, str]:
         return {}
 
 
-def unsupported_proxy(url: str, options: object) -> Optional[str]:
-    """What of ``url``'s proxy configuration the standard-library engine cannot serve, or None."""
-    try:
-        proxy = proxy_table(options).url_for(url)
-    except ValueError:  # pragma: no cover - a malformed URL is refused elsewhere
-        return None
-    if proxy is None:
-        return None
-    scheme = urlsplit(proxy if "://" in proxy else "http://" + proxy).scheme.lower()
-    if scheme in SCHEMES:
-        return None
-    return "a %s:// proxy" % scheme
-
-
 def bypass(host: str, port: int, no_proxy: Optional[str]) -> bool:
     """True when ``NO_PROXY``-style ``no_proxy`` says ``host`` (at ``port``) is reached directly."""
     if not no_proxy:
@@ -484,4 +472,3 @@ def netrc_present() -> bool:
         return True
     home = os.path.expanduser("~")
     return any(os.path.exists(os.path.join(home, name)) for name in (".netrc", "_netrc"))
-

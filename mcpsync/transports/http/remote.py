@@ -2,11 +2,9 @@
 
 It imports neither transport (:mod:`mcpsync.transports.http.select` builds them).
 
-``requests`` is imported inside functions only (never at ``import mcpsync`` time).
-
 * :class:`HTTPOptions` (:mod:`~mcpsync.transports.http.options`) holds the per-server HTTP settings;
-  :func:`init_remote` gives a transport its HTTP engine (:mod:`~mcpsync.transports.http.net`:
-  the standard library's, or ``requests``' when the configuration needs it).
+  :func:`init_remote` gives a transport its HTTP engine (:mod:`~mcpsync.transports.http.net`: the standard
+  library's, the one engine for every configuration).
 * :func:`parse_www_authenticate`, :func:`error_for_status` turn an HTTP answer into the
   typed errors of :mod:`mcpsync.errors` (never with a token in the message).
 * :func:`should_fall_back`, :func:`remember` / :func:`remembered`: the ``transport="auto"``
@@ -18,10 +16,9 @@ from __future__ import annotations
 
 import logging
 import re
-import sys
 import threading
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional
 from urllib.parse import urlsplit
 
 from ...errors import (
@@ -39,15 +36,7 @@ from ...errors import (
 from ...wire.drops import DropLog
 from .options import DEFAULT_MAX_MESSAGE_SIZE, USER_AGENT, HTTPOptions, split_options
 from ..base import TransportSink
-from .net import (
-    RequestsNet,
-    _requests_classes,
-    abort_connections,
-    build_session,
-    close_session,
-    engine_for,
-    make_net,
-)
+from .net import make_net
 from .calls import _is_read_timeout
 from .netbase import (
     ConnectFailed,
@@ -67,15 +56,10 @@ from .netbase import (
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
     "HTTPOptions",
-    "RequestsNet",
     "USER_AGENT",
-    "engine_for",
     "make_net",
     "split_options",
-    "abort_connections",
-    "build_session",
     "check_url",
-    "close_session",
     "convert_request_exception",
     "error_for_status",
     "forget",
@@ -222,10 +206,12 @@ def parse_retry_after(value: Optional[str], now: Optional[float] = None) -> Opti
 
 
 def convert_request_exception(exc: BaseException, url: str, **context: Any) -> TransportError:
-    """Turn a ``requests`` / socket exception into a :class:`TransportError`.
+    """Turn an engine error (:mod:`~mcpsync.transports.http.netbase`) or a socket error into a
+    :class:`TransportError`.
 
-    An :class:`~mcpsync.MCPError` (e.g. ``AuthRequired`` raised by an ``auth=`` hook such as the OAuth
-    flow) is returned unchanged, with the context filled in.
+    An :class:`~mcpsync.MCPError` (e.g. ``AuthRequired`` raised by an ``auth=`` flow such as OAuth) is returned
+    unchanged, with the context filled in; anything else (an ``OSError``, or what a user's ``requests`` auth
+    raised) is a ``ConnectionClosed`` with its text (query strings removed).
     """
     if isinstance(exc, MCPError):
         return exc.with_context(**context)  # type: ignore[return-value]
@@ -240,55 +226,9 @@ def convert_request_exception(exc: BaseException, url: str, **context: Any) -> T
         if isinstance(exc, TooManyRedirects):
             return HTTPStatusError("too many redirects from %s" % where, status_code=0, **context)
         return ConnectionClosed(str(exc), **context)
-    if "requests" not in sys.modules:  # a socket error or the like, never a requests exception
-        if _is_read_timeout(exc):
-            return ConnectionClosed("no data from %s within the read timeout" % where, **context)
-        return ConnectionClosed("HTTP request to %s failed: %s" % (where, _exc_text(exc)), **context)
-    requests = _requests_classes()["requests"]
-    if isinstance(exc, requests.exceptions.ConnectTimeout):
-        return ConnectError("timed out connecting to %s" % where, **context)
-    if isinstance(exc, requests.exceptions.SSLError):
-        return ConnectError("TLS error talking to %s: %s" % (where, _exc_text(exc)), **context)
-    if isinstance(exc, requests.exceptions.ProxyError):
-        text = _exc_text(exc)
-        status = 407 if " 407 " in " %s " % text.replace(":", " ") else 0
-        return ProxyError("proxy error reaching %s: %s" % (where, text), status_code=status, **context)
-    if isinstance(exc, requests.exceptions.ReadTimeout) or _is_read_timeout(exc):
-        # requests' ReadTimeout, and urllib3's ReadTimeoutError / socket.timeout raised while a body is read
-        # (the transports turn a call's read timeout into RequestTimeout before getting here)
+    if _is_read_timeout(exc):
         return ConnectionClosed("no data from %s within the read timeout" % where, **context)
-    if isinstance(exc, requests.exceptions.ConnectionError):
-        text = _exc_text(exc)
-        if _is_connect_failure(exc):
-            return ConnectError("cannot connect to %s: %s" % (where, text), **context)
-        return ConnectionClosed("connection to %s broken: %s" % (where, text), **context)
-    if isinstance(exc, requests.exceptions.TooManyRedirects):
-        return HTTPStatusError("too many redirects from %s" % where, status_code=0, **context)
     return ConnectionClosed("HTTP request to %s failed: %s" % (where, _exc_text(exc)), **context)
-
-
-def _is_connect_failure(exc: BaseException) -> bool:
-    from urllib3 import exceptions as urllib3_errors
-
-    connect_errors: Tuple[type, ...] = (urllib3_errors.NewConnectionError, ConnectionRefusedError)
-    # urllib3 < 2 has no NameResolutionError (its name failures are NewConnectionErrors)
-    name_error = getattr(urllib3_errors, "NameResolutionError", None)
-    if isinstance(name_error, type):
-        connect_errors += (name_error,)
-    seen = set()
-    cur: Optional[BaseException] = exc
-    while cur is not None and id(cur) not in seen:
-        seen.add(id(cur))
-        if isinstance(cur, connect_errors):
-            return True
-        reason = getattr(cur, "reason", None)
-        if isinstance(reason, BaseException):
-            cur = reason
-            continue
-        args = getattr(cur, "args", ())
-        nxt = args[0] if args and isinstance(args[0], BaseException) else None
-        cur = nxt or cur.__cause__ or cur.__context__
-    return False
 
 
 def _exc_text(exc: BaseException) -> str:
@@ -359,7 +299,7 @@ class RemoteState:
     options: HTTPOptions
     name: str
     _max_retry_delay: float
-    _net: HTTPEngine  # a DirectNet (standard library) or a RequestsNet (see engines.make_net)
+    _net: HTTPEngine  # the standard library's DirectNet, maybe with an auth around it (see net.make_net)
     _sink: Optional[TransportSink]
     _lock: threading.Lock
     _closed: bool

@@ -2,9 +2,8 @@
 
 One :class:`StreamableHTTPTransport` talks to one MCP endpoint through one HTTP
 engine (:func:`mcpsync.transports.http.net.make_net`: the standard library's pooled
-keep-alive sockets, with the auth, proxies and TLS settings resolved once; ``requests``
-only with ``engine="requests"``, imported then and never at ``import
-mcpsync`` time).
+keep-alive sockets, with the auth, proxies and TLS settings resolved once; the one
+engine for every configuration).
 
 How a request travels
     :meth:`~StreamableHTTPTransport.send` POSTs in the calling thread. An
