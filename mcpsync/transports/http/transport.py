@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import threading
 import time
 from typing import Any, Dict, List, Optional
 
@@ -79,10 +80,9 @@ from .calls import (
 )  # noqa: F401
 from ..base import Transport, TransportSink
 from .remote import (
-    RemoteState,
+    RemoteEndpoint,
     convert_request_exception,
     error_for_status,
-    init_remote,
     redact_url,
 )
 
@@ -91,7 +91,7 @@ __all__ = ["StreamableHTTPTransport"]
 logger = logging.getLogger("mcpsync.transports.http.transport")
 
 
-class StreamableHTTPTransport(RemoteState, Transport):
+class StreamableHTTPTransport(Transport):
     """A Streamable HTTP connection to one MCP endpoint (both protocol eras).
 
     It POSTs messages and keeps the table of calls in flight (each settled once, only by its own POST's
@@ -125,7 +125,15 @@ class StreamableHTTPTransport(RemoteState, Transport):
         max_retry_delay: float = 30.0,
         **options: Any,
     ) -> None:
-        init_remote(self, url, name, options, max_retry_delay, "HTTP")
+        remote = RemoteEndpoint(url, name, options, "HTTP")
+        self.url, self.options, self.name = remote.url, remote.options, remote.name
+        self._net, self._drops = remote.net, remote.drops
+        self._max_retry_delay = float(max_retry_delay)
+        self._sink: Optional[TransportSink] = None
+        self._lock = threading.Lock()  # guards the transport's state below and its calls
+        self._closed = False
+        self._closing = threading.Event()  # set by close(): every wait of the transport's threads ends
+        self._close_reported = False
         self._calls: Dict[Any, _Call] = {}
         self._tool_headers: Dict[str, _mcpheaders.ToolHeaders] = {}
         self._ids = itertools.count(1)
