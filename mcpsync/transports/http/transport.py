@@ -40,6 +40,20 @@ Handshake era
     error (-32022, -32021, -32020, -32602, -32601, or any error carrying the
     request's id) is delivered as that call's JSON-RPC error response; an empty or
     unrecognised 4xx is an :class:`~mcpsync.HTTPStatusError`.
+
+Composition
+    The transport owns the table of calls in flight and the POSTs (``send`` runs in the caller's thread:
+    it blocks for the answer's headers, bounded by the call's timeout or ``read_timeout``, and for a JSON
+    answer's body; ``close`` is bounded by its ``timeout``, 5 s by default). It composes two collaborators
+    that get what they use through their constructors (the engine, the options, the drop log, the lock,
+    the ``closing`` event and closed flag, and callables of the transport), never the transport itself:
+
+    * :class:`~mcpsync.transports.http.handshake.HandshakeSession`: the era, ``MCP-Protocol-Version``,
+      ``Mcp-Session-Id``, re-initialize on 404, the GET stream thread, DELETE on close;
+    * :class:`~mcpsync.transports.http.streams.EventStreams`: a call's event stream read to its answer
+      (in the calling thread or on a stream thread), the idle timeout, resume / re-issue, upstream cancels.
+
+    Every public method is thread-safe; the transport's lock guards the call table and ``call.done``.
 """
 
 from __future__ import annotations
