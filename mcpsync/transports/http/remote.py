@@ -66,7 +66,6 @@ from .netbase import (
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
     "HTTPOptions",
-    "RemoteEndpoint",
     "RequestsNet",
     "USER_AGENT",
     "engine_for",
@@ -86,6 +85,7 @@ __all__ = [
     "remembered",
     "same_origin",
     "should_fall_back",
+    "RemoteEndpoint",
 ]
 
 logger = logging.getLogger("mcpsync.transports.http.transport")
