@@ -151,7 +151,6 @@ class StreamableHTTPTransport(Transport):
         self._calls: Dict[Any, _Call] = {}
         self._tool_headers: Dict[str, _mcpheaders.ToolHeaders] = {}
         self._ids = itertools.count(1)
-        self._timeout = (self.options.connect_timeout, self.options.read_timeout)
         session = HandshakeSession(
             url=self.url,
             name=self.name,
