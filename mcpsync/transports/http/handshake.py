@@ -25,10 +25,12 @@ message), ``on_frame`` (hand a GET-stream frame to the sink), the drop log, the 
 Threads and blocking: :meth:`~HandshakeSession.current_session_id` may block the caller while another
 thread renews the session, at most ``2 * connect_timeout + 5`` seconds; :meth:`~HandshakeSession.renew`
 blocks for two POSTs (``connect_timeout`` each) or that wait; :meth:`~HandshakeSession.initialized`
-waits up to ``GET_SETTLE_WAIT`` seconds for the GET stream's answer. :meth:`~HandshakeSession.stop`
-never blocks on the network except the DELETE (at most 2 s); :meth:`~HandshakeSession.join` waits for
-the GET thread up to its timeout. Every method is thread-safe (the session id is a single attribute
-read without a lock; renewal is serialised by a condition; the GET thread's state by a lock).
+(and :meth:`~HandshakeSession.set_protocol` in the handshake era) waits up to ``GET_SETTLE_WAIT``
+seconds for the GET stream's answer. :meth:`~HandshakeSession.stop` never blocks (it wakes the waiters
+and shuts the GET stream's socket); :meth:`~HandshakeSession.delete` blocks for one DELETE, at most its
+``timeout`` (the transport gives it at most 2 s); :meth:`~HandshakeSession.join` waits for the GET
+thread up to its timeout. Every method is thread-safe (the session id is a single attribute read
+without a lock; renewal is serialised by a condition; the GET thread's state by a lock).
 """
 
 from __future__ import annotations
