@@ -348,7 +348,7 @@ def test_get_stream_refused_is_learned_during_open(sse_srv: FaultServer, status:
     with connect(sse_srv) as c:
         t = c.transport
         assert isinstance(t, StreamableHTTPTransport)
-        assert t._get_stopped  # noqa: SLF001 - learned before open() returned
+        assert t._session.get_stopped  # noqa: SLF001 - learned before open() returned
         usable(c)
         closed_cleanly(c, sse_srv)
 
@@ -477,7 +477,8 @@ def test_concurrent_callers_share_one_renewal(sse_srv: FaultServer) -> None:
                 th.start()
             # every other caller is now parked on the renewal: 7 that got 404 plus the 8 late ones (the GET
             # stream, when the expiry ended it, may be parked there too)
-            assert wait_for(lambda: t._renew_waiters >= 2 * n - 1, BOUND), t._renew_waiters  # noqa: SLF001
+            session = t._session  # noqa: SLF001
+            assert wait_for(lambda: session.renew_waiters >= 2 * n - 1, BOUND), session.renew_waiters
             init.release.set()
             for th in first + late:
                 th.join(BOUND)
@@ -730,7 +731,7 @@ def test_a_failed_renewal_fails_its_waiters_once(sse_srv: FaultServer) -> None:
         for th in threads:
             th.start()
         assert init.entered.wait(BOUND)
-        assert wait_for(lambda: t._renew_waiters >= n - 1, BOUND), t._renew_waiters  # noqa: SLF001
+        assert wait_for(lambda: t._session.renew_waiters >= n - 1, BOUND), t._session.renew_waiters  # noqa: SLF001
         init.release.set()
         for th in threads:
             th.join(BOUND)

@@ -8,8 +8,9 @@ import time
 import traceback
 from typing import Any, Dict, List, Optional
 
-from ...errors import MCPError
+from ...errors import MCPError, MessageTooLarge
 from ...wire.drops import DropLog
+from ...wire.sse import iter_response_bytes
 
 __all__: List[str] = []
 
@@ -185,6 +186,28 @@ def deliver(sink: Any, frame: Any, drops: DropLog) -> None:
         sink.on_message(frame)
     except Exception as exc:  # noqa: BLE001 - isolate the frame
         drops.drop("frame handler error: %s" % type(exc).__name__, str(exc)[:200])
+
+
+def read_body(response: Any, limit: int, server: str) -> bytes:
+    """Read a whole (non-stream) response body, at most ``limit`` bytes, and release the connection.
+
+    Raises :class:`~mcpsync.MessageTooLarge` (a ``Content-Length`` or a body above ``limit``), or what
+    the read raises. Blocks for the read (bounded by the response's read timeout).
+    """
+    length = response.headers.get("Content-Length")
+    if length and length.isdigit() and int(length) > limit:
+        raise MessageTooLarge(
+            "HTTP response of %s bytes exceeds the maximum message size (%d)" % (length, limit), server=server
+        )
+    parts: List[bytes] = []
+    size = 0
+    for chunk in iter_response_bytes(response):
+        size += len(chunk)
+        if size > limit:
+            raise MessageTooLarge("HTTP response exceeds the maximum message size (%d)" % limit, server=server)
+        parts.append(chunk)
+    response.raw.release_conn()
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def _release(exc: BaseException) -> None:

@@ -1,6 +1,36 @@
-"""The handshake-era half of the Streamable HTTP transport: session ids, re-initialize on 404, the GET stream.
+"""The Streamable HTTP transport's negotiated session: era, version, session id, re-initialize, the GET stream.
 
-A mixin of :class:`~mcpsync.transports.http.transport.StreamableHTTPTransport`; it uses that class's attributes.
+:class:`HandshakeSession` is owned by :class:`~mcpsync.transports.http.transport.StreamableHTTPTransport`
+(one per transport). It owns:
+
+* what was negotiated: the era ("legacy" = handshake era, "modern" = 2026-07-28), the protocol version
+  sent as ``MCP-Protocol-Version``, and in the handshake era the ``Mcp-Session-Id`` captured from the
+  ``initialize`` answer plus the remembered ``initialize`` / ``notifications/initialized`` messages;
+* the re-initialize-on-404 policy (:meth:`HandshakeSession.renew`): a 404 to a request that carried the
+  session id re-runs ``initialize`` + ``notifications/initialized`` once for all concurrent callers
+  (the others wait for that renewal and replay on the new id; a failed renewal is not retried by the
+  callers that waited for it); nothing is sent in the renewal window, neither without the session id
+  nor with the new id before ``notifications/initialized`` went out on it;
+* the optional GET stream (handshake era) on the thread ``mcpsync-http-get:<name>``: started once the
+  session is initialized, read without a read timeout, its frames handed to ``on_frame``; a 4xx (405:
+  the server offers none) stops it quietly, a 404 stops it until a renewal restarts it, other failures
+  reconnect with capped backoff (``Last-Event-ID`` and ``retry:`` honoured);
+* ``DELETE`` of the session on close, best effort.
+
+What it needs of the rest of the transport comes in through its constructor: the HTTP engine and
+options, ``post`` (a POST with the transport's timeouts), ``headers_for`` (the full headers of a
+message), ``on_frame`` (hand a GET-stream frame to the sink), the drop log, the ``closing`` event and
+``closed`` flag, the id counter.
+
+Threads and blocking: :meth:`~HandshakeSession.current_session_id` may block the caller while another
+thread renews the session, at most ``2 * connect_timeout + 5`` seconds; :meth:`~HandshakeSession.renew`
+blocks for two POSTs (``connect_timeout`` each) or that wait; :meth:`~HandshakeSession.initialized`
+(and :meth:`~HandshakeSession.set_protocol` in the handshake era) waits up to ``GET_SETTLE_WAIT``
+seconds for the GET stream's answer. :meth:`~HandshakeSession.stop` never blocks (it wakes the waiters
+and shuts the GET stream's socket); :meth:`~HandshakeSession.delete` blocks for one DELETE, at most its
+``timeout`` (the transport gives it at most 2 s); :meth:`~HandshakeSession.join` waits for the GET
+thread up to its timeout. Every method is thread-safe (the session id is a single attribute read
+without a lock; renewal is serialised by a condition; the GET thread's state by a lock).
 """
 
 from __future__ import annotations
@@ -8,27 +38,28 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
-from ..._threads import spawn
+from ..._threads import join, spawn
 from ...errors import (
     ProtocolError,
 )
 from ...wire import jsonrpc
+from ...wire.drops import DropLog
 from ...wire.sse import SSEEvent
 from .calls import (
     ACCEPT_BOTH,
-    _Call,
+    _abort,
     _content_type,
     _is_response,
     _release,
     _set_read_timeout,
-    deliver,
-)  # noqa: F401
-from .remote import (
-    RemoteState,
-    convert_request_exception,
+    read_body,
 )
+from .netbase import HTTPEngine
+from .options import HTTPOptions
+from .remote import convert_request_exception
+from .streams import backoff, read_events
 
 __all__: List[str] = []
 
@@ -38,53 +69,119 @@ logger = logging.getLogger("mcpsync.transports.http.transport")
 GET_SETTLE_WAIT = 2.0
 
 
-class LegacySessionMixin(RemoteState):
-    """Mcp-Session-Id capture, transparent session renewal, DELETE on close and the optional GET stream."""
+class HandshakeSession:
+    """The negotiated protocol session of one Streamable HTTP transport (see the module docstring).
 
-    # state and methods of StreamableHTTPTransport this half uses (declared for type checkers)
-    _get_enabled: bool
-    _renew_lock: threading.Lock
-    _era: Optional[str]
-    _version: Optional[str]
-    _session_id: Optional[str]
-    _init_msg: Optional[Dict[str, Any]]
-    _initialized_msg: Optional[Dict[str, Any]]
-    _initialized_sent: bool
-    _get_thread: Optional[threading.Thread]
-    _get_settled: threading.Event  # set once the current GET stream got an answer (or failed, or ended)
-    _get_response: Any
-    _get_stopped: bool
-    _renewed: threading.Condition
-    _renewing: bool
-    _renewer: Optional[int]
-    _renew_waiters: int  # callers parked on a renewal in progress (tests hold threads there)
-    _renew_failed: Optional[str]  # the session id whose last renewal failed
-    _ids: Iterator[int]
+    Args (keyword-only, all given by the transport that owns it):
+        url, name, options, net: the endpoint, the server's display name, the HTTP options, the engine.
+        post: ``post(body, headers, timeout)`` POSTs with the transport's timeouts; returns the response.
+        headers_for: the headers the transport sends with a message (for ``notifications/initialized``).
+        on_frame: hand one frame read from the GET stream to the sink (never raises).
+        drops: the transport's rate-limited drop log.
+        closing: set when the transport closes (waits end at once).
+        closed: the transport's closed flag.
+        ids: the transport's counter for ids it makes up.
+        get_stream: open the GET stream in the handshake era.
+        max_retry_delay: cap of the GET stream's reconnect backoff.
+    """
 
-    if TYPE_CHECKING:
+    def __init__(
+        self,
+        *,
+        url: str,
+        name: str,
+        options: HTTPOptions,
+        net: HTTPEngine,
+        post: Callable[[bytes, Dict[str, str], Optional[float]], Any],
+        headers_for: Callable[[Dict[str, Any]], Dict[str, str]],
+        on_frame: Callable[[Any], None],
+        drops: DropLog,
+        closing: threading.Event,
+        closed: Callable[[], bool],
+        ids: Iterator[int],
+        get_stream: bool,
+        max_retry_delay: float,
+    ) -> None:
+        self._url = url
+        self._name = name
+        self._options = options
+        self._net = net
+        self._post = post
+        self._headers_for = headers_for
+        self._on_frame = on_frame
+        self._drops = drops
+        self._closing = closing
+        self._closed = closed
+        self._ids = ids
+        self._max_retry_delay = max_retry_delay
+        self.get_enabled = get_stream
+        self.era: Optional[str] = None
+        self.version: Optional[str] = None
+        self.session_id: Optional[str] = None
+        self._init_msg: Optional[Dict[str, Any]] = None
+        self._initialized_msg: Optional[Dict[str, Any]] = None
+        self._initialized_sent = False
+        # the GET stream: its thread, open response and whether it stopped for good (guarded by _lock)
+        self._lock = threading.Lock()
+        self._get_thread: Optional[threading.Thread] = None
+        self._get_response: Any = None
+        self.get_stopped = False
+        self._get_settled = threading.Event()  # set once the current GET stream got an answer (or failed, or ended)
+        # renewal after a 404 (guarded by _renewed)
+        self._renewed = threading.Condition(threading.Lock())
+        self._renewing = False
+        self._renewer: Optional[int] = None
+        self.renew_waiters = 0  # callers parked on a renewal in progress (tests hold threads there)
+        self._renew_failed: Optional[str] = None  # the session id whose last renewal failed
 
-        def _post(self, body: bytes, headers: Dict[str, str], timeout: Optional[float] = None) -> Any: ...
+    # ------------------------------------------------------------------ negotiation
 
-        def _headers_for(self, message: Dict[str, Any]) -> Dict[str, str]: ...
+    def set_protocol(self, version: str, era: str) -> None:
+        """Record the negotiated version and era; start the GET stream in the handshake era."""
+        self.version = version
+        self.era = era
+        if era == "modern":
+            self.session_id = None
+        else:
+            self._maybe_start_get()
 
-        def _read_body(self, response: Any, limit: Optional[int] = None) -> bytes: ...
+    def begin_initialize(self, message: Dict[str, Any]) -> None:
+        """An ``initialize`` request is about to be sent: remember it, forget the old session id."""
+        self._init_msg = message
+        self.session_id = None
+        self._initialized_sent = False
 
-        def _read_events(self, call: Optional[_Call], response: Any, on_event: Callable[[SSEEvent], bool]) -> str: ...
+    def initialized(self, message: Dict[str, Any]) -> None:
+        """``notifications/initialized`` was accepted: remember it and start the GET stream (handshake era)."""
+        self._initialized_msg = message
+        self._initialized_sent = True
+        self._maybe_start_get()
 
-        def _backoff(self, attempt: int, retry_ms: Optional[int]) -> float: ...
-
-    def _capture_session_id(self, response: Any) -> None:
+    def capture_session_id(self, response: Any) -> None:
+        """Take ``Mcp-Session-Id`` from the answer to ``initialize`` (ignored when not visible ASCII)."""
         sid = response.headers.get("Mcp-Session-Id")
         if sid and all(0x21 <= ord(c) <= 0x7E for c in sid):
-            self._session_id = sid
+            self.session_id = sid
         elif sid:
-            logger.warning("[%s] ignoring an Mcp-Session-Id with invalid characters", self.name)
+            logger.warning("[%s] ignoring an Mcp-Session-Id with invalid characters", self._name)
+
+    def stream_headers(self) -> Dict[str, str]:
+        """``MCP-Protocol-Version`` and ``Mcp-Session-Id`` for a GET (may wait for a renewal)."""
+        headers: Dict[str, str] = {}
+        if self.version:
+            headers["MCP-Protocol-Version"] = self.version
+        sid = self.current_session_id()
+        if sid:
+            headers["Mcp-Session-Id"] = sid
+        return headers
+
+    # ------------------------------------------------------------------ renewal after a 404
 
     def _renew_bound(self) -> float:
         """How long a caller waits for another thread's renewal (two POSTs bounded by connect_timeout)."""
-        return 2.0 * (self.options.connect_timeout or 30.0) + 5.0
+        return 2.0 * (self._options.connect_timeout or 30.0) + 5.0
 
-    def _current_session_id(self) -> Optional[str]:
+    def current_session_id(self) -> Optional[str]:
         """The session id for a request about to be built; waits while another thread renews the session.
 
         Nothing goes out in the renewal window: neither without ``Mcp-Session-Id`` nor with the new id
@@ -93,17 +190,17 @@ class LegacySessionMixin(RemoteState):
         if self._renewing and self._renewer != threading.get_ident():
             deadline = time.monotonic() + self._renew_bound()
             with self._renewed:
-                self._renew_waiters += 1
+                self.renew_waiters += 1
                 try:
-                    while self._renewing and not self._closed:
+                    while self._renewing and not self._closed():
                         left = deadline - time.monotonic()
                         if left <= 0 or not self._renewed.wait(left):
                             break
                 finally:
-                    self._renew_waiters -= 1
-        return self._session_id
+                    self.renew_waiters -= 1
+        return self.session_id
 
-    def _renew_session(self, sid_sent: str) -> bool:
+    def renew(self, sid_sent: str) -> bool:
         """The server forgot session ``sid_sent``: initialize again, once for all concurrent callers.
 
         A caller whose request got 404 while another thread renews waits for that renewal and
@@ -113,18 +210,18 @@ class LegacySessionMixin(RemoteState):
         deadline = time.monotonic() + self._renew_bound()
         with self._renewed:
             waited = False
-            self._renew_waiters += 1
+            self.renew_waiters += 1
             try:
-                while self._renewing and not self._closed:
+                while self._renewing and not self._closed():
                     waited = True
                     left = deadline - time.monotonic()
                     if left <= 0 or not self._renewed.wait(left):
                         return False
             finally:
-                self._renew_waiters -= 1
-            if self._closed:
+                self.renew_waiters -= 1
+            if self._closed():
                 return False
-            if self._session_id is not None and self._session_id != sid_sent:
+            if self.session_id is not None and self.session_id != sid_sent:
                 return True  # another thread already renewed it
             if waited and self._renew_failed == sid_sent:
                 return False  # the renewal this caller waited for failed: no storm of retries
@@ -138,15 +235,15 @@ class LegacySessionMixin(RemoteState):
         finally:
             with self._renewed:
                 if not ok:
-                    self._session_id = sid_sent  # still the dead one: the next 404 tries again
+                    self.session_id = sid_sent  # still the dead one: the next 404 tries again
                     self._renew_failed = sid_sent
                 self._renewing = False
                 self._renewer = None
                 self._renewed.notify_all()
-        if ok and self._get_enabled and self._era == "legacy":
+        if ok and self.get_enabled and self.era == "legacy":
             with self._lock:
-                restart = self._get_stopped
-                self._get_stopped = False
+                restart = self.get_stopped
+                self.get_stopped = False
             if restart:
                 self._maybe_start_get(force=True)
         return ok
@@ -154,31 +251,31 @@ class LegacySessionMixin(RemoteState):
     def _reinitialize(self, sid_sent: str) -> bool:
         init = self._init_msg
         assert init is not None
-        logger.info("[%s] HTTP session expired (404); initializing a new session", self.name)
+        logger.info("[%s] HTTP session expired (404); initializing a new session", self._name)
         msg = dict(init)
         msg["id"] = "mcpsync-reinit-%d" % next(self._ids)
         headers = {"Accept": ACCEPT_BOTH, "Content-Type": "application/json"}
         try:
-            response = self._post(jsonrpc.encode(msg), headers, self.options.connect_timeout)
+            response = self._post(jsonrpc.encode(msg), headers, self._options.connect_timeout)
         except Exception as exc:  # noqa: BLE001
             _release(exc)
-            logger.warning("[%s] re-initializing failed: %s", self.name, convert_request_exception(exc, self.url))
+            logger.warning("[%s] re-initializing failed: %s", self._name, convert_request_exception(exc, self._url))
             return False
         try:
             if not 200 <= response.status_code < 300:
-                logger.warning("[%s] re-initializing failed: HTTP %d", self.name, response.status_code)
+                logger.warning("[%s] re-initializing failed: HTTP %d", self._name, response.status_code)
                 return False
-            self._capture_session_id(response)
+            self.capture_session_id(response)
             answer = self._read_answer(response, msg["id"])
         finally:
             response.close()
-        if answer is None or "error" in answer or self._session_id == sid_sent:
-            logger.warning("[%s] re-initializing failed: %s", self.name, answer and answer.get("error"))
+        if answer is None or "error" in answer or self.session_id == sid_sent:
+            logger.warning("[%s] re-initializing failed: %s", self._name, answer and answer.get("error"))
             return False
         note = self._initialized_msg or jsonrpc.notification("notifications/initialized")
         try:
             headers = self._headers_for(note)
-            r = self._post(jsonrpc.encode(note), headers, self.options.connect_timeout)
+            r = self._post(jsonrpc.encode(note), headers, self._options.connect_timeout)
             r.close()
         except Exception:  # noqa: BLE001 - the next request will tell
             pass
@@ -202,11 +299,11 @@ class LegacySessionMixin(RemoteState):
                         return True
                 return False
 
-            _set_read_timeout(response, self.options.connect_timeout)
-            self._read_events(None, response, on_event)
+            _set_read_timeout(response, self._options.connect_timeout)
+            self._read_events(response, on_event)
         else:
             try:
-                frame = jsonrpc.decode(self._read_body(response))
+                frame = jsonrpc.decode(read_body(response, self._options.max_message_size, self._name))
             except Exception:  # noqa: BLE001
                 return None
             for m in jsonrpc.iter_messages(frame):
@@ -214,16 +311,45 @@ class LegacySessionMixin(RemoteState):
                     found.append(m)
         return found[0] if found else None
 
-    def _delete_session(self, sid: str, timeout: float) -> None:
+    def _read_events(self, response: Any, on_event: Callable[[SSEEvent], bool]) -> str:
+        return read_events(
+            response,
+            on_event,
+            max_message_size=self._options.max_message_size,
+            drops=self._drops,
+            name=self._name,
+            stopped=self._closed,
+        )
+
+    # ------------------------------------------------------------------ close
+
+    def stop(self) -> None:
+        """The transport is closing (``closing`` is set): wake renewal waiters, settle and abort the GET stream."""
+        self._get_settled.set()
+        with self._renewed:
+            self._renewed.notify_all()
+        with self._lock:
+            response = self._get_response
+        _abort(response)
+
+    def delete(self, timeout: float) -> None:
+        """DELETE the handshake-era session, best effort (at most ``timeout`` seconds, 2 s to connect)."""
+        sid = self.session_id
+        if not sid or self.era == "modern":
+            return
         headers = {"Mcp-Session-Id": sid}
-        if self._version:
-            headers["MCP-Protocol-Version"] = self._version
+        if self.version:
+            headers["MCP-Protocol-Version"] = self.version
         try:
-            r = self._net.delete(self.url, headers, (min(timeout, 2.0) or 0.1, timeout or 0.1))
-            logger.debug("[%s] DELETE session: HTTP %d", self.name, r.status_code)
+            r = self._net.delete(self._url, headers, (min(timeout, 2.0) or 0.1, timeout or 0.1))
+            logger.debug("[%s] DELETE session: HTTP %d", self._name, r.status_code)
             r.close()
         except Exception as exc:  # noqa: BLE001 - best effort, never raises
-            logger.debug("[%s] DELETE session failed: %r", self.name, exc)
+            logger.debug("[%s] DELETE session failed: %r", self._name, exc)
+
+    def join(self, timeout: float) -> None:
+        """Wait up to ``timeout`` seconds for the GET thread to end (after :meth:`stop`)."""
+        join(self._get_thread, timeout)
 
     # ------------------------------------------------------------------ the GET stream
 
@@ -237,7 +363,7 @@ class LegacySessionMixin(RemoteState):
         that holds the GET's headers back delays the connect at most GET_SETTLE_WAIT seconds (and
         never more than ``connect_timeout``).
         """
-        if not self._get_enabled or self._era != "legacy" or not self._initialized_sent or self._closed:
+        if not self.get_enabled or self.era != "legacy" or not self._initialized_sent or self._closed():
             return
         settled = threading.Event()
         with self._lock:
@@ -245,15 +371,18 @@ class LegacySessionMixin(RemoteState):
             if not force and (alive or self._get_thread is not None):
                 return
             self._get_settled = settled
-            self._get_thread = spawn("mcpsync-http-get:%s" % self.name, self._get_loop)
-        if not settled.wait(min(GET_SETTLE_WAIT, self.options.connect_timeout or GET_SETTLE_WAIT)):
-            logger.debug("[%s] the GET stream was not answered within %ss; going on", self.name, GET_SETTLE_WAIT)
+            self._get_thread = spawn("mcpsync-http-get:%s" % self._name, self._get_loop)
+        if not settled.wait(min(GET_SETTLE_WAIT, self._options.connect_timeout or GET_SETTLE_WAIT)):
+            logger.debug("[%s] the GET stream was not answered within %ss; going on", self._name, GET_SETTLE_WAIT)
 
     def _get_loop(self) -> None:
         try:
             self._get_stream_loop()
         finally:
             self._get_settled.set()
+
+    def _backoff(self, attempt: int, retry_ms: Optional[int]) -> float:
+        return backoff(attempt, retry_ms, self._max_retry_delay)
 
     def _get_stream_loop(self) -> None:
         last_id: Optional[str] = None
@@ -262,15 +391,15 @@ class LegacySessionMixin(RemoteState):
         outage_logged = False
         while not self._closing.is_set():
             headers = {"Accept": "text/event-stream"}
-            if self._version:
-                headers["MCP-Protocol-Version"] = self._version
-            sid = self._current_session_id()
+            if self.version:
+                headers["MCP-Protocol-Version"] = self.version
+            sid = self.current_session_id()
             if sid:
                 headers["Mcp-Session-Id"] = sid
             if last_id:
                 headers["Last-Event-ID"] = last_id
             try:
-                response = self._net.get(self.url, headers, (self.options.connect_timeout, None))
+                response = self._net.get(self._url, headers, (self._options.connect_timeout, None))
             except Exception as exc:  # noqa: BLE001
                 _release(exc)
                 self._get_settled.set()
@@ -280,15 +409,15 @@ class LegacySessionMixin(RemoteState):
                 if not outage_logged:
                     logger.warning(
                         "[%s] GET stream unavailable, will retry: %s",
-                        self.name,
-                        convert_request_exception(exc, self.url),
+                        self._name,
+                        convert_request_exception(exc, self._url),
                     )
                     outage_logged = True
                 if self._closing.wait(self._backoff(failures, retry_ms)):
                     return
                 continue
             with self._lock:
-                if self._closed:
+                if self._closed():
                     response.close()
                     return
                 self._get_response = response
@@ -299,27 +428,27 @@ class LegacySessionMixin(RemoteState):
                 refused = 400 <= status < 500 or not_sse
                 if refused and status == 404 and sid:
                     with self._lock:
-                        renewed = self._session_id != sid
+                        renewed = self.session_id != sid
                         if not renewed:
-                            self._get_stopped = True  # a renewal restarts it
+                            self.get_stopped = True  # a renewal restarts it
                     if renewed:
                         continue
-                    logger.debug("[%s] GET stream: session gone (HTTP 404)", self.name)
+                    logger.debug("[%s] GET stream: session gone (HTTP 404)", self._name)
                     return
                 if refused:
-                    logger.debug("[%s] no GET stream (HTTP %d); not retrying", self.name, status)
-                    self._get_stopped = True
+                    logger.debug("[%s] no GET stream (HTTP %d); not retrying", self._name, status)
+                    self.get_stopped = True
                     return
                 if status >= 300:
                     failures += 1
                     if not outage_logged:
-                        logger.warning("[%s] GET stream: HTTP %d, will retry", self.name, status)
+                        logger.warning("[%s] GET stream: HTTP %d, will retry", self._name, status)
                         outage_logged = True
                     if self._closing.wait(self._backoff(failures, retry_ms)):
                         return
                     continue
                 if outage_logged:
-                    logger.info("[%s] GET stream restored", self.name)
+                    logger.info("[%s] GET stream restored", self._name)
                     outage_logged = False
                 got = [False]
 
@@ -336,14 +465,12 @@ class LegacySessionMixin(RemoteState):
                         except ProtocolError as exc:
                             self._drops.drop("undecodable event", str(exc)[:200])
                             return False
-                        sink = self._sink
-                        if sink is not None:
-                            deliver(sink, frame, self._drops)
+                        self._on_frame(frame)
                     elif ev.oversized:
                         self._drops.drop("event larger than the maximum message size")
                     return False
 
-                self._read_events(None, response, on_event)
+                self._read_events(response, on_event)
             finally:
                 with self._lock:
                     self._get_response = None

@@ -40,10 +40,9 @@ from ...wire.sse import EventParser, SSEEvent, iter_response_bytes
 from ..base import Transport, TransportSink
 from .calls import _abort, _content_type, _is_read_timeout, _is_response, _release, deliver
 from .remote import (
-    RemoteState,
+    RemoteEndpoint,
     convert_request_exception,
     error_for_status,
-    init_remote,
     redact_url,
 )
 
@@ -97,7 +96,7 @@ class _Connection:
         self.events: Iterator[SSEEvent] = iter(())
 
 
-class SSETransport(RemoteState, Transport):
+class SSETransport(Transport):
     """A legacy HTTP+SSE (2024-11-05) connection.
 
     Args:
@@ -123,7 +122,15 @@ class SSETransport(RemoteState, Transport):
         max_retry_delay: float = 30.0,
         **options: Any,
     ) -> None:
-        init_remote(self, url, name, options, max_retry_delay, "SSE")
+        remote = RemoteEndpoint(url, name, options, "SSE")
+        self.url, self.options, self.name = remote.url, remote.options, remote.name
+        self._net, self._drops = remote.net, remote.drops
+        self._max_retry_delay = float(max_retry_delay)
+        self._sink: Optional[TransportSink] = None
+        self._lock = threading.Lock()  # guards the transport's state below and its calls
+        self._closed = False
+        self._closing = threading.Event()  # set by close(): every wait of the transport's threads ends
+        self._close_reported = False
         self._reconnect = reconnect
         self._max_attempts = max(0, int(max_reconnect_attempts))
         self._conn: Optional[_Connection] = None

@@ -3,8 +3,8 @@
 It imports neither transport (:mod:`mcpsync.transports.http.select` builds them).
 
 * :class:`HTTPOptions` (:mod:`~mcpsync.transports.http.options`) holds the per-server HTTP settings;
-  :func:`init_remote` gives a transport its HTTP engine (:mod:`~mcpsync.transports.http.net`: the standard
-  library's, the one engine for every configuration).
+  :class:`RemoteEndpoint` gives a transport its options and HTTP engine (:mod:`~mcpsync.transports.http.net`:
+  the standard library's, the one engine for every configuration).
 * :func:`parse_www_authenticate`, :func:`error_for_status` turn an HTTP answer into the
   typed errors of :mod:`mcpsync.errors` (never with a token in the message).
 * :func:`should_fall_back`, :func:`remember` / :func:`remembered`: the ``transport="auto"``
@@ -35,7 +35,6 @@ from ...errors import (
 )
 from ...wire.drops import DropLog
 from .options import DEFAULT_MAX_MESSAGE_SIZE, USER_AGENT, HTTPOptions, split_options
-from ..base import TransportSink
 from .net import make_net
 from .calls import _is_read_timeout
 from .netbase import (
@@ -70,6 +69,7 @@ __all__ = [
     "remembered",
     "same_origin",
     "should_fall_back",
+    "RemoteEndpoint",
 ]
 
 logger = logging.getLogger("mcpsync.transports.http.transport")
@@ -292,36 +292,26 @@ def forget(url: Optional[str] = None) -> None:
             _memory.pop(_memory_key(url), None)
 
 
-class RemoteState:
-    """The attributes :func:`init_remote` gives every remote transport (declared for type checkers)."""
+class RemoteEndpoint:
+    """What a remote transport starts from, checked and resolved once: the endpoint's URL, the HTTP options,
+    the server's display name, the one HTTP engine (:func:`~mcpsync.transports.http.net.make_net`) and the
+    rate-limited log of frames its readers drop.
 
-    url: str
-    options: HTTPOptions
-    name: str
-    _max_retry_delay: float
-    _net: HTTPEngine  # the standard library's DirectNet, maybe with an auth around it (see net.make_net)
-    _sink: Optional[TransportSink]
-    _lock: threading.Lock
-    _closed: bool
-    _closing: threading.Event
-    _close_reported: bool
-    _drops: DropLog  # malformed events and frames dropped by the readers (rate-limited log)
+    A small value the transport unpacks into its own attributes (no base class: each transport keeps its
+    own lifecycle state). Built in the constructor's thread; nothing blocks (no connection is opened);
+    read-only afterwards, so thread-safe.
 
+    Raises :class:`~mcpsync.ConfigError` for an invalid URL or an unknown option (``what`` names the
+    transport in the message).
+    """
 
-def init_remote(
-    transport: RemoteState, url: str, name: Optional[str], options: Dict[str, Any], max_retry_delay: float, what: str
-) -> None:
-    """The state every remote transport starts with: URL, options, name, one HTTP engine, flags."""
-    transport.url = check_url(url)
-    transport.options, rest = split_options(dict(options))
-    if rest:
-        raise ConfigError("unknown %s transport option(s): %s" % (what, ", ".join(sorted(rest))))
-    transport.name = name or urlsplit(url).hostname or "server"
-    transport._max_retry_delay = float(max_retry_delay)
-    transport._net = make_net(transport.url, transport.options, transport.name)
-    transport._sink = None
-    transport._lock = threading.Lock()
-    transport._closed = False
-    transport._closing = threading.Event()
-    transport._close_reported = False
-    transport._drops = DropLog(logger, transport.name)
+    __slots__ = ("url", "options", "name", "net", "drops")
+
+    def __init__(self, url: str, name: Optional[str], options: Dict[str, Any], what: str) -> None:
+        self.url = check_url(url)
+        self.options, rest = split_options(dict(options))
+        if rest:
+            raise ConfigError("unknown %s transport option(s): %s" % (what, ", ".join(sorted(rest))))
+        self.name: str = name or urlsplit(url).hostname or "server"
+        self.net: HTTPEngine = make_net(self.url, self.options, self.name)
+        self.drops = DropLog(logger, self.name)  # malformed events and frames dropped by the readers

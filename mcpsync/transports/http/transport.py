@@ -39,34 +39,43 @@ Handshake era
     error (-32022, -32021, -32020, -32602, -32601, or any error carrying the
     request's id) is delivered as that call's JSON-RPC error response; an empty or
     unrecognised 4xx is an :class:`~mcpsync.HTTPStatusError`.
+
+Composition
+    The transport owns the table of calls in flight and the POSTs (``send`` runs in the caller's thread:
+    it blocks for the answer's headers, bounded by the call's timeout or ``read_timeout``, and for a JSON
+    answer's body; ``close`` is bounded by its ``timeout``, 5 s by default). It composes two collaborators
+    that get what they use through their constructors (the engine, the options, the drop log, the lock,
+    the ``closing`` event and closed flag, and callables of the transport), never the transport itself:
+
+    * :class:`~mcpsync.transports.http.handshake.HandshakeSession`: the era, ``MCP-Protocol-Version``,
+      ``Mcp-Session-Id``, re-initialize on 404, the GET stream thread, DELETE on close;
+    * :class:`~mcpsync.transports.http.streams.EventStreams`: a call's event stream read to its answer
+      (in the calling thread or on a stream thread), the idle timeout, resume / re-issue, upstream cancels.
+
+    Every public method is thread-safe; the transport's lock guards the call table and ``call.done``.
 """
 
 from __future__ import annotations
 
-import collections
 import itertools
 import logging
 import threading
 import time
 from typing import Any, Dict, List, Optional
 
-from ..._dispatch import Dispatcher
-from ..._threads import join
 from ...errors import (
     ConfigError,
     ConnectionClosed,
     HTTPStatusError,
     MCPError,
-    MessageTooLarge,
     ProtocolError,
     SessionExpired,
     TransportError,
 )
 from ...wire import jsonrpc
-from ...wire.sse import iter_response_bytes
 from . import headers as _mcpheaders
-from .handshake import LegacySessionMixin
-from .streams import EventStreamMixin
+from .handshake import HandshakeSession
+from .streams import EventStreams
 from .calls import (
     _MAX_ERROR_BODY,
     deliver,
@@ -80,12 +89,13 @@ from .calls import (
     _is_response,
     _release,
     _set_read_timeout,
+    read_body,
 )  # noqa: F401
 from ..base import Transport, TransportSink
 from .remote import (
+    RemoteEndpoint,
     convert_request_exception,
     error_for_status,
-    init_remote,
     redact_url,
 )
 
@@ -94,8 +104,14 @@ __all__ = ["StreamableHTTPTransport"]
 logger = logging.getLogger("mcpsync.transports.http.transport")
 
 
-class StreamableHTTPTransport(LegacySessionMixin, EventStreamMixin, Transport):
+class StreamableHTTPTransport(Transport):
     """A Streamable HTTP connection to one MCP endpoint (both protocol eras).
+
+    It POSTs messages and keeps the table of calls in flight (each settled once, only by its own POST's
+    answer); it composes a :class:`~mcpsync.transports.http.handshake.HandshakeSession` (era, version,
+    session id, re-initialize on 404, the GET stream) and an
+    :class:`~mcpsync.transports.http.streams.EventStreams` (a call's event stream, its idle timeout,
+    resume / re-issue, upstream cancels).
 
     Args:
         url: the MCP endpoint (``https://host/mcp``).
@@ -122,31 +138,53 @@ class StreamableHTTPTransport(LegacySessionMixin, EventStreamMixin, Transport):
         max_retry_delay: float = 30.0,
         **options: Any,
     ) -> None:
-        init_remote(self, url, name, options, max_retry_delay, "HTTP")
-        self._get_enabled = get_stream
-        self._max_stream_retries = max(0, int(max_stream_retries))
-        self._renew_lock = threading.Lock()
-        self._era: Optional[str] = None
-        self._version: Optional[str] = None
-        self._session_id: Optional[str] = None
-        self._init_msg: Optional[Dict[str, Any]] = None
-        self._initialized_msg: Optional[Dict[str, Any]] = None
-        self._initialized_sent = False
+        remote = RemoteEndpoint(url, name, options, "HTTP")
+        self.url, self.options, self.name = remote.url, remote.options, remote.name
+        self._net, self._drops = remote.net, remote.drops
+        self._max_retry_delay = float(max_retry_delay)
+        self._sink: Optional[TransportSink] = None
+        self._lock = threading.Lock()  # guards the transport's state below and its calls
+        self._closed = False
+        self._closing = threading.Event()  # set by close(): every wait of the transport's threads ends
+        self._close_reported = False
         self._calls: Dict[Any, _Call] = {}
-        self._streams = Dispatcher("mcpsync-http-stream:%s" % self.name, max_workers=1024)
-        self._get_thread: Optional[threading.Thread] = None
-        self._get_response: Any = None
-        self._get_stopped = False
         self._tool_headers: Dict[str, _mcpheaders.ToolHeaders] = {}
         self._ids = itertools.count(1)
-        self._timeout = (self.options.connect_timeout, self.options.read_timeout)
-        self._cancelled_upstream: "collections.OrderedDict[Any, None]" = collections.OrderedDict()
-        self._renewed = threading.Condition(self._renew_lock)
-        self._renewing = False
-        self._renewer: Optional[int] = None
-        self._renew_waiters = 0
-        self._renew_failed: Optional[str] = None
-        self._get_settled = threading.Event()
+        session = HandshakeSession(
+            url=self.url,
+            name=self.name,
+            options=self.options,
+            net=self._net,
+            post=self._post,
+            headers_for=self._headers_for,
+            on_frame=self._on_server_frame,
+            drops=self._drops,
+            closing=self._closing,
+            closed=self._is_closed,
+            ids=self._ids,
+            get_stream=get_stream,
+            max_retry_delay=self._max_retry_delay,
+        )
+        self._session = session
+        self._streams = EventStreams(
+            url=self.url,
+            name=self.name,
+            options=self.options,
+            net=self._net,
+            drops=self._drops,
+            lock=self._lock,
+            closing=self._closing,
+            closed=self._is_closed,
+            era=lambda: session.era,
+            deliver=self._deliver,
+            fail=self._fail,
+            exchange=self._exchange,
+            send_oneway=self._send_oneway,
+            session_headers=session.stream_headers,
+            ids=self._ids,
+            max_stream_retries=max(0, int(max_stream_retries)),
+            max_retry_delay=self._max_retry_delay,
+        )
 
     # ------------------------------------------------------------------ contract
 
@@ -160,29 +198,24 @@ class StreamableHTTPTransport(LegacySessionMixin, EventStreamMixin, Transport):
         return "Streamable HTTP %s" % redact_url(self.url)
 
     def session_headers(self) -> Dict[str, str]:
-        sid = self._session_id
+        sid = self._session.session_id
         return {"Mcp-Session-Id": sid} if sid else {}
 
     @property
     def era(self) -> Optional[str]:
         """The era given to :meth:`set_protocol` ("legacy" or "modern"), or None before negotiation."""
-        return self._era
+        return self._session.era
 
     @property
     def session_id(self) -> Optional[str]:
         """The current ``Mcp-Session-Id`` (handshake era), or None."""
-        return self._session_id
+        return self._session.session_id
 
     def set_protocol(self, version: str, era: str) -> None:
         """Use ``version`` in ``MCP-Protocol-Version``; start the GET stream in the handshake era."""
         if era not in ("legacy", "modern"):
             raise ConfigError("era must be 'legacy' or 'modern'")
-        self._version = version
-        self._era = era
-        if era == "modern":
-            self._session_id = None
-        else:
-            self._maybe_start_get()
+        self._session.set_protocol(version, era)
 
     def register_tools(self, tools: List[Any]) -> List[Any]:
         """Validate the ``x-mcp-header`` annotations of a ``tools/list`` page.
@@ -192,7 +225,7 @@ class StreamableHTTPTransport(LegacySessionMixin, EventStreamMixin, Transport):
         ``tools/call``. In the handshake era the list is returned unchanged.
         Call it again after every re-list (the mapping of a listed tool is replaced).
         """
-        if self._era != "modern":
+        if self._session.era != "modern":
             return list(tools)
         return _mcpheaders.filter_tools(list(tools), self._tool_headers, self.name)
 
@@ -202,7 +235,7 @@ class StreamableHTTPTransport(LegacySessionMixin, EventStreamMixin, Transport):
         Handshake era: return False (the session sends ``notifications/cancelled``;
         a disconnect is not a cancel there) and leave the stream alone.
         """
-        if self._era != "modern":
+        if self._session.era != "modern":
             return False
         with self._lock:
             call = self._calls.pop(request_id, None)
@@ -247,7 +280,7 @@ class StreamableHTTPTransport(LegacySessionMixin, EventStreamMixin, Transport):
         hashable = type(rid) in (int, str)
         with self._lock:
             call = self._calls.pop(rid, None) if hashable else None
-            already = hashable and rid in self._cancelled_upstream
+        already = hashable and self._streams.cancelled_upstream(rid)
         if call is not None:
             call.cancelled = True
             call.done = True
@@ -272,23 +305,17 @@ class StreamableHTTPTransport(LegacySessionMixin, EventStreamMixin, Transport):
             self._closed = True
             calls = list(self._calls.values())
             self._calls.clear()
-            get_resp = self._get_response
         budget = 5.0 if timeout is None else max(0.0, timeout)
         deadline = time.monotonic() + budget
         self._closing.set()
-        self._get_settled.set()
-        with self._renewed:
-            self._renewed.notify_all()
+        self._session.stop()
         for call in calls:
             call.cancelled = True
             _abort(call.response)
-        _abort(get_resp)
-        sid = self._session_id
-        if sid and self._era != "modern":
-            self._delete_session(sid, min(2.0, budget / 2))
+        self._session.delete(min(2.0, budget / 2))
         self._net.abort()  # wakes callers blocked on a POST the server never answers
         self._streams.stop(max(0.0, deadline - time.monotonic()))
-        join(self._get_thread, max(0.0, deadline - time.monotonic()))
+        self._session.join(max(0.0, deadline - time.monotonic()))
         self._net.close()
         self._report_close(None)
 
@@ -307,8 +334,9 @@ class StreamableHTTPTransport(LegacySessionMixin, EventStreamMixin, Transport):
                 v = meta.get(MODERN_META_VERSION)
                 if isinstance(v, str):
                     meta_version = v
-        if meta_version is not None or (self._era == "modern" and method is not None):
-            version = meta_version or self._version
+        session = self._session
+        if meta_version is not None or (session.era == "modern" and method is not None):
+            version = meta_version or session.version
             if version:
                 headers["MCP-Protocol-Version"] = version
             if method is not None:
@@ -322,9 +350,9 @@ class StreamableHTTPTransport(LegacySessionMixin, EventStreamMixin, Transport):
                         headers.update(_mcpheaders.param_headers(spec, params.get("arguments")))
             return headers
         if method != "initialize":
-            if self._version:
-                headers["MCP-Protocol-Version"] = self._version
-            sid = self._current_session_id()
+            if session.version:
+                headers["MCP-Protocol-Version"] = session.version
+            sid = session.current_session_id()
             if sid:
                 headers["Mcp-Session-Id"] = sid
         return headers
@@ -337,9 +365,7 @@ class StreamableHTTPTransport(LegacySessionMixin, EventStreamMixin, Transport):
         with self._lock:
             self._calls[call.orig_id] = call
         if message.get("method") == "initialize":
-            self._init_msg = message
-            self._session_id = None
-            self._initialized_sent = False
+            self._session.begin_initialize(message)
         try:
             response = self._exchange(call)
         except BaseException as exc:  # noqa: BLE001 - nothing may escape to the caller but closure
@@ -351,16 +377,16 @@ class StreamableHTTPTransport(LegacySessionMixin, EventStreamMixin, Transport):
             return
         if inline:
             try:
-                self._stream_loop(call, response)
+                self._streams.read(call, response)
             except BaseException:  # Ctrl-C in the caller: cancel the call, leave nothing open
                 call.cancelled = True
                 _abort(call.response)
                 with self._lock:
                     self._calls.pop(call.orig_id, None)
-                self._cancel_upstream(call, "interrupted")
+                self._streams.cancel_upstream(call, "interrupted")
                 raise
             return
-        if not self._streams.submit(self._stream_loop, call, response):
+        if not self._streams.submit(call, response):
             response.close()
             self._fail(call, ConnectionClosed("transport is closed"))
 
@@ -395,19 +421,19 @@ class StreamableHTTPTransport(LegacySessionMixin, EventStreamMixin, Transport):
                 if self._closed or call.cancelled:
                     return None
                 if _is_read_timeout(exc):
-                    self._timed_out(call, self._read_bound(call), "no answer")
+                    self._streams.timed_out(call, self._read_bound(call), "no answer")
                     return None
                 self._fail(call, convert_request_exception(exc, self.url))
                 return None
             status = response.status_code
             if 200 <= status < 300:
                 if call.method == "initialize":
-                    self._capture_session_id(response)
+                    self._session.capture_session_id(response)
                 return self._settle_2xx(call, response)
             try:
                 if status == 404 and sid_sent and not replayed:
                     response.close()
-                    if self._renew_session(sid_sent):
+                    if self._session.renew(sid_sent):
                         replayed = True
                         continue
                     self._fail(
@@ -449,7 +475,7 @@ class StreamableHTTPTransport(LegacySessionMixin, EventStreamMixin, Transport):
             if call.cancelled or self._closed:
                 return None
             if _is_read_timeout(exc):
-                self._timed_out(call, self._read_bound(call), "the response body did not arrive")
+                self._streams.timed_out(call, self._read_bound(call), "the response body did not arrive")
                 return None
             self._fail(call, convert_request_exception(exc, self.url))
             return None
@@ -513,25 +539,20 @@ class StreamableHTTPTransport(LegacySessionMixin, EventStreamMixin, Transport):
         return None
 
     def _read_body(self, response: Any, limit: Optional[int] = None) -> bytes:
-        limit = self.options.max_message_size if limit is None else limit
-        length = response.headers.get("Content-Length")
-        if length and length.isdigit() and int(length) > limit:
-            raise MessageTooLarge(
-                "HTTP response of %s bytes exceeds the maximum message size (%d)" % (length, limit), server=self.name
-            )
-        parts: List[bytes] = []
-        size = 0
-        for chunk in iter_response_bytes(response):
-            size += len(chunk)
-            if size > limit:
-                raise MessageTooLarge("HTTP response exceeds the maximum message size (%d)" % limit, server=self.name)
-            parts.append(chunk)
-        response.raw.release_conn()
-        return parts[0] if len(parts) == 1 else b"".join(parts)
+        return read_body(response, self.options.max_message_size if limit is None else limit, self.name)
 
     # ------------------------------------------------------------------ delivery
 
-    def _deliver(self, call: Optional[_Call], frame: Any) -> bool:
+    def _is_closed(self) -> bool:
+        return self._closed
+
+    def _on_server_frame(self, frame: Any) -> None:
+        """A frame from the GET stream (no call's answer): to the sink."""
+        sink = self._sink
+        if sink is not None:
+            deliver(sink, frame, self._drops)
+
+    def _deliver(self, call: _Call, frame: Any) -> bool:
         """Hand ``frame`` (read from ``call``'s answer) to the sink; True when it held ``call``'s final response.
 
         A POST's answer settles only the request that POST carried: any other response in it (another call's
@@ -539,11 +560,6 @@ class StreamableHTTPTransport(LegacySessionMixin, EventStreamMixin, Transport):
         rate-limited drop log, never delivered, so it can never settle (or cross into) another call.
         Notifications and server requests in it are delivered in order. The final response is delivered once.
         """
-        if call is None:
-            sink = self._sink
-            if sink is not None:
-                deliver(sink, frame, self._drops)
-            return False
         final = False
         foreign = False
         kept: List[Any] = []
@@ -624,13 +640,11 @@ class StreamableHTTPTransport(LegacySessionMixin, EventStreamMixin, Transport):
                 if 200 <= status < 300:
                     self._drain_small(response)
                     if message.get("method") == "notifications/initialized":
-                        self._initialized_msg = message
-                        self._initialized_sent = True
-                        self._maybe_start_get()
+                        self._session.initialized(message)
                     return
                 if status == 404 and sid_sent and is_notification and not replayed:
                     response.close()
-                    if self._renew_session(sid_sent):
+                    if self._session.renew(sid_sent):
                         replayed = True
                         continue
                 if status == 404 and sid_sent:
@@ -649,8 +663,6 @@ class StreamableHTTPTransport(LegacySessionMixin, EventStreamMixin, Transport):
             self._read_body(response, limit=_MAX_ERROR_BODY)
         except Exception:  # noqa: BLE001 - whatever the body, the notification was accepted
             pass
-
-    # ------------------------------------------------------------------ handshake-era session
 
 
 def _answers(call: _Call, mid: Any) -> bool:
