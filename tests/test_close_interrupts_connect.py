@@ -203,3 +203,39 @@ def test_close_ends_a_call_stalled_on_a_new_connection(
             assert len(errors) == 1 and isinstance(errors[0], CLOSED), errors
         finally:
             client.close()
+
+
+def test_an_abort_just_before_a_handshake_starts_ends_it_as_a_closed_connection(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The narrowest window, held by events: abort() runs after the connecting thread wrapped its socket for
+    TLS and found the engine open, before the handshake starts. The handshake then fails on the shut-down socket
+    and the caller gets the engine's ConnectionBroken, never an AttributeError (``SSLSocket.shutdown`` drops the
+    SSL object a handshake about to start needs; abort() shuts the descriptor down instead)."""
+    from mcpsync.transports.http.engine import DirectNet
+    from mcpsync.transports.http.netbase import ConnectionBroken
+
+    with StalledTLSServer() as tls:
+        net = DirectNet(tls.url, {}, ssl_context=ssl.create_default_context(), name="stalled")
+        in_window, go = threading.Event(), threading.Event()
+        check = net._refuse_if_closed
+
+        def held_check() -> None:  # the first check of a direct TLS connect is the one before its handshake
+            check()
+            if not in_window.is_set():
+                in_window.set()
+                assert go.wait(BOUND)
+
+        monkeypatch.setattr(net, "_refuse_if_closed", held_check)
+        stuck, errors = _in_thread(lambda: net.send("POST", tls.url, b"{}", {}, (CONNECT_TIMEOUT, 5.0)), "test-tls")
+        try:
+            assert in_window.wait(BOUND)
+            net.abort()
+        finally:
+            go.set()
+        stuck.join(BOUND)
+        assert not stuck.is_alive()
+        assert len(errors) == 1 and isinstance(errors[0], ConnectionBroken), errors
+        net.close()
+        assert not net._live
+        assert wait_for(lambda: tls.client_sockets() == 0, BOUND)
