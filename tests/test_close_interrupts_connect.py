@@ -9,7 +9,7 @@ purpose exactly there (:meth:`tests.proxyserver.ProxyServer.arm`, :class:`tests.
 in a call (blocking and async) until the stalled peer has seen it there (an Event, never a sleep); then
 ``close()`` from another thread: it returns, the blocked call ends with ``ClientClosed`` / ``ConnectionClosed``
 while the peer still holds the connection (long before the connect timeout), and no socket to the peer is left.
-Both protocol eras. docs/reliability.md names these tests.
+Both protocol eras, Streamable HTTP and legacy HTTP+SSE (the same engine). docs/reliability.md names these tests.
 """
 
 from __future__ import annotations
@@ -154,6 +154,23 @@ def test_close_ends_an_open_stalled_on_the_way_to_its_first_request(
         stuck, errors = _in_thread(client.open, "test-stuck-open")
         assert stall.inside()
         assert stuck.is_alive()  # held there until the close below
+        _close_and_check(client, stuck, stall)
+        assert len(errors) == 1 and isinstance(errors[0], CLOSED), errors
+
+
+@pytest.mark.parametrize("kind,step", STEPS, ids=_ids(STEPS))
+def test_close_ends_a_legacy_sse_open_stalled_on_the_way_to_its_event_stream(
+    pki: Dict[str, str], kind: str, step: str
+) -> None:
+    """Legacy HTTP+SSE (the same engine): open() held at one step of the connection for its event stream;
+    close() ends it with ClientClosed / ConnectionClosed."""
+    with _stalled_peer(kind, step, pki) as (stall, url, options):
+        client = mcpsync.Client(
+            url, transport="sse", timeout=CONNECT_TIMEOUT, connect_timeout=CONNECT_TIMEOUT, **options
+        )
+        stuck, errors = _in_thread(client.open, "test-stuck-open")
+        assert stall.inside()
+        assert stuck.is_alive()
         _close_and_check(client, stuck, stall)
         assert len(errors) == 1 and isinstance(errors[0], CLOSED), errors
 
