@@ -15,6 +15,7 @@ Both protocol eras, Streamable HTTP and legacy HTTP+SSE (the same engine). docs/
 from __future__ import annotations
 
 import contextlib
+import socket
 import ssl
 import threading
 from typing import Any, Callable, Dict, Iterator, List, Tuple
@@ -256,3 +257,87 @@ def test_an_abort_just_before_a_handshake_starts_ends_it_as_a_closed_connection(
         net.close()
         assert not net._live
         assert wait_for(lambda: tls.client_sockets() == 0, BOUND)
+
+
+class _SilentTLSServer:
+    """Completes the TLS handshake, reads one request head, sets ``asked`` and never answers (until the
+    client goes away)."""
+
+    def __init__(self, context: ssl.SSLContext) -> None:
+        self._context = context
+        self._listener = socket.socket()
+        self._listener.bind(("127.0.0.1", 0))
+        self._listener.listen(8)
+        self.port = self._listener.getsockname()[1]
+        self.asked = threading.Event()
+        self._conns: List[socket.socket] = []
+        self._thread = threading.Thread(target=self._serve, name="test-silent-tls", daemon=True)
+
+    def _serve(self) -> None:
+        try:
+            raw, _ = self._listener.accept()
+        except OSError:
+            return
+        self._conns.append(raw)
+        try:
+            conn = self._context.wrap_socket(raw, server_side=True)
+            self._conns.append(conn)
+            head = b""
+            while b"\r\n\r\n" not in head:
+                data = conn.recv(65536)
+                if not data:
+                    return
+                head += data
+            self.asked.set()
+            while conn.recv(65536):
+                pass
+        except (OSError, ValueError):
+            pass
+
+    def __enter__(self) -> "_SilentTLSServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            self._listener.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self._listener.close()
+        for conn in self._conns:
+            try:
+                conn.close()
+            except OSError:
+                pass
+        self._thread.join(BOUND)
+
+
+@pytest.mark.parametrize("wake", ["abort", "read-timeout"])
+def test_a_call_waiting_for_its_answer_inside_tls_in_tls_wakes(pki: Dict[str, str], wake: str) -> None:
+    """Through an https:// proxy to an https server (TLS inside the proxy's TLS), the server took the request and
+    never answers: abort() (close) ends the wait with ConnectionBroken, the read-timeout watchdog with
+    ReadTimeout; both shut the tunnel down at the proxy socket's descriptor; nothing is left connected."""
+    from mcpsync.transports.http.engine import DirectNet
+    from mcpsync.transports.http.netbase import ConnectionBroken, ReadTimeout
+    from mcpsync.transports.http.proxy import ProxyTable
+
+    client_context = ssl.create_default_context(cafile=pki["ca.crt"])
+    with ProxyServer(tls=_server_context(pki)) as proxy, _SilentTLSServer(_server_context(pki)) as server:
+        proxies = ProxyTable({"all": _proxy_url("https", proxy)}, None)
+        proxies.tls = client_context
+        url = "https://127.0.0.1:%d/mcp" % server.port
+        net = DirectNet(url, {}, ssl_context=client_context, name="tls-in-tls", proxies=proxies)
+        read_timeout = 1.0 if wake == "read-timeout" else CONNECT_TIMEOUT
+        stuck, errors = _in_thread(lambda: net.send("POST", url, b"{}", {}, (BOUND, read_timeout)), "test-in-tls")
+        try:
+            assert server.asked.wait(BOUND)  # the request went through both TLS layers; the answer never comes
+            if wake == "abort":
+                net.abort()
+            stuck.join(BOUND)
+            assert not stuck.is_alive()
+            expected = ConnectionBroken if wake == "abort" else ReadTimeout
+            assert len(errors) == 1 and isinstance(errors[0], expected), errors
+        finally:
+            net.close()
+        assert not net._live
+        assert wait_for(lambda: _tcp_states(proxy.port, "01") == 0, BOUND)
