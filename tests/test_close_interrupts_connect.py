@@ -61,7 +61,8 @@ def _ids(steps: List[Tuple[str, str]]) -> List[str]:
 
 
 @pytest.fixture(autouse=True)
-def _forget_transports() -> Iterator[None]:
+def _forget_transports(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.delenv("MCPSYNC_HTTP_ENGINE", raising=False)  # the standard-library engine: the one under test
     _remote.forget()
     yield
     _remote.forget()
