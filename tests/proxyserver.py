@@ -1,7 +1,8 @@
 """A real local HTTP proxy for the tests (standard library only): forward proxying of absolute-form requests
 (keep-alive on both sides, answers relayed as they arrive: JSON, chunked event streams, close-delimited
 bodies) and CONNECT tunnels. It counts what it carries, can demand ``Proxy-Authorization``, and can
-misbehave on purpose (``connect_answer``: what to answer a CONNECT with instead of a tunnel).
+misbehave on purpose (``connect_answer``: what to answer a CONNECT with instead of a tunnel; :meth:`arm`: stall
+every new connection at one step, for ever, setting ``stalled`` once a client is inside that step).
 
     with ProxyServer(credentials=("user", "p@ss")) as proxy:
         proxy.url_with_credentials   # http://user:p%40ss@127.0.0.1:PORT
@@ -30,6 +31,8 @@ class ProxyServer:
         self.refused = 0
         self.connections = 0
         self.connect_answer: Optional[bytes] = None  # e.g. b"HTTP/1.1 502 Bad Gateway\r\n\r\n", or b"" (hang up)
+        self.stall_at: Optional[str] = None  # see arm()
+        self.stalled = threading.Event()  # a client reached the stall_at step (and is held there)
         self.lock = threading.Lock()
         self._socks: Set[socket.socket] = set()
         self._threads: List[threading.Thread] = []
@@ -80,6 +83,34 @@ class ProxyServer:
     def __enter__(self) -> "ProxyServer":
         return self.start()
 
+    def arm(self, step: str) -> None:
+        """From now on hold every new connection at ``step``, never answering, until the client goes away:
+        ``"tls"`` (an https:// proxy: the ClientHello arrived), ``"connect"`` (the CONNECT head, or the SOCKS
+        CONNECT request, was read), ``"tunnel"`` (CONNECT answered 200, the first bytes of the TLS handshake
+        inside the tunnel arrived), ``"greeting"`` (SOCKS5: the method greeting was read). ``stalled`` is set
+        once a client is held there. The connections open now are shut down (pooled ones become stale)."""
+        self.stalled.clear()
+        self.stall_at = step
+        with self.lock:
+            socks = list(self._socks)
+        for sock in socks:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def _hold(self, read: Any, first: bool) -> None:
+        """The stall: (after the client's first byte when ``first``) set ``stalled``, then read and drop
+        what the client sends until it closes or shuts the connection down."""
+        try:
+            if first and not read(1):
+                return
+            self.stalled.set()
+            while read(65536):
+                pass
+        except (OSError, ValueError):
+            pass
+
     def __exit__(self, *exc: Any) -> None:
         self.stop()
 
@@ -108,6 +139,10 @@ class ProxyServer:
 
     def _serve(self, client: socket.socket) -> None:
         if self.tls is not None:
+            if self.stall_at == "tls":  # the ClientHello is never answered
+                self._hold(client.recv, True)
+                client.close()
+                return
             try:
                 client = self.tls.wrap_socket(client, server_side=True)
             except (OSError, ValueError):
@@ -141,6 +176,9 @@ class ProxyServer:
                 if method == "CONNECT":
                     with self.lock:
                         self.tunnels.append((target, auth))
+                    if self.stall_at == "connect":  # the CONNECT is never answered
+                        self._hold(rfile.read1, False)
+                        return
                     self._tunnel(client, rfile, target)
                     return
                 parts = urlsplit(target)
@@ -238,6 +276,10 @@ class ProxyServer:
             if self.connect_answer:
                 client.sendall(self.connect_answer)
             return
+        if self.stall_at == "tunnel":  # a tunnel to nowhere: the TLS handshake inside it is never answered
+            client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            self._hold(rfile.read1, True)
+            return
         host, _, port = target.rpartition(":")
         upstream = socket.create_connection((host.strip("[]"), int(port)), 30)
         upstream.settimeout(None)
@@ -306,6 +348,9 @@ class SocksServer(ProxyServer):
             methods = rfile.read(head[1]) if len(head) == 2 else b""
             if head[:1] != b"\x05":
                 return
+            if self.stall_at == "greeting":  # the method greeting is never answered
+                self._hold(rfile.read1, False)
+                return
             if self.credentials is not None:
                 if 2 not in methods:
                     client.sendall(b"\x05\xff")
@@ -332,6 +377,9 @@ class SocksServer(ProxyServer):
             port = int.from_bytes(rfile.read(2), "big")
             with self.lock:
                 self.tunnels.append(("%s:%d" % (host, port), str(kind)))
+            if self.stall_at == "connect":  # the CONNECT request is never answered
+                self._hold(rfile.read1, False)
+                return
             if self.connect_answer is not None:
                 if self.connect_answer:
                     client.sendall(self.connect_answer)
@@ -367,6 +415,9 @@ class SocksServer(ProxyServer):
         host = until_nul().decode("idna") if ip[:3] == b"\x00\x00\x00" and ip[3] else socket.inet_ntoa(ip)
         with self.lock:
             self.tunnels.append(("%s:%d" % (host, port), "4a" if ip[:3] == b"\x00\x00\x00" else "4"))
+        if self.stall_at == "connect":  # the SOCKS4 request is never answered
+            self._hold(rfile.read1, False)
+            return
         if self.credentials is not None and user != self.credentials[0]:
             with self.lock:
                 self.refused += 1

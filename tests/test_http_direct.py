@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import select
 import socket
 import subprocess
 import sys
@@ -27,6 +28,7 @@ from mcpsync.transports.http.engine import DirectNet
 from mcpsync.transports.http.netbase import ConnectFailed, ConnectionBroken, EngineError, ReadTimeout
 from mcpsync.transports.http.options import HTTPOptions
 
+from .conftest import wait_for
 from .httpserver import MCPTestServer
 
 OK = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
@@ -144,6 +146,16 @@ def _status(net: DirectNet, url: str) -> int:
     r.raw.read()
     r.close()
     return int(r.status_code)
+
+
+def _client_saw_every_close(net: DirectNet) -> bool:
+    """Wait until every idle pooled connection of ``net`` is readable: the server's FIN (or junk) reached the
+    client's socket. A server's ``shutdown()`` returning does not mean that: on a loaded machine the kernel may
+    deliver the loopback FIN a moment later, and a request written before it arrives is on a connection the
+    server has closed (the race of RFC 9112 section 9.3.1 no client wins; the engine never re-sends such a
+    request, see test_a_reused_connection_the_server_closes_on_the_request_is_not_resent)."""
+    idle = [conn.sock for origin in net._origins.values() for conn in origin.idle]
+    return wait_for(lambda: all(select.select([sock], [], [], 0)[0] for sock in idle), 10)
 
 
 def _open_sockets() -> int:
@@ -341,13 +353,42 @@ def test_the_pool_keeps_at_most_pool_maxsize_idle_connections(raw: RawServer) ->
 def test_an_idle_connection_the_server_closed_is_replaced(raw: RawServer) -> None:
     net = _net(raw.url)
     try:
-        _post(net, raw.url).close()
+        assert _status(net, raw.url) == 200  # the body read: the connection goes back to the pool
+        assert len(net._live) == 1
         raw.close_all()  # an idle timeout on the server side, without "Connection: close"
+        assert _client_saw_every_close(net)  # held there: the close reached the pooled socket
         r = _post(net, raw.url)
         assert r.raw.read() == b"{}"
         assert raw.connections == 2
+        assert len(raw.requests) == 2  # nothing of the second request was written to the closed connection
     finally:
         net.close()
+
+
+def test_a_reused_connection_the_server_closes_on_the_request_is_not_resent(raw: RawServer) -> None:
+    """The race no client wins, held: a pooled connection passes the readability check, and the server closes it
+    when the request arrives (an idle timeout firing just then). The request reached the server, so it is never
+    sent again (a tools/call runs once): the call fails with ConnectionBroken, the next one works."""
+    got = threading.Event()
+
+    def close_on_arrival(conn: socket.socket, req: bytes) -> bool:
+        got.set()
+        return False  # closed without an answer
+
+    raw.replies = [OK, close_on_arrival]
+    net = _net(raw.url)
+    try:
+        assert _status(net, raw.url) == 200  # the body read: the connection goes back to the pool
+        with pytest.raises(ConnectionBroken):
+            _post(net, raw.url)
+        assert got.is_set() and len(raw.requests) == 2 and raw.connections == 1  # once, on the reused one
+        r = _post(net, raw.url)
+        assert r.raw.read() == b"{}"
+        r.close()
+        assert len(raw.requests) == 3 and raw.connections == 2
+    finally:
+        net.close()
+    assert not net._live
 
 
 def test_connection_close_and_close_delimited_bodies_are_not_reused(raw: RawServer) -> None:
@@ -567,9 +608,11 @@ def test_any_answer_bytes_raise_only_engine_errors_and_the_next_call_works(
             pass
         with junk_server.lock:
             junk_server.replies = []
-        # held at the racy point: the server has closed the junk connection before the next request
-        # (a server closing a connection at the very moment a request is sent on it is a race no client wins)
+        # held at the racy point: the server has closed the junk connection and the client's socket has seen
+        # it before the next request (a server closing a connection at the very moment a request is sent on
+        # it is a race no client wins: test_a_reused_connection_the_server_closes_on_the_request_is_not_resent)
         assert closed.wait(10)
+        assert _client_saw_every_close(net)
         r = net.send("POST", junk_server.url, b"{}", {}, (5.0, 5.0))
         assert r.status_code == 200 and r.raw.read() == b"{}"
         r.close()

@@ -399,11 +399,14 @@ class DirectNet:
     def _connect(self, origin: _Origin, timeout: Optional[float]) -> _Conn:
         """A new connection to ``origin``: TCP connect, then the TLS handshake for https.
 
-        The socket is made here and registered (in ``_live``) *before* the connect starts, and the TLS layer
-        wraps it without a handshake, which then runs on the registered socket: :meth:`abort` and
-        :meth:`close` shut it down from any thread, so a connect or handshake that stalls ends at once
+        The socket is made here and registered (in ``_live``) *before* the connect starts, and every step on
+        the way to a first request runs on ``conn.sock``, the object :meth:`abort` and :meth:`close` shut down
+        from any thread: the TCP connect (to the server or the proxy), the TLS handshake with an ``https://``
+        proxy and with the server (each wrapped without a handshake, which then runs on the registered
+        socket), the ``CONNECT`` request and its answer, the SOCKS negotiation, and TLS inside the proxy's TLS
+        (its records go through the proxy's registered socket). So a step that stalls ends at once
         (``ConnectionBroken``), never after the connect timeout. ``timeout`` bounds the connect to each
-        address, then the handshake."""
+        address, then each later step. (Name resolution, ``getaddrinfo``, cannot be interrupted.)"""
         where = "%s://%s" % (origin.scheme, origin.host_header)
         if origin.proxy is not None:
             where += " through the proxy " + origin.proxy.shown
@@ -433,25 +436,25 @@ class DirectNet:
         if conn is None:
             raise ConnectFailed("cannot connect to %s: %s" % (where, _text(failure or OSError("no address"))))
         sock = conn.sock
+        proxy = origin.proxy
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
-            if origin.proxy is not None:
-                sock = origin.proxy.secure(sock)  # TLS to an https:// proxy
-                if not origin.proxy.forwards(origin.scheme):
-                    origin.proxy.tunnel(sock, origin.host, origin.port)  # closes sock when it raises
+            if proxy is not None:
+                if proxy.kind == "https":  # TLS to the proxy, its handshake on the registered socket
+                    sock = self._handshake(conn, proxy.secure(sock))
+                if not proxy.forwards(origin.scheme):
+                    proxy.tunnel(sock, origin.host, origin.port)  # on conn.sock: abort() wakes it; closes it on failure
             if origin.scheme == "https":
-                if sock is not conn.sock:  # through an https:// proxy: TLS inside the proxy's TLS
-                    conn.sock = sock = wrap_tls(self._ssl_context, sock, origin.host)
+                if isinstance(sock, ssl.SSLSocket):
+                    # through an https:// proxy: TLS inside the proxy's TLS, whose handshake reads and writes
+                    # conn.sock (the proxy's registered SSLSocket): abort() wakes it as any other wait
+                    conn.sock = wrap_tls(self._ssl_context, sock, origin.host)
                 else:
                     tls = self._ssl_context.wrap_socket(
                         sock, server_hostname=origin.host, do_handshake_on_connect=False
                     )
-                    conn.sock = tls  # the same descriptor, still registered: abort() reaches the handshake below
-                    self._refuse_if_closed()
-                    tls.do_handshake()
-            else:
-                conn.sock = sock  # plain http: the socket, or the TLS to an https:// proxy
+                    self._handshake(conn, tls)  # as conn.sock: abort() reaches the handshake
             conn.sock.settimeout(None)  # blocking from now on: read timeouts are the watchdog's (see _Deadlines)
         except socket.timeout:
             self._discard(conn)
@@ -464,9 +467,11 @@ class DirectNet:
             raise kind("TLS error talking to %s: %s" % (where, _text(exc))) from None
         except ValueError as exc:  # pragma: no cover - ssl.CertificateError on old Pythons
             self._discard(conn)
+            self._refuse_if_closed()
             raise TLSFailed("TLS error talking to %s: %s" % (where, _text(exc))) from None
-        except ConnectionBroken:
+        except (ConnectionBroken, ConnectTimeout, ProxyRefused):  # the tunnel's errors (it closed the socket)
             self._discard(conn)
+            self._refuse_if_closed()  # abort() broke the tunnel off: the engine is closing, not the proxy refusing
             raise
         try:
             self._refuse_if_closed()
@@ -474,6 +479,14 @@ class DirectNet:
             self._discard(conn)
             raise
         return conn
+
+    def _handshake(self, conn: _Conn, tls: ssl.SSLSocket) -> ssl.SSLSocket:
+        """Run the TLS handshake of ``tls`` (wrapped without one, over ``conn.sock``'s descriptor) as
+        ``conn.sock``, so :meth:`abort` shuts it down from any thread; blocks within the socket's timeout."""
+        conn.sock = tls  # the same descriptor, still registered in _live
+        self._refuse_if_closed()  # an abort() that read conn.sock before the line above is seen here
+        tls.do_handshake()
+        return tls
 
     def _register(self, sock: socket.socket) -> _Conn:
         """Track a new socket in ``_live`` (so abort() and close() reach it), unless the engine is closed."""
@@ -700,10 +713,7 @@ class DirectNet:
             self._aborted = True
             conns = list(self._live)
         for conn in conns:
-            try:
-                conn.sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+            _shut(conn.sock)
 
     def close(self) -> None:
         """Close every idle connection now and shut down the ones in use (each is closed when its response
@@ -758,6 +768,19 @@ def _dropped(sock: socket.socket) -> bool:
     except (OSError, ValueError):
         return True
     return bool(readable)
+
+
+def _shut(sock: Any) -> None:
+    """Shut ``sock`` down both ways (threads blocked on it wake up); never raises. An ``SSLSocket`` is shut
+    down at the descriptor: ``SSLSocket.shutdown`` also drops its SSL object, and a thread about to start the
+    handshake on it would then fail with an ``AttributeError`` instead of the socket error it gets now."""
+    try:
+        if isinstance(sock, socket.socket):
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)
+        else:
+            sock.shutdown(socket.SHUT_RDWR)  # TLSInTLS: shuts its outer socket down
+    except OSError:
+        pass
 
 
 def _drain(resp: DirectResponse, limit: int = 1 << 16) -> None:

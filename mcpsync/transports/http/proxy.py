@@ -97,13 +97,15 @@ class Proxy:
         return self.kind in ("http", "https") and scheme == "http"
 
     def secure(self, sock: socket.socket) -> Any:
-        """``sock`` (connected to the proxy) with TLS to the proxy for an ``https://`` proxy, else ``sock``;
-        raises ``ssl.SSLError`` / ``OSError`` (the caller closes ``sock``)."""
+        """``sock`` (connected to the proxy) wrapped for TLS to an ``https://`` proxy, else ``sock``. The
+        handshake is NOT done: the caller runs ``do_handshake()`` on the returned ``SSLSocket`` (the engine does
+        it where ``abort()`` can shut the socket down). ``sock`` is detached by the wrap: use the result. Raises
+        ``ValueError`` without TLS settings, ``OSError`` (the caller closes ``sock``)."""
         if self.kind != "https":
             return sock
         if self.tls is None:
             raise ValueError("no TLS settings for the proxy %s" % self.shown)
-        return self.tls.wrap_socket(sock, server_hostname=self.host)
+        return self.tls.wrap_socket(sock, server_hostname=self.host, do_handshake_on_connect=False)
 
     def tunnel(self, sock: socket.socket, host: str, port: int) -> None:
         """Ask the proxy (``sock`` is connected to it) for a tunnel to ``host:port``; blocks for the answer,

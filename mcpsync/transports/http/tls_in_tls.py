@@ -14,6 +14,7 @@ from another thread.
 from __future__ import annotations
 
 import io
+import socket
 import ssl
 from typing import Any, Optional
 
@@ -115,7 +116,9 @@ class TLSInTLS:
         self._outer.setsockopt(*args)
 
     def shutdown(self, how: int) -> None:
-        self._outer.shutdown(how)
+        # at the descriptor: SSLSocket.shutdown would also drop the outer SSL object, and a thread reading
+        # through it would then take the outer TLS records for plaintext instead of waking with an error
+        socket.socket.shutdown(self._outer, how)
 
     def close(self) -> None:
         self._outer.close()
