@@ -188,6 +188,9 @@ class Session(TransportSink):
             if self._state in (SessionState.CLOSING, SessionState.CLOSED):
                 return
             self._state = SessionState.CLOSING
+        # every caller waiting for an answer gets it now, not after the transport's own shutdown (an HTTP
+        # session's best-effort DELETE, a stdio server's exit): no answer is wanted once close() began
+        self._fail_all(ConnectionClosed("connection closed by the client", server=self.name))
         try:
             self.transport.close(timeout)
         except Exception:  # noqa: BLE001 - close never raises

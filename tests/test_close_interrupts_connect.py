@@ -342,3 +342,50 @@ def test_a_call_waiting_for_its_answer_inside_tls_in_tls_wakes(pki: Dict[str, st
             net.close()
         assert not net._live
         assert wait_for(lambda: _tcp_states(proxy.port, "01") == 0, BOUND)
+
+
+def test_close_wakes_a_stalled_call_before_its_session_delete(pki: Dict[str, str]) -> None:
+    """Handshake era: close() wakes a call stuck on a new connection before it sends the session's DELETE
+    (which, through the same stalled proxy, may wait its whole 2 s): the engine's sockets are interrupted and
+    the session settles its waiting calls first. The DELETE is held by an event: the stuck call must end while
+    close() is still inside it."""
+    with contextlib.ExitStack() as stack:
+        target = stack.enter_context(_tls_target(pki, "legacy"))
+        proxy = stack.enter_context(_proxy("http", pki))
+        stall = _Stall(proxy.port, lambda: bool(proxy.stalled.wait(BOUND)))
+        client = mcpsync.Client(
+            "https://127.0.0.1:%d/mcp" % target.port,
+            transport="http",
+            protocol="legacy",
+            timeout=CONNECT_TIMEOUT,
+            connect_timeout=CONNECT_TIMEOUT,
+            verify=pki["ca.crt"],
+            proxies={"all": _proxy_url("http", proxy)},
+            get_stream=False,
+        )
+        in_delete, release = threading.Event(), threading.Event()
+        try:
+            client.open()
+            assert client.call_tool("echo", {"message": "warm"}).text == "warm"
+            session = client.transport._session  # type: ignore[union-attr]
+            real_delete = session.delete
+
+            def held_delete(timeout: float) -> None:
+                in_delete.set()
+                assert release.wait(BOUND)
+                real_delete(timeout)
+
+            session.delete = held_delete
+            proxy.arm("connect")  # CONNECT never answered for every new connection from here on
+            assert wait_for(lambda: _tcp_states(proxy.port, "01") == 0, BOUND)
+            stuck, errors = _in_thread(lambda: client.call_tool("echo", {"message": "stuck"}), "test-stuck-call")
+            assert stall.inside() and stuck.is_alive()
+            closer, _ = _in_thread(client.close, "test-closer")
+            assert in_delete.wait(BOUND)
+            stuck.join(BOUND)
+            assert not stuck.is_alive(), "the stuck call waited for the session's DELETE"
+            assert closer.is_alive()  # still held inside the DELETE
+            assert len(errors) == 1 and isinstance(errors[0], CLOSED), errors
+        finally:
+            release.set()
+            client.close()

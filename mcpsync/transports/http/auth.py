@@ -56,6 +56,9 @@ class _Wrapper:
     def delete(self, url: str, headers: Mapping[str, str], timeout: Timeouts) -> Any:
         return self.send("DELETE", url, None, headers, timeout, stream=False)
 
+    def interrupt(self) -> None:
+        self.inner.interrupt()
+
     def abort(self) -> None:
         self.inner.abort()
 

@@ -711,6 +711,13 @@ class DirectNet:
         closing). Never raises, never blocks."""
         with self._lock:
             self._aborted = True
+        self.interrupt()
+
+    def interrupt(self) -> None:
+        """Shut down every socket, in use, idle or still connecting, like :meth:`abort`, but leave the engine
+        usable: a later request opens a new connection (how ``close()`` wakes its callers and still sends the
+        session's ``DELETE``). Never raises, never blocks."""
+        with self._lock:
             conns = list(self._live)
         for conn in conns:
             _shut(conn.sock)

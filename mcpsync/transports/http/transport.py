@@ -312,6 +312,9 @@ class StreamableHTTPTransport(Transport):
         for call in calls:
             call.cancelled = True
             _abort(call.response)
+        # wake every caller now (a POST the server never answers, a connect or TLS handshake that stalls), not
+        # after the DELETE: through a stalled proxy the DELETE itself may wait its whole 2 s
+        self._net.interrupt()
         self._session.delete(min(2.0, budget / 2))
         self._net.abort()  # wakes callers blocked on a POST the server never answers
         self._streams.stop(max(0.0, deadline - time.monotonic()))
