@@ -22,7 +22,7 @@ import os
 import re
 import socket
 import threading
-from typing import Any, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Set, Tuple
 
 import h11
 import pytest
@@ -475,7 +475,7 @@ def _explained(ref: str, mine: Outcome, theirs: Outcome, features: FrozenSet[str
     return None
 
 
-def check_case(case: Case, fp: Any = None) -> Outcome:
+def check_case(case: Case, fp: Any = None, record: Callable[[str], None] = lambda _label: None) -> Outcome:
     """The property, for one answer; returns wire.py's outcome."""
     if fp is None:
         fp = io.BufferedReader(_Trickle(case.data, case.sizes), 64)
@@ -495,7 +495,7 @@ def check_case(case: Case, fp: Any = None) -> Outcome:
             continue  # bytes after the end of an answer: not part of it (each parser stops at its end)
         why = _explained(ref, mine, theirs, case.features)
         if why is not None:
-            event("%s refuses too" % ref if why == "both refuse" else "deviation from %s: %s" % (ref, why))
+            record("%s refuses too" % ref if why == "both refuse" else "deviation from %s: %s" % (ref, why))
         assert why is not None, "wire.py %s vs %s %s for %r" % (_short(mine), ref, _short(theirs), case)
     return mine
 
@@ -512,7 +512,7 @@ def _case(data: bytes, method: str = "POST", *features: str) -> Case:
 )
 @given(answers())
 def test_wire_agrees_with_http_client_and_h11_but_for_documented_deviations(case: Case) -> None:
-    event("wire.py: %s" % check_case(case)[0])
+    event("wire.py: %s" % check_case(case, record=event)[0])
 
 
 @settings(max_examples=400 * _SCALE, deadline=None)
