@@ -582,6 +582,13 @@ def test_regressions_found_by_the_fuzzer_are_refused(data: bytes, feature: str, 
     assert parse_h11(data, method)[0] == "refused"
 
 
+def test_no_connection_reuse_after_a_101() -> None:
+    """Found writing the engine-level test: after a 101 the connection was put back in the pool, though it
+    then speaks another protocol."""
+    _status, _reason, _headers, body = read_head(io.BufferedReader(io.BytesIO(b"HTTP/1.1 101 Upgrade\r\n\r\n")), "POST")
+    assert body.complete and not body.reusable
+
+
 @example(_case(_FOUND[0][0], "POST", "te-not-chunked"))
 @example(_case(_FOUND[1][0], "POST", "te-not-chunked"))
 @example(_case(_FOUND[2][0], "GET", "te-not-chunked"))
