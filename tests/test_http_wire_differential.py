@@ -64,6 +64,11 @@ DEVIATIONS: Dict[Tuple[str, str], Tuple[str, str]] = {
         "every 1xx but 101 is an interim answer (RFC 9110 15.2: 102, 103 Early Hints are followed by the "
         "final answer); http.client skips only 100 and returns a 103 as if it were the answer",
     ),
+    ("stdlib", "odd-status-line"): (
+        "stricter",
+        "the status line is HTTP/1.x SP 3DIGIT [SP reason] (RFC 9112 4): a leading space, two spaces or a tab "
+        "before the code is refused, as h11 does; http.client strips the line and splits it on any whitespace",
+    ),
     ("stdlib", "truncated"): (
         "stricter",
         "an answer the connection cut short is refused: a head without its blank line, a Content-Length body "
@@ -124,6 +129,11 @@ DEVIATIONS: Dict[Tuple[str, str], Tuple[str, str]] = {
         "a line of the head over 64 KiB is refused, http.client's limit (memory stays bounded against a "
         "hostile server); h11 bounds the whole head instead (16 KiB by default, raised here to compare)",
     ),
+    ("h11", "many-headers"): (
+        "stricter",
+        "more than 100 header lines are refused, http.client's limit (a bounded head against a hostile "
+        "server); h11 bounds the head's size only",
+    ),
     ("h11", "bare-lf"): (
         "lenient",
         "a bare LF ends a line of the head and of a chunk-size line (RFC 9112 2.2: a recipient MAY "
@@ -168,6 +178,20 @@ class Case(NamedTuple):
 _NAMES = ["Content-Type", "content-type", "X-Trace", "x-trace", "Mcp-Session-Id", "Set-Cookie", "ETag", "Vary", "Date"]
 _VALUE_CHARS = st.characters(min_codepoint=0x21, max_codepoint=0x7E)
 _OBS_TEXT = st.characters(min_codepoint=0x80, max_codepoint=0xFF)
+_ODD_STATUS_LINES = [
+    b"HTTP/1.1  200 OK",
+    b"HTTP/1.1 200\tOK",
+    b"http/1.1 200 OK",
+    b"HTTP/1.2 200 OK",
+    b"HTTP/2 200 OK",
+    b"HTTP/1.1 2000 OK",
+    b"HTTP/1.1 20 OK",
+    b" HTTP/1.1 200 OK",
+    b"HTTP/1.1 -20 OK",
+    b"HTTP/1.1 099 Low",
+    b"ICY 200 OK",
+    b"HTTP/1.1",
+]
 _REASONS = [b"OK", b"", b"Reason Here", b"odd  spacing ", b"caf\xe9", b"with: colon", b"HTTP/1.1 200 OK", b"tab\there"]
 
 
@@ -265,6 +289,9 @@ def answers(draw: Any) -> Case:
     if b"\t" in reason:
         features.add("space-in-reason")
     line = version + b" %d" % status + (b" " + reason if reason or draw(st.booleans()) else b"")
+    if draw(st.integers(0, 14)) == 0:
+        line = draw(st.sampled_from(_ODD_STATUS_LINES))
+        features.add("odd-status-line")
     head = [line]
     for _ in range(draw(st.integers(0, 6))):
         head.append(
@@ -274,9 +301,8 @@ def answers(draw: Any) -> Case:
             + draw(_value(features))
         )
     if draw(st.integers(0, 14)) == 0:
-        head.append(
-            draw(st.sampled_from([b"No-Colon-Here", b"Bad Name: x", b"X-Space : y", b"X\x01: y", b": empty-name"]))
-        )
+        bad = [b"No-Colon-Here", b"Bad Name: x", b"X-Space : y", b"X\x01: y", b": empty-name", b" folded-first"]
+        head.insert(1, draw(st.sampled_from(bad))) if draw(st.booleans()) else head.append(draw(st.sampled_from(bad)))
         features.add("bad-header-line")
     body = draw(st.sampled_from([b"", b"{}", b'{"jsonrpc":"2.0","id":1,"result":{}}'])) + draw(st.binary(max_size=200))
     no_body = method == "HEAD" or status in (204, 304) or 100 <= status < 200
@@ -339,6 +365,14 @@ def answers(draw: Any) -> Case:
     if draw(st.integers(0, 7)) == 0:
         payload += draw(st.binary(min_size=1, max_size=20))
         features.add("extra-bytes")
+    if draw(st.integers(0, 29)) == 0:  # over 100 header lines
+        head[1:1] = [b"X-Many-%d: v" % i for i in range(draw(st.sampled_from([95, 101, 150])))]
+        features.add("many-headers")
+    if draw(st.integers(0, 29)) == 0:  # no head at all: a body (or an event) alone
+        data = draw(st.sampled_from([b"", b"{}", b'{"jsonrpc":"2.0","id":1,"result":{}}', b"data: {}\n\n", b"\r\n"]))
+        data += payload
+        features.add("head-less")
+        return Case(data, method, frozenset(features), ())
     data += eol.join(head) + eol + eol + payload
     if draw(st.integers(0, 11)) == 0:  # the connection ends anywhere
         data = data[: draw(st.integers(0, len(data)))]
@@ -577,6 +611,14 @@ def test_regressions_found_by_the_fuzzer_are_refused(data: bytes, feature: str, 
     mine = check_case(_case(data, method, feature))
     assert mine == ("refused", "BadAnswer")
     assert parse_h11(data, method)[0] == "refused"
+
+
+def test_a_higher_minor_version_reads_as_http_1_1() -> None:
+    """Found by this fuzzing: both references read an HTTP/1.2 answer (RFC 9112 2.3), wire.py refused it."""
+    data = b"HTTP/1.2 200 OK\r\nContent-Length: 2\r\n\r\n{}"
+    assert check_case(_case(data)) == parse_h11(data, "POST") == ("ok", 200, [("content-length", "2")], b"{}")
+    _status, _reason, _headers, body = read_head(io.BufferedReader(io.BytesIO(data)), "POST")
+    assert body.read1(10) == b"{}" and body.reusable
 
 
 def test_no_connection_reuse_after_a_101() -> None:

@@ -115,7 +115,8 @@ def read_head(fp: Any, method: str) -> Tuple[int, str, Headers, "Body"]:
             raise BadAnswer("the connection ended in the answer's head")
         first = False
         version, _, rest = line.rstrip(b"\r\n").partition(b" ")
-        if version not in (b"HTTP/1.1", b"HTTP/1.0"):
+        # HTTP/1.2..1.9 are read as 1.1 (RFC 9112 2.3: a higher minor version is treated as the highest known)
+        if len(version) != 8 or version[:7] != b"HTTP/1." or version[7] not in b"0123456789":
             raise BadAnswer("not an HTTP/1.x status line: %r" % line[:80])
         code = rest[:3]
         if len(code) != 3 or not code.isdigit() or rest[3:4] not in (b"", b" "):
