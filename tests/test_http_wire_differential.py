@@ -7,7 +7,10 @@ generated answer carries a feature listed in :data:`DEVIATIONS` for that referen
 with the reason the deviation is deliberate; and wire.py refuses only with a ``BadAnswer``, never another
 exception. The same answers are then served by a real local socket server to the real engine
 (:class:`~mcpsync.transports.http.engine.DirectNet`): the engine returns what wire.py parsed or raises an
-engine error, and the next request still gets its answer.
+engine error (``ConnectionBroken``), and the next request still gets its answer. Mutated answers (bytes
+flipped, dropped, inserted) that both references read alike, wire.py reads alike too.
+
+Runs in seconds; ``MCPSYNC_FUZZ_SCALE=20`` multiplies every example count for a longer campaign.
 
 Headers are compared as the RFC combines them (RFC 9110 5.3): names case-insensitive, the values of one
 name joined with ", " in arrival order, an obsolete line folding as one space, equal duplicate
@@ -33,7 +36,7 @@ from mcpsync.transports.http.engine import DirectNet
 from mcpsync.transports.http.netbase import ConnectionBroken, EngineError
 from mcpsync.transports.http.wire import BadAnswer, read_head
 
-#: a longer campaign: MCPSYNC_FUZZ_SCALE=50 runs 50 times the examples
+#: a longer campaign: MCPSYNC_FUZZ_SCALE=20 runs 20 times the examples
 _SCALE = max(1, int(os.environ.get("MCPSYNC_FUZZ_SCALE", "1")))
 
 # --------------------------------------------------------------------------- the deliberate deviations
@@ -68,6 +71,11 @@ DEVIATIONS: Dict[Tuple[str, str], Tuple[str, str]] = {
         "stricter",
         "the status line is HTTP/1.x SP 3DIGIT [SP reason] (RFC 9112 4): a leading space, two spaces or a tab "
         "before the code is refused, as h11 does; http.client strips the line and splits it on any whitespace",
+    ),
+    ("stdlib", "many-headers"): (
+        "lenient",
+        "both refuse more than 100 headers, but wire.py counts fields and http.client lines (an obsolete "
+        "folded continuation line counts as a header there)",
     ),
     ("stdlib", "truncated"): (
         "stricter",
@@ -527,8 +535,6 @@ def check_case(case: Case, fp: Any = None, record: Callable[[str], None] = lambd
     ):
         if mine == theirs:
             continue
-        if mine[0] == "ok" and theirs[0] == "ok" and mine[1:3] == theirs[1:3] and "extra-bytes" in case.features:
-            continue  # bytes after the end of an answer: not part of it (each parser stops at its end)
         why = _explained(ref, mine, theirs, case.features)
         if why is not None:
             record("%s refuses too" % ref if why == "both refuse" else "deviation from %s: %s" % (ref, why))
@@ -850,12 +856,7 @@ def test_the_engine_returns_what_wire_reads_and_the_next_call_works(answer_serve
     try:
         got = _engine_call(net, answer_server.url, method)
         if expected[0] == "ok":
-            if got[0] == "ok":
-                assert got == expected
-            else:  # the body read to its end, but the engine may still refuse (a 101 is no answer to a POST)
-                assert got[1] == ConnectionBroken.__name__ and (expected[1] == 101 or "extra-bytes" in case.features), (
-                    got
-                )
+            assert got == expected
         else:
             assert got == ("refused", ConnectionBroken.__name__)
         again = _engine_call(net, answer_server.url, "POST")
