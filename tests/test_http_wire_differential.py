@@ -56,6 +56,11 @@ DEVIATIONS: Dict[Tuple[str, str], Tuple[str, str]] = {
         "a Content-Length that is not 1*DIGIT (negative, '+5', '0x5', words) is invalid (RFC 9112 6.3 "
         "item 5); http.client reads such a body to the connection's end, or int()s signs and underscores",
     ),
+    ("stdlib", "cl-list"): (
+        "differs",
+        "a Content-Length listing one value several times ('5, 5') is that length (RFC 9110 8.6; h11 reads "
+        "it so); http.client cannot int() it and reads the body to the connection's end, trailing bytes too",
+    ),
     ("stdlib", "te-not-chunked"): (
         "stricter",
         "a transfer coding other than one 'chunked' (gzip, identity, chunked twice) is not decoded by "
@@ -141,6 +146,11 @@ DEVIATIONS: Dict[Tuple[str, str], Tuple[str, str]] = {
         "stricter",
         "more than 100 header lines are refused, http.client's limit (a bounded head against a hostile "
         "server); h11 bounds the head's size only",
+    ),
+    ("h11", "obs-fold"): (
+        "differs",
+        "an obsolete line folding is replaced by one space, the whitespace around it dropped (RFC 9112 5.2 "
+        "allows one or more SP), as http.client reads it; h11 keeps the whitespace before the fold",
     ),
     ("h11", "bare-lf"): (
         "lenient",
@@ -310,8 +320,11 @@ def answers(draw: Any) -> Case:
         )
     if draw(st.integers(0, 14)) == 0:
         bad = [b"No-Colon-Here", b"Bad Name: x", b"X-Space : y", b"X\x01: y", b": empty-name", b" folded-first"]
-        head.insert(1, draw(st.sampled_from(bad))) if draw(st.booleans()) else head.append(draw(st.sampled_from(bad)))
-        features.add("bad-header-line")
+        at = 1 if draw(st.booleans()) else len(head)
+        line = draw(st.sampled_from(bad))
+        head.insert(at, line)
+        # a line starting with whitespace continues the header before it (obs-fold); first, it is malformed
+        features.add("obs-fold" if line.startswith(b" ") and at > 1 else "bad-header-line")
     body = draw(st.sampled_from([b"", b"{}", b'{"jsonrpc":"2.0","id":1,"result":{}}'])) + draw(st.binary(max_size=200))
     no_body = method == "HEAD" or status in (204, 304) or 100 <= status < 200
     framing = draw(st.sampled_from(["length", "length", "chunked", "chunked", "close"]))
@@ -327,6 +340,7 @@ def answers(draw: Any) -> Case:
             head += [b"Content-Length: %d" % n, b"content-length: %d" % n]
         elif kind == "list":
             head.append(b"Content-Length: %d, %d" % (n, n))
+            features.add("cl-list")
         elif kind == "conflict":
             head += [b"Content-Length: %d" % n, b"Content-Length: %d" % (n + 1)]
             features.add("cl-conflict")
@@ -640,6 +654,8 @@ def test_no_connection_reuse_after_a_101() -> None:
 @example(_case(_FOUND[3][0], "POST", "cl-huge"))
 @example(_case(_FOUND[4][0], "GET", "chunk-data-no-crlf"))
 @example(_case(_FOUND[5][0], "HEAD", "cl-conflict"))
+@example(_case(b"HTTP/1.2 200 OK\r\nContent-Length: 2\r\n\r\n{}", "POST"))
+@example(_case(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\n", "POST", "status-101"))
 @example(_case(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}x", "POST", "cl-conflict"))
 @example(
     _case(
