@@ -200,7 +200,7 @@ PARSERS = ["wire", "http.client", "http.client read1", "h11"]
 def measure(rounds: int, scale: float) -> Dict[str, Dict[str, float]]:
     table: Dict[str, Dict[str, List[float]]] = {}
     cases = answers()
-    for label, data in cases.items():  # the three agree on every answer
+    for label, data in cases.items():  # every parser reads the same status and body
         want = parse_wire(data)
         assert parse_stdlib(data) == parse_stdlib_read1(data) == parse_h11(data, h11_ready()) == want, label
     for r in range(rounds):
