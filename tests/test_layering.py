@@ -244,3 +244,15 @@ def test_the_checks_catch_circles_and_upward_imports(tmp_path: pathlib.Path) -> 
     assert any(p.startswith("mcpsync.example_server imports mcpsync.errors") for p in problems), problems
     assert any(p.startswith("mcpsync.surprise has no layer") for p in problems), problems
     assert not any(p.startswith(("mcpsync.client.core", "mcpsync.wire")) for p in problems), problems
+
+
+def test_the_http_stack_is_one_folder_whose_files_name_the_layers() -> None:
+    """transports/ holds the transport contract, stdio and its lifeline; everything HTTP is in transports/http/,
+    one file per layer of a call's path (docs/design.md, the package docstring of mcpsync.transports.http)."""
+    transports = PKG / "transports"
+    assert sorted(p.name for p in transports.glob("*.py")) == ["__init__.py", "base.py", "lifeline.py", "stdio.py"]
+    http = {p.stem for p in (transports / "http").glob("*.py")}
+    layers = {"transport", "handshake", "streams", "calls", "headers", "auth", "net", "engine", "proxy", "wire"}
+    assert layers <= http, layers - http
+    doc = (transports / "http" / "__init__.py").read_text(encoding="utf-8")
+    assert all((":mod:`.%s`" % name) in doc for name in http - {"__init__"}), "the package docstring names each file"

@@ -6,10 +6,11 @@ One ``tools/call`` to a Streamable HTTP server goes down through:
   :mod:`.remote` holds what both share (starting state, status mapping, the fallback policy) and
   :mod:`.options` their settings (:class:`~mcpsync.transports.http.options.HTTPOptions`).
 * :mod:`.transport` (:class:`~mcpsync.transports.http.transport.StreamableHTTPTransport`) turns the message
-  into a POST; :mod:`.handshake` keeps the handshake era's session (ids, re-initialize, the GET stream);
-  :mod:`.headers` adds the 2026-07-28 routing headers (``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*``).
-* :mod:`.calls` holds the call's state and reads a JSON answer; :mod:`.streams` reads an event-stream answer,
-  resuming it when it is cut.
+  into a POST. It composes two collaborators: :mod:`.handshake` (``HandshakeSession``: the handshake era's
+  session id, re-initialize on 404, the GET stream, the DELETE) and :mod:`.streams` (``EventStreams``: reads an
+  event-stream answer, with its idle timeout, resuming or re-issuing it when it is cut). :mod:`.headers` adds
+  the 2026-07-28 routing headers (``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*``).
+* :mod:`.calls` holds the call's state and reads a JSON answer.
 * :mod:`.auth` runs an :class:`~mcpsync.httpauth.Auth` flow (OAuth, bearer, DPoP) or a ``requests`` auth
   around each request.
 * :mod:`.net` builds each server's engine once; :mod:`.engine` is that engine (pooled keep-alive sockets,
