@@ -323,3 +323,54 @@ def test_the_same_settings_keep_one_session_and_new_settings_replace_it(make_man
     assert oauth._http("a") is not first and oauth._http("b") is first
     oauth.use_http("a", None)
     assert oauth._http("a") is oauth._http()  # back to the manager's default session
+
+
+def test_cli_login_of_a_configured_server_uses_its_proxy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``mcpsync auth login NAME`` for a server whose configuration sets ``options: {proxies: ...}``: the probe,
+    discovery, registration and code exchange go through that proxy (the browser reaches it through it too)."""
+    import json
+    import threading
+    import webbrowser
+
+    from mcpsync.cli.app import main
+    from tests.authserver import free_port
+
+    with AuthTestServer() as auth, ProxyServer(hosts=HOSTS) as proxy:
+        base = "http://%s:%d" % (AUTH_HOST, auth.port)
+        auth.base, auth.issuer, auth.server_url = base, base, base + auth.mcp_path
+        for key in ("issuer", "authorization_endpoint", "token_endpoint", "registration_endpoint"):
+            auth.metadata[key] = auth.metadata[key].replace("http://127.0.0.1:%d" % auth.port, base)
+        auth.prm["authorization_servers"] = [base]
+        auth.prm["resource"] = auth.server_url
+        threads: List[threading.Thread] = []
+
+        def browser(url: str, *args: Any, **kwargs: Any) -> bool:
+            def run() -> None:  # follows the redirect to the loopback callback (direct: no_proxy for it)
+                proxies = {"http": proxy.url, "no_proxy": "127.0.0.1"}
+                with requests.get(url, timeout=30, proxies=proxies) as resp:
+                    assert resp.status_code == 200
+
+            thread = threading.Thread(target=run)
+            thread.start()
+            threads.append(thread)
+            return True
+
+        monkeypatch.setattr(webbrowser, "open", browser)
+        config = tmp_path / "mcp.json"
+        config.write_text(
+            json.dumps({"box": {"url": auth.server_url, "options": {"proxies": {"all": proxy.url}}}})  # native format
+        )
+        argv = ["auth", "login", "box", "--config", str(config), "--auth-file", str(tmp_path / "a.json"),
+                "--callback-port", str(free_port())]  # fmt: skip
+        try:
+            assert main(argv) == 0
+        finally:
+            for thread in threads:
+                thread.join(60)
+        assert "logged in to box (authenticated)" in capsys.readouterr().out
+        assert auth.token_requests("authorization_code")
+        with proxy.lock:
+            carried = [target for _, target, _ in proxy.forwarded]
+        assert any(t.endswith("/token") for t in carried) and any(t.endswith("/register") for t in carried)

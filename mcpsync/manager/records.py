@@ -332,18 +332,11 @@ class OAuthMethods:
         """The HTTP settings ``cfg``'s client would use (the manager's ``client_options`` under the server's
         own), so that OAuth steps run before any connection (``start_auth``, ``authenticate``, the probe) go
         the way its MCP requests will; None when they are invalid (connecting reports that)."""
-        from ..transports.http.oauth_http import OAuthHTTP
-        from ..transports.http.options import split_options
+        from ..transports.http.oauth_http import oauth_http_from
 
         options = dict(self.client_options)
         options.update(cfg.client_arguments()[1])
-        options.pop("auth", None)
-        options.pop("bearer_token", None)
-        try:
-            http_options, _ = split_options(options)
-        except ConfigError:
-            return None
-        return OAuthHTTP(http_options)
+        return oauth_http_from(options)
 
     def _browser_failed(self, name: str, url: str) -> None:
         self._events.emit("browser_open_failed", name, url)

@@ -34,7 +34,7 @@ from ...errors import ConfigError
 from .netbase import redact_url
 from .options import HTTPOptions
 
-__all__ = ["OAuthHTTP", "SOCKS_INSTALL_HINT"]
+__all__ = ["OAuthHTTP", "SOCKS_INSTALL_HINT", "oauth_http_from"]
 
 SOCKS_INSTALL_HINT = "pip install 'requests[socks]'"
 
@@ -84,6 +84,19 @@ class OAuthHTTP:
             context = _context(options)
             verify_off = options.verify is False
         return _make_session(proxy_table(options), context, verify_off)
+
+
+def oauth_http_from(options: Mapping[str, Any]) -> Optional[OAuthHTTP]:
+    """The :class:`OAuthHTTP` of a client built with keyword ``options`` (``Client``'s; those that are not HTTP
+    settings are ignored), or None when its HTTP settings are invalid (building the client reports that)."""
+    from .options import split_options
+
+    kwargs = {k: v for k, v in options.items() if k not in ("auth", "bearer_token")}
+    try:
+        http_options, _ = split_options(kwargs)
+    except ConfigError:
+        return None
+    return OAuthHTTP(http_options)
 
 
 def _context(options: HTTPOptions) -> ssl.SSLContext:
