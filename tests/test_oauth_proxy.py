@@ -199,7 +199,11 @@ def tls_auth(pki: Dict[str, str]) -> Iterator[AuthTestServer]:
 
 
 def test_verify_and_cert_reach_an_authorization_server_with_a_private_ca_through_the_proxy(
-    tls_auth: AuthTestServer, pki: Dict[str, str], make_manager: Any, monkeypatch: pytest.MonkeyPatch
+    tls_auth: AuthTestServer,
+    pki: Dict[str, str],
+    make_manager: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
     auth = tls_auth
     with MCPTestServer() as mcp, ProxyServer(hosts=HOSTS) as proxy:
@@ -219,6 +223,14 @@ def test_verify_and_cert_reach_an_authorization_server_with_a_private_ca_through
         assert len(auth.token_requests("client_credentials")) == 1
         with proxy.lock:
             assert any(t.startswith(AUTH_HOST + ":") for t, _ in proxy.tunnels)
+        # the OAuth manager's own verify= still applies where the client leaves verify at its default
+        from mcpsync.auth.store import CredentialStore
+
+        defaults = make_manager(verify=pki["ca.crt"], store=CredentialStore(str(tmp_path / "other.json")))
+        defaults.add_server("box", url, _client_credentials(auth))
+        with mcpsync.connect(url, auth=defaults.auth("box"), proxies=proxies, timeout=30) as c:
+            assert c.call_tool("echo", {"message": "manager ca"}).text == "manager ca"
+        assert len(auth.token_requests("client_credentials")) == 2
         # a client certificate (mutual TLS) the authorization server requires
         auth.tls_context.verify_mode = ssl.CERT_REQUIRED  # type: ignore[attr-defined]
         oauth.remove_auth("box")
@@ -230,7 +242,7 @@ def test_verify_and_cert_reach_an_authorization_server_with_a_private_ca_through
             url, auth=oauth.auth("box"), proxies=proxies, verify=pki["ca.crt"], cert=cert, timeout=30
         ) as c:
             assert c.call_tool("echo", {"message": "mtls"}).text == "mtls"
-        assert len(auth.token_requests("client_credentials")) == 2
+        assert len(auth.token_requests("client_credentials")) == 3
 
 
 # ---------------------------------------------------------------------------------------------- faults
