@@ -386,3 +386,22 @@ def test_cli_login_of_a_configured_server_uses_its_proxy(
         with proxy.lock:
             carried = [target for _, target, _ in proxy.forwarded]
         assert any(t.endswith("/token") for t in carried) and any(t.endswith("/register") for t in carried)
+
+
+@pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")  # urllib3's, for verify=False
+def test_verify_false_and_an_ssl_context_for_the_authorization_server(
+    tls_auth: AuthTestServer, pki: Dict[str, str], make_manager: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    auth = tls_auth
+    with MCPTestServer() as mcp, ProxyServer(hosts=HOSTS) as proxy:
+        url = _internal(auth, mcp, monkeypatch, scheme="https")
+        oauth = make_manager()
+        oauth.add_server("box", url, _client_credentials(auth))
+        proxies = {"all": proxy.url}
+        with mcpsync.connect(url, auth=oauth.auth("box"), proxies=proxies, verify=False, timeout=30) as client:
+            assert client.call_tool("echo", {"message": "unverified"}).text == "unverified"
+        oauth.remove_auth("box")
+        context = ssl.create_default_context(cafile=pki["ca.crt"])
+        with mcpsync.connect(url, auth=oauth.auth("box"), proxies=proxies, verify=context, timeout=30) as client:
+            assert client.call_tool("echo", {"message": "context"}).text == "context"
+        assert len(auth.token_requests("client_credentials")) == 2

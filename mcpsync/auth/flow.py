@@ -89,7 +89,9 @@ class OAuthManager(RefreshMethods):
         protocol_version: the ``MCP-Protocol-Version`` sent on discovery requests.
         refresh_skew: refresh this many seconds before the access token expires.
         max_authorization_attempts: authorizations per request before giving up (step-up limit).
-        verify: TLS verification for the OAuth requests (as in requests).
+        verify: TLS verification for the OAuth requests (as in requests); where a server has HTTP settings of its
+            own (:meth:`use_http`: a transport or a Manager sets them) they apply, and this stays the default for a
+            server whose ``verify`` is the default.
 
     Attributes:
         store: the credential store.

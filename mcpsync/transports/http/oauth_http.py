@@ -110,15 +110,32 @@ def _make_session(table: Any, context: ssl.SSLContext, verify_off: bool) -> Any:
     from requests.adapters import HTTPAdapter
 
     class _Adapter(HTTPAdapter):
-        """Every pool (direct or through a proxy) verifies with the engine's ``SSLContext``."""
+        """Every pool (direct or through a proxy) verifies with the engine's ``SSLContext`` (which holds the
+        client certificate too), whatever ``requests`` would pick from ``verify`` (its preloaded context for
+        ``True``, ``ca_certs`` for a path)."""
 
-        def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
-            kwargs["ssl_context"] = context
-            super().init_poolmanager(*args, **kwargs)
+        def get_connection_with_tls_context(
+            self, request: Any, verify: Any, proxies: Any = None, cert: Any = None
+        ) -> Any:
+            from requests.exceptions import InvalidURL
+            from requests.utils import select_proxy
+
+            parts = urlsplit(request.url)
+            try:
+                port = parts.port
+            except ValueError as exc:
+                raise InvalidURL(exc, request=request) from None
+            host_params = {"scheme": parts.scheme.lower(), "host": parts.hostname, "port": port}
+            pool_kwargs = {"ssl_context": context, "cert_reqs": "CERT_NONE" if verify_off else "CERT_REQUIRED"}
+            proxy = select_proxy(request.url, proxies)
+            if proxy:
+                manager = self.proxy_manager_for(proxy if "://" in proxy else "http://" + proxy)
+            else:
+                manager = self.poolmanager
+            return manager.connection_from_host(**host_params, pool_kwargs=pool_kwargs)
 
         def proxy_manager_for(self, proxy: str, **kwargs: Any) -> Any:
-            kwargs.setdefault("ssl_context", context)
-            if proxy.lower().startswith("https://"):
+            if proxy.lower().startswith("https://"):  # TLS to the proxy itself: verified as the server would be
                 kwargs.setdefault("proxy_ssl_context", context)
             return super().proxy_manager_for(proxy, **kwargs)
 
