@@ -110,6 +110,12 @@ class Auth:
         """Yield the request(s) to send, receiving each answer; return to accept the last answer."""
         yield request
 
+    def bind_http(self, http: Any) -> None:
+        """Called by each remote transport built with this auth, with its server's HTTP settings (an
+        :class:`~mcpsync.transports.http.oauth_http.OAuthHTTP`: ``http.session()`` is a ``requests.Session``
+        that follows the server's proxies and TLS settings). A flow that makes HTTP requests of its own (OAuth
+        discovery, registration, token) sends them that way; the default ignores it. Does not block."""
+
     def __call__(self, prepared: Any) -> Any:
         """``requests`` compatibility: run this flow on a ``requests.PreparedRequest`` (and its response hook)."""
         return _RequestsBridge(self).start(prepared)

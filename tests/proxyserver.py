@@ -15,13 +15,19 @@ from __future__ import annotations
 import base64
 import socket
 import threading
-from typing import Any, List, Optional, Set, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 from urllib.parse import quote, urlsplit
 
 
 class ProxyServer:
-    def __init__(self, credentials: Optional[Tuple[str, str]] = None, tls: Any = None) -> None:
+    def __init__(
+        self, credentials: Optional[Tuple[str, str]] = None, tls: Any = None, hosts: Optional[Dict[str, str]] = None
+    ) -> None:
         self.credentials = credentials
+        #: names only this proxy resolves (name -> IP address), as a corporate proxy resolves internal hosts:
+        #: a client that bypasses the proxy cannot reach them
+        self.hosts: Dict[str, str] = {k.lower(): v for k, v in (hosts or {}).items()}
+        self.forward_answer: Optional[bytes] = None  # e.g. b"HTTP/1.1 502 Bad Gateway\r\n...": forwards nothing
         self.tls = tls  # an ssl.SSLContext (server side): an https:// proxy (TLS between client and proxy)
         self.expected = (
             "Basic " + base64.b64encode(("%s:%s" % credentials).encode()).decode() if credentials is not None else None
@@ -119,6 +125,10 @@ class ProxyServer:
         self._threads.append(thread)
         thread.start()
 
+    def resolve(self, host: str, port: int) -> Tuple[str, int]:
+        """Where a request for ``host:port`` goes: ``hosts`` first (the proxy's own names), else ``host``."""
+        return self.hosts.get(host.lower(), host), port
+
     def _track(self, sock: socket.socket) -> None:
         with self.lock:
             self._socks.add(sock)
@@ -184,11 +194,14 @@ class ProxyServer:
                 parts = urlsplit(target)
                 with self.lock:
                     self.forwarded.append((method, target, auth))
+                if self.forward_answer is not None:
+                    client.sendall(self.forward_answer)
+                    return
                 key = (parts.hostname or "", parts.port or 80)
                 if upstream is None or key != upstream_key:
                     if upstream is not None:
                         upstream.close()
-                    upstream = socket.create_connection(key, 30)
+                    upstream = socket.create_connection(self.resolve(*key), 30)
                     upstream.settimeout(None)
                     upstream.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                     self._track(upstream)
@@ -281,7 +294,7 @@ class ProxyServer:
             self._hold(rfile.read1, True)
             return
         host, _, port = target.rpartition(":")
-        upstream = socket.create_connection((host.strip("[]"), int(port)), 30)
+        upstream = socket.create_connection(self.resolve(host.strip("[]"), int(port)), 30)
         upstream.settimeout(None)
         upstream.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._track(upstream)
@@ -385,7 +398,7 @@ class SocksServer(ProxyServer):
                     client.sendall(self.connect_answer)
                 return
             try:
-                upstream = socket.create_connection((host, port), 30)
+                upstream = socket.create_connection(self.resolve(host, port), 30)
             except OSError:
                 client.sendall(b"\x05\x05\x00\x01" + bytes(6))  # connection refused
                 return
@@ -424,7 +437,7 @@ class SocksServer(ProxyServer):
             client.sendall(b"\x00\x5b" + bytes(6))
             return
         try:
-            upstream = socket.create_connection((host, port), 30)
+            upstream = socket.create_connection(self.resolve(host, port), 30)
         except OSError:
             client.sendall(b"\x00\x5b" + bytes(6))
             return

@@ -89,7 +89,9 @@ class OAuthManager(RefreshMethods):
         protocol_version: the ``MCP-Protocol-Version`` sent on discovery requests.
         refresh_skew: refresh this many seconds before the access token expires.
         max_authorization_attempts: authorizations per request before giving up (step-up limit).
-        verify: TLS verification for the OAuth requests (as in requests).
+        verify: TLS verification for the OAuth requests (as in requests); where a server has HTTP settings of its
+            own (:meth:`use_http`: a transport or a Manager sets them) they apply, and this stays the default for a
+            server whose ``verify`` is the default.
 
     Attributes:
         store: the credential store.
@@ -158,6 +160,7 @@ class OAuthManager(RefreshMethods):
         self._challenges: Dict[str, Dict[str, str]] = {}
         self._pending: Dict[str, _callback.PendingCallback] = {}
         self._session: Any = None
+        self._http_by_name: Dict[str, Tuple[Any, Any, Any]] = {}  # name -> (settings key, OAuthHTTP, session)
         self._closed = False
         self.dpop = DPoPState()  # DPoP keys, nonces and bound tokens (see mcpsync.auth.dpop)
 
@@ -181,10 +184,13 @@ class OAuthManager(RefreshMethods):
             pending = list(self._pending.values())
             self._pending.clear()
             session, self._session = self._session, None
+            routed = {id(entry[2]): entry[2] for entry in self._http_by_name.values() if entry[2] is not None}
+            self._http_by_name = {name: (key, http, None) for name, (key, http, _) in self._http_by_name.items()}
         for waiter in pending:
             waiter.cancel("the OAuth manager was closed")
-        if session is not None:
-            session.close()
+        for other in [session, *routed.values()]:
+            if other is not None:
+                other.close()
 
     # ------------------------------------------------------------------ configuration
 
@@ -208,8 +214,44 @@ class OAuthManager(RefreshMethods):
             raise ConfigError("OAuth is disabled for server %r (oauth: false)" % name, server=name)
         return server, server.oauth
 
-    def _http(self) -> Any:
+    def use_http(self, name: str, http: Any) -> None:
+        """Send the OAuth requests made for server ``name`` (the probe of its MCP URL, discovery, registration,
+        token and refresh requests) with ``http.session()``: a ``requests.Session`` that follows that server's
+        own HTTP settings (its proxies, TLS verification, client certificate, ``trust_env``). Each remote
+        transport built with :meth:`auth` calls this with its settings (an
+        :class:`~mcpsync.transports.http.oauth_http.OAuthHTTP`), and so does a :class:`~mcpsync.Manager` for
+        each of its servers; the latest settings for a name win. ``http.key`` equal to the current one keeps
+        the current session; None goes back to the default session (``verify=``, environment proxies).
+        The manager's own ``verify=`` still applies where the server's ``verify`` is the default. Thread-safe;
+        does not block (the session is built on first use)."""
+        old = None
         with self._lock:
+            current = self._http_by_name.get(name)
+            key = getattr(http, "key", http)
+            if current is not None and current[0] == key:
+                return
+            if http is None:
+                self._http_by_name.pop(name, None)
+            else:
+                self._http_by_name[name] = (key, http, None)
+            old = current[2] if current is not None else None
+            if old is not None and any(entry[2] is old for entry in self._http_by_name.values()):
+                old = None  # still serving another server with the same settings
+        if old is not None:
+            old.close()
+
+    def _http(self, name: Optional[str] = None) -> Any:
+        """The ``requests.Session`` for the OAuth requests of server ``name`` (see :meth:`use_http`)."""
+        with self._lock:
+            routed = self._http_by_name.get(name) if name is not None else None
+            if routed is not None:
+                key, http, session = routed
+                if session is None:
+                    session = next(
+                        (entry[2] for entry in self._http_by_name.values() if entry[0] == key and entry[2]), None
+                    ) or http.session(self.verify)
+                    self._http_by_name[name] = (key, http, session)  # type: ignore[index]
+                return session
             if self._session is None:
                 import requests
 
@@ -291,7 +333,7 @@ class OAuthManager(RefreshMethods):
 
     def probe_challenge(self, name: str, headers: Optional[Dict[str, str]] = None, timeout: float = 10.0) -> bool:
         """Ask ``name`` for its 401 challenge and remember it (:func:`.discovery.probe_challenge`)."""
-        challenge = probe_challenge(self._server(name).url, headers, timeout=timeout, session=self._http())
+        challenge = probe_challenge(self._server(name).url, headers, timeout=timeout, session=self._http(name))
         self.remember_challenge(name, challenge or {})
         return bool(challenge)
 
@@ -351,7 +393,7 @@ class OAuthManager(RefreshMethods):
         else:
             with self._lock:
                 challenge = self._challenges.get(name)
-        discovery = Discovery(self._http(), protocol_version=self.protocol_version, timeout=self.http_timeout)
+        discovery = Discovery(self._http(name), protocol_version=self.protocol_version, timeout=self.http_timeout)
         try:
             try:
                 prm, meta = discovery.discover(server.url, challenge, preferred_issuer=cfg.authorization_server)
@@ -454,7 +496,7 @@ class OAuthManager(RefreshMethods):
         try:
             key = self._dpop_key(name, cfg, meta)
             doc = noninteractive_grant(
-                self._http(),
+                self._http(name),
                 cfg,
                 meta.issuer,
                 meta.token_endpoint,
@@ -520,7 +562,7 @@ class OAuthManager(RefreshMethods):
                 meta,
                 stored,
                 self.redirect_uri,
-                session=self._http(),
+                session=self._http(name),
                 client_name=self.client_name,
                 client_uri=self.client_uri,
                 timeout=self.http_timeout,
@@ -677,7 +719,7 @@ class OAuthManager(RefreshMethods):
             alg = pending.get("dpopAlg")
             key = self.dpop.key_for(name, alg, self.store) if isinstance(alg, str) else None
             doc = token_request(
-                self._http(),
+                self._http(name),
                 pending["tokenEndpoint"],
                 form,
                 client,

@@ -72,6 +72,11 @@ class OAuthAuth(Auth):
 
     __hash__ = None  # type: ignore[assignment]
 
+    def bind_http(self, http: Any) -> None:
+        """The transport's HTTP settings for this server: the manager's OAuth requests for it follow them
+        (see :meth:`~mcpsync.auth.OAuthManager.use_http`)."""
+        self.manager.use_http(self.name, http)
+
     # ------------------------------------------------------------------ the flow
 
     def _current_token(self) -> Optional[str]:

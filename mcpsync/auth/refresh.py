@@ -37,7 +37,7 @@ class RefreshMethods:
     def _named_lock(self, table: Dict[str, Any], name: str, factory: Callable[[], Any]) -> Any:  # pragma: no cover
         raise NotImplementedError
 
-    def _http(self) -> Any:  # pragma: no cover - provided by OAuthManager
+    def _http(self, name: Optional[str] = None) -> Any:  # pragma: no cover - provided by OAuthManager
         raise NotImplementedError
 
     def _usable(self, tokens: Dict[str, Any]) -> bool:  # pragma: no cover - provided by OAuthManager
@@ -87,7 +87,7 @@ class RefreshMethods:
                 }
                 try:
                     doc = token_request(
-                        self._http(),
+                        self._http(name),
                         endpoint,
                         form,
                         client,

@@ -83,7 +83,11 @@ def _server_settings(args: argparse.Namespace, name: str) -> Dict[str, Any]:
             cfg = load_config(path).get(name)
         if cfg is not None and not url:
             url = getattr(cfg, "url", None)
+    http = None
     if cfg is not None:
+        from ..transports.http.oauth_http import oauth_http_from
+
+        http = oauth_http_from(cfg.client_arguments()[1])  # the configured server's proxies and TLS settings
         if getattr(cfg, "oauth", True) is False:
             from ..errors import ConfigError
 
@@ -97,7 +101,7 @@ def _server_settings(args: argparse.Namespace, name: str) -> Dict[str, Any]:
         from ..errors import ConfigError
 
         raise ConfigError("no URL for %s: give --url URL (or define the server in a configuration file)" % name)
-    return {"url": url, "oauth": oauth or True}
+    return {"url": url, "oauth": oauth or True, "http": http}
 
 
 def _manager(args: argparse.Namespace, out: TextIO, **extra: Any) -> Any:
@@ -206,6 +210,8 @@ def _login(args: argparse.Namespace, out: TextIO, stdin: TextIO, err: TextIO) ->
     manager = _manager(args, out, **extra)
     with manager:
         manager.add_server(args.name, settings["url"], settings["oauth"])
+        if settings["http"] is not None:
+            manager.use_http(args.name, settings["http"])
         err.write("Redirect URI: %s\n" % manager.redirect_uri)
         err.flush()
         stored_before = manager.store.get(args.name) is not None

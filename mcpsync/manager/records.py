@@ -321,7 +321,22 @@ class OAuthMethods:
             oauth = self._oauth
         if cfg is not None:
             oauth.add_server(cfg.name, cfg.url or "", cfg.oauth_settings or True)
+            http = self._oauth_http(cfg)
+            if http is not None:
+                oauth.use_http(cfg.name, http)
         return oauth
+
+    client_options: Dict[str, Any]
+
+    def _oauth_http(self, cfg: ServerConfig) -> Any:
+        """The HTTP settings ``cfg``'s client would use (the manager's ``client_options`` under the server's
+        own), so that OAuth steps run before any connection (``start_auth``, ``authenticate``, the probe) go
+        the way its MCP requests will; None when they are invalid (connecting reports that)."""
+        from ..transports.http.oauth_http import oauth_http_from
+
+        options = dict(self.client_options)
+        options.update(cfg.client_arguments()[1])
+        return oauth_http_from(options)
 
     def _browser_failed(self, name: str, url: str) -> None:
         self._events.emit("browser_open_failed", name, url)

@@ -314,4 +314,9 @@ class RemoteEndpoint:
             raise ConfigError("unknown %s transport option(s): %s" % (what, ", ".join(sorted(rest))))
         self.name: str = name or urlsplit(url).hostname or "server"
         self.net: HTTPEngine = make_net(self.url, self.options, self.name)
+        bind = getattr(self.options.auth, "bind_http", None)
+        if callable(bind):  # e.g. OAuth: its discovery and token requests follow this server's proxies and TLS
+            from .oauth_http import OAuthHTTP
+
+            bind(OAuthHTTP(self.options))
         self.drops = DropLog(logger, self.name)  # malformed events and frames dropped by the readers
