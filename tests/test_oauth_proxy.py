@@ -10,6 +10,7 @@ variable is set in the environment (unless a test sets one on purpose).
 from __future__ import annotations
 
 import os
+import sys
 import shutil
 import ssl
 import subprocess
@@ -293,12 +294,7 @@ def test_a_proxy_refusing_the_oauth_requests_is_a_typed_error_without_credential
 def test_a_socks_proxy_without_pysocks_is_a_config_error_naming_what_to_install(
     make_manager: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    try:
-        import socks  # noqa: F401
-    except ImportError:
-        pass
-    else:
-        pytest.skip("PySocks is installed here: requests speaks SOCKS (covered by the end-to-end run below)")
+    monkeypatch.setitem(sys.modules, "socks", None)  # PySocks absent (the test extra installs it): import fails
     with AuthTestServer() as auth, MCPTestServer() as mcp, SocksServer(hosts=HOSTS) as proxy:
         url = _internal(auth, mcp, monkeypatch)
         oauth = make_manager()

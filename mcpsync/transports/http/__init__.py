@@ -17,6 +17,8 @@ One ``tools/call`` to a Streamable HTTP server goes down through:
   the no-resend rule, ``close()`` waking every blocked socket) with :mod:`.deadlines` (read timeouts),
   :mod:`.proxy` (proxies and netrc) and :mod:`.tls_in_tls` (an ``https`` server through an ``https://`` proxy).
 * :mod:`.wire` parses the answer's bytes (status line, headers, body framing).
+* :mod:`.oauth_http` gives the OAuth requests made for a server (``requests``, see the README's "Which HTTP
+  library carries which traffic") that server's route: its proxies, ``no_proxy``, ``trust_env``, ``verify``, ``cert``.
 * :mod:`.netbase` is what every layer shares: the engine protocol, engine-neutral errors, URL redaction.
 
 The legacy HTTP+SSE transport (protocol 2024-11-05) is :mod:`.legacy_sse`. Nothing here is imported at
