@@ -4,6 +4,8 @@
     .venv/bin/python bench/bench_http.py --quick      # smaller counts, 5 rounds (~6 min)
     .venv/bin/python bench/bench_http.py --only http-json-legacy,many --rounds 7
     .venv/bin/python bench/bench_http.py --profile mcpsync http-json-legacy   # cProfile of one worker
+    .venv/bin/python bench/bench_http.py --quick --rounds 7 --only http-json-legacy --tasks calls --no-sdk \
+        --clients mcpsync,floor-proxy,proxy,floor-https,https,floor-tunnel,tunnel --proxy squid   # the proxy rows
 
 Every remote client talks to the same minimal stdlib server (asyncio streams, one child process, never doing more
 than parsing the request and writing a canned answer). Configurations (``--only``):
@@ -32,13 +34,20 @@ Clients:
   local authorization server (``tests/authserver.py``, in the worker process) logs the worker in once
   (authorization code + PKCE, approved over HTTP) and issues access tokens that live 2 s, so the manager
   refreshes them (``refresh_token`` grant) again and again during the run; the worker reports how many times.
-* ``proxy`` / ``proxy-requests``: the ``mcpsync`` client through a real local forward proxy (``tests/proxyserver.py``,
-  a process of its own started with the server; stdlib, a thread per connection), on the standard-library
-  engine / on ``engine="requests"``; ``floor-proxy``: the stdlib floor through the same proxy (absolute-form
-  requests). The proxy's own cost is in these numbers: ``proxy`` is also printed as a ratio to ``floor-proxy``.
+* ``proxy``: the ``mcpsync`` client through a local forward proxy (absolute-form requests to an ``http://``
+  server); ``floor-proxy``: the stdlib floor through the same proxy. ``--proxy`` picks the proxy: ``squid``
+  (Debian's ``squid``, a C proxy, configured in a temp dir with keep-alive to clients and to servers, POSTs
+  included), ``tinyproxy`` (C, but it closes every client connection after one answer: its forward rows pay a
+  new TCP connection per call), ``python`` (``tests/proxyserver.py``, stdlib, a thread per connection); the
+  default ``auto`` takes the first of these that is installed. The proxy measured is printed.
+* ``https`` / ``floor-https``: mcpsync and the floor against the same server over TLS (its certificate from a
+  throwaway CA made with ``openssl``), direct; ``tunnel`` / ``floor-tunnel``: the same through a ``CONNECT``
+  tunnel of the same proxy (once a tunnel is up the proxy relays bytes). Skipped when ``openssl`` is missing.
 
-``oauth``, ``proxy`` and ``proxy-requests`` are also printed as ratios to the plain ``mcpsync`` client of the same
-run (the question they answer: what does auth / a proxy cost mcpsync).
+The variants are also printed as ratios, computed per round (both clients of a ratio measured in the same round) and
+given as the median with the range over the rounds: ``oauth``, ``proxy`` / ``mcpsync`` (what auth / a proxy
+costs mcpsync), ``floor-proxy`` / ``floor`` (what the hop itself costs), ``proxy`` / ``floor-proxy`` (what
+mcpsync adds behind the same proxy), and the same three for the tunnel against the direct TLS clients.
 
 Every measurement runs in a fresh worker process, clients interleaved (the order flips every round), medians over
 the rounds; ratios are against the floor measured in the same run. Metrics: round trip median and p99 (sequential
@@ -73,9 +82,15 @@ sys.path.insert(0, ROOT)
 ECHO = [sys.executable, "-m", "mcpsync.example_server.echo", "--handshake-only"]
 
 CONFIGS = ["http-json-legacy", "http-json-modern", "http-sse-legacy", "http-sse-modern", "sse-legacy", "many"]
-REMOTE_CLIENTS = ["floor", "requests", "mcpsync", "oauth", "floor-proxy", "proxy", "proxy-requests", "sdk"]
-# mcpsync with auth / through a proxy, and the floor through the proxy: Streamable HTTP configurations only
-VARIANTS = ("oauth", "floor-proxy", "proxy", "proxy-requests")
+REMOTE_CLIENTS = [
+    "floor", "requests", "mcpsync", "oauth", "floor-proxy", "proxy",
+    "floor-https", "https", "floor-tunnel", "tunnel", "sdk",
+]  # fmt: skip
+# mcpsync with auth / through a proxy / over TLS, direct or tunnelled, and the floor the same ways: Streamable
+# HTTP configurations only, calls only
+VARIANTS = ("oauth", "floor-proxy", "proxy", "floor-https", "https", "floor-tunnel", "tunnel")
+TLS_CLIENTS = ("floor-https", "https", "floor-tunnel", "tunnel")
+PROXY_KINDS = ("squid", "tinyproxy", "python")
 MANY_CLIENTS = ["floor", "mcpsync", "manager", "sdk"]
 
 # ---------------------------------------------------------------------------------------------- the server
@@ -190,28 +205,58 @@ def serve(port: int) -> None:  # pragma: no cover - runs in the child
 
     async def main() -> None:
         server = await asyncio.start_server(handle, "127.0.0.1", port, limit=64 * 1024 * 1024, backlog=512)
+        tls = os.environ.get("MCPSYNC_BENCH_SERVE_TLS")  # "port,certfile,keyfile": the same server over TLS
+        if tls:
+            import ssl
+
+            tls_port, cert, key = tls.split(",")
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(cert, key)
+            tls_server = await asyncio.start_server(
+                handle, "127.0.0.1", int(tls_port), limit=64 * 1024 * 1024, backlog=512, ssl=ctx
+            )
+            await tls_server.start_serving()
         async with server:
             await server.serve_forever()
 
     asyncio.run(main())
 
 
+def free_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port: int = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def wait_for_port(port: int, proc: "subprocess.Popen[Any]", what: str) -> None:
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), 1).close()
+            return
+        except OSError:
+            if proc.poll() is not None:
+                raise RuntimeError("%s exited (status %s) before listening" % (what, proc.returncode)) from None
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 class Server:
-    def __init__(self) -> None:
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        self.port = s.getsockname()[1]
-        s.close()
-        self.proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--serve", str(self.port)])
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), 1).close()
-                return
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
+    """The bench server in a child process; with ``pki`` (see :func:`make_pki`) also over TLS on ``tls_port``."""
+
+    def __init__(self, pki: Optional[Dict[str, str]] = None) -> None:
+        self.port = free_port()
+        self.tls_port = free_port() if pki else 0
+        env = dict(os.environ)
+        if pki:
+            env["MCPSYNC_BENCH_SERVE_TLS"] = "%d,%s,%s" % (self.tls_port, pki["server.crt"], pki["server.key"])
+        self.proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--serve", str(self.port)], env=env)
+        wait_for_port(self.port, self.proc, "the bench server")
+        if pki:
+            wait_for_port(self.tls_port, self.proc, "the bench server (TLS)")
 
     def close(self) -> None:
         self.proc.terminate()
@@ -220,6 +265,8 @@ class Server:
 
 class ProxyProcess(Server):
     """tests/proxyserver.py in a process of its own (a proxy is another process in real life too)."""
+
+    describe = "python (tests/proxyserver.py: stdlib, a thread per connection, keep-alive to clients and servers)"
 
     def __init__(self) -> None:
         code = (
@@ -241,6 +288,118 @@ class ProxyProcess(Server):
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(10)
+
+
+# squid: keep-alive to clients and to servers. By default squid opens a new server connection for every request
+# it could not retry (a POST: every MCP request); server_pconn_for_nonretriable lets it reuse an idle one.
+SQUID_CONF = """http_port 127.0.0.1:{port}
+pid_filename none
+cache_log /dev/null
+access_log none
+cache_store_log none
+cache deny all
+cache_mem 8 MB
+coredump_dir none
+netdb_filename none
+pinger_enable off
+http_access allow all
+via off
+forwarded_for transparent
+shutdown_lifetime 0 seconds
+client_persistent_connections on
+server_persistent_connections on
+server_pconn_for_nonretriable allow all
+"""
+
+# tinyproxy keeps no client connection alive (every answer ends its connection): see the module docstring
+TINYPROXY_CONF = """Port {port}
+Listen 127.0.0.1
+Timeout 600
+MaxClients 1024
+LogLevel Critical
+DisableViaHeader Yes
+"""
+
+
+class NativeProxy:
+    """squid or tinyproxy from the system (``PATH``, ``/usr/sbin``), configured in a temp dir, in the foreground."""
+
+    def __init__(self, kind: str) -> None:
+        import tempfile
+
+        exe = find_program(kind)
+        if exe is None:
+            raise RuntimeError("%s is not installed" % kind)
+        self.tmp = tempfile.TemporaryDirectory(prefix="mcpsync-bench-proxy-")
+        self.port = free_port()
+        conf = os.path.join(self.tmp.name, kind + ".conf")
+        with open(conf, "w") as f:
+            f.write((SQUID_CONF if kind == "squid" else TINYPROXY_CONF).format(port=self.port))
+        self.log = open(os.path.join(self.tmp.name, "stderr"), "wb")
+        # squid -N: no daemon, one process; -d 1: startup errors to stderr (the log is /dev/null); as root it
+        # runs as its cache_effective_user. tinyproxy -d: no daemon.
+        cmd = [exe, "-N", "-d", "1", "-f", conf] if kind == "squid" else [exe, "-d", "-c", conf]
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log)
+        try:
+            wait_for_port(self.port, self.proc, kind)
+        except BaseException:
+            self.close()
+            with open(self.log.name, "rb") as f:
+                sys.stderr.write(f.read().decode("utf-8", "replace")[-2000:])
+            raise
+        version = subprocess.run([exe, "-v"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT).stdout.decode()
+        first = version.strip().splitlines()[0] if version.strip() else kind
+        how = (
+            "keep-alive to clients and servers, POSTs included"
+            if kind == "squid"
+            else "no keep-alive to clients: a new TCP connection to the proxy per forwarded call"
+        )
+        self.describe = "%s (%s; %s)" % (kind, first.strip()[:60], how)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        self.log.close()
+        self.tmp.cleanup()
+
+
+def find_program(name: str) -> Optional[str]:
+    import shutil
+
+    return shutil.which(name) or shutil.which(name, path="/usr/sbin:/usr/local/sbin:/sbin")
+
+
+def start_proxy(kind: str) -> Any:
+    """The proxy of ``--proxy``: ``auto`` takes squid, else tinyproxy, else tests/proxyserver.py."""
+    if kind == "auto":
+        kind = next(k for k in PROXY_KINDS if k == "python" or find_program(k))
+    return ProxyProcess() if kind == "python" else NativeProxy(kind)
+
+
+def make_pki(directory: str) -> Optional[Dict[str, str]]:
+    """A throwaway CA and a certificate for 127.0.0.1 (the ``openssl`` command), or None without it."""
+    import shutil
+
+    if shutil.which("openssl") is None:
+        return None
+
+    def run(*args: str) -> None:
+        subprocess.run(["openssl", *args], cwd=directory, check=True, capture_output=True, timeout=60)
+
+    with open(os.path.join(directory, "san.ext"), "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1\n")
+    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=mcpsync bench CA",
+        "-keyout", "ca.key", "-out", "ca.crt")  # fmt: skip
+    run("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", "server.key",
+        "-out", "server.csr")  # fmt: skip
+    run("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2",
+        "-extfile", "san.ext", "-out", "server.crt")  # fmt: skip
+    return {k: os.path.join(directory, k) for k in ("ca.crt", "server.crt", "server.key")}
 
 
 def url_for(port: int, config: str) -> str:
@@ -471,29 +630,48 @@ class MCPSyncOAuth(MCPSyncRemote):
         self.tmp.cleanup()
 
 
-class MCPSyncProxied(MCPSyncRemote):
-    """Through the local forward proxy whose port is in ``MCPSYNC_BENCH_PROXY``."""
+def bench_proxy_url() -> str:
+    return "http://127.0.0.1:%s" % os.environ["MCPSYNC_BENCH_PROXY"]
 
-    engine = "stdlib"
+
+class MCPSyncProxied(MCPSyncRemote):
+    """Through the local forward proxy whose port is in ``MCPSYNC_BENCH_PROXY`` (``proxies=``, absolute form)."""
 
     def __init__(self, url: str, config: str) -> None:
         import mcpsync
 
-        proxy = "http://127.0.0.1:%s" % os.environ["MCPSYNC_BENCH_PROXY"]
         self.c = mcpsync.connect(
             url,
             transport="http",
             protocol="modern" if config.endswith("modern") else "legacy",
             timeout=120,
             validate_output=False,
-            proxies={"http": proxy},
-            engine=self.engine,
+            proxies={"http": bench_proxy_url()},
         )
-        assert self.c.transport._net.kind == self.engine  # type: ignore[attr-defined]
 
 
-class MCPSyncProxiedRequests(MCPSyncProxied):
-    engine = "requests"
+class MCPSyncHTTPS(MCPSyncRemote):
+    """The same server over TLS (``verify=`` the bench CA in ``MCPSYNC_BENCH_CA``), direct or, as ``tunnel``,
+    through a ``CONNECT`` tunnel of the bench proxy."""
+
+    tunnel = False
+
+    def __init__(self, url: str, config: str) -> None:
+        import mcpsync
+
+        self.c = mcpsync.connect(
+            url,
+            transport="http",
+            protocol="modern" if config.endswith("modern") else "legacy",
+            timeout=120,
+            validate_output=False,
+            verify=os.environ["MCPSYNC_BENCH_CA"],
+            proxies={"https": bench_proxy_url()} if self.tunnel else {},
+        )
+
+
+class MCPSyncTunnel(MCPSyncHTTPS):
+    tunnel = True
 
 
 class FloorProxied(StdlibFloor):
@@ -519,6 +697,33 @@ class FloorProxied(StdlibFloor):
         return conn.getresponse()
 
 
+class FloorHTTPS(StdlibFloor):
+    """The floor over TLS: one ``http.client.HTTPSConnection`` per thread, direct or (``floor-tunnel``) through
+    a ``CONNECT`` tunnel of the bench proxy (``set_tunnel``)."""
+
+    tunnel = False
+
+    def _conn(self) -> Any:
+        conn = getattr(self.local, "conn", None)
+        if conn is None:
+            import ssl
+
+            ctx = ssl.create_default_context(cafile=os.environ["MCPSYNC_BENCH_CA"])
+            if self.tunnel:
+                conn = self._http.HTTPSConnection("127.0.0.1", int(os.environ["MCPSYNC_BENCH_PROXY"]), context=ctx)
+                conn.set_tunnel(self.host, self.port)
+            else:
+                conn = self._http.HTTPSConnection(self.host, self.port, context=ctx)
+            self.local.conn = conn
+            with self.lock:
+                self.conns.append(conn)
+        return conn
+
+
+class FloorTunnel(FloorHTTPS):
+    tunnel = True
+
+
 def sync_client(name: str, url: str, config: str) -> Any:
     cls = {
         "floor-proxy": FloorProxied,
@@ -527,8 +732,14 @@ def sync_client(name: str, url: str, config: str) -> Any:
         "mcpsync": MCPSyncRemote,
         "oauth": MCPSyncOAuth,
         "proxy": MCPSyncProxied,
-        "proxy-requests": MCPSyncProxiedRequests,
+        "floor-https": FloorHTTPS,
+        "https": MCPSyncHTTPS,
+        "floor-tunnel": FloorTunnel,
+        "tunnel": MCPSyncTunnel,
     }[name]
+    if name in TLS_CLIENTS:  # the same path on the server's TLS port
+        path = url.split("/", 3)[3]
+        url = "https://127.0.0.1:%s/%s" % (os.environ["MCPSYNC_BENCH_TLS_PORT"], path)
     return cls(url, config)
 
 
@@ -822,6 +1033,7 @@ def main() -> int:
     ap.add_argument("--clients", default=None, help="comma list (default: all available)")
     ap.add_argument("--tasks", default="calls,big,cold")
     ap.add_argument("--no-sdk", action="store_true")
+    ap.add_argument("--proxy", default="auto", choices=("auto",) + PROXY_KINDS, help="the proxy of the proxy rows")
     ap.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--worker", nargs=6, help=argparse.SUPPRESS)
     ap.add_argument("--profile", nargs=2, metavar=("CLIENT", "CONFIG"), help="cProfile one calls worker in-process")
@@ -833,7 +1045,7 @@ def main() -> int:
         print(json.dumps(worker(args.worker)))
         return 0
     if args.profile:
-        return profile(*args.profile)
+        return profile(args.profile[0], args.profile[1], proxy_kind=args.proxy)
     n, total = (300, 1280) if args.quick else (1000, 3200)
     with_sdk = not args.no_sdk and sdk_available()
     configs = args.only.split(",")
@@ -855,9 +1067,11 @@ def main() -> int:
     import compileall
 
     compileall.compile_dir(os.path.join(ROOT, "mcpsync"), quiet=1)
-    server = Server()
-    proxy = ProxyProcess()
-    os.environ["MCPSYNC_BENCH_PROXY"] = str(proxy.port)
+    peers = Peers(args.proxy, tls=not args.clients or any(c in args.clients.split(",") for c in TLS_CLIENTS))
+    server = peers.server
+    print("proxy measured: %s" % peers.proxy.describe, flush=True)
+    if peers.pki is None:
+        print("no openssl command: the https and tunnel rows are not run", flush=True)
     results: Dict[str, Dict[str, Dict[str, List[Any]]]] = {}
     try:
         for config in configs:
@@ -868,6 +1082,8 @@ def main() -> int:
                 clients = [c for c in clients if c != "sdk"]
             if not config.startswith("http-"):
                 clients = [c for c in clients if c not in VARIANTS]
+            if peers.pki is None:
+                clients = [c for c in clients if c not in TLS_CLIENTS]
             res = results[config] = {c: {} for c in clients}
             config_tasks = ["many"] if config == "many" else tasks
             for rnd in range(args.rounds):
@@ -891,10 +1107,40 @@ def main() -> int:
                     flush=True,
                 )
     finally:
-        server.close()
-        proxy.close()
+        peers.close()
+    print()
+    print("proxy measured: %s" % peers.proxy.describe)
     report(results)
     return 0
+
+
+class Peers:
+    """The bench server (with a TLS port when ``tls`` and ``openssl`` is there) and the proxy of ``proxy_kind``;
+    their ports and the CA in the environment the workers inherit."""
+
+    def __init__(self, proxy_kind: str, tls: bool = True) -> None:
+        import tempfile
+
+        self.tmp = tempfile.TemporaryDirectory(prefix="mcpsync-bench-")
+        self.pki = make_pki(self.tmp.name) if tls else None
+        self.server = Server(self.pki)
+        try:
+            self.proxy = start_proxy(proxy_kind)
+        except BaseException:
+            self.server.close()
+            self.tmp.cleanup()
+            raise
+        os.environ["MCPSYNC_BENCH_PROXY"] = str(self.proxy.port)
+        if self.pki is not None:
+            os.environ["MCPSYNC_BENCH_TLS_PORT"] = str(self.server.tls_port)
+            os.environ["MCPSYNC_BENCH_CA"] = self.pki["ca.crt"]
+
+    def close(self) -> None:
+        try:
+            self.server.close()
+        finally:
+            self.proxy.close()
+            self.tmp.cleanup()
 
 
 def report(results: Dict[str, Dict[str, Dict[str, List[Any]]]]) -> None:
@@ -940,39 +1186,74 @@ def report(results: Dict[str, Dict[str, Dict[str, List[Any]]]]) -> None:
         report_variants(config, res)
 
 
+# (label, client, against, target): ratios of two clients measured in the same rounds
+RATIOS: List[Tuple[str, str, str, bool]] = [
+    ("oauth / mcpsync", "oauth", "mcpsync", True),
+    ("proxy / mcpsync (target: within 1.1x)", "proxy", "mcpsync", True),
+    ("floor-proxy / floor (what the hop itself costs)", "floor-proxy", "floor", False),
+    ("proxy / floor-proxy (what mcpsync adds behind the same proxy)", "proxy", "floor-proxy", False),
+    ("https / floor-https (mcpsync over TLS, direct)", "https", "floor-https", False),
+    ("tunnel / https (CONNECT; target: within 1.1x)", "tunnel", "https", True),
+    ("floor-tunnel / floor-https (what the tunnel itself costs)", "floor-tunnel", "floor-https", False),
+    ("tunnel / floor-tunnel (what mcpsync adds in the same tunnel)", "tunnel", "floor-tunnel", False),
+]
+RATIO_KEYS = ("rt", "c1", "c8", "c64")
+
+
+def round_ratios(values: List[Any], bases: List[Any]) -> List[float]:
+    """``value / base`` of each round in which both were measured."""
+    return [
+        v / b
+        for v, b in zip(values, bases)
+        if isinstance(v, (int, float)) and isinstance(b, (int, float)) and b
+    ]
+
+
 def report_variants(config: str, res: Dict[str, Dict[str, List[Any]]]) -> None:
-    """``oauth`` / ``proxy`` / ``proxy-requests`` as ratios to the plain mcpsync client of the same run."""
-    variants = [c for c in VARIANTS if c in res]
-    if not variants or "mcpsync" not in res:
+    """The :data:`RATIOS` of the clients that ran: per round, then the median and the range over the rounds.
+
+    "within 1.1x" of a target row: round trip at most 1.1x, calls/s at least 1/1.1 = 0.91x."""
+    rows = [r for r in RATIOS if r[1] in res and r[2] in res]
+    if not rows:
         return
     print()
-    print("%s, ratio to the plain mcpsync client of the same run (round trip: lower is better; calls/s: higher)"
-          % config)
+    print(
+        "%s, ratios per round: median (min-max) over the rounds (round trip: lower is better; calls/s: higher)"
+        % config
+    )
     print()
-    print("| client | " + " | ".join(label for key, label, _ in METRICS if key in ("rt", "c1", "c8", "c64")) + " |")
-    print("|---|---|---|---|---|")
-    rows = [(c, c, "mcpsync") for c in variants]
-    if "proxy" in res and "floor-proxy" in res:
-        rows.append(("proxy / floor-proxy (what mcpsync adds behind the same proxy)", "proxy", "floor-proxy"))
-    for label, c, against in rows:
+    print("| ratio | " + " | ".join(label for key, label, _ in METRICS if key in RATIO_KEYS) + " | within 1.1x? |")
+    print("|---|---|---|---|---|---|")
+    for label, c, against, target in rows:
         cells = []
-        for key in ("rt", "c1", "c8", "c64"):
-            v, base = median_of(res[c].get(key, [])), median_of(res[against].get(key, []))
-            ok = isinstance(v, (int, float)) and isinstance(base, (int, float)) and base
-            cells.append("%.2fx" % (v / base) if ok else "-")
-        print("| %s | %s |" % (label, " | ".join(cells)))
+        met = []
+        for key in RATIO_KEYS:
+            ratios = round_ratios(res[c].get(key, []), res[against].get(key, []))
+            if not ratios:
+                cells.append("-")
+                continue
+            med = statistics.median(ratios)
+            cells.append("%.2fx (%.2f-%.2f)" % (med, min(ratios), max(ratios)))
+            met.append(med <= 1.1 if key == "rt" else med >= 1 / 1.1)
+        verdict = ("yes" if all(met) else "rt %s" % ("yes" if met[0] else "NO")) if target and met else ""
+        if target and met and not all(met):
+            verdict += ", calls/s NO"
+        print("| %s | %s | %s |" % (label, " | ".join(cells), verdict))
     refreshes = [v for v in res.get("oauth", {}).get("refreshes", []) if isinstance(v, int)]
     if refreshes:
         print()
         print("oauth: access tokens refreshed %s times per calls run (each round)" % "/".join(map(str, refreshes)))
 
 
-def profile(client: str, config: str) -> int:
-    """cProfile every thread of one mcpsync/requests/floor calls run (1 and 64 in flight), top functions."""
+def profile(client: str, config: str, proxy_kind: str = "auto") -> int:
+    """cProfile every thread of one calls run of a client (1 and 64 in flight), top functions."""
     import cProfile
     import pstats
 
-    server = Server()
+    peers = Peers(proxy_kind, tls=client in TLS_CLIENTS)
+    server = peers.server
+    if client in VARIANTS and client != "oauth":
+        print("proxy: %s" % peers.proxy.describe)
     try:
         url = url_for(server.port, config)
         c = sync_client(client, url, config)
@@ -1017,7 +1298,7 @@ def profile(client: str, config: str) -> int:
             stats.sort_stats("tottime").print_stats(25)
         c.close()
     finally:
-        server.close()
+        peers.close()
     return 0
 
 
