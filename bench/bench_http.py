@@ -38,8 +38,11 @@ Clients:
   server); ``floor-proxy``: the stdlib floor through the same proxy. ``--proxy`` picks the proxy: ``squid``
   (Debian's ``squid``, a C proxy, configured in a temp dir with keep-alive to clients and to servers, POSTs
   included), ``tinyproxy`` (C, but it closes every client connection after one answer: its forward rows pay a
-  new TCP connection per call), ``python`` (``tests/proxyserver.py``, stdlib, a thread per connection); the
-  default ``auto`` takes the first of these that is installed. The proxy measured is printed.
+  new TCP connection per call), ``python`` (``tests/proxyserver.py``, stdlib, a thread per connection). The
+  default ``auto`` takes squid when it is installed, else the Python proxy; tinyproxy only when asked for (it
+  also answers without ``Connection: close`` before closing, so a keep-alive client now and then sends its next
+  request into a closing connection, and a POST that may have reached the proxy is not sent again: that call
+  fails, for the floor as for mcpsync). The proxy measured is printed.
 * ``https`` / ``floor-https``: mcpsync and the floor against the same server over TLS (its certificate from a
   throwaway CA made with ``openssl``), direct; ``tunnel`` / ``floor-tunnel``: the same through a ``CONNECT``
   tunnel of the same proxy (once a tunnel is up the proxy relays bytes). Skipped when ``openssl`` is missing.
@@ -51,10 +54,11 @@ mcpsync adds behind the same proxy), and the same three for the tunnel against t
 
 Every measurement runs in a fresh worker process, clients interleaved (the order flips every round), medians over
 the rounds; ratios are against the floor measured in the same run. Metrics: round trip median and p99 (sequential
-``tools/call``), calls/s with 1 / 8 / 64 in flight (threads, or asyncio tasks for the SDK), one 10 MB result (wall
-time, and the rise of the worker's peak RSS over its level just before the call), cold start (a whole process:
-interpreter, imports, connect over HTTP, one call, close), and for ``many`` the wall time until all 20 are
-connected. Nothing here is a test: no time is asserted.
+``tools/call``), sleeps per sequential call (the worker's voluntary context switches during them, per call: how
+often a call had to wait for its answer), calls/s with 1 / 8 / 64 in flight (threads, or asyncio tasks for the SDK),
+one 10 MB result (wall time, and the rise of the worker's peak RSS over its level just before the call), cold start
+(a whole process: interpreter, imports, connect over HTTP, one call, close), and for ``many`` the wall time until
+all 20 are connected. Nothing here is a test: no time is asserted.
 """
 
 from __future__ import annotations
@@ -375,9 +379,10 @@ def find_program(name: str) -> Optional[str]:
 
 
 def start_proxy(kind: str) -> Any:
-    """The proxy of ``--proxy``: ``auto`` takes squid, else tinyproxy, else tests/proxyserver.py."""
+    """The proxy of ``--proxy``: ``auto`` takes squid if installed, else tests/proxyserver.py (see the module
+    docstring for why not tinyproxy)."""
     if kind == "auto":
-        kind = next(k for k in PROXY_KINDS if k == "python" or find_program(k))
+        kind = "squid" if find_program("squid") else "python"
     return ProxyProcess() if kind == "python" else NativeProxy(kind)
 
 
@@ -800,12 +805,16 @@ def worker_sync(name: str, config: str, task: str, port: int, n: int, total: int
             assert len(text) == BIG
             del text
             return {"big_time": dt, "big_rss": _peak_rss_mb() - before}
+        import resource
+
         lat = []
+        switches = resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
         for _ in range(n):
             t0 = time.perf_counter()
             c.call("echo", {"message": "m"})
             lat.append(time.perf_counter() - t0)
-        res = {"rt": statistics.median(lat), "p99": _percentile(lat, 0.99)}
+        switches = resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw - switches
+        res = {"rt": statistics.median(lat), "p99": _percentile(lat, 0.99), "sleeps": switches / n}
         for k in (1, 8, 64):
             res["c%d" % k] = _tput_threads(lambda: c.call("echo", {"message": "c"}), k, total)
         if hasattr(c, "extra"):
@@ -995,6 +1004,7 @@ def sdk_available() -> bool:
 METRICS: List[Tuple[str, str, Optional[Tuple[str, float]]]] = [
     ("rt", "round trip, median", ("<=", 1.5)),
     ("p99", "round trip, p99", None),
+    ("sleeps", "sleeps per sequential call (voluntary context switches)", None),
     ("c1", "calls/s, 1 in flight", None),
     ("c8", "calls/s, 8 in flight", None),
     ("c64", "calls/s, 64 in flight", (">=", 0.8)),
@@ -1012,6 +1022,8 @@ def fmt(metric: str, v: Any) -> str:
         return "%.0f us" % (v * 1e6)
     if metric.startswith("c") and metric != "cold" and metric != "connect":
         return "%.0f/s" % v
+    if metric == "sleeps":
+        return "%.2f" % v
     if metric == "big_rss":
         return "%.1f MB" % v
     return "%.3f s" % v
@@ -1096,7 +1108,10 @@ def main() -> int:
                         out = run_worker(name, config, task, server.port, n, total)
                         if "error" in out:
                             print("  " + out["error"], flush=True)
-                            keys = {"calls": ["rt", "p99", "c1", "c8", "c64"], "big": ["big_time", "big_rss"]}
+                            keys = {
+                                "calls": ["rt", "p99", "sleeps", "c1", "c8", "c64"],
+                                "big": ["big_time", "big_rss"],
+                            }
                             for key in keys.get(task, [task if task != "many" else "connect"]):
                                 res[name].setdefault(key, []).append("failed")
                             continue
