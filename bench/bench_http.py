@@ -47,6 +47,9 @@ Clients:
   throwaway CA made with ``openssl``), direct; ``tunnel`` / ``floor-tunnel``: the same through a ``CONNECT``
   tunnel of the same proxy (once a tunnel is up the proxy relays bytes). Skipped when ``openssl`` is missing.
 
+``--server-delay MS``: the server waits that long before each ``tools/call`` answer (a server doing work, or one
+across a network): a hop's fixed cost then weighs what it would against such a server.
+
 The variants are also printed as ratios, computed per round (both clients of a ratio measured in the same round) and
 given as the median with the range over the rounds: ``oauth``, ``proxy`` / ``mcpsync`` (what auth / a proxy
 costs mcpsync), ``floor-proxy`` / ``floor`` (what the hop itself costs), ``proxy`` / ``floor-proxy`` (what
@@ -103,6 +106,7 @@ MANY_CLIENTS = ["floor", "mcpsync", "manager", "sdk"]
 def serve(port: int) -> None:  # pragma: no cover - runs in the child
     """Streamable HTTP on /mcp (JSON answers) and /mcp-sse (event-stream answers), legacy HTTP+SSE on /sse."""
     big_text = "x" * BIG
+    delay = float(os.environ.get("MCPSYNC_BENCH_SERVER_DELAY_MS") or 0) / 1000.0  # --server-delay
     streams: Dict[str, asyncio.StreamWriter] = {}
     counter = [0]
     dumps = json.JSONEncoder(separators=(",", ":")).encode
@@ -183,6 +187,8 @@ def serve(port: int) -> None:  # pragma: no cover - runs in the child
                     continue
                 msg = json.loads(body)
                 out = answer(msg)
+                if delay and msg.get("method") == "tools/call":
+                    await asyncio.sleep(delay)
                 if path == "/messages":
                     writer.write(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n")
                     stream = streams.get(query.split("=", 1)[-1])
@@ -251,10 +257,12 @@ def wait_for_port(port: int, proc: "subprocess.Popen[Any]", what: str) -> None:
 class Server:
     """The bench server in a child process; with ``pki`` (see :func:`make_pki`) also over TLS on ``tls_port``."""
 
-    def __init__(self, pki: Optional[Dict[str, str]] = None) -> None:
+    def __init__(self, pki: Optional[Dict[str, str]] = None, delay_ms: float = 0.0) -> None:
         self.port = free_port()
         self.tls_port = free_port() if pki else 0
         env = dict(os.environ)
+        if delay_ms:
+            env["MCPSYNC_BENCH_SERVER_DELAY_MS"] = str(delay_ms)
         if pki:
             env["MCPSYNC_BENCH_SERVE_TLS"] = "%d,%s,%s" % (self.tls_port, pki["server.crt"], pki["server.key"])
         self.proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--serve", str(self.port)], env=env)
@@ -1045,6 +1053,13 @@ def main() -> int:
     ap.add_argument("--clients", default=None, help="comma list (default: all available)")
     ap.add_argument("--tasks", default="calls,big,cold")
     ap.add_argument("--no-sdk", action="store_true")
+    ap.add_argument(
+        "--server-delay",
+        type=float,
+        default=0.0,
+        metavar="MS",
+        help="the server waits MS milliseconds before answering each tools/call (a server doing work, or far away)",
+    )
     ap.add_argument("--proxy", default="auto", choices=("auto",) + PROXY_KINDS, help="the proxy of the proxy rows")
     ap.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--worker", nargs=6, help=argparse.SUPPRESS)
@@ -1079,9 +1094,12 @@ def main() -> int:
     import compileall
 
     compileall.compile_dir(os.path.join(ROOT, "mcpsync"), quiet=1)
-    peers = Peers(args.proxy, tls=not args.clients or any(c in args.clients.split(",") for c in TLS_CLIENTS))
+    tls = not args.clients or any(c in args.clients.split(",") for c in TLS_CLIENTS)
+    peers = Peers(args.proxy, tls=tls, delay_ms=args.server_delay)
     server = peers.server
     print("proxy measured: %s" % peers.proxy.describe, flush=True)
+    if args.server_delay:
+        print("the server waits %g ms before each tools/call answer (--server-delay)" % args.server_delay, flush=True)
     if peers.pki is None:
         print("no openssl command: the https and tunnel rows are not run", flush=True)
     results: Dict[str, Dict[str, Dict[str, List[Any]]]] = {}
@@ -1125,6 +1143,8 @@ def main() -> int:
         peers.close()
     print()
     print("proxy measured: %s" % peers.proxy.describe)
+    if args.server_delay:
+        print("the server waited %g ms before each tools/call answer (--server-delay)" % args.server_delay)
     report(results)
     return 0
 
@@ -1133,12 +1153,12 @@ class Peers:
     """The bench server (with a TLS port when ``tls`` and ``openssl`` is there) and the proxy of ``proxy_kind``;
     their ports and the CA in the environment the workers inherit."""
 
-    def __init__(self, proxy_kind: str, tls: bool = True) -> None:
+    def __init__(self, proxy_kind: str, tls: bool = True, delay_ms: float = 0.0) -> None:
         import tempfile
 
         self.tmp = tempfile.TemporaryDirectory(prefix="mcpsync-bench-")
         self.pki = make_pki(self.tmp.name) if tls else None
-        self.server = Server(self.pki)
+        self.server = Server(self.pki, delay_ms)
         try:
             self.proxy = start_proxy(proxy_kind)
         except BaseException:
