@@ -4,6 +4,8 @@
     .venv/bin/python bench/bench_http.py --quick      # smaller counts, 5 rounds (~6 min)
     .venv/bin/python bench/bench_http.py --only http-json-legacy,many --rounds 7
     .venv/bin/python bench/bench_http.py --profile mcpsync http-json-legacy   # cProfile of one worker
+    .venv/bin/python bench/bench_http.py --quick --rounds 7 --only http-json-legacy --tasks calls --no-sdk \
+        --clients mcpsync,floor-proxy,proxy,floor-https,https,floor-tunnel,tunnel --proxy squid   # the proxy rows
 
 Every remote client talks to the same minimal stdlib server (asyncio streams, one child process, never doing more
 than parsing the request and writing a canned answer). Configurations (``--only``):
@@ -32,20 +34,35 @@ Clients:
   local authorization server (``tests/authserver.py``, in the worker process) logs the worker in once
   (authorization code + PKCE, approved over HTTP) and issues access tokens that live 2 s, so the manager
   refreshes them (``refresh_token`` grant) again and again during the run; the worker reports how many times.
-* ``proxy`` / ``proxy-requests``: the ``mcpsync`` client through a real local forward proxy (``tests/proxyserver.py``,
-  a process of its own started with the server; stdlib, a thread per connection), on the standard-library
-  engine / on ``engine="requests"``; ``floor-proxy``: the stdlib floor through the same proxy (absolute-form
-  requests). The proxy's own cost is in these numbers: ``proxy`` is also printed as a ratio to ``floor-proxy``.
+* ``proxy``: the ``mcpsync`` client through a local forward proxy (absolute-form requests to an ``http://``
+  server); ``floor-proxy``: the stdlib floor through the same proxy. ``--proxy`` picks the proxy: ``squid``
+  (Debian's ``squid``, a C proxy, configured in a temp dir with keep-alive to clients and to servers, POSTs
+  included), ``tinyproxy`` (C, but it closes every client connection after one answer: its forward rows pay a
+  new TCP connection per call), ``python`` (``tests/proxyserver.py``, stdlib, a thread per connection). The
+  default ``auto`` takes squid when it is installed, else the Python proxy; tinyproxy only when asked for (it
+  also answers without ``Connection: close`` before closing, so a keep-alive client now and then sends its next
+  request into a closing connection, and a POST that may have reached the proxy is not sent again: that call
+  fails, for the floor as for mcpsync; its CONNECT tunnels also stalled here, see bench/README.md). The proxy
+  measured is printed.
+* ``https`` / ``floor-https``: mcpsync and the floor against the same server over TLS (its certificate from a
+  throwaway CA made with ``openssl``), direct; ``tunnel`` / ``floor-tunnel``: the same through a ``CONNECT``
+  tunnel of the same proxy (once a tunnel is up the proxy relays bytes). Skipped when ``openssl`` is missing.
 
-``oauth``, ``proxy`` and ``proxy-requests`` are also printed as ratios to the plain ``mcpsync`` client of the same
-run (the question they answer: what does auth / a proxy cost mcpsync).
+``--server-delay MS``: the server waits that long before each ``tools/call`` answer (a server doing work, or one
+across a network): a hop's fixed cost then weighs what it would against such a server.
+
+The variants are also printed as ratios, computed per round (both clients of a ratio measured in the same round) and
+given as the median with the range over the rounds: ``oauth``, ``proxy`` / ``mcpsync`` (what auth / a proxy
+costs mcpsync), ``floor-proxy`` / ``floor`` (what the hop itself costs), ``proxy`` / ``floor-proxy`` (what
+mcpsync adds behind the same proxy), and the same three for the tunnel against the direct TLS clients.
 
 Every measurement runs in a fresh worker process, clients interleaved (the order flips every round), medians over
 the rounds; ratios are against the floor measured in the same run. Metrics: round trip median and p99 (sequential
-``tools/call``), calls/s with 1 / 8 / 64 in flight (threads, or asyncio tasks for the SDK), one 10 MB result (wall
-time, and the rise of the worker's peak RSS over its level just before the call), cold start (a whole process:
-interpreter, imports, connect over HTTP, one call, close), and for ``many`` the wall time until all 20 are
-connected. Nothing here is a test: no time is asserted.
+``tools/call``), sleeps per sequential call (the worker's voluntary context switches during them, per call: how
+often a call had to wait for its answer), calls/s with 1 / 8 / 64 in flight (threads, or asyncio tasks for the SDK),
+one 10 MB result (wall time, and the rise of the worker's peak RSS over its level just before the call), cold start
+(a whole process: interpreter, imports, connect over HTTP, one call, close), and for ``many`` the wall time until
+all 20 are connected. Nothing here is a test: no time is asserted.
 """
 
 from __future__ import annotations
@@ -73,9 +90,15 @@ sys.path.insert(0, ROOT)
 ECHO = [sys.executable, "-m", "mcpsync.example_server.echo", "--handshake-only"]
 
 CONFIGS = ["http-json-legacy", "http-json-modern", "http-sse-legacy", "http-sse-modern", "sse-legacy", "many"]
-REMOTE_CLIENTS = ["floor", "requests", "mcpsync", "oauth", "floor-proxy", "proxy", "proxy-requests", "sdk"]
-# mcpsync with auth / through a proxy, and the floor through the proxy: Streamable HTTP configurations only
-VARIANTS = ("oauth", "floor-proxy", "proxy", "proxy-requests")
+REMOTE_CLIENTS = [
+    "floor", "requests", "mcpsync", "oauth", "floor-proxy", "proxy",
+    "floor-https", "https", "floor-tunnel", "tunnel", "sdk",
+]  # fmt: skip
+# mcpsync with auth / through a proxy / over TLS, direct or tunnelled, and the floor the same ways: Streamable
+# HTTP configurations only, calls only
+VARIANTS = ("oauth", "floor-proxy", "proxy", "floor-https", "https", "floor-tunnel", "tunnel")
+TLS_CLIENTS = ("floor-https", "https", "floor-tunnel", "tunnel")
+PROXY_KINDS = ("squid", "tinyproxy", "python")
 MANY_CLIENTS = ["floor", "mcpsync", "manager", "sdk"]
 
 # ---------------------------------------------------------------------------------------------- the server
@@ -84,6 +107,7 @@ MANY_CLIENTS = ["floor", "mcpsync", "manager", "sdk"]
 def serve(port: int) -> None:  # pragma: no cover - runs in the child
     """Streamable HTTP on /mcp (JSON answers) and /mcp-sse (event-stream answers), legacy HTTP+SSE on /sse."""
     big_text = "x" * BIG
+    delay = float(os.environ.get("MCPSYNC_BENCH_SERVER_DELAY_MS") or 0) / 1000.0  # --server-delay
     streams: Dict[str, asyncio.StreamWriter] = {}
     counter = [0]
     dumps = json.JSONEncoder(separators=(",", ":")).encode
@@ -164,6 +188,8 @@ def serve(port: int) -> None:  # pragma: no cover - runs in the child
                     continue
                 msg = json.loads(body)
                 out = answer(msg)
+                if delay and msg.get("method") == "tools/call":
+                    await asyncio.sleep(delay)
                 if path == "/messages":
                     writer.write(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n")
                     stream = streams.get(query.split("=", 1)[-1])
@@ -190,28 +216,60 @@ def serve(port: int) -> None:  # pragma: no cover - runs in the child
 
     async def main() -> None:
         server = await asyncio.start_server(handle, "127.0.0.1", port, limit=64 * 1024 * 1024, backlog=512)
+        tls = os.environ.get("MCPSYNC_BENCH_SERVE_TLS")  # "port,certfile,keyfile": the same server over TLS
+        if tls:
+            import ssl
+
+            tls_port, cert, key = tls.split(",")
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(cert, key)
+            tls_server = await asyncio.start_server(
+                handle, "127.0.0.1", int(tls_port), limit=64 * 1024 * 1024, backlog=512, ssl=ctx
+            )
+            await tls_server.start_serving()
         async with server:
             await server.serve_forever()
 
     asyncio.run(main())
 
 
+def free_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port: int = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def wait_for_port(port: int, proc: "subprocess.Popen[Any]", what: str) -> None:
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), 1).close()
+            return
+        except OSError:
+            if proc.poll() is not None:
+                raise RuntimeError("%s exited (status %s) before listening" % (what, proc.returncode)) from None
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 class Server:
-    def __init__(self) -> None:
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        self.port = s.getsockname()[1]
-        s.close()
-        self.proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--serve", str(self.port)])
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), 1).close()
-                return
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
+    """The bench server in a child process; with ``pki`` (see :func:`make_pki`) also over TLS on ``tls_port``."""
+
+    def __init__(self, pki: Optional[Dict[str, str]] = None, delay_ms: float = 0.0) -> None:
+        self.port = free_port()
+        self.tls_port = free_port() if pki else 0
+        env = dict(os.environ)
+        if delay_ms:
+            env["MCPSYNC_BENCH_SERVER_DELAY_MS"] = str(delay_ms)
+        if pki:
+            env["MCPSYNC_BENCH_SERVE_TLS"] = "%d,%s,%s" % (self.tls_port, pki["server.crt"], pki["server.key"])
+        self.proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--serve", str(self.port)], env=env)
+        wait_for_port(self.port, self.proc, "the bench server")
+        if pki:
+            wait_for_port(self.tls_port, self.proc, "the bench server (TLS)")
 
     def close(self) -> None:
         self.proc.terminate()
@@ -220,6 +278,8 @@ class Server:
 
 class ProxyProcess(Server):
     """tests/proxyserver.py in a process of its own (a proxy is another process in real life too)."""
+
+    describe = "python (tests/proxyserver.py: stdlib, a thread per connection, keep-alive to clients and servers)"
 
     def __init__(self) -> None:
         code = (
@@ -241,6 +301,120 @@ class ProxyProcess(Server):
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(10)
+
+
+# squid: keep-alive to clients and to servers. By default squid opens a new server connection for every request
+# it could not retry (a POST: every MCP request); server_pconn_for_nonretriable lets it reuse an idle one.
+SQUID_CONF = """http_port 127.0.0.1:{port}
+pid_filename none
+cache_log /dev/null
+access_log none
+cache_store_log none
+cache deny all
+cache_mem 8 MB
+coredump_dir none
+netdb_filename none
+pinger_enable off
+http_access allow all
+via off
+forwarded_for transparent
+shutdown_lifetime 0 seconds
+client_persistent_connections on
+server_persistent_connections on
+server_pconn_for_nonretriable allow all
+"""
+
+# tinyproxy keeps no client connection alive (every answer ends its connection): see the module docstring
+TINYPROXY_CONF = """Port {port}
+Listen 127.0.0.1
+Timeout 600
+MaxClients 1024
+LogLevel Critical
+DisableViaHeader Yes
+"""
+
+
+class NativeProxy:
+    """squid or tinyproxy from the system (``PATH``, ``/usr/sbin``), configured in a temp dir, in the foreground."""
+
+    def __init__(self, kind: str) -> None:
+        import tempfile
+
+        exe = find_program(kind)
+        if exe is None:
+            raise RuntimeError("%s is not installed" % kind)
+        self.tmp = tempfile.TemporaryDirectory(prefix="mcpsync-bench-proxy-")
+        self.port = free_port()
+        conf = os.path.join(self.tmp.name, kind + ".conf")
+        with open(conf, "w") as f:
+            f.write((SQUID_CONF if kind == "squid" else TINYPROXY_CONF).format(port=self.port))
+        self.log = open(os.path.join(self.tmp.name, "stderr"), "wb")
+        # squid -N: no daemon, one process; -d 1: startup errors to stderr (the log is /dev/null); as root it
+        # runs as its cache_effective_user. tinyproxy -d: no daemon.
+        cmd = [exe, "-N", "-d", "1", "-f", conf] if kind == "squid" else [exe, "-d", "-c", conf]
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log)
+        try:
+            wait_for_port(self.port, self.proc, kind)
+        except BaseException:
+            with open(self.log.name, "rb") as f:  # what the proxy said, before its temp dir goes
+                said = f.read().decode("utf-8", "replace")[-2000:]
+            self.close()
+            sys.stderr.write(said)
+            raise
+        version = subprocess.run([exe, "-v"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT).stdout.decode()
+        first = version.strip().splitlines()[0] if version.strip() else kind
+        how = (
+            "keep-alive to clients and servers, POSTs included"
+            if kind == "squid"
+            else "no keep-alive to clients: a new TCP connection to the proxy per forwarded call"
+        )
+        self.describe = "%s (%s; %s)" % (kind, first.strip()[:60], how)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        self.log.close()
+        self.tmp.cleanup()
+
+
+def find_program(name: str) -> Optional[str]:
+    import shutil
+
+    return shutil.which(name) or shutil.which(name, path="/usr/sbin:/usr/local/sbin:/sbin")
+
+
+def start_proxy(kind: str) -> Any:
+    """The proxy of ``--proxy``: ``auto`` takes squid if installed, else tests/proxyserver.py (see the module
+    docstring for why not tinyproxy)."""
+    if kind == "auto":
+        kind = "squid" if find_program("squid") else "python"
+    return ProxyProcess() if kind == "python" else NativeProxy(kind)
+
+
+def make_pki(directory: str) -> Optional[Dict[str, str]]:
+    """A throwaway CA and a certificate for 127.0.0.1 (the ``openssl`` command), or None without it."""
+    import shutil
+
+    if shutil.which("openssl") is None:
+        return None
+
+    def run(*args: str) -> None:
+        subprocess.run(["openssl", *args], cwd=directory, check=True, capture_output=True, timeout=60)
+
+    with open(os.path.join(directory, "san.ext"), "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1\n")
+    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=mcpsync bench CA",
+        "-keyout", "ca.key", "-out", "ca.crt")  # fmt: skip
+    run("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", "server.key",
+        "-out", "server.csr")  # fmt: skip
+    run("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2",
+        "-extfile", "san.ext", "-out", "server.crt")  # fmt: skip
+    return {k: os.path.join(directory, k) for k in ("ca.crt", "server.crt", "server.key")}
 
 
 def url_for(port: int, config: str) -> str:
@@ -471,29 +645,48 @@ class MCPSyncOAuth(MCPSyncRemote):
         self.tmp.cleanup()
 
 
-class MCPSyncProxied(MCPSyncRemote):
-    """Through the local forward proxy whose port is in ``MCPSYNC_BENCH_PROXY``."""
+def bench_proxy_url() -> str:
+    return "http://127.0.0.1:%s" % os.environ["MCPSYNC_BENCH_PROXY"]
 
-    engine = "stdlib"
+
+class MCPSyncProxied(MCPSyncRemote):
+    """Through the local forward proxy whose port is in ``MCPSYNC_BENCH_PROXY`` (``proxies=``, absolute form)."""
 
     def __init__(self, url: str, config: str) -> None:
         import mcpsync
 
-        proxy = "http://127.0.0.1:%s" % os.environ["MCPSYNC_BENCH_PROXY"]
         self.c = mcpsync.connect(
             url,
             transport="http",
             protocol="modern" if config.endswith("modern") else "legacy",
             timeout=120,
             validate_output=False,
-            proxies={"http": proxy},
-            engine=self.engine,
+            proxies={"http": bench_proxy_url()},
         )
-        assert self.c.transport._net.kind == self.engine  # type: ignore[attr-defined]
 
 
-class MCPSyncProxiedRequests(MCPSyncProxied):
-    engine = "requests"
+class MCPSyncHTTPS(MCPSyncRemote):
+    """The same server over TLS (``verify=`` the bench CA in ``MCPSYNC_BENCH_CA``), direct or, as ``tunnel``,
+    through a ``CONNECT`` tunnel of the bench proxy."""
+
+    tunnel = False
+
+    def __init__(self, url: str, config: str) -> None:
+        import mcpsync
+
+        self.c = mcpsync.connect(
+            url,
+            transport="http",
+            protocol="modern" if config.endswith("modern") else "legacy",
+            timeout=120,
+            validate_output=False,
+            verify=os.environ["MCPSYNC_BENCH_CA"],
+            proxies={"https": bench_proxy_url()} if self.tunnel else {},
+        )
+
+
+class MCPSyncTunnel(MCPSyncHTTPS):
+    tunnel = True
 
 
 class FloorProxied(StdlibFloor):
@@ -519,6 +712,33 @@ class FloorProxied(StdlibFloor):
         return conn.getresponse()
 
 
+class FloorHTTPS(StdlibFloor):
+    """The floor over TLS: one ``http.client.HTTPSConnection`` per thread, direct or (``floor-tunnel``) through
+    a ``CONNECT`` tunnel of the bench proxy (``set_tunnel``)."""
+
+    tunnel = False
+
+    def _conn(self) -> Any:
+        conn = getattr(self.local, "conn", None)
+        if conn is None:
+            import ssl
+
+            ctx = ssl.create_default_context(cafile=os.environ["MCPSYNC_BENCH_CA"])
+            if self.tunnel:
+                conn = self._http.HTTPSConnection("127.0.0.1", int(os.environ["MCPSYNC_BENCH_PROXY"]), context=ctx)
+                conn.set_tunnel(self.host, self.port)
+            else:
+                conn = self._http.HTTPSConnection(self.host, self.port, context=ctx)
+            self.local.conn = conn
+            with self.lock:
+                self.conns.append(conn)
+        return conn
+
+
+class FloorTunnel(FloorHTTPS):
+    tunnel = True
+
+
 def sync_client(name: str, url: str, config: str) -> Any:
     cls = {
         "floor-proxy": FloorProxied,
@@ -527,8 +747,14 @@ def sync_client(name: str, url: str, config: str) -> Any:
         "mcpsync": MCPSyncRemote,
         "oauth": MCPSyncOAuth,
         "proxy": MCPSyncProxied,
-        "proxy-requests": MCPSyncProxiedRequests,
+        "floor-https": FloorHTTPS,
+        "https": MCPSyncHTTPS,
+        "floor-tunnel": FloorTunnel,
+        "tunnel": MCPSyncTunnel,
     }[name]
+    if name in TLS_CLIENTS:  # the same path on the server's TLS port
+        path = url.split("/", 3)[3]
+        url = "https://127.0.0.1:%s/%s" % (os.environ["MCPSYNC_BENCH_TLS_PORT"], path)
     return cls(url, config)
 
 
@@ -589,12 +815,16 @@ def worker_sync(name: str, config: str, task: str, port: int, n: int, total: int
             assert len(text) == BIG
             del text
             return {"big_time": dt, "big_rss": _peak_rss_mb() - before}
+        import resource
+
         lat = []
+        switches = resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
         for _ in range(n):
             t0 = time.perf_counter()
             c.call("echo", {"message": "m"})
             lat.append(time.perf_counter() - t0)
-        res = {"rt": statistics.median(lat), "p99": _percentile(lat, 0.99)}
+        switches = resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw - switches
+        res = {"rt": statistics.median(lat), "p99": _percentile(lat, 0.99), "sleeps": switches / n}
         for k in (1, 8, 64):
             res["c%d" % k] = _tput_threads(lambda: c.call("echo", {"message": "c"}), k, total)
         if hasattr(c, "extra"):
@@ -784,6 +1014,7 @@ def sdk_available() -> bool:
 METRICS: List[Tuple[str, str, Optional[Tuple[str, float]]]] = [
     ("rt", "round trip, median", ("<=", 1.5)),
     ("p99", "round trip, p99", None),
+    ("sleeps", "sleeps per sequential call (voluntary context switches)", None),
     ("c1", "calls/s, 1 in flight", None),
     ("c8", "calls/s, 8 in flight", None),
     ("c64", "calls/s, 64 in flight", (">=", 0.8)),
@@ -801,6 +1032,8 @@ def fmt(metric: str, v: Any) -> str:
         return "%.0f us" % (v * 1e6)
     if metric.startswith("c") and metric != "cold" and metric != "connect":
         return "%.0f/s" % v
+    if metric == "sleeps":
+        return "%.2f" % v
     if metric == "big_rss":
         return "%.1f MB" % v
     return "%.3f s" % v
@@ -822,6 +1055,14 @@ def main() -> int:
     ap.add_argument("--clients", default=None, help="comma list (default: all available)")
     ap.add_argument("--tasks", default="calls,big,cold")
     ap.add_argument("--no-sdk", action="store_true")
+    ap.add_argument(
+        "--server-delay",
+        type=float,
+        default=0.0,
+        metavar="MS",
+        help="the server waits MS milliseconds before answering each tools/call (a server doing work, or far away)",
+    )
+    ap.add_argument("--proxy", default="auto", choices=("auto",) + PROXY_KINDS, help="the proxy of the proxy rows")
     ap.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--worker", nargs=6, help=argparse.SUPPRESS)
     ap.add_argument("--profile", nargs=2, metavar=("CLIENT", "CONFIG"), help="cProfile one calls worker in-process")
@@ -833,7 +1074,7 @@ def main() -> int:
         print(json.dumps(worker(args.worker)))
         return 0
     if args.profile:
-        return profile(*args.profile)
+        return profile(args.profile[0], args.profile[1], proxy_kind=args.proxy)
     n, total = (300, 1280) if args.quick else (1000, 3200)
     with_sdk = not args.no_sdk and sdk_available()
     configs = args.only.split(",")
@@ -855,9 +1096,14 @@ def main() -> int:
     import compileall
 
     compileall.compile_dir(os.path.join(ROOT, "mcpsync"), quiet=1)
-    server = Server()
-    proxy = ProxyProcess()
-    os.environ["MCPSYNC_BENCH_PROXY"] = str(proxy.port)
+    tls = not args.clients or any(c in args.clients.split(",") for c in TLS_CLIENTS)
+    peers = Peers(args.proxy, tls=tls, delay_ms=args.server_delay)
+    server = peers.server
+    print("proxy measured: %s" % peers.proxy.describe, flush=True)
+    if args.server_delay:
+        print("the server waits %g ms before each tools/call answer (--server-delay)" % args.server_delay, flush=True)
+    if peers.pki is None:
+        print("no openssl command: the https and tunnel rows are not run", flush=True)
     results: Dict[str, Dict[str, Dict[str, List[Any]]]] = {}
     try:
         for config in configs:
@@ -868,6 +1114,8 @@ def main() -> int:
                 clients = [c for c in clients if c != "sdk"]
             if not config.startswith("http-"):
                 clients = [c for c in clients if c not in VARIANTS]
+            if peers.pki is None:
+                clients = [c for c in clients if c not in TLS_CLIENTS]
             res = results[config] = {c: {} for c in clients}
             config_tasks = ["many"] if config == "many" else tasks
             for rnd in range(args.rounds):
@@ -880,7 +1128,10 @@ def main() -> int:
                         out = run_worker(name, config, task, server.port, n, total)
                         if "error" in out:
                             print("  " + out["error"], flush=True)
-                            keys = {"calls": ["rt", "p99", "c1", "c8", "c64"], "big": ["big_time", "big_rss"]}
+                            keys = {
+                                "calls": ["rt", "p99", "sleeps", "c1", "c8", "c64"],
+                                "big": ["big_time", "big_rss"],
+                            }
                             for key in keys.get(task, [task if task != "many" else "connect"]):
                                 res[name].setdefault(key, []).append("failed")
                             continue
@@ -891,10 +1142,42 @@ def main() -> int:
                     flush=True,
                 )
     finally:
-        server.close()
-        proxy.close()
+        peers.close()
+    print()
+    print("proxy measured: %s" % peers.proxy.describe)
+    if args.server_delay:
+        print("the server waited %g ms before each tools/call answer (--server-delay)" % args.server_delay)
     report(results)
     return 0
+
+
+class Peers:
+    """The bench server (with a TLS port when ``tls`` and ``openssl`` is there) and the proxy of ``proxy_kind``;
+    their ports and the CA in the environment the workers inherit."""
+
+    def __init__(self, proxy_kind: str, tls: bool = True, delay_ms: float = 0.0) -> None:
+        import tempfile
+
+        self.tmp = tempfile.TemporaryDirectory(prefix="mcpsync-bench-")
+        self.pki = make_pki(self.tmp.name) if tls else None
+        self.server = Server(self.pki, delay_ms)
+        try:
+            self.proxy = start_proxy(proxy_kind)
+        except BaseException:
+            self.server.close()
+            self.tmp.cleanup()
+            raise
+        os.environ["MCPSYNC_BENCH_PROXY"] = str(self.proxy.port)
+        if self.pki is not None:
+            os.environ["MCPSYNC_BENCH_TLS_PORT"] = str(self.server.tls_port)
+            os.environ["MCPSYNC_BENCH_CA"] = self.pki["ca.crt"]
+
+    def close(self) -> None:
+        try:
+            self.server.close()
+        finally:
+            self.proxy.close()
+            self.tmp.cleanup()
 
 
 def report(results: Dict[str, Dict[str, Dict[str, List[Any]]]]) -> None:
@@ -940,39 +1223,77 @@ def report(results: Dict[str, Dict[str, Dict[str, List[Any]]]]) -> None:
         report_variants(config, res)
 
 
+# (label, client, against, target): ratios of two clients measured in the same rounds
+RATIOS: List[Tuple[str, str, str, bool]] = [
+    ("oauth / mcpsync", "oauth", "mcpsync", True),
+    ("proxy / mcpsync (target: within 1.1x)", "proxy", "mcpsync", True),
+    ("floor-proxy / floor (what the hop itself costs)", "floor-proxy", "floor", False),
+    ("proxy / floor-proxy (what mcpsync adds behind the same proxy)", "proxy", "floor-proxy", False),
+    ("https / floor-https (mcpsync over TLS, direct)", "https", "floor-https", False),
+    ("tunnel / https (CONNECT; target: within 1.1x)", "tunnel", "https", True),
+    ("floor-tunnel / floor-https (what the tunnel itself costs)", "floor-tunnel", "floor-https", False),
+    ("tunnel / floor-tunnel (what mcpsync adds in the same tunnel)", "tunnel", "floor-tunnel", False),
+]
+RATIO_KEYS = ("rt", "c1", "c8", "c64")
+
+
+def round_ratios(values: List[Any], bases: List[Any]) -> List[float]:
+    """``value / base`` of each round in which both were measured."""
+    return [
+        v / b
+        for v, b in zip(values, bases)
+        if isinstance(v, (int, float)) and isinstance(b, (int, float)) and b
+    ]
+
+
 def report_variants(config: str, res: Dict[str, Dict[str, List[Any]]]) -> None:
-    """``oauth`` / ``proxy`` / ``proxy-requests`` as ratios to the plain mcpsync client of the same run."""
-    variants = [c for c in VARIANTS if c in res]
-    if not variants or "mcpsync" not in res:
+    """The :data:`RATIOS` of the clients that ran: per round, then the median and the range over the rounds.
+
+    "within 1.1x" of a target row: round trip at most 1.1x, calls/s at least 1/1.1 = 0.91x."""
+    rows = [r for r in RATIOS if r[1] in res and r[2] in res]
+    if not rows:
         return
     print()
-    print("%s, ratio to the plain mcpsync client of the same run (round trip: lower is better; calls/s: higher)"
-          % config)
+    print(
+        "%s, ratios per round: median (min-max) over the rounds (round trip: lower is better; calls/s: higher)"
+        % config
+    )
     print()
-    print("| client | " + " | ".join(label for key, label, _ in METRICS if key in ("rt", "c1", "c8", "c64")) + " |")
-    print("|---|---|---|---|---|")
-    rows = [(c, c, "mcpsync") for c in variants]
-    if "proxy" in res and "floor-proxy" in res:
-        rows.append(("proxy / floor-proxy (what mcpsync adds behind the same proxy)", "proxy", "floor-proxy"))
-    for label, c, against in rows:
+    print("| ratio | " + " | ".join(label for key, label, _ in METRICS if key in RATIO_KEYS) + " | within 1.1x? |")
+    print("|---|---|---|---|---|---|")
+    for label, c, against, target in rows:
         cells = []
-        for key in ("rt", "c1", "c8", "c64"):
-            v, base = median_of(res[c].get(key, [])), median_of(res[against].get(key, []))
-            ok = isinstance(v, (int, float)) and isinstance(base, (int, float)) and base
-            cells.append("%.2fx" % (v / base) if ok else "-")
-        print("| %s | %s |" % (label, " | ".join(cells)))
+        met: List[Tuple[str, bool]] = []
+        for key in RATIO_KEYS:
+            ratios = round_ratios(res[c].get(key, []), res[against].get(key, []))
+            if not ratios:
+                cells.append("-")
+                continue
+            med = statistics.median(ratios)
+            cells.append("%.2fx (%.2f-%.2f)" % (med, min(ratios), max(ratios)))
+            met.append(("round trip" if key == "rt" else key[1:], med <= 1.1 if key == "rt" else med >= 1 / 1.1))
+        verdict = ""
+        if target and met:
+            missed = [name for name, ok in met if not ok]
+            verdict = "yes" if not missed else "NO: " + ", ".join(missed)
+            if missed and missed[-1] != "round trip":
+                verdict += " in flight"
+        print("| %s | %s | %s |" % (label, " | ".join(cells), verdict))
     refreshes = [v for v in res.get("oauth", {}).get("refreshes", []) if isinstance(v, int)]
     if refreshes:
         print()
         print("oauth: access tokens refreshed %s times per calls run (each round)" % "/".join(map(str, refreshes)))
 
 
-def profile(client: str, config: str) -> int:
-    """cProfile every thread of one mcpsync/requests/floor calls run (1 and 64 in flight), top functions."""
+def profile(client: str, config: str, proxy_kind: str = "auto") -> int:
+    """cProfile every thread of one calls run of a client (1 and 64 in flight), top functions."""
     import cProfile
     import pstats
 
-    server = Server()
+    peers = Peers(proxy_kind, tls=client in TLS_CLIENTS)
+    server = peers.server
+    if client in VARIANTS and client != "oauth":
+        print("proxy: %s" % peers.proxy.describe)
     try:
         url = url_for(server.port, config)
         c = sync_client(client, url, config)
@@ -1017,7 +1338,7 @@ def profile(client: str, config: str) -> int:
             stats.sort_stats("tottime").print_stats(25)
         c.close()
     finally:
-        server.close()
+        peers.close()
     return 0
 
 

@@ -76,11 +76,12 @@ class Faults:
 class Record:
     """One HTTP request the server received."""
 
-    def __init__(self, method: str, path: str, headers: Dict[str, str], body: Any) -> None:
+    def __init__(self, method: str, path: str, headers: Dict[str, str], body: Any, peer: Any = None) -> None:
         self.method = method
         self.path = path
         self.headers = headers  # lower-cased names
         self.body = body
+        self.peer = peer  # the client's (host, port): one per connection
 
     def __repr__(self) -> str:
         what = self.body.get("method") if isinstance(self.body, dict) else None
@@ -188,7 +189,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _record(self, body: Any) -> None:
         headers = {k.lower(): v for k, v in self.headers.items()}
         with self.owner.lock:
-            self.owner.log.append(Record(self.command, self.path, headers, body))
+            self.owner.log.append(Record(self.command, self.path, headers, body, self.client_address))
 
     def _read_body(self) -> bytes:
         length = int(self.headers.get("Content-Length") or 0)

@@ -200,6 +200,43 @@ def test_https_407_and_a_refused_tunnel_are_typed(pki: Dict[str, str], monkeypat
         assert srv.log == []
 
 
+# ---------------------------------------------------------------------------------------------- per-call cost
+# What the proxied round trip costs the client (bench/README.md): one kept-alive connection to the proxy, or one
+# tunnel, carries every sequential call, and the proxy credentials go with each forwarded request, not per
+# connection only.
+
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+def test_sequential_calls_share_one_connection_to_a_forward_proxy(era: str) -> None:
+    with ProxyServer(credentials=("u", "pw")) as proxy, MCPTestServer(era=era) as srv:
+        proxies = {"http": proxy.url_with_credentials}
+        # no event stream (a legacy-era client keeps it open on a connection of its own): the calls only
+        options: Dict[str, Any] = {"protocol": era, "timeout": 30, "proxies": proxies, "get_stream": False}
+        with mcpsync.connect(srv.url, transport="http", **options) as client:
+            for i in range(20):
+                assert client.call_tool("echo", {"message": str(i)}).text == str(i)
+            calls = [t for m, t, _ in proxy.forwarded if m == "POST"]
+        posts = srv.records("POST")
+        assert len(calls) == len(posts) >= 20  # every call went through the proxy, once
+        assert all(auth == proxy.expected for _, _, auth in proxy.forwarded)  # on every request
+        assert proxy.connections == 1
+        # the proxy relays a client connection on a server connection of its own: one server peer
+        assert len({r.peer for r in srv.log}) == 1
+
+
+def test_sequential_calls_share_one_connect_tunnel(pki: Dict[str, str]) -> None:
+    with ProxyServer(credentials=("u", "pw")) as proxy, _tls_server(pki) as srv:
+        url = "https://127.0.0.1:%d/mcp" % srv.port
+        proxies = {"https": proxy.url_with_credentials}
+        with mcpsync.connect(url, transport="http", timeout=30, verify=pki["ca.crt"], proxies=proxies) as client:
+            for i in range(20):
+                assert client.call_tool("echo", {"message": str(i)}).text == str(i)
+        assert proxy.forwarded == []  # nothing in the clear
+        assert len(srv.records("POST")) >= 20
+        assert proxy.tunnels == [("127.0.0.1:%d" % srv.port, proxy.expected)]  # one tunnel carried them all
+        assert proxy.connections == 1
+
+
 # ---------------------------------------------------------------------------------------------- the rule
 
 
