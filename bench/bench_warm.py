@@ -91,7 +91,7 @@ def _clients(url: str, era: str, cache: str) -> List[Tuple[str, List[str], Optio
 
 
 def _one(srv: "object", argv: List[str], env: Dict[str, str]) -> Tuple[float, List[str]]:
-    log = getattr(srv, "log")
+    log = srv.log
     n = len(log)
     t0 = time.perf_counter()
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)

@@ -95,7 +95,8 @@ def test_discovery_finds_claude_json_only_when_it_names_servers_for_here(tmp_pat
     home, cwd, elsewhere = tmp_path / "home", tmp_path / "proj", tmp_path / "else"
     cwd.mkdir()
     elsewhere.mkdir()
-    claude = _write(home / ".claude.json", {"mcpServers": {}, "projects": {str(elsewhere): {"mcpServers": {"x": _stdio()}}}})
+    projects = {str(elsewhere): {"mcpServers": {"x": _stdio()}}}
+    claude = _write(home / ".claude.json", {"mcpServers": {}, "projects": projects})
     assert home / ".claude.json" in config_search_paths(cwd, home, {}, "linux")
     assert find_config(cwd, home, {}, "linux") is None  # Claude Code is used, but with no server for this project
     assert find_config(elsewhere, home, {}, "linux") == claude

@@ -156,7 +156,8 @@ def test_a_bearer_token_key_in_a_foreign_format_is_honoured(
 def test_oauth_false_turns_oauth_off_in_every_format(fmt: str, tmp_path: Any, oauth_options: Dict[str, Any]) -> None:
     """No static credential, ``"oauth": false``: the 401 is reported as is and no OAuth discovery starts."""
     with AuthTestServer() as auth:
-        with Manager(_load(tmp_path, _remote_entry(fmt, auth.server_url, oauth=False)), oauth_options=oauth_options) as mgr:
+        config = _load(tmp_path, _remote_entry(fmt, auth.server_url, oauth=False))
+        with Manager(config, oauth_options=oauth_options) as mgr:
             assert mgr.config("remote").oauth is False and not mgr.config("remote").oauth_enabled
             assert mgr.status("remote").status == "needs_auth"
         assert not [p for p in auth.paths() if "well-known" in p or p == "/register"], auth.paths()

@@ -478,7 +478,7 @@ def test_concurrent_callers_share_one_renewal(sse_srv: FaultServer) -> None:
             # every other caller is now parked on the renewal: 7 that got 404 plus the 8 late ones (the GET
             # stream, when the expiry ended it, may be parked there too)
             session = t._session  # noqa: SLF001
-            assert wait_for(lambda: session.renew_waiters >= 2 * n - 1, BOUND), session.renew_waiters
+            assert wait_for(lambda s=session: s.renew_waiters >= 2 * n - 1, BOUND), session.renew_waiters
             init.release.set()
             for th in first + late:
                 th.join(BOUND)

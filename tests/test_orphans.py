@@ -163,7 +163,8 @@ def test_the_wrapper_refuses_to_run_an_orphan() -> None:
     argv[argv.index("--") - 1] = "1"  # "expected parent: init": the real parent (this test) differs
     done = subprocess.run(argv, stdout=subprocess.PIPE, timeout=60)
     assert done.returncode == 1 and done.stdout == b""
-    ok = subprocess.run(lifeline.pdeathsig_argv([sys.executable, "-c", "print('ran')"]), stdout=subprocess.PIPE, timeout=60)
+    argv = lifeline.pdeathsig_argv([sys.executable, "-c", "print('ran')"])
+    ok = subprocess.run(argv, stdout=subprocess.PIPE, timeout=60)
     assert ok.returncode == 0 and ok.stdout.strip() == b"ran"
 
 

@@ -334,7 +334,9 @@ def _read_env_file(path: str) -> Dict[str, str]:
 
 
 class _Expander:
-    def __init__(self, env: Mapping[str, str], variables: Mapping[str, str], opencode: bool, bare: bool = False) -> None:
+    def __init__(
+        self, env: Mapping[str, str], variables: Mapping[str, str], opencode: bool, bare: bool = False
+    ) -> None:
         self.env, self.variables, self.opencode, self.bare = env, variables, opencode, bare
 
     def __call__(self, value: Any, where: str) -> Any:

@@ -358,7 +358,7 @@ def _package(
     if sha is not None and not re.match(r"^[a-f0-9]{64}$", sha):
         raise InvalidServerJson("server.json %s is not a SHA-256 hex digest" % _where(where, "fileSha256"))
     out.registry_type, out.identifier, out.sha256 = rtype, identifier, sha
-    for i, item in enumerate(_items(package, "postInstallInstructions", where)):
+    for item in _items(package, "postInstallInstructions", where):
         out.post_install.append(
             {k: item[k] for k in ("description", "command", "documentation", "optional") if k in item
              and isinstance(item[k], (str, bool))}
