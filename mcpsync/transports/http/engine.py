@@ -711,14 +711,20 @@ class DirectNet:
         closing). Never raises, never blocks."""
         with self._lock:
             self._aborted = True
-        self.interrupt()
+        self._shut_live(keep_idle=False)
 
     def interrupt(self) -> None:
-        """Shut down every socket, in use, idle or still connecting, like :meth:`abort`, but leave the engine
-        usable: a later request opens a new connection (how ``close()`` wakes its callers and still sends the
-        session's ``DELETE``). Never raises, never blocks."""
+        """Shut down every socket in use or still connecting, like :meth:`abort`, but keep the idle pooled ones
+        (no thread waits on those) and leave the engine usable: how ``close()`` wakes its callers and then still
+        sends the session's ``DELETE`` on a kept-alive connection. Never raises, never blocks."""
+        self._shut_live(keep_idle=True)
+
+    def _shut_live(self, keep_idle: bool) -> None:
         with self._lock:
-            conns = list(self._live)
+            conns = set(self._live)
+            if keep_idle:
+                for origin in self._origins.values():
+                    conns.difference_update(origin.idle)
         for conn in conns:
             _shut(conn.sock)
 
