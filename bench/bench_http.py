@@ -44,6 +44,9 @@ Clients:
   request into a closing connection, and a POST that may have reached the proxy is not sent again: that call
   fails, for the floor as for mcpsync; its CONNECT tunnels also stalled here, see bench/README.md). The proxy
   measured is printed.
+* ``relay`` / ``floor-relay``: mcpsync and the floor to the same server through a bare TCP relay (``socat``,
+  when installed: no proxy protocol, it parses nothing). Its hop is the least any proxy can cost on this machine,
+  so ``floor-relay`` / ``floor`` bounds from below what the proxy rows can reach against this server.
 * ``https`` / ``floor-https``: mcpsync and the floor against the same server over TLS (its certificate from a
   throwaway CA made with ``openssl``), direct; ``tunnel`` / ``floor-tunnel``: the same through a ``CONNECT``
   tunnel of the same proxy (once a tunnel is up the proxy relays bytes). Skipped when ``openssl`` is missing.
@@ -91,12 +94,14 @@ ECHO = [sys.executable, "-m", "mcpsync.example_server.echo", "--handshake-only"]
 
 CONFIGS = ["http-json-legacy", "http-json-modern", "http-sse-legacy", "http-sse-modern", "sse-legacy", "many"]
 REMOTE_CLIENTS = [
-    "floor", "requests", "mcpsync", "oauth", "floor-proxy", "proxy",
+    "floor", "requests", "mcpsync", "oauth", "floor-relay", "relay", "floor-proxy", "proxy",
     "floor-https", "https", "floor-tunnel", "tunnel", "sdk",
 ]  # fmt: skip
 # mcpsync with auth / through a proxy / over TLS, direct or tunnelled, and the floor the same ways: Streamable
 # HTTP configurations only, calls only
-VARIANTS = ("oauth", "floor-proxy", "proxy", "floor-https", "https", "floor-tunnel", "tunnel")
+VARIANTS = ("oauth", "floor-relay", "relay", "floor-proxy", "proxy", "floor-https", "https", "floor-tunnel", "tunnel")
+# the floor / mcpsync through a bare TCP relay (socat): no proxy, the same bytes one more process away
+RELAY_CLIENTS = ("floor-relay", "relay")
 TLS_CLIENTS = ("floor-https", "https", "floor-tunnel", "tunnel")
 PROXY_KINDS = ("squid", "tinyproxy", "python")
 MANY_CLIENTS = ["floor", "mcpsync", "manager", "sdk"]
@@ -380,6 +385,36 @@ class NativeProxy:
                 self.proc.wait(10)
         self.log.close()
         self.tmp.cleanup()
+
+
+class Relay:
+    """A bare TCP relay to the bench server: ``socat`` (C; a process per connection, ``select`` and
+    ``read``/``write``, ``TCP_NODELAY`` both sides), which parses nothing. Its hop is the least any proxy's can
+    cost on this machine: a forward proxy or a ``CONNECT`` tunnel relays the same bytes and does more besides."""
+
+    def __init__(self, server_port: int) -> None:
+        exe = find_program("socat")
+        if exe is None:
+            raise RuntimeError("socat is not installed")
+        self.port = free_port()
+        listen = "TCP-LISTEN:%d,bind=127.0.0.1,fork,reuseaddr,nodelay,backlog=512" % self.port
+        # a new session: terminate() below then ends the per-connection children too
+        self.proc = subprocess.Popen(
+            [exe, listen, "TCP:127.0.0.1:%d,nodelay" % server_port], stdin=subprocess.DEVNULL, start_new_session=True
+        )
+        wait_for_port(self.port, self.proc, "socat")
+        version = subprocess.run([exe, "-V"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT).stdout.decode()
+        line = next((x for x in version.splitlines() if "version" in x), "socat").strip()
+        self.describe = "%s (a bare TCP relay: parses nothing)" % line[:60]
+
+    def close(self) -> None:
+        import signal
+
+        try:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        self.proc.wait(10)
 
 
 def find_program(name: str) -> Optional[str]:
@@ -743,6 +778,8 @@ def sync_client(name: str, url: str, config: str) -> Any:
     cls = {
         "floor-proxy": FloorProxied,
         "floor": StdlibFloor,
+        "floor-relay": StdlibFloor,
+        "relay": MCPSyncRemote,
         "requests": RequestsClient,
         "mcpsync": MCPSyncRemote,
         "oauth": MCPSyncOAuth,
@@ -755,6 +792,9 @@ def sync_client(name: str, url: str, config: str) -> Any:
     if name in TLS_CLIENTS:  # the same path on the server's TLS port
         path = url.split("/", 3)[3]
         url = "https://127.0.0.1:%s/%s" % (os.environ["MCPSYNC_BENCH_TLS_PORT"], path)
+    elif name in RELAY_CLIENTS:  # the same path, one relay away
+        path = url.split("/", 3)[3]
+        url = "http://127.0.0.1:%s/%s" % (os.environ["MCPSYNC_BENCH_RELAY"], path)
     return cls(url, config)
 
 
@@ -1097,12 +1137,17 @@ def main() -> int:
 
     compileall.compile_dir(os.path.join(ROOT, "mcpsync"), quiet=1)
     tls = not args.clients or any(c in args.clients.split(",") for c in TLS_CLIENTS)
-    peers = Peers(args.proxy, tls=tls, delay_ms=args.server_delay)
+    relay = not args.clients or any(c in args.clients.split(",") for c in RELAY_CLIENTS)
+    peers = Peers(args.proxy, tls=tls, delay_ms=args.server_delay, relay=relay)
     server = peers.server
     print("proxy measured: %s" % peers.proxy.describe, flush=True)
+    if peers.relay is not None:
+        print("relay measured: %s" % peers.relay.describe, flush=True)
+    elif relay:
+        print("no socat command: the floor-relay and relay rows are not run", flush=True)
     if args.server_delay:
         print("the server waits %g ms before each tools/call answer (--server-delay)" % args.server_delay, flush=True)
-    if peers.pki is None:
+    if tls and peers.pki is None:
         print("no openssl command: the https and tunnel rows are not run", flush=True)
     results: Dict[str, Dict[str, Dict[str, List[Any]]]] = {}
     try:
@@ -1116,6 +1161,8 @@ def main() -> int:
                 clients = [c for c in clients if c not in VARIANTS]
             if peers.pki is None:
                 clients = [c for c in clients if c not in TLS_CLIENTS]
+            if peers.relay is None:
+                clients = [c for c in clients if c not in RELAY_CLIENTS]
             res = results[config] = {c: {} for c in clients}
             config_tasks = ["many"] if config == "many" else tasks
             for rnd in range(args.rounds):
@@ -1155,9 +1202,10 @@ class Peers:
     """The bench server (with a TLS port when ``tls`` and ``openssl`` is there) and the proxy of ``proxy_kind``;
     their ports and the CA in the environment the workers inherit."""
 
-    def __init__(self, proxy_kind: str, tls: bool = True, delay_ms: float = 0.0) -> None:
+    def __init__(self, proxy_kind: str, tls: bool = True, delay_ms: float = 0.0, relay: bool = False) -> None:
         import tempfile
 
+        self.relay: Optional[Relay] = None
         self.tmp = tempfile.TemporaryDirectory(prefix="mcpsync-bench-")
         self.pki = make_pki(self.tmp.name) if tls else None
         self.server = Server(self.pki, delay_ms)
@@ -1168,6 +1216,9 @@ class Peers:
             self.tmp.cleanup()
             raise
         os.environ["MCPSYNC_BENCH_PROXY"] = str(self.proxy.port)
+        if relay and find_program("socat"):
+            self.relay = Relay(self.server.port)
+            os.environ["MCPSYNC_BENCH_RELAY"] = str(self.relay.port)
         if self.pki is not None:
             os.environ["MCPSYNC_BENCH_TLS_PORT"] = str(self.server.tls_port)
             os.environ["MCPSYNC_BENCH_CA"] = self.pki["ca.crt"]
@@ -1176,6 +1227,8 @@ class Peers:
         try:
             self.server.close()
         finally:
+            if self.relay is not None:
+                self.relay.close()
             self.proxy.close()
             self.tmp.cleanup()
 
@@ -1226,6 +1279,9 @@ def report(results: Dict[str, Dict[str, Dict[str, List[Any]]]]) -> None:
 # (label, client, against, target): ratios of two clients measured in the same rounds
 RATIOS: List[Tuple[str, str, str, bool]] = [
     ("oauth / mcpsync", "oauth", "mcpsync", True),
+    ("floor-relay / floor (a bare TCP relay: the least any hop costs)", "floor-relay", "floor", False),
+    ("relay / mcpsync (mcpsync through the same bare relay)", "relay", "mcpsync", False),
+    ("relay / floor-relay (what mcpsync adds through the same relay)", "relay", "floor-relay", False),
     ("proxy / mcpsync (target: within 1.1x)", "proxy", "mcpsync", True),
     ("floor-proxy / floor (what the hop itself costs)", "floor-proxy", "floor", False),
     ("proxy / floor-proxy (what mcpsync adds behind the same proxy)", "proxy", "floor-proxy", False),
@@ -1239,11 +1295,7 @@ RATIO_KEYS = ("rt", "c1", "c8", "c64")
 
 def round_ratios(values: List[Any], bases: List[Any]) -> List[float]:
     """``value / base`` of each round in which both were measured."""
-    return [
-        v / b
-        for v, b in zip(values, bases)
-        if isinstance(v, (int, float)) and isinstance(b, (int, float)) and b
-    ]
+    return [v / b for v, b in zip(values, bases) if isinstance(v, (int, float)) and isinstance(b, (int, float)) and b]
 
 
 def report_variants(config: str, res: Dict[str, Dict[str, List[Any]]]) -> None:
@@ -1255,8 +1307,7 @@ def report_variants(config: str, res: Dict[str, Dict[str, List[Any]]]) -> None:
         return
     print()
     print(
-        "%s, ratios per round: median (min-max) over the rounds (round trip: lower is better; calls/s: higher)"
-        % config
+        "%s, ratios per round: median (min-max) over the rounds (round trip: lower is better; calls/s: higher)" % config
     )
     print()
     print("| ratio | " + " | ".join(label for key, label, _ in METRICS if key in RATIO_KEYS) + " | within 1.1x? |")
@@ -1290,7 +1341,7 @@ def profile(client: str, config: str, proxy_kind: str = "auto") -> int:
     import cProfile
     import pstats
 
-    peers = Peers(proxy_kind, tls=client in TLS_CLIENTS)
+    peers = Peers(proxy_kind, tls=client in TLS_CLIENTS, relay=client in RELAY_CLIENTS)
     server = peers.server
     if client in VARIANTS and client != "oauth":
         print("proxy: %s" % peers.proxy.describe)
