@@ -1,9 +1,12 @@
 """A tiny scripted stdio MCP peer for the fuzz suites: it writes whatever junk the client asks for.
 
-``python tests/fuzzpeer.py [--content-length]``. It answers ``initialize`` and ``ping``; a ``script``
-request carries ``raw`` (base64 byte strings written to stdout exactly as given, before the answer) and
-``echo`` (returned as ``{"echo": ...}``). With ``--content-length`` every answer is framed with a
-Content-Length header (the junk is written as is: the test frames it). Standard library only.
+``python tests/fuzzpeer.py [--content-length]``. It speaks both eras: ``initialize`` (handshake) and
+``server/discover`` (2026-07-28, where every answer to a request with the protocol version in its ``_meta``
+carries ``resultType``), and ``ping``. A ``script`` request carries ``raw`` (base64 byte strings written to
+stdout exactly as given, before the answer) and ``echo`` (returned as ``{"echo": ...}``); the ``script`` tool
+(``tools/call``) does the same with its arguments and returns ``echo`` as its text. With ``--content-length``
+every answer is framed with a Content-Length header (the junk is written as is: the test frames it). Standard
+library only.
 """
 
 from __future__ import annotations
@@ -12,6 +15,9 @@ import base64
 import json
 import sys
 from typing import Any, Dict, Iterator
+
+
+INFO = {"name": "fuzzpeer", "version": "1"}
 
 
 def _frames(stream: Any) -> Iterator[bytes]:
@@ -48,22 +54,39 @@ def main() -> int:
         method, rid = msg["method"], msg["id"]
         given = msg.get("params")
         params: Dict[str, Any] = given if isinstance(given, dict) else {}
+        meta = params.get("_meta")
+        modern = isinstance(meta, dict) and "io.modelcontextprotocol/protocolVersion" in meta
         if method == "initialize":
-            result: Any = {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "serverInfo": {"name": "fuzzpeer", "version": "1"},
+            result: Any = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": INFO}
+        elif method == "server/discover":
+            result = {
+                "supportedVersions": ["2026-07-28", "2025-11-25"],
+                "capabilities": {"tools": {}},
+                "serverInfo": INFO,
+                "_meta": {"io.modelcontextprotocol/serverInfo": INFO},
+                "ttlMs": 0,
+                "cacheScope": "public",
             }
         elif method == "ping":
             result = {}
-        elif method == "script":
-            for raw in params.get("raw", []):
+        elif method == "tools/list":
+            schema = {"type": "object", "properties": {"raw": {"type": "array"}, "echo": {"type": "string"}}}
+            result = {"tools": [{"name": "script", "inputSchema": schema}]}
+            if modern:
+                result.update(ttlMs=0, cacheScope="public")
+        elif method in ("script", "tools/call"):
+            args = params.get("arguments") if method == "tools/call" else params
+            args = args if isinstance(args, dict) else {}
+            for raw in args.get("raw", []):
                 out.write(base64.b64decode(raw))
             out.flush()
-            result = {"echo": params.get("echo")}
+            echo = args.get("echo")
+            result = {"echo": echo} if method == "script" else {"content": [{"type": "text", "text": str(echo)}]}
         else:
             write({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}})
             continue
+        if modern:
+            result["resultType"] = "complete"
         write({"jsonrpc": "2.0", "id": rid, "result": result})
     return 0
 

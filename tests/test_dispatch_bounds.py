@@ -106,7 +106,10 @@ def test_close_discards_the_backlog_and_no_callback_runs_after_it_returns(era: s
 
 
 def test_server_requests_beyond_the_handler_backlog_get_an_error_answer() -> None:
-    """Four handler threads busy, HANDLER_BACKLOG queued: every further request is answered -32603 at once."""
+    """Four handler threads busy, HANDLER_BACKLOG queued: every further request is answered -32603 at once.
+
+    Handshake era only: 2026-07-28 has no server-to-client requests (a server asks through an
+    ``input_required`` result that the client answers when it retries the call), so it has no handler backlog."""
     entered = threading.Semaphore(0)
     release = threading.Event()
     ran: List[str] = []

@@ -2,8 +2,9 @@
 
 A real stdio peer (tests/fuzzpeer.py, Content-Length framing) writes a header declaring 10**17
 bytes (or more than it sends) and then answers normally: the reader resynchronises at the next
-header and every later call is answered. The hypothesis property drives the FrameReader with
-lying headers between valid frames, cut at arbitrary points.
+header and every later call is answered, in both protocol eras, through the blocking and the async
+call. The hypothesis property drives the FrameReader with lying headers between valid frames, cut at
+arbitrary points.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import base64
 import json
 import os
 import sys
-from typing import Any, Iterator, List, Tuple
+from typing import Any, Iterator, List, Sequence, Tuple
 
 import pytest
 
@@ -29,14 +30,26 @@ from mcpsync.wire.framing import FrameReader, encode_content_length  # noqa: E40
 PEER = os.path.join(os.path.dirname(__file__), "fuzzpeer.py")
 
 
-@pytest.fixture
-def cl_peer() -> Iterator[mcpsync.Client]:
-    with mcpsync.connect([sys.executable, PEER, "--content-length"], protocol="legacy", timeout=30) as c:
+@pytest.fixture(params=["legacy", "modern"])
+def cl_peer(request: pytest.FixtureRequest) -> Iterator[mcpsync.Client]:
+    with mcpsync.connect([sys.executable, PEER, "--content-length"], protocol=request.param, timeout=30) as c:
+        assert c.protocol_version == ("2026-07-28" if request.param == "modern" else "2025-11-25")
         yield c
 
 
 def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode()
+
+
+def _script(c: mcpsync.Client, how: str, raw: Sequence[bytes], echo: str) -> str:
+    """The peer writes ``raw`` as is, then answers with ``echo``: a ``tools/call``, blocking or async."""
+    args = {"raw": [_b64(r) for r in raw], "echo": echo}
+    if how == "blocking":
+        return c.call_tool("script", args).text
+    return c.call_tool_async("script", args).result(30).text
+
+
+HOW = pytest.mark.parametrize("how", ["blocking", "async"])
 
 
 @pytest.mark.parametrize(
@@ -48,21 +61,24 @@ def _b64(data: bytes) -> str:
         b"content-length:999999999999999999\n\n",  # 18 digits, lower case, bare newlines
     ],
 )
-def test_a_lying_content_length_does_not_wedge_the_reader(cl_peer: mcpsync.Client, lie: bytes) -> None:
+@HOW
+def test_a_lying_content_length_does_not_wedge_the_reader(cl_peer: mcpsync.Client, lie: bytes, how: str) -> None:
     c = cl_peer
     junk = lie + b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}'
-    assert c.request("script", {"raw": [_b64(junk)], "echo": "after the lie"}) == {"echo": "after the lie"}
+    assert _script(c, how, [junk], "after the lie") == "after the lie"
     for n in range(3):  # the connection stays usable
-        assert c.request("script", {"raw": [], "echo": str(n)}) == {"echo": str(n)}
+        assert _script(c, how, [], str(n)) == str(n)
+    assert c.request("script", {"raw": [], "echo": "raw"})["echo"] == "raw"  # a request of its own too
     assert c.connected
 
 
-def test_a_lie_that_swallows_a_whole_frame_recovers_it(cl_peer: mcpsync.Client) -> None:
+@HOW
+def test_a_lie_that_swallows_a_whole_frame_recovers_it(cl_peer: mcpsync.Client, how: str) -> None:
     """A short lying length followed by a complete notification frame: the notification still arrives."""
     c = cl_peer
     note = json.dumps({"jsonrpc": "2.0", "method": "notifications/custom", "params": {"k": 1}}).encode()
     junk = b"Content-Length: 4000\r\n\r\nxx" + encode_content_length(note)
-    assert c.request("script", {"raw": [_b64(junk)], "echo": "e"}) == {"echo": "e"}
+    assert _script(c, how, [junk], "e") == "e"
     got = c.notifications.get(timeout=30)
     assert got.method == "notifications/custom" and got.params == {"k": 1}
 
