@@ -345,7 +345,12 @@ def _get(headers: List[Tuple[str, str]], name: str) -> Optional[str]:
 
 class SocksServer(ProxyServer):
     """A SOCKS5 proxy (RFC 1928 CONNECT, RFC 1929 username/password when ``credentials`` are set).
-    ``tunnels`` records ``(host:port as asked, address type)``; address type 3 means the client sent a name."""
+    ``tunnels`` records ``(host:port as asked, address type)``; address type 3 means the client sent a name.
+
+    To misbehave: ``greeting_answer`` is sent instead of the SOCKS5 method selection (and then the connection is
+    closed); ``connect_answer`` instead of the answer to a SOCKS5 or SOCKS4 CONNECT (b"": hang up)."""
+
+    greeting_answer: Optional[bytes] = None
 
     @property
     def url(self) -> str:
@@ -363,6 +368,9 @@ class SocksServer(ProxyServer):
                 return
             if self.stall_at == "greeting":  # the method greeting is never answered
                 self._hold(rfile.read1, False)
+                return
+            if self.greeting_answer is not None:
+                client.sendall(self.greeting_answer)
                 return
             if self.credentials is not None:
                 if 2 not in methods:
@@ -430,6 +438,10 @@ class SocksServer(ProxyServer):
             self.tunnels.append(("%s:%d" % (host, port), "4a" if ip[:3] == b"\x00\x00\x00" else "4"))
         if self.stall_at == "connect":  # the SOCKS4 request is never answered
             self._hold(rfile.read1, False)
+            return
+        if self.connect_answer is not None:
+            if self.connect_answer:
+                client.sendall(self.connect_answer)
             return
         if self.credentials is not None and user != self.credentials[0]:
             with self.lock:

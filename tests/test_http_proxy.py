@@ -18,6 +18,7 @@ from mcpsync.transports.http.net import make_net
 from mcpsync.transports.http.proxy import bypass, proxy_table
 from mcpsync.transports.http.options import HTTPOptions
 
+from .conftest import fuzz_examples
 from .httpserver import MCPTestServer
 from .proxyserver import ProxyServer, SocksServer
 from .test_http_tls import _tls_server, pki  # noqa: F401 - the throwaway CA fixture
@@ -403,6 +404,35 @@ def test_socks5_refusals_are_typed() -> None:
         socks.connect_answer = b""
         with pytest.raises(mcpsync.ProxyError):
             mcpsync.connect(srv.url, transport="http", timeout=30, proxies={"http": socks.url})
+        assert srv.log == []
+
+
+# a SOCKS answer of any bytes, and ones shaped like a reply (version, code, reserved, address type, the rest)
+_SOCKS_ANSWERS = st.one_of(
+    st.binary(max_size=40),
+    st.builds(
+        lambda version, code, kind, rest: bytes([version, code, 0, kind]) + rest,
+        st.sampled_from([0, 1, 4, 5]),
+        st.integers(0, 255),
+        st.sampled_from([0, 1, 3, 4, 9]),
+        st.binary(max_size=24),
+    ),
+)
+
+
+@settings(max_examples=fuzz_examples(60, 30), deadline=None, suppress_health_check=list(HealthCheck))
+@given(step=st.sampled_from(["socks5 greeting", "socks5 connect", "socks4 connect"]), answer=_SOCKS_ANSWERS)
+def test_a_hostile_socks_answer_is_a_typed_error_and_nothing_hangs(step: str, answer: bytes) -> None:
+    """Whatever a SOCKS proxy answers to the greeting or the CONNECT (then hanging up): the connect fails with
+    an MCPError (a ProxyError where the answer says no) within its timeouts, and the server sees nothing."""
+    with SocksServer() as socks, MCPTestServer(era="modern") as srv:
+        if step == "socks5 greeting":
+            socks.greeting_answer = answer
+        else:
+            socks.connect_answer = answer
+        proxy = "%s://127.0.0.1:%d" % (step.split()[0], socks.port)
+        with pytest.raises(mcpsync.MCPError):
+            mcpsync.connect(srv.url, transport="http", timeout=30, connect_timeout=10, proxies={"http": proxy})
         assert srv.log == []
 
 
