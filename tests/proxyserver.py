@@ -348,9 +348,11 @@ class SocksServer(ProxyServer):
     ``tunnels`` records ``(host:port as asked, address type)``; address type 3 means the client sent a name.
 
     To misbehave: ``greeting_answer`` is sent instead of the SOCKS5 method selection (and then the connection is
-    closed); ``connect_answer`` instead of the answer to a SOCKS5 or SOCKS4 CONNECT (b"": hang up)."""
+    closed), ``auth_answer`` instead of the answer to the username/password (``credentials`` set), and
+    ``connect_answer`` instead of the answer to a SOCKS5 or SOCKS4 CONNECT (b"": hang up)."""
 
     greeting_answer: Optional[bytes] = None
+    auth_answer: Optional[bytes] = None
 
     @property
     def url(self) -> str:
@@ -380,6 +382,9 @@ class SocksServer(ProxyServer):
                 _, ulen = rfile.read(2)
                 user = rfile.read(ulen).decode()
                 password = rfile.read(rfile.read(1)[0]).decode()
+                if self.auth_answer is not None:
+                    client.sendall(self.auth_answer)
+                    return
                 if (user, password) != self.credentials:
                     with self.lock:
                         self.refused += 1

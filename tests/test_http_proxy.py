@@ -421,19 +421,28 @@ _SOCKS_ANSWERS = st.one_of(
 
 
 @settings(max_examples=fuzz_examples(60, 30), deadline=None, suppress_health_check=list(HealthCheck))
-@given(step=st.sampled_from(["socks5 greeting", "socks5 connect", "socks4 connect"]), answer=_SOCKS_ANSWERS)
+@given(
+    step=st.sampled_from(["socks5 greeting", "socks5 auth", "socks5 connect", "socks4 connect"]),
+    answer=_SOCKS_ANSWERS,
+)
 def test_a_hostile_socks_answer_is_a_typed_error_and_nothing_hangs(step: str, answer: bytes) -> None:
-    """Whatever a SOCKS proxy answers to the greeting or the CONNECT (then hanging up): the connect fails with
-    an MCPError (a ProxyError where the answer says no) within its timeouts, and the server sees nothing."""
-    with SocksServer() as socks, MCPTestServer(era="modern") as srv:
+    """Whatever a SOCKS proxy answers to the greeting, the username/password or the CONNECT (then hanging up):
+    the connect fails with an MCPError (a ProxyError where the answer says no) within its timeouts, the server
+    sees nothing, and the proxy's credentials are in no message."""
+    credentials = ("sock user", "sock-secret") if step == "socks5 auth" else None
+    with SocksServer(credentials=credentials) as socks, MCPTestServer(era="modern") as srv:
         if step == "socks5 greeting":
             socks.greeting_answer = answer
+        elif step == "socks5 auth":
+            socks.auth_answer = answer
         else:
             socks.connect_answer = answer
-        proxy = "%s://127.0.0.1:%d" % (step.split()[0], socks.port)
-        with pytest.raises(mcpsync.MCPError):
+        proxy = socks.url_with_credentials if credentials else socks.url
+        proxy = proxy.replace("socks5h://", step.split()[0] + "://")
+        with pytest.raises(mcpsync.MCPError) as info:
             mcpsync.connect(srv.url, transport="http", timeout=30, connect_timeout=10, proxies={"http": proxy})
         assert srv.log == []
+        assert "sock-secret" not in str(info.value)
 
 
 @pytest.mark.parametrize("scheme", ["socks4", "socks4a"])
