@@ -367,6 +367,44 @@ def test_a_hostile_connect_answer_is_a_connect_error_and_nothing_hangs(
         assert srv.log == []
 
 
+# what a forward proxy may send back instead of the server's answer: any bytes, a status line and junk, or a
+# complete answer of its own with any common status
+_FORWARD_ANSWERS = st.one_of(
+    st.binary(max_size=200),
+    st.builds(lambda code, rest: b"HTTP/1.1 %d X\r\n" % code + rest, st.integers(100, 599), st.binary(max_size=80)),
+    st.builds(
+        lambda code: b"HTTP/1.1 %d From The Proxy\r\nContent-Length: 0\r\n\r\n" % code,
+        st.sampled_from([200, 202, 204, 301, 400, 403, 404, 407, 413, 429, 500, 502, 503, 504]),
+    ),
+)
+
+
+@settings(max_examples=fuzz_examples(40, 20), deadline=None, suppress_health_check=list(HealthCheck))
+@given(era=st.sampled_from(["legacy", "modern"]), answer=_FORWARD_ANSWERS)
+def test_a_hostile_forward_proxy_answer_fails_that_call_only_and_nothing_is_sent_twice(era: str, answer: bytes) -> None:
+    """A forward proxy answers one forwarded ``tools/call`` with junk and hangs up, without forwarding it: that
+    call fails with an MCPError within its timeout and is never sent again, and once the proxy behaves the same
+    client's calls are answered.
+
+    One race no client can win is allowed: when the junk is a whole answer without ``Connection: close``, the
+    next request can go out on that connection before the proxy's close arrives, and the close then resets it.
+    Bytes of that request were sent, so it fails (``ConnectionClosed``) and is not sent again (RFC 9112 9.3.1:
+    a POST is never retried automatically); the call after it is answered."""
+    with ProxyServer() as proxy, MCPTestServer(era=era) as srv:
+        with mcpsync.connect(srv.url, transport="http", protocol=era, timeout=30, proxies={"http": proxy.url}) as c:
+            proxy.forward_answer = answer
+            with pytest.raises(mcpsync.MCPError):
+                c.call_tool("echo", {"message": "lost"}, timeout=3)
+            proxy.forward_answer = None
+            try:
+                assert c.call_tool("echo", {"message": "next"}, timeout=10).text == "next"
+            except mcpsync.ConnectionClosed:
+                pass  # the keep-alive race above
+            assert c.call_tool("echo", {"message": "third"}, timeout=10).text == "third"
+        sent = [r.body["params"]["arguments"]["message"] for r in srv.records("POST", "tools/call")]
+        assert sent in (["next", "third"], ["third"])  # "lost" never arrives, nothing arrives twice
+
+
 # ---------------------------------------------------------------------------------------------- SOCKS5
 
 
