@@ -5,7 +5,8 @@
     .venv/bin/python bench/bench_http.py --only http-json-legacy,many --rounds 7
     .venv/bin/python bench/bench_http.py --profile mcpsync http-json-legacy   # cProfile of one worker
     .venv/bin/python bench/bench_http.py --quick --rounds 7 --only http-json-legacy --tasks calls --no-sdk \
-        --clients mcpsync,floor-proxy,proxy,floor-https,https,floor-tunnel,tunnel --proxy squid   # the proxy rows
+        --clients mcpsync,floor-relay,relay,floor-proxy,proxy,floor-https,https,floor-tunnel,tunnel \
+        --proxy squid   # the proxy rows, next to the bare relay
 
 Every remote client talks to the same minimal stdlib server (asyncio streams, one child process, never doing more
 than parsing the request and writing a canned answer). Configurations (``--only``):
@@ -1217,7 +1218,11 @@ class Peers:
             raise
         os.environ["MCPSYNC_BENCH_PROXY"] = str(self.proxy.port)
         if relay and find_program("socat"):
-            self.relay = Relay(self.server.port)
+            try:
+                self.relay = Relay(self.server.port)
+            except BaseException:
+                self.close()
+                raise
             os.environ["MCPSYNC_BENCH_RELAY"] = str(self.relay.port)
         if self.pki is not None:
             os.environ["MCPSYNC_BENCH_TLS_PORT"] = str(self.server.tls_port)
