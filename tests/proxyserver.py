@@ -75,14 +75,7 @@ class ProxyServer:
             self._listener.close()
         except OSError:
             pass
-        with self.lock:
-            socks = list(self._socks)
-        for sock in socks:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            sock.close()
+        self._shut_all(close=True)
         for thread in list(self._threads):
             thread.join(10)
 
@@ -97,6 +90,10 @@ class ProxyServer:
         once a client is held there. The connections open now are shut down (pooled ones become stale)."""
         self.stalled.clear()
         self.stall_at = step
+        self._shut_all(close=False)
+
+    def _shut_all(self, close: bool) -> None:
+        """Shut down every connection this proxy holds (its threads wake up); ``close``: close them too."""
         with self.lock:
             socks = list(self._socks)
         for sock in socks:
@@ -104,6 +101,8 @@ class ProxyServer:
                 sock.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
+            if close:
+                sock.close()
 
     def _hold(self, read: Any, first: bool) -> None:
         """The stall: (after the client's first byte when ``first``) set ``stalled``, then read and drop
