@@ -24,6 +24,7 @@ from __future__ import annotations
 import collections
 import json
 import logging
+import re
 import secrets
 import threading
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
@@ -43,9 +44,23 @@ MAX_BODY = 4 * 1024 * 1024
 _HOST_CSP = "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; frame-src %s"
 
 
+# host[:port] of an origin given to AppWebHost (a name, an IPv4 address or a bracketed IPv6 address)
+_NETLOC = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\])(?::[0-9]{1,5})?")
+# a header value: printable ASCII and the space, nothing else (no CR/LF: a header can never be split)
+_HEADER_VALUE = re.compile(r"[\x20-\x7e]*")
+
+
 def _origin(url: str) -> str:
+    if not isinstance(url, str) or _HEADER_VALUE.fullmatch(url) is None:
+        raise ValueError("an origin is scheme://host[:port], not %r" % (url,))
     parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc or parts.path not in ("", "/"):
+    if (
+        parts.scheme not in ("http", "https")
+        or _NETLOC.fullmatch(parts.netloc) is None
+        or parts.path not in ("", "/")
+        or parts.query
+        or parts.fragment
+    ):
         raise ValueError("an origin is scheme://host[:port], not %r" % url)
     return "%s://%s" % (parts.scheme, parts.netloc.lower())
 
@@ -203,6 +218,10 @@ class AppWebHost:
             status, headers, body = self._route(environ)
         except Exception:  # noqa: BLE001 - a request must never take the server down
             log.exception("MCP Apps web host: request failed")
+            status, headers, body = "500 Internal Server Error", [("Content-Type", "text/plain")], [b"error"]
+        bad = [name for name, value in headers if _HEADER_VALUE.fullmatch(value) is None]
+        if bad:  # never hand a WSGI server a header it would split (or pass on) at a CR/LF or another control
+            log.error("MCP Apps web host: refused to send header(s) %s holding a control character", bad)
             status, headers, body = "500 Internal Server Error", [("Content-Type", "text/plain")], [b"error"]
         start_response(status, headers + [("X-Content-Type-Options", "nosniff"), ("Cache-Control", "no-store")])
         return body
