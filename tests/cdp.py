@@ -152,7 +152,10 @@ class Chromium:
         for session in [self.session] + self.frame_sessions():  # frames may share the page's process
             if session is None:
                 continue
-            self.send("Runtime.enable", session=session)
+            try:
+                self.send("Runtime.enable", session=session)
+            except RuntimeError:
+                continue  # a frame that went away (a reload detaches the old frames' sessions)
             with self._lock:
                 contexts = [
                     e["params"]["context"]
