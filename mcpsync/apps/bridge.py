@@ -10,9 +10,12 @@ View -> Host, answered here:
 
 - ``ui/initialize`` -> ``protocolVersion``, ``hostInfo``, ``hostCapabilities`` (derived from the callbacks given),
   ``hostContext``; then ``ui/notifications/initialized`` opens the channel to the View;
-- ``tools/call`` -> the server, only for a tool the server listed whose ``_meta.ui.visibility`` includes
-  ``"app"`` (a model-only tool is refused, and a bridge only ever talks to its own server, so a cross-server call
-  cannot happen); ``approve_tool_call`` may refuse any call;
+- ``tools/call`` -> the server. A tool the server listed is called only when its ``_meta.ui.visibility``
+  includes ``"app"`` (a model-only tool is refused). A tool the server left out of ``tools/list`` (servers may
+  hide app-only tools from the listing, and FastMCP serves backend tools under ``__<hash>_<name>`` addresses no
+  listing shows) is passed to the server, which serves it to its App or answers its own error, unless
+  ``allow_unlisted_tools=False``. A bridge only ever talks to its own server, so a cross-server call cannot
+  happen; ``approve_tool_call`` may refuse any call;
 - ``resources/read`` -> the server (``allow_resource`` may refuse a URI);
 - ``ui/message``, ``ui/open-link`` (http/https only), ``ui/update-model-context`` (kept in :attr:`model_context`,
   last one wins), ``ui/request-display-mode``, ``ui/download-file``, ``ui/notifications/size-changed``,
@@ -168,6 +171,8 @@ class AppBridge:
         display_modes: the display modes this host offers (default ``("inline",)``).
         max_pending, max_outbox, max_inbox: queue bounds (see the module docstring).
         max_resend: messages kept, once taken by a reader, to hand again to a reader that reconnects.
+        allow_unlisted_tools: pass the View's call to a tool the server did not list (default True: the server
+            decides); False refuses it like an unknown tool.
         timeout: seconds a proxied request may take (None: the client's default).
     """
 
@@ -185,6 +190,7 @@ class AppBridge:
         max_outbox: int = 1024,
         max_inbox: int = 256,
         max_resend: int = 64,
+        allow_unlisted_tools: bool = True,
         timeout: Optional[float] = None,
     ) -> None:
         from ..__version__ import __version__
@@ -206,6 +212,7 @@ class AppBridge:
         self.max_pending = max(1, max_pending)
         self.max_outbox = max(1, max_outbox)
         self.timeout = timeout
+        self.allow_unlisted_tools = allow_unlisted_tools
         self._lock = threading.RLock()
         self._initialize_answered = False
         self._initialized = threading.Event()
@@ -424,9 +431,13 @@ class AppBridge:
             self._last_relist = now
             self.client.list_tools(timeout=self.timeout)
             tool = self.client.get_tool(name)
-        if tool is None:
+        if tool is None and not self.allow_unlisted_tools:
             raise _Refused(INVALID_PARAMS, "Unknown tool: %s" % name[:100])
-        if not tool.visible_to_app:
+        if tool is None:
+            log.debug(
+                "MCP App on %s calls %r, which the server does not list; the server decides", self.client.name, name
+            )
+        elif not tool.visible_to_app:
             log.warning("MCP App on %s tried to call model-only tool %r; refused", self.client.name, name)
             raise _Refused(INVALID_PARAMS, "tool %s is not visible to apps (MCP Apps visibility)" % name)
         approve = self.callbacks.approve_tool_call
