@@ -147,7 +147,10 @@ class Chromium:
                 break
             for session in fresh:
                 self._auto_attached.add(session)
-                self.send("Target.setAutoAttach", auto, session=session)
+                try:
+                    self.send("Target.setAutoAttach", auto, session=session)
+                except RuntimeError:
+                    pass  # a frame that went away already
         values = []
         for session in [self.session] + self.frame_sessions():  # frames may share the page's process
             if session is None:

@@ -211,6 +211,10 @@ def test_official_basic_vanillajs_app_in_chromium(site: Site, browser: Chromium)
         assert wait_for(lambda: seen.links == ["https://modelcontextprotocol.io/"], 60), seen.links
         assert wait_for(lambda: len(seen.sizes) > 0, 60)  # the SDK's autoResize
         _screenshot(browser, "apps-basic-vanillajs.png")
+        # F5: the official SDK's View initializes again and is replayed the result it shows
+        browser.load(lambda: browser.send("Page.reload"))
+        assert wait_for(lambda: session.bridge.views == 1 and session.bridge.initialized, 60)
+        assert wait_for(lambda: shown() == [time_text], 60), shown()
         session.close(teardown_timeout=10)
 
 
@@ -240,6 +244,16 @@ def test_flask_example_in_chromium(browser: Chromium) -> None:
         assert contexts and contexts[-1]["structuredContent"]["count"] == 41
         assert any(a["kind"] == "size" for a in list(activity))
         _screenshot(browser, "apps-flask-example.png")
+
+        def dones() -> int:
+            logs = [a["data"].get("data") for a in list(activity) if a["kind"] == "log"]
+            return sum(1 for d in logs if isinstance(d, dict) and d.get("check") == "done")
+
+        browser.load(lambda: browser.send("Page.reload"))  # F5 on the App's page: the App comes back and works
+        assert wait_for(lambda: dones() == 2, 60), list(activity)[-5:]
+        assert wait_for(lambda: browser.evaluate_in_frames(_COUNT) == ["41"], 60)
+        assert browser.evaluate_in_frames(_CLICK_PLUS) == [True]
+        assert wait_for(lambda: browser.evaluate_in_frames(_COUNT) == ["42"], 60)
     finally:
         server.shutdown()
         server.server_close()
