@@ -5,19 +5,22 @@ real HTTP (the Chromium test of the same is in tests/test_apps_browser.py)."""
 
 from __future__ import annotations
 
+import io
 import json
 import socket
 import threading
 from typing import Any, Dict, Iterator, List, Optional, Tuple
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 import pytest
 import requests
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mcpsync import Client
-from mcpsync.apps import AppBridge
+from mcpsync.apps import AppBridge, AppWebHost
 
-from .conftest import server_cmd
+from .conftest import fuzz_examples, server_cmd
 from .test_apps_bridge import drain, init, note, req
 from .test_apps_browser import Site
 
@@ -279,3 +282,61 @@ def test_an_ended_session_says_to_open_the_app_again(client: Client) -> None:
         assert rpc.status_code == 404 and "Open the App again" in rpc.text
     finally:
         s.close()
+
+
+junk_header = st.one_of(st.text(max_size=80), st.sampled_from(["", "0", "-1", "9" * 30, "view-ok-12345678", "a" * 65]))
+
+
+@settings(max_examples=fuzz_examples(150, 40), deadline=None)
+@given(views=st.lists(st.tuples(junk_header, junk_header, st.booleans()), min_size=1, max_size=6))
+def test_junk_view_ids_and_event_ids_never_break_a_session(client: Client, views: List[Tuple[str, str, bool]]) -> None:
+    """Whatever view ids and Last-Event-IDs a page (or anyone on the host origin) sends, the host answers with a
+    status, never an exception, and the View showing the App afterwards still works."""
+    host = AppWebHost("http://127.0.0.1:1", "http://localhost:1")
+    try:
+        session = host.open(client, "show_counter")
+        session.bridge.call_tool({"start": 2})
+        base = "/mcp-apps/s/%s/" % session.token
+
+        def call(method: str, action: str, query: str = "", body: bytes = b"", **headers: str) -> Tuple[str, bytes]:
+            environ: Dict[str, Any] = {
+                "REQUEST_METHOD": method,
+                "PATH_INFO": base + action,
+                "QUERY_STRING": query,
+                "HTTP_HOST": "127.0.0.1:1",
+                "wsgi.url_scheme": "http",
+                "CONTENT_TYPE": "application/json",
+                "CONTENT_LENGTH": str(len(body)),
+                "wsgi.input": io.BytesIO(body),
+            }
+            environ.update(headers)
+            status: List[str] = []
+            chunks = host(environ, lambda s, h: status.append(s))
+            first = b""
+            for chunk in chunks:  # an event stream: its first chunk is enough
+                first = chunk
+                break
+            close = getattr(chunks, "close", None)
+            if close is not None:
+                close()
+            return status[0], first
+
+        for view, last, stream in views:
+            if stream:
+                status, _ = call("GET", "events", urlencode({"view": view}), HTTP_LAST_EVENT_ID=last)
+            else:
+                status, _ = call("POST", "rpc", body=json.dumps(req(1, "ping")).encode(), HTTP_X_MCP_APP_VIEW=view)
+            assert status.split()[0] in ("200", "204", "409"), status
+        fresh = "view-fresh-" + "0" * 16
+        init_body = json.dumps(req(1, "ui/initialize", {"protocolVersion": "2026-01-26"})).encode()
+        status, out = call("POST", "rpc", body=init_body, HTTP_X_MCP_APP_VIEW=fresh)
+        assert status.startswith("200") and "result" in json.loads(out)
+        status, _ = call(
+            "POST", "rpc", body=json.dumps(note("ui/notifications/initialized")).encode(), HTTP_X_MCP_APP_VIEW=fresh
+        )
+        assert status.startswith("204")
+        claim, _ = session.bridge.claim_outgoing()
+        replayed = [session.bridge.take_outgoing(claim, 0) for _ in range(2)]
+        assert [item[1]["method"] if item else None for item in replayed] == [INPUT, RESULT]
+    finally:
+        host.close()
