@@ -178,10 +178,12 @@ def test_every_failed_field_is_reported_at_once_in_the_forms_order() -> None:
     assert errors["age"] == "not a whole number" and errors["score"] == "not a number"
     assert content == {}
     # shown again: a required field that failed is empty, not refilled with the schema's default
-    fields = {a.get("name"): a for _t, a in _parse(render_form(schema, action="/a", values=content, errors=errors)).controls}
+    markup = render_form(schema, action="/a", values=content, errors=errors)
+    fields = {a.get("name"): a for _t, a in _parse(markup).controls}
     assert fields["f_age"]["value"] == "" and fields["f_name"]["value"] == ""
     # a field that did not fail still shows its default
-    fields = {a.get("name"): a for _t, a in _parse(render_form(schema, action="/a", errors={"city": "required"})).controls}
+    markup = render_form(schema, action="/a", errors={"city": "required"})
+    fields = {a.get("name"): a for _t, a in _parse(markup).controls}
     assert fields["f_age"]["value"] == "30" and fields["f_name"]["value"] == "Ada"
     _content, errors = parse_form(schema, {"f_age": "2.5", "f_name": "x", "f_city": "y", "f_email": "a@b.c"})
     assert errors == {"age": "not a whole number"}

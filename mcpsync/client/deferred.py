@@ -318,8 +318,9 @@ class InputRequired(MCPError):
         )
 
     def to_json(self) -> str:
-        """:meth:`to_dict` as compact JSON text."""
-        return json.dumps(self.to_dict(), separators=(",", ":"), sort_keys=True)
+        """:meth:`to_dict` as compact JSON text. Keys keep their order: the server's questions, and the
+        properties of their forms, come back in the order the server gave them."""
+        return json.dumps(self.to_dict(), separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: Union[str, bytes]) -> "InputRequired":
