@@ -261,3 +261,97 @@ def test_redis_store_down_refuses_the_token(paused: InputRequired) -> None:
     with pytest.raises(mcpsync.InputSeenStoreError) as info:
         InputRequired.loads(paused.dumps(SECRET), SECRET, max_age=600, seen=store)
     assert "NEVER-LOGGED" not in str(info.value)
+
+
+# --------------------------------------------------------------------------- the Flask example, two worker processes
+
+_WORKER = r"""
+import importlib.util, signal, sys, threading
+from werkzeug.serving import make_server
+
+spec = importlib.util.spec_from_file_location("flask_input_example", sys.argv[1])
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+app = module.create_app(target=sys.argv[2], secret=sys.argv[3], seen=sys.argv[4])
+server = make_server("127.0.0.1", 0, app, threaded=True)
+signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown, name="stop").start())
+print(server.server_port, flush=True)
+server.serve_forever()
+app.extensions["mcpsync"].close()
+"""
+
+
+class _Worker:
+    """One worker process of the example app (its own interpreter, its own MCP client)."""
+
+    def __init__(self, mcp_url: str, seen: str) -> None:
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _WORKER, str(ROOT / "examples" / "flask_input.py"), mcp_url, SECRET, seen],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        assert line.strip().isdigit(), self.proc.stderr.read() if self.proc.stderr else line
+        self.url = "http://127.0.0.1:%d" % int(line)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:  # pragma: no cover - a hung worker
+            self.proc.kill()
+            self.proc.communicate(timeout=10)
+        assert self.proc.returncode == 0
+
+
+def _hidden(html_text: str, name: str) -> str:
+    import html
+    import re
+
+    m = re.search(r'<input type="hidden" name="%s" value="([^"]*)">' % name, html_text)
+    assert m, html_text
+    return html.unescape(m.group(1))
+
+
+def test_the_example_refuses_a_form_posted_again_to_another_worker_file(tmp_path: Path) -> None:
+    _post_twice_to_two_workers(str(tmp_path / "seen.json"))
+
+
+def test_the_example_refuses_a_form_posted_again_to_another_worker_redis(redis_server: RedisServer) -> None:
+    _post_twice_to_two_workers(redis_server.url + "#forms")
+
+
+def _post_twice_to_two_workers(seen: str) -> None:
+    """Two worker processes of examples/flask_input.py share ``seen``; a form is posted to one, then the same
+    form (its token) again to the other and to the first: refused both times, and the call completes once."""
+    pytest.importorskip("flask")
+    import requests
+
+    from .httpserver import MCPTestServer
+
+    with MCPTestServer(era="modern") as mcp:
+        workers = [_Worker(mcp.url, seen), _Worker(mcp.url, seen)]
+        try:
+            asked = requests.post(workers[0].url + "/order", data={"count": "2"}, timeout=60)
+            assert asked.status_code == 200 and "Confirm your order of 2 book(s)" in asked.text
+            form = {"token": _hidden(asked.text, "token"), "key": _hidden(asked.text, "key"), "_action": "accept"}
+            first = requests.post(workers[0].url + "/answer", data=dict(form, f_name="Ada", f_age="36"), timeout=60)
+            assert first.status_code == 200 and "Ada" in first.text
+            # the same token, another answer, another worker process: refused before anything is sent
+            second = requests.post(workers[1].url + "/answer", data=dict(form, f_name="Eve", f_age="36"), timeout=60)
+            assert second.status_code == 409 and "<title>Already answered</title>" in second.text
+            # and a third time to the first worker
+            third = requests.post(workers[0].url + "/answer", data=dict(form, f_name="Eve", f_age="36"), timeout=60)
+            assert third.status_code == 409
+            # a forged token is reported as forged by either worker
+            forged = dict(form, token=form["token"][:-2] + ("AA" if not form["token"].endswith("AA") else "BB"))
+            assert "<title>Forged</title>" in requests.post(workers[1].url + "/answer", data=forged, timeout=60).text
+        finally:
+            for w in workers:
+                w.stop()
+        resumed = [r for r in mcp.records(rpc="tools/call") if "inputResponses" in (r.body.get("params") or {})]
+        assert len(resumed) == 1 and "Ada" in json.dumps(resumed[0].body)
