@@ -25,8 +25,9 @@ What an :class:`InputRequired` holds: the server's name, the method and the requ
 tool name and arguments; the client's ``_meta`` envelope is re-stamped when resuming), the server's questions
 and its ``requestState``. Never a token, a header or a credential. The arguments and the questions can hold
 what the user typed; keep the object as private as the call itself. To hand it to a browser or another
-service, sign it: :meth:`InputRequired.dumps` (HMAC-SHA256 with a secret of yours, and a time stamp) and
-:meth:`InputRequired.loads` (which refuses a changed or, with ``max_age``, an old one). A resumed tool call
+service, sign it: :meth:`InputRequired.dumps` (HMAC-SHA256 with a secret of yours, a time stamp and a fresh
+one-time id) and :meth:`InputRequired.loads` (which refuses a forged token, with ``max_age`` an old or
+future-dated one, and with ``seen=`` a second use: see :mod:`mcpsync.client.seen`). A resumed tool call
 passes the tool policy and approval hook again, so a tampered object can never reach a tool the client
 would not call; the ``requestState`` is the server's to protect (the spec says servers must treat it as
 untrusted).
