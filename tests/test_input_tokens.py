@@ -355,3 +355,31 @@ def _post_twice_to_two_workers(seen: str) -> None:
                 w.stop()
         resumed = [r for r in mcp.records(rpc="tools/call") if "inputResponses" in (r.body.get("params") or {})]
         assert len(resumed) == 1 and "Ada" in json.dumps(resumed[0].body)
+
+
+def test_file_store_lets_one_of_many_racing_threads_through(paused: InputRequired, tmp_path: Path) -> None:
+    """Each thread has its own FileSeenStore over the same path (as separate workers would): the file lock,
+    not a shared in-process lock, decides."""
+    token = paused.dumps(SECRET)
+    path = tmp_path / "seen.json"
+    barrier = threading.Barrier(6)
+    outcomes: List[str] = []
+    lock = threading.Lock()
+
+    def use() -> None:
+        store = mcpsync.FileSeenStore(path)
+        barrier.wait(10)
+        try:
+            InputRequired.loads(token, SECRET, max_age=600, seen=store)
+            outcome = "ok"
+        except mcpsync.InputReplayed:
+            outcome = "replayed"
+        with lock:
+            outcomes.append(outcome)
+
+    threads = [threading.Thread(target=use, name="test-file-claim-%d" % i) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert sorted(outcomes) == ["ok"] + ["replayed"] * 5

@@ -28,6 +28,7 @@ RANK: Dict[str, int] = {
     "_dispatch": 0,
     "_forks": 0,
     "_files": 0,
+    "_trust": 0,
     "_lazy": 0,
     "_records": 0,
     "_structured": 0,

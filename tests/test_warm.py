@@ -379,3 +379,21 @@ def test_another_servers_entry_copied_in_is_not_used(tmp_path: Path) -> None:
         names, seen = _listed(a, tmp_path)
         assert "planted" in names and seen == []
     assert "planted" not in b_file.read_text()
+
+
+def test_the_trust_rule_is_ssh_s_and_skipped_on_windows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcpsync._trust import untrusted_reason
+
+    path = tmp_path / "f.json"
+    path.write_text("{}")
+    path.chmod(0o644)
+    if sys.platform != "win32":
+        assert untrusted_reason(path.stat()) is None
+        path.chmod(0o664)
+        assert "group" in (untrusted_reason(path.stat()) or "")
+        path.chmod(0o646)
+        assert "others" in (untrusted_reason(path.stat()) or "")
+        assert "regular" in (untrusted_reason(tmp_path.stat()) or "")
+    # Windows has no POSIX owners and modes: the check is skipped there (docs/http.md says so)
+    monkeypatch.setattr(sys, "platform", "win32")
+    assert untrusted_reason(path.stat()) is None

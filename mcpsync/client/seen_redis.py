@@ -11,6 +11,21 @@ from ..errors import ConfigError, InputSeenStoreError
 __all__ = ["RedisSeenStore"]
 
 
+def _location(url: str, prefix: str) -> str:
+    """``scheme://host:port/db#prefix``: the URL without user, password or query (never a secret)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme == "unix":
+        return "unix://%s#%s" % (parts.path, prefix)
+    host = parts.hostname or "localhost"
+    try:
+        port = parts.port or 6379
+    except ValueError:
+        port = 6379
+    return "%s://%s:%d%s#%s" % (parts.scheme, "[%s]" % host if ":" in host else host, port, parts.path or "/0", prefix)
+
+
 class RedisSeenStore:
     """Used token ids as Redis keys ``<prefix>:seen:<id>``, each expiring with its token (``mcpsync[redis]``).
 
@@ -40,8 +55,6 @@ class RedisSeenStore:
             import redis
         except ImportError as exc:
             raise ConfigError("RedisSeenStore needs the 'redis' package: pip install 'mcpsync[redis]'") from exc
-        from ..auth.store_redis import _location_of_url
-
         if (url is None) == (client is None):
             raise ConfigError("RedisSeenStore needs exactly one of url= or client=")
         if not prefix or not isinstance(prefix, str):
@@ -53,7 +66,7 @@ class RedisSeenStore:
                 client = redis.Redis.from_url(url, socket_timeout=socket_timeout, socket_connect_timeout=socket_timeout)
             except ValueError as exc:
                 raise ConfigError("invalid Redis URL for the seen store (%s)" % type(exc).__name__) from None
-            self.location = _location_of_url(url, prefix)
+            self.location = _location(url, prefix)
         else:
             kwargs = getattr(getattr(client, "connection_pool", None), "connection_kwargs", {}) or {}
             self.location = "redis://%s:%s/%s#%s" % (
