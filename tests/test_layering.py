@@ -29,7 +29,6 @@ RANK: Dict[str, int] = {
     "_forks": 0,
     "_files": 0,
     "_lazy": 0,
-    "_records": 0,
     "_structured": 0,
     "wire": 1,
     "httpauth": 1,
