@@ -30,7 +30,6 @@ RANK: Dict[str, int] = {
     "_files": 0,
     "_trust": 0,
     "_lazy": 0,
-    "_records": 0,
     "_structured": 0,
     "wire": 1,
     "httpauth": 1,
