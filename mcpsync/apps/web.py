@@ -16,7 +16,8 @@ Per App session (``/<prefix>/s/<token>/``, the token is unguessable):
 Reloads, second tabs and dropped streams: every page load of the host page is a new View with its own random view
 id (sent as ``?view=`` on ``events`` and the ``X-MCP-App-View`` header on ``rpc``). The newest View takes the session
 over: the bridge replays it the tool input and result (:meth:`AppBridge.begin_view`), and the View it replaced is
-told, on its next request or stream, that the App is now shown elsewhere (409; its page says so). An event stream
+told, on its next request or stream, that the App is now shown elsewhere (409; its page says so). A session
+remembers the last 32 Views it replaced; an older one coming back counts as new and takes over again. An event stream
 that drops and reconnects from the same View resumes where it left off (``Last-Event-ID``). A session that no
 longer exists (closed, evicted, the server restarted) answers 404 with a message saying to open the App again
 (with a link to ``ended_url`` when given).

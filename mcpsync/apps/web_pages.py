@@ -106,6 +106,8 @@ _EMBED = """<div id="%(frame_id)s-status" role="alert" hidden
     if (events) { events.close(); }
     status.textContent = text;
     status.hidden = false;
+    frame.style.opacity = "0.5";  // still visible, no longer live: clicks would go nowhere
+    frame.style.pointerEvents = "none";
   }
   function refused(r) {
     return r.text().then(function (text) { end(text || ("The App's host answered " + r.status)); return null; });
