@@ -18,6 +18,7 @@ convenience methods (``get_for_url``, ``update_tokens``...) from the seven primi
 
 from __future__ import annotations
 
+import abc
 import copy
 import logging
 import math
@@ -311,23 +312,27 @@ def find_state_owner(store: CredentialBackend, state: str) -> Optional[str]:
 _URL_BOUND = ("tokens", "clientInfo", "issuer", "tokenEndpoint", "resource", "needsAuth", "tokenClient")
 
 
-class CredentialStoreBase:
-    """Convenience methods over the :class:`CredentialBackend` primitives (mixin).
+class CredentialStoreBase(abc.ABC):
+    """Convenience methods over the :class:`CredentialBackend` primitives (an abstract base class).
 
-    Subclasses provide ``get``, ``all``, ``update``, ``remove``, ``refresh_lock``,
+    Subclasses implement the abstract ``get``, ``all`` and ``update`` (a subclass missing one cannot be
+    instantiated), and provide the rest of :class:`CredentialBackend`: ``remove``, ``refresh_lock``,
     ``record_callback``, ``take_callback`` and ``location``.
     """
 
     location: str = ""
 
-    def get(self, name: str) -> Optional[Dict[str, Any]]:  # pragma: no cover - provided by subclasses
-        raise NotImplementedError
+    @abc.abstractmethod
+    def get(self, name: str) -> Optional[Dict[str, Any]]:
+        """The entry stored for ``name`` (a copy), or None."""
 
-    def all(self) -> Dict[str, Dict[str, Any]]:  # pragma: no cover - provided by subclasses
-        raise NotImplementedError
+    @abc.abstractmethod
+    def all(self) -> Dict[str, Dict[str, Any]]:
+        """Every entry, by server name (copies)."""
 
-    def update(self, name: str, fn: Callable[[Dict[str, Any]], _T]) -> _T:  # pragma: no cover
-        raise NotImplementedError
+    @abc.abstractmethod
+    def update(self, name: str, fn: Callable[[Dict[str, Any]], _T]) -> _T:
+        """Apply ``fn`` to the entry of ``name`` (created empty if missing) atomically; return its result."""
 
     def get_for_url(self, name: str, server_url: str) -> Optional[Dict[str, Any]]:
         """The entry for ``name`` only when it was stored for ``server_url`` (else None)."""
