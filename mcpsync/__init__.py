@@ -6,6 +6,7 @@ loaded on first attribute access.
 """
 
 import logging as _logging
+from types import MappingProxyType as _MappingProxyType
 from typing import TYPE_CHECKING
 from typing import Any as _Any
 from typing import List as _List
@@ -205,7 +206,7 @@ _logging.getLogger(__name__).addHandler(_logging.NullHandler())
 
 #: name -> module that defines it, imported on first use (keeps ``import mcpsync`` fast).
 #: Add every new name to the ``if TYPE_CHECKING:`` imports above too (tests/test_typing.py checks it).
-_LAZY = {
+_LAZY = _MappingProxyType({
     "Client": "client.client",
     "connect": "client.client",
     "prompt_ref": "client.client",
@@ -296,7 +297,7 @@ _LAZY = {
     "ResultBudget": "integrations.results",
     "ToolTransform": "manager.transforms",
     "ArgTransform": "manager.transforms",
-}
+})
 
 
 _load, _names = _exports(__name__, _LAZY, globals())

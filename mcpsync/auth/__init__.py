@@ -16,6 +16,7 @@ See docs/oauth.md.
 
 from __future__ import annotations
 
+from types import MappingProxyType as _MappingProxyType
 from typing import TYPE_CHECKING, Any, List
 
 from .._lazy import exports
@@ -51,7 +52,7 @@ __all__ = [
     "parse_www_authenticate",
 ]
 
-_LAZY = {
+_LAZY = _MappingProxyType({
     "AuthorizationRequest": ".callback",
     "OAuthManager": ".flow",
     "CallbackResult": ".callback",
@@ -67,7 +68,7 @@ _LAZY = {
     "OAuthConfig": ".config",
     "canonical_resource": ".discovery",
     "parse_www_authenticate": ".discovery",
-}
+})
 
 
 _load, _names = exports(__name__, _LAZY, globals())

@@ -23,6 +23,7 @@ import copy
 import logging
 import math
 import time
+from types import MappingProxyType
 from typing import (
     Any,
     Callable,
@@ -126,17 +127,17 @@ def _is_jwk(value: Any) -> bool:
     )
 
 
-_Fields = Dict[str, Callable[[Any], bool]]
+_Fields = Mapping[str, Callable[[Any], bool]]
 
-_TOKENS: _Fields = {
+_TOKENS: _Fields = MappingProxyType({
     "accessToken": _is_str,
     "refreshToken": _is_str,
     "expiresAt": _is_num,
     "obtainedAt": _is_num,
     "scope": _is_str,
     "tokenType": _is_str,
-}
-_CLIENT_INFO: _Fields = {
+})
+_CLIENT_INFO: _Fields = MappingProxyType({
     "clientId": _is_str,
     "clientSecret": _is_str,
     "clientIdIssuedAt": _is_num,
@@ -144,9 +145,9 @@ _CLIENT_INFO: _Fields = {
     "redirectUri": _is_str,
     "issuer": _is_str,
     "tokenEndpointAuthMethod": _is_str,
-}
-_TOKEN_CLIENT: _Fields = {"clientId": _is_str, "source": _is_str, "method": _is_opt_str}
-_PENDING: _Fields = {
+})
+_TOKEN_CLIENT: _Fields = MappingProxyType({"clientId": _is_str, "source": _is_str, "method": _is_opt_str})
+_PENDING: _Fields = MappingProxyType({
     "issuer": _is_str,
     "tokenEndpoint": _is_str,
     "redirectUri": _is_str,
@@ -157,15 +158,15 @@ _PENDING: _Fields = {
     "clientSource": _is_opt_str,
     "clientMethod": _is_opt_str,
     "dpopAlg": _is_opt_str,
-}
+})
 # name -> (fields, keys that must be present for the object to count)
-_OBJECTS: Dict[str, Tuple[_Fields, Tuple[str, ...]]] = {
+_OBJECTS: Mapping[str, Tuple[_Fields, Tuple[str, ...]]] = MappingProxyType({
     "tokens": (_TOKENS, ("accessToken",)),
     "clientInfo": (_CLIENT_INFO, ("clientId",)),
     "tokenClient": (_TOKEN_CLIENT, ()),
     "pendingAuth": (_PENDING, ("tokenEndpoint", "redirectUri", "resource", "clientId")),
-}
-_SCALARS: _Fields = {
+})
+_SCALARS: _Fields = MappingProxyType({
     "serverUrl": _is_str,
     "resource": _is_str,
     "issuer": _is_str,
@@ -176,7 +177,7 @@ _SCALARS: _Fields = {
     "requestedScope": _is_str,
     "needsAuth": _is_bool,
     "dpopKey": _is_jwk,
-}
+})
 _MAX_DEPTH = 16
 
 

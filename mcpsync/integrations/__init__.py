@@ -14,19 +14,20 @@ transforms, result budget, error mapping). Importing this package imports no fra
 
 from __future__ import annotations
 
+from types import MappingProxyType as _MappingProxyType
 from typing import Any, List
 
 from .._lazy import exports
 
 __all__ = ["McpTool", "McpToolkit", "Rendered", "ResultBudget", "ResultStore"]
 
-_LAZY = {
+_LAZY = _MappingProxyType({
     "McpTool": "core",
     "McpToolkit": "core",
     "Rendered": "results",
     "ResultBudget": "results",
     "ResultStore": "results",
-}
+})
 
 
 _load, _names = exports(__name__, _LAZY, globals())

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import keyword
 import re
-from typing import Any, Dict, List, Optional, Tuple, Union
+from types import MappingProxyType
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
@@ -31,7 +32,9 @@ __all__ = ["argument_model", "dump_arguments", "to_json_value"]
 
 JSON = Dict[str, Any]
 _MAX_DEPTH = 24
-_PRIMITIVES: Dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool, "null": type(None)}
+_PRIMITIVES: Mapping[str, Any] = MappingProxyType(
+    {"string": str, "integer": int, "number": float, "boolean": bool, "null": type(None)}
+)
 _RESERVED = set(dir(BaseModel)) | {"model_config", "model_fields", "schema", "json", "dict", "copy", "validate"}
 
 

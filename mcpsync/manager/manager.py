@@ -41,6 +41,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Literal, Mapping, Optional, Tuple, TypeVar, Union, overload
 
+from .. import _forks
 from .._threads import join, spawn
 from ..errors import (
     AuthRequired,
@@ -62,7 +63,6 @@ from . import adapters as _adapters
 from .config import ServerConfig, find_config, load_config, parse_config, server_config
 from .naming import NameTable
 from .records import (
-    reopen_after_fork,
     CONNECTED,
     CONNECTING,
     DISABLED,
@@ -202,7 +202,7 @@ class Manager:
                 self._events.add(event, cb)
         for name, cfg in configs.items():
             self._servers[name] = _Server(cfg, self._is_lazy(cfg))
-        reopen_after_fork(self)
+        _forks.after_fork_in_child(self._reset_after_fork)  # held weakly: goes with this manager
 
     @classmethod
     def from_file(cls, path: Optional[Union[str, Path]] = None, **kwargs: Any) -> "Manager":
@@ -213,6 +213,24 @@ class Manager:
             if path is None:
                 raise ConfigError("no MCP configuration found; pass a path or set $MCPSYNC_CONFIG")
         return cls(path, **kwargs)
+
+    def _reset_after_fork(self) -> None:
+        """In a forked child (multiprocessing, gunicorn --preload, Celery prefork): drop the parent's connections
+        without touching them (their clients are abandoned: descriptors released, no I/O, no signals) and mark
+        each enabled server not connected, so it reconnects, in this process, on next use. Runs in the
+        ``os.register_at_fork`` hook, so every lock a dead thread may hold is replaced."""
+        self._lock = threading.RLock()
+        self._events.reset_after_fork()
+        for rec in self._servers.values():
+            rec.lock = threading.Lock()
+            for client in (rec.client, rec.attempt.client if rec.attempt is not None else None):
+                if client is not None:
+                    self._close_quietly(client)
+            rec.client, rec.attempt, rec.refresh_thread = None, None, None
+            rec.generation += 1
+            rec.failures, rec.retry_at, rec.lost, rec.served = 0, 0.0, False, False
+            if rec.config.enabled and not self._closed:
+                rec.status = ServerStatus(rec.config.name, NOT_CONNECTED)
 
     def _is_lazy(self, cfg: ServerConfig) -> bool:
         return self.lazy if cfg.lazy is None else cfg.lazy

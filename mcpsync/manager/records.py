@@ -8,11 +8,9 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Tuple, TypeVar
 
-from .. import _forks
 from .._threads import join, spawn
 from ..errors import (
     AuthRequired,
@@ -283,34 +281,3 @@ class _Server:
         cfg = self.config
         values = list(cfg.env.values()) + list(cfg.headers.values()) + [cfg.bearer_token or ""]
         return [v.split(" ", 1)[-1] for v in values] + values
-
-
-_MANAGERS: "weakref.WeakSet[Any]" = weakref.WeakSet()
-
-
-def reopen_after_fork(manager: Any) -> None:
-    """Make ``manager`` reopen its servers in any child forked from now on (see :func:`_reset_in_child`)."""
-    _MANAGERS.add(manager)
-
-
-def _reset_in_child() -> None:
-    """In a forked child (multiprocessing, gunicorn --preload, Celery prefork), for every manager: drop the
-    parent's connections without touching them (their clients are abandoned: descriptors released, no I/O,
-    no signals) and mark each enabled server not connected, so it reconnects, in this process, on next use.
-    Runs in the ``os.register_at_fork`` hook, so every lock a dead thread may hold is replaced."""
-    for m in list(_MANAGERS):
-        m._lock = threading.RLock()
-        m._events.reset_after_fork()
-        for rec in m._servers.values():
-            rec.lock = threading.Lock()
-            for client in (rec.client, rec.attempt.client if rec.attempt is not None else None):
-                if client is not None:
-                    m._close_quietly(client)
-            rec.client, rec.attempt, rec.refresh_thread = None, None, None
-            rec.generation += 1
-            rec.failures, rec.retry_at, rec.lost, rec.served = 0, 0.0, False, False
-            if rec.config.enabled and not m._closed:
-                rec.status = ServerStatus(rec.config.name, NOT_CONNECTED)
-
-
-_forks.after_fork_in_child(_reset_in_child)
