@@ -88,4 +88,4 @@ def test_crew(hard_client: mcpsync.Client) -> None:
 def test_crew_over_two_real_servers(two_servers: mcpsync.Manager) -> None:
     calls = [("example_add", {"a": 2, "b": 3}), ("everything_get-sum", {"a": 4, "b": 5})]
     _, seen = kickoff(crewai_tools(two_servers, timeout=30), calls)
-    assert "5" in observation(seen["example_add"]) and "9" in observation(seen["everything_get-sum"])
+    assert observation(seen["example_add"]) == "5" and "9" in observation(seen["everything_get-sum"])

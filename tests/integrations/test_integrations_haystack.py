@@ -57,4 +57,4 @@ def test_agent_two_real_servers(two_servers: mcpsync.Manager) -> None:
         haystack_tools(two_servers, timeout=30),
         [("example_add", {"a": 2, "b": 3}), ("everything_get-sum", {"a": 4, "b": 5})],
     )
-    assert "5" in results["example_add"].result and "9" in results["everything_get-sum"].result
+    assert results["example_add"].result == "5" and "9" in results["everything_get-sum"].result

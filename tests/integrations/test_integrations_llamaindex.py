@@ -61,4 +61,4 @@ def test_image_bad_arguments_and_two_servers(hard_client: mcpsync.Client, two_se
     assert outputs["echo"].is_error and "invalid arguments" in outputs["echo"].content
     calls = [("example_add", {"a": 2, "b": 3}), ("everything_get-sum", {"a": 4, "b": 5})]
     _, outputs = run(llamaindex_tools(two_servers, timeout=30), calls)
-    assert "5" in outputs["example_add"].content and "9" in outputs["everything_get-sum"].content
+    assert outputs["example_add"].content == "5" and "9" in outputs["everything_get-sum"].content

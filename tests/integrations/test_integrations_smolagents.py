@@ -91,7 +91,7 @@ def test_collection_closes_its_manager_and_names_are_identifiers() -> None:
             collection.tools, [("example_add", {"a": 2, "b": 3}), ("everything_get_sum", {"a": 4, "b": 5})]
         )
         manager = collection.toolkit.source
-    assert answer == "done" and "5" in seen["example_add"] and "9" in seen["everything_get_sum"]
+    assert answer == "done" and seen["example_add"] == "5" and "9" in seen["everything_get_sum"]
     assert manager.closed  # the collection closed the manager it owned
 
 
