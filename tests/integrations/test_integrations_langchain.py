@@ -7,7 +7,7 @@ from typing import Any, Dict
 
 import mcpsync
 
-from .conftest import need
+from .conftest import HARD_SERVER, need
 from .scenario import CALLS, OPTIONS, check, typed
 
 need("langchain_core")
@@ -88,3 +88,24 @@ def test_two_real_servers_through_a_manager(two_servers: mcpsync.Manager) -> Non
     seen = outputs(create_react_agent(script(calls), tools).invoke({"messages": [("user", "sum")]}))
     assert text_of(seen["example_add"]) == "5" and "9" in text_of(seen["everything_get-sum"])
     assert typed(seen["example_add"].artifact["structured_content"]) == {"sum": ("int", 5)}  # ints stay ints
+
+
+def test_prefix_false_gives_the_servers_own_names(two_servers: mcpsync.Manager) -> None:
+    tools = langchain_tools(two_servers, prefix=False, timeout=30)
+    assert {"add", "get-sum"} <= {t.name for t in tools}
+    calls = [("add", {"a": 2, "b": 3}), ("get-sum", {"a": 4, "b": 5})]
+    seen = outputs(create_react_agent(script(calls), tools).invoke({"messages": [("user", "sum")]}))
+    assert text_of(seen["add"]) == "5" and "9" in text_of(seen["get-sum"])
+
+
+def test_the_next_read_of_the_toolkit_follows_the_servers_list() -> None:
+    """An agent adds a tool (tools/list_changed); the next ``langchain_tools(kit)`` has it, and an agent built
+    from that list calls it."""
+    with mcpsync.connect(HARD_SERVER, protocol="legacy") as client:
+        kit = McpToolkit(client, **OPTIONS)
+        tools = langchain_tools(kit)
+        seen = outputs(create_react_agent(script([("add_tool", {"name": "dyn_lc"})]), tools).invoke({"messages": []}))
+        assert text_of(seen["add_tool"]) == "added tool dyn_lc"
+        tools = langchain_tools(kit)
+        seen = outputs(create_react_agent(script([("dyn_lc", {"message": "hi"})]), tools).invoke({"messages": []}))
+        assert text_of(seen["dyn_lc"]) == "dyn_lc: hi"
