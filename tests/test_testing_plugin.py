@@ -440,3 +440,34 @@ def test_the_entry_point_is_declared_and_import_mcpsync_does_not_load_the_plugin
 
     code = "import sys, mcpsync; assert 'mcpsync.testing' not in sys.modules and 'pytest' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+
+
+def test_in_process_server_outside_pytest_leaves_nothing_behind() -> None:
+    """InProcessServer on its own: both eras answer, close() stops the serving thread and frees the port, a
+    second close is a no-op, and what is no server object is refused with a ConfigError."""
+    require_peer("sdk")
+    import importlib.util
+    import socket
+    import threading
+
+    import mcpsync
+    from mcpsync.errors import ConfigError
+    from mcpsync.testing.inprocess import InProcessServer
+
+    spec = importlib.util.spec_from_file_location("sdk_peer_inprocess", SDK_SERVER)
+    assert spec is not None and spec.loader is not None
+    peer = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(peer)
+    server = InProcessServer(peer.server)
+    with server as url:
+        for era in ("legacy", "modern"):
+            with mcpsync.Client(url, protocol=era) as client:
+                assert client.call_tool("add", {"a": 2, "b": 3}).text == "5"
+        assert server.url == url  # started once
+    port = int(url.rsplit(":", 1)[1].split("/", 1)[0])
+    assert "mcpsync-inprocess-server" not in [t.name for t in threading.enumerate()]
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", port))  # the port is free again
+    server.close()
+    with pytest.raises(ConfigError, match="FastMCP or an official-SDK server"):
+        InProcessServer(object())
