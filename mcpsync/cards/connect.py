@@ -8,7 +8,7 @@ also blocks for the connection (up to ``connect_timeout``). Any thread may call 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 from ..errors import UnsupportedProtocolVersion, UnsupportedVersionError
 from ..registry.inputs import InputCallback
@@ -110,9 +110,11 @@ def client_for(
     fetcher: Optional[CardFetcher] = None,
     allow_local: AllowLocal = False,
     allow_other_domains: bool = False,
+    factory: Optional[Callable[..., "Client"]] = None,
     **options: Any,
 ) -> "Client":
-    """A :class:`mcpsync.Client` for the card's remote, not yet opened (use ``with`` or ``open()``).
+    """A :class:`mcpsync.Client` for the card's remote, not yet opened (use ``with`` or ``open()``); ``factory``
+    builds it instead of ``Client`` (a subclass).
 
     ``source`` is a card URL, a :class:`ServerCard` or a card document. ``inputs`` answers the card's headers
     and URL variables by name; ``headers`` are sent as given. ``allow_local`` (True, or a list of hosts) allows
@@ -125,7 +127,7 @@ def client_for(
 
     options.update(allow_local=allow_local, allow_other_domains=allow_other_domains)
     prepared, client_options = _prepared(source, remote, inputs, headers, fetcher, dict(options))
-    return Client(prepared.url, **client_options)
+    return (factory or Client)(prepared.url, **client_options)
 
 
 def connect(

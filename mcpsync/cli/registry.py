@@ -53,7 +53,11 @@ def add_registry_parsers(subparsers: Any) -> None:
     p = subparsers.add_parser("install", help="install a server from an MCP Registry into a configuration file",
                               description="Install NAME[@VERSION] from an MCP Registry into a configuration file. "
                               "The exact command is shown and must be approved before anything runs.")
-    p.add_argument("spec", metavar="NAME[@VERSION]")
+    p.add_argument("spec", metavar="NAME[@VERSION]", nargs="?", default=None)
+    p.add_argument("--card", default=None, metavar="URL",
+                   help="install the remote a Server Card describes instead of a registry entry (same consent)")
+    p.add_argument("--allow-local", dest="card_allow_local", action="append", default=[], metavar="HOST",
+                   help="with --card: allow plain http and this local or private host (repeatable; '*': every one)")
     p.add_argument("--as", dest="as_name", default=None, metavar="NAME",
                    help="the name in the configuration (default: the last part of the registry name)")
     p.add_argument("--prefer", choices=("auto", "package", "remote"), default="auto",
@@ -204,11 +208,22 @@ def run_install(args: argparse.Namespace, *, stdout: IO[str], stderr: IO[str], s
     from ..registry.errors import ConsentRefused
     from ..registry.installer import install
 
+    if (args.spec is None) == (args.card is None):
+        stderr.write("mcpsync: install takes a registry NAME[@VERSION] or --card URL (one of them)\n")
+        return 2
     inputs, approve = _callbacks(args, stdin, stderr)
     try:
-        result = install(args.spec, config=_config(args), registry=args.registry, inputs=inputs, approve=approve,
-                         name=args.as_name, prefer=args.prefer, registry_type=args.registry_type,
-                         replace=args.replace)
+        if args.card is not None:
+            from ..cards.install import install_card
+
+            allow = list(args.card_allow_local or [])
+            result = install_card(args.card, config=_config(args), inputs=inputs, approve=approve,
+                                  name=args.as_name, replace=args.replace,
+                                  allow_local=True if "*" in allow else allow)
+        else:
+            result = install(args.spec, config=_config(args), registry=args.registry, inputs=inputs,
+                             approve=approve, name=args.as_name, prefer=args.prefer,
+                             registry_type=args.registry_type, replace=args.replace)
     except ConsentRefused as exc:
         stderr.write("mcpsync: %s\n" % exc.message)
         return 1
