@@ -26,7 +26,7 @@ from .._lazy import exports
 
 if TYPE_CHECKING:
     from .cache import CardCache
-    from .connect import client_for, connect, discover, load_card, resolve_card
+    from .connector import client_for, connect, discover, load_card, resolve_card
     from .connection import CardConnection, prepare, protocol_for
     from .errors import (
         CardContentTypeError,
@@ -92,11 +92,11 @@ __all__ = [
 
 _LAZY = {
     "CardCache": ".cache",
-    "client_for": ".connect",
-    "connect": ".connect",
-    "discover": ".connect",
-    "load_card": ".connect",
-    "resolve_card": ".connect",
+    "client_for": ".connector",
+    "connect": ".connector",
+    "discover": ".connector",
+    "load_card": ".connector",
+    "resolve_card": ".connector",
     "CardConnection": ".connection",
     "prepare": ".connection",
     "protocol_for": ".connection",

@@ -5,8 +5,8 @@ The remote's URL template and headers are filled in exactly the way ``mcpsync in
 :class:`~mcpsync.registry.inputs.InputRequest` answered by ``inputs``, with the card's defaults and choices), then
 the finished URL passes the :class:`~.safety.URLPolicy` (no local or private address, the card's own domain).
 The remote's ``supportedProtocolVersions`` seed the protocol (:func:`protocol_for`): a card that lists a
-2026-07-28 revision connects with ``server/discover`` directly, one that lists only handshake revisions with
-``initialize`` directly -- no probe of the other era. Pure computation apart from the input callback.
+2026-07-28 revision connects with ``server/discover`` first (as negotiation does), one that lists only handshake
+revisions with ``initialize`` at once -- no ``server/discover`` probe. Pure computation apart from the input callback.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Union
 from ..errors import UnsupportedProtocolVersion
 from ..registry.inputs import InputCallback, inputs_from
 from ..wire import protocol as P
-from .errors import CardInvalid, CardNotFound
+from .errors import CardInvalid, CardNotFound, CardUnsafeURL
 from .model import Remote, ServerCard
 from .safety import URLPolicy
 
@@ -32,12 +32,18 @@ _SECRET_REF = re.compile(r"\$\$|\$\{secret:([^{}]*)\}")
 
 
 def protocol_for(versions: Sequence[str]) -> str:
-    """The client's ``protocol=`` for a remote that says it speaks ``versions``: the newest 2026-07-28-era
-    revision mcpsync also speaks, else the newest handshake revision both speak, else ``auto`` when the card
-    says nothing. Raises UnsupportedProtocolVersion when the card lists only revisions mcpsync does not speak."""
+    """The client's ``protocol=`` for a remote that says it speaks ``versions``.
+
+    A 2026-07-28-era revision mcpsync speaks: ``auto``, whose first request is that era's ``server/discover``
+    (so nothing is probed, and a card that was wrong still falls back to the handshake). Only handshake-era
+    revisions: the newest one both speak, so ``initialize`` is sent at once, without a ``server/discover``
+    probe. No list: ``auto``. Raises UnsupportedProtocolVersion when the card lists only revisions mcpsync does
+    not speak."""
     if not versions:
         return "auto"
-    for version in P.MODERN_VERSIONS + P.HANDSHAKE_VERSIONS:
+    if any(version in versions for version in P.MODERN_VERSIONS):
+        return "auto"
+    for version in P.HANDSHAKE_VERSIONS:
         if version in versions:
             return version
     raise UnsupportedProtocolVersion(
@@ -107,6 +113,21 @@ class CardConnection:
         return options
 
 
+def resolve_remote(card: ServerCard, index: int, inputs: InputCallback, config_name: Optional[str] = None) -> Any:
+    """The registry resolver's :class:`~mcpsync.registry.resolver.ResolvedServer` for the card's remote ``index``
+    (secrets as references). A URL that is not http(s) once filled in raises CardUnsafeURL; any other shape
+    problem CardInvalid."""
+    from ..registry.errors import InvalidServerJson
+    from ..registry.resolver import resolve
+
+    try:
+        return resolve(server_json(card, index), inputs, prefer="remote", config_name=config_name)
+    except InvalidServerJson as exc:
+        kind = CardUnsafeURL if "after substitution" in exc.message else CardInvalid
+        raise kind("the Server Card %s: %s" % (card.source_url or card.name, exc.message),
+                   url=card.source_url) from None
+
+
 def _reveal(text: str, secrets: Mapping[str, str]) -> str:
     return _SECRET_REF.sub(lambda m: "$" if m.group(0) == "$$" else secrets.get(m.group(1), ""), text)
 
@@ -123,8 +144,6 @@ def prepare(
     name (a mapping, or a callback taking an InputRequest); ``headers`` are sent as given (they also answer the
     card's headers of the same name). Raises MissingInput / InvalidInput (an unanswered required input, a value
     outside its choices), CardInvalid, CardUnsafeURL, CardDomainMismatch, UnsupportedProtocolVersion."""
-    from ..registry.resolver import resolve
-
     policy = policy or URLPolicy()
     index, chosen = choose_remote(card, remote)
     given = dict(headers or {})
@@ -143,7 +162,7 @@ def prepare(
                 return values[key]
         return user(request)
 
-    resolved = resolve(server_json(card, index), answer, prefer="remote", config_name="card")
+    resolved = resolve_remote(card, index, answer, "card")
     secrets = {key: value for key, value in resolved.secrets.items()}
     url = _reveal(resolved.url or "", secrets)
     sent = {name: _reveal(value, secrets) for name, value in resolved.headers.items()}

@@ -19,8 +19,8 @@ from typing import Any, Callable, Dict, Mapping, Optional, Union
 from ..registry.errors import ConsentRefused, ConsentRequired
 from ..registry.inputs import InputCallback, inputs_from
 from ..registry.installer import ConsentRequest, InstallResult
-from .connection import _reveal, check_headers, choose_remote, server_json
-from .connect import CardSource, fetcher_for, load_card
+from .connection import _reveal, check_headers, choose_remote, resolve_remote
+from .connector import CardSource, fetcher_for, load_card
 from .fetch import CardFetcher
 
 __all__ = ["install_card"]
@@ -52,7 +52,6 @@ def install_card(
     from ..errors import ConfigError
     from ..registry import writer
     from ..registry.installer import _default_config_path
-    from ..registry.resolver import resolve
 
     if approve is None and not yes:
         raise ConsentRequired("installing a server card writes your configuration: pass an approval hook "
@@ -65,7 +64,7 @@ def install_card(
         source_url = source if isinstance(source, str) else card.source_url
         index, chosen = choose_remote(card, remote)
         config_path = str(Path(config).expanduser()) if config is not None else _default_config_path()
-        resolved = resolve(server_json(card, index), callback, config_name=name, prefer="remote")
+        resolved = resolve_remote(card, index, callback, name)
         url = _reveal(resolved.url or "", resolved.secrets)
         check_headers({k: _reveal(v, resolved.secrets) for k, v in resolved.headers.items()},
                       source_url or "<inline>")

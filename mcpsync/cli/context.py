@@ -208,7 +208,7 @@ class Cli:
     def card_client(self, opts: Dict[str, Any]) -> Any:
         """The (unopened) client for ``--card URL``: the card's remote, its headers from ``--header`` and
         ``--card-input``, ``--allow-local`` hosts allowed."""
-        from ..cards.connect import client_for
+        from ..cards.connector import client_for
 
         a = self.args
         if a.url or self.server_cmd:

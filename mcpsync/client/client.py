@@ -162,7 +162,7 @@ class Client(ClientCore):
         # never imports it (importing mcpsync.client loads nothing of mcpsync.cards).
         import importlib
 
-        cards = importlib.import_module("mcpsync.cards.connect")
+        cards = importlib.import_module("mcpsync.cards.connector")
         client: "Client" = cards.client_for(card, factory=cls, **options)
         return client
 

@@ -321,7 +321,7 @@ class Manager(ToolMethods, ListingMethods, OAuthMethods):
         MissingInput (a required header or variable the entry does not give)."""
         import dataclasses
 
-        from ..cards.connect import resolve_card
+        from ..cards.connector import resolve_card
 
         settings = dict(cfg.card_options)
         http = {k: v for k, v in dict(self.client_options, **cfg.options).items()

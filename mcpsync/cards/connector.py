@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
-from ..errors import UnsupportedProtocolVersion, UnsupportedVersionError
+from ..errors import HTTPStatusError, ProtocolError, RemoteError
 from ..registry.inputs import InputCallback
 from .connection import CardConnection, prepare
 from .fetch import CardFetcher
@@ -142,8 +142,9 @@ def connect(
     **options: Any,
 ) -> "Client":
     """Like :func:`client_for`, and opened (blocks up to ``connect_timeout``). When the card's protocol list
-    was wrong (the server refuses the seeded revision), the connection is made again with ``protocol="auto"``
-    (the live server wins over the card), with a warning."""
+    was wrong (the server refuses the handshake revision the card seeded: a protocol error, a JSON-RPC error or
+    an HTTP error status), the connection is made again with ``protocol="auto"`` (the live server wins over the
+    card), with a warning; an error of the second attempt is raised."""
     from ..client.client import Client
 
     user_protocol = "protocol" in options
@@ -152,7 +153,7 @@ def connect(
     client = Client(prepared.url, **client_options)
     try:
         client.open()
-    except (UnsupportedProtocolVersion, UnsupportedVersionError) as exc:
+    except (ProtocolError, RemoteError, HTTPStatusError) as exc:
         client.close()
         if user_protocol or prepared.protocol == "auto":
             raise
