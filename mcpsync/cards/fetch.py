@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import urllib.request
 from typing import Any, Dict, List, Mapping, Optional, Set, Tuple, Union
 from urllib.parse import urljoin, urlsplit
 
@@ -148,11 +147,14 @@ class CardFetcher:
             return self.proxy
         if not self.trust_env:
             return None
-        host = urlsplit(url).hostname or ""
-        proxies = urllib.request.getproxies_environment()
-        if not proxies or getattr(urllib.request, "proxy_bypass_environment")(host, proxies):
+        from ..transports.http.proxy import bypass, environment_proxies
+
+        parts = urlsplit(url)
+        proxies = environment_proxies()
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        if not proxies or bypass(parts.hostname or "", port, proxies.get("no")):
             return None
-        return proxies.get(urlsplit(url).scheme) or proxies.get("all")
+        return proxies.get(parts.scheme) or proxies.get("all")
 
     def _pool(self, url: str) -> Any:
         if self._given_pool is not None:
