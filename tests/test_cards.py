@@ -345,6 +345,7 @@ def test_manager_card_entry(host, era, tmp_path):
             assert mgr.call_tool("echo", {"message": "via card"}, server="weather").text == "via card"
             status = mgr.status("broken")
             assert status.status == "failed" and isinstance(status.error, cards.CardUnavailable)
+            assert mgr.has_stored_tokens("weather") is False  # OAuth settings apply to the card's remote
         if era == "legacy":
             assert mcp.records(rpc="server/discover") == []
 
@@ -397,3 +398,63 @@ def test_install_refuses_a_bad_choice_and_a_missing_secret(host, tmp_path):
         cards.install_card(url, config=str(cfg), yes=True, inputs={"X-API-Key": "k", "X-Region": "mars"},
                            allow_local=LOCAL)
     assert not cfg.exists()
+
+
+# ---------------------------------------------------------------------------- HTTP settings
+
+
+def test_cards_go_through_the_proxy_the_client_would_use(host, monkeypatch):
+    from .proxyserver import ProxyServer
+
+    url = host.route("/card", card_document("http://127.0.0.1:1/mcp"))
+    with ProxyServer(credentials=("user", "p@ss")) as proxy:
+        cards.CardFetcher(proxy=proxy.url_with_credentials, allow_local=LOCAL, cache=False).fetch_card(url)
+        cards.resolve_card(url, proxies={"http": proxy.url_with_credentials}, allow_local=LOCAL, cache=False)
+        monkeypatch.setenv("HTTP_PROXY", proxy.url_with_credentials)
+        cards.CardFetcher(allow_local=LOCAL, cache=False).fetch_card(url)
+        cards.CardFetcher(allow_local=LOCAL, cache=False, trust_env=False).fetch_card(url)  # direct
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+        cards.CardFetcher(allow_local=LOCAL, cache=False).fetch_card(url)  # bypassed
+        forwarded = [target for (_m, target, _auth) in proxy.forwarded]
+    assert forwarded == [url, url, url]
+    assert len(host.hits("/card")) == 5
+
+
+def test_a_pool_passed_in_is_used_and_left_open(host):
+    import urllib3
+
+    url = host.route("/card", card_document("http://127.0.0.1:1/mcp"))
+    pool = urllib3.PoolManager()
+    with cards.CardFetcher(pool=pool, allow_local=LOCAL) as fetcher:
+        fetcher.fetch_card(url)
+    assert pool.pools  # the connection pool it made is still there: the fetcher did not clear a pool it was given
+    pool.clear()
+    with pytest.raises(cards.CardError):
+        fetcher.fetch_card(host.url("/elsewhere"))  # closed (its own pools), the given pool is not reused
+
+
+def test_threads_sharing_a_fetcher_and_the_cache_see_whole_cards(host, tmp_path):
+    import threading
+
+    url = host.route("/card", card_document("http://127.0.0.1:1/mcp"), cache_control="no-cache")
+    fetcher = cards.CardFetcher(allow_local=LOCAL)
+    start = threading.Barrier(8)
+    results, errors = [], []
+
+    def fetch():
+        start.wait(timeout=30)
+        try:
+            for _ in range(5):
+                results.append(fetcher.fetch_card(url))
+        except BaseException as exc:  # noqa: BLE001 - collected for the assertion
+            errors.append(exc)
+
+    threads = [threading.Thread(target=fetch, name="test-card-fetch-%d" % i) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    fetcher.close()
+    assert errors == [] and len(results) == 40 and len(set(results)) == 1
+    assert [n for n in cache_files(tmp_path) if n.endswith(".tmp")] == []
+    assert cards.CardCache().get(url) is not None

@@ -177,7 +177,8 @@ class CardFetcher:
                         raise CardUnavailable("a SOCKS proxy needs PySocks: %s" % exc, url=url) from None
                     pool = SOCKSProxyManager(proxy, **args)
                 else:
-                    pool = urllib3.ProxyManager(proxy, **args)
+                    proxy_url, proxy_headers = _proxy_and_headers(proxy)
+                    pool = urllib3.ProxyManager(proxy_url, proxy_headers=proxy_headers, **args)
                 self._pools[proxy] = pool
             return pool
 
@@ -338,6 +339,23 @@ class CardFetcher:
                 catalog_url(domain_or_url), "" if identifier is None else " for %r" % identifier),
                 url=catalog_url(domain_or_url))
         return cards
+
+
+def _proxy_and_headers(proxy: str) -> Tuple[str, Dict[str, str]]:
+    """An http(s) proxy URL without its credentials, and the ``Proxy-Authorization`` header they make."""
+    import urllib3
+    from urllib.parse import unquote
+
+    parts = urlsplit(proxy)
+    if parts.username is None:
+        return proxy, {}
+    netloc = parts.hostname or ""
+    if ":" in netloc:
+        netloc = "[%s]" % netloc
+    if parts.port:
+        netloc += ":%d" % parts.port
+    auth = "%s:%s" % (unquote(parts.username), unquote(parts.password or ""))
+    return "%s://%s" % (parts.scheme, netloc), dict(urllib3.make_headers(proxy_basic_auth=auth))
 
 
 def _decode(body: bytes, url: str) -> Any:

@@ -315,27 +315,6 @@ class Manager(ToolMethods, ListingMethods, OAuthMethods):
         )
         return attempt
 
-    def _card_config(self, cfg: ServerConfig) -> ServerConfig:
-        """``cfg`` (a ``card`` entry) as the remote its Server Card describes: the card is fetched (or taken from
-        the card cache while fresh), checked and resolved now, on the connecting thread. Raises a CardError,
-        MissingInput (a required header or variable the entry does not give)."""
-        import dataclasses
-
-        from ..cards.connector import resolve_card
-
-        settings = dict(cfg.card_options)
-        http = {k: v for k, v in dict(self.client_options, **cfg.options).items()
-                if k in ("verify", "proxies", "trust_env")}
-        prepared = resolve_card(cfg.card or "", headers=cfg.headers or None, remote=settings.pop("remote", None),
-                                inputs=settings.pop("inputs", None), **settings, **http)
-        options = dict(cfg.options)
-        if "protocol" not in options and "protocol" not in self.client_options:
-            options["protocol"] = prepared.protocol
-        return dataclasses.replace(
-            cfg, url=prepared.url, card=None, card_options={}, headers=dict(prepared.headers), options=options,
-            transport=cfg.transport if cfg.transport != "auto" else prepared.transport,
-        )
-
     def _make_client(self, rec: _Server, generation: int) -> Any:
         cfg = rec.config
         if cfg.card and not cfg.url:
