@@ -363,6 +363,7 @@ def test_install_needs_consent_and_keeps_secrets_in_the_store(host, tmp_path):
         cfg = tmp_path / "mcp.json"
         with pytest.raises(ConsentRequired):
             cards.install_card(url, config=str(cfg), allow_local=LOCAL)
+        assert host.hits("/card") == []  # refused before any request
         with pytest.raises(ConsentRefused):
             cards.install_card(url, config=str(cfg), inputs={"X-API-Key": "k3y"}, approve=lambda r: False,
                                allow_local=LOCAL)

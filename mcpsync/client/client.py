@@ -149,21 +149,12 @@ class Client(ClientCore):
 
     @classmethod
     def from_card(cls, card: Any, **options: Any) -> "Client":
-        """A client (not yet opened) for the remote a Server Card describes: ``card`` is the card's URL, a
-        :class:`mcpsync.cards.ServerCard` or a card document. Fetching the card blocks for its HTTP requests.
+        """A client (not opened) for the remote of a Server Card: its URL (fetched: blocks), a ServerCard or a
+        card document. Keywords: :func:`mcpsync.cards.client_for`'s (``inputs``, ``headers``, ``remote``,
+        ``allow_local``...) and this class's. Raises :class:`mcpsync.cards.CardError`; see docs/cards.md."""
+        import importlib  # an extension above the client, looked up at call time: the client never imports it
 
-        The keyword arguments are :func:`mcpsync.cards.client_for`'s: ``inputs`` (the card's headers and URL
-        variables by name), ``headers``, ``remote``, ``allow_local``, ``allow_other_domains``, the fetch
-        settings, and this class's own. The card's ``supportedProtocolVersions`` seed ``protocol``. Raises
-        :class:`mcpsync.cards.CardError` (and MissingInput for a required header or variable not given).
-        See docs/cards.md.
-        """
-        # Server Cards are an extension above the client: looked up by name at call time, so the client layer
-        # never imports it (importing mcpsync.client loads nothing of mcpsync.cards).
-        import importlib
-
-        cards = importlib.import_module("mcpsync.cards.connector")
-        client: "Client" = cards.client_for(card, factory=cls, **options)
+        client: "Client" = importlib.import_module("mcpsync.cards.connector").client_for(card, factory=cls, **options)
         return client
 
     def ping(self, *, timeout: Timeout = DEFAULT) -> None:
