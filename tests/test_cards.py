@@ -83,6 +83,8 @@ def test_discovery_follows_url_entries_and_reads_inline_data(host):
     assert [c.name for c in only] == ["io.example/inline"]
     with pytest.raises(cards.CardNotFound):
         cards.discover(host.base, identifier="io.example/absent", allow_local=LOCAL)
+    with pytest.raises(cards.CardInvalid, match="max_cards"):
+        cards.discover(host.base, allow_local=LOCAL, max_cards=1)
 
 
 def test_catalog_url_forms():

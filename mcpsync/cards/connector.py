@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 CardSource = Union[str, ServerCard, Mapping[str, Any]]
 
 _FETCH_KEYS = ("pool", "cache", "allow_local", "allow_other_domains", "resolver", "max_bytes", "max_redirects",
-               "fetch_timeout")
+               "max_cards", "fetch_timeout")
 
 
 def fetcher_for(options: Mapping[str, Any]) -> CardFetcher:

@@ -72,6 +72,7 @@ class CardFetcher:
         timeout: seconds for connecting and for each read.
         max_bytes: the largest answer read.
         max_redirects: the most redirects followed for one fetch.
+        max_cards: the most Server Card entries :meth:`discover` fetches (a catalog listing more is refused).
         cache: a :class:`~.cache.CardCache`, a directory for one, True (the default directory) or False (none).
         allow_local / allow_other_domains / resolver: the :class:`~.safety.URLPolicy` opt-ins.
     """
@@ -86,6 +87,7 @@ class CardFetcher:
         timeout: float = 10.0,
         max_bytes: int = DEFAULT_MAX_BYTES,
         max_redirects: int = 5,
+        max_cards: int = 100,
         cache: Union[CardCache, str, bool] = True,
         allow_local: AllowLocal = False,
         allow_other_domains: bool = False,
@@ -95,6 +97,7 @@ class CardFetcher:
         self.timeout = float(timeout)
         self.max_bytes = int(max_bytes)
         self.max_redirects = int(max_redirects)
+        self.max_cards = int(max_cards)
         self.verify = verify
         self.proxy = proxy
         self.trust_env = trust_env
@@ -322,6 +325,9 @@ class CardFetcher:
         """The Server Cards a domain's AI Catalog lists (only the entry ``identifier``, or whose card is named
         ``identifier``, when given). Raises CardNotFound when there is none."""
         entries = self.fetch_catalog(domain_or_url)
+        if len(entries) > self.max_cards:
+            raise CardInvalid("%s lists %d Server Cards (at most %d are fetched; max_cards=)" % (
+                catalog_url(domain_or_url), len(entries), self.max_cards), url=catalog_url(domain_or_url))
         cards = []
         for entry in entries:
             if identifier is not None and entry.identifier != identifier and not (
