@@ -129,20 +129,24 @@ class _Server(ThreadingHTTPServer):
 
 
 class CardServer:
-    """The host; use as a context manager. ``base`` is ``http://127.0.0.1:PORT``."""
+    """The host; use as a context manager. ``base`` is ``http://127.0.0.1:PORT`` (``https`` with ``tls``, a
+    server-side ``ssl.SSLContext``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls: Any = None) -> None:
+        self.scheme = "https" if tls is not None else "http"
         self.lock = threading.Lock()
         self.routes: Dict[str, Route] = {}
         self.requests: List[Tuple[str, str, Dict[str, str]]] = []
         self.bodies_sent = 0
         self._httpd = _Server(("127.0.0.1", 0), _Handler)
         self._httpd.owner = self
+        if tls is not None:  # an ssl.SSLContext for the server side: the host serves HTTPS
+            self._httpd.socket = tls.wrap_socket(self._httpd.socket, server_side=True)
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="test-cardserver", daemon=True)
 
     @property
     def base(self) -> str:
-        return "http://127.0.0.1:%d" % self._httpd.server_address[1]
+        return "%s://127.0.0.1:%d" % (self.scheme, self._httpd.server_address[1])
 
     def url(self, path: str) -> str:
         return self.base + path

@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -26,6 +27,7 @@ from mcpsync.registry.errors import ConsentRefused, ConsentRequired, MissingInpu
 
 from .cardserver import CARD_TYPE, SCHEMA, CardServer, card_document
 from .httpserver import MCPTestServer
+from .test_http_tls import pki  # noqa: F401 - the throwaway CA fixture
 
 LOCAL = ["127.0.0.1"]
 MODERN = "2026-07-28"
@@ -461,3 +463,23 @@ def test_threads_sharing_a_fetcher_and_the_cache_see_whole_cards(host, tmp_path)
     assert errors == [] and len(results) == 40 and len(set(results)) == 1
     assert [n for n in cache_files(tmp_path) if n.endswith(".tmp")] == []
     assert cards.CardCache().get(url) is not None
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None and os.environ.get("CI") != "true", reason="needs openssl")
+@pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")  # urllib3's own, for verify=False
+def test_https_cards_honour_verify_and_the_client_uses_it_too(pki):
+    import ssl
+
+    from .test_http_tls import _tls_server
+
+    server_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server_ctx.load_cert_chain(pki["server.crt"], pki["server.key"])
+    with _tls_server(pki) as mcp, CardServer(tls=server_ctx) as tls_host:
+        remote = "https://127.0.0.1:%d/mcp" % mcp.port
+        url = tls_host.route("/mcp/server-card", card_document(remote, versions=[MODERN]))
+        assert url.startswith("https://")
+        with pytest.raises(cards.CardUnavailable):  # the system's CAs do not know the test CA
+            cards.CardFetcher(allow_local=LOCAL, cache=False).fetch_card(url)
+        assert cards.CardFetcher(allow_local=LOCAL, cache=False, verify=False).fetch_card(url).name
+        with cards.connect(url, allow_local=LOCAL, verify=pki["ca.crt"], transport="http", cache=False) as client:
+            assert client.call_tool("echo", {"message": "tls card"}).text == "tls card"

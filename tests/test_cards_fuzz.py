@@ -87,7 +87,8 @@ answers = st.sampled_from(["", "200-json", "200-card", "html", "junk", "500", "3
 
 
 @FUZZ
-@given(document=st.one_of(valid_identity, valid_identity, cards_docs, json_values), ctype=st.sampled_from([CARD_TYPE, "application/json", "text/html", ""]),
+@given(document=st.one_of(valid_identity, valid_identity, cards_docs, json_values),
+       ctype=st.sampled_from([CARD_TYPE, "application/json", "text/html", ""]),
        answer=answers, inputs=st.dictionaries(st.sampled_from(["base", "u", "X-Key", "Authorization"]), urls,
                                               max_size=3))
 def test_hostile_cards_give_a_checked_card_or_a_card_error(host, document, ctype, answer, inputs):
