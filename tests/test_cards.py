@@ -250,6 +250,11 @@ def test_a_template_filled_with_a_file_url_or_a_private_host_is_refused(host, tm
     with pytest.raises(cards.CardUnsafeURL):
         cards.install_card(url, config=str(tmp_path / "mcp.json"), yes=True, allow_local=LOCAL)
     assert not (tmp_path / "mcp.json").exists()
+    secret = card_document("http://10.9.9.9/{key}/mcp")
+    secret["remotes"][0]["variables"] = {"key": {"isRequired": True, "isSecret": True}}
+    with pytest.raises(cards.CardUnsafeURL) as info:
+        cards.resolve_card(host.route("/secret", secret), inputs={"key": "hunter2"}, allow_local=LOCAL)
+    assert "hunter2" not in str(info.value) and "hunter2" not in info.value.url and "***" in info.value.url
 
 
 def test_the_domain_rule_and_its_opt_in():

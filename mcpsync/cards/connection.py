@@ -128,6 +128,21 @@ def resolve_remote(card: ServerCard, index: int, inputs: InputCallback, config_n
                    url=card.source_url) from None
 
 
+def check_remote_url(policy: URLPolicy, url: str, anchor: str, secrets: Mapping[str, str]) -> None:
+    """``policy.check_remote(url, anchor)``, with every secret value (a secret URL variable) masked in the
+    error it raises."""
+    from .errors import CardError
+
+    try:
+        policy.check_remote(url, anchor)
+    except CardError as exc:
+        message, where = exc.message, exc.url
+        for value in secrets.values():
+            if value:
+                message, where = message.replace(value, "***"), where.replace(value, "***")
+        raise type(exc)(message, url=where) from None
+
+
 def _reveal(text: str, secrets: Mapping[str, str]) -> str:
     return _SECRET_REF.sub(lambda m: "$" if m.group(0) == "$$" else secrets.get(m.group(1), ""), text)
 
@@ -169,6 +184,6 @@ def prepare(
     check_headers(sent, card.source_url or "<inline>")
     for name, value in given.items():
         sent[name] = value
-    policy.check_remote(url, card.source_url)
+    check_remote_url(policy, url, card.source_url, secrets)
     return CardConnection(card, chosen, index, url, sent, chosen.transport,
                           protocol_for(chosen.supported_protocol_versions))

@@ -19,7 +19,7 @@ from typing import Any, Callable, Dict, Mapping, Optional, Union
 from ..registry.errors import ConsentRefused, ConsentRequired
 from ..registry.inputs import InputCallback, inputs_from
 from ..registry.installer import ConsentRequest, InstallResult
-from .connection import _reveal, check_headers, choose_remote, resolve_remote
+from .connection import _reveal, check_headers, check_remote_url, choose_remote, resolve_remote
 from .connector import CardSource, fetcher_for, load_card
 from .fetch import CardFetcher
 
@@ -68,7 +68,7 @@ def install_card(
         url = _reveal(resolved.url or "", resolved.secrets)
         check_headers({k: _reveal(v, resolved.secrets) for k, v in resolved.headers.items()},
                       source_url or "<inline>")
-        fetcher.policy.check_remote(url, card.source_url)
+        check_remote_url(fetcher.policy, url, card.source_url, resolved.secrets)
         doc = writer.read_document(config_path)  # fails early on a file that cannot be rewritten
         if doc and not replace:
             existing = writer._servers(doc, fmt or writer.detect_file_format(config_path, doc), create=True)
