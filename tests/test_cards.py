@@ -89,6 +89,20 @@ def test_discovery_follows_url_entries_and_reads_inline_data(host):
         cards.discover(host.base, allow_local=LOCAL, max_cards=1)
 
 
+def test_cli_discover_lists_the_cards(host):
+    host.route("/mcp/server-card", card_document("http://127.0.0.1:1/mcp", versions=[MODERN],
+                                                 headers=[{"name": "X-API-Key", "isRequired": True}]))
+    host.catalog([{"identifier": "urn:air:x:mcp:w", "type": CARD_TYPE, "url": "/mcp/server-card"}])
+    code, out, err = run("discover", host.base, "--allow-local", "127.0.0.1")
+    assert code == 0, err
+    assert "io.example/weather  1.2.0  Weather for tests" in out and "card: %s/mcp/server-card" % host.base in out
+    assert "streamable-http http://127.0.0.1:1/mcp  (2026-07-28)  headers: X-API-Key" in out
+    code, out, err = run("discover", host.base, "--allow-local", "127.0.0.1", "--json")
+    assert json.loads(out)[0]["remotes"][0]["headers"] == ["X-API-Key"]
+    code, _out, err = run("discover", host.base)
+    assert code != 0 and "allow_local" in err
+
+
 def test_catalog_url_forms():
     assert cards.catalog_url("example.com") == "https://example.com/.well-known/ai-catalog.json"
     assert cards.catalog_url("http://127.0.0.1:8/") == "http://127.0.0.1:8/.well-known/ai-catalog.json"

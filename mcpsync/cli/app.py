@@ -343,14 +343,16 @@ def _add_args_options(p: argparse.ArgumentParser, what: str) -> None:
 
 
 def _add_extension_parsers(sub: Any) -> None:
-    """The ``mcpsync auth`` subcommands, ``search``/``install``/``outdated``/``update`` (MCP Registry) and
-    ``mcpsync completion``."""
+    """The ``mcpsync auth`` subcommands, ``search``/``install``/``outdated``/``update`` (MCP Registry),
+    ``discover`` (Server Cards) and ``mcpsync completion``."""
     from .auth import add_auth_parser
+    from .cards import add_cards_parser
     from .completion import add_completion_parser
     from .registry import add_registry_parsers
 
     add_auth_parser(sub)
     add_registry_parsers(sub)
+    add_cards_parser(sub)
     add_completion_parser(sub, build_parser)
 
 
