@@ -154,6 +154,21 @@ def test_etag_revalidation_costs_no_body(host, tmp_path):
     assert len(cache_files(tmp_path)) == 1
 
 
+def test_a_stale_copy_serves_while_the_host_is_down_but_not_once_the_card_is_gone(host, caplog):
+    url = host.route("/card", card_document("http://127.0.0.1:1/mcp"), cache_control="max-age=60",
+                     extra_headers={"Age": "60"})  # a shared cache held it for its whole lifetime: stale at once
+    fetcher = cards.CardFetcher(allow_local=LOCAL)
+    fetcher.fetch_card(url)
+    host.route("/card", b"", status=503)
+    assert fetcher.fetch_card(url).name == "io.example/weather"
+    assert any("using the copy" in r.getMessage() for r in caplog.records)
+    host.route("/card", b"", status=404)
+    with pytest.raises(cards.CardUnavailable) as info:
+        fetcher.fetch_card(url)
+    assert info.value.status == 404
+    assert len(host.hits("/card")) == 3
+
+
 def test_a_changed_card_replaces_the_cached_one(host):
     url = host.route("/card", card_document("http://127.0.0.1:1/mcp"))
     fetcher = cards.CardFetcher(allow_local=LOCAL)

@@ -42,7 +42,8 @@ def default_card_cache_dir() -> str:
 
 def cache_policy(cache_control: Optional[str]) -> Optional[float]:
     """Seconds an answer stays fresh under ``cache_control``: None for ``no-store`` (never stored), 0 for
-    ``no-cache``, ``private`` or no ``max-age`` (stored, revalidated every time), else ``max-age`` (at most a day).
+    ``no-cache`` or no ``max-age`` (stored, revalidated every time), else ``max-age`` (at most a day; this is a
+    private cache, so ``private`` answers are kept too).
     """
     if not cache_control:
         return 0.0

@@ -6,8 +6,10 @@ Every URL -- the first, each redirect (followed by hand, at most ``max_redirects
 remote a card names -- passes the :class:`~.safety.URLPolicy`. An answer must have the right ``Content-Type``
 (the media type, or ``application/json``), be at most ``max_bytes`` (the rest is never read), decode as JSON and
 pass the v1 Server Card schema; only then is it cached (:class:`~.cache.CardCache`): ``Cache-Control`` decides
-how long it is fresh (no request while it is), its ``ETag`` is sent back as ``If-None-Match`` once it is stale,
-and a ``304`` reuses the cached body. Anything else raises a :class:`~.errors.CardError` and writes nothing.
+how long it is fresh (no request while it is; less the ``Age`` a shared cache reports), its ``ETag`` is sent back
+as ``If-None-Match`` once it is stale, and a ``304`` reuses the cached body. When the host cannot be reached or
+answers 5xx or 429, a cached copy is used (stale, with a warning); a 4xx other than 429 means the document is
+gone and raises. Anything else raises a :class:`~.errors.CardError` and writes nothing.
 
 Blocking: each call blocks for its requests, each bounded by ``timeout`` seconds (connect and each read).
 Thread-safe: several threads may fetch through one fetcher; :meth:`CardFetcher.close` ends its own pools.
@@ -18,10 +20,11 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from typing import Any, Dict, List, Mapping, Optional, Set, Tuple, Union
 from urllib.parse import urljoin, urlsplit
 
-from .cache import CardCache, cache_policy
+from .cache import CachedDocument, CardCache, cache_policy
 from .errors import (
     CardContentTypeError,
     CardError,
@@ -234,6 +237,17 @@ class CardFetcher:
         if cached is not None and cached.fresh():
             log.debug("card cache: %s is fresh", url)
             return _decode(cached.body, url), cached.etag, None, cached.body, cached.content_type
+        try:
+            return self._fetch(url, accept, cached)
+        except CardUnavailable as exc:
+            if cached is None or (exc.status and exc.status < 500 and exc.status != 429):
+                raise  # nothing to fall back on, or the host says the document is gone (404, 410...)
+            log.warning("%s; using the copy of %s cached %d s ago", exc.message, url, max(0, time.time() -
+                                                                                         cached.stored_at))
+            return _decode(cached.body, url), cached.etag, None, cached.body, cached.content_type
+
+    def _fetch(self, url: str, accept: str, cached: Optional[CachedDocument]) -> Tuple[
+            Any, Optional[str], Optional[float], bytes, str]:
         current = url
         seen: Set[str] = {url}
         for _hop in range(self.max_redirects + 1):
@@ -253,6 +267,9 @@ class CardFetcher:
                     current = target
                     continue
                 freshness = cache_policy(response.headers.get("Cache-Control"))
+                age = (response.headers.get("Age") or "").strip()
+                if freshness and age.isdigit():  # a shared cache on the way already held it that long
+                    freshness = max(0.0, freshness - float(age))
                 if status == 304:
                     if cached is None:
                         raise CardInvalid("%s answered 304 to a request without a validator" % current, url=url)
