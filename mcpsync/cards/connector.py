@@ -93,9 +93,7 @@ def _prepared(source: CardSource, remote: Union[None, int, str], inputs: Any, he
             fetch_options[key] = options[key]
     prepared = resolve_card(source, remote=remote, inputs=inputs, headers=headers, fetcher=fetcher,
                             **fetch_options)
-    client_options = prepared.client_options()
-    if "headers" in options:  # the caller's own headers win over the card's
-        client_options["headers"] = dict(client_options.get("headers") or {}, **options.pop("headers"))
+    client_options = prepared.client_options()  # the caller's headers= are in it, over the card's
     client_options.setdefault("name", prepared.card.name.rsplit("/", 1)[-1])
     client_options.update(options)
     return prepared, client_options
