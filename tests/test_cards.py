@@ -517,3 +517,19 @@ def test_https_cards_honour_verify_and_the_client_uses_it_too(pki):
         assert cards.CardFetcher(allow_local=LOCAL, cache=False, verify=False).fetch_card(url).name
         with cards.connect(url, allow_local=LOCAL, verify=pki["ca.crt"], transport="http", cache=False) as client:
             assert client.call_tool("echo", {"message": "tls card"}).text == "tls card"
+
+
+def test_importing_cards_is_cheap_and_from_card_keeps_a_subclass(host):
+    code = ("import sys, mcpsync, mcpsync.cards as c; c.CardError; "
+            "heavy = [m for m in ('urllib3', 'jsonschema', 'requests', 'mcpsync.cards.fetch') if m in sys.modules]; "
+            "assert not heavy, heavy")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+
+    class Mine(mcpsync.Client):
+        pass
+
+    url = host.route("/card", card_document("http://127.0.0.1:1/mcp"))
+    client = Mine.from_card(url, allow_local=LOCAL)
+    assert type(client) is Mine
+    client.close()
