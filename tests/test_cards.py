@@ -468,8 +468,8 @@ def test_a_pool_passed_in_is_used_and_left_open(host):
         fetcher.fetch_card(url)
     assert pool.pools  # the connection pool it made is still there: the fetcher did not clear a pool it was given
     pool.clear()
-    with pytest.raises(cards.CardError):
-        fetcher.fetch_card(host.url("/elsewhere"))  # closed (its own pools), the given pool is not reused
+    with pytest.raises(cards.CardError, match="closed"):
+        fetcher.fetch_card(host.url("/elsewhere"))  # closed: not even the given pool is used again
 
 
 def test_threads_sharing_a_fetcher_and_the_cache_see_whole_cards(host, tmp_path):

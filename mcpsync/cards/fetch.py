@@ -163,6 +163,9 @@ class CardFetcher:
         return proxies.get(parts.scheme) or proxies.get("all")
 
     def _pool(self, url: str) -> Any:
+        with self._lock:
+            if self._closed:
+                raise CardError("the card fetcher is closed", url=url)
         if self._given_pool is not None:
             return self._given_pool
         proxy = self._proxy_for(url)
