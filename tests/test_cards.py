@@ -388,6 +388,15 @@ def test_manager_card_entry(host, era, tmp_path):
             assert mcp.records(rpc="server/discover") == []
 
 
+def test_a_manager_card_entry_whose_card_misstates_the_era_negotiates_on_the_next_attempt(host):
+    with MCPTestServer(era="modern") as mcp:
+        url = host.route("/card", card_document(mcp.url, versions=[LEGACY]))  # wrong: the server is modern only
+        with mcpsync.Manager({"weather": {"card": {"url": url, "allow_local": LOCAL}}}) as mgr:
+            assert mgr.status("weather").status == "failed"
+            assert mgr.connect("weather").status == "connected", mgr.status("weather").error
+            assert mgr.call_tool("echo", {"message": "negotiated"}, server="weather").text == "negotiated"
+
+
 # ---------------------------------------------------------------------------- installing
 
 
