@@ -435,6 +435,31 @@ def test_install_needs_consent_and_keeps_secrets_in_the_store(host, tmp_path):
         assert sent and set(sent) == {"k3y"}
 
 
+def test_outdated_and_update_follow_the_card_and_reuse_the_stored_secret(host, tmp_path):
+    headers = [{"name": "X-API-Key", "isRequired": True, "isSecret": True}]
+    cfg = tmp_path / "mcp.json"
+    with MCPTestServer(era="modern") as old_mcp, MCPTestServer(era="legacy") as new_mcp:
+        url = host.route("/card", card_document(old_mcp.url, headers=headers))
+        code, _out, err = run("install", "--card", url, "--allow-local", "127.0.0.1", "--config", str(cfg),
+                              "--input", "X-API-Key=k3y", "--yes")
+        assert code == 0, err
+        code, out, err = run("outdated", "--config", str(cfg), "--allow-local", "127.0.0.1")
+        assert code == 0 and "up to date" in err
+        host.route("/card", card_document(new_mcp.url, headers=headers, version="2.0.0", versions=[LEGACY]))
+        code, out, err = run("outdated", "--config", str(cfg), "--allow-local", "127.0.0.1")
+        assert "weather  io.example/weather  1.2.0 -> 2.0.0  (card %s)" % url in out
+        code, out, err = run("update", "--config", str(cfg), "--allow-local", "127.0.0.1")  # no terminal, no --yes
+        assert code == 1 and json.loads(cfg.read_text())["mcpServers"]["weather"]["url"] == old_mcp.url
+        code, out, err = run("update", "--config", str(cfg), "--allow-local", "127.0.0.1", "--yes")
+        assert code == 0, err
+        assert "updated 'weather' to io.example/weather 2.0.0" in out
+        entry = json.loads(cfg.read_text())["mcpServers"]["weather"]
+        assert entry["url"] == new_mcp.url and entry["registry"]["cardVersion"] == "2.0.0"
+        with mcpsync.Manager(str(cfg)) as mgr:
+            assert mgr.call_tool("echo", {"message": "updated"}, server="weather").text == "updated"
+        assert {r.headers.get("x-api-key") for r in new_mcp.records(method="POST")} == {"k3y"}
+
+
 def test_install_refuses_a_bad_choice_and_a_missing_secret(host, tmp_path):
     headers = [{"name": "X-API-Key", "isRequired": True, "isSecret": True},
                {"name": "X-Region", "choices": ["us-east-1"]}]

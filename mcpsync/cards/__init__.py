@@ -40,7 +40,7 @@ if TYPE_CHECKING:
         CardUnsafeURL,
     )
     from .fetch import CardFetcher, catalog_url
-    from .install import install_card
+    from .install import OutdatedCard, install_card, installed_cards, outdated_cards, update_cards
     from .model import (
         CARD_MEDIA_TYPE,
         CARD_SCHEMA_URL,
@@ -73,6 +73,7 @@ __all__ = [
     "CardUnavailable",
     "CardUnsafeURL",
     "CatalogEntry",
+    "OutdatedCard",
     "Remote",
     "ServerCard",
     "URLPolicy",
@@ -82,12 +83,15 @@ __all__ = [
     "connect",
     "discover",
     "install_card",
+    "installed_cards",
     "load_card",
+    "outdated_cards",
     "parse_card",
     "parse_catalog",
     "prepare",
     "protocol_for",
     "resolve_card",
+    "update_cards",
 ]
 
 _LAZY = {
@@ -112,6 +116,10 @@ _LAZY = {
     "CardFetcher": ".fetch",
     "catalog_url": ".fetch",
     "install_card": ".install",
+    "installed_cards": ".install",
+    "outdated_cards": ".install",
+    "update_cards": ".install",
+    "OutdatedCard": ".install",
     "CARD_MEDIA_TYPE": ".model",
     "CARD_SCHEMA_URL": ".model",
     "CATALOG_MEDIA_TYPE": ".model",

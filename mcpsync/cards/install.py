@@ -14,8 +14,10 @@ then secrets go to the credential store and the entry is written (atomically) wi
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Dict, Mapping, Optional, Union
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
+from ..errors import ConfigError, MCPError
 from ..registry.errors import ConsentRefused, ConsentRequired
 from ..registry.inputs import InputCallback, inputs_from
 from ..registry.installer import ConsentRequest, InstallResult
@@ -23,7 +25,7 @@ from .connection import _reveal, check_headers, check_remote_url, choose_remote,
 from .connector import CardSource, fetcher_for, load_card
 from .fetch import CardFetcher
 
-__all__ = ["install_card"]
+__all__ = ["OutdatedCard", "install_card", "installed_cards", "outdated_cards", "update_cards"]
 
 Approve = Callable[[ConsentRequest], bool]
 
@@ -49,7 +51,6 @@ def install_card(
     ``yes=True`` is required. ``store`` is the credential store for secrets (default
     :func:`mcpsync.auth.open_store`). ``fetch_options`` are the fetch settings (``allow_local``,
     ``allow_other_domains``, ``cache``, ``pool``, ``verify``...). See the module docstring for the order."""
-    from ..errors import ConfigError
     from ..registry import writer
     from ..registry.installer import _default_config_path
 
@@ -100,3 +101,122 @@ def install_card(
     finally:
         if own:
             fetcher.close()
+
+
+# ---------------------------------------------------------------------------- updates
+
+
+@dataclass(frozen=True)
+class OutdatedCard:
+    """A server of a configuration file installed from a Server Card, and the card's current version."""
+
+    config_name: str
+    card_url: str
+    card_name: str
+    installed: str
+    latest: Optional[str]
+    error: Optional[str] = None
+
+    @property
+    def outdated(self) -> bool:
+        return self.latest is not None and self.latest != self.installed
+
+
+def installed_cards(config: Union[str, Path, None] = None) -> List[Tuple[str, Dict[str, Any]]]:
+    """``(config name, card metadata)`` of every server of the file that was installed from a Server Card."""
+    from ..registry import writer
+    from ..registry.installer import _default_config_path
+
+    path = Path(config).expanduser() if config is not None else Path(_default_config_path())
+    data = writer.read_document(path)
+    if not data:
+        return []
+    fmt = writer.detect_file_format(path, data)
+    try:
+        servers = writer._servers(data, fmt, create=False)
+    except ConfigError:
+        return []
+    if fmt == "opencode":
+        side = writer.read_document(writer._sidecar(path)) or {}
+        metas = {k: v for k, v in side.items() if k in servers}
+    else:
+        metas = {k: v.get(writer.META_KEY) for k, v in servers.items() if isinstance(v, dict)}
+    return [(name, meta) for name, meta in metas.items()
+            if isinstance(meta, dict) and isinstance(meta.get("card"), str) and meta.get("card")
+            and isinstance(meta.get("cardVersion"), str)]
+
+
+def outdated_cards(
+    config: Union[str, Path, None] = None,
+    *,
+    include_current: bool = False,
+    fetcher: Optional[CardFetcher] = None,
+    **fetch_options: Any,
+) -> List[OutdatedCard]:
+    """The card-installed servers of ``config`` whose card now has another version (every one with
+    ``include_current``). A card that cannot be fetched or is refused is listed with ``error`` set."""
+    own = fetcher is None
+    fetcher = fetcher or fetcher_for(fetch_options)
+    out: List[OutdatedCard] = []
+    try:
+        for name, meta in installed_cards(config):
+            try:
+                card = fetcher.fetch_card(meta["card"])
+            except MCPError as exc:
+                out.append(OutdatedCard(name, meta["card"], str(meta.get("cardName") or ""), meta["cardVersion"],
+                                        None, exc.message))
+                continue
+            item = OutdatedCard(name, meta["card"], card.name, meta["cardVersion"], card.version)
+            if item.outdated or include_current:
+                out.append(item)
+    finally:
+        if own:
+            fetcher.close()
+    return out
+
+
+def update_cards(
+    config: Union[str, Path, None] = None,
+    names: Optional[Sequence[str]] = None,
+    *,
+    inputs: Union[InputCallback, Mapping[str, Any], None] = None,
+    approve: Optional[Approve] = None,
+    yes: bool = False,
+    store: Any = None,
+    **fetch_options: Any,
+) -> List[InstallResult]:
+    """Install again, from its card, every card-installed server of ``config`` whose card changed version (only
+    ``names`` when given). Inputs are answered from ``inputs``, then from the previous installation (secrets
+    from the credential store), then ``inputs``' callback; each needs consent again (the URL may change)."""
+    from ..auth.secrets import read_secret
+    from ..registry.installer import _default_config_path
+
+    if approve is None and not yes:
+        raise ConsentRequired("updating rewrites your configuration: pass approve=... or yes=True")
+    path = str(Path(config).expanduser()) if config is not None else _default_config_path()
+    metas = dict(installed_cards(path))
+    fallback: InputCallback = inputs if callable(inputs) else inputs_from(inputs or {})
+    given: Mapping[str, Any] = inputs if isinstance(inputs, Mapping) else {}
+    results: List[InstallResult] = []
+    for item in outdated_cards(path, **fetch_options):
+        if not item.outdated or (names and item.config_name not in names):
+            continue
+        raw = metas.get(item.config_name, {}).get("inputs")
+        recorded: Dict[str, Any] = raw if isinstance(raw, dict) else {}
+
+        def answer(request: Any, recorded: Mapping[str, Any] = recorded, config_name: str = item.config_name) -> Any:
+            for key in request.names:
+                if key in given:
+                    return given[key]
+            for key in request.names:
+                if key in recorded:
+                    return recorded[key]
+            if request.secret:
+                stored = read_secret("%s/%s" % (config_name, request.name), store)
+                if stored is not None:
+                    return stored
+            return fallback(request)
+
+        results.append(install_card(item.card_url, config=path, name=item.config_name, replace=True, inputs=answer,
+                                    approve=approve, yes=yes, store=store, **fetch_options))
+    return results
