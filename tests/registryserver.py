@@ -7,7 +7,9 @@ the way the official registry does (``docs/reference/api/openapi.yaml``): ``GET 
 Every answer carries an ``ETag``; a matching ``If-None-Match`` gets ``304``. Files under ``/bundles/`` are
 served from ``server.files``. ``server.junk`` (bytes) replaces every API answer's body (status
 ``server.junk_status``), ``server.stall`` (an Event) holds answers until it is set, ``server.cut`` sends a
-truncated body and closes: hostile-registry tests. Every request is recorded in ``server.requests``.
+truncated body and closes, ``server.trickle`` (seconds) sends every body (API answers and bundles) one byte per
+that many seconds (``server.trickle_cut`` is set when the client hung up first): hostile-registry tests. Every
+request is recorded in ``server.requests``.
 """
 
 from __future__ import annotations
@@ -54,7 +56,23 @@ class _Handler(BaseHTTPRequestHandler):
         if etag:
             self.send_header("ETag", etag)
         self.end_headers()
-        self.wfile.write(body)
+        owner = self.server.owner
+        if owner.trickle is None:
+            self.wfile.write(body)
+            return
+        self.wfile.flush()
+        for i in range(len(body)):  # a byte at a time: every read gets something, none ever times out
+            try:
+                self.wfile.write(body[i:i + 1])
+                self.wfile.flush()
+            except OSError:
+                owner.trickle_cut.set()
+                self.close_connection = True
+                return
+            if owner.trickle_cut.wait(owner.trickle):  # set by the test once the client has given up
+                owner.trickle_cut.set()
+                self.close_connection = True
+                return
 
     def do_GET(self) -> None:  # noqa: N802
         owner = self.server.owner
@@ -104,6 +122,8 @@ class RegistryServer:
         self.junk_status = 200
         self.stall: Optional[threading.Event] = None  # hold every API answer until this is set
         self.cut = False  # promise a longer body than is sent, then close the connection
+        self.trickle: Optional[float] = None  # seconds between the bytes of every body
+        self.trickle_cut = threading.Event()  # the trickle stopped early (the client hung up, or the test said so)
         self.requests: List[Tuple[str, str, Dict[str, str]]] = []
         self.lock = threading.Lock()
         self._httpd = _Server(("127.0.0.1", 0), _Handler)
@@ -118,6 +138,7 @@ class RegistryServer:
     def __exit__(self, *exc: Any) -> None:
         if self.stall is not None:
             self.stall.set()
+        self.trickle_cut.set()
         self._httpd.shutdown()
         self._httpd.server_close()
         self._thread.join(10)
