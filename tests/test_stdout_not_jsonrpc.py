@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import List
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import mcpsync
 from mcpsync import ConnectTimeout, ServerExited, StdoutNotJSONRPC
 
-from .conftest import server_cmd, wait_for
+from .conftest import fuzz_examples, server_cmd, wait_for
 
 ERAS = ["legacy", "modern", "auto"]
 
@@ -153,3 +155,32 @@ def test_a_python_server_is_named_after_its_script_or_module(tmp_path: Path) -> 
     assert info.value.server == "json.tool"
     with mcpsync.connect(server_cmd("--era", "legacy")) as c:
         assert c.name != "python" and c.name != os.path.basename(sys.executable)
+
+
+_LINE = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r"), min_size=1, max_size=300
+).filter(lambda t: t.strip()[:1] not in ("{", "["))
+
+
+@settings(max_examples=fuzz_examples(15, 30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lines=st.lists(_LINE, min_size=1, max_size=8))
+def test_any_junk_then_exit_names_the_first_lines(lines: List[str]) -> None:
+    """Whatever a server prints before exiting, the error quotes the first five non-blank lines (stripped, cut
+    to 200 characters): a real subprocess per example."""
+    code = "import sys\nfor line in %r: sys.stdout.buffer.write(line.encode('utf-8') + b'\\n')\n" % (lines,)
+    with pytest.raises(ServerExited) as info:
+        mcpsync.Client([sys.executable, "-c", code], protocol="legacy", connect_timeout=120).open()
+    expected = []
+    for line in lines:
+        text = line.encode("utf-8").strip().decode("utf-8").strip()
+        if text:
+            expected.append(text if len(text) <= 200 else text[:200] + "...(%d chars)" % len(text))
+    assert info.value.stdout_lines == expected[:5]
+    assert info.value.exit_code == 0
+
+
+def test_a_json_array_that_is_not_a_batch_is_not_an_answer(tmp_path: Path) -> None:
+    client = mcpsync.Client(_hang(tmp_path, "[1, 2]", "[]"), connect_timeout=120, stdout_grace=0.3)
+    with pytest.raises(StdoutNotJSONRPC) as info:
+        client.open()
+    assert info.value.stdout_lines == ["[1, 2]", "[]"]

@@ -483,7 +483,7 @@ class StdioTransport(Transport):
         A JSON value that is no JSON-RPC message (a structured log line) still goes to the sink, which
         drops it; it counts as a line that is not JSON-RPC for the handshake's error.
         """
-        if type(frame) is list or (type(frame) is dict and any(k in frame for k in _RPC_KEYS)):
+        if _is_rpc(frame) or (type(frame) is list and frame and all(_is_rpc(item) for item in frame)):
             self._answered = True
             self._watch_stop.set()
             return
@@ -492,8 +492,9 @@ class StdioTransport(Transport):
     def _note_not_rpc(self, text: str) -> None:
         """Keep the first few lines that were not JSON-RPC; start the stdout_grace watch at the first one."""
         self._not_rpc_count += 1
-        if len(self._not_rpc) < _NOT_RPC_KEPT:
-            self._not_rpc.append(jsonrpc.truncate(text.strip(), _NOT_RPC_CHARS))
+        text = text.strip()
+        if text and len(self._not_rpc) < _NOT_RPC_KEPT:
+            self._not_rpc.append(jsonrpc.truncate(text, _NOT_RPC_CHARS))
         if self._watcher is None and self.stdout_grace is not None and not self._closing:
             self._watcher = spawn("mcpsync-stdio-watch:%s" % self.name, self._watch)
 
@@ -716,6 +717,11 @@ class StdioTransport(Transport):
             proc.wait(timeout=1.0)
         except subprocess.TimeoutExpired:
             logger.warning("[%s] server pid %s did not exit after SIGKILL", self.name, proc.pid)
+
+
+def _is_rpc(frame: Any) -> bool:
+    """A JSON-RPC message has at least one of its keys (a JSON log line such as {"level": "info"} has none)."""
+    return type(frame) is dict and any(k in frame for k in _RPC_KEYS)
 
 
 def _killpg(pgid: int, sig: int) -> None:
