@@ -8,6 +8,7 @@ per interval over a real socket; the client gives up when its deadline passes an
 from __future__ import annotations
 
 import hashlib
+import threading
 from typing import List
 
 import pytest
@@ -41,6 +42,30 @@ def test_a_trickling_registry_cannot_hold_a_call_past_its_timeout(trickling: Reg
     assert isinstance(info.value, RegistryError)
     assert "the bound for the whole call" in info.value.message
     assert wait_for(trickling.trickle_cut.is_set)  # the client hung up mid-answer: the answer never completed
+
+
+@pytest.mark.parametrize("call", ["search", "get"])
+def test_trickled_headers_cannot_hold_a_call_past_its_timeout(trickling: RegistryServer, call: str) -> None:
+    trickling.trickle, trickling.trickle_headers = 0.05, True  # 4 KB of headers: ~200 s, a byte every 0.05 s
+    with RegistryClient(trickling.url, cache_dir=False, timeout=1) as client:
+        with pytest.raises(RegistryUnavailable, match="took longer than its timeout of 1s"):
+            if call == "search":
+                client.search("acme")
+            else:
+                client.get("io.github.acme/tenant-remote")
+    assert wait_for(trickling.trickle_cut.is_set)
+    assert not [t for t in threading.enumerate() if t.name == "mcpsync-registry-deadline"]
+
+
+def test_a_bundle_with_trickled_headers_ends_at_its_total_timeout() -> None:
+    data = b"z" * 100
+    with RegistryServer([]) as server:
+        server.files["slow.mcpb"] = data
+        server.trickle, server.trickle_headers = 0.05, True
+        with pytest.raises(RegistryUnavailable, match="downloading the bundle took longer than its timeout"):
+            download(server.url + "/bundles/slow.mcpb", hashlib.sha256(data).hexdigest(), timeout=1,
+                     total_timeout=1)
+        assert wait_for(server.trickle_cut.is_set)
 
 
 def test_the_same_registry_answers_when_it_stops_trickling(trickling: RegistryServer) -> None:

@@ -22,8 +22,9 @@ Thread-safety: a :class:`RegistryClient` may be shared by threads (a lock serial
 Deadlines: ``timeout`` bounds each call as a whole -- :meth:`~RegistryClient.search`, :meth:`~RegistryClient.get`,
 :meth:`~RegistryClient.versions` (every page, redirect and read; waiting for another thread's request too), and
 each page of :meth:`~RegistryClient.iter_servers` -- however slowly a registry trickles its answer
-(:class:`~.deadline.Deadline`, checked between reads, each read bounded by what is left). The status line and
-headers are read with a per-read timeout of at most what is left.
+(:class:`~.deadline.Deadline`, checked between reads, each read bounded by what is left; the status line and
+headers, read inside ``requests``, are guarded by a thread that shuts the request's socket down at the
+deadline). A ``session`` you pass keeps only the per-read bounds for its headers.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import quote, urlencode, urlsplit
 
 from .cache import DiskCache, default_cache_dir
-from .deadline import Deadline, read_body
+from .deadline import Deadline, read_body, response_socket
+from .sockets import interrupt
 from .errors import InvalidServerJson, RegistryError, RegistryNotFound, RegistryUnavailable
 
 __all__ = [
@@ -223,6 +225,7 @@ class RegistryClient:
         self._own_session = session is None
         self._session = session
         self._lock = threading.Lock()
+        self._sock: Dict[str, Any] = {}  # the socket of the request in flight (own session), for the deadline
 
     def __repr__(self) -> str:
         return "RegistryClient(%r)" % self.base_url
@@ -244,11 +247,10 @@ class RegistryClient:
 
     def _http(self) -> Any:
         if self._session is None:
-            import requests
-
             from ..__version__ import __version__
+            from .sockets import tracking_session
 
-            self._session = requests.Session()
+            self._session = tracking_session(self._sock)
             self._session.headers["User-Agent"] = "mcpsync/%s" % __version__
             self._session.headers["Accept"] = "application/json"
         return self._session
@@ -298,20 +300,26 @@ class RegistryClient:
 
         if not self._lock.acquire(timeout=deadline.clip(self.timeout, url)):  # another thread's request
             raise deadline.error(url)
+        slot = self._sock
         try:
             session = self._http()
             try:
                 step = deadline.clip(self.timeout, url)
-                resp = session.get(url, headers=headers, timeout=(step, step), stream=True, allow_redirects=True)
-                try:
-                    chunks = list(read_body(resp.raw, deadline, self.timeout, url=url, max_bytes=MAX_BODY))
-                finally:
-                    resp.close()
+                with deadline.guard(lambda: interrupt(slot)):  # the headers too: nothing outlives the deadline
+                    resp = session.get(url, headers=headers, timeout=(step, step), stream=True,
+                                       allow_redirects=True)
+                    try:
+                        slot["sock"] = response_socket(resp.raw)
+                        chunks = list(read_body(resp.raw, deadline, self.timeout, url=url, max_bytes=MAX_BODY))
+                    finally:
+                        slot.pop("sock", None)
+                        resp.close()
             except requests.RequestException as exc:
                 if deadline.expired():
                     raise deadline.error(url) from None
                 raise RegistryUnavailable("cannot reach the registry %s: %s" % (self.base_url, exc), url=url) from None
         finally:
+            slot.pop("sock", None)
             self._lock.release()
         try:
             text = b"".join(chunks).decode("utf-8-sig")

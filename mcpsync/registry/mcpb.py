@@ -67,7 +67,8 @@ def download(url: str, sha256: str, *, timeout: float = 60.0, max_bytes: int = M
     operation waits at most ``timeout`` seconds, the whole download ``total_timeout``."""
     import requests
 
-    from .deadline import Deadline, read_body
+    from .deadline import Deadline, read_body, response_socket
+    from .sockets import interrupt, tracking_session
 
     if not isinstance(sha256, str) or len(sha256) != 64:
         raise IntegrityError("an mcpb package needs a fileSha256 (64 hex digits); refusing to download %s" % url)
@@ -77,12 +78,14 @@ def download(url: str, sha256: str, *, timeout: float = 60.0, max_bytes: int = M
     fd, path = tempfile.mkstemp(prefix="mcpsync-", suffix=".mcpb")
     ok = False
     try:
-        http = session or requests.Session()
+        slot: Dict[str, Any] = {}
+        http = session or tracking_session(slot)
         deadline = Deadline(total_timeout, "downloading the bundle")
         try:
-            with os.fdopen(fd, "wb") as fh:
+            with os.fdopen(fd, "wb") as fh, deadline.guard(lambda: interrupt(slot)):
                 step = deadline.clip(timeout, url)
                 resp = http.get(url, stream=True, timeout=(step, step))
+                slot["sock"] = response_socket(resp.raw)
                 try:
                     if resp.status_code != 200:
                         raise RegistryUnavailable("downloading %s: HTTP %d" % (url, resp.status_code),
