@@ -31,9 +31,9 @@ def _hang(tmp_path: Path, *lines: str) -> List[str]:
     pidfile = tmp_path / "pid"
     code = (
         "import os, sys, time\n"
-        "for line in %r: print(line)\n"
         "open(%r, 'w').write(str(os.getpid()))\n"
-        "time.sleep(120)\n" % (list(lines), str(pidfile))
+        "for line in %r: print(line)\n"
+        "time.sleep(120)\n" % (str(pidfile), list(lines))
     )
     return [sys.executable, "-c", code]
 
@@ -108,7 +108,7 @@ def test_stdout_grace_none_waits_for_the_connect_timeout(tmp_path: Path) -> None
 @pytest.mark.parametrize("era", ["legacy", "modern"])
 def test_a_banner_before_working_frames_is_skipped(era: str, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO)
-    with mcpsync.connect(server_cmd("--era", era, "--banner", "--garbage"), protocol=era, stdout_grace=0.2) as c:
+    with mcpsync.connect(server_cmd("--era", era, "--banner", "--garbage"), protocol=era) as c:
         assert c.era == era
         for i in range(3):
             assert c.call_tool("echo", {"message": str(i)}).text == str(i)
