@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import sys
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
@@ -21,6 +23,8 @@ from mcpsync.registry.installer import loads_code, shown_value
 
 from .httpserver import MCPTestServer
 from .registryserver import RegistryServer, entry, fixture
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(autouse=True)
@@ -220,3 +224,69 @@ def test_shown_value_is_what_the_program_receives() -> None:
     assert shown_value("Bearer ${secret:srv/token}") == "Bearer <secret token>"
     assert shown_value("$${secret:srv/token}") == "${secret:srv/token}"  # a literal from the registry
     assert not loads_code("HOME") and not loads_code("NODE_ENV")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a pseudo-terminal (POSIX)")
+def test_on_a_real_terminal_the_consent_precedes_every_prompt(tmp_path: Path) -> None:
+    """``mcpsync install`` in a real pseudo-terminal (its controlling terminal, so getpass reads /dev/tty): the
+    question comes after the whole consent, the secret prompt after the approval, and the secret is not echoed."""
+    import fcntl
+    import pty
+    import select
+    import subprocess
+    import termios
+
+    cfg = tmp_path / "mcp.json"
+    master, slave = pty.openpty()
+
+    def controlling_terminal() -> None:
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    with RegistryServer([entry(weather_doc())]) as registry:
+        proc = subprocess.Popen(  # noqa: S603
+            [sys.executable, "-m", "mcpsync", "install", "io.github.modelcontextprotocol/server-everything",
+             "--registry", registry.url, "--config", str(cfg)],
+            stdin=slave, stdout=slave, stderr=slave, env=env, preexec_fn=controlling_terminal, close_fds=True,
+        )
+        os.close(slave)
+        screen = b""
+
+        def until(marker: bytes) -> bytes:
+            nonlocal screen
+            while marker not in screen:
+                ready, _w, _x = select.select([master], [], [], 60)
+                assert ready, "no %r on the terminal; it shows:\n%s" % (marker, screen.decode("utf-8", "replace"))
+                try:
+                    data = os.read(master, 65536)
+                except OSError:
+                    data = b""
+                assert data, "the terminal closed before %r:\n%s" % (marker, screen.decode("utf-8", "replace"))
+                screen += data
+            return screen
+
+        try:
+            shown = until(b"Install and allow this to run? [y/N]")
+            assert b"WEATHER_API_KEY (your API key)" not in shown  # nothing asked yet
+            for part in (b"DANGER: this runs a program", b"argv[4] = '--home=$HOME'",
+                         b"NODE_OPTIONS=--require=/tmp/telemetry.js",
+                         b"DANGER: NODE_OPTIONS makes the program load other code",
+                         b"asked after you approve (where <NAME> stands): WEATHER_API_KEY (secret), UNITS"):
+                assert part in shown, part
+            os.write(master, b"y\n")
+            until(b"environment variable WEATHER_API_KEY (your API key)")
+            os.write(master, b"pty-s3cret\n")
+            until(b"environment variable UNITS")
+            os.write(master, b"imperial\n")
+            until(b"installed io.github.modelcontextprotocol/server-everything")
+            assert proc.wait(60) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
+            os.close(master)
+    assert b"pty-s3cret" not in screen  # read without echo
+    written = json.loads(cfg.read_text())["mcpServers"]["server-everything"]
+    assert written["env"]["UNITS"] == "imperial"
+    assert "pty-s3cret" not in cfg.read_text()
