@@ -177,7 +177,8 @@ class ConsentRequest:
 
 @dataclass
 class InstallResult:
-    """What :func:`install` did."""
+    """What :func:`install` did. ``consent`` is the request the hook approved, or, when inputs were asked after
+    the approval, the same request with their values filled in (what was installed)."""
 
     config_name: str
     config_path: str
