@@ -83,6 +83,17 @@ def test_print_and_exit_with_an_error_names_stdout_and_stderr() -> None:
     assert "config loaded" in info.value.message and "no API key" in info.value.message
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="a POSIX shell")
+def test_a_wrapper_that_exits_while_its_child_holds_stdout_fails_after_the_grace(tmp_path: Path) -> None:
+    """The server process exits but a background child keeps stdout open (no EOF): the grace still ends it."""
+    pidfile = tmp_path / "pid"
+    cmd = ["sh", "-c", "echo Server started; sleep 120 & echo $! > %s; exit 0" % pidfile]
+    with pytest.raises(StdoutNotJSONRPC) as info:
+        mcpsync.Client(cmd, connect_timeout=120, stdout_grace=0.3).open()
+    assert info.value.stdout_lines == ["Server started"]
+    assert wait_for(lambda: _gone(tmp_path))  # the child went with the server's process group
+
+
 def test_a_json_log_line_is_not_jsonrpc(tmp_path: Path) -> None:
     client = mcpsync.Client(_hang(tmp_path, '{"level": "info", "msg": "up"}'), connect_timeout=120, stdout_grace=0.3)
     with pytest.raises(StdoutNotJSONRPC) as info:

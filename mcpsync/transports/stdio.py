@@ -502,10 +502,7 @@ class StdioTransport(Transport):
         """Fail the connection when no JSON-RPC message follows the first line that was not one in time."""
         grace = self.stdout_grace
         if self._watch_stop.wait(grace) or self._answered or self._closing:
-            return
-        proc = self.process
-        if proc is not None and proc.poll() is not None:
-            return  # the process exited: the reader reports that at EOF, with these lines
+            return  # answered, closed, or the reader reported the end of stdout (an exit) first
         logger.debug("[%s] no JSON-RPC message within stdout_grace=%ss of a non-JSON-RPC line", self.name, grace)
         self._report_close(
             StdoutNotJSONRPC(
