@@ -24,7 +24,7 @@ Deadlines: ``timeout`` bounds each call as a whole -- :meth:`~RegistryClient.sea
 each page of :meth:`~RegistryClient.iter_servers` -- however slowly a registry trickles its answer
 (:class:`~.deadline.Deadline`, checked between reads, each read bounded by what is left; the status line and
 headers, read inside ``requests``, are guarded by a thread that shuts the request's socket down at the
-deadline). A ``session`` you pass keeps only the per-read bounds for its headers.
+deadline). A ``session`` you pass, or a request through a proxy, keeps only the per-read bounds for its headers.
 """
 
 from __future__ import annotations
