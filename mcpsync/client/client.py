@@ -125,7 +125,7 @@ class Client(ClientCore):
         tracing: "auto" (OpenTelemetry spans when the app set a tracer provider), True, False,
             or an :class:`~mcpsync.OpenTelemetryTracing` with its own tracer provider.
         cwd, env, inherit_env, stderr, on_stderr, framing, max_message_size,
-            shutdown_timeout: stdio options (see :class:`~mcpsync.transports.stdio.StdioTransport`).
+            shutdown_timeout, stdout_grace: stdio options (see :class:`~mcpsync.transports.stdio.StdioTransport`).
         headers, bearer_token, auth, transport, verify, cert, proxies, trust_env, read_timeout,
             pool_maxsize, engine: remote options (see :class:`~mcpsync.transports.http.options.HTTPOptions`;
             None: the default). get_stream, max_stream_retries: Streamable HTTP only; reconnect,
