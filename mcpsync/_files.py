@@ -16,9 +16,33 @@ import os
 import tempfile
 from typing import Optional, Union
 
-__all__ = ["write_atomically"]
+__all__ = ["CACHE_DIR_ENV", "cache_root", "write_atomically"]
 
 PathLike = Union[str, "os.PathLike[str]"]
+
+CACHE_DIR_ENV = "MCPSYNC_CACHE_DIR"
+"""Environment variable: mcpsync's cache directory, the parent of every cache (``warm/``, ``registry/``)."""
+
+
+def cache_root() -> str:
+    """mcpsync's per-user cache directory (not created): ``$MCPSYNC_CACHE_DIR``, else the platform's
+    (``$XDG_CACHE_HOME/mcpsync`` or ``~/.cache/mcpsync``; ``~/Library/Caches/mcpsync``;
+    ``%LOCALAPPDATA%\\mcpsync\\Cache``). Each cache is a subdirectory: the warm cache ``warm``, the registry
+    cache ``registry``. Pure computation (reads the environment)."""
+    import sys
+
+    env_dir = os.environ.get(CACHE_DIR_ENV)
+    if env_dir:
+        return os.path.abspath(os.path.expanduser(env_dir))
+    home = os.path.expanduser("~")
+    if sys.platform.startswith("win"):
+        base = os.environ.get("LOCALAPPDATA") or os.path.join(home, "AppData", "Local")
+        return os.path.join(base, "mcpsync", "Cache")
+    if sys.platform == "darwin":
+        return os.path.join(home, "Library", "Caches", "mcpsync")
+    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+    base = xdg if xdg and os.path.isabs(xdg) else os.path.join(home, ".cache")
+    return os.path.join(base, "mcpsync")
 
 
 def write_atomically(

@@ -143,6 +143,7 @@ class ClientCore:
         framing: str = "newline",
         max_message_size: int = 64 * 1024 * 1024,
         shutdown_timeout: float = 2.0,
+        stdout_grace: Optional[float] = 3.0,
         # remote (HTTP / SSE; None: the transport's default): see mcpsync.transports.http.options.HTTPOptions
         headers: Optional[Mapping[str, str]] = None,
         bearer_token: Optional[str] = None,
@@ -221,6 +222,7 @@ class ClientCore:
             framing=framing,
             max_message_size=max_message_size,
             shutdown_timeout=shutdown_timeout,
+            stdout_grace=stdout_grace,
         )
         given = locals()  # the remote options given (None: the transport's default), by their parameter names
         remote_options: Dict[str, Any] = {k: given[k] for k in REMOTE_OPTIONS if given[k] is not None}

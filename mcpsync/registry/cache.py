@@ -16,12 +16,11 @@ import hashlib
 import json
 import logging
 import os
-import sys
 import time
 from dataclasses import dataclass
 from typing import Optional
 
-from .._files import write_atomically
+from .._files import cache_root, write_atomically
 
 __all__ = ["CachedAnswer", "DiskCache", "default_cache_dir", "ENV_CACHE_DIR"]
 
@@ -35,21 +34,8 @@ MAX_CACHE_FILE = 32 * 1024 * 1024
 
 
 def default_cache_dir() -> str:
-    """mcpsync's per-user cache directory (not created): ``$MCPSYNC_CACHE_DIR``, else the platform's
-    (``$XDG_CACHE_HOME/mcpsync`` or ``~/.cache/mcpsync``; ``~/Library/Caches/mcpsync``;
-    ``%LOCALAPPDATA%\\mcpsync\\Cache``)."""
-    env_dir = os.environ.get(ENV_CACHE_DIR)
-    if env_dir:
-        return os.path.abspath(os.path.expanduser(env_dir))
-    home = os.path.expanduser("~")
-    if sys.platform.startswith("win"):
-        base = os.environ.get("LOCALAPPDATA") or os.path.join(home, "AppData", "Local")
-        return os.path.join(base, "mcpsync", "Cache")
-    if sys.platform == "darwin":
-        return os.path.join(home, "Library", "Caches", "mcpsync")
-    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
-    base = xdg if xdg and os.path.isabs(xdg) else os.path.join(home, ".cache")
-    return os.path.join(base, "mcpsync")
+    """mcpsync's per-user cache directory (not created); see :func:`mcpsync._files.cache_root`."""
+    return cache_root()
 
 
 @dataclass(frozen=True)

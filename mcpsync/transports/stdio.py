@@ -22,14 +22,21 @@ import time
 from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence, cast
 
 from .._threads import join, spawn
-from ..errors import ConfigError, ConnectError, ConnectionClosed, MessageTooLarge, ServerExited
+from ..errors import (
+    ConfigError,
+    ConnectError,
+    ConnectionClosed,
+    MessageTooLarge,
+    ServerExited,
+    StdoutNotJSONRPC,
+)
 from ..wire import jsonrpc
 from ..wire.drops import DropLog
 from ..wire.framing import FrameReader, encode_content_length, guess_id
 from . import lifeline
 from .base import Transport, TransportSink
 
-__all__ = ["DEFAULT_INHERITED_ENV", "StdioTransport", "default_environment", "resolve_command"]
+__all__ = ["DEFAULT_INHERITED_ENV", "StdioTransport", "command_name", "default_environment", "resolve_command"]
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +49,11 @@ DEFAULT_INHERITED_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LA
 
 _READ_SIZE = 1 << 20
 _loads = json.loads
+#: Lines that are not JSON-RPC kept for the error of a server that never answered, and their length.
+_NOT_RPC_KEPT = 5
+_NOT_RPC_CHARS = 200
+#: Keys of which a JSON-RPC message has at least one (a JSON log line such as {"level": "info"} has none).
+_RPC_KEYS = ("jsonrpc", "id", "method", "result", "error")
 
 
 def default_environment(
@@ -51,7 +63,9 @@ def default_environment(
 
     ``env`` is merged over the safe default set (:data:`DEFAULT_INHERITED_ENV`) or,
     with ``inherit_env=True``, over the whole current environment. Children get
-    ``PYTHONUTF8=1`` and ``PYTHONIOENCODING=utf-8`` unless set by the user.
+    ``PYTHONUTF8=1`` and ``PYTHONIOENCODING=utf-8`` unless set by the user, and ``PYTHONUNBUFFERED=1``
+    (unless set): a Python server's stray ``print()`` then reaches the client at once, so an open that
+    cannot succeed fails naming it instead of waiting for a line stuck in the server's buffer.
     """
     if inherit_env:
         result = dict(os.environ)
@@ -68,6 +82,7 @@ def default_environment(
     if utf8:
         result.setdefault("PYTHONUTF8", "1")
         result.setdefault("PYTHONIOENCODING", "utf-8")
+        result.setdefault("PYTHONUNBUFFERED", "1")
     return result
 
 
@@ -101,6 +116,56 @@ def resolve_command(command: str, env: Mapping[str, str]) -> str:
     return found
 
 
+def command_name(command: Sequence[str]) -> str:
+    """A display name for a server command: its executable's base name, or for a Python interpreter
+    (``sys.executable``, ``python3``, ``pypy3``...) the module after ``-m`` or the script's name.
+
+    ``[sys.executable, "-m", "weather.server"]`` is ``weather.server``, ``["python3", "/srv/notes.py"]``
+    is ``notes``, ``["python", "-c", "..."]`` stays ``python``. Pure computation.
+    """
+    if not command:
+        return "server"
+    base = os.path.basename(command[0]) or "server"
+    if not _is_python(command[0], base):
+        return base
+    args = list(command[1:])
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "-m" and i + 1 < len(args):
+            return args[i + 1] or base
+        if arg.startswith("-m") and len(arg) > 2:
+            return arg[2:]
+        if arg in ("-c", "-") or (arg.startswith("-c") and len(arg) > 2):
+            return base
+        if arg in ("-W", "-X", "--check-hash-based-pycs"):  # options that take the next argument
+            i += 2
+            continue
+        if arg.startswith("-"):
+            i += 1
+            continue
+        script = os.path.basename(arg.rstrip("/\\")) or base
+        stem, ext = os.path.splitext(script)
+        if stem == "__main__":  # python pkg/__main__.py: the package's name
+            parent = os.path.basename(os.path.dirname(arg.rstrip("/\\")))
+            return parent or base
+        return stem if ext.lower() in (".py", ".pyw", ".pyz") and stem else script
+    return base
+
+
+def _is_python(executable: str, base: str) -> bool:
+    if executable == sys.executable:
+        return True
+    stem = base.lower()
+    if stem.endswith(".exe"):
+        stem = stem[:-4]
+    for prefix in ("pythonw", "python", "pypy"):
+        if stem.startswith(prefix):
+            rest = stem[len(prefix) :]
+            return all(c.isdigit() or c in ".tdmu" for c in rest)
+    return False
+
+
 class StdioTransport(Transport):
     """Run a server as a subprocess and talk JSON-RPC over its stdin/stdout.
 
@@ -110,7 +175,8 @@ class StdioTransport(Transport):
         cwd: working directory of the server.
         env: variables merged over the safe default set (or over the whole
             environment with ``inherit_env=True``).
-        name: display name (default: the executable's base name).
+        name: display name (default: :func:`command_name`, the executable's base name, or for a Python
+            interpreter the script's or module's name).
         stderr: "capture" (default: drained into a ring buffer, a per-server logger
             ``mcpsync.server.<name>`` and ``on_stderr``), "inherit" (the host's stderr,
             when it has a real file descriptor; else capture) or "discard".
@@ -121,6 +187,12 @@ class StdioTransport(Transport):
         max_message_size: the largest incoming message in bytes (default 64 MiB); a
             larger one fails only the request it answers.
         shutdown_timeout: seconds to wait after closing stdin, and again after SIGTERM.
+        stdout_grace: seconds a server that has written lines to stdout that are not JSON-RPC (a banner,
+            a log line), and nothing else yet, has to send its first JSON-RPC message; then the connection
+            fails with :class:`~mcpsync.StdoutNotJSONRPC` naming those lines, and pending calls (the
+            handshake) fail with it. None: wait for the caller's own timeout. Once a JSON-RPC message has
+            arrived, such lines are logged (rate-limited) and skipped. A server that exits before its
+            first JSON-RPC message fails with :class:`~mcpsync.ServerExited` naming them too.
 
     Thread-safety: ``send`` may be called from any thread; writes are serialised.
     """
@@ -141,6 +213,7 @@ class StdioTransport(Transport):
         framing: str = "newline",
         max_message_size: int = 64 * 1024 * 1024,
         shutdown_timeout: float = 2.0,
+        stdout_grace: Optional[float] = 3.0,
     ) -> None:
         if isinstance(command, str) or not command or not all(isinstance(c, str) for c in command):
             raise ConfigError("command must be a non-empty list of strings, e.g. ['npx', '-y', 'pkg']")
@@ -151,12 +224,15 @@ class StdioTransport(Transport):
         self.command = list(command)
         self.cwd = cwd
         self.env = default_environment(env, inherit_env)
-        self.name = name or os.path.basename(self.command[0]) or "server"
+        if stdout_grace is not None and not stdout_grace >= 0:
+            raise ConfigError("stdout_grace must be None or a number of seconds >= 0")
+        self.name = name or command_name(self.command)
         self.stderr_mode = stderr
         self.on_stderr = on_stderr
         self.framing = framing
         self.max_message_size = max_message_size
         self.shutdown_timeout = shutdown_timeout
+        self.stdout_grace = stdout_grace
         self.process: Optional["subprocess.Popen[bytes]"] = None
         self._stderr_tail: Deque[str] = collections.deque(maxlen=stderr_lines)
         self._stderr_log = logging.getLogger("mcpsync.server.%s" % self.name)
@@ -171,6 +247,14 @@ class StdioTransport(Transport):
         self._close_lock = threading.Lock()
         self._drops = DropLog(logger, self.name)
         self._write_cl = framing == "content-length"
+        # Until the first JSON-RPC message: the lines that were not JSON-RPC, for the error (see stdout_grace)
+        self._answered = False
+        self._not_rpc: List[str] = []
+        self._not_rpc_count = 0
+        self._watch_stop = threading.Event()  # set by the first JSON-RPC message, and by close()
+        self._watcher: Optional[threading.Thread] = None
+        self._report_lock = threading.Lock()
+        self._reported = False  # sink.on_close was called (at most once)
 
     def describe(self) -> str:
         return " ".join(self.command)
@@ -357,7 +441,10 @@ class StdioTransport(Transport):
             if not stripped:
                 return
             if stripped[:1] not in (b"{", b"["):
-                self._drops.drop("non-JSON line on stdout", jsonrpc.truncate(stripped.decode("utf-8", "replace"), 120))
+                text = stripped.decode("utf-8", "replace")
+                if not self._answered:
+                    self._note_not_rpc(text)
+                self._drops.drop("non-JSON line on stdout", jsonrpc.truncate(text, 120))
                 return
             line = stripped
         try:
@@ -368,11 +455,13 @@ class StdioTransport(Transport):
             try:
                 frame = jsonrpc.decode(line)  # invalid UTF-8: replaced, never fatal
             except Exception as exc:  # noqa: BLE001
-                self._skip(exc)
+                self._skip(exc, line)
                 return
         except Exception as exc:  # noqa: BLE001
-            self._skip(exc)
+            self._skip(exc, line)
             return
+        if not self._answered:
+            self._first_frames(frame, line)
         del line
         sink = self._sink
         if sink is not None:
@@ -381,8 +470,60 @@ class StdioTransport(Transport):
             except Exception as exc:  # noqa: BLE001 - a frame never kills the reader
                 self._drops.drop("sink failed on a frame: %s" % type(exc).__name__, jsonrpc.truncate(frame), exc)
 
-    def _skip(self, exc: BaseException) -> None:
+    def _skip(self, exc: BaseException, line: bytes) -> None:
+        if not self._answered:
+            self._note_not_rpc(line.decode("utf-8", "replace"))
         self._drops.drop("undecodable frame", str(exc)[:200])
+
+    # ------------------------------------------------------------------ before the first JSON-RPC message
+
+    def _first_frames(self, frame: Any, line: bytes) -> None:
+        """Before the first JSON-RPC message: mark its arrival, or note a JSON value that is not one.
+
+        A JSON value that is no JSON-RPC message (a structured log line) still goes to the sink, which
+        drops it; it counts as a line that is not JSON-RPC for the handshake's error.
+        """
+        if _is_rpc(frame) or (type(frame) is list and frame and all(_is_rpc(item) for item in frame)):
+            self._answered = True
+            self._watch_stop.set()
+            return
+        self._note_not_rpc(line.decode("utf-8", "replace"))
+
+    def _note_not_rpc(self, text: str) -> None:
+        """Keep the first few lines that were not JSON-RPC; start the stdout_grace watch at the first one."""
+        self._not_rpc_count += 1
+        text = text.strip()
+        if text and len(self._not_rpc) < _NOT_RPC_KEPT:
+            self._not_rpc.append(jsonrpc.truncate(text, _NOT_RPC_CHARS))
+        if self._watcher is None and self.stdout_grace is not None and not self._closing:
+            self._watcher = spawn("mcpsync-stdio-watch:%s" % self.name, self._watch)
+
+    def _watch(self) -> None:
+        """Fail the connection when no JSON-RPC message follows the first line that was not one in time."""
+        grace = self.stdout_grace
+        if self._watch_stop.wait(grace) or self._answered or self._closing:
+            return  # answered, closed, or the reader reported the end of stdout (an exit) first
+        logger.debug("[%s] no JSON-RPC message within stdout_grace=%ss of a non-JSON-RPC line", self.name, grace)
+        self._report_close(
+            StdoutNotJSONRPC(
+                "the server wrote to stdout lines that are not JSON-RPC and no JSON-RPC message within "
+                "stdout_grace=%gs" % (grace or 0),
+                stdout_lines=self._not_rpc,
+                line_count=self._not_rpc_count,
+                stderr_tail=self.stderr_tail,
+                server=self.name,
+            )
+        )
+
+    def _report_close(self, exc: BaseException) -> None:
+        """Tell the sink the connection is over, at most once (the reader's EOF and the watch may race)."""
+        with self._report_lock:
+            if self._reported:
+                return
+            self._reported = True
+        sink = self._sink
+        if sink is not None:
+            sink.on_close(exc)
 
     def _on_resync(self, head: bytes) -> None:
         self._drops.drop(
@@ -417,16 +558,29 @@ class StdioTransport(Transport):
             except subprocess.TimeoutExpired:
                 code = None
         join(self._stderr_thread, 0.45)  # the last stderr lines belong in the error (bounded: < 1 s in all)
-        sink = self._sink
-        if sink is None:
-            return
+        self._watch_stop.set()
+        lines = [] if self._answered else list(self._not_rpc)
         if code is None:
             exc: BaseException = ConnectionClosed(
-                "server closed its stdout" + (" (%s)" % error if error else ""), server=self.name
+                "server closed its stdout"
+                + (" (%s)" % error if error else "")
+                + (
+                    " before it sent any JSON-RPC message; it wrote to stdout lines that are not JSON-RPC, the first:"
+                    "\n  " + "\n  ".join(lines)
+                    if lines
+                    else ""
+                ),
+                server=self.name,
             )
         else:
-            exc = ServerExited("server process exited", exit_code=code, stderr_tail=self.stderr_tail, server=self.name)
-        sink.on_close(exc)
+            exc = ServerExited(
+                "server process exited",
+                exit_code=code,
+                stderr_tail=self.stderr_tail,
+                stdout_lines=lines,
+                server=self.name,
+            )
+        self._report_close(exc)
 
     def _stderr_loop(self) -> None:
         proc = self.process
@@ -476,6 +630,7 @@ class StdioTransport(Transport):
                 return
             self._closed = True
             self._closing = True
+        self._watch_stop.set()
         grace = self.shutdown_timeout if timeout is None else min(self.shutdown_timeout, timeout)
         proc = self.process
         if proc is not None:
@@ -501,6 +656,7 @@ class StdioTransport(Transport):
                 lifeline.LIFELINE.release()
         join(self._reader, 1.0)
         join(self._stderr_thread, 1.0)
+        join(self._watcher, 1.0)
         if proc is not None:
             for f in (proc.stdout, proc.stderr):
                 try:
@@ -558,6 +714,11 @@ class StdioTransport(Transport):
             proc.wait(timeout=1.0)
         except subprocess.TimeoutExpired:
             logger.warning("[%s] server pid %s did not exit after SIGKILL", self.name, proc.pid)
+
+
+def _is_rpc(frame: Any) -> bool:
+    """A JSON-RPC message has at least one of its keys (a JSON log line such as {"level": "info"} has none)."""
+    return type(frame) is dict and any(k in frame for k in _RPC_KEYS)
 
 
 def _killpg(pgid: int, sig: int) -> None:
