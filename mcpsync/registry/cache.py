@@ -6,8 +6,9 @@ A fresh entry (younger than the TTL) is used without asking the registry; an old
 rather than failing (the registry promises no uptime), with a warning. A damaged file reads as absent and is
 replaced. Files are created 0600 in a 0700 directory; they hold only public registry data.
 
-Thread- and process-safe: readers see either the old or the new file (``os.replace``); concurrent writers of the
-same URL race harmlessly (the last complete answer wins).
+Thread- and process-safe: readers see either the old or the new file (an atomic rename); concurrent writers of
+the same URL race harmlessly (the last complete answer wins). On Windows a writer whose rename meets a reader
+holding the file open retries it, bounded (:func:`mcpsync._files.replace`).
 """
 
 from __future__ import annotations
