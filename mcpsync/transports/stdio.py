@@ -29,7 +29,16 @@ from ..wire.framing import FrameReader, encode_content_length, guess_id
 from . import lifeline
 from .base import Transport, TransportSink
 
-__all__ = ["DEFAULT_INHERITED_ENV", "StdioTransport", "default_environment", "resolve_command"]
+__all__ = [
+    "CMD_METACHARACTERS",
+    "DEFAULT_INHERITED_ENV",
+    "DEFAULT_PATHEXT",
+    "StdioTransport",
+    "check_batch_arguments",
+    "default_environment",
+    "find_executable",
+    "resolve_command",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -71,34 +80,87 @@ def default_environment(
     return result
 
 
+#: What Windows runs when PATHEXT is unset (its documented default, the part that matters here).
+DEFAULT_PATHEXT = ".COM;.EXE;.BAT;.CMD"
+
+#: Characters ``cmd.exe`` gives a meaning inside a batch file's command line, whatever the quoting.
+CMD_METACHARACTERS = '"%!^&|<>\r\n\x00'
+
+
 def resolve_command(command: str, env: Mapping[str, str]) -> str:
     """Find ``command`` on the child's PATH (PATHEXT on Windows) without a shell.
 
-    Raises ConnectError naming the command and the PATH searched.
+    On Windows the child's ``PATHEXT`` (else the host's, else :data:`DEFAULT_PATHEXT`) is passed to the
+    search explicitly: the process environment is never changed. The current directory is never searched.
+    Raises ConnectError naming the command and the PATH searched. Blocks on a few ``stat`` calls.
     """
-    if os.path.dirname(command):
-        if os.path.isfile(command) and os.access(command, os.X_OK):
-            return command
-        if WINDOWS:
-            found = shutil.which(command)
-            if found:
-                return found
-        raise ConnectError("server command %r does not exist or is not executable" % command)
     path = env.get("PATH", os.environ.get("PATH", os.defpath))
+    pathext = None
     if WINDOWS:
-        old = os.environ.get("PATHEXT")
-        if "PATHEXT" in env:
-            os.environ["PATHEXT"] = env["PATHEXT"]
-        try:
-            found = shutil.which(command, path=path)
-        finally:
-            if old is not None:
-                os.environ["PATHEXT"] = old
+        pathext = env.get("PATHEXT") or os.environ.get("PATHEXT") or DEFAULT_PATHEXT
+    found = find_executable(command, path, pathext)
+    if found:
+        return found
+    if os.path.dirname(command):
+        raise ConnectError("server command %r does not exist or is not executable" % command)
+    raise ConnectError("server command %r not found on PATH (searched: %s)" % (command, path))
+
+
+def find_executable(command: str, path: str, pathext: Optional[str]) -> Optional[str]:
+    """``command`` searched in ``path``: POSIX rules when ``pathext`` is None, else Windows rules.
+
+    Windows rules: ``path`` is ``;``-separated, a name without one of ``pathext``'s extensions is tried with
+    each of them in order (``npx`` -> ``npx.cmd``), a name that has one is tried as is, and any existing file
+    counts (there is no execute bit). A name with a directory part is not searched on PATH. Pure: reads the
+    file system only.
+    """
+    if pathext is None:
+        if os.path.dirname(command):
+            return command if os.path.isfile(command) and os.access(command, os.X_OK) else None
+        return shutil.which(command, path=path)
+    exts = [e for e in pathext.split(";") if e.strip()]
+    lower = command.lower()
+    names = [command] if any(lower.endswith(e.strip().lower()) for e in exts) else []
+    names += [command + e.strip().lower() for e in exts]
+    if "/" in command or "\\" in command:
+        dirs = [""]
     else:
-        found = shutil.which(command, path=path)
-    if not found:
-        raise ConnectError("server command %r not found on PATH (searched: %s)" % (command, path))
-    return found
+        dirs = [d.strip().strip('"') for d in path.split(";") if d.strip()]
+    for d in dirs:
+        for name in names:
+            candidate = os.path.join(d, name) if d else name
+            if os.path.isfile(candidate):
+                return candidate
+    return None
+
+
+def is_batch_file(executable: str) -> bool:
+    """True for a ``.cmd`` or ``.bat`` file: Windows runs it through ``cmd.exe``."""
+    return executable.lower().endswith((".cmd", ".bat"))
+
+
+def check_batch_arguments(executable: str, args: Sequence[str], server: Optional[str] = None) -> None:
+    """Refuse arguments that ``cmd.exe`` would interpret when ``executable`` is a batch file.
+
+    ``cmd.exe`` parses a batch file's command line by its own rules, not by the quoting ``subprocess`` applies,
+    so a registry-supplied argument holding ``&``, ``|``, ``%``... could run another command. Such an argument
+    raises :class:`~mcpsync.errors.ConfigError` before anything is started; parentheses are allowed only in an
+    argument that gets quoted (one holding a space or a tab). Start the program the batch file wraps directly
+    instead (``node path/to/npx-cli.js ...`` rather than ``npx.cmd``).
+    """
+    if not is_batch_file(executable):
+        return
+    for i, arg in enumerate(args, 1):
+        bad = sorted({c for c in arg if c in CMD_METACHARACTERS})
+        if not bad and ("(" in arg or ")" in arg) and not (" " in arg or "\t" in arg):
+            bad = sorted({c for c in arg if c in "()"})
+        if bad:
+            raise ConfigError(
+                "argument %d (%r) holds %s, which cmd.exe would interpret: %s is a batch file run through "
+                "cmd.exe; start the program it wraps directly (for npx: node with the npx-cli.js script)"
+                % (i, arg[:80], " ".join(repr(c) for c in bad), os.path.basename(executable)),
+                server=server,
+            )
 
 
 class StdioTransport(Transport):
@@ -191,6 +253,8 @@ class StdioTransport(Transport):
         """Spawn the server and start the reader threads. Raises ConnectError."""
         self._sink = sink
         executable = resolve_command(self.command[0], self.env)
+        if WINDOWS:  # a .cmd/.bat runs through cmd.exe, which reads its arguments by its own rules
+            check_batch_arguments(executable, self.command[1:], server=self.name)
         stderr_target: Any = subprocess.PIPE
         if self.stderr_mode == "discard":
             stderr_target = subprocess.DEVNULL
