@@ -230,6 +230,8 @@ class StdioTransport(Transport):
         self._closing = False
         self._closed = False
         self._lifeline_pid: Optional[int] = None  # the process whose lifeline ties this server (lifeline.py)
+        self._job: Any = None  # Windows: the server's own kill-on-close Job Object (lifeline.py)
+        self._console = WINDOWS and lifeline.host_has_console()  # CTRL_BREAK_EVENT reaches the server
         self._close_lock = threading.Lock()
         self._drops = DropLog(logger, self.name)
         self._write_cl = framing == "content-length"
@@ -265,9 +267,7 @@ class StdioTransport(Transport):
                 stderr_target = subprocess.PIPE  # no real fd (Jupyter, pythonw): capture instead
         kwargs: Dict[str, Any] = {}
         if WINDOWS:
-            kwargs["creationflags"] = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0) | getattr(
-                subprocess, "CREATE_NO_WINDOW", 0
-            )
+            kwargs["creationflags"] = windows_creationflags(lifeline.host_has_console())
         else:
             kwargs["start_new_session"] = True
         with self._close_lock:  # close() racing start() must see the process (or stop it being spawned)
@@ -279,11 +279,15 @@ class StdioTransport(Transport):
     def _spawn(self, executable: str, stderr_target: Any, kwargs: Dict[str, Any]) -> None:
         argv = [executable] + self.command[1:]
         tied = lifeline.enabled()  # the server dies with this process, even a SIGKILLed one (lifeline.py)
-        if tied and lifeline.LINUX:
-            argv = lifeline.pdeathsig_argv(argv)
-
-        def start() -> "subprocess.Popen[bytes]":
-            return subprocess.Popen(  # noqa: S603 - no shell; argv list
+        job: Any = None
+        if tied and WINDOWS:
+            job = lifeline.new_job()
+            if job is not None:  # created suspended: in its job before its first instruction
+                kwargs = dict(kwargs, creationflags=kwargs.get("creationflags", 0) | _CREATE_SUSPENDED)
+        if tied:
+            lifeline.LIFELINE.acquire()
+        try:
+            self.process = subprocess.Popen(  # noqa: S603 - no shell; argv list
                 argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
@@ -294,12 +298,16 @@ class StdioTransport(Transport):
                 close_fds=True,
                 **kwargs,
             )
-
-        if tied:
-            lifeline.LIFELINE.acquire()
-        try:
-            self.process = lifeline.LIFELINE.spawn(start) if tied else start()
+            if job is not None:
+                try:
+                    lifeline.assign_and_resume(job, self.process)
+                except OSError:
+                    self.process.kill()
+                    self.process.wait(5.0)
+                    raise
         except BaseException as exc:
+            if job is not None:
+                lifeline.close_job(job)
             if tied:
                 lifeline.LIFELINE.release()
             if isinstance(exc, OSError):
@@ -307,6 +315,7 @@ class StdioTransport(Transport):
                     "could not start server %r: %s" % (self.describe(), exc), server=self.name
                 ) from exc
             raise
+        self._job = job
         if tied:
             self._lifeline_pid = os.getpid()
             lifeline.LIFELINE.adopt(self.process)
@@ -596,42 +605,128 @@ class StdioTransport(Transport):
         proc.returncode = 0  # never wait for or signal the parent's child from here
 
     def _stop_process(self, proc: "subprocess.Popen[bytes]", grace: float) -> None:
-        try:
-            proc.wait(timeout=grace)
-            exited = True
-        except subprocess.TimeoutExpired:
-            exited = False
+        """The stages after stdin was closed: wait, interrupt the whole tree, wait, kill the whole tree.
+
+        POSIX: the tree is the server's process group (SIGTERM, SIGKILL). Windows: the server's Job Object
+        (``CTRL_BREAK_EVENT`` to its process group when the host has a console to share, then
+        ``TerminateJobObject``); without a job (the lifeline turned off), ``taskkill /T``.
+        """
         if WINDOWS:
-            if not exited:
-                _kill_tree_windows(proc)
+            job = self._job
+            self._job = None
+            try:
+                if job is not None:
+                    stop_tree(
+                        proc,
+                        grace,
+                        alive=lambda: lifeline.job_alive(job),
+                        interrupt=lambda: self._console and _ctrl_break(proc.pid),
+                        kill=lambda: lifeline.terminate_job(job),
+                        name=self.name,
+                    )
+                else:
+                    stop_tree(
+                        proc,
+                        grace,
+                        alive=lambda: proc.poll() is None,
+                        interrupt=lambda: self._console and _ctrl_break(proc.pid),
+                        kill=lambda: _kill_tree_windows(proc),
+                        name=self.name,
+                    )
+            finally:
+                if job is not None:
+                    lifeline.close_job(job)
             return
         pgid = proc.pid  # start_new_session=True: the server leads its own process group
-        if exited and not _group_alive(pgid):
-            return
-        logger.debug("[%s] sending SIGTERM to process group %s", self.name, pgid)
-        _killpg(pgid, signal.SIGTERM)
+        stop_tree(
+            proc,
+            grace,
+            alive=lambda: _group_alive(pgid),
+            interrupt=lambda: _killpg(pgid, _SIGTERM),
+            kill=lambda: _killpg(pgid, _SIGKILL),
+            name=self.name,
+        )
+
+
+def stop_tree(
+    proc: "subprocess.Popen[Any]",
+    grace: float,
+    *,
+    alive: Callable[[], bool],
+    interrupt: Callable[[], Any],
+    kill: Callable[[], Any],
+    name: str = "server",
+) -> None:
+    """Stop a server's process tree once its stdin was closed; the same stages on every platform.
+
+    Wait up to ``grace`` for the server to exit; done when it did and ``alive()`` (anything left of its tree:
+    a grandchild outliving its parent counts) is false. Else ``interrupt()`` (SIGTERM to the group; Windows:
+    CTRL_BREAK_EVENT; a false result means it could not be sent), wait up to ``grace`` more for the whole
+    tree, then ``kill()`` the tree and wait up to one second for the server. Blocks at most about
+    ``2 * grace + 1`` seconds plus the callbacks' own time.
+    """
+    try:
+        proc.wait(timeout=grace)
+        exited = True
+    except subprocess.TimeoutExpired:
+        exited = False
+    if exited and not alive():
+        return
+    logger.debug("[%s] interrupting the process tree of pid %s", name, proc.pid)
+    if interrupt() is not False:
         deadline = time.monotonic() + grace
         while time.monotonic() < deadline:
-            if proc.poll() is not None and not _group_alive(pgid):
-                break
+            if proc.poll() is not None and not alive():
+                kill()  # nothing is left: a no-op, unless something started in the last instant
+                return
             time.sleep(0.02)
-        else:
-            logger.debug("[%s] sending SIGKILL to process group %s", self.name, pgid)
-        _killpg(pgid, signal.SIGKILL)
+        logger.debug("[%s] killing the process tree of pid %s", name, proc.pid)
+    kill()
+    try:
+        proc.wait(timeout=1.0)
+    except subprocess.TimeoutExpired:
+        logger.warning("[%s] server pid %s did not exit after it was killed", name, proc.pid)
+
+
+def _ctrl_break(pid: int) -> bool:
+    """Send CTRL_BREAK_EVENT to the process group ``pid`` (Windows); False when it cannot be sent."""
+    if sys.platform == "win32":
         try:
-            proc.wait(timeout=1.0)
-        except subprocess.TimeoutExpired:
-            logger.warning("[%s] server pid %s did not exit after SIGKILL", self.name, proc.pid)
+            os.kill(pid, signal.CTRL_BREAK_EVENT)
+            return True
+        except OSError:
+            return False
+    return False
+
+
+def windows_creationflags(host_console: bool) -> int:
+    """Creation flags of a server on Windows: its own process group (CTRL_BREAK_EVENT can reach it); no console
+    window of its own when the host has none to share (a GUI host); the host's console otherwise, so that the
+    graceful CTRL_BREAK_EVENT stage works (a console is shared only by processes attached to it)."""
+    flags = _CREATE_NEW_PROCESS_GROUP
+    if not host_console:
+        flags |= _CREATE_NO_WINDOW
+    return flags
+
+
+_CREATE_NEW_PROCESS_GROUP = 0x00000200
+_CREATE_NO_WINDOW = 0x08000000
+_CREATE_SUSPENDED = 0x00000004
+_SIGTERM = int(getattr(signal, "SIGTERM", 15))
+_SIGKILL = int(getattr(signal, "SIGKILL", 9))
 
 
 def _killpg(pgid: int, sig: int) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError, OSError):
-        pass
+    if sys.platform != "win32":
+        try:
+            os.killpg(pgid, sig)
+        except (ProcessLookupError, PermissionError, OSError):
+            pass
 
 
 def _group_alive(pgid: int) -> bool:
+    if sys.platform == "win32":
+        return False
     try:
         os.killpg(pgid, 0)
         return True
