@@ -7,12 +7,12 @@ Linux, macOS and the other POSIX systems (one code path):
 
 * Every server is started in a session (and so a process group) of its own, which its children
   (``npx`` -> ``node``, ``uv run`` -> ``python``, a shell script) inherit.
-* One reaper process per host (``mcpsync-reaper``: ``python -I -S``, the standard library only, in a
-  session of its own so no terminal signal meant for the host reaches it) is started with the first
-  server and stopped with the last. It reads ``+<pgid>`` / ``-<pgid>`` lines from a pipe whose write end
-  only the host holds (close-on-exec, and a forked child closes its copy at fork time): each server's
-  group is registered right after its spawn and unregistered once ``close()`` reaped it. When the host
-  dies, however it dies, the pipe reaches end-of-file; the reaper sends SIGTERM, then after one second
+* One reaper process per host (``mcpsync-reaper``: a few lines of POSIX shell run by ``/bin/sh``,
+  ignoring SIGINT/SIGHUP/SIGTERM/SIGPIPE, in a session of its own so no terminal signal meant for the
+  host reaches it) is started with the first server and stopped with the last. It reads ``+<pgid>`` /
+  ``-<pgid>`` lines from a pipe whose write end only the host holds (close-on-exec, and a forked child
+  closes its copy at fork time): each server's group is registered right after its spawn and
+  unregistered once ``close()`` reaped it. When the host dies, however it dies, the pipe reaches end-of-file; the reaper sends SIGTERM, then after one second
   SIGKILL, to every group still registered, and exits. Nothing here is Linux-only (no ``prctl``): macOS
   runs exactly this.
 * The one window it leaves: a host killed between a server's ``fork`` and the registration that
@@ -28,8 +28,8 @@ reaped even after the direct child exited. (Written against the documented Win32
 :mod:`ctypes` and type-checked with ``mypy --platform win32``; no machine of this project's CI runs it.)
 
 Set ``MCPSYNC_NO_LIFELINE=1`` to turn all of this off (no reaper, no job: ``close()`` and interpreter
-exit still reap). On POSIX it is off by itself when ``sys.executable`` cannot run Python code (some
-frozen or embedded applications).
+exit still reap). A host whose reaper cannot start (no ``/bin/sh``) logs a warning and runs its servers
+without it.
 
 Thread-safety: every function and method may be called from any thread.
 """
@@ -52,60 +52,42 @@ logger = logging.getLogger(__name__)
 WINDOWS = sys.platform == "win32"
 POSIX = not WINDOWS
 
-#: The reaper: "+<pgid>" / "-<pgid>" lines on stdin; at end-of-file, SIGTERM then SIGKILL what is left.
+#: The reaper, a POSIX shell script (``/bin/sh``: dash, bash, zsh's sh mode; nothing else is needed, so it also
+#: guards frozen applications): "+<pgid>" / "-<pgid>" lines on stdin (anything else, and 0 or 1, ignored); at
+#: end-of-file, SIGTERM to every group still registered, up to one second for them to go, then SIGKILL.
 REAPER_SCRIPT = r"""
-import os, signal, sys, time
-for s in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM, signal.SIGPIPE):
-    signal.signal(s, signal.SIG_IGN)
-groups = set()
-for line in sys.stdin.buffer:
-    line = line.strip()
-    try:
-        pgid = int(line[1:])
-    except ValueError:
-        continue
-    if pgid <= 1:
-        continue
-    if line[:1] == b"+":
-        groups.add(pgid)
-    elif line[:1] == b"-":
-        groups.discard(pgid)
-
-def alive(g):
-    try:
-        os.killpg(g, 0)
-        return True
-    except OSError:
-        return False
-
-def signal_all(sig):
-    for g in groups:
-        try:
-            os.killpg(g, sig)
-        except OSError:
-            pass
-
-if groups:
-    signal_all(signal.SIGTERM)
-    deadline = time.monotonic() + 1.0
-    while time.monotonic() < deadline and any(alive(g) for g in groups):
-        time.sleep(0.02)
-    signal_all(signal.SIGKILL)
+trap '' INT HUP TERM PIPE
+groups=" "
+while IFS= read -r line; do
+  n=${line#?}
+  case $n in ''|*[!0-9]*) continue ;; esac
+  [ "$n" -gt 1 ] || continue
+  case $line in
+    +*) groups="$groups$n " ;;
+    -*) case $groups in *" $n "*) groups="${groups%%" $n "*} ${groups#*" $n "}" ;; esac ;;
+  esac
+done
+[ "$groups" = " " ] && exit 0
+for g in $groups; do kill -s TERM -- "-$g" 2>/dev/null; done
+i=0
+while [ $i -lt 50 ]; do
+  alive=
+  for g in $groups; do kill -s 0 -- "-$g" 2>/dev/null && alive=1; done
+  [ -z "$alive" ] && break
+  sleep 0.02
+  i=$((i + 1))
+done
+for g in $groups; do kill -s KILL -- "-$g" 2>/dev/null; done
+exit 0
 """
+
+#: The shell that runs the reaper.
+REAPER_SHELL = "/bin/sh"
 
 
 def enabled() -> bool:
-    """True when servers are tied to this process's life here (not turned off, and able to run)."""
-    if os.environ.get("MCPSYNC_NO_LIFELINE", "").strip() not in ("", "0"):
-        return False
-    if WINDOWS:
-        return True
-    return _python_usable()
-
-
-def _python_usable() -> bool:
-    exe = sys.executable
-    return bool(exe) and not getattr(sys, "frozen", False) and os.path.isfile(exe) and os.access(exe, os.X_OK)
+    """True unless ``MCPSYNC_NO_LIFELINE`` (set to anything but ``0``) turned the guard off."""
+    return os.environ.get("MCPSYNC_NO_LIFELINE", "").strip() in ("", "0")
 
 
 class Lifeline:
@@ -130,14 +112,14 @@ class Lifeline:
         return reaper.pid if reaper is not None else None
 
     def acquire(self) -> None:
-        """One more server: start the reaper with the first (POSIX; its interpreter starts in parallel)."""
+        """One more server: start the reaper with the first (POSIX: one ``fork``/``exec`` of ``/bin/sh``)."""
         with self._lock:
             self._users += 1
             if self._users > 1 or WINDOWS or self._reaper is not None:
                 return
             try:
                 self._reaper = subprocess.Popen(  # noqa: S603 - our own interpreter, no shell
-                    [sys.executable, "-I", "-S", "-c", REAPER_SCRIPT, "mcpsync-reaper", str(os.getpid())],
+                    [REAPER_SHELL, "-c", REAPER_SCRIPT, "mcpsync-reaper", str(os.getpid())],
                     stdin=subprocess.PIPE,
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,

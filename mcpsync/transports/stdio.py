@@ -311,9 +311,7 @@ class StdioTransport(Transport):
             if tied:
                 lifeline.LIFELINE.release()
             if isinstance(exc, OSError):
-                raise ConnectError(
-                    "could not start server %r: %s" % (self.describe(), exc), server=self.name
-                ) from exc
+                raise ConnectError("could not start server %r: %s" % (self.describe(), exc), server=self.name) from exc
             raise
         self._job = job
         if tied:
