@@ -12,9 +12,9 @@ Linux, macOS and the other POSIX systems (one code path):
   host reaches it) is started with the first server and stopped with the last. It reads ``+<pgid>`` /
   ``-<pgid>`` lines from a pipe whose write end only the host holds (close-on-exec, and a forked child
   closes its copy at fork time): each server's group is registered right after its spawn and
-  unregistered once ``close()`` reaped it. When the host dies, however it dies, the pipe reaches end-of-file; the reaper sends SIGTERM, then after one second
-  SIGKILL, to every group still registered, and exits. Nothing here is Linux-only (no ``prctl``): macOS
-  runs exactly this.
+  unregistered once ``close()`` reaped it. When the host dies, however it dies, the pipe reaches
+  end-of-file; the reaper sends SIGTERM, then after one second SIGKILL, to every group still
+  registered, and exits. Nothing here is Linux-only (no ``prctl``): macOS runs exactly this.
 * The one window it leaves: a host killed between a server's ``fork`` and the registration that
   follows ``Popen``'s return (a few milliseconds, while that one server starts) leaves that server to
   its own devices; it still sees end-of-file on its stdin, on which MCP servers exit.
