@@ -16,56 +16,63 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Dict, List, Optional, Set
+from typing import Dict, List, Optional, Set, Tuple
 
 import pytest
 
 from mcpsync.transports import lifeline
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the checks read /proc (Linux)")
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups and SIGKILL (Windows: jobs)")
 
 HOST = os.path.join(os.path.dirname(__file__), "orphanhost.py")
 
 
-def _stat(pid: int) -> Optional[List[str]]:
-    try:
-        with open("/proc/%d/stat" % pid, "rb") as f:
-            return f.read().decode("utf-8", "replace").rsplit(")", 1)[-1].split()
-    except OSError:
-        return None
+def _procs() -> Dict[int, Tuple[int, int, str, bytes]]:
+    """Every process: pid -> (ppid, pgid, state, command line). /proc on Linux, ``ps`` elsewhere (macOS)."""
+    out: Dict[int, Tuple[int, int, str, bytes]] = {}
+    if os.path.isdir("/proc/self"):
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open("/proc/%s/stat" % entry, "rb") as f:
+                    rest = f.read().decode("utf-8", "replace").rsplit(")", 1)[-1].split()
+                with open("/proc/%s/cmdline" % entry, "rb") as f:
+                    cmdline = f.read()
+            except OSError:
+                continue
+            out[int(entry)] = (int(rest[1]), int(rest[2]), rest[0], cmdline)
+        return out
+    listing = subprocess.run(["ps", "-A", "-o", "pid=,ppid=,pgid=,stat=,args="], stdout=subprocess.PIPE, check=True)
+    for line in listing.stdout.splitlines():
+        parts = line.split(None, 4)
+        if len(parts) >= 4:
+            args = parts[4] if len(parts) == 5 else b""
+            out[int(parts[0])] = (int(parts[1]), int(parts[2]), parts[3].decode()[:1], args)
+    return out
+
+
+def _stat(pid: int) -> Optional[Tuple[int, int, str, bytes]]:
+    return _procs().get(pid)
 
 
 def _alive(pid: int) -> bool:
-    rest = _stat(pid)
-    return rest is not None and rest[0] != "Z"  # a zombie has run its last instruction
+    info = _stat(pid)
+    return info is not None and info[2] != "Z"  # a zombie has run its last instruction
 
 
 def _members(pgids: Set[int]) -> Dict[int, int]:
     """Live processes in any of ``pgids``: pid -> pgid."""
-    found = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            rest = _stat(int(entry))
-            if rest is not None and rest[0] != "Z" and int(rest[3]) in pgids:
-                found[int(entry)] = int(rest[3])
-    return found
+    return {pid: info[1] for pid, info in _procs().items() if info[2] != "Z" and info[1] in pgids}
 
 
 def _children_with(ppid: int, marker: bytes) -> List[int]:
-    out = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        rest = _stat(int(entry))
-        if rest is None or int(rest[1]) != ppid:
-            continue
-        try:
-            with open("/proc/%s/cmdline" % entry, "rb") as f:
-                if marker in f.read():
-                    out.append(int(entry))
-        except OSError:
-            pass
-    return out
+    return sorted(pid for pid, info in _procs().items() if info[0] == ppid and marker in info[3] and info[2] != "Z")
+
+
+def _cmdline(pid: int) -> bytes:
+    info = _stat(pid)
+    return info[3] if info else b""
 
 
 def _until(pred, what: str, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
@@ -137,14 +144,6 @@ def report_pgids(scope: Dict[str, object]) -> Set[int]:
     return set(pgids) if isinstance(pgids, set) else set()
 
 
-def _cmdline(pid: int) -> bytes:
-    try:
-        with open("/proc/%d/cmdline" % pid, "rb") as f:
-            return f.read()
-    except OSError:
-        return b""
-
-
 def test_servers_outlive_the_thread_that_opened_them_and_share_one_reaper() -> None:
     """A server lives on when the thread that opened it ends; three servers, one reaper; close() stops it all."""
     import threading
@@ -165,7 +164,7 @@ def test_servers_outlive_the_thread_that_opened_them_and_share_one_reaper() -> N
             assert c.call_tool("echo", {"message": "still here"}).text == "still here"
             pids.append(c.transport.pid)  # type: ignore[attr-defined]
         for pid in pids:  # the server is our child itself: no wrapper process in between
-            assert int((_stat(pid) or ["", "0"])[1]) == os.getpid()
+            assert (_stat(pid) or (0,))[0] == os.getpid()
         if lifeline.enabled():
             assert _children_with(os.getpid(), b"mcpsync-reaper") == [lifeline.LIFELINE.reaper_pid]
         clients.pop().close()
