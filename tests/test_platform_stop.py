@@ -10,8 +10,11 @@ real subprocess.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
+import sys
+import time
 from typing import Any, List, Optional
 
 import pytest
@@ -163,6 +166,10 @@ class FakeWin32:
         return True
 
 
+posix_only = pytest.mark.skipif(sys.platform == "win32", reason="imposes Windows semantics on a POSIX machine")
+
+
+@posix_only
 @pytest.mark.parametrize("console", [True, False], ids=["console-host", "gui-host"])
 def test_a_windows_server_is_created_suspended_assigned_resumed_and_its_job_ended(
     monkeypatch: Any, console: bool
@@ -182,9 +189,50 @@ def test_a_windows_server_is_created_suspended_assigned_resumed_and_its_job_ende
     assert all(p.poll() is not None for p in win.procs)
 
 
+@posix_only
 def test_a_windows_server_that_cannot_be_resumed_is_killed_and_its_job_closed(monkeypatch: Any) -> None:
     win = FakeWin32(monkeypatch, console=True, resume_fails=True)
     with pytest.raises(mcpsync.ConnectError, match="ResumeThread"):
         mcpsync.connect(server_cmd(), protocol="legacy", connect_timeout=30)
     assert win.log[-1] == "closed JOB" and win.job_closed
     assert all(p.poll() is not None for p in win.procs)
+
+
+def _win_alive(pid: int) -> bool:
+    """True while process ``pid`` runs (Windows: OpenProcess + GetExitCodeProcess, never os.kill)."""
+    import ctypes
+    from ctypes import wintypes
+
+    k = ctypes.WinDLL("kernel32", use_last_error=True)  # type: ignore[attr-defined]
+    k.OpenProcess.restype = wintypes.HANDLE
+    handle = k.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+    if not handle:
+        return False
+    try:
+        code = wintypes.DWORD()
+        return bool(k.GetExitCodeProcess(handle, ctypes.byref(code))) and code.value == 259  # STILL_ACTIVE
+    finally:
+        k.CloseHandle(handle)
+
+
+@pytest.mark.skipif(sys.platform != "win32", reason="a real Job Object (runs in .github/workflows/platforms.yml)")
+def test_on_windows_a_grandchild_is_in_the_servers_job_and_close_ends_it() -> None:
+    c = mcpsync.connect(server_cmd("--spawn-grandchild"), protocol="legacy", shutdown_timeout=1.0)
+    try:
+        assert c.call_tool("echo", {"message": "hi"}).text == "hi"
+        transport = c.transport
+        assert transport._job is not None  # type: ignore[attr-defined]
+        deadline = time.monotonic() + 30
+        grandchild = None
+        while grandchild is None and time.monotonic() < deadline:
+            for line in transport.stderr_tail:  # type: ignore[attr-defined]
+                m = re.search(r"grandchild pid (\d+)", line)
+                if m:
+                    grandchild = int(m.group(1))
+            time.sleep(0.05)
+        assert grandchild is not None and _win_alive(grandchild)
+        server = transport.pid  # type: ignore[attr-defined]
+    finally:
+        c.close()
+    assert not _win_alive(server)
+    assert not _win_alive(grandchild)  # the server exited on EOF first: the job still ended its child
