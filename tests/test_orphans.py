@@ -204,3 +204,35 @@ def test_a_server_that_fails_to_start_leaves_no_reaper_behind(tmp_path: "os.Path
         mcpsync.connect(server_cmd(), cwd=missing, connect_timeout=30)
     assert not _children_with(os.getpid(), b"mcpsync-reaper")
     assert lifeline.LIFELINE.reaper_pid is None
+
+
+def test_the_reaper_ignores_junk_and_never_signals_group_0() -> None:
+    """Lines that are not ``+<n>``/``-<n>`` with n > 1 are ignored: ``+0`` would be the reaper's own group."""
+    reaper = subprocess.run(
+        [lifeline.REAPER_SHELL, "-c", lifeline.REAPER_SCRIPT, "mcpsync-reaper", "0"],
+        input=b"+0\n+abc\n+\nx12\n+-5\n-\n\n+00\n",
+        start_new_session=True,  # its own group: had it registered 0, it would have killed itself
+        timeout=30,
+    )
+    assert reaper.returncode == 0
+
+
+def test_the_reaper_forgets_an_unregistered_group(tmp_path: "os.PathLike[str]") -> None:
+    """A group registered then unregistered is never signalled; one still registered is, at end-of-file."""
+    kept = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+    spared = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+    try:
+        lines = b"+%d\n+%d\n-%d\n" % (kept.pid, spared.pid, spared.pid)
+        reaper = subprocess.run(
+            [lifeline.REAPER_SHELL, "-c", lifeline.REAPER_SCRIPT, "mcpsync-reaper", "0"],
+            input=lines,
+            start_new_session=True,
+            timeout=30,
+        )
+        assert reaper.returncode == 0
+        assert kept.wait(30) == -signal.SIGTERM
+        assert spared.poll() is None
+    finally:
+        for p in (kept, spared):
+            p.kill()
+            p.wait(30)
