@@ -13,7 +13,8 @@ there ``os.replace`` raises ``PermissionError`` while any handle to the target i
 without ``FILE_SHARE_DELETE``). :func:`replace` retries the rename with a bounded backoff (5 ms doubling to
 100 ms, at most :data:`REPLACE_PATIENCE` seconds in all) until the reader has closed the file; the same code
 runs on every platform (on POSIX a rename never waits for readers, so the first attempt succeeds unless the
-directory's permissions forbid it, which then fails after that bound).
+directory's permissions forbid it, which then fails after that bound). :func:`read_bytes` is the readers'
+side: Windows refuses to open a file whose rename-over is pending, for that instant, so it retries too.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import tempfile
 import time
 from typing import Optional, Union
 
-__all__ = ["REPLACE_PATIENCE", "replace", "write_atomically"]
+__all__ = ["REPLACE_PATIENCE", "read_bytes", "replace", "write_atomically"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -42,6 +43,25 @@ def replace(src: PathLike, dst: PathLike, *, patience: float = REPLACE_PATIENCE)
         try:
             os.replace(src, dst)
             return
+        except PermissionError:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise
+            time.sleep(min(delay, remaining))
+            delay = min(delay * 2, 0.1)
+
+
+def read_bytes(path: PathLike, limit: int = -1, *, patience: float = 0.5) -> bytes:
+    """The content of ``path`` (at most ``limit`` bytes when ``limit >= 0``), retried while opening it raises
+    ``PermissionError``: on Windows a file being renamed over (delete pending) refuses new readers for that
+    instant. Blocks at most about ``patience`` seconds, then raises; ``FileNotFoundError`` and any other
+    ``OSError`` are raised at once."""
+    deadline = time.monotonic() + patience
+    delay = 0.005
+    while True:
+        try:
+            with open(path, "rb") as fh:
+                return fh.read(limit)
         except PermissionError:
             remaining = deadline - time.monotonic()
             if remaining <= 0:

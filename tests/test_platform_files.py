@@ -120,6 +120,23 @@ def test_a_reader_stopped_mid_read_sees_one_whole_version_and_the_writer_complet
     assert read() == "v2"
 
 
+@pytest.mark.parametrize("kind", ["credential-store", "registry-cache"])
+def test_a_reader_that_meets_a_pending_rename_retries_and_reads_the_whole_file(
+    kind: str, tmp_path: Any, monkeypatch: Any
+) -> None:
+    write, read, path = KINDS[kind](str(tmp_path))
+    write(1)
+    shim = WindowsReplace(monkeypatch, tmp_path)
+    shim.rename_pending(path)
+    reader, box = _in_thread(read)
+    # the rename stays pending until the reader was refused twice (it retried) or gave up
+    while not shim.open_refused_twice.wait(0.01) and reader.is_alive():
+        pass
+    shim.rename_done()
+    reader.join(30)
+    assert box == {"result": "v1"}
+
+
 def test_replace_gives_up_after_its_bound_and_raises_other_errors_at_once(tmp_path: Any, monkeypatch: Any) -> None:
     calls: List[float] = []
 

@@ -5,6 +5,8 @@ opens files without ``FILE_SHARE_DELETE``). :class:`WindowsReplace` gives a test
 real open file handles: it wraps ``builtins.open`` so every file opened under ``root`` is tracked until it is
 closed, and ``os.replace`` refuses (``PermissionError``, errno 13) while the target is tracked as open.
 
+``rename_pending(path)`` refuses new opens of ``path`` (``PermissionError``, as Windows does while a rename
+over it is pending) until ``rename_done()``; ``open_refused`` is set when one was refused.
 ``hold(path)`` opens a real handle the way another process's reader would; ``pause_reads_of(path)`` makes the
 next read of ``path`` through ``open()`` (the library's own reader) stop at the racy point, with the file open,
 until ``release_reads()``: ``reading`` is set when a reader stopped there, ``refused`` when a rename was
@@ -65,6 +67,10 @@ class WindowsReplace:
         self.refusals: List[str] = []
         self._lock = threading.Lock()
         self._pause: Optional[str] = None
+        self._pending: Optional[str] = None  # a rename over this file is pending: new opens are refused
+        self.open_refused = threading.Event()
+        self.open_refused_twice = threading.Event()
+        self.open_refusals = 0
         self._gate = threading.Event()
         self._real_open = builtins.open
         self._real_replace = os.replace
@@ -73,6 +79,13 @@ class WindowsReplace:
 
     # -- the rule
     def _open(self, file: Any, *args: Any, **kwargs: Any) -> Any:
+        if not isinstance(file, int) and self._pending is not None and _key(file) == self._pending:
+            with self._lock:
+                self.open_refusals += 1
+                if self.open_refusals >= 2:
+                    self.open_refused_twice.set()
+            self.open_refused.set()
+            raise PermissionError(13, "Access is denied (delete pending)", os.fspath(file))
         fh = self._real_open(file, *args, **kwargs)
         if isinstance(file, int):
             return fh
@@ -106,6 +119,14 @@ class WindowsReplace:
     def hold(self, path: Any) -> Any:
         """A real read handle on ``path``, as another process's reader holds one (close it to let go)."""
         return self._open(path, "rb")
+
+    def rename_pending(self, path: Any) -> None:
+        """Until :meth:`rename_done`, opening ``path`` fails as it does on Windows while a rename over it is
+        pending (the old file is delete-pending)."""
+        self._pending = _key(path)
+
+    def rename_done(self) -> None:
+        self._pending = None
 
     def pause_reads_of(self, path: Any) -> None:
         self._pause = _key(path)

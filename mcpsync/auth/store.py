@@ -68,7 +68,7 @@ import threading
 import time
 from typing import Any, Callable, ContextManager, Dict, Iterator, List, Mapping, Optional
 
-from .._files import replace, write_atomically
+from .._files import read_bytes, replace, write_atomically
 from ..errors import CredentialStoreError
 from .store_base import add_callback, CredentialStoreBase, callback_params, clean_callback, clean_entry
 
@@ -297,8 +297,7 @@ class CredentialStore(CredentialStoreBase):
     def _read(self) -> Dict[str, Any]:
         """The whole document, read under the lock. Unreadable content is moved aside (see the module doc)."""
         try:
-            with open(self.path, "rb") as fh:
-                raw = fh.read()
+            raw = read_bytes(self.path)  # retried while a rename over it is pending (Windows)
         except FileNotFoundError:
             return _empty()
         except OSError as exc:
@@ -402,8 +401,7 @@ class CredentialStore(CredentialStoreBase):
         if getattr(self._lock.local, "depth", 0):
             return self._read()
         try:
-            with open(self.path, "rb") as fh:
-                return _parse_document(fh.read())
+            return _parse_document(read_bytes(self.path))
         except FileNotFoundError:
             return _empty()
         except (OSError, ValueError):
