@@ -3,7 +3,10 @@
 One reader thread per connection reads stdout in large chunks (linear time on
 multi-megabyte lines), one more drains stderr into a bounded ring buffer so a
 chatty server never blocks. Shutdown follows the spec: close stdin, wait, then
-SIGTERM and SIGKILL the server's whole process group (Windows: the process tree).
+SIGTERM and SIGKILL the server's whole process group (Windows: CTRL_BREAK_EVENT when
+the host has a console to share, then the end of the server's Job Object); see
+:func:`stop_tree`. On Windows a ``.cmd``/``.bat`` server gets no argument ``cmd.exe``
+would interpret (:func:`check_batch_arguments`).
 """
 
 from __future__ import annotations
