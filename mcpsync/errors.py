@@ -354,7 +354,8 @@ class AppResourceError(MCPError):
         reason: ``"scheme"`` (not ``ui://``), ``"mime"`` (not exactly ``text/html;profile=mcp-app``),
             ``"content"`` (no text, or a blob that is not base64 UTF-8), ``"size"`` (over the cap),
             ``"origin"`` (not the same server, or contents for another URI), ``"digest"`` (the SHA-256 pin
-            did not match) or ``"link"`` (the tool links no page).
+            did not match), ``"link"`` (the tool links no page) or ``"csp"`` (the policy would hold a control
+            character).
     """
 
     def __init__(self, message: str = "", *, uri: str = "", reason: str = "", **context: Any) -> None:
