@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -43,12 +44,21 @@ def _procs() -> Dict[int, Tuple[int, int, str, bytes]]:
                 continue
             out[int(entry)] = (int(rest[1]), int(rest[2]), rest[0], cmdline)
         return out
-    listing = subprocess.run(["ps", "-A", "-o", "pid=,ppid=,pgid=,stat=,args="], stdout=subprocess.PIPE, check=True)
+    # -ww: whole command lines; a command line holding newlines (the reaper's script) goes on over
+    # several output lines, which do not start with the pid columns
+    listing = subprocess.run(
+        ["ps", "-A", "-ww", "-o", "pid=,ppid=,pgid=,stat=,args="], stdout=subprocess.PIPE, check=True
+    )
+    last = None
     for line in listing.stdout.splitlines():
-        parts = line.split(None, 4)
-        if len(parts) >= 4:
-            args = parts[4] if len(parts) == 5 else b""
-            out[int(parts[0])] = (int(parts[1]), int(parts[2]), parts[3].decode()[:1], args)
+        m = re.match(rb"\s*(\d+)\s+(\d+)\s+(\d+)\s+(\S+)\s?(.*)\Z", line)
+        if m is None:
+            if last is not None:
+                ppid, pgid, state, args = out[last]
+                out[last] = (ppid, pgid, state, args + b"\n" + line)
+            continue
+        last = int(m.group(1))
+        out[last] = (int(m.group(2)), int(m.group(3)), m.group(4).decode()[:1], m.group(5))
     return out
 
 
