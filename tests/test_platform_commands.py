@@ -128,3 +128,44 @@ def test_the_transport_refuses_before_starting_anything(nt: None, tmp_path: Any,
         t.start(object())  # type: ignore[arg-type]
     assert info.value.server == "evil"
     assert started == []
+
+
+EXTS = [".COM", ".EXE", ".BAT", ".CMD"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    command=st.sampled_from(["npx", "uvx", "node", "npx.cmd", "tool.EXE", "x.y"]),
+    files=st.lists(
+        st.tuples(
+            st.integers(0, 2),
+            st.sampled_from(["npx", "uvx", "node", "tool", "x.y", "npx.cmd"]),
+            st.sampled_from(["", ".com", ".exe", ".bat", ".cmd"]),
+        ),
+        max_size=8,
+    ),
+    order=st.permutations(EXTS),
+    n_ext=st.integers(1, 4),
+)
+def test_windows_resolution_picks_the_first_directory_then_the_first_pathext_candidate(
+    command: str, files: List[Any], order: List[str], n_ext: int
+) -> None:
+    import tempfile
+
+    pathext = order[:n_ext]
+    with tempfile.TemporaryDirectory() as tmp:
+        dirs = [os.path.join(tmp, "d%d" % i) for i in range(3)]
+        for d in dirs:
+            os.mkdir(d)
+        for i, name, ext in files:
+            open(os.path.join(dirs[i], name + ext), "w").close()
+        found = stdio.find_executable(command, ";".join(dirs), ";".join(pathext))
+        has_ext = any(command.lower().endswith(e.lower()) for e in pathext)
+        names = ([command] if has_ext else []) + [command + e.lower() for e in pathext]
+        expected = None
+        for d in dirs:  # the spec: the first directory holding any candidate, in PATHEXT order within it
+            hits = [os.path.join(d, n) for n in names if os.path.isfile(os.path.join(d, n))]
+            if hits:
+                expected = hits[0]
+                break
+        assert found == expected
