@@ -97,6 +97,26 @@ def _add_common(p: argparse.ArgumentParser, top: bool) -> None:
     g = p.add_argument_group("server")
     g.add_argument("--url", default=d(None), help="connect to a remote server (Streamable HTTP, falling back to SSE)")
     g.add_argument(
+        "--card",
+        default=d(None),
+        metavar="URL",
+        help="connect to the remote a Server Card describes (its headers: --header or --card-input; docs/cards.md)",
+    )
+    g.add_argument(
+        "--card-input",
+        action="append",
+        default=d([]),
+        metavar="NAME=VALUE",
+        help="answer a --card header or URL variable by name (repeatable)",
+    )
+    g.add_argument(
+        "--allow-local",
+        action="append",
+        default=d([]),
+        metavar="HOST",
+        help="let --card use plain http and this local or private host (repeatable; '*' allows every one)",
+    )
+    g.add_argument(
         "--transport", choices=("auto", "http", "sse"), default=d("auto"), help="remote transport (default auto)"
     )
     g.add_argument(
@@ -323,14 +343,16 @@ def _add_args_options(p: argparse.ArgumentParser, what: str) -> None:
 
 
 def _add_extension_parsers(sub: Any) -> None:
-    """The ``mcpsync auth`` subcommands, ``search``/``install``/``outdated``/``update`` (MCP Registry) and
-    ``mcpsync completion``."""
+    """The ``mcpsync auth`` subcommands, ``search``/``install``/``outdated``/``update`` (MCP Registry),
+    ``discover`` (Server Cards) and ``mcpsync completion``."""
     from .auth import add_auth_parser
+    from .cards import add_cards_parser
     from .completion import add_completion_parser
     from .registry import add_registry_parsers
 
     add_auth_parser(sub)
     add_registry_parsers(sub)
+    add_cards_parser(sub)
     add_completion_parser(sub, build_parser)
 
 
@@ -436,8 +458,8 @@ def run(cli: Cli) -> int:
         a.arguments = parse_json_args(a.args_json, a.arg_pairs, cli.stdin)
         if command == "call" and a.method:
             a.request_params = parse_json_args(a.params, [], cli.stdin) if a.params is not None else None
-    single = bool(cli.server_cmd) or bool(a.url)
-    if getattr(a, "auth", None) is not None and not a.url:
+    single = bool(cli.server_cmd) or bool(a.url) or bool(getattr(a, "card", None))
+    if getattr(a, "auth", None) is not None and not (a.url or getattr(a, "card", None)):
         raise UsageError("--auth gives a bearer token to a --url server (configured servers take theirs from the "
                          "configuration's headers)")
     if not single and command in MANAGER_COMMANDS:
