@@ -323,6 +323,8 @@ class StdioTransport(Transport):
         self._watcher: Optional[threading.Thread] = None
         self._report_lock = threading.Lock()
         self._reported = False  # sink.on_close was called (at most once)
+        self._close_report: Optional[BaseException] = None  # what it was called with
+        self._close_reported = threading.Event()
 
     def describe(self) -> str:
         return " ".join(self.command)
@@ -443,7 +445,7 @@ class StdioTransport(Transport):
                         raise OSError("the pipe accepted no bytes")
                     view = view[n:]
             except (BrokenPipeError, ValueError, OSError) as exc:
-                raise ConnectionClosed("cannot write to server: %s" % exc, server=self.name) from None
+                raise self._write_failed(exc) from None
             finally:
                 self._write_lock.release()
 
@@ -590,12 +592,42 @@ class StdioTransport(Transport):
             )
         )
 
+    def _write_failed(self, exc: BaseException) -> BaseException:
+        """The error for a write the server's stdin refused.
+
+        Before the first JSON-RPC message, a server that closed its stdin can no longer answer the handshake.
+        The reader's report of the end (an exit, or the ``stdout_grace`` watch, naming the lines the server
+        wrote that were not JSON-RPC, which may still be on their way) says more than the broken pipe, so this
+        waits for that report, at most ``stdout_grace`` and half a second (one second without a grace), and
+        returns it. Otherwise a :class:`ConnectionClosed`.
+        """
+        if not self._answered and not self._closing:
+            self._close_reported.wait(self.stdout_grace + 0.5 if self.stdout_grace is not None else 1.0)
+            report = self._close_report
+            if isinstance(report, (StdoutNotJSONRPC, ServerExited)) or (
+                isinstance(report, ConnectionClosed) and self._not_rpc
+            ):
+                return report
+            if not self._not_rpc_count:
+                return ConnectionClosed("cannot write to server: %s" % exc, server=self.name)
+            return StdoutNotJSONRPC(
+                "the server closed its stdin before it sent any JSON-RPC message; it wrote to stdout lines that "
+                "are not JSON-RPC",
+                stdout_lines=list(self._not_rpc),
+                line_count=self._not_rpc_count,
+                stderr_tail=self.stderr_tail,
+                server=self.name,
+            )
+        return ConnectionClosed("cannot write to server: %s" % exc, server=self.name)
+
     def _report_close(self, exc: BaseException) -> None:
         """Tell the sink the connection is over, at most once (the reader's EOF and the watch may race)."""
         with self._report_lock:
             if self._reported:
                 return
             self._reported = True
+            self._close_report = exc
+        self._close_reported.set()
         sink = self._sink
         if sink is not None:
             sink.on_close(exc)
