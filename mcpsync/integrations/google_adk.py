@@ -1,0 +1,142 @@
+"""MCP tools as Google Agent Development Kit tools (``pip install mcpsync[google-adk]``).
+
+::
+
+    from google.adk.agents import LlmAgent
+    from mcpsync.integrations.google_adk import McpsyncToolset
+
+    with mcpsync.Manager("mcp.json") as manager:
+        agent = LlmAgent(name="helper", model="gemini-2.5-flash", tools=[McpsyncToolset(manager)])
+
+Each tool is a ``google.adk.tools.BaseTool`` (:class:`McpsyncAdkTool`) whose function declaration carries the
+MCP tool's JSON Schema as ``parameters_json_schema`` (every ADK model backend reads it: Gemini, LiteLLM,
+Anthropic). ``run_async`` checks the arguments against a pydantic model built from the schema and runs the
+blocking mcpsync call on a worker thread (``asyncio.to_thread``), so the runner's event loop never blocks:
+``Runner.run`` in a script, ``Runner.run_async`` in async code and Jupyter. A result is ``{"result": text}``
+(``"structured_content"`` added when the tool returned some); a tool error, a timeout, a denied call or
+invalid arguments are ``{"error": message}``, the dict ADK's own MCP tool and function tools give the model
+for a failed call; the agent goes on. Images are named in the text (``[image 1: image/png]``): ADK's function
+responses carry JSON only.
+
+:class:`McpsyncToolset` is a ``google.adk.tools.BaseToolset``: ADK's ``tool_filter`` (names or a predicate)
+and ``tool_name_prefix`` apply on top of mcpsync's naming; ``await toolset.close()`` (which ADK's runner calls
+when it closes) closes the source when ``close_source`` is set. :func:`adk_tools` gives the plain list.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Dict, List, Optional, Union
+
+from google.adk.tools import BaseTool
+from google.adk.tools.base_toolset import BaseToolset
+from google.genai import types
+from pydantic import ValidationError
+
+from .core import McpTool, McpToolkit, Source, ToolSource, toolkit_of
+from .results import Rendered
+
+__all__ = ["McpsyncAdkTool", "McpsyncToolset", "adk_tools"]
+
+
+def _response(rendered: Rendered) -> Dict[str, Any]:
+    if rendered.is_error:
+        return {"error": rendered.text}
+    out: Dict[str, Any] = {"result": rendered.text}
+    if rendered.structured is not None:
+        out["structured_content"] = rendered.structured
+    return out
+
+
+class McpsyncAdkTool(BaseTool):  # type: ignore[misc,unused-ignore]
+    """One MCP tool as an ADK ``BaseTool`` (see the module docstring)."""
+
+    def __init__(self, mcp_tool: McpTool) -> None:
+        super().__init__(
+            name=mcp_tool.name,
+            description=mcp_tool.description or mcp_tool.name,
+            custom_metadata={"mcp_server": mcp_tool.server, "mcp_tool": mcp_tool.tool.name},
+        )
+        self.mcp_tool = mcp_tool
+
+    def _get_declaration(self) -> Optional[types.FunctionDeclaration]:
+        return types.FunctionDeclaration(
+            name=self.name, description=self.description, parameters_json_schema=self.mcp_tool.json_schema()
+        )
+
+    def invoke(self, args: Any) -> Dict[str, Any]:
+        """Call the tool with the model's ``args`` and return the function response dict. Blocks for the call;
+        raises nothing for what the tool, its server or the arguments do."""
+        try:
+            model = self.mcp_tool.args_model.model_validate(args if args is not None else {})
+        except ValidationError as exc:
+            return {"error": "Error: invalid arguments for %s: %s" % (self.name, exc)}
+        return _response(self.mcp_tool.call(model))
+
+    async def run_async(self, *, args: Dict[str, Any], tool_context: Any) -> Any:
+        return await asyncio.to_thread(self.invoke, args)
+
+
+def adk_tools(source: ToolSource, *, toolkit: Optional[McpToolkit] = None, **options: Any) -> List[McpsyncAdkTool]:
+    """Every tool of ``source`` (a Client or a Manager) the model may see, as :class:`McpsyncAdkTool` (blocks
+    while listing). ``options`` are :class:`~mcpsync.integrations.core.McpToolkit`'s."""
+    kit = toolkit_of(source, toolkit, options)
+    return [McpsyncAdkTool(t) for t in kit.tools()]
+
+
+class McpsyncToolset(BaseToolset):  # type: ignore[misc,unused-ignore]
+    """A Client's or a Manager's tools as an ADK toolset.
+
+    Args:
+        source: a :class:`~mcpsync.Client` or :class:`~mcpsync.Manager` (or pass ``toolkit=``).
+        toolkit: a ready :class:`~mcpsync.integrations.core.McpToolkit`.
+        tool_filter: ADK's filter: a list of tool names or a ``ToolPredicate``.
+        tool_name_prefix: ADK's prefix (``{prefix}_{name}``), on top of mcpsync's naming.
+        close_source: :meth:`close` closes the source (default False: the caller owns it).
+        options: :class:`~mcpsync.integrations.core.McpToolkit`'s keyword arguments.
+
+    The tools are listed on a worker thread on the first ``get_tools`` and kept; ``refresh()`` re-lists.
+    """
+
+    def __init__(
+        self,
+        source: Optional[ToolSource] = None,
+        *,
+        toolkit: Optional[McpToolkit] = None,
+        tool_filter: Optional[Union[Any, List[str]]] = None,
+        tool_name_prefix: Optional[str] = None,
+        close_source: bool = False,
+        **options: Any,
+    ) -> None:
+        if toolkit is None and source is None:
+            raise TypeError("give a Client, a Manager or an McpToolkit")
+        super().__init__(tool_filter=tool_filter, tool_name_prefix=tool_name_prefix)
+        if close_source and toolkit is None and not isinstance(source, McpToolkit):
+            options["close_source"] = True
+        self.toolkit = toolkit_of(source, toolkit, options)
+
+    @classmethod
+    def from_servers(cls, config: Any, **options: Any) -> "McpsyncToolset":
+        """A toolset over a new :class:`~mcpsync.Manager` built from ``config`` (a path or a dict), closed by
+        :meth:`close`. Blocks while the servers connect."""
+        from ..manager.manager import Manager
+
+        manager: Source = Manager(config)
+        try:
+            return cls(manager, close_source=True, **options)
+        except BaseException:
+            manager.close()
+            raise
+
+    async def get_tools(self, readonly_context: Any = None) -> List[BaseTool]:
+        listed = await asyncio.to_thread(self.toolkit.tools)
+        tools = [McpsyncAdkTool(t) for t in listed]
+        return [t for t in tools if self._is_tool_selected(t, readonly_context)]
+
+    def refresh(self) -> None:
+        """Re-list the tools now (blocks)."""
+        self.toolkit.tools(refresh=True)
+
+    async def close(self) -> None:
+        """Close the toolkit (and the source when the toolset owns it) on a worker thread. Idempotent."""
+        await asyncio.to_thread(self.toolkit.close)
