@@ -1,0 +1,116 @@
+"""Google ADK: MCP tools run by an ``LlmAgent`` under ADK's ``InMemoryRunner``, driven by a scripted ``BaseLlm``
+that answers with function calls (no network)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Any, Dict, List, Tuple
+
+import mcpsync
+
+from .conftest import HARD_SERVER, need
+from .scenario import CALLS, OPTIONS, check
+
+need("google.adk")
+
+from google.adk.agents import LlmAgent  # noqa: E402
+from google.adk.models import BaseLlm, LlmResponse  # noqa: E402
+from google.adk.runners import InMemoryRunner  # noqa: E402
+from google.genai import types  # noqa: E402
+
+from mcpsync.integrations.google_adk import McpsyncToolset, adk_tools  # noqa: E402
+
+
+class ScriptedLlm(BaseLlm):  # type: ignore[misc]
+    """Calls every scripted function in its first turn (ADK runs them), then answers "done"."""
+
+    calls: List[Any] = []
+    turn: int = 0
+    declared: List[str] = []
+
+    async def generate_content_async(self, llm_request: Any, stream: bool = False) -> Any:
+        self.turn += 1
+        if self.turn == 1:
+            self.declared = sorted(llm_request.tools_dict)
+            parts = [
+                types.Part(function_call=types.FunctionCall(id="call-%d" % i, name=name, args=args))
+                for i, (name, args) in enumerate(self.calls)
+            ]
+        else:
+            parts = [types.Part(text="done")]
+        yield LlmResponse(content=types.Content(role="model", parts=parts))
+
+
+def new_message() -> Any:
+    return types.Content(role="user", parts=[types.Part(text="use the tools")])
+
+
+def collect(events: Any, out: Dict[str, Any]) -> None:
+    for event in events:
+        for part in (event.content.parts if event.content else None) or []:
+            if part.function_response is not None:
+                out[part.function_response.name] = part.function_response.response
+            if part.text:
+                out["__text__"] = part.text
+
+
+def run_sync(tools: List[Any], calls: List[Tuple[str, Dict[str, Any]]]) -> Tuple[ScriptedLlm, Dict[str, Any]]:
+    llm = ScriptedLlm(model="scripted", calls=calls)
+    runner = InMemoryRunner(agent=LlmAgent(name="t", model=llm, tools=tools), app_name="t")
+    session = asyncio.run(runner.session_service.create_session(app_name="t", user_id="u"))
+    seen: Dict[str, Any] = {}
+    collect(runner.run(user_id="u", session_id=session.id, new_message=new_message()), seen)
+    return llm, seen
+
+
+def shown(response: Dict[str, Any]) -> str:
+    return str(response["error"] if "error" in response else response["result"])
+
+
+def test_runner_sync(hard_client: mcpsync.Client) -> None:
+    llm, seen = run_sync([McpsyncToolset(hard_client, **OPTIONS)], CALLS)
+    assert "app_only" not in llm.declared and "crash" not in llm.declared and "tree" in llm.declared
+    assert seen["__text__"] == "done"
+    check({name: shown(r) for name, r in seen.items() if name != "__text__"})
+    assert {n for n, r in seen.items() if "error" in r} == {"fail", "slow", "add"}
+
+
+def test_runner_async_filter_prefix_and_bad_arguments(hard_client: mcpsync.Client) -> None:
+    calls = [("mcp_image", {}), ("mcp_echo", {"wrong": 1})]
+    toolset = McpsyncToolset(hard_client, tool_filter=["image", "echo"], tool_name_prefix="mcp", **OPTIONS)
+    llm = ScriptedLlm(model="scripted", calls=calls)
+    runner = InMemoryRunner(agent=LlmAgent(name="t", model=llm, tools=[toolset]), app_name="t")
+
+    async def main() -> Dict[str, Any]:
+        session = await runner.session_service.create_session(app_name="t", user_id="u")
+        seen: Dict[str, Any] = {}
+        async for event in runner.run_async(user_id="u", session_id=session.id, new_message=new_message()):
+            collect([event], seen)
+        return seen
+
+    seen = asyncio.run(main())
+    assert llm.declared == ["mcp_echo", "mcp_image"]  # ADK's own filter and prefix on top of mcpsync's names
+    assert seen["mcp_image"]["result"].startswith("a red pixel") and "[image 1: image/png]" in seen["mcp_image"]["result"]
+    assert seen["mcp_echo"]["error"].startswith("Error: invalid arguments")
+
+
+def test_toolset_owning_its_servers_closes_them() -> None:
+    config = {"mcpServers": {"example": {"command": sys.executable, "args": ["-m", "mcpsync.example_server"]}}}
+    toolset = McpsyncToolset.from_servers(config)
+    _, seen = run_sync([toolset], [("example_add", {"a": 1, "b": 1})])
+    assert seen["example_add"]["structured_content"] == {"sum": 2.0}
+    asyncio.run(toolset.close())
+    assert toolset.toolkit.source.closed
+    client = mcpsync.connect(HARD_SERVER)
+    try:
+        asyncio.run(McpsyncToolset(client).close())
+        assert not client.closed  # not owned: left open
+    finally:
+        client.close()
+
+
+def test_two_real_servers(two_servers: mcpsync.Manager) -> None:
+    calls = [("example_add", {"a": 2, "b": 3}), ("everything_get-sum", {"a": 4, "b": 5})]
+    _, seen = run_sync(adk_tools(two_servers, timeout=30), calls)
+    assert "5" in seen["example_add"]["result"] and "9" in seen["everything_get-sum"]["result"]
