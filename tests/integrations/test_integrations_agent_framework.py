@@ -96,3 +96,13 @@ def test_two_real_servers(two_servers: mcpsync.Manager) -> None:
     calls = [("example_add", {"a": 2, "b": 3}), ("everything_get-sum", {"a": 4, "b": 5})]
     _, results = run(agent_framework_tools(two_servers, timeout=30), calls)
     assert "5" in text(results["example_add"]) and "9" in text(results["everything_get-sum"])
+
+
+def test_example_sync_and_in_jupyter() -> None:
+    from .test_integrations_examples import CHECK, assert_sums, load, require_peer, run_notebook
+
+    require_peer("everything")
+    assert_sums(load("agent_framework_agent").main())  # asyncio.run in a plain program
+    # the framework is async: on Jupyter's running loop the agent is awaited (asyncio.run would refuse)
+    out = run_notebook(["import agent_framework_agent as ex", "results = await ex.amain()\n" + CHECK])
+    assert out[1].strip().splitlines()[-1].startswith("ok"), out

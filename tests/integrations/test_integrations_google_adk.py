@@ -114,3 +114,18 @@ def test_two_real_servers(two_servers: mcpsync.Manager) -> None:
     calls = [("example_add", {"a": 2, "b": 3}), ("everything_get-sum", {"a": 4, "b": 5})]
     _, seen = run_sync(adk_tools(two_servers, timeout=30), calls)
     assert "5" in seen["example_add"]["result"] and "9" in seen["everything_get-sum"]["result"]
+
+
+def test_example_sync_and_in_jupyter() -> None:
+    from .test_integrations_examples import CHECK, assert_sums, load, require_peer, run_notebook
+
+    require_peer("everything")
+    assert_sums(load("google_adk_agent").main())
+    out = run_notebook(
+        [
+            "import asyncio, google_adk_agent as ex\nassert asyncio.get_running_loop().is_running()",
+            "results = ex.main()\n" + CHECK,  # Runner.run (its own thread) from the kernel's loop thread
+            "results = await ex.amain()\n" + CHECK,  # run_async on the running loop
+        ]
+    )
+    assert out[1].strip().splitlines()[-1].startswith("ok") and out[2].strip().splitlines()[-1].startswith("ok"), out

@@ -114,3 +114,38 @@ def test_a_given_client_is_not_closed(hard_client: mcpsync.Client) -> None:
         assert [t.name for t in adapter.list_tools_sync() if t.name == "echo"] == ["echo"]
         assert adapter.list_tools_sync(cache_mode="refresh")
     assert not hard_client.closed
+
+
+NOTEBOOK_AGENT = '''
+from frameworks_common import CALLS, servers
+from langchain.agents import create_agent
+from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+from langchain_core.messages import AIMessage, ToolMessage
+from mcpsync.integrations.langchain_mcp import MCPAdapter
+
+class Fake(FakeMessagesListChatModel):
+    def bind_tools(self, tools, **kwargs):
+        return self
+
+def model():
+    calls = [{"name": n, "args": a, "id": "c%d" % i, "type": "tool_call"} for i, (n, a) in enumerate(CALLS)]
+    return Fake(responses=[AIMessage(content="", tool_calls=calls), AIMessage(content="done")])
+'''
+
+
+def test_in_jupyter_async_with_and_sync_with() -> None:
+    from .test_integrations_examples import CHECK, run_notebook
+
+    require_peer("everything")
+    out = run_notebook(
+        [
+            NOTEBOOK_AGENT,
+            "async with MCPAdapter(servers()) as adapter:\n"
+            "    state = await create_agent(model(), await adapter.list_tools()).ainvoke({'messages': [('user', 'x')]})\n"
+            "results = {m.name: str(m.content) for m in state['messages'] if isinstance(m, ToolMessage)}\n" + CHECK,
+            "with MCPAdapter(servers()) as adapter:\n"  # the sync form, on the kernel's loop thread
+            "    state = create_agent(model(), adapter.list_tools_sync()).invoke({'messages': [('user', 'x')]})\n"
+            "results = {m.name: str(m.content) for m in state['messages'] if isinstance(m, ToolMessage)}\n" + CHECK,
+        ]
+    )
+    assert out[1].strip().splitlines()[-1].startswith("ok") and out[2].strip().splitlines()[-1].startswith("ok"), out

@@ -123,3 +123,18 @@ def test_from_config_owns_its_manager() -> None:
         assert "2" in text(results(agent, [("example_add", {})])["example_add"])
         manager = provider.toolkit.source
     assert manager.closed
+
+
+def test_example_sync_and_in_jupyter() -> None:
+    from .test_integrations_examples import CHECK, assert_sums, load, require_peer, run_notebook
+
+    require_peer("everything")
+    assert_sums(load("strands_agent").main())
+    out = run_notebook(
+        [
+            "import asyncio, strands_agent as ex\nassert asyncio.get_running_loop().is_running()",
+            "results = ex.main()\n" + CHECK,  # the sync agent call on the kernel's loop thread
+            "results = await ex.amain()\n" + CHECK,  # invoke_async on the running loop
+        ]
+    )
+    assert out[1].strip().splitlines()[-1].startswith("ok") and out[2].strip().splitlines()[-1].startswith("ok"), out
