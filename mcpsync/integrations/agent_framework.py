@@ -25,7 +25,7 @@ mcpsync's approval handler.
 from __future__ import annotations
 
 import base64
-from typing import Any, List, Optional
+from typing import Any, List, Literal, Optional
 
 from agent_framework import Content, FunctionTool
 from agent_framework.exceptions import ToolExecutionException
@@ -35,6 +35,8 @@ from .core import McpTool, McpToolkit, ToolSource, toolkit_of
 from .results import Rendered
 
 __all__ = ["agent_framework_tool", "agent_framework_tools"]
+
+ApprovalMode = Literal["always_require", "never_require"]
 
 
 def _output(rendered: Rendered) -> Any:
@@ -49,7 +51,7 @@ def _output(rendered: Rendered) -> Any:
     return parts
 
 
-def agent_framework_tool(tool: McpTool, *, approval_mode: Optional[str] = None) -> Any:
+def agent_framework_tool(tool: McpTool, *, approval_mode: Optional[ApprovalMode] = None) -> Any:
     """One :class:`~mcpsync.integrations.core.McpTool` as a ``FunctionTool``. Calling it blocks the calling
     thread for the tool's duration (the agent calls it on a worker thread)."""
 
@@ -66,7 +68,7 @@ def agent_framework_tool(tool: McpTool, *, approval_mode: Optional[str] = None) 
     return FunctionTool(
         name=tool.name,
         description=tool.description or tool.name,
-        approval_mode=approval_mode,  # type: ignore[arg-type]
+        approval_mode=approval_mode,
         func=run,
         input_model=tool.json_schema(),
         additional_properties={"mcp_server": tool.server, "mcp_tool": tool.tool.name},
@@ -74,7 +76,11 @@ def agent_framework_tool(tool: McpTool, *, approval_mode: Optional[str] = None) 
 
 
 def agent_framework_tools(
-    source: ToolSource, *, toolkit: Optional[McpToolkit] = None, approval_mode: Optional[str] = None, **options: Any
+    source: ToolSource,
+    *,
+    toolkit: Optional[McpToolkit] = None,
+    approval_mode: Optional[ApprovalMode] = None,
+    **options: Any,
 ) -> List[Any]:
     """Every tool of ``source`` (a Client or a Manager) the model may see, as ``FunctionTool`` objects (blocks
     while listing). ``options`` are :class:`~mcpsync.integrations.core.McpToolkit`'s; ``approval_mode``

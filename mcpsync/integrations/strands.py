@@ -37,10 +37,18 @@ from strands.types.tools import AgentTool
 from .core import McpTool, McpToolkit, Source, ToolSource, toolkit_of
 from .results import Rendered
 
-try:  # the SDK's own tools end their stream with this event; a plain ToolResult dict works as well
-    from strands.types._events import ToolResultEvent as _ResultEvent
-except ImportError:  # pragma: no cover - older or newer SDK layouts
-    _ResultEvent = None
+
+def _result_event_class() -> Any:
+    """The event the SDK's own tools end their stream with (a private name: a plain ToolResult dict, which the
+    SDK also takes as a tool's last value, where it is missing)."""
+    try:
+        from strands.types._events import ToolResultEvent
+    except ImportError:  # pragma: no cover - other SDK layouts
+        return None
+    return ToolResultEvent
+
+
+_RESULT_EVENT: Any = _result_event_class()
 
 __all__ = ["McpsyncAgentTool", "McpsyncToolProvider", "strands_tools"]
 
@@ -77,7 +85,7 @@ class McpsyncAgentTool(AgentTool):  # type: ignore[misc,unused-ignore]
         return self.mcp_tool.name
 
     @property
-    def tool_spec(self) -> Dict[str, Any]:
+    def tool_spec(self) -> Any:
         return {
             "name": self.mcp_tool.name,
             "description": self.mcp_tool.description or self.mcp_tool.name,
@@ -100,10 +108,12 @@ class McpsyncAgentTool(AgentTool):  # type: ignore[misc,unused-ignore]
 
     async def stream(self, tool_use: Any, invocation_state: Dict[str, Any], **kwargs: Any) -> AsyncGenerator[Any, None]:
         result = await asyncio.to_thread(self.invoke, str(tool_use.get("toolUseId")), tool_use.get("input"))
-        yield _ResultEvent(result) if _ResultEvent is not None else result
+        yield _RESULT_EVENT(result) if _RESULT_EVENT is not None else result
 
 
-def strands_tools(source: ToolSource, *, toolkit: Optional[McpToolkit] = None, **options: Any) -> List[McpsyncAgentTool]:
+def strands_tools(
+    source: ToolSource, *, toolkit: Optional[McpToolkit] = None, **options: Any
+) -> List[McpsyncAgentTool]:
     """Every tool of ``source`` (a Client or a Manager) the model may see, as :class:`McpsyncAgentTool` (blocks
     while listing). ``options`` are :class:`~mcpsync.integrations.core.McpToolkit`'s."""
     kit = toolkit_of(source, toolkit, options)

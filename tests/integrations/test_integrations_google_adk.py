@@ -91,7 +91,9 @@ def test_runner_async_filter_prefix_and_bad_arguments(hard_client: mcpsync.Clien
 
     seen = asyncio.run(main())
     assert llm.declared == ["mcp_echo", "mcp_image"]  # ADK's own filter and prefix on top of mcpsync's names
-    assert seen["mcp_image"]["result"].startswith("a red pixel") and "[image 1: image/png]" in seen["mcp_image"]["result"]
+    assert (
+        seen["mcp_image"]["result"].startswith("a red pixel") and "[image 1: image/png]" in seen["mcp_image"]["result"]
+    )
     assert seen["mcp_echo"]["error"].startswith("Error: invalid arguments")
 
 

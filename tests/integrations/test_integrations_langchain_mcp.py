@@ -116,7 +116,7 @@ def test_a_given_client_is_not_closed(hard_client: mcpsync.Client) -> None:
     assert not hard_client.closed
 
 
-NOTEBOOK_AGENT = '''
+NOTEBOOK_AGENT = """
 from frameworks_common import CALLS, servers
 from langchain.agents import create_agent
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
@@ -130,7 +130,7 @@ class Fake(FakeMessagesListChatModel):
 def model():
     calls = [{"name": n, "args": a, "id": "c%d" % i, "type": "tool_call"} for i, (n, a) in enumerate(CALLS)]
     return Fake(responses=[AIMessage(content="", tool_calls=calls), AIMessage(content="done")])
-'''
+"""
 
 
 def test_in_jupyter_async_with_and_sync_with() -> None:
@@ -141,7 +141,8 @@ def test_in_jupyter_async_with_and_sync_with() -> None:
         [
             NOTEBOOK_AGENT,
             "async with MCPAdapter(servers()) as adapter:\n"
-            "    state = await create_agent(model(), await adapter.list_tools()).ainvoke({'messages': [('user', 'x')]})\n"
+            "    agent = create_agent(model(), await adapter.list_tools())\n"
+            "    state = await agent.ainvoke({'messages': [('user', 'x')]})\n"
             "results = {m.name: str(m.content) for m in state['messages'] if isinstance(m, ToolMessage)}\n" + CHECK,
             "with MCPAdapter(servers()) as adapter:\n"  # the sync form, on the kernel's loop thread
             "    state = create_agent(model(), adapter.list_tools_sync()).invoke({'messages': [('user', 'x')]})\n"
