@@ -231,6 +231,7 @@ class ClientCore:
         self.after_fork = after_fork
         self.name = target_name(target, name, remote_options)
         self.notifications = NotificationQueue()
+        self._tools_epoch = 0  # notifications/tools/list_changed received (read by tools_epoch)
         #: ``defer_input`` per call and, in the handshake era, the parked questions (mcpsync.client.deferred)
         self._deferral = InputDeferral(self)
         #: handshake era with ``defer_input``: the server's questions waiting for :meth:`resume`
@@ -285,6 +286,16 @@ class ClientCore:
         if s is not None and self._state == "open" and not s.forked:
             return s
         return reopen.open_on_use(self)
+
+    @property
+    def tools_epoch(self) -> int:
+        """How many ``notifications/tools/list_changed`` this client has received (never reset; 0 at first).
+
+        A tool list read while this was ``n`` is stale once it differs from ``n``: cheap to poll (no I/O, no
+        lock), which is how :class:`mcpsync.integrations.McpToolkit` follows the server's list. In the
+        2026-07-28 era the notification comes only through a listen stream (``on_tools_changed`` or
+        :meth:`listen`). Thread-safe read."""
+        return self._tools_epoch
 
     @property
     def dropped_callbacks(self) -> int:
