@@ -95,7 +95,9 @@ class McpsyncToolset(BaseToolset):  # type: ignore[misc,unused-ignore]
         close_source: :meth:`close` closes the source (default False: the caller owns it).
         options: :class:`~mcpsync.integrations.core.McpToolkit`'s keyword arguments.
 
-    The tools are listed on a worker thread on the first ``get_tools`` and kept; ``refresh()`` re-lists.
+    ADK asks for the tools at every step of a run; they follow the server's list (after
+    ``notifications/tools/list_changed`` the next step offers the new list; listing runs on a worker thread and is
+    served from memory otherwise). ``refresh()`` re-lists now.
     """
 
     def __init__(
@@ -114,6 +116,9 @@ class McpsyncToolset(BaseToolset):  # type: ignore[misc,unused-ignore]
         if close_source and toolkit is None and not isinstance(source, McpToolkit):
             options["close_source"] = True
         self.toolkit = toolkit_of(source, toolkit, options)
+        # ADK keeps a toolset's list for a whole invocation by default; ours follows the server's list at every
+        # step instead (served from memory unless the server said its list changed), as ADK's skill toolset does
+        self._use_invocation_cache = False
 
     @classmethod
     def from_servers(cls, config: Any, **options: Any) -> "McpsyncToolset":

@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Tuple
 
 import mcpsync
 
-from .conftest import need
+from .conftest import HARD_SERVER, need
 from .scenario import CALLS, OPTIONS, check
 
 need("agent_framework")
@@ -23,6 +23,7 @@ from agent_framework import (  # noqa: E402
     Message,
 )
 
+from mcpsync.integrations import McpToolkit  # noqa: E402
 from mcpsync.integrations.agent_framework import agent_framework_tools  # noqa: E402
 
 
@@ -106,3 +107,20 @@ def test_example_sync_and_in_jupyter() -> None:
     # the framework is async: on Jupyter's running loop the agent is awaited (asyncio.run would refuse)
     out = run_notebook(["import agent_framework_agent as ex", "results = await ex.amain()\n" + CHECK])
     assert out[1].strip().splitlines()[-1].startswith("ok"), out
+
+
+def test_prefix_false_gives_the_servers_own_names(two_servers: mcpsync.Manager) -> None:
+    calls = [("add", {"a": 2, "b": 3}), ("get-sum", {"a": 4, "b": 5})]
+    _, results = run(agent_framework_tools(two_servers, prefix=False, timeout=30), calls)
+    assert text(results["add"]) == "5" and "9" in text(results["get-sum"])
+
+
+def test_the_next_agent_follows_the_servers_list() -> None:
+    """An agent's tools are the list it was given: after tools/list_changed a new list from the same toolkit
+    has the new tool."""
+    with mcpsync.connect(HARD_SERVER, protocol="legacy") as client:
+        kit = McpToolkit(client, **OPTIONS)
+        _, results = run(agent_framework_tools(kit), [("add_tool", {"name": "dyn_af"})])
+        assert text(results["add_tool"]) == "added tool dyn_af"
+        _, results = run(agent_framework_tools(kit), [("dyn_af", {"message": "hi"})])
+        assert text(results["dyn_af"]) == "dyn_af: hi"

@@ -131,3 +131,38 @@ def test_example_sync_and_in_jupyter() -> None:
         ]
     )
     assert out[1].strip().splitlines()[-1].startswith("ok") and out[2].strip().splitlines()[-1].startswith("ok"), out
+
+
+def test_prefix_false_gives_the_servers_own_names(two_servers: mcpsync.Manager) -> None:
+    calls = [("add", {"a": 2, "b": 3}), ("get-sum", {"a": 4, "b": 5})]
+    _, seen = run_sync([McpsyncToolset(two_servers, prefix=False, timeout=30)], calls)
+    assert seen["add"]["result"] == "5" and "9" in seen["get-sum"]["result"]
+
+
+class StepLlm(BaseLlm):  # type: ignore[misc]
+    """Adds a tool, then calls it, then answers; records the tools offered at each step."""
+
+    offered: List[Any] = []
+
+    async def generate_content_async(self, llm_request: Any, stream: bool = False) -> Any:
+        self.offered.append(set(llm_request.tools_dict))
+        step = len(self.offered)
+        if step == 1:
+            part = types.Part(function_call=types.FunctionCall(id="a", name="add_tool", args={"name": "dyn_adk"}))
+        elif step == 2:
+            part = types.Part(function_call=types.FunctionCall(id="b", name="dyn_adk", args={"message": "hi"}))
+        else:
+            part = types.Part(text="done")
+        yield LlmResponse(content=types.Content(role="model", parts=[part]))
+
+
+def test_the_tools_follow_the_servers_list_within_a_run() -> None:
+    """The model adds a tool (the server sends tools/list_changed); the runner's next step offers it."""
+    with mcpsync.connect(HARD_SERVER, protocol="legacy") as client:
+        llm = StepLlm(model="steps")
+        runner = InMemoryRunner(agent=LlmAgent(name="t", model=llm, tools=[McpsyncToolset(client)]), app_name="t")
+        session = asyncio.run(runner.session_service.create_session(app_name="t", user_id="u"))
+        seen: Dict[str, Any] = {}
+        collect(runner.run(user_id="u", session_id=session.id, new_message=new_message()), seen)
+    assert "dyn_adk" not in llm.offered[0] and "dyn_adk" in llm.offered[1]
+    assert seen["dyn_adk"]["result"] == "dyn_adk: hi"

@@ -138,3 +138,27 @@ def test_example_sync_and_in_jupyter() -> None:
         ]
     )
     assert out[1].strip().splitlines()[-1].startswith("ok") and out[2].strip().splitlines()[-1].startswith("ok"), out
+
+
+def test_prefix_false_gives_the_servers_own_names(two_servers: mcpsync.Manager) -> None:
+    calls = [("add", {"a": 2, "b": 3}), ("get-sum", {"a": 4, "b": 5})]
+    agent = Agent(model=ScriptedModel(calls), tools=[McpsyncToolProvider(two_servers, prefix=False, timeout=30)])
+    agent("sum")
+    seen = results(agent, calls)
+    assert text(seen["add"]) == "5" and "9" in text(seen["get-sum"])
+
+
+def test_the_next_agent_follows_the_servers_list() -> None:
+    """Strands fixes an agent's tools when the agent is built: after tools/list_changed the next agent built
+    from the same provider gets the new list."""
+    with mcpsync.connect(HARD_SERVER, protocol="legacy") as client:
+        provider = McpsyncToolProvider(client, **OPTIONS)
+        calls = [("add_tool", {"name": "dyn_st"})]
+        first = Agent(model=ScriptedModel(calls), tools=[provider], callback_handler=None)
+        assert "dyn_st" not in first.tool_names
+        first("add")
+        assert text(results(first, calls)["add_tool"]) == "added tool dyn_st"
+        calls = [("dyn_st", {"message": "hi"})]
+        second = Agent(model=ScriptedModel(calls), tools=[provider], callback_handler=None)
+        second("call")
+        assert text(results(second, calls)["dyn_st"]) == "dyn_st: hi"
