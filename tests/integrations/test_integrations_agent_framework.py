@@ -124,3 +124,13 @@ def test_the_next_agent_follows_the_servers_list() -> None:
         assert text(results["add_tool"]) == "added tool dyn_af"
         _, results = run(agent_framework_tools(kit), [("dyn_af", {"message": "hi"})])
         assert text(results["dyn_af"]) == "dyn_af: hi"
+
+
+def test_framework_approval_holds_the_call(hard_client: mcpsync.Client) -> None:
+    """approval_mode="always_require": the framework asks its user before the call; nothing is sent until then."""
+    tools = agent_framework_tools(hard_client, approval_mode="always_require", **OPTIONS)
+    client = ScriptedChatClient([("echo", {"message": "held"})])
+    response = asyncio.run(Agent(client=client, tools=tools).run("go"))
+    requests = response.user_input_requests
+    assert [r.function_call.name for r in requests] == ["echo"] and client.results == {}
+    assert client.turn == 1  # the run stopped for approval: the tool was not called
