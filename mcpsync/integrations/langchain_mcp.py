@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, List, Mapping, Optional
 
 from ..errors import ConfigError
-from .core import McpToolkit
+from .core import McpToolkit, toolkit_of
 from .langchain import langchain_tool
 
 __all__ = ["MCPAdapter"]
@@ -84,12 +84,17 @@ class MCPAdapter:
         from ..client.client import Client
         from ..manager.manager import Manager
 
-        self._owned = not isinstance(target, (Client, Manager))
-        self._source: Any = _source(target, client_options or {}) if self._owned else target
-        self._toolkit = McpToolkit(self._source, **options)
         self._lock = threading.Lock()
-        self._opened = not self._owned
         self._closed = False
+        self._owned = not isinstance(target, (Client, Manager))
+        self._opened = not self._owned
+        self._source: Any = _source(target, client_options or {}) if self._owned else target
+        try:
+            self._toolkit = toolkit_of(self._source, None, options)
+        except BaseException:  # an unknown option: nothing was opened, but the new source is let go of
+            if self._owned:
+                self._source.close()
+            raise
 
     @property
     def client(self) -> Any:

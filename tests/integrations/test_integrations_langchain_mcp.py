@@ -107,6 +107,14 @@ def test_targets_refused_before_anything_runs(tmp_path: Path) -> None:
         MCPAdapter(tmp_path / "server.exe")
     with pytest.raises(mcpsync.ConfigError, match="unsupported"):
         MCPAdapter(42)
+    with pytest.raises(mcpsync.ConfigError):
+        MCPAdapter(HARD, no_such_option=1)  # refused before the server is started
+    adapter = MCPAdapter(script_file, client_options={"connect_timeout": 20})  # a Path is run: it exits at once
+    with pytest.raises(mcpsync.MCPError):
+        adapter.list_tools_sync()
+    assert adapter.client.closed  # a failed connect leaves nothing running
+    with pytest.raises(mcpsync.ConfigError, match="closed"):
+        adapter.open()
 
 
 def test_a_given_client_is_not_closed(hard_client: mcpsync.Client) -> None:
