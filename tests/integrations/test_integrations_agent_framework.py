@@ -134,3 +134,36 @@ def test_framework_approval_holds_the_call(hard_client: mcpsync.Client) -> None:
     requests = response.user_input_requests
     assert [r.function_call.name for r in requests] == ["echo"] and client.results == {}
     assert client.turn == 1  # the run stopped for approval: the tool was not called
+
+
+def test_any_arguments_give_a_result_or_the_frameworks_failure() -> None:
+    """Whatever the model sends, the tool gives a result or fails the framework's way (its argument check, or
+    ToolExecutionException); nothing else escapes."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from agent_framework.exceptions import ToolExecutionException
+
+    from ..conftest import fuzz_examples
+    from .fuzzargs import arguments
+
+    with mcpsync.connect(HARD_SERVER) as client:
+        tools = {t.name: t for t in agent_framework_tools(client, **OPTIONS)}
+
+        ok: List[bool] = []
+
+        @settings(max_examples=fuzz_examples(150, 40), deadline=None, suppress_health_check=list(HealthCheck))
+        @given(name=st.sampled_from(["shapes", "measure", "tree", "noprops"]), args=arguments())
+        def prop(name: str, args: Any) -> None:
+            try:
+                result = asyncio.run(tools[name].invoke(arguments=args))
+            except ToolExecutionException as exc:
+                assert str(exc).startswith("Error")
+            except TypeError as exc:  # the framework's own argument check (before our function runs)
+                assert type(exc).__name__ == "_FunctionArgumentValidationError", repr(exc)
+            else:
+                assert result and isinstance(result[0].text, str)
+                ok.append(True)
+
+        prop()
+        assert any(ok)  # some calls passed the argument check and reached the server

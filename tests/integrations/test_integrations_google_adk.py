@@ -166,3 +166,27 @@ def test_the_tools_follow_the_servers_list_within_a_run() -> None:
         collect(runner.run(user_id="u", session_id=session.id, new_message=new_message()), seen)
     assert "dyn_adk" not in llm.offered[0] and "dyn_adk" in llm.offered[1]
     assert seen["dyn_adk"]["result"] == "dyn_adk: hi"
+
+
+def test_any_arguments_give_a_function_response_never_an_exception() -> None:
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from ..conftest import fuzz_examples
+    from .fuzzargs import arguments
+
+    with mcpsync.connect(HARD_SERVER) as client:
+        tools = {t.name: t for t in adk_tools(client, **OPTIONS)}
+
+        ok: List[bool] = []
+
+        @settings(max_examples=fuzz_examples(150, 40), deadline=None, suppress_health_check=list(HealthCheck))
+        @given(name=st.sampled_from(["shapes", "measure", "tree", "noprops"]), args=arguments())
+        def prop(name: str, args: Any) -> None:
+            response = asyncio.run(tools[name].run_async(args=args, tool_context=None))
+            assert set(response) in ({"error"}, {"result"}, {"result", "structured_content"})
+            assert isinstance(response.get("error", response.get("result")), str)
+            ok.append("result" in response)
+
+        prop()
+        assert any(ok)  # some calls passed the argument check and reached the server

@@ -162,3 +162,32 @@ def test_the_next_agent_follows_the_servers_list() -> None:
         second = Agent(model=ScriptedModel(calls), tools=[provider], callback_handler=None)
         second("call")
         assert text(results(second, calls)["dyn_st"]) == "dyn_st: hi"
+
+
+def test_any_arguments_give_a_tool_result_never_an_exception() -> None:
+    from hypothesis import HealthCheck, given, settings
+
+    from ..conftest import fuzz_examples
+    from .fuzzargs import arguments
+
+    with mcpsync.connect(HARD_SERVER) as client:
+        tools = {t.tool_name: t for t in strands_tools(client, **OPTIONS)}
+
+        ok: List[bool] = []
+
+        @settings(max_examples=fuzz_examples(150, 40), deadline=None, suppress_health_check=list(HealthCheck))
+        @given(name=st_names(), args=arguments())
+        def prop(name: str, args: Any) -> None:
+            result = tools[name].invoke("id-1", args)
+            assert result["toolUseId"] == "id-1" and result["status"] in ("success", "error")
+            assert result["content"] and isinstance(result["content"][0]["text"], str)
+            ok.append(result["status"] == "success")
+
+        prop()
+        assert any(ok)  # some calls passed the argument check and reached the server
+
+
+def st_names() -> Any:
+    from hypothesis import strategies as st
+
+    return st.sampled_from(["shapes", "measure", "tree", "noprops"])
