@@ -140,11 +140,29 @@ def test_max_total_timeout_caps_a_call_that_keeps_reporting_progress(over: str) 
     assert rendered.is_error and "timed out" in rendered.text, rendered.text
 
 
-def test_closing_the_toolkit_ends_its_listen_stream() -> None:
+def test_many_toolkits_over_one_client_share_its_one_listen_stream() -> None:
+    """2026-07-28: the toolkits ask the Client to follow (its own implicit listen stream), not one stream each."""
     with mcpsync.connect(EXAMPLE, protocol="modern") as client:
-        kit = McpToolkit(client)
-        kit.tools()
-        stream = kit._listen_stream
-        assert stream is not None
-        kit.close()
-        assert kit._listen_stream is None and stream._closed
+        kits = [McpToolkit(client) for _ in range(5)]
+        for kit in kits:
+            kit.tools()
+        assert len(client._modern.subs) == 1
+        kits[0].call("add_tool", {"name": "dyn_many"})
+        _wait_tools_changed(client)
+        assert all("dyn_many" in {t.name for t in kit.tools()} for kit in kits)
+
+
+def test_a_dropped_manager_toolkit_stops_listening(manager: mcpsync.Manager) -> None:
+    import gc
+
+    listeners = manager._events._listeners
+    before = {e: len(v) for e, v in listeners.items()}
+    kit = McpToolkit(manager)
+    kit.tools()
+    assert len(listeners["tools_changed"]) == before["tools_changed"] + 1
+    del kit
+    gc.collect()  # the toolkit and its tools form a cycle
+    assert {e: len(v) for e, v in listeners.items()} == before
+    closed = McpToolkit(manager)
+    closed.close()
+    assert {e: len(v) for e, v in listeners.items()} == before

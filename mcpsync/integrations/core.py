@@ -34,6 +34,7 @@ import copy
 import json
 import logging
 import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Union
 
@@ -172,9 +173,10 @@ class McpToolkit:
         close_source: :meth:`close` also closes ``source``.
         keep_results: how many cut results :meth:`full_result` can still give back.
         follow: follow the server's tool list (default True): a read after a change lists again. In the
-            2026-07-28 era a Client hears of changes only through a listen stream: the toolkit opens one (closed
-            with the toolkit) unless the Client has ``on_tools_changed``. False: list once; :meth:`tools`
-            with ``refresh=True`` re-lists.
+            2026-07-28 era a Client hears of changes only through a listen stream: the toolkit asks the Client
+            to keep one (:meth:`mcpsync.Client.follow_tool_changes`; one per Client, closed with it). With a
+            Manager the toolkit listens to its events until :meth:`close` (or until it is garbage). False: list
+            once; :meth:`tools` with ``refresh=True`` re-lists.
     """
 
     def __init__(
@@ -226,11 +228,19 @@ class McpToolkit:
         self._listed_at = -1  # the change count the current listing was read at
         self._changes = 0  # a Manager's tools_changed / status_changed events seen
         self._closed = False
-        self._unlisten: List[Callable[[], object]] = []
+        self._following = False
+        self._unlisten: Optional[Any] = None  # a weakref.finalize removing the Manager listeners
         if follow and self._is_manager:
             manager: Any = source
-            self._unlisten += [manager.on("tools_changed", self._changed), manager.on("status_changed", self._changed)]
-        self._listen_stream: Any = None
+            me = weakref.ref(self)  # the Manager must not keep a dropped toolkit alive
+
+            def changed(*args: Any) -> None:  # a Manager's events thread
+                kit = me()
+                if kit is not None:
+                    kit._changed()
+
+            removers = [manager.on("tools_changed", changed), manager.on("status_changed", changed)]
+            self._unlisten = weakref.finalize(self, _call_each, removers)
 
     # ------------------------------------------------------------------ listing
 
@@ -244,30 +254,19 @@ class McpToolkit:
                 return self._changes
         return int(getattr(self.source, "tools_epoch", 0))
 
-    def _ensure_listening(self) -> bool:
-        """2026-07-28 era: a Client hears list_changed only on a listen stream; open one if nobody did.
-        True when this call opened it."""
+    def _follow_client(self) -> None:
+        """A Client hears of list changes in the 2026-07-28 era only on a listen stream: ask it to keep one
+        (its own, shared by every toolkit over it, closed with it). Idempotent; a lazy Client not open yet
+        is asked again after the first listing."""
         client: Any = self.source
-        if self._is_manager or self._listen_stream is not None or getattr(client, "on_tools_changed", None):
-            return False
-        if getattr(client, "era", None) != "modern":  # also a lazy Client not open yet: checked after listing
-            return False
-        caps = getattr(client, "server_capabilities", None) or {}
-        tools_caps = caps.get("tools") if isinstance(caps, dict) else None
-        if not (isinstance(tools_caps, dict) and tools_caps.get("listChanged")):
-            return False
+        follow = getattr(client, "follow_tool_changes", None)
+        if self._is_manager or self._following or follow is None:
+            return
         try:
-            stream = client.listen(tools=True, on_event=_ignore)
+            follow()
         except MCPError as exc:
-            log.warning("could not listen for tool list changes of %s: %s", getattr(client, "name", "?"), exc)
-            return False
-        with self._lock:
-            if self._listen_stream is None and not self._closed:
-                self._listen_stream, stream = stream, None
-        if stream is not None:  # another thread won, or the toolkit closed meanwhile
-            stream.close()
-            return False
-        return True
+            log.warning("could not follow the tool list of %s: %s", getattr(client, "name", "?"), exc)
+        self._following = True
 
     @property
     def stale(self) -> bool:
@@ -285,11 +284,9 @@ class McpToolkit:
                 if self._tools is not None:
                     return list(self._tools)
         if self.follow:
-            self._ensure_listening()
+            self._follow_client()
         at = self._change_count()  # read before listing: a change during the listing makes it stale again
         listed = self._list()
-        if self.follow and self._ensure_listening():  # a lazy Client opened by the listing: a change before
-            at = -1  # the stream was there went unheard, so the next read lists again
         with self._lock:
             previous = {_identity(t): t for t in self._tools or []}
             listed = [previous.get(_identity(t), t) for t in listed]  # unchanged tools keep their objects
@@ -406,18 +403,15 @@ class McpToolkit:
     # ------------------------------------------------------------------ lifetime
 
     def close(self) -> None:
-        """Stop following the source's list, forget kept results, remove a private spill directory, and close
+        """Stop following a Manager's list, forget kept results, remove a private spill directory, and close
         the source when ``close_source``. Blocks while the source closes. Idempotent."""
         with self._lock:
             if self._closed:
                 return
             self._closed = True
-            stream, self._listen_stream = self._listen_stream, None
-            unlisten, self._unlisten = self._unlisten, []
-        for remove in unlisten:
-            remove()
-        if stream is not None:
-            stream.close()
+            unlisten, self._unlisten = self._unlisten, None
+        if unlisten is not None:
+            unlisten()
         self.store.close()
         if self.close_source:
             closer: Optional[Callable[[], None]] = getattr(self.source, "close", None)
@@ -431,8 +425,9 @@ class McpToolkit:
         self.close()
 
 
-def _ignore(event: Any) -> None:
-    """The toolkit's listen stream: the client's router already counted the change."""
+def _call_each(functions: List[Callable[[], object]]) -> None:
+    for function in functions:
+        function()
 
 
 def _identity(tool: McpTool) -> Any:

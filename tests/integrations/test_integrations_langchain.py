@@ -147,3 +147,12 @@ def test_the_docs_fragment_runs_with_langchains_create_agent(tmp_path: Path) -> 
     exec(compile(code.replace('"mcp.json"', repr(str(config))), "docs/frameworks.md", "exec"), {"model": model})
     answers = [m for m in model.seen[-1] if isinstance(m, ToolMessage)]
     assert [(m.name, m.content, m.status) for m in answers] == [("example_add", "5", "success")]
+
+
+def test_max_total_timeout_caps_a_tool_that_keeps_reporting_progress(hard_client: mcpsync.Client) -> None:
+    """``timeout=`` is an idle timeout that each progress notification restarts: ``slow`` reports progress every
+    0.1 s for 30 s, so only ``max_total_timeout=`` ends it; the agent reads a timeout error."""
+    tools = langchain_tools(hard_client, timeout=2, max_total_timeout=0.5)
+    agent = create_react_agent(script([("slow", {"seconds": 30, "steps": 300})]), tools)
+    seen = outputs(agent.invoke({"messages": []}))
+    assert seen["slow"].status == "error" and "timed out" in text_of(seen["slow"])
