@@ -191,3 +191,17 @@ def st_names() -> Any:
     from hypothesis import strategies as st
 
     return st.sampled_from(["shapes", "measure", "tree", "noprops"])
+
+
+def test_direct_tool_calls_sync_and_async(hard_client: mcpsync.Client) -> None:
+    """Strands' own direct call (``agent.tool.<name>(...)``) runs the tool outside the model loop."""
+    agent = Agent(model=ScriptedModel([]), tools=strands_tools(hard_client, **OPTIONS), callback_handler=None)
+    result = agent.tool.tree(root={"value": "x"}, record_direct_tool_call=False)
+    assert result["status"] == "success" and text(result) == 'tree {"root": {"value": "x"}}'
+    failed = agent.tool.fail(message="boom", record_direct_tool_call=False)
+    assert failed["status"] == "error" and "boom" in text(failed)
+
+    async def main() -> Any:  # the same direct call made from a running event loop (Strands runs it aside)
+        return agent.tool.echo(message="hi", record_direct_tool_call=False)
+
+    assert text(asyncio.run(main())) == "hi"
