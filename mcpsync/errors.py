@@ -6,6 +6,11 @@ configuration also a :class:`ValueError`)::
 
     MCPError                                   root of everything mcpsync raises
     ├── ConfigError(MCPError, ValueError)      bad parameters or configuration file
+    │   ├── InputNotResumable                  an InputRequired that names no server, or another one
+    │   └── InputTokenError                    a signed InputRequired token was refused
+    │       ├── InputForged                    not what the secret signed: malformed, changed, other secret
+    │       ├── InputTokenExpired              older than max_age, or dated in the future
+    │       └── InputReplayed                  a single-use token that was used already
     ├── ClientClosed                           used after close()
     │   └── ForkedClientError                  used in a child process after os.fork()
     ├── TransportError
@@ -44,7 +49,8 @@ configuration also a :class:`ValueError`)::
     │   ├── RegistrationUnavailable            registration endpoint down for now (5xx, 429, network); retry
     │   ├── OAuthError                         the authorization server said no (.error, .description)
     │   └── CallbackError                      the loopback callback failed (port busy, bad state)
-    └── CredentialStoreError                   lock timeout, bad file, corrupt JSON
+    ├── CredentialStoreError                   lock timeout, bad file, corrupt JSON
+    └── InputSeenStoreError                    the store of used resume-token ids cannot answer
 
 Every error carries the context it knows: ``server`` (the server's name),
 ``method`` and ``request_id``. A remote error additionally has ``code``,
@@ -74,6 +80,12 @@ __all__ = [
     "ForkedClientError",
     "HTTPStatusError",
     "HandlerMissing",
+    "InputForged",
+    "InputNotResumable",
+    "InputReplayed",
+    "InputTokenError",
+    "InputTokenExpired",
+    "InputSeenStoreError",
     "HeaderMismatch",
     "InsufficientScope",
     "InternalError",
@@ -160,6 +172,33 @@ class MCPError(Exception):
 
 class ConfigError(MCPError, ValueError):
     """A parameter or a configuration file is invalid."""
+
+
+class InputNotResumable(ConfigError):
+    """An :class:`~mcpsync.InputRequired` that cannot resume on this client: it names no server (so it could
+    be replayed on any), or it belongs to another server name. Nothing was sent."""
+
+
+class InputTokenError(ConfigError):
+    """A signed :class:`~mcpsync.InputRequired` token (``InputRequired.loads``) was refused."""
+
+
+class InputForged(InputTokenError):
+    """The token is not one the secret signed: malformed, changed by even one byte, or signed with another
+    secret. Never the same as an expired token: a forged one is an attack or a bug, not a slow user."""
+
+
+class InputTokenExpired(InputTokenError):
+    """The token's time stamp is older than ``max_age`` seconds, or lies in the future (beyond the leeway)."""
+
+
+class InputReplayed(InputTokenError):
+    """A single-use token came back a second time: its one-time id is already in the seen store."""
+
+
+class InputSeenStoreError(MCPError):
+    """The store of used token ids could not be read or written (lock timeout, bad file, Redis down, full).
+    The token is refused: a store that cannot answer never lets a token through twice."""
 
 
 class ClientClosed(MCPError):
@@ -315,7 +354,8 @@ class AppResourceError(MCPError):
         reason: ``"scheme"`` (not ``ui://``), ``"mime"`` (not exactly ``text/html;profile=mcp-app``),
             ``"content"`` (no text, or a blob that is not base64 UTF-8), ``"size"`` (over the cap),
             ``"origin"`` (not the same server, or contents for another URI), ``"digest"`` (the SHA-256 pin
-            did not match) or ``"link"`` (the tool links no page).
+            did not match), ``"link"`` (the tool links no page) or ``"csp"`` (the policy would hold a control
+            character).
     """
 
     def __init__(self, message: str = "", *, uri: str = "", reason: str = "", **context: Any) -> None:

@@ -586,7 +586,8 @@ class Client(ClientCore):
         :class:`~mcpsync.InputExpired` when it is no longer waiting.
 
         Raises:
-            ConfigError: ``answers`` names a key the server did not ask, or ``ir`` belongs to another server.
+            ConfigError: ``answers`` names a key the server did not ask.
+            InputNotResumable: ``ir`` names no server, or another one (nothing is sent).
             InputExpired, InputRequired, HandlerMissing, and whatever the original call may raise.
         """
         from .deferred import resume

@@ -10,7 +10,7 @@ import threading
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
 from .._threads import spawn
-from ..errors import ConfigError, ConnectionClosed, MCPError, ToolDenied
+from ..errors import ConfigError, ConnectionClosed, InputNotResumable, MCPError, ToolDenied
 from ..session import DEFAULT, Timeout
 from ..types import CallToolResult, ProgressEvent, Tool
 from . import adapters as _adapters
@@ -227,7 +227,7 @@ class ToolMethods:
         """Continue a deferred call (:class:`~mcpsync.InputRequired`) on the server it came from
         (``input_required.server``, a configured server's name). See :meth:`mcpsync.Client.resume`."""
         if input_required.server is None:
-            raise UnknownTool("this input request names no server")
+            raise InputNotResumable("this input request names no server")
         rec = self._record(input_required.server)
         return self._client_for(rec).resume(input_required, answers, timeout=timeout)
 
