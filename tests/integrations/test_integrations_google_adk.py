@@ -190,3 +190,24 @@ def test_any_arguments_give_a_function_response_never_an_exception() -> None:
 
         prop()
         assert any(ok)  # some calls passed the argument check and reached the server
+
+
+def test_adk_confirmation_holds_the_call_until_confirmed(hard_client: mcpsync.Client) -> None:
+    """require_confirmation: ADK asks its user first (adk_request_confirmation); nothing is sent to the server
+    until the answer, and a rejection reaches the model as an error."""
+    for confirmed, expected in ((True, {"result": "held"}), (False, {"error": "This tool call is rejected."})):
+        toolset = McpsyncToolset(hard_client, require_confirmation=lambda name, args: name == "echo", **OPTIONS)
+        llm = ScriptedLlm(model="scripted", calls=[("echo", {"message": "held"})])
+        runner = InMemoryRunner(agent=LlmAgent(name="t", model=llm, tools=[toolset]), app_name="t")
+        session = asyncio.run(runner.session_service.create_session(app_name="t", user_id="u"))
+        asked = []
+        for event in runner.run(user_id="u", session_id=session.id, new_message=new_message()):
+            for part in (event.content.parts if event.content else None) or []:
+                if part.function_call is not None and part.function_call.name == "adk_request_confirmation":
+                    asked.append(part.function_call.id)
+        assert len(asked) == 1 and llm.turn == 1  # the run paused for the user: the server got nothing
+        answer = types.FunctionResponse(id=asked[0], name="adk_request_confirmation", response={"confirmed": confirmed})
+        seen: Dict[str, Any] = {}
+        resume = types.Content(role="user", parts=[types.Part(function_response=answer)])
+        collect(runner.run(user_id="u", session_id=session.id, new_message=resume), seen)
+        assert seen["echo"] == expected, seen
