@@ -158,3 +158,19 @@ def test_in_jupyter_async_with_and_sync_with() -> None:
         ]
     )
     assert out[1].strip().splitlines()[-1].startswith("ok") and out[2].strip().splitlines()[-1].startswith("ok"), out
+
+
+def test_a_url_target_in_both_eras() -> None:
+    """An http(s) URL (langchain.mcp's commonest target) against the example server behind a real local HTTP
+    server, in each protocol era."""
+    from ..httpserver import MCPTestServer
+
+    for era in ("legacy", "modern"):
+        with MCPTestServer(era=era) as server:
+
+            async def main(url: str = server.url) -> Any:
+                async with MCPAdapter(url, timeout=30) as adapter:
+                    agent = create_agent(script([("add", {"a": 2, "b": 3})]), await adapter.list_tools())
+                    return outputs(await agent.ainvoke({"messages": [{"role": "user", "content": "sum"}]}))
+
+            assert text_of(asyncio.run(main())["add"]) == "5", era
