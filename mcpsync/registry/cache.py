@@ -6,8 +6,9 @@ A fresh entry (younger than the TTL) is used without asking the registry; an old
 rather than failing (the registry promises no uptime), with a warning. A damaged file reads as absent and is
 replaced. Files are created 0600 in a 0700 directory; they hold only public registry data.
 
-Thread- and process-safe: readers see either the old or the new file (``os.replace``); concurrent writers of the
-same URL race harmlessly (the last complete answer wins).
+Thread- and process-safe: readers see either the old or the new file (an atomic rename); concurrent writers of
+the same URL race harmlessly (the last complete answer wins). On Windows a writer whose rename meets a reader
+holding the file open retries it, bounded (:func:`mcpsync._files.replace`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import time
 from dataclasses import dataclass
 from typing import Optional
 
-from .._files import cache_root, write_atomically
+from .._files import cache_root, read_bytes, write_atomically
 
 __all__ = ["CachedAnswer", "DiskCache", "default_cache_dir", "ENV_CACHE_DIR"]
 
@@ -70,11 +71,10 @@ class DiskCache:
         try:
             if os.path.getsize(path) > MAX_CACHE_FILE:
                 return None
-            with open(path, encoding="utf-8") as fh:
-                raw = json.load(fh)
+            raw = json.loads(read_bytes(path).decode("utf-8"))  # retried while a rename is pending (Windows)
         except FileNotFoundError:
             return None
-        except (OSError, ValueError, RecursionError):
+        except (OSError, ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
             log.debug("registry cache: unreadable file %s ignored", path)
             return None
         if not isinstance(raw, dict):
