@@ -50,10 +50,13 @@ from ..errors import (
     ConfigError,
     ConnectError,
     ConnectionClosed,
+    HTTPStatusError,
     MCPError,
     MethodNotFound,
     NeedsClientRegistration,
+    ProtocolError,
     InputNotResumable,
+    RemoteError,
     RequestTimeout,
     ToolDenied,
 )
@@ -340,6 +343,8 @@ class Manager:
 
     def _make_client(self, rec: _Server, generation: int) -> Any:
         cfg = rec.config
+        if cfg.card and not cfg.url:
+            cfg = self._card_config(cfg, seed=rec.card_seed)
         target, kwargs = cfg.client_arguments()
         options = dict(self.client_options)
         options.update(kwargs)
@@ -406,6 +411,8 @@ class Manager:
                 self._close_quietly(client)
             exc = self._registration_check(cfg, exc)
             with rec.lock:
+                if cfg.card and client is not None and isinstance(exc, (ProtocolError, RemoteError, HTTPStatusError)):
+                    rec.card_seed = False  # the card named a revision the server refused: negotiate next time
                 if rec.attempt is attempt and not self._closed:
                     rec.count_failure(self._clock(), self.restart_backoff)
                     self._set_status(rec, _classify(cfg.name, exc, rec.secrets(), stderr, cfg.kind))
@@ -837,11 +844,13 @@ class Manager:
         progress: Optional[Callable[[ProgressEvent], object]] = None,
         meta: Optional[Dict[str, Any]] = None,
         defer_input: Optional[bool] = None,
+        max_total_timeout: Timeout = DEFAULT,
     ) -> CallToolResult:
         """Call a tool by its exposed name (``{server}_{tool}``), or by its own name on ``server``.
 
         Blocks until the result. ``timeout`` (default: the server's configured
-        ``timeout``, 30 s) is an idle timeout restarted by progress notifications.
+        ``timeout``, 30 s) is an idle timeout restarted by progress notifications;
+        ``max_total_timeout`` (default: the client's, none) caps the whole call.
         A dead stdio server is restarted first (backoff permitting); a call that
         was sent is never retried. Raises :class:`UnknownTool`, the client's errors
         (:class:`~mcpsync.RequestTimeout`, :class:`~mcpsync.ConnectionClosed`...),
@@ -853,7 +862,13 @@ class Manager:
         idle = rec.config.timeout if timeout is DEFAULT else timeout
         try:
             result = client.call_tool(
-                tool, arguments or {}, timeout=idle, progress=progress, meta=meta, defer_input=defer_input
+                tool,
+                arguments or {},
+                timeout=idle,
+                max_total_timeout=max_total_timeout,
+                progress=progress,
+                meta=meta,
+                defer_input=defer_input,
             )
         except ConnectionClosed as exc:
             with rec.lock:
@@ -977,6 +992,7 @@ class Manager:
                 oauth.use_http(cfg.name, http)
         return oauth
 
+
     def _oauth_http(self, cfg: ServerConfig) -> Any:
         """The HTTP settings ``cfg``'s client would use (the manager's ``client_options`` under the server's
         own), so that OAuth steps run before any connection (``start_auth``, ``authenticate``, the probe) go
@@ -987,11 +1003,35 @@ class Manager:
         options.update(cfg.client_arguments()[1])
         return oauth_http_from(options)
 
+    def _card_config(self, cfg: ServerConfig, seed: bool = True) -> ServerConfig:
+        """``cfg`` (a ``card`` entry) as the remote its Server Card describes: the card is fetched (or taken from
+        the card cache while fresh), checked and resolved now, on the connecting thread; ``seed``: the card's
+        protocol versions choose ``protocol`` (else it negotiates). Raises a CardError, MissingInput (a required
+        header or variable the entry does not give)."""
+        import dataclasses
+
+        from ..cards.connector import resolve_card
+
+        settings = dict(cfg.card_options)
+        http = {k: v for k, v in dict(self.client_options, **cfg.options).items()
+                if k in ("verify", "proxies", "trust_env")}
+        prepared = resolve_card(cfg.card or "", headers=cfg.headers or None, remote=settings.pop("remote", None),
+                                inputs=settings.pop("inputs", None), **settings, **http)
+        options = dict(cfg.options)
+        if seed and "protocol" not in options and "protocol" not in self.client_options:
+            options["protocol"] = prepared.protocol
+        return dataclasses.replace(
+            cfg, url=prepared.url, card=None, card_options={}, headers=dict(prepared.headers), options=options,
+            transport=cfg.transport if cfg.transport != "auto" else prepared.transport,
+        )
+
     def _browser_failed(self, name: str, url: str) -> None:
         self._events.emit("browser_open_failed", name, url)
 
     def _oauth_for(self, name: str) -> OAuthManager:
         cfg = self._record(name).config
+        if cfg.card and not cfg.url:
+            cfg = self._card_config(cfg)  # OAuth is for the card's remote (fetched, checked: it may raise)
         if cfg.kind != "remote" or not cfg.url:
             raise ConfigError("server %r is not a remote server; OAuth does not apply" % name, server=name)
         if cfg.oauth is False:

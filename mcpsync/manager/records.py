@@ -1,4 +1,4 @@
-"""Support for :mod:`mcpsync.manager`: statuses, result wrappers, events, per-server records, fork handling.
+"""Support for :mod:`mcpsync.manager`: statuses, result wrappers, events, per-server records.
 
 Private: import the public names from :mod:`mcpsync.manager`.
 """
@@ -254,6 +254,8 @@ class _Server:
         self.refresh_dirty = False
         self.refresh_thread: Optional[threading.Thread] = None
         self.status = ServerStatus(config.name, DISABLED if not config.enabled else NOT_CONNECTED)
+        #: a ``card`` entry: use the card's supportedProtocolVersions (False once the server refused them)
+        self.card_seed = True
 
     def count_failure(self, now: float, backoff: Tuple[float, float]) -> None:
         """One more consecutive failure (caller holds ``lock``): the next restart waits ``first * 2 ** (n - 1)``,
@@ -279,5 +281,7 @@ class _Server:
 
     def secrets(self) -> List[str]:
         cfg = self.config
-        values = list(cfg.env.values()) + list(cfg.headers.values()) + [cfg.bearer_token or ""]
+        inputs = cfg.card_options.get("inputs")
+        values = list(cfg.env.values()) + list(cfg.headers.values()) + [cfg.bearer_token or ""] + (
+            [str(v) for v in inputs.values()] if isinstance(inputs, dict) else [])
         return [v.split(" ", 1)[-1] for v in values] + values

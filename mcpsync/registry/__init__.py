@@ -34,7 +34,7 @@ if TYPE_CHECKING:
         RegistryNotFound,
         RegistryUnavailable,
     )
-    from .inputs import InputRequest, inputs_from
+    from .inputs import InputRequest, InputSource, inputs_from
     from .installer import ConsentRequest, InstallResult, Outdated, install, outdated, uninstall, update
     from .resolver import ResolvedServer, resolve
 
@@ -44,6 +44,7 @@ __all__ = [
     "ConsentRequired",
     "DEFAULT_REGISTRY_URL",
     "InputRequest",
+    "InputSource",
     "InstallResult",
     "IntegrityError",
     "InvalidInput",
@@ -80,6 +81,7 @@ _LAZY = _MappingProxyType({
     "RegistryNotFound": ".errors",
     "RegistryUnavailable": ".errors",
     "InputRequest": ".inputs",
+    "InputSource": ".inputs",
     "inputs_from": ".inputs",
     "ConsentRequest": ".installer",
     "InstallResult": ".installer",
