@@ -91,6 +91,7 @@ CONSTANTS: Dict[Tuple[str, str], str] = {
     ("manager/config_schema.py", "_OPENCODE_ENTRY"): "JSON Schema",
     ("manager/config_schema.py", "_FOREIGN_ENTRY"): "JSON Schema",
     ("manager/config_schema.py", "_GEMINI_ENTRY"): "JSON Schema",
+    ("manager/config_schema.py", "_CARD"): "JSON Schema",
     # mcpsync/transports/http/ is being rewritten by another engineer: its constant tables are left as they are.
     ("transports/http/engine.py", "_DEFAULT_PORTS"): "transports/http rewrite in progress",
     ("transports/http/netbase.py", "_DEFAULT_PORTS"): "transports/http rewrite in progress",

@@ -228,8 +228,8 @@ examples:
 """
 
 #: Other names of a command: ``mcpsync list`` is ``mcpsync tools`` (what fastmcp users type).
-COMMAND_ALIASES: Dict[str, str] = {"list": "tools"}
-COMMAND_ALIASES_OF: Dict[str, Tuple[str, ...]] = {"tools": ("list",)}
+COMMAND_ALIASES: Mapping[str, str] = MappingProxyType({"list": "tools"})
+COMMAND_ALIASES_OF: Mapping[str, Tuple[str, ...]] = MappingProxyType({"tools": ("list",)})
 
 #: The end of each server command's help: the global options are accepted there too, listed once.
 _GLOBAL_NOTE = (
