@@ -34,7 +34,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from mcpsync.example_server import ExampleServer
 from mcpsync.example_server import tools as example_tools
-from mcpsync.example_server.junk import junk_frames
+from .peers.junk import junk_frames
 from mcpsync.example_server.protocol import MODERN_VERSIONS
 
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
