@@ -104,7 +104,7 @@ def _mcp_behind(auth: AuthTestServer, mcp: MCPTestServer, monkeypatch: Any) -> N
         with auth.lock:
             known = token in auth.access_tokens
         if not known:
-            handler._reply(401, b'{"error":"unauthorized"}', headers={"WWW-Authenticate": challenge})
+            handler.reply(401, b'{"error":"unauthorized"}', headers={"WWW-Authenticate": challenge})
             return False
         return original(handler, msg)
 
