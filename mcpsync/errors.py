@@ -15,9 +15,10 @@ configuration also a :class:`ValueError`)::
     │   └── ForkedClientError                  used in a child process after os.fork()
     ├── TransportError
     │   ├── ConnectError                       spawn failed, TCP/TLS failed, bad status at connect
-    │   │   └── ProxyError                     the HTTP proxy refused (.status_code; 407: credentials)
+    │   │   ├── ProxyError                     the HTTP proxy refused (.status_code; 407: credentials)
+    │   │   └── StdoutNotJSONRPC               a stdio server wrote non-JSON-RPC to stdout, never answered
     │   ├── ConnectionClosed                   the peer went away; pending calls fail with this
-    │   │   └── ServerExited                   the stdio server process exited (.exit_code, .stderr_tail)
+    │   │   └── ServerExited                   the stdio server exited (.exit_code, .stderr_tail, .stdout_lines)
     │   ├── SessionExpired                     HTTP 404 for a known session id, twice
     │   ├── HTTPStatusError                    an unexpected HTTP status (.status_code, short .body)
     │   └── MessageTooLarge                    one message exceeded the configured maximum size
@@ -61,7 +62,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing at run time costs ~15 ms
-    from typing import Any, Dict, List, Optional, Type
+    from typing import Any, Dict, List, Optional, Sequence, Type
 
 __all__ = [
     "AppResourceError",
@@ -112,6 +113,7 @@ __all__ = [
     "ServerExited",
     "SessionExpired",
     "SkillVerificationError",
+    "StdoutNotJSONRPC",
     "TaskFailed",
     "ToolDenied",
     "ToolError",
@@ -246,6 +248,48 @@ class ProxyError(ConnectError):
         super().__init__(message, **context)
 
 
+def _stdout_text(lines: Sequence[str]) -> str:
+    return "\n  " + "\n  ".join(lines)
+
+
+class StdoutNotJSONRPC(ConnectError):
+    """A stdio server wrote lines to stdout that are not JSON-RPC and sent no JSON-RPC message in time.
+
+    Stdout carries only protocol messages; a banner or a log line printed there (``print("Server
+    started")``) is the most common first-server bug. Raised by ``open()`` as soon as the handshake can
+    no longer succeed: the server is alive, has written only such lines, and sent nothing else within
+    ``stdout_grace`` seconds of the first one (a server that prints and exits raises
+    :class:`ServerExited`, whose ``stdout_lines`` name the lines too).
+
+    Attributes:
+        stdout_lines: the first lines that were not JSON-RPC (each cut to 200 characters).
+        line_count: how many such lines the server wrote in all.
+        stderr_tail: the last lines the server wrote to stderr (captured mode only).
+    """
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        stdout_lines: Optional[Sequence[str]] = None,
+        line_count: int = 0,
+        stderr_tail: Optional[List[str]] = None,
+        **context: Any,
+    ) -> None:
+        self.stdout_lines = list(stdout_lines or [])
+        self.line_count = max(line_count, len(self.stdout_lines))
+        self.stderr_tail = list(stderr_tail or [])
+        text = message or "the server wrote lines to stdout that are not JSON-RPC and no JSON-RPC message"
+        if self.stdout_lines:
+            text += "; stdout carries only protocol messages (a server logs to stderr); the first of %d line(s):%s" % (
+                self.line_count,
+                _stdout_text(self.stdout_lines),
+            )
+        if self.stderr_tail:
+            text += "\nlast stderr lines:" + _stdout_text(self.stderr_tail[-10:])
+        super().__init__(text, **context)
+
+
 class ConnectionClosed(TransportError):
     """The connection ended; every pending call fails with this."""
 
@@ -256,6 +300,8 @@ class ServerExited(ConnectionClosed):
     Attributes:
         exit_code: the process's exit status (negative: killed by that signal), or None.
         stderr_tail: the last lines the server wrote to stderr (captured mode only).
+        stdout_lines: for a server that exited before it sent any JSON-RPC message, the first lines it
+            wrote to stdout that are not JSON-RPC (else empty).
     """
 
     def __init__(
@@ -264,13 +310,21 @@ class ServerExited(ConnectionClosed):
         *,
         exit_code: Optional[int] = None,
         stderr_tail: Optional[List[str]] = None,
+        stdout_lines: Optional[Sequence[str]] = None,
         **context: Any,
     ) -> None:
         self.exit_code = exit_code
         self.stderr_tail = list(stderr_tail or [])
+        self.stdout_lines = list(stdout_lines or [])
         text = message or "server process exited"
         if exit_code is not None:
             text += " with exit code %s" % exit_code
+        if self.stdout_lines:
+            text += (
+                " before it sent any JSON-RPC message; it wrote to stdout lines that are not JSON-RPC (stdout "
+                "carries only protocol messages: a server logs to stderr), the first:%s"
+                % _stdout_text(self.stdout_lines)
+            )
         if self.stderr_tail:
             text += "; last stderr lines:\n  " + "\n  ".join(self.stderr_tail[-10:])
         super().__init__(text, **context)

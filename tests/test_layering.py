@@ -40,6 +40,7 @@ RANK: Dict[str, int] = {
     "auth": 5,
     "manager": 6,
     "registry": 6,
+    "cards": 6,
     "apps": 6,
     "integrations": 6,
     "cli": 7,

@@ -246,6 +246,8 @@ def test_every_field_reaches_the_client_options():
         "source",
         "error",
         "tool_transforms",  # not a client option: the framework integrations apply it (mcpsync/integrations)
+        "card",  # resolved into url/headers/protocol when the server connects (tests/test_cards.py)
+        "card_options",
     }
 
 

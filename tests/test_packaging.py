@@ -26,7 +26,10 @@ def _extras() -> Dict[str, List[str]]:
 
 def test_the_all_extra_is_every_optional_feature() -> None:
     extras = _extras()
-    frameworks = ("langchain", "pydantic-ai", "smolagents", "openai-agents", "llamaindex", "crewai", "dspy", "haystack")
+    frameworks = (
+        "langchain", "pydantic-ai", "smolagents", "openai-agents", "llamaindex", "crewai", "dspy", "haystack",
+        "agent-framework", "strands", "google-adk",
+    )
     not_features = ("all", "test", "interop", "frameworks-test") + frameworks
     features = [name for name in extras if name not in not_features]
     assert sorted(features) == ["desktop", "jwt", "keyring", "otel", "redis"]

@@ -191,13 +191,14 @@ def test_credentials_tell_entries_apart_and_never_reach_the_file(tmp_path: Path)
 
 
 def test_the_default_directory_is_private(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("MCPSYNC_CACHE_DIR", str(tmp_path / "warm"))
+    monkeypatch.setenv("MCPSYNC_CACHE_DIR", str(tmp_path / "cache"))  # the parent of every cache: warm/ here
     with MCPTestServer(era="modern", ttl_ms=TTL) as srv:
         _new_process_memory()
         with mcpsync.connect(srv.url, warm_cache=True) as c:
             c.list_tools()
-    assert stat.S_IMODE((tmp_path / "warm").stat().st_mode) == 0o700
-    assert not [p for p in (tmp_path / "warm").iterdir() if p.name.endswith(".tmp")]
+    warm = tmp_path / "cache" / "warm"
+    assert stat.S_IMODE(warm.stat().st_mode) == 0o700
+    assert not [p for p in warm.iterdir() if p.name.endswith(".tmp")]
 
 
 def test_list_changed_drops_the_kept_pages(tmp_path: Path) -> None:

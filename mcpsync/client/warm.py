@@ -52,15 +52,12 @@ _MAX_FILE = 8 * 1024 * 1024  # a cache file larger than this is junk
 
 
 def default_cache_dir() -> Path:
-    """``$MCPSYNC_CACHE_DIR``, else ``$XDG_CACHE_HOME/mcpsync/warm``, else ``~/.cache/mcpsync/warm``
-    (on Windows ``%LOCALAPPDATA%\\mcpsync\\warm``)."""
-    explicit = os.environ.get("MCPSYNC_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    if os.name == "nt" and os.environ.get("LOCALAPPDATA"):
-        return Path(os.environ["LOCALAPPDATA"]) / "mcpsync" / "warm"
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "mcpsync" / "warm"
+    """The ``warm`` subdirectory of mcpsync's cache directory: ``$MCPSYNC_CACHE_DIR/warm``, else
+    ``~/.cache/mcpsync/warm`` (``$XDG_CACHE_HOME``; ``~/Library/Caches/mcpsync/warm`` on macOS,
+    ``%LOCALAPPDATA%\\mcpsync\\Cache\\warm`` on Windows), beside the registry cache's ``registry``."""
+    from .._files import cache_root
+
+    return Path(cache_root()) / "warm"
 
 
 class WarmCache:

@@ -187,11 +187,13 @@ class ToolMethods:
         progress: Optional[Callable[[ProgressEvent], object]] = None,
         meta: Optional[Dict[str, Any]] = None,
         defer_input: Optional[bool] = None,
+        max_total_timeout: Timeout = DEFAULT,
     ) -> CallToolResult:
         """Call a tool by its exposed name (``{server}_{tool}``), or by its own name on ``server``.
 
         Blocks until the result. ``timeout`` (default: the server's configured
-        ``timeout``, 30 s) is an idle timeout restarted by progress notifications.
+        ``timeout``, 30 s) is an idle timeout restarted by progress notifications;
+        ``max_total_timeout`` (default: the client's, none) caps the whole call.
         A dead stdio server is restarted first (backoff permitting); a call that
         was sent is never retried. Raises :class:`UnknownTool`, the client's errors
         (:class:`~mcpsync.RequestTimeout`, :class:`~mcpsync.ConnectionClosed`...),
@@ -203,7 +205,13 @@ class ToolMethods:
         idle = rec.config.timeout if timeout is DEFAULT else timeout
         try:
             result = client.call_tool(
-                tool, arguments or {}, timeout=idle, progress=progress, meta=meta, defer_input=defer_input
+                tool,
+                arguments or {},
+                timeout=idle,
+                max_total_timeout=max_total_timeout,
+                progress=progress,
+                meta=meta,
+                defer_input=defer_input,
             )
         except ConnectionClosed as exc:
             with rec.lock:

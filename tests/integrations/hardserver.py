@@ -56,6 +56,21 @@ HARD = [
             "required": ["box"],
         },
     },
+    {
+        "name": "measure",
+        "description": "Integers and numbers, top level and nested: echoes them as the server got them.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "count": {"type": "integer"},
+                "ratio": {"type": "number"},
+                "scale": {"type": "number"},
+                "points": {"type": "array", "items": {"type": "number"}},
+                "box": {"type": "object", "properties": {"w": {"type": "number"}}, "required": ["w"]},
+            },
+            "required": ["count", "ratio", "scale"],
+        },
+    },
     {"name": "image", "description": "Returns a 1x1 PNG and a caption.", "inputSchema": {"type": "object"}},
     {
         "name": "app_only",

@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import mcpsync
 
-from .conftest import need
+from .conftest import HARD_SERVER, need
 from .scenario import CALLS, OPTIONS, check
 
 need("haystack")
@@ -15,6 +15,7 @@ from haystack import component  # noqa: E402
 from haystack.components.agents import Agent  # noqa: E402
 from haystack.dataclasses import ChatMessage, ToolCall  # noqa: E402
 
+from mcpsync.integrations import McpToolkit  # noqa: E402
 from mcpsync.integrations.haystack import haystack_tools  # noqa: E402
 
 
@@ -57,4 +58,14 @@ def test_agent_two_real_servers(two_servers: mcpsync.Manager) -> None:
         haystack_tools(two_servers, timeout=30),
         [("example_add", {"a": 2, "b": 3}), ("everything_get-sum", {"a": 4, "b": 5})],
     )
-    assert "5" in results["example_add"].result and "9" in results["everything_get-sum"].result
+    assert results["example_add"].result == "5" and "9" in results["everything_get-sum"].result
+
+
+def test_prefix_false_and_the_next_read_follows_the_servers_list(two_servers: mcpsync.Manager) -> None:
+    calls = [("add", {"a": 2, "b": 3}), ("get-sum", {"a": 4, "b": 5})]
+    results = run(haystack_tools(two_servers, prefix=False, timeout=30), calls)
+    assert results["add"].result == "5" and "9" in results["get-sum"].result
+    with mcpsync.connect(HARD_SERVER, protocol="legacy") as client:
+        kit = McpToolkit(client, **OPTIONS)
+        assert run(haystack_tools(kit), [("add_tool", {"name": "dyn_hs"})])["add_tool"].result == "added tool dyn_hs"
+        assert run(haystack_tools(kit), [("dyn_hs", {"message": "hi"})])["dyn_hs"].result == "dyn_hs: hi"
