@@ -109,6 +109,12 @@ def test_test_only_flag_names_the_test_helper() -> None:
     assert b"tests/peers/misbehaving_server.py" in run.stderr
 
 
+def test_stdio_only_options_are_refused_with_http() -> None:
+    for flags in (["--ping"], ["--framing", "content-length"]):
+        run = subprocess.run(EXAMPLE + ["--http", "0"] + flags, capture_output=True, timeout=WAIT_BOUND)
+        assert run.returncode == 2 and b"apply to stdio only" in run.stderr and run.stdout == b""
+
+
 def test_misbehaving_helper_runs_from_any_directory(tmp_path: "os.PathLike[str]") -> None:
     from .conftest import misbehaving_cmd
 

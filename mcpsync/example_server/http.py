@@ -521,6 +521,15 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 128  # many clients may connect at once (the default backlog is 5)
     front: "HTTPFront"
 
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Serve the connection on a named daemon thread of its own (not joined: :meth:`HTTPFront.stop` closes it)."""
+        threading.Thread(
+            target=self.process_request_thread,
+            args=(request, client_address),
+            name="example-http-conn",
+            daemon=True,
+        ).start()
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         exc = sys.exc_info()[1]
         if isinstance(exc, OSError):

@@ -265,7 +265,10 @@ def setup_logging(args: argparse.Namespace) -> None:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the example server (stdio, or HTTP with ``--http``) until EOF / a signal. Returns the exit code."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.http is not None and (args.framing != "newline" or args.ping):
+        parser.error("--framing and --ping apply to stdio only, not with --http")
     setup_logging(args)
     server = server_from_args(args)
     if args.http is not None:
