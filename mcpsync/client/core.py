@@ -61,7 +61,7 @@ from .tasks import TaskHandle, wait_task_result
 
 if TYPE_CHECKING:
     from ..transports.http.options import AuthHook, EngineName, TransportKind, VerifyType
-    from .interceptors import Interceptor
+    from .middleware import Middleware
     from .warm import WarmCache, WarmStart
     from .pipeline import Pipeline, TracingOption
     from .policy import ApprovalHandler
@@ -131,7 +131,7 @@ class ClientCore:
         allowed_tools: Optional[Iterable[str]] = None,
         disabled_tools: Optional[Iterable[str]] = None,
         approval_handler: Optional["ApprovalHandler"] = None,
-        interceptors: Optional[Iterable["Interceptor"]] = None,
+        interceptors: Optional[Iterable["Middleware"]] = None,
         retry: Optional["Retry"] = None,
         tracing: "TracingOption" = "auto",
         # stdio
