@@ -198,8 +198,8 @@ class Client(ClientCore):
             result = self._call(method, params, timeout=timeout)
             if cache != "bypass":
                 self._modern.store_list(method, cursor, result)
-                if self._warm is not None:
-                    self._warm.note_page(method, cursor, result)
+                for extension in self._extensions:
+                    extension.listed(method, cursor, result)
         raw_items = result.get(key) if isinstance(result, dict) else None
         items = [build(x) for x in raw_items if isinstance(x, dict)] if isinstance(raw_items, list) else []
         nxt = result.get("nextCursor") if isinstance(result, dict) else None

@@ -58,11 +58,12 @@ from .notify import NotificationRouter
 from .schema import ValidatorCache
 from .deferred import InputDeferral, ParkedInputs
 from .tasks import TaskHandle, wait_task_result
+from .hooks import ClientExtension
+from .middleware import RequestInfo, run_chain
 
 if TYPE_CHECKING:
     from ..transports.http.options import AuthHook, EngineName, TransportKind, VerifyType
     from .middleware import Middleware
-    from .warm import WarmCache, WarmStart
     from .pipeline import Pipeline, TracingOption
     from .policy import ApprovalHandler
     from .retry import Retry
@@ -78,6 +79,16 @@ logger = logging.getLogger(__name__)
 _C = TypeVar("_C", bound="ClientCore")
 _MRTR_METHODS = ("tools/call", "prompts/get", "resources/read")
 MAX_INPUT_ROUNDS = 10
+
+
+def _extension(module: str, name: str, client: "ClientCore", option: Any) -> ClientExtension:
+    """The extension ``mcpsync.client.<module>.<name>(client, option)``, looked up when an option asks for it:
+    the core never imports an extension."""
+    import importlib
+
+    extension = getattr(importlib.import_module("%s.%s" % (__package__, module)), name).of(client, option)
+    assert isinstance(extension, ClientExtension)
+    return extension
 
 
 class ClientCore:
@@ -126,7 +137,7 @@ class ClientCore:
         trace_context: Optional[Dict[str, str]] = None,
         defer_input: bool = False,
         input_timeout: Optional[float] = 300.0,
-        warm_cache: Union[bool, str, "os.PathLike[str]", "WarmCache", None] = None,
+        warm_cache: Union[bool, str, "os.PathLike[str]", object, None] = None,  # or a mcpsync.WarmCache
         # production controls (mcpsync.client.pipeline)
         allowed_tools: Optional[Iterable[str]] = None,
         disabled_tools: Optional[Iterable[str]] = None,
@@ -205,11 +216,10 @@ class ClientCore:
         self.trace_context = dict(trace_context or {})
         self.defer_input = defer_input
         self.input_timeout = input_timeout
-        self._warm: Optional["WarmStart"] = None  # near-instant reconnects (mcpsync.client.warm), when asked for
-        if warm_cache is not None and warm_cache is not False:
-            from .warm import WarmCache as _WarmCache, WarmStart as _WarmStart
-
-            self._warm = _WarmStart(self, _WarmCache.coerce(warm_cache))
+        #: the extensions hooked into the core (mcpsync.client.hooks), in order; the warm cache is one
+        self._extensions: List[ClientExtension] = []
+        if warm_cache is not None and warm_cache is not False:  # near-instant reconnects, when asked for
+            self._extensions.append(_extension("warm", "WarmStart", self, warm_cache))
         self._pipeline: Optional["Pipeline"] = build_pipeline(
             allowed_tools, disabled_tools, approval_handler, interceptors, retry, tracing, self.trace_context
         )
@@ -380,9 +390,9 @@ class ClientCore:
         registry.track(self)  # from now on: a fork in the middle of the open is handled in the child
         errors: List[Tuple[str, BaseException]] = []
         deadline = Deadline(self.connect_timeout)
-        warm = self._warm
-        if warm is not None:
-            warm.before_open(self._target)
+        extensions = tuple(self._extensions)
+        for extension in extensions:
+            extension.before_open(self._target)
         candidates = self._transport_candidates()
         for index, (label, factory) in enumerate(candidates):
             session = None
@@ -411,11 +421,11 @@ class ClientCore:
                     raise ClientClosed("client closed while opening", server=self.name)
                 if deadline.expired():
                     raise deadline.error(self.name)
-                agreed = warm.prior(session) if warm is not None else None
+                agreed = next((a for a in (e.prior(session) for e in extensions) if a is not None), None)
                 if agreed is None:
                     agreed = self._negotiator(deadline).negotiate(session)
-                    if warm is not None:
-                        warm.agreed(agreed, label)
+                    for extension in extensions:
+                        extension.negotiated(agreed, label)
                 self._agreed(agreed)
             except BaseException as exc:
                 if isinstance(exc, RequestTimeout) and not isinstance(exc, ConnectTimeout):
@@ -464,10 +474,8 @@ class ClientCore:
             self._state = "open"
         if self.keepalive and self.era == "legacy":
             self._keepalive_thread = spawn("mcpsync-keepalive:%s" % self.name, self._keepalive_loop)
-        if warm is not None:
-            for key, (page, seconds) in warm.pages().items():
-                method, _, cursor = key.partition("|")
-                self._modern.seed_list(method, cursor or None, page, seconds)
+        for extension in extensions:
+            extension.opened(self._modern.seed_list)
         self._modern.after_open()
         return self
 
@@ -726,44 +734,39 @@ class ClientCore:
         owned_params: bool,
         before_send: Optional[Callable[[Any], None]] = None,
     ) -> Any:
-        session = self.session
         total = self.max_total_timeout if max_total_timeout is DEFAULT else max_total_timeout
-        if self.era == "modern":
-            stamped = self._stamp(params)
+
+        def send(p: Optional[Dict[str, Any]], owned: bool) -> Any:
+            return self.session.request(
+                method,
+                p,
+                timeout=timeout,
+                max_total_timeout=total,
+                progress=progress,
+                progress_token=progress_token,
+                owned_params=owned,
+                before_send=before_send,
+            )
+
+        if self.era != "modern":
+            return send(params, owned_params)
+        sent: List[Optional[Dict[str, Any]]] = []
+
+        def wire(request: RequestInfo) -> Any:  # the innermost step: stamped afresh on each call
+            if self.era != "modern":  # an extension reconnected, and the server now speaks the handshake era
+                sent.append(None)
+                return send(request.params, owned_params)
+            stamped = self._stamp(request.params)
             self._deferral.stamp(stamped)
-            try:
-                result = session.request(
-                    method,
-                    stamped,
-                    timeout=timeout,
-                    max_total_timeout=total,
-                    progress=progress,
-                    progress_token=progress_token,
-                    owned_params=True,  # _stamp made fresh params and a fresh _meta
-                    before_send=before_send,
-                )
-            except MCPError as exc:
-                warm = self._warm
-                if warm is not None and warm.refused(exc):  # the kept verdict is stale; the request did not run
-                    self._reconnect_cold()
-                    return self._send_call(
-                        method, params, timeout, max_total_timeout, progress, progress_token, owned_params, before_send
-                    )
-                raise
-            warm = self._warm
-            if warm is not None and warm.unconfirmed and not warm.confirm(result):
-                warm.refresh(self._negotiator().negotiate(session))  # the server changed: discover again
-            return self._complete(method, stamped, result, timeout, total, progress, progress_token)
-        return session.request(
-            method,
-            params,
-            timeout=timeout,
-            max_total_timeout=total,
-            progress=progress,
-            progress_token=progress_token,
-            owned_params=owned_params,
-            before_send=before_send,
-        )
+            sent.append(stamped)
+            return send(stamped, True)  # _stamp made fresh params and a fresh _meta
+
+        request = RequestInfo(self.name, method, params, era="modern")
+        result = run_chain(self._extensions, request, wire) if self._extensions else wire(request)
+        stamped = sent[-1] if sent else None
+        if stamped is None:  # an extension answered without sending, or the era changed under it
+            return result
+        return self._complete(method, stamped, result, timeout, total, progress, progress_token)
 
     def _complete(
         self,
