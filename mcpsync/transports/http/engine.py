@@ -57,6 +57,7 @@ from .netbase import (
     redact_url,
     refuse_redirect,
 )
+from .request_check import check_headers, check_mapping, check_method, check_target, encode_target, request_target
 from .tls_in_tls import wrap_tls
 
 __all__ = ["DirectNet", "DirectResponse"]
@@ -337,6 +338,7 @@ class DirectNet:
         proxies: Optional[ProxyTable] = None,
     ) -> None:
         self._proxies = proxies
+        check_mapping(headers)  # the headers of every request: checked once
         self._deadlines = Deadlines(name)
         self._headers = dict(headers)
         self._ssl_context = ssl_context
@@ -356,6 +358,7 @@ class DirectNet:
         route = self._routes.get(url)
         if route is not None:
             return route
+        check_target(url, redact_url(url))  # before urlsplit, which drops tabs and line breaks silently
         parts = urlsplit(url)
         scheme = parts.scheme.lower()
         if scheme not in _DEFAULT_PORTS or not parts.hostname:
@@ -372,7 +375,7 @@ class DirectNet:
             if origin is None:
                 origin = self._origins[key] = _Origin(*key)
                 origin.proxy = self._proxy_for(url)
-            target = (parts.path or "/") + ("?" + parts.query if parts.query else "")
+            target = encode_target(request_target(url, parts.netloc))
             if origin.proxy is not None and origin.proxy.forwards(scheme):  # absolute form, as a forward proxy wants
                 target = "http://%s%s" % (origin.host_header, target)
             route = _Route(url, origin, target)
@@ -569,6 +572,8 @@ class DirectNet:
         return self.send("DELETE", url, None, headers, timeout)
 
     def _head(self, method: str, route: _Route, body: Optional[bytes], headers: Mapping[str, str]) -> bytes:
+        check_method(method)
+        check_headers(headers.items())  # the engine's own headers were checked once, when it was made
         own = {k.lower() for k in headers}
         lines = ["%s %s HTTP/1.1" % (method, route.target), "Host: " + route.origin.host_header]
         proxy = route.origin.proxy
@@ -581,15 +586,9 @@ class DirectNet:
         if self._cookies is not None and "cookie" not in own:
             cookie = self._cookie_header(route.url)
             if cookie:
+                check_headers((("Cookie", cookie),))
                 lines.append("Cookie: " + cookie)
-        text = "\r\n".join(lines)
-        # a header value with a line break would smuggle a header (or a request): refuse it
-        if text.count("\n") != len(lines) - 1 or text.count("\r") != len(lines) - 1:
-            raise ConnectionBroken("a header holds a line break; request not sent")
-        try:
-            return (text + "\r\n\r\n").encode("latin-1")
-        except UnicodeEncodeError:
-            raise ConnectionBroken("a header holds a character outside Latin-1; request not sent") from None
+        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
     def _exchange(
         self, route: _Route, method: str, body: Optional[bytes], headers: Mapping[str, str], timeout: Timeouts

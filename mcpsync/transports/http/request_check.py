@@ -1,0 +1,88 @@
+"""The request's shape, checked before a byte of it is written (RFC 9110 and RFC 9112).
+
+A request whose method, target or headers cannot be written correctly is refused with
+:class:`~mcpsync.errors.MalformedHTTPRequest`, naming what is wrong: never a header value (it may be a secret),
+and a header name only when it is itself well formed. What passes is written exactly as given, except that a
+header value's leading and trailing blanks are not part of it (RFC 9110 §5.5) and a character outside ASCII in the
+target is sent percent-encoded as UTF-8 (RFC 3986 §2.1), as every URL library does.
+
+The rules:
+
+* the method and every header name are tokens (``tchar``: letters, digits and ``!#$%&'*+-.^_`|~``);
+* the request target (and the host it names) holds no control character (``\\x00``-``\\x1f``, ``\\x7f``) and no
+  space;
+* a header value holds no control character but the horizontal tab, and no character above ``\\xff`` (values are
+  written as Latin-1, as ``http.client`` does).
+
+Pure functions, thread-safe; a check costs one regular-expression match per part.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Mapping, Tuple
+from urllib.parse import quote
+
+from ...errors import MalformedHTTPRequest
+
+__all__ = ["check_headers", "check_mapping", "check_method", "check_target", "encode_target", "request_target"]
+
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z").match
+_BAD_VALUE = re.compile("[\x00-\x08\x0a-\x1f\x7f\u0100-\U0010ffff]").search
+_BAD_TARGET = re.compile("[\x00-\x20\x7f]").search
+_ASCII_SAFE = "".join(chr(c) for c in range(0x21, 0x7F))  # printable ASCII passes through as given
+
+
+def check_method(method: str) -> None:
+    """Raise :class:`~mcpsync.errors.MalformedHTTPRequest` unless ``method`` is an HTTP token."""
+    if not _TOKEN(method):
+        raise MalformedHTTPRequest("the HTTP method is not a token; request not sent", part="method")
+
+
+def check_target(url: str, shown: str) -> None:
+    """Raise :class:`~mcpsync.errors.MalformedHTTPRequest` when ``url`` (a whole URL: its host and its request
+    target) holds a control character or a space. Checked on the URL as given, before it is split (``urlsplit``
+    silently drops tabs and line breaks). ``shown`` is the URL as an error may name it (redacted)."""
+    if _BAD_TARGET(url):
+        raise MalformedHTTPRequest(
+            "the URL %s holds a control character or a space; request not sent (percent-encode it)" % shown,
+            part="target",
+        )
+
+
+def request_target(url: str, netloc: str) -> str:
+    """The request target (origin form) of ``url`` whose authority is ``netloc``: its path and query as written,
+    an empty query (``/a?``) included, without the fragment; ``/`` for an empty path."""
+    rest = url.split("://", 1)[-1][len(netloc) :].split("#", 1)[0]
+    if not rest or rest[0] != "/":
+        rest = "/" + rest
+    return rest
+
+
+def encode_target(target: str) -> str:
+    """``target`` (checked by :func:`check_target`) as written: a character outside ASCII percent-encoded (UTF-8),
+    everything else as given."""
+    return target if target.isascii() else quote(target, safe=_ASCII_SAFE)
+
+
+def check_headers(headers: Iterable[Tuple[str, str]]) -> None:
+    """Raise :class:`~mcpsync.errors.MalformedHTTPRequest` for the first header whose name is not a token or whose
+    value holds a control character (other than a tab) or a character above ``\\xff``."""
+    for index, (name, value) in enumerate(headers):
+        if not isinstance(name, str) or not _TOKEN(name):
+            raise MalformedHTTPRequest(
+                "HTTP header number %d has a name that is not a token; request not sent" % (index + 1),
+                part="header name",
+            )
+        if not isinstance(value, str) or _BAD_VALUE(value):
+            raise MalformedHTTPRequest(
+                "the value of the HTTP header %s holds a control character or a character outside Latin-1; "
+                "request not sent" % name,
+                part="header value",
+                header=name,
+            )
+
+
+def check_mapping(headers: Mapping[str, str]) -> None:
+    """:func:`check_headers` for a mapping."""
+    check_headers(headers.items())
