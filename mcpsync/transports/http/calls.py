@@ -91,21 +91,12 @@ def _progress_token(message: Dict[str, Any]) -> Any:
 
 
 def _abort(response: Any) -> None:
-    """Wake a thread blocked reading ``response`` (shutdown of the socket; close() alone does not)."""
+    """Wake a thread blocked reading ``response`` (its socket is shut down; close() alone does not)."""
     if response is None:
         return
-    sock = None
-    raw = getattr(response, "raw", None)
-    conn = getattr(raw, "_connection", None) or getattr(raw, "connection", None)
-    sock = getattr(conn, "sock", None)
-    if sock is None:
-        fp = getattr(getattr(raw, "_fp", None), "fp", None)
-        sock = getattr(getattr(fp, "raw", None), "_sock", None)
-    if sock is not None:
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
+    shutdown = getattr(getattr(response, "raw", None), "shutdown", None)
+    if shutdown is not None:
+        shutdown()
 
 
 def _set_read_timeout(response: Any, timeout: Optional[float], slack: float = 0.0) -> None:
@@ -117,7 +108,7 @@ def _set_read_timeout(response: Any, timeout: Optional[float], slack: float = 0.
     """
     raw = getattr(response, "raw", None)
     own = getattr(raw, "set_read_timeout", None)
-    if own is not None:  # the standard-library engine: a deadline, no system call
+    if own is not None:  # a PoolResponse: the socket timeout, set only when it changes
         own(timeout)
         return
     conn = getattr(raw, "_connection", None) or getattr(raw, "connection", None)

@@ -4,7 +4,8 @@ A request whose method, target or headers cannot be written correctly is refused
 :class:`~mcpsync.errors.MalformedHTTPRequest`, naming what is wrong: never a header value (it may be a secret),
 and a header name only when it is itself well formed. What passes is written exactly as given, except that a
 header value's leading and trailing blanks are not part of it (RFC 9110 §5.5) and a character outside ASCII in the
-target is sent percent-encoded as UTF-8 (RFC 3986 §2.1), as every URL library does.
+target is sent percent-encoded as UTF-8, as are the few ASCII characters a URI may not hold, and percent-escapes
+are upper-cased (RFC 3986 §2.1 and §6.2.2: what urllib3 writes).
 
 The rules:
 
@@ -20,8 +21,7 @@ Pure functions, thread-safe; a check costs one regular-expression match per part
 from __future__ import annotations
 
 import re
-from typing import Iterable, Mapping, Tuple
-from urllib.parse import quote
+from typing import Iterable, List, Mapping, Tuple
 
 from ...errors import MalformedHTTPRequest
 
@@ -30,7 +30,9 @@ __all__ = ["check_headers", "check_mapping", "check_method", "check_target", "en
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z").match
 _BAD_VALUE = re.compile("[\x00-\x08\x0a-\x1f\x7f\u0100-\U0010ffff]").search
 _BAD_TARGET = re.compile("[\x00-\x20\x7f]").search
-_ASCII_SAFE = "".join(chr(c) for c in range(0x21, 0x7F))  # printable ASCII passes through as given
+_TARGET_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@/?")
+_PLAIN_TARGET = re.compile(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-F]{2})*\Z").match
+_ESCAPE = re.compile("%[0-9A-Fa-f]{2}").match
 
 
 def check_method(method: str) -> None:
@@ -60,9 +62,27 @@ def request_target(url: str, netloc: str) -> str:
 
 
 def encode_target(target: str) -> str:
-    """``target`` (checked by :func:`check_target`) as written: a character outside ASCII percent-encoded (UTF-8),
-    everything else as given."""
-    return target if target.isascii() else quote(target, safe=_ASCII_SAFE)
+    """``target`` (checked by :func:`check_target`) as written: RFC 3986 §6.2.2 normalized, as urllib3 writes a
+    target. A percent-escape ``%HH`` is kept (its hex digits upper-cased); a character a URI may not hold as such
+    (outside ASCII, or one of ``"<>\\^`{|}[]`` and a ``%`` that starts no escape) is percent-encoded as UTF-8;
+    letters, digits, ``-._~!$&'()*+,;=:@/?`` pass as given."""
+    if _PLAIN_TARGET(target):
+        return target
+    out: List[str] = []
+    i = 0
+    n = len(target)
+    while i < n:
+        c = target[i]
+        if c == "%" and _ESCAPE(target, i):
+            out.append(target[i : i + 3].upper())
+            i += 3
+            continue
+        if c in _TARGET_CHARS:
+            out.append(c)
+        else:
+            out.extend("%%%02X" % b for b in c.encode("utf-8", "surrogatepass"))
+        i += 1
+    return "".join(out)
 
 
 def check_headers(headers: Iterable[Tuple[str, str]]) -> None:
