@@ -628,9 +628,11 @@ class Urllib3Client(StdlibFloor):
 
     def __init__(self, url: str, config: str) -> None:
         import urllib3
+        from urllib.parse import urlsplit
 
+        parts = urlsplit(url)
+        self.pool = urllib3.HTTPConnectionPool(parts.hostname, parts.port or 80, maxsize=128, retries=False)
         super().__init__(url, config)
-        self.pool = urllib3.HTTPConnectionPool(self.host, self.port, maxsize=128, retries=False)
 
     def _post(self, body: bytes, extra: Dict[str, str]) -> Any:
         headers = dict(self.headers, **extra) if extra else self.headers

@@ -180,9 +180,35 @@ def _tracked_connect(self: Any) -> None:
     self.tracker.connect(self, super(type(self), self).connect)
 
 
-def _tracked_request(self: Any, *args: Any, **kwargs: Any) -> None:
+_ONE_WRITE_MAX = 1 << 16  # a larger body is written after the head (no copy of a big body)
+
+
+def _tracked_request(self: Any, method: str, url: str, body: Any = None, headers: Any = None, **kw: Any) -> None:
+    """urllib3's ``request``, marking the connection in use, with a small ``bytes`` body written together with
+    the head in one ``send`` (urllib3 and ``http.client`` write them in two: two system calls, and a head that may
+    travel alone)."""
     self.tracker.busy.add(self)
-    super(type(self), self).request(*args, **kwargs)
+    self.mcpsync_body = body if type(body) is bytes and 0 < len(body) <= _ONE_WRITE_MAX else None
+    self.mcpsync_sent = None
+    try:
+        super(type(self), self).request(method, url, body=body, headers=headers, **kw)
+    finally:
+        self.mcpsync_body = self.mcpsync_sent = None
+
+
+def _send(self: Any, data: Any) -> None:
+    body = getattr(self, "mcpsync_body", None)
+    if body is not None:  # the first send of a request is its head: the body goes with it
+        self.mcpsync_body = None
+        super(type(self), self).send(data + body)
+        self.mcpsync_sent = body
+        return
+    sent = getattr(self, "mcpsync_sent", None)
+    if sent is not None:
+        self.mcpsync_sent = None
+        if data is sent:  # urllib3 writing the body: it went with the head
+            return
+    super(type(self), self).send(data)
 
 
 def _pool_classes(tracker: _Tracker, socks: bool) -> Dict[str, Any]:
@@ -203,7 +229,12 @@ def _pool_classes(tracker: _Tracker, socks: bool) -> Dict[str, Any]:
         bases = [(HTTPConnectionPool, HTTPConnection), (HTTPSConnectionPool, HTTPSConnection)]
     out: Dict[str, Any] = {}
     for scheme, (pool_base, conn_base) in zip(("http", "https"), bases):
-        members = {"tracker": tracker, "connect": _tracked_connect, "request": _tracked_request}
+        members = {
+            "tracker": tracker,
+            "connect": _tracked_connect,
+            "request": _tracked_request,
+            "send": _send,
+        }
         conn_cls = type("Tracked" + conn_base.__name__, (conn_base,), members)
         out[scheme] = type(pool_base.__name__, (pool_base,), {"ConnectionCls": conn_cls, "__init__": _tracked_pool})
     return out
