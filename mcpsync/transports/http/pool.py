@@ -448,12 +448,17 @@ class PoolNet:
                 raise ConfigError(
                     "the proxy %s is a SOCKS proxy: install PySocks (pip install 'mcpsync[socks]')" % proxy.shown
                 ) from None
-            manager = SOCKSProxyManager(proxy_url or "", num_pools=_MAX_ROUTES, **kw)
+            bare = "%s://%s" % (proxy.kind, proxy.shown.split("://", 1)[1])  # credentials passed decoded, below
+            manager = SOCKSProxyManager(
+                bare, username=proxy.user or None, password=proxy.password or None, num_pools=_MAX_ROUTES, **kw
+            )
         else:
             proxy_kw: Dict[str, Any] = {}
             if proxy.kind == "https":
                 proxy_context = proxy.tls if proxy.tls is not None else context
                 proxy_kw["proxy_ssl_context"] = proxy_context
+                if context is None and proxy_context is not None:  # an http server through it: urllib3 < 2.8
+                    kw["ssl_context"] = proxy_context  # wraps the proxy's TLS with the pool's context
                 if proxy_context is not None and not proxy_context.check_hostname:
                     proxy_kw["proxy_assert_hostname"] = False
             proxy_headers = {"Proxy-Authorization": proxy.authorization} if proxy.authorization else None
