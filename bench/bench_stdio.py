@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_stdio.py            # full run (~10 min here)
     .venv/bin/python bench/bench_stdio.py --quick    # smaller counts, 5 reps (~3 min)
+    .venv/bin/python bench/bench_stdio.py --spawn    # only: 20 servers started one after another / at once
 
 Every client talks to the same raw NDJSON echo server (``python -m mcpsync.example_server.echo``).
 Each measurement runs in a fresh worker process (``--worker``), clients interleaved (A B C A B C ...),
@@ -36,7 +37,14 @@ TARGETS = {
     "tput_64": (">=", 0.8),
     "big_time": ("<=", 1.5),
     "big_rss": ("<=", 1.2),
+    "spawn_serial": ("<=", 1.25),
+    "spawn_parallel": ("<=", 1.1),
 }
+
+SPAWN_COUNT = 20
+#: --spawn clients: the floor (its own session per child, as mcpsync does), mcpsync with its orphan guard
+#: (one reaper per host), and mcpsync with the guard off (MCPSYNC_NO_LIFELINE=1): what the guard costs.
+SPAWN_CLIENTS = ["floor", "mcpsync", "mcpsync-noguard"]
 
 
 # ---------------------------------------------------------------------------------------------- workers
@@ -144,6 +152,97 @@ def worker_sync(kind: str, task: str, n: int, total: int) -> Dict[str, Any]:
         return res
     finally:
         close()
+
+
+def worker_spawn(kind: str, task: str) -> Dict[str, Any]:
+    """Start SPAWN_COUNT servers (spawn + handshake + one call each), one after another or all at once, and
+    hold them all; the time until the last answered. Not counted: one warm-up server started and closed
+    before (imports, file cache; mcpsync's reaper exits with it and starts again with the first timed
+    server) and the close afterwards."""
+    if kind == "mcpsync-noguard":
+        os.environ["MCPSYNC_NO_LIFELINE"] = "1"
+    if kind == "floor":
+        sys.path.insert(0, HERE)
+        from floor_client import FloorClient
+
+        def start() -> Any:
+            c = FloorClient(SERVER, new_session=True)
+            assert c.call_tool("echo", {"message": "hi"})["content"][0]["text"] == "hi"
+            return c
+    else:
+        import mcpsync
+
+        def start() -> Any:
+            c = mcpsync.connect(SERVER, protocol="legacy")
+            assert c.call_tool("echo", {"message": "hi"}).text == "hi"
+            return c
+
+    start().close()  # warm-up, every client alike: lazy imports done, files cached; the guard stops with it
+    clients: List[Any] = []
+    t0 = time.perf_counter()
+    if task == "spawn_serial":
+        for _ in range(SPAWN_COUNT):
+            clients.append(start())
+    else:
+        barrier = threading.Barrier(SPAWN_COUNT)
+
+        def one() -> None:
+            barrier.wait()
+            c = start()
+            clients.append(c)
+
+        threads = [threading.Thread(target=one) for _ in range(SPAWN_COUNT)]
+        t0 = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    dt = time.perf_counter() - t0
+    assert len(clients) == SPAWN_COUNT
+    for c in clients:
+        c.close()
+    return {task: dt}
+
+
+def run_spawn(reps: int) -> int:
+    print(
+        "mcpsync stdio spawn benchmark: %s, Python %s, %d reps, %d servers per run (spawn, handshake, 1 call)"
+        % (time.strftime("%Y-%m-%d %H:%M"), sys.version.split()[0], reps, SPAWN_COUNT)
+    )
+    print("clients (interleaved, a fresh process per run): %s" % ", ".join(SPAWN_CLIENTS))
+    results: Dict[str, Dict[str, List[float]]] = {c: {} for c in SPAWN_CLIENTS}
+    for rep in range(reps):
+        for task in ("spawn_serial", "spawn_parallel"):
+            order = SPAWN_CLIENTS if rep % 2 == 0 else list(reversed(SPAWN_CLIENTS))
+            for kind in order:
+                for key, val in run_worker(kind, task, 0, 0).items():
+                    results[kind].setdefault(key, []).append(val)
+        print("  rep %d/%d done" % (rep + 1, reps), flush=True)
+    print()
+    print("| %d servers | floor | mcpsync (guard on) | mcpsync (guard off) | target | met? |" % SPAWN_COUNT)
+    print("|---|---|---|---|---|---|")
+    for task, label in (("spawn_serial", "one after another"), ("spawn_parallel", "all at once")):
+        med = {c: statistics.median(results[c][task]) for c in SPAWN_CLIENTS}
+        floor = med["floor"]
+        ratio = med["mcpsync"] / floor
+        op, lim = TARGETS[task]
+        print(
+            "| %s | %.3f s | %.3f s (%.2fx) | %.3f s (%.2fx) | %s %.2fx floor | %s |"
+            % (
+                label,
+                floor,
+                med["mcpsync"],
+                ratio,
+                med["mcpsync-noguard"],
+                med["mcpsync-noguard"] / floor,
+                op,
+                lim,
+                "yes" if ratio <= lim else "NO",
+            )
+        )
+        runs = ", ".join("%.2f" % (a / b) for a, b in zip(results["mcpsync"][task], results["floor"][task]))
+        print("|   per-rep ratio (guard on / floor, same rep) | %s |||||" % runs)
+    return 0
 
 
 def worker_sdk(kind: str, task: str, n: int, total: int) -> Dict[str, Any]:
@@ -258,16 +357,24 @@ def main() -> int:
         "mcpsync-modern,sdk-legacy,sdk-modern; experiment: mcpsync64k-legacy,mcpsync64k-modern; "
         "issue 13: mcpsyncotel-legacy/-modern (tracing on), mcpsyncctl-legacy/-modern (interceptor + retry))",
     )
+    ap.add_argument(
+        "--spawn", action="store_true", help="only the spawn measurement: %d servers serially and at once" % 20
+    )
     ap.add_argument("--worker", nargs=4, metavar=("KIND", "TASK", "N", "TOTAL"), help=argparse.SUPPRESS)
     args = ap.parse_args()
 
     if args.worker:
         kind, task, n, total = args.worker
+        if task.startswith("spawn"):
+            print(json.dumps(worker_spawn(kind, task)))
+            return 0
         fn = worker_sdk if kind.startswith("sdk") else worker_sync
         print(json.dumps(fn(kind, task, int(n), int(total))))
         return 0
 
     reps = max(5, args.reps or (5 if args.quick else 7))
+    if args.spawn:
+        return run_spawn(reps)
     n = 500 if args.quick else 2000  # sequential calls for latency
     total = 1280 if args.quick else 6400  # calls per throughput measurement
     clients = ["floor-legacy", "floor-modern", "mcpsync-legacy", "mcpsync-modern"]

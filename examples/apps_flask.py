@@ -9,7 +9,8 @@ separate domain for the sandbox). Without a server command it runs the bundled e
 
 * ``GET /``               the server's App tools (those a model may see and that link a ``ui://`` page);
 * ``GET /show/<tool>``    runs the tool (query parameters are its integer/string arguments) and redirects to the
-                          App's page, which receives the input and the result;
+                          App's page, which receives the input and the result (and again after a reload, or
+                          in a second tab, which takes the App over);
 * ``GET /activity``       what the Apps did (their messages, links, logs, model-context updates), newest last.
 
 One :class:`mcpsync.Client` is shared by every request thread (it is thread-safe); ``AppWebHost.middleware``
@@ -48,7 +49,8 @@ def create_app(
     app = Flask(__name__)
     client = mcpsync.Client(server or [sys.executable, "-m", "mcpsync.example_server", "--apps"], apps=True)
     client.open()
-    host = AppWebHost(host_origin, sandbox_origin)
+    # a page whose session has ended (closed, evicted, the server restarted) links back to the list of Apps
+    host = AppWebHost(host_origin, sandbox_origin, ended_url="/")
     activity: Deque[Dict[str, Any]] = collections.deque(maxlen=500)
     lock = threading.Lock()
 

@@ -8,9 +8,14 @@ it checks the token (:meth:`InputRequired.loads`), checks the answer against the
 (:func:`mcpsync.parse_form`) and resumes the call (:meth:`Client.resume_tool`). Nothing blocks between the
 two requests, and nothing but the signed token carries the state.
 
+Each token works once: its one-time id is recorded in a seen store when the form comes back, so a second
+post of the same form (the back button, a double click, a copied token) is refused and the paused call
+completes once. ``$MCPSYNC_FORM_SEEN`` names the store every worker shares: ``memory`` (the default: one
+process), a file path (the worker processes of one host) or a ``redis://`` URL (many hosts).
+
 This needs a server in the 2026-07-28 era (the bundled example server by default). Run it with::
 
-    MCPSYNC_FORM_SECRET=change-me flask --app examples/flask_input.py run
+    MCPSYNC_FORM_SECRET=change-me MCPSYNC_FORM_SEEN=/tmp/forms-seen.json flask --app examples/flask_input.py run
 
 Then open http://127.0.0.1:5000/ and place an order. ``$MCPSYNC_FORM_SERVER`` may name another server
 (a URL, or a command line).
@@ -49,10 +54,19 @@ PAGE = """<!doctype html>
 </style></head><body><h1>{title}</h1>{body}</body></html>"""
 
 
-def create_app(target: Any = None, secret: Optional[str] = None) -> Flask:
-    """Build the app around one module-level client, opened on first use and shared by every request thread."""
+#: how long a form stays valid (seconds since the server asked)
+MAX_AGE = 15 * 60
+
+
+def create_app(target: Any = None, secret: Optional[str] = None, seen: Optional[str] = None) -> Flask:
+    """Build the app around one module-level client, opened on first use and shared by every request thread.
+
+    ``seen`` names the store of used form tokens (:func:`mcpsync.open_seen_store`; default
+    ``$MCPSYNC_FORM_SEEN``, else ``memory``). Several worker processes must share one (a file, or Redis).
+    """
     app = Flask(__name__)
     secret = secret or os.environ.get("MCPSYNC_FORM_SECRET") or secrets.token_urlsafe(32)
+    used = mcpsync.open_seen_store(seen or os.environ.get("MCPSYNC_FORM_SEEN") or "memory")
     client = mcpsync.Client(target or default_target(), name="shop", defer_input=True)
     lock = threading.Lock()
 
@@ -107,17 +121,25 @@ def create_app(target: Any = None, secret: Optional[str] = None) -> Flask:
 
     @app.post("/answer")
     def answer() -> Any:
+        again = "<p>%s <a href='/'>Start again</a>.</p>"
         try:
-            ir = mcpsync.InputRequired.loads(request.form.get("token", ""), secret, max_age=15 * 60)
+            # verifies the signature and the age, and records the token's one-time id: it works once
+            ir = mcpsync.InputRequired.loads(request.form.get("token", ""), secret, max_age=MAX_AGE, seen=used)
             question = ir.question(request.form.get("key", ""))
-        except (mcpsync.ConfigError, KeyError):
-            return page("Expired", "<p>This form is no longer valid. <a href='/'>Start again</a>.</p>", 400)
+        except mcpsync.InputReplayed:
+            return page("Already answered", again % "This form was sent already.", 409)
+        except mcpsync.InputTokenExpired:
+            return page("Expired", again % "This form is no longer valid.", 400)
+        except (mcpsync.InputForged, KeyError):
+            return page("Forged", again % "This form was not issued by this site, or was changed.", 400)
+        except (mcpsync.ConfigError, mcpsync.InputSeenStoreError):
+            return page("Cannot check this form", again % "Please try again later.", 503)
         if request.form.get("_action") == "decline":
             reply = question.decline()
         else:
             content, errors = mcpsync.parse_form(question.requested_schema or {"type": "object"}, request.form)
             if errors:
-                return ask(ir, values=content, errors=errors)
+                return ask(ir, values=content, errors=errors)  # a fresh token: this one is spent
             reply = question.accept(content)
         try:
             return show(opened().resume_tool(ir, {question.key: reply}))

@@ -61,6 +61,13 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers (at run time each l
         parse_form as parse_form,
         render_form as render_form,
     )
+    from .client.seen import (
+        SeenStore as SeenStore,
+        open_seen_store as open_seen_store,
+    )
+    from .client.seen_file import FileSeenStore as FileSeenStore
+    from .client.seen_memory import MemorySeenStore as MemorySeenStore
+    from .client.seen_redis import RedisSeenStore as RedisSeenStore
     from .client.warm import (
         WarmCache as WarmCache,
     )
@@ -270,6 +277,11 @@ _LAZY = {
     "InputQuestion": "client.deferred",
     "render_form": "client.forms",
     "parse_form": "client.forms",
+    "SeenStore": "client.seen",
+    "open_seen_store": "client.seen",
+    "MemorySeenStore": "client.seen_memory",
+    "FileSeenStore": "client.seen_file",
+    "RedisSeenStore": "client.seen_redis",
     "WarmCache": "client.warm",
     "RegistryClient": "registry.client",
     "RegistryEntry": "registry.client",

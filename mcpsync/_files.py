@@ -7,6 +7,14 @@ sees either the old or the new file, whole. Whatever fails, the temporary file i
 exception leaves (a process killed mid-write can still leave one: the credential store sweeps those, see
 :mod:`mcpsync.auth.store`). Blocks for the write (and, with ``durable=True``, for two ``fsync`` calls).
 Thread-safe as long as two threads never pass the same ``temp`` name.
+
+Readers never take a lock, so on Windows a reader may hold the target open at the moment of the rename:
+there ``os.replace`` raises ``PermissionError`` while any handle to the target is open (Python opens files
+without ``FILE_SHARE_DELETE``). :func:`replace` retries the rename with a bounded backoff (5 ms doubling to
+100 ms, at most :data:`REPLACE_PATIENCE` seconds in all) until the reader has closed the file; the same code
+runs on every platform (on POSIX a rename never waits for readers, so the first attempt succeeds unless the
+directory's permissions forbid it, which then fails after that bound). :func:`read_bytes` is the readers'
+side: Windows refuses to open a file whose rename-over is pending, for that instant, so it retries too.
 """
 
 from __future__ import annotations
@@ -14,11 +22,77 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+import time
 from typing import Optional, Union
 
-__all__ = ["write_atomically"]
+__all__ = ["CACHE_DIR_ENV", "REPLACE_PATIENCE", "cache_root", "read_bytes", "replace", "write_atomically"]
 
 PathLike = Union[str, "os.PathLike[str]"]
+
+CACHE_DIR_ENV = "MCPSYNC_CACHE_DIR"
+"""Environment variable: mcpsync's cache directory, the parent of every cache (``warm/``, ``registry/``)."""
+
+
+def cache_root() -> str:
+    """mcpsync's per-user cache directory (not created): ``$MCPSYNC_CACHE_DIR``, else the platform's
+    (``$XDG_CACHE_HOME/mcpsync`` or ``~/.cache/mcpsync``; ``~/Library/Caches/mcpsync``;
+    ``%LOCALAPPDATA%\\mcpsync\\Cache``). Each cache is a subdirectory: the warm cache ``warm``, the registry
+    cache ``registry``. Pure computation (reads the environment)."""
+    import sys
+
+    env_dir = os.environ.get(CACHE_DIR_ENV)
+    if env_dir:
+        return os.path.abspath(os.path.expanduser(env_dir))
+    home = os.path.expanduser("~")
+    if sys.platform.startswith("win"):
+        base = os.environ.get("LOCALAPPDATA") or os.path.join(home, "AppData", "Local")
+        return os.path.join(base, "mcpsync", "Cache")
+    if sys.platform == "darwin":
+        return os.path.join(home, "Library", "Caches", "mcpsync")
+    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+    base = xdg if xdg and os.path.isabs(xdg) else os.path.join(home, ".cache")
+    return os.path.join(base, "mcpsync")
+
+
+#: How long :func:`replace` keeps retrying a rename refused with ``PermissionError`` (seconds).
+REPLACE_PATIENCE = 2.0
+
+
+def replace(src: PathLike, dst: PathLike, *, patience: float = REPLACE_PATIENCE) -> None:
+    """``os.replace(src, dst)``, retried while it raises ``PermissionError`` (a reader holds ``dst`` open on
+    Windows), with a backoff of 5 ms doubling to 100 ms. Blocks at most about ``patience`` seconds, then
+    raises the last ``PermissionError``; any other ``OSError`` is raised at once."""
+    deadline = time.monotonic() + patience
+    delay = 0.005
+    while True:
+        try:
+            os.replace(src, dst)
+            return
+        except PermissionError:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise
+            time.sleep(min(delay, remaining))
+            delay = min(delay * 2, 0.1)
+
+
+def read_bytes(path: PathLike, limit: int = -1, *, patience: float = 0.5) -> bytes:
+    """The content of ``path`` (at most ``limit`` bytes when ``limit >= 0``), retried while opening it raises
+    ``PermissionError``: on Windows a file being renamed over (delete pending) refuses new readers for that
+    instant. Blocks at most about ``patience`` seconds, then raises; ``FileNotFoundError`` and any other
+    ``OSError`` are raised at once."""
+    deadline = time.monotonic() + patience
+    delay = 0.005
+    while True:
+        try:
+            with open(path, "rb") as fh:
+                return fh.read(limit)
+        except PermissionError:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise
+            time.sleep(min(delay, remaining))
+            delay = min(delay * 2, 0.1)
 
 
 def write_atomically(
@@ -30,6 +104,8 @@ def write_atomically(
     temp: Optional[PathLike] = None,
 ) -> None:
     """Replace ``path`` with ``data`` in one step. Raises ``OSError`` (the target is then unchanged).
+
+    The rename waits (bounded, see :func:`replace`) while a reader holds ``path`` open on Windows.
 
     Args:
         path: the file to write; its directory must exist.
@@ -58,7 +134,7 @@ def write_atomically(
                 os.fsync(fd)
         finally:
             os.close(fd)
-        os.replace(tmp, target)
+        replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

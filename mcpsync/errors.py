@@ -6,14 +6,20 @@ configuration also a :class:`ValueError`)::
 
     MCPError                                   root of everything mcpsync raises
     ├── ConfigError(MCPError, ValueError)      bad parameters or configuration file
-    │   └── MalformedHTTPRequest                 an HTTP request that cannot be written correctly (not sent)
+    │   ├── MalformedHTTPRequest               an HTTP request that cannot be written correctly (not sent)
+    │   ├── InputNotResumable                  an InputRequired that names no server, or another one
+    │   └── InputTokenError                    a signed InputRequired token was refused
+    │       ├── InputForged                    not what the secret signed: malformed, changed, other secret
+    │       ├── InputTokenExpired              older than max_age, or dated in the future
+    │       └── InputReplayed                  a single-use token that was used already
     ├── ClientClosed                           used after close()
     │   └── ForkedClientError                  used in a child process after os.fork()
     ├── TransportError
     │   ├── ConnectError                       spawn failed, TCP/TLS failed, bad status at connect
-    │   │   └── ProxyError                     the HTTP proxy refused (.status_code; 407: credentials)
+    │   │   ├── ProxyError                     the HTTP proxy refused (.status_code; 407: credentials)
+    │   │   └── StdoutNotJSONRPC               a stdio server wrote non-JSON-RPC to stdout, never answered
     │   ├── ConnectionClosed                   the peer went away; pending calls fail with this
-    │   │   └── ServerExited                   the stdio server process exited (.exit_code, .stderr_tail)
+    │   │   └── ServerExited                   the stdio server exited (.exit_code, .stderr_tail, .stdout_lines)
     │   ├── SessionExpired                     HTTP 404 for a known session id, twice
     │   ├── HTTPStatusError                    an unexpected HTTP status (.status_code, short .body)
     │   └── MessageTooLarge                    one message exceeded the configured maximum size
@@ -45,7 +51,8 @@ configuration also a :class:`ValueError`)::
     │   ├── RegistrationUnavailable            registration endpoint down for now (5xx, 429, network); retry
     │   ├── OAuthError                         the authorization server said no (.error, .description)
     │   └── CallbackError                      the loopback callback failed (port busy, bad state)
-    └── CredentialStoreError                   lock timeout, bad file, corrupt JSON
+    ├── CredentialStoreError                   lock timeout, bad file, corrupt JSON
+    └── InputSeenStoreError                    the store of used resume-token ids cannot answer
 
 Every error carries the context it knows: ``server`` (the server's name),
 ``method`` and ``request_id``. A remote error additionally has ``code``,
@@ -56,7 +63,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing at run time costs ~15 ms
-    from typing import Any, Dict, List, Optional, Type
+    from typing import Any, Dict, List, Optional, Sequence, Type
 
 __all__ = [
     "AppResourceError",
@@ -75,6 +82,12 @@ __all__ = [
     "ForkedClientError",
     "HTTPStatusError",
     "HandlerMissing",
+    "InputForged",
+    "InputNotResumable",
+    "InputReplayed",
+    "InputTokenError",
+    "InputTokenExpired",
+    "InputSeenStoreError",
     "HeaderMismatch",
     "InsufficientScope",
     "InternalError",
@@ -102,6 +115,7 @@ __all__ = [
     "ServerExited",
     "SessionExpired",
     "SkillVerificationError",
+    "StdoutNotJSONRPC",
     "TaskFailed",
     "ToolDenied",
     "ToolError",
@@ -181,6 +195,33 @@ class MalformedHTTPRequest(ConfigError):
         self.header = header
 
 
+class InputNotResumable(ConfigError):
+    """An :class:`~mcpsync.InputRequired` that cannot resume on this client: it names no server (so it could
+    be replayed on any), or it belongs to another server name. Nothing was sent."""
+
+
+class InputTokenError(ConfigError):
+    """A signed :class:`~mcpsync.InputRequired` token (``InputRequired.loads``) was refused."""
+
+
+class InputForged(InputTokenError):
+    """The token is not one the secret signed: malformed, changed by even one byte, or signed with another
+    secret. Never the same as an expired token: a forged one is an attack or a bug, not a slow user."""
+
+
+class InputTokenExpired(InputTokenError):
+    """The token's time stamp is older than ``max_age`` seconds, or lies in the future (beyond the leeway)."""
+
+
+class InputReplayed(InputTokenError):
+    """A single-use token came back a second time: its one-time id is already in the seen store."""
+
+
+class InputSeenStoreError(MCPError):
+    """The store of used token ids could not be read or written (lock timeout, bad file, Redis down, full).
+    The token is refused: a store that cannot answer never lets a token through twice."""
+
+
 class ClientClosed(MCPError):
     """The client (or manager) was used after ``close()``."""
 
@@ -226,6 +267,48 @@ class ProxyError(ConnectError):
         super().__init__(message, **context)
 
 
+def _stdout_text(lines: Sequence[str]) -> str:
+    return "\n  " + "\n  ".join(lines)
+
+
+class StdoutNotJSONRPC(ConnectError):
+    """A stdio server wrote lines to stdout that are not JSON-RPC and sent no JSON-RPC message in time.
+
+    Stdout carries only protocol messages; a banner or a log line printed there (``print("Server
+    started")``) is the most common first-server bug. Raised by ``open()`` as soon as the handshake can
+    no longer succeed: the server is alive, has written only such lines, and sent nothing else within
+    ``stdout_grace`` seconds of the first one (a server that prints and exits raises
+    :class:`ServerExited`, whose ``stdout_lines`` name the lines too).
+
+    Attributes:
+        stdout_lines: the first lines that were not JSON-RPC (each cut to 200 characters).
+        line_count: how many such lines the server wrote in all.
+        stderr_tail: the last lines the server wrote to stderr (captured mode only).
+    """
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        stdout_lines: Optional[Sequence[str]] = None,
+        line_count: int = 0,
+        stderr_tail: Optional[List[str]] = None,
+        **context: Any,
+    ) -> None:
+        self.stdout_lines = list(stdout_lines or [])
+        self.line_count = max(line_count, len(self.stdout_lines))
+        self.stderr_tail = list(stderr_tail or [])
+        text = message or "the server wrote lines to stdout that are not JSON-RPC and no JSON-RPC message"
+        if self.stdout_lines:
+            text += "; stdout carries only protocol messages (a server logs to stderr); the first of %d line(s):%s" % (
+                self.line_count,
+                _stdout_text(self.stdout_lines),
+            )
+        if self.stderr_tail:
+            text += "\nlast stderr lines:" + _stdout_text(self.stderr_tail[-10:])
+        super().__init__(text, **context)
+
+
 class ConnectionClosed(TransportError):
     """The connection ended; every pending call fails with this."""
 
@@ -236,6 +319,8 @@ class ServerExited(ConnectionClosed):
     Attributes:
         exit_code: the process's exit status (negative: killed by that signal), or None.
         stderr_tail: the last lines the server wrote to stderr (captured mode only).
+        stdout_lines: for a server that exited before it sent any JSON-RPC message, the first lines it
+            wrote to stdout that are not JSON-RPC (else empty).
     """
 
     def __init__(
@@ -244,13 +329,21 @@ class ServerExited(ConnectionClosed):
         *,
         exit_code: Optional[int] = None,
         stderr_tail: Optional[List[str]] = None,
+        stdout_lines: Optional[Sequence[str]] = None,
         **context: Any,
     ) -> None:
         self.exit_code = exit_code
         self.stderr_tail = list(stderr_tail or [])
+        self.stdout_lines = list(stdout_lines or [])
         text = message or "server process exited"
         if exit_code is not None:
             text += " with exit code %s" % exit_code
+        if self.stdout_lines:
+            text += (
+                " before it sent any JSON-RPC message; it wrote to stdout lines that are not JSON-RPC (stdout "
+                "carries only protocol messages: a server logs to stderr), the first:%s"
+                % _stdout_text(self.stdout_lines)
+            )
         if self.stderr_tail:
             text += "; last stderr lines:\n  " + "\n  ".join(self.stderr_tail[-10:])
         super().__init__(text, **context)
@@ -334,7 +427,8 @@ class AppResourceError(MCPError):
         reason: ``"scheme"`` (not ``ui://``), ``"mime"`` (not exactly ``text/html;profile=mcp-app``),
             ``"content"`` (no text, or a blob that is not base64 UTF-8), ``"size"`` (over the cap),
             ``"origin"`` (not the same server, or contents for another URI), ``"digest"`` (the SHA-256 pin
-            did not match) or ``"link"`` (the tool links no page).
+            did not match), ``"link"`` (the tool links no page) or ``"csp"`` (the policy would hold a control
+            character).
     """
 
     def __init__(self, message: str = "", *, uri: str = "", reason: str = "", **context: Any) -> None:

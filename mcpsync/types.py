@@ -12,12 +12,9 @@ server.
 from __future__ import annotations
 
 import base64
-from typing import TYPE_CHECKING, Any, Dict, Generic, List, Optional, Tuple, TypeVar
+from typing import Any, Dict, Generic, List, Optional, Tuple, TypeVar
 
-if TYPE_CHECKING:  # type checkers see real dataclasses; run time gets the lighter twin
-    from dataclasses import dataclass, field
-else:
-    from ._records import dataclass, field
+from dataclasses import dataclass, field
 
 from ._type_names import TYPE_NAMES
 from .errors import ToolError, ToolOutputInvalid

@@ -1,6 +1,11 @@
 """Runs examples/apps_desktop.py's window headless (Qt offscreen) against the example server's counter App and
 prints what the App did as one JSON line; used by tests/test_apps_desktop.py in an interpreter that has
-pywebview with the Qt backend. The window closes itself once the App reports its last check."""
+pywebview with the Qt backend. The window closes itself once the App reports its last check.
+
+    python tests/apps_desktop_driver.py [--reload]
+
+With ``--reload`` the window's document is loaded again (``DesktopApp.reload()``) once the App has finished, and
+the window closes once the reloaded App has finished too."""
 
 from __future__ import annotations
 
@@ -19,7 +24,8 @@ import mcpsync  # noqa: E402
 
 
 def main() -> int:
-    seen: Dict[str, Any] = {"checks": {}, "contexts": [], "threads": set()}
+    reloads = 1 if "--reload" in sys.argv[1:] else 0
+    seen: Dict[str, Any] = {"checks": {}, "contexts": [], "threads": set(), "done": 0}
     done = threading.Event()
     holder: List[Any] = []
 
@@ -30,9 +36,15 @@ def main() -> int:
         detail = data.get("data") if isinstance(data, dict) else None
         if kind == "log" and isinstance(detail, dict) and "check" in detail:
             seen["checks"][detail["check"]] = detail["ok"]
-            if detail["check"] == "done" and not done.is_set():
-                done.set()
-                holder[0].window.destroy()
+            if detail["check"] == "done":
+                seen["done"] += 1
+                if seen["done"] > reloads and not done.is_set():
+                    done.set()
+                    holder[0].window.destroy()
+                elif not done.is_set():  # reload from another thread: this is pywebview's API thread
+                    reload = threading.Thread(target=holder[0].reload)
+                    reload.daemon = True
+                    reload.start()
 
     with mcpsync.Client([sys.executable, "-m", "mcpsync.example_server", "--apps"], apps=True) as client:
         app = apps_desktop.make_app(client, "show_counter", report)
@@ -47,6 +59,8 @@ def main() -> int:
         json.dumps(
             {
                 "checks": seen["checks"],
+                "done": seen["done"],
+                "views": app.bridge.views,
                 "contexts": seen["contexts"],
                 "threads": sorted(seen["threads"]),
                 "pumps_left": pumps,

@@ -52,23 +52,24 @@ def _b64url_decode(text: str) -> bytes:
 
 
 def verify_jwt(token: str, public_key: Any) -> Dict[str, Any]:
-    """Verify an ES256/RS256 compact JWS with ``public_key`` (cryptography object); the claims."""
-    from cryptography.hazmat.primitives import hashes
-    from cryptography.hazmat.primitives.asymmetric import ec, padding, utils
+    """Verify an ES256/RS256 compact JWS with ``public_key`` (a cryptography object); the claims.
 
-    head, body, sig = token.split(".")
-    header = json.loads(_b64url_decode(head))
-    data = ("%s.%s" % (head, body)).encode("ascii")
-    signature = _b64url_decode(sig)
-    if header["alg"] == "ES256":
-        r = int.from_bytes(signature[:32], "big")
-        s = int.from_bytes(signature[32:], "big")
-        public_key.verify(utils.encode_dss_signature(r, s), data, ec.ECDSA(hashes.SHA256()))
-    elif header["alg"] == "RS256":
-        public_key.verify(signature, data, padding.PKCS1v15(), hashes.SHA256())
-    else:
+    joserfc verifies it: a JOSE library mcpsync itself does not use (it signs with PyJWT)."""
+    from cryptography.hazmat.primitives import serialization
+    from joserfc import jws
+    from joserfc.jwk import ECKey, RSAKey
+
+    class Registry(jws.JWSRegistry):
+        max_header_length = 4096  # a DPoP proof's header carries the public key: an RSA JWK is over 512 bytes
+
+    pem = public_key.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    alg = json.loads(_b64url_decode(token.split(".")[0]))["alg"]
+    if alg not in ("ES256", "RS256"):
         raise ValueError("bad alg")
-    return json.loads(_b64url_decode(body))
+    key = ECKey.import_key(pem) if alg == "ES256" else RSAKey.import_key(pem)
+    verified = jws.deserialize_compact(token, key, algorithms=[alg], registry=Registry(algorithms=[alg]))
+    claims: Dict[str, Any] = json.loads(verified.payload)
+    return claims
 
 
 class OAuthError(Exception):

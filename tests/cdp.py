@@ -147,12 +147,18 @@ class Chromium:
                 break
             for session in fresh:
                 self._auto_attached.add(session)
-                self.send("Target.setAutoAttach", auto, session=session)
+                try:
+                    self.send("Target.setAutoAttach", auto, session=session)
+                except RuntimeError:
+                    pass  # a frame that went away already
         values = []
         for session in [self.session] + self.frame_sessions():  # frames may share the page's process
             if session is None:
                 continue
-            self.send("Runtime.enable", session=session)
+            try:
+                self.send("Runtime.enable", session=session)
+            except RuntimeError:
+                continue  # a frame that went away (a reload detaches the old frames' sessions)
             with self._lock:
                 contexts = [
                     e["params"]["context"]

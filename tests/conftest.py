@@ -51,11 +51,21 @@ def fuzz_examples(ci: int, dev: int = 100) -> int:
 
 
 EXAMPLE = [sys.executable, "-m", "mcpsync.example_server"]
+#: The example server with the test-only misbehaviours (tests/peers/misbehaving_server.py), runnable from any cwd.
+MISBEHAVING = [
+    sys.executable,
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers", "misbehaving_server.py"),
+]
 
 
 def server_cmd(*flags: str) -> List[str]:
     """The bundled example server's command line with ``flags``."""
     return EXAMPLE + list(flags)
+
+
+def misbehaving_cmd(*flags: str) -> List[str]:
+    """The misbehaving example server's command line with ``flags`` (any flag of the bundled one works too)."""
+    return MISBEHAVING + list(flags)
 
 
 def _mcpsync_threads() -> Set[threading.Thread]:

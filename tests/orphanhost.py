@@ -1,7 +1,9 @@
-"""A host process for the orphan test (issue 18 defect 8): it holds three stdio servers, then waits to be killed.
+"""A host process for the orphan test: it holds three stdio servers, then waits to be killed.
 
-``python tests/orphanhost.py [--fork]``. Each client is opened on a short-lived thread that ends before the host
-reports (the servers must not die with the thread that started them); then every server answers a call,
+``python tests/orphanhost.py [--fork] [--as-platform darwin]``. ``--as-platform`` sets ``sys.platform`` before
+mcpsync is imported, so the host takes the code path of that platform (``darwin``: the path macOS takes).
+Each client is opened on a short-lived thread that ends before the host reports (the servers must not die
+with the thread that started them); then every server answers a call,
 and the host prints one JSON line ``{"host": pid, "pgids": [...], "forked": pid or null}`` and blocks until
 killed. With ``--fork`` it first forks a child that lives on (like a multiprocessing worker): that child
 must not keep the host's servers alive once the host is killed.
@@ -15,15 +17,20 @@ import sys
 import threading
 from typing import Any, List
 
-import mcpsync
+if "--as-platform" in sys.argv:
+    sys.platform = sys.argv[sys.argv.index("--as-platform") + 1]
+
+import mcpsync  # noqa: E402 - after the platform is set
+from mcpsync.transports import lifeline  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLE = [sys.executable, "-m", "mcpsync.example_server"]
+MISBEHAVING = [sys.executable, os.path.join(HERE, "peers", "misbehaving_server.py")]  # test-only flags
 
 SERVERS = [
     ("plain", EXAMPLE, "legacy"),
-    ("grandchild", EXAMPLE + ["--spawn-grandchild", "--ignore-sigterm"], "modern"),
-    ("wrapper", [sys.executable, os.path.join(HERE, "stdiowrapper.py")] + EXAMPLE + ["--spawn-grandchild"], "auto"),
+    ("grandchild", MISBEHAVING + ["--spawn-grandchild", "--ignore-sigterm"], "modern"),
+    ("wrapper", [sys.executable, os.path.join(HERE, "stdiowrapper.py")] + MISBEHAVING + ["--spawn-grandchild"], "auto"),
 ]
 
 
@@ -49,7 +56,14 @@ def main() -> None:
 
             while True:
                 signal.pause()
-    sys.stdout.write(json.dumps({"host": os.getpid(), "pgids": pgids, "forked": forked}) + "\n")
+    report = {
+        "host": os.getpid(),
+        "pgids": pgids,
+        "forked": forked,
+        "platform": sys.platform,
+        "reaper": lifeline.LIFELINE.reaper_pid,
+    }
+    sys.stdout.write(json.dumps(report) + "\n")
     sys.stdout.flush()
     sys.stdin.read()  # until killed (or the test closes our stdin)
 

@@ -7,7 +7,10 @@ the way the official registry does (``docs/reference/api/openapi.yaml``): ``GET 
 Every answer carries an ``ETag``; a matching ``If-None-Match`` gets ``304``. Files under ``/bundles/`` are
 served from ``server.files``. ``server.junk`` (bytes) replaces every API answer's body (status
 ``server.junk_status``), ``server.stall`` (an Event) holds answers until it is set, ``server.cut`` sends a
-truncated body and closes: hostile-registry tests. Every request is recorded in ``server.requests``.
+truncated body and closes, ``server.trickle`` (seconds) sends every body (API answers and bundles) one byte per
+that many seconds, ``server.trickle_headers`` its status line and headers instead (``server.trickle_cut`` is
+set when the client hung up first): hostile-registry tests. Every
+request is recorded in ``server.requests``.
 """
 
 from __future__ import annotations
@@ -47,14 +50,41 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args: Any) -> None:
         pass
 
+    def _trickle(self, data: bytes) -> bool:
+        """Send ``data`` a byte per ``trickle`` seconds; False when the client hung up (or the test ended it)."""
+        owner = self.server.owner
+        for i in range(len(data)):  # a byte at a time: every read gets something, none ever times out
+            try:
+                self.wfile.write(data[i:i + 1])
+                self.wfile.flush()
+            except OSError:
+                owner.trickle_cut.set()
+                self.close_connection = True
+                return False
+            if owner.trickle_cut.wait(owner.trickle or 0.05):  # set by the test once the client has given up
+                self.close_connection = True
+                return False
+        return True
+
     def _send(self, status: int, body: bytes, ctype: str = "application/json", etag: Optional[str] = None) -> None:
+        owner = self.server.owner
+        if owner.trickle_headers:
+            head = ("HTTP/1.1 %d OK\r\nContent-Type: %s\r\nContent-Length: %d\r\nX-Pad: %s\r\n\r\n"
+                    % (status, ctype, len(body), "a" * 4000)).encode()
+            if self._trickle(head):
+                self.wfile.write(body)
+            return
         self.send_response(status)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
         if etag:
             self.send_header("ETag", etag)
         self.end_headers()
-        self.wfile.write(body)
+        if owner.trickle is None:
+            self.wfile.write(body)
+            return
+        self.wfile.flush()
+        self._trickle(body)
 
     def do_GET(self) -> None:  # noqa: N802
         owner = self.server.owner
@@ -104,6 +134,9 @@ class RegistryServer:
         self.junk_status = 200
         self.stall: Optional[threading.Event] = None  # hold every API answer until this is set
         self.cut = False  # promise a longer body than is sent, then close the connection
+        self.trickle: Optional[float] = None  # seconds between the bytes of every body
+        self.trickle_cut = threading.Event()  # the trickle stopped early (the client hung up, or the test said so)
+        self.trickle_headers = False  # trickle the status line and headers instead (a byte per trickle seconds)
         self.requests: List[Tuple[str, str, Dict[str, str]]] = []
         self.lock = threading.Lock()
         self._httpd = _Server(("127.0.0.1", 0), _Handler)
@@ -118,6 +151,7 @@ class RegistryServer:
     def __exit__(self, *exc: Any) -> None:
         if self.stall is not None:
             self.stall.set()
+        self.trickle_cut.set()
         self._httpd.shutdown()
         self._httpd.server_close()
         self._thread.join(10)

@@ -211,6 +211,10 @@ def test_official_basic_vanillajs_app_in_chromium(site: Site, browser: Chromium)
         assert wait_for(lambda: seen.links == ["https://modelcontextprotocol.io/"], 60), seen.links
         assert wait_for(lambda: len(seen.sizes) > 0, 60)  # the SDK's autoResize
         _screenshot(browser, "apps-basic-vanillajs.png")
+        # F5: the official SDK's View initializes again and is replayed the result it shows
+        browser.load(lambda: browser.send("Page.reload"))
+        assert wait_for(lambda: session.bridge.views == 1 and session.bridge.initialized, 60)
+        assert wait_for(lambda: shown() == [time_text], 60), shown()
         session.close(teardown_timeout=10)
 
 
@@ -240,8 +244,77 @@ def test_flask_example_in_chromium(browser: Chromium) -> None:
         assert contexts and contexts[-1]["structuredContent"]["count"] == 41
         assert any(a["kind"] == "size" for a in list(activity))
         _screenshot(browser, "apps-flask-example.png")
+
+        def dones() -> int:
+            logs = [a["data"].get("data") for a in list(activity) if a["kind"] == "log"]
+            return sum(1 for d in logs if isinstance(d, dict) and d.get("check") == "done")
+
+        browser.load(lambda: browser.send("Page.reload"))  # F5 on the App's page: the App comes back and works
+        assert wait_for(lambda: dones() == 2, 60), list(activity)[-5:]
+        assert wait_for(lambda: browser.evaluate_in_frames(_COUNT) == ["41"], 60)
+        assert browser.evaluate_in_frames(_CLICK_PLUS) == [True]
+        assert wait_for(lambda: browser.evaluate_in_frames(_COUNT) == ["42"], 60)
     finally:
         server.shutdown()
         server.server_close()
         thread.join(10)
         app.extensions["mcp_apps_shutdown"]()
+
+
+def _done_count(seen: Seen) -> int:
+    with seen.lock:
+        return sum(1 for log in seen.logs if isinstance(log.get("data"), dict) and log["data"].get("check") == "done")
+
+
+_CLICK_PLUS = (
+    "(function(){var b=document.getElementById('plus'); if(!b||b.disabled) return null; b.click(); return true;})()"
+)
+_COUNT = "(document.getElementById('count')||{}).textContent || null"
+
+
+def test_reload_second_tab_and_dropped_stream_keep_the_app_alive(site: Site, browser: Chromium) -> None:
+    """F5 on the App's page, a dropped event stream and a second tab: the App works again each time."""
+    seen = Seen()
+    with Client(server_cmd("--apps"), apps=True) as client:
+        session = site.host.open(client, "show_counter", callbacks=seen.callbacks())
+        bridge = session.bridge
+        bridge.call_tool({"start": 5})
+        browser.open(session.url)
+        assert wait_for(lambda: _done_count(seen) == 1, 60), seen.checks()
+        assert wait_for(lambda: browser.evaluate_in_frames(_COUNT) == ["6"], 60)
+        assert browser.evaluate_in_frames(_CLICK_PLUS) == [True]
+        assert wait_for(lambda: browser.evaluate_in_frames(_COUNT) == ["7"], 60)
+
+        # F5: a new View takes the session over and is replayed the tool input and result
+        browser.load(lambda: browser.send("Page.reload"))
+        assert wait_for(lambda: _done_count(seen) == 2, 60), list(seen.logs)[-5:]
+        assert bridge.views == 1 and bridge.initialized
+        assert wait_for(lambda: browser.evaluate_in_frames(_COUNT) == ["6"], 60)  # 5 replayed, +1 by the View
+        assert browser.evaluate_in_frames(_CLICK_PLUS) == [True]  # the button works again
+        assert wait_for(lambda: browser.evaluate_in_frames(_COUNT) == ["7"], 60), browser.evaluate_in_frames(_COUNT)
+
+        # the event stream drops (the host ends it): the page reconnects on its own and messages flow again
+        claim, _ = bridge.claim_outgoing()
+        assert wait_for(lambda: not bridge.holds_claim(claim), 60), "the page's EventSource never reconnected"
+        bridge.set_host_context(theme="dark")
+        background = "document.body.style.background || null"
+        assert wait_for(lambda: any("34, 34, 34" in v for v in browser.evaluate_in_frames(background)), 60)
+        assert bridge.views == 1  # the same View: nothing was replayed
+        assert browser.evaluate_in_frames(_CLICK_PLUS) == [True]
+        assert wait_for(lambda: browser.evaluate_in_frames(_COUNT) == ["8"], 60)
+
+        # a second tab takes the App over; the first one says so instead of going dead
+        browser.send("Target.createTarget", {"url": session.url})
+        assert wait_for(lambda: _done_count(seen) == 3, 60)
+        assert bridge.views == 2
+
+        def notice() -> Any:
+            return browser.evaluate(
+                "(function(){var s=document.getElementById('mcp-app-status');"
+                " return s && !s.hidden ? s.textContent : null;})()"
+            )
+
+        assert wait_for(lambda: notice() is not None, 60)
+        assert "another tab or window" in notice()
+        _screenshot(browser, "apps-replaced-tab.png")
+        session.close(teardown_timeout=10)

@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 from pathlib import Path
+from typing import Any, Dict
 
 import pytest
 
@@ -37,10 +38,10 @@ def _python() -> str:
     pytest.skip("no interpreter with pywebview[qt] (bash .ci/apps, or set MCPSYNC_APPS_DESKTOP_PYTHON)")
 
 
-def test_desktop_window_runs_the_counter_app() -> None:
+def _run_driver(*args: str) -> Dict[str, Any]:
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", QTWEBENGINE_DISABLE_SANDBOX="1", PYTHONPATH=str(ROOT))
     proc = subprocess.Popen(
-        [_python(), str(ROOT / "tests" / "apps_desktop_driver.py")],
+        [_python(), str(ROOT / "tests" / "apps_desktop_driver.py"), *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -59,7 +60,7 @@ def test_desktop_window_runs_the_counter_app() -> None:
             proc.communicate()
     lines = [line for line in stdout.splitlines() if line.startswith("{")]
     assert proc.returncode == 0 and lines, stderr[-3000:]
-    out = json.loads(lines[-1])
+    out: Dict[str, Any] = json.loads(lines[-1])
     assert out["checks"] == {
         "initialized": True,
         "tool-input": True,
@@ -71,6 +72,19 @@ def test_desktop_window_runs_the_counter_app() -> None:
     assert out["contexts"][-1]["structuredContent"]["count"] == 8
     assert not any(name.startswith("mcpsync-session") or "reader" in name for name in out["threads"])
     assert out["pumps_left"] == []
+    return out
+
+
+def test_desktop_window_runs_the_counter_app() -> None:
+    out = _run_driver()
+    assert out["done"] == 1 and out["views"] == 0
+
+
+def test_a_reloaded_desktop_window_carries_on() -> None:
+    """The window's document loads again: the new View is replayed the tool input and result, and finishes."""
+    out = _run_driver("--reload")
+    assert out["done"] == 2 and out["views"] == 1
+    assert [c["structuredContent"]["count"] for c in out["contexts"]] == [8, 8]  # input 7 replayed, then +1
 
 
 def test_without_pywebview_the_error_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:

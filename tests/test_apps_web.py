@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any, Dict, Iterator
+from typing import Any, Dict, Iterator, List
 
 import pytest
 import requests
@@ -93,22 +93,27 @@ def test_event_stream_delivers_after_initialized_and_ends_on_close(site: Site, c
     session = site.host.open(client, "show_counter")
     u = urls(site, session.token)
     session.bridge.send_tool_input({"start": 1})  # held until initialized
-    got = []
-    opened = threading.Event()
+    got: List[Dict[str, Any]] = []
+    old: List[Dict[str, Any]] = []
 
-    def listen() -> None:
+    def listen(into: List[Dict[str, Any]], opened: threading.Event) -> None:
         with requests.get(u["events"], stream=True, timeout=60) as resp:
             assert resp.headers["Content-Type"] == "text/event-stream"
             opened.set()
             for line in resp.iter_lines():
                 if line.startswith(b"data: "):
-                    got.append(json.loads(line[6:]))
+                    into.append(json.loads(line[6:]))
 
-    t = threading.Thread(target=listen)
+    first_open = threading.Event()
+    first = threading.Thread(target=listen, args=(old, first_open))
+    first.start()
+    assert first_open.wait(30)
+    opened = threading.Event()
+    t = threading.Thread(target=listen, args=(got, opened))  # a second stream takes over: the first one ends
     t.start()
     assert opened.wait(30)
-    second = requests.get(u["events"], timeout=30)
-    assert second.status_code == 409  # one stream per session
+    first.join(30)
+    assert not first.is_alive() and old == []
     init = {"jsonrpc": "2.0", "id": 1, "method": "ui/initialize", "params": {"protocolVersion": "2026-01-26"}}
     assert "result" in requests.post(u["rpc"], json=init, timeout=30).json()
     requests.post(u["rpc"], json={"jsonrpc": "2.0", "method": "ui/notifications/initialized"}, timeout=30)

@@ -241,21 +241,27 @@ def test_dpop_only_challenge_drives_dpop_and_interactive_login(srv, manager):
     assert "Authorization" not in first["headers"]
 
 
-def _without_cryptography(monkeypatch):
+@pytest.fixture(params=["cryptography", "jwt"])
+def missing(request):
+    """Each package of the jwt extra in turn (PyJWT signs, cryptography holds the keys)."""
+    return request.param
+
+
+def _without_cryptography(monkeypatch, package="cryptography"):
     real_import = builtins.__import__
 
     def fake_import(name, *args, **kwargs):
-        if name.startswith("cryptography"):
+        if name == package or name.startswith(package + "."):
             raise ImportError("no cryptography")
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", fake_import)
 
 
-def test_without_cryptography_a_dpop_only_server_names_the_extra(srv, manager, monkeypatch):
+def test_without_cryptography_a_dpop_only_server_names_the_extra(srv, manager, monkeypatch, missing):
     srv.dpop_algs = ["ES256"]
     srv.dpop_only = True
-    _without_cryptography(monkeypatch)
+    _without_cryptography(monkeypatch, missing)
     assert not _dpop.crypto_available()
     with pytest.raises(ConfigError, match=r"DPoP.*pip install 'mcpsync\[jwt\]'") as info:
         call(srv.server_url, manager.auth("srv", interactive=True))
@@ -263,9 +269,9 @@ def test_without_cryptography_a_dpop_only_server_names_the_extra(srv, manager, m
     assert srv.requests_to("/authorize") == [] and srv.token_requests() == []
 
 
-def test_without_cryptography_an_optional_dpop_server_gets_bearer_tokens(srv, manager, monkeypatch):
+def test_without_cryptography_an_optional_dpop_server_gets_bearer_tokens(srv, manager, monkeypatch, missing):
     srv.dpop_algs = ["ES256"]
-    _without_cryptography(monkeypatch)
+    _without_cryptography(monkeypatch, missing)
     manager.authenticate("srv")
     assert manager.store.get("srv")["tokens"]["tokenType"] == "Bearer"
     assert call(srv.server_url, manager.auth("srv")) == 200

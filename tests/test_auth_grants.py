@@ -138,11 +138,12 @@ def test_grant_configs_are_validated():
     assert OAuthConfig.from_value(False) is None
 
 
-def test_missing_cryptography_is_a_clear_error(monkeypatch):
+@pytest.mark.parametrize("package", ["cryptography", "jwt"])
+def test_missing_cryptography_is_a_clear_error(monkeypatch, package):
     real_import = builtins.__import__
 
     def fake_import(name, *args, **kwargs):
-        if name.startswith("cryptography"):
+        if name == package or name.startswith(package + "."):
             raise ImportError("no cryptography")
         return real_import(name, *args, **kwargs)
 

@@ -472,5 +472,5 @@ def test_auth_subcommand_is_wired(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["status"] == "not_authenticated"
     proc = run("auth", "logout", "srv", "--auth-file", store, cwd=tmp_path)
-    assert proc.returncode == 0 and "no stored credentials for srv" in proc.stdout
+    assert proc.returncode == 2 and "no stored credentials for srv" in proc.stderr  # a typo is not a logout
     assert run("auth", "login", cwd=tmp_path).returncode == 2  # NAME missing

@@ -396,3 +396,38 @@ def test_manager_defers_and_resumes_on_the_right_server() -> None:
         token = ir.dumps(SECRET)
         result = mgr.resume(mcpsync.InputRequired.loads(token, SECRET), {ir.questions[0].key: {"action": "decline"}})
         assert result.structured_content == {"action": "decline"}
+
+
+# --------------------------------------------------------------------------- order, and a question that names no server
+
+
+def test_json_and_tokens_keep_the_servers_order() -> None:
+    with mcpsync.connect(server_cmd("--era", "modern"), defer_input=True) as c:
+        ir = _defer(c)
+    props = list(ir.questions[0].requested_schema["properties"])  # type: ignore[index]
+    assert props != sorted(props)  # the example server's order is not alphabetical
+    for copy in (mcpsync.InputRequired.from_json(ir.to_json()), mcpsync.InputRequired.loads(ir.dumps(SECRET), SECRET)):
+        assert list(copy.questions[0].requested_schema["properties"]) == props  # type: ignore[index]
+        assert list(copy.to_dict()) == list(ir.to_dict())
+
+
+def test_a_question_that_names_no_server_resumes_on_no_client() -> None:
+    from mcpsync.manager import Manager
+
+    with mcpsync.connect(server_cmd("--era", "modern"), name="shop", defer_input=True) as c:
+        ir = _defer(c)
+        d = ir.to_dict()
+        d["server"] = None  # an unsigned object edited, or made by hand
+        unbound = mcpsync.InputRequired.from_dict(d)
+        with pytest.raises(mcpsync.InputNotResumable, match="names no server"):
+            c.resume(unbound, {ir.questions[0].key: {"action": "decline"}})
+        with pytest.raises(mcpsync.InputNotResumable, match="belongs to server 'shop'"):
+            with mcpsync.connect(server_cmd("--era", "modern"), name="other") as other:
+                other.resume(ir, {ir.questions[0].key: {"action": "decline"}})
+        # the real one still resumes, once refused copies are out of the way
+        assert c.resume_tool(ir, {ir.questions[0].key: {"action": "decline"}}).structured_content == {
+            "action": "decline"
+        }
+    with Manager({"shop": {"command": server_cmd("--era", "modern")}}) as mgr:
+        with pytest.raises(mcpsync.InputNotResumable):
+            mgr.resume(unbound, {})

@@ -69,6 +69,26 @@ class Page:
 
 
 @pytest.fixture
+def served_app() -> Iterator[Any]:
+    """The example app in front of the example server over HTTP, so the test can count what reached it."""
+    from werkzeug.serving import make_server
+
+    from .httpserver import MCPTestServer
+
+    with MCPTestServer(era="modern") as mcp:
+        app = _load_example().create_app(target=mcp.url, secret="browser-test-secret")
+        server = make_server("127.0.0.1", 0, app, threaded=True)
+        thread = threading.Thread(target=server.serve_forever, name="test-flask-input", daemon=True)
+        thread.start()
+        try:
+            yield "http://127.0.0.1:%d" % server.server_port, mcp
+        finally:
+            server.shutdown()
+            thread.join(10)
+            app.extensions["mcpsync"].close()
+
+
+@pytest.fixture
 def browser(tmp_path: Path) -> Iterator[Page]:
     b = Chromium(find_chromium(), str(tmp_path / "profile"))
     try:
@@ -127,8 +147,27 @@ def test_decline_and_a_tampered_token(app_url: str, browser: Page) -> None:
     _fill(page, {"age": "30"})
     page.evaluate("document.querySelector('[name=token]').value += 'x'")
     page.submit_and_wait("document.querySelector('button[value=accept]').click()")
-    assert page.evaluate("document.title") == "Expired"
+    assert page.evaluate("document.title") == "Forged"  # reported as what it is, not as an expired form
     page.goto(app_url + "/")
     page.submit_and_wait("document.getElementById('order').click()")
     page.submit_and_wait("document.querySelector('button[value=decline]').click()")
     assert page.evaluate("document.getElementById('result').textContent") == "action: decline"
+
+
+def test_the_same_form_posted_twice_completes_the_call_once(served_app: Any, browser: Page) -> None:
+    url, mcp = served_app
+    page = _open(browser, url + "/")
+    page.submit_and_wait("document.getElementById('order').click()")
+    form = page.evaluate("document.querySelector('form.mcp-elicitation').outerHTML")  # token and all
+    _fill(page, {"name": "Ada", "age": "36"})
+    page.submit_and_wait("document.querySelector('button[value=accept]').click()")
+    assert '"name": "Ada"' in page.evaluate("document.getElementById('result').textContent")
+    # the very same form, token included, posted again with another answer
+    page.evaluate("document.body.insertAdjacentHTML('beforeend', %s)" % json.dumps(form))
+    _fill(page, {"name": "Eve", "age": "36"})
+    page.submit_and_wait("document.querySelector('button[value=accept]').click()")
+    assert page.evaluate("document.title") == "Already answered"
+    resumed = [
+        r for r in mcp.records(rpc="tools/call") if "inputResponses" in ((r.body or {}).get("params") or {})
+    ]
+    assert len(resumed) == 1 and "Ada" in json.dumps(resumed[0].body) and "Eve" not in json.dumps(resumed[0].body)

@@ -157,3 +157,33 @@ def test_the_four_formats_are_checked(fmt: str, good: str, bad: str) -> None:
     schema = {"type": "object", "properties": {"v": {"type": "string", "format": fmt}}}
     assert parse_form(schema, {"f_v": good}) == ({"v": good}, {})
     assert "v" in parse_form(schema, {"f_v": bad})[1]
+
+
+def test_every_failed_field_is_reported_at_once_in_the_forms_order() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "default": "Ada"},
+            "email": {"type": "string", "format": "email"},
+            "age": {"type": "integer", "default": 30},
+            "score": {"type": "number"},
+            "city": {"type": "string"},
+        },
+        "required": ["name", "age", "city", "email"],
+    }
+    content, errors = parse_form(schema, {"f_age": "ten", "f_score": "lots"})
+    # every missing required field, and both conversions, in the form's order
+    assert list(errors) == ["name", "email", "age", "score", "city"]
+    assert errors["name"] == errors["email"] == errors["city"] == "required"
+    assert errors["age"] == "not a whole number" and errors["score"] == "not a number"
+    assert content == {}
+    # shown again: a required field that failed is empty, not refilled with the schema's default
+    markup = render_form(schema, action="/a", values=content, errors=errors)
+    fields = {a.get("name"): a for _t, a in _parse(markup).controls}
+    assert fields["f_age"]["value"] == "" and fields["f_name"]["value"] == ""
+    # a field that did not fail still shows its default
+    markup = render_form(schema, action="/a", errors={"city": "required"})
+    fields = {a.get("name"): a for _t, a in _parse(markup).controls}
+    assert fields["f_age"]["value"] == "30" and fields["f_name"]["value"] == "Ada"
+    _content, errors = parse_form(schema, {"f_age": "2.5", "f_name": "x", "f_city": "y", "f_email": "a@b.c"})
+    assert errors == {"age": "not a whole number"}

@@ -1,8 +1,9 @@
-"""The YAML subset parser for SKILL.md frontmatter (mcpsync.client.frontmatter)."""
+"""SKILL.md frontmatter (mcpsync.client.frontmatter): read as PyYAML reads it, with aliases, duplicate keys refused."""
 
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from mcpsync.client.frontmatter import FrontmatterError, parse_yaml, split_frontmatter
 
@@ -47,7 +48,7 @@ notes: |
             "version": "1.0",
             "count": 3,
             "ratio": 0.5,
-            "enabled": "yes",
+            "enabled": True,
             "nothing": None,
         },
         "tags": ["pdf", "forms", 3],
@@ -75,38 +76,45 @@ def test_sequences_at_the_key_indent() -> None:
     assert parse_yaml("items:\n- a\n- b\nnext: x\n") == {"items": ["a", "b"], "next": "x"}
 
 
-def test_core_schema_scalars() -> None:
-    doc = parse_yaml("a: true\nb: False\nc: null\nd: 0x1F\ne: 0o17\nf: -1.5e3\ng: .inf\nh: '1'\ni: 1.2.3\n")
-    assert doc == {
-        "a": True,
-        "b": False,
-        "c": None,
-        "d": 31,
-        "e": 15,
-        "f": -1500.0,
-        "g": float("inf"),
-        "h": "1",
-        "i": "1.2.3",
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: true\nb: False\nc: null\nd: 0x1F\ne: 0o17\nf: -1.5e3\ng: .inf\nh: '1'\ni: 1.2.3\n",
+        "x: 012\ny: 1_000\nz: yes\nw: off\nv: ~\n",  # YAML 1.1, as the servers' own tools read them
+        "a: !!str 1\n",
+        "? complex\n: key\n",
+        "just a scalar line without a colon\n",
+    ],
+)
+def test_scalars_read_as_pyyaml_reads_them(text: str) -> None:
+    assert parse_yaml(text) == yaml.safe_load(text)
+
+
+def test_dates_stay_strings() -> None:
+    """A skill entry's frontmatter is JSON, where a date is a string; PyYAML alone would make a date object."""
+    assert parse_yaml("created: 2026-01-02\nat: 2026-01-02 10:00:00\n") == {
+        "created": "2026-01-02",
+        "at": "2026-01-02 10:00:00",
     }
 
 
 @pytest.mark.parametrize(
     "text",
     [
+        "a: b: c\n",  # YAML says no; a hand-written subset once read it as {'a': 'b: c'}
         "a: &x 1\nb: *x\n",  # anchors and aliases
-        "a: !!str 1\n",  # tags
-        "? complex\n: key\n",
         "a: 1\na: 2\n",  # duplicate keys
+        "a:\n  b: 1\n  b: 2\n",  # nested duplicate keys
         "a: [1, 2\n",
         "a: 'unterminated\n",
         'a: "bad \\q escape"\n',
         "a:\n\tb: 1\n",  # tab indentation
-        "just a scalar line without a colon\n",
         "a: 1\n---\nb: 2\n",
         "a:\n    b: 1\n  c: 2\n",  # bad dedent
+        "? [a, b]\n: 1\n",  # a key that is not a scalar
     ],
 )
-def test_unsupported_or_broken_yaml_is_refused(text: str) -> None:
+def test_broken_or_ambiguous_yaml_is_refused(text: str) -> None:
     with pytest.raises(FrontmatterError):
         parse_yaml(text)
 

@@ -250,7 +250,7 @@ def test_hostile_challenges_never_escape_untyped_and_the_client_stays_usable(
                 headers = {"WWW-Authenticate": challenge}
                 if nonce:
                     headers["DPoP-Nonce"] = nonce
-                handler._reply(status, b'{"error":"x"}', headers=headers)
+                handler.reply(status, b'{"error":"x"}', headers=headers)
                 return False
             return accept_token(handler, msg)
 

@@ -35,6 +35,12 @@ FRAMEWORKS = [
     "dspy",
     "haystack",
     "pydantic",
+    "agent_framework",
+    "strands",
+    "google.adk",
+    "google.genai",
+    "langchain",
+    "fastmcp",
 ]
 
 

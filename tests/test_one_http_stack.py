@@ -25,6 +25,7 @@ STILL_ON_REQUESTS = {
     "auth/registration.py",
     "registry/client.py",
     "registry/mcpb.py",
+    "registry/sockets.py",  # the registry session that tells the deadline which socket to shut down
     "transports/http/oauth_http.py",  # the OAuth requests' route (proxies, TLS) for requests
     "transports/http/auth.py",  # a requests.auth.AuthBase passed as auth= runs on the pools
     "httpauth.py",  # an mcpsync.Auth used as a requests auth

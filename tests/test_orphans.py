@@ -1,69 +1,88 @@
-"""Issue 18 defect 8: a host killed with SIGKILL leaves no stdio server (nor any grandchild) running.
+"""A host killed with SIGKILL leaves no stdio server (nor any grandchild) running.
 
 A real host process (tests/orphanhost.py) holds three stdio servers: the example server, one that
 spawns a grandchild ignoring SIGTERM, and a wrapper (tests/stdiowrapper.py, like ``npx``) whose
 server spawns a grandchild of its own. The test SIGKILLs the host and waits (bounded) until every
-process of those three process groups, and the host's reaper, is gone.
+process of those three process groups, and the host's one reaper, is gone. It runs the host on the
+Linux path and on the path macOS takes (``sys.platform`` set to ``darwin`` before mcpsync is imported):
+one reaper per host, no process per server.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
-from typing import Dict, List, Optional, Set
+from typing import Dict, List, Optional, Set, Tuple
 
 import pytest
 
 from mcpsync.transports import lifeline
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG and /proc are Linux")
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups and SIGKILL (Windows: jobs)")
 
 HOST = os.path.join(os.path.dirname(__file__), "orphanhost.py")
 
 
-def _stat(pid: int) -> Optional[List[str]]:
-    try:
-        with open("/proc/%d/stat" % pid, "rb") as f:
-            return f.read().decode("utf-8", "replace").rsplit(")", 1)[-1].split()
-    except OSError:
-        return None
+def _procs() -> Dict[int, Tuple[int, int, str, bytes]]:
+    """Every process: pid -> (ppid, pgid, state, command line). /proc on Linux, ``ps`` elsewhere (macOS)."""
+    out: Dict[int, Tuple[int, int, str, bytes]] = {}
+    if os.path.isdir("/proc/self"):
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open("/proc/%s/stat" % entry, "rb") as f:
+                    rest = f.read().decode("utf-8", "replace").rsplit(")", 1)[-1].split()
+                with open("/proc/%s/cmdline" % entry, "rb") as f:
+                    cmdline = f.read()
+            except OSError:
+                continue
+            out[int(entry)] = (int(rest[1]), int(rest[2]), rest[0], cmdline)
+        return out
+    # -ww: whole command lines; a command line holding newlines (the reaper's script) goes on over
+    # several output lines, which do not start with the pid columns
+    listing = subprocess.run(
+        ["ps", "-A", "-ww", "-o", "pid=,ppid=,pgid=,stat=,args="], stdout=subprocess.PIPE, check=True
+    )
+    last = None
+    for line in listing.stdout.splitlines():
+        m = re.match(rb"\s*(\d+)\s+(\d+)\s+(\d+)\s+(\S+)\s?(.*)\Z", line)
+        if m is None:
+            if last is not None:
+                ppid, pgid, state, args = out[last]
+                out[last] = (ppid, pgid, state, args + b"\n" + line)
+            continue
+        last = int(m.group(1))
+        out[last] = (int(m.group(2)), int(m.group(3)), m.group(4).decode()[:1], m.group(5))
+    return out
+
+
+def _stat(pid: int) -> Optional[Tuple[int, int, str, bytes]]:
+    return _procs().get(pid)
 
 
 def _alive(pid: int) -> bool:
-    rest = _stat(pid)
-    return rest is not None and rest[0] != "Z"  # a zombie has run its last instruction
+    info = _stat(pid)
+    return info is not None and info[2] != "Z"  # a zombie has run its last instruction
 
 
 def _members(pgids: Set[int]) -> Dict[int, int]:
     """Live processes in any of ``pgids``: pid -> pgid."""
-    found = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            rest = _stat(int(entry))
-            if rest is not None and rest[0] != "Z" and int(rest[3]) in pgids:
-                found[int(entry)] = int(rest[3])
-    return found
+    return {pid: info[1] for pid, info in _procs().items() if info[2] != "Z" and info[1] in pgids}
 
 
 def _children_with(ppid: int, marker: bytes) -> List[int]:
-    out = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        rest = _stat(int(entry))
-        if rest is None or int(rest[1]) != ppid:
-            continue
-        try:
-            with open("/proc/%s/cmdline" % entry, "rb") as f:
-                if marker in f.read():
-                    out.append(int(entry))
-        except OSError:
-            pass
-    return out
+    return sorted(pid for pid, info in _procs().items() if info[0] == ppid and marker in info[3] and info[2] != "Z")
+
+
+def _cmdline(pid: int) -> bytes:
+    info = _stat(pid)
+    return info[3] if info else b""
 
 
 def _until(pred, what: str, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
@@ -74,10 +93,13 @@ def _until(pred, what: str, timeout: float = 60.0) -> None:  # type: ignore[no-u
 
 
 @pytest.mark.skipif(not lifeline.enabled(), reason="the lifeline is turned off (MCPSYNC_NO_LIFELINE)")
+@pytest.mark.parametrize("platform", ["linux", "darwin"], ids=["linux-path", "macos-path"])
 @pytest.mark.parametrize("fork", [False, True], ids=["plain", "with-a-forked-child"])
-def test_sigkill_of_the_host_leaves_no_server_and_no_grandchild(fork: bool) -> None:
+def test_sigkill_of_the_host_leaves_no_server_and_no_grandchild(fork: bool, platform: str) -> None:
+    if platform == "linux" and not sys.platform.startswith("linux"):
+        pytest.skip("the Linux path is taken on Linux (the macOS path runs everywhere)")
     host = subprocess.Popen(
-        [sys.executable, HOST] + (["--fork"] if fork else []),
+        [sys.executable, HOST] + (["--fork"] if fork else []) + ["--as-platform", platform],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -87,6 +109,7 @@ def test_sigkill_of_the_host_leaves_no_server_and_no_grandchild(fork: bool) -> N
         line = host.stdout.readline() if host.stdout else b""
         assert line, "the host failed: %s" % (host.stderr.read().decode() if host.stderr else "")
         report = json.loads(line)
+        assert report["platform"] == platform
         forked = report["forked"]
         assert (forked is not None) == fork
         pgids = set(report["pgids"])
@@ -95,14 +118,18 @@ def test_sigkill_of_the_host_leaves_no_server_and_no_grandchild(fork: bool) -> N
         wrapper_group = report["pgids"][2]
         grandchild_group = report["pgids"][1]
         _until(
-            lambda: sum(1 for g in _members(pgids).values() if g == grandchild_group) >= 2
-            and sum(1 for g in _members(pgids).values() if g == wrapper_group) >= 3,
+            lambda: (
+                sum(1 for g in _members(pgids).values() if g == grandchild_group) >= 2
+                and sum(1 for g in _members(pgids).values() if g == wrapper_group) >= 3
+            ),
             "the grandchildren to start",
         )
         victims = _members(pgids)
         assert len(victims) >= 6
         reapers = _children_with(host.pid, b"mcpsync-reaper")
-        assert len(reapers) == 1  # one reaper for the whole host
+        assert reapers == [report["reaper"]]  # one reaper for the whole host
+        for pid in victims:  # no guard process per server: every server is the host's command itself
+            assert b"mcpsync-reaper" not in _cmdline(pid) and b"PDEATHSIG" not in _cmdline(pid)
         host.send_signal(signal.SIGKILL)
         host.wait(30)
         _until(lambda: not _members(pgids), "every server process and grandchild to die")
@@ -129,48 +156,55 @@ def report_pgids(scope: Dict[str, object]) -> Set[int]:
     return set(pgids) if isinstance(pgids, set) else set()
 
 
-def test_servers_outlive_the_thread_that_opened_them_and_close_leaves_nothing() -> None:
-    """The death signal is tied to the lifeline thread, not to the caller's thread; close() stops it all."""
+def test_servers_outlive_the_thread_that_opened_them_and_share_one_reaper() -> None:
+    """A server lives on when the thread that opened it ends; three servers, one reaper; close() stops it all."""
     import threading
 
     import mcpsync
 
     from .conftest import server_cmd
 
-    box: Dict[str, mcpsync.Client] = {}
-    t = threading.Thread(target=lambda: box.update(c=mcpsync.connect(server_cmd(), protocol="legacy")))
-    t.start()
-    t.join(60)
-    c = box["c"]
+    clients: List[mcpsync.Client] = []
+    for _ in range(3):
+        t = threading.Thread(target=lambda: clients.append(mcpsync.connect(server_cmd(), protocol="legacy")))
+        t.start()
+        t.join(60)
+    assert len(clients) == 3
+    pids = []
     try:
-        assert c.call_tool("echo", {"message": "still here"}).text == "still here"
-        pid = c.transport.pid  # type: ignore[attr-defined]
+        for c in clients:
+            assert c.call_tool("echo", {"message": "still here"}).text == "still here"
+            pids.append(c.transport.pid)  # type: ignore[attr-defined]
+        for pid in pids:  # the server is our child itself: no wrapper process in between
+            assert (_stat(pid) or (0,))[0] == os.getpid()
         if lifeline.enabled():
-            assert [t.name for t in threading.enumerate() if t.name == "mcpsync-lifeline"]
-            assert len(_children_with(os.getpid(), b"mcpsync-reaper")) == 1
+            assert _children_with(os.getpid(), b"mcpsync-reaper") == [lifeline.LIFELINE.reaper_pid]
+        clients.pop().close()
+        if lifeline.enabled():
+            assert len(_children_with(os.getpid(), b"mcpsync-reaper")) == 1  # still two servers
     finally:
-        c.close()
-    assert not _alive(pid)
-    assert not [t.name for t in threading.enumerate() if t.name == "mcpsync-lifeline"]
+        for c in clients:
+            c.close()
+    assert not any(_alive(p) for p in pids)
     assert not _children_with(os.getpid(), b"mcpsync-reaper")
+    assert lifeline.LIFELINE.reaper_pid is None
 
 
-def test_the_wrapper_refuses_to_run_an_orphan() -> None:
-    """The exec wrapper's race check: started with a parent pid that is not its parent, it exits at once."""
-    if not lifeline.enabled():
-        pytest.skip("the lifeline is turned off")
-    argv = lifeline.pdeathsig_argv([sys.executable, "-c", "print('ran')"])
-    argv[argv.index("--") - 1] = "1"  # "expected parent: init": the real parent (this test) differs
-    done = subprocess.run(argv, stdout=subprocess.PIPE, timeout=60)
-    assert done.returncode == 1 and done.stdout == b""
-    argv = lifeline.pdeathsig_argv([sys.executable, "-c", "print('ran')"])
-    ok = subprocess.run(argv, stdout=subprocess.PIPE, timeout=60)
-    assert ok.returncode == 0 and ok.stdout.strip() == b"ran"
+def test_no_lifeline_means_no_reaper(monkeypatch: pytest.MonkeyPatch) -> None:
+    import mcpsync
+
+    from .conftest import server_cmd
+
+    monkeypatch.setenv("MCPSYNC_NO_LIFELINE", "1")
+    assert not lifeline.enabled()
+    with mcpsync.connect(server_cmd(), protocol="legacy") as c:
+        assert c.call_tool("echo", {"message": "x"}).text == "x"
+        assert not _children_with(os.getpid(), b"mcpsync-reaper")
+        pid = c.transport.pid  # type: ignore[attr-defined]
+    assert not _alive(pid)
 
 
-def test_a_server_that_fails_to_start_leaves_no_lifeline_behind(tmp_path: "os.PathLike[str]") -> None:
-    import threading
-
+def test_a_server_that_fails_to_start_leaves_no_reaper_behind(tmp_path: "os.PathLike[str]") -> None:
     import mcpsync
 
     from .conftest import server_cmd
@@ -178,5 +212,37 @@ def test_a_server_that_fails_to_start_leaves_no_lifeline_behind(tmp_path: "os.Pa
     missing = os.path.join(str(tmp_path), "no-such-dir")
     with pytest.raises(mcpsync.ConnectError):
         mcpsync.connect(server_cmd(), cwd=missing, connect_timeout=30)
-    assert not [t.name for t in threading.enumerate() if t.name == "mcpsync-lifeline"]
     assert not _children_with(os.getpid(), b"mcpsync-reaper")
+    assert lifeline.LIFELINE.reaper_pid is None
+
+
+def test_the_reaper_ignores_junk_and_never_signals_group_0() -> None:
+    """Lines that are not ``+<n>``/``-<n>`` with n > 1 are ignored: ``+0`` would be the reaper's own group."""
+    reaper = subprocess.run(
+        [lifeline.REAPER_SHELL, "-c", lifeline.REAPER_SCRIPT, "mcpsync-reaper", "0"],
+        input=b"+0\n+abc\n+\nx12\n+-5\n-\n\n+00\n",
+        start_new_session=True,  # its own group: had it registered 0, it would have killed itself
+        timeout=30,
+    )
+    assert reaper.returncode == 0
+
+
+def test_the_reaper_forgets_an_unregistered_group(tmp_path: "os.PathLike[str]") -> None:
+    """A group registered then unregistered is never signalled; one still registered is, at end-of-file."""
+    kept = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+    spared = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+    try:
+        lines = b"+%d\n+%d\n-%d\n" % (kept.pid, spared.pid, spared.pid)
+        reaper = subprocess.run(
+            [lifeline.REAPER_SHELL, "-c", lifeline.REAPER_SCRIPT, "mcpsync-reaper", "0"],
+            input=lines,
+            start_new_session=True,
+            timeout=30,
+        )
+        assert reaper.returncode == 0
+        assert kept.wait(30) == -signal.SIGTERM
+        assert spared.poll() is None
+    finally:
+        for p in (kept, spared):
+            p.kill()
+            p.wait(30)

@@ -150,11 +150,12 @@ def test_uninstall_removes_the_entry_and_its_secrets(registry, tmp_path):
     code, _out, err = run("install", "io.github.acme/tenant-remote", "--registry", registry.url, "--config", str(cfg),
                           "--yes", "--input", "host=h.example.com", "--input", "token=t0k")
     assert code == 0, err
-    assert read_secret("tenant-remote/Authorization") == "Bearer t0k"
+    assert read_secret("tenant-remote/token") == "t0k"
+    assert read_secret("tenant-remote/Authorization") is None  # stored once, not also as the whole header
     code, out, _err = run("uninstall", "tenant-remote", "--config", str(cfg))
     assert code == 0 and "removed 'tenant-remote'" in out
     assert json.loads(cfg.read_text())["mcpServers"] == {}
-    assert read_secret("tenant-remote/Authorization") is None
+    assert read_secret("tenant-remote/token") is None
     code, _out, err = run("uninstall", "tenant-remote", "--config", str(cfg))
     assert code == 2 and "no server named" in err
 

@@ -211,7 +211,7 @@ def test_a_stalled_registry_times_out_and_a_cut_answer_fails_clearly(registry):
 
     registry.stall = threading.Event()
     with RegistryClient(registry.url, cache_dir=False, timeout=1) as client:
-        with pytest.raises(RegistryUnavailable, match="cannot reach"):
+        with pytest.raises(RegistryUnavailable, match="cannot reach|timeout of 1s"):
             client.search("x")
     registry.stall.set()
     registry.stall = None

@@ -72,12 +72,12 @@ def build_bundle(*, traversal: bool = False) -> bytes:
             "entry_point": "server/example_server/__main__.py",
             "mcp_config": {
                 "command": sys.executable,
-                "args": ["-m", "example_server", "--version", "${user_config.server_version}"],
+                "args": ["-m", "example_server", "--log-level", "${user_config.log_level}"],
                 "env": {"PYTHONPATH": "${__dirname}/server", "EXAMPLE_TOKEN": "${user_config.token}"},
             },
         },
         "user_config": {
-            "server_version": {"type": "string", "title": "Version", "default": "1.0.0-bundled", "required": False},
+            "log_level": {"type": "string", "title": "Log level", "default": "INFO", "required": False},
             "token": {"type": "string", "title": "Token", "sensitive": True, "required": True},
         },
     }
@@ -169,8 +169,9 @@ def test_remote_url_variables_and_headers():
     r = resolve(fixture("remote-tenant.json"), callback)
     assert r.kind == "remote" and r.transport == "http"
     assert r.url == "http://t1.example.com:8443/mcp"
-    assert r.headers == {"Authorization": "${secret:tenant-remote/Authorization}", "X-Team": "core"}
-    assert r.secrets == {"tenant-remote/Authorization": "Bearer s3cret", "tenant-remote/token": "s3cret"}
+    # the secret variable is stored once, under its own name, and referenced inside the public header text
+    assert r.headers == {"Authorization": "Bearer ${secret:tenant-remote/token}", "X-Team": "core"}
+    assert r.secrets == {"tenant-remote/token": "s3cret"}
     assert ("token", "variable", True, ()) in asked and ("path", "url", False, ("mcp", "v2/mcp")) in asked
     with pytest.raises(InvalidInput, match="not a number"):
         resolve(fixture("remote-tenant.json"), inputs_from({"host": "h", "port": "80/evil", "token": "t"}))
@@ -363,7 +364,7 @@ def test_a_secret_never_reaches_a_file_and_the_manager_resolves_it(tmp_path):
             if path.is_file() and path.name != "mcp-auth.json":
                 assert token.encode() not in path.read_bytes(), path
         entry_text = json.loads(cfg.read_text())["mcpServers"]["tenant-remote"]
-        assert entry_text["headers"]["Authorization"] == "${secret:tenant-remote/Authorization}"
+        assert entry_text["headers"]["Authorization"] == "Bearer ${secret:tenant-remote/token}"
         store = tmp_path / "store" / "mcp-auth.json"
         assert os.stat(store).st_mode & 0o777 == 0o600
         with Manager(str(cfg)) as mgr:
@@ -387,7 +388,7 @@ def test_mcpb_verified_unpacked_and_started(tmp_path):
     (req,) = seen
     assert req.sha256 == sha and req.download_url.endswith("/bundles/example.mcpb")
     install_dir = req.command[0] and result.server.env["PYTHONPATH"][: -len("/server")]
-    assert req.command == (sys.executable, "-m", "example_server", "--version", "1.0.0-bundled")
+    assert req.command == (sys.executable, "-m", "example_server", "--log-level", "INFO")
     assert Path(install_dir, "server", "example_server", "__main__.py").is_file()
     assert "bundle-secret" not in cfg.read_text()
     with Manager(str(cfg)) as mgr:

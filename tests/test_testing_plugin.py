@@ -8,7 +8,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import List
+from typing import Dict, List
 
 import pytest
 
@@ -190,15 +190,19 @@ def test_the_official_sdk_server_in_both_eras(run) -> None:  # type: ignore[no-u
 FASTMCP_SERVER = ROOT / "tests" / "peers" / "fastmcp_server.py"
 
 
-def test_a_fastmcp_server_in_both_eras(run) -> None:  # type: ignore[no-untyped-def]
-    """FastMCP is installed by .ci/plugin-peers (its own virtualenv), which sets MCPSYNC_REQUIRE_FASTMCP=1: there a
-    missing fastmcp fails; elsewhere the test is skipped."""
+def _need_fastmcp() -> None:
     try:
         import fastmcp  # noqa: F401
     except ImportError:
         if os.environ.get("MCPSYNC_REQUIRE_FASTMCP") == "1":
             pytest.fail("fastmcp is required here (MCPSYNC_REQUIRE_FASTMCP=1) but not installed", pytrace=False)
         pytest.skip("fastmcp is not installed (bash .ci/plugin-peers runs this test with it)")
+
+
+def test_a_fastmcp_server_in_both_eras(run) -> None:  # type: ignore[no-untyped-def]
+    """FastMCP is installed by .ci/plugin-peers (its own virtualenv), which sets MCPSYNC_REQUIRE_FASTMCP=1: there a
+    missing fastmcp fails; elsewhere the test is skipped."""
+    _need_fastmcp()
     result = run(
         """
         import sys
@@ -214,6 +218,208 @@ def test_a_fastmcp_server_in_both_eras(run) -> None:  # type: ignore[no-untyped-
         % str(FASTMCP_SERVER)
     )
     result.assert_outcomes(passed=2)
+
+
+@pytest.fixture
+def run_files(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """Like ``run``, with several test files (``name=source``)."""
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+
+    def go(files: Dict[str, str], *args: str) -> pytest.RunResult:
+        pytester.makepyfile(**files)
+        return pytester.runpytest_subprocess(*_plugin_args(), "-p", "no:cacheprovider", "-v", *args, timeout=300)
+
+    return go
+
+
+SCOPED = """
+import sys
+import pytest
+
+EXAMPLE = [sys.executable, "-m", "mcpsync.example_server"]
+
+def names(client):
+    return {t.name for t in client.list_tools()}
+"""
+
+
+def test_module_and_session_scopes_share_one_server(run_files) -> None:  # type: ignore[no-untyped-def]
+    """A tool added in one test is there in the next one exactly when the two share the server: the same module
+    (module scope), the same run (session scope); never with function scope. A shared server that died is
+    replaced for the next test."""
+    result = run_files(
+        {
+            "test_a": SCOPED
+            + """
+pytestmark = pytest.mark.mcp_server(EXAMPLE, scope="module", era="legacy")
+
+def test_a1(mcp_client):
+    mcp_client.call_tool("add_tool", {"name": "mark_a"})
+
+def test_a2(mcp_client):
+    assert "mark_a" in names(mcp_client)
+
+def test_a3_crash(mcp_client):
+    with pytest.raises(Exception):
+        mcp_client.call_tool("crash", {})
+
+def test_a4_replaced(mcp_client):
+    assert "mark_a" not in names(mcp_client)  # a new server process
+    assert mcp_client.call_tool("echo", {"message": "back"}).text == "back"
+""",
+            "test_b": SCOPED
+            + """
+pytestmark = pytest.mark.mcp_server(EXAMPLE, scope="module", era="legacy")
+
+def test_b1(mcp_client):
+    assert "mark_a" not in names(mcp_client)  # another module, another server
+""",
+            "test_c": SCOPED
+            + """
+pytestmark = pytest.mark.mcp_server(EXAMPLE, scope="session", era=["legacy", "modern"])
+
+def test_c1(mcp_client, mcp_era):
+    assert mcp_client.era == mcp_era
+    mcp_client.call_tool("add_tool", {"name": "mark_" + mcp_era})
+""",
+            "test_d": SCOPED
+            + """
+pytestmark = pytest.mark.mcp_server(EXAMPLE, scope="session", era=["legacy", "modern"])
+
+def test_d1(mcp_client, mcp_era):
+    other = "mark_modern" if mcp_era == "legacy" else "mark_legacy"
+    assert "mark_" + mcp_era in names(mcp_client) and other not in names(mcp_client)  # test_c's server, per era
+""",
+            "test_e": SCOPED
+            + """
+pytestmark = pytest.mark.mcp_server(EXAMPLE, era="legacy")
+
+def test_e1(mcp_client):
+    mcp_client.call_tool("add_tool", {"name": "mark_e"})
+
+def test_e2(mcp_client):
+    assert "mark_e" not in names(mcp_client)  # function scope: a fresh server
+""",
+        }
+    )
+    result.assert_outcomes(passed=11)
+
+
+def test_the_scope_option_and_a_bad_scope(run_files) -> None:  # type: ignore[no-untyped-def]
+    result = run_files(
+        {
+            "test_opt": SCOPED
+            + """
+pytestmark = pytest.mark.mcp_server(EXAMPLE, era="legacy")
+
+def test_1(mcp_client):
+    mcp_client.call_tool("add_tool", {"name": "mark_o"})
+
+def test_2(mcp_client):
+    assert "mark_o" in names(mcp_client)
+
+@pytest.mark.mcp_server(EXAMPLE, scope="galaxy")
+def test_bad(mcp_client):
+    pass
+"""
+        },
+        "--mcp-scope",
+        "session",
+    )
+    result.assert_outcomes(passed=2, errors=1)
+    result.stdout.fnmatch_lines(["*scope must be one of function, module, session*"])
+
+
+def test_a_failure_in_a_shared_server_reports_its_own_stderr_lines(run) -> None:  # type: ignore[no-untyped-def]
+    result = run(
+        """
+        import sys
+        import threading
+        import pytest
+
+        READ = threading.Event()  # the shared server keeps running: its report has the lines read so far
+        SERVER = [sys.executable, "-m", "mcpsync.example_server"]
+        pytestmark = pytest.mark.mcp_server(SERVER, scope="module", on_stderr=lambda line: READ.set())
+
+        def test_fails(mcp_client, mcp_stderr):
+            mcp_client.call_tool("stderr_flood", {"bytes": 240})  # two whole lines
+            assert READ.wait(30)
+            assert False, "on purpose"
+
+        def test_still_served(mcp_client):
+            assert mcp_client.call_tool("echo", {"message": "x"}).text == "x"
+        """
+    )
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*- mcp server stderr -*", "mcpsync-example stderr flood xxx*"])
+
+
+def test_an_sdk_server_object_in_process_in_both_eras(run) -> None:  # type: ignore[no-untyped-def]
+    """The official SDK's server object, served in the test process (no subprocess), in both eras and scopes;
+    what an SDK server does differently (an unknown tool and an exception are isError results, the exception's
+    text hidden) is what docs/testing.md says."""
+    require_peer("sdk")
+    result = run(
+        """
+        import importlib.util
+        import multiprocessing
+        import threading
+
+        import pytest
+        from mcpsync.testing import assert_result, assert_tool_error
+
+        spec = importlib.util.spec_from_file_location("sdk_peer", %r)
+        peer = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(peer)
+
+        pytestmark = pytest.mark.mcp_server(peer.server, era=["legacy", "modern"])
+
+        def test_sdk(mcp_client, mcp_era):
+            assert mcp_client.era == mcp_era and mcp_client.name == "mcpsync-interop-sdk"
+            assert_result(mcp_client.call_tool("add", {"a": 2, "b": 3}), text="5")
+            failed = assert_tool_error(mcp_client.call_tool("fail", {"reason": "why"}), contains="fail")
+            assert "why" not in failed.text  # the SDK hides the exception's text
+            assert_tool_error(mcp_client.call_tool("no_such_tool", {}), contains="no_such_tool")
+
+        @pytest.mark.mcp_server(peer.server, era=["legacy", "modern"], scope="session")
+        def test_shared(mcp_client):
+            assert_result(mcp_client.call_tool("shout", {"text": "hi"}), text="HI")
+
+        def test_in_this_process(mcp_client):
+            assert mcp_client.transport_kind != "stdio" and not multiprocessing.active_children()
+            assert "mcpsync-inprocess-server" in [t.name for t in threading.enumerate()]
+        """
+        % str(SDK_SERVER)
+    )
+    result.assert_outcomes(passed=6)
+
+
+def test_a_fastmcp_server_object_in_process_in_both_eras(run) -> None:  # type: ignore[no-untyped-def]
+    _need_fastmcp()
+    result = run(
+        """
+        import importlib.util
+
+        import pytest
+        from mcpsync.testing import assert_result, assert_tool_error
+
+        spec = importlib.util.spec_from_file_location("fastmcp_peer", %r)
+        peer = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(peer)
+
+        @pytest.mark.mcp_server(peer.mcp, era=["legacy", "modern"])
+        def test_fastmcp(mcp_client, mcp_era):
+            assert mcp_client.era == mcp_era
+            assert_result(mcp_client.call_tool("add", {"a": 2, "b": 3}), text="5")
+            assert_tool_error(mcp_client.call_tool("fail", {"reason": "why"}), contains="fail")
+
+        @pytest.mark.mcp_server(peer.mcp, scope="module")
+        def test_module_scope(mcp_client):
+            assert_result(mcp_client.call_tool("add", {"a": 1, "b": 1}), text="2")
+        """
+        % str(FASTMCP_SERVER)
+    )
+    result.assert_outcomes(passed=3)
 
 
 def test_no_server_is_a_usage_error(run) -> None:  # type: ignore[no-untyped-def]
@@ -234,3 +440,58 @@ def test_the_entry_point_is_declared_and_import_mcpsync_does_not_load_the_plugin
 
     code = "import sys, mcpsync; assert 'mcpsync.testing' not in sys.modules and 'pytest' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+
+
+def test_in_process_server_outside_pytest_leaves_nothing_behind() -> None:
+    """InProcessServer on its own: both eras answer, close() stops the serving thread and frees the port, a
+    second close is a no-op, and what is no server object is refused with a ConfigError."""
+    require_peer("sdk")
+    import importlib.util
+    import socket
+    import threading
+
+    import mcpsync
+    from mcpsync.errors import ConfigError
+    from mcpsync.testing.inprocess import InProcessServer
+
+    spec = importlib.util.spec_from_file_location("sdk_peer_inprocess", SDK_SERVER)
+    assert spec is not None and spec.loader is not None
+    peer = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(peer)
+    server = InProcessServer(peer.server)
+    with server as url:
+        for era in ("legacy", "modern"):
+            with mcpsync.Client(url, protocol=era) as client:
+                assert client.call_tool("add", {"a": 2, "b": 3}).text == "5"
+        assert server.url == url  # started once
+    port = int(url.rsplit(":", 1)[1].split("/", 1)[0])
+    assert "mcpsync-inprocess-server" not in [t.name for t in threading.enumerate()]
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", port))  # the port is free again
+    server.close()
+    with pytest.raises(ConfigError, match="FastMCP or an official-SDK server"):
+        InProcessServer(object())
+
+
+class _BrokenAtStartup:
+    """Looks like an SDK server object; its app's lifespan startup fails."""
+
+    def streamable_http_app(self, streamable_http_path: str = "/mcp") -> object:
+        async def app(scope: dict, receive: object, send: object) -> None:  # type: ignore[type-arg]
+            if scope["type"] == "lifespan":
+                await receive()  # type: ignore[operator]
+                await send({"type": "lifespan.startup.failed", "message": "no database"})  # type: ignore[operator]
+
+        return app
+
+
+def test_a_server_object_that_cannot_start_is_a_connect_error_and_leaves_no_thread() -> None:
+    pytest.importorskip("uvicorn")
+    import threading
+
+    from mcpsync.errors import ConnectError
+    from mcpsync.testing.inprocess import InProcessServer
+
+    with pytest.raises(ConnectError, match="did not start"):
+        InProcessServer(_BrokenAtStartup(), stop_timeout=5).start()
+    assert "mcpsync-inprocess-server" not in [t.name for t in threading.enumerate()]

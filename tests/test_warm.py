@@ -162,7 +162,8 @@ def test_a_server_that_changed_era_is_renegotiated_and_the_call_runs_once(tmp_pa
         client = mcpsync.Client(legacy.url, warm_cache=tmp_path)
         assert client._warm is not None  # noqa: SLF001
         key = WarmCache.key(client._warm.identity())  # noqa: SLF001
-        (tmp_path / ("%s.json" % key)).write_text(json.dumps(kept))
+        # the test server's new port is a new identity: the entry is rebound as the same server's would be
+        (tmp_path / ("%s.json" % key)).write_text(json.dumps(dict(kept, server=key)))
         _new_process_memory()
         n = len(legacy.log)
         with client:
@@ -190,13 +191,14 @@ def test_credentials_tell_entries_apart_and_never_reach_the_file(tmp_path: Path)
 
 
 def test_the_default_directory_is_private(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("MCPSYNC_CACHE_DIR", str(tmp_path / "warm"))
+    monkeypatch.setenv("MCPSYNC_CACHE_DIR", str(tmp_path / "cache"))  # the parent of every cache: warm/ here
     with MCPTestServer(era="modern", ttl_ms=TTL) as srv:
         _new_process_memory()
         with mcpsync.connect(srv.url, warm_cache=True) as c:
             c.list_tools()
-    assert stat.S_IMODE((tmp_path / "warm").stat().st_mode) == 0o700
-    assert not [p for p in (tmp_path / "warm").iterdir() if p.name.endswith(".tmp")]
+    warm = tmp_path / "cache" / "warm"
+    assert stat.S_IMODE(warm.stat().st_mode) == 0o700
+    assert not [p for p in warm.iterdir() if p.name.endswith(".tmp")]
 
 
 def test_list_changed_drops_the_kept_pages(tmp_path: Path) -> None:
@@ -302,3 +304,97 @@ def test_manager_option(tmp_path: Path) -> None:
             assert mgr.call_tool("a_echo", {"message": "m"}).text == "m"
     entry = json.loads(next(tmp_path.glob("*.json")).read_text())
     assert entry["era"] == "modern" and "tools/list|" in entry["lists"]
+
+
+# --------------------------------------------------------------------------- files the cache must not trust
+
+PLANTED = {"name": "planted", "description": "written into the cache file", "inputSchema": {"type": "object"}}
+
+
+def _plant(path: Path) -> None:
+    """Add a tool to every kept tools/list page of the file, keeping its mode and owner."""
+    entry = json.loads(path.read_text())
+    pages = [v for k, v in entry["lists"].items() if k.startswith("tools/list|")]
+    assert pages
+    for page in pages:
+        page["result"]["tools"].append(PLANTED)
+    path.write_text(json.dumps(entry))
+
+
+def _listed(srv: MCPTestServer, cache_dir: Path) -> Any:
+    """A new connection lists the tools: (names, what the server saw)."""
+    _new_process_memory()
+    n = len(srv.log)
+    with mcpsync.connect(srv.url, warm_cache=cache_dir) as c:
+        names = {t.name for t in c.list_tools()}
+        if "planted" not in names:
+            with pytest.raises(mcpsync.MCPError):  # unknown to the server, and nothing else answers it
+                c.call_tool("planted", {})
+    return names, _methods(srv, n)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX owners and modes (not checked on Windows)")
+@pytest.mark.parametrize("change", ["group-writable", "world-writable", "another-owner"])
+def test_a_cache_file_someone_else_could_write_is_not_trusted(
+    change: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    if change == "another-owner" and os.geteuid() != 0:
+        pytest.skip("giving a file to another user needs root")
+    with MCPTestServer(era="modern", ttl_ms=TTL) as srv:
+        _listed(srv, tmp_path)
+        (path,) = tmp_path.glob("*.json")
+        _plant(path)
+        # the user's own private file is used as is (this is what makes the planted tool dangerous)
+        names, seen = _listed(srv, tmp_path)
+        assert "planted" in names and seen == []
+        if change == "group-writable":
+            path.chmod(0o620)
+        elif change == "world-writable":
+            path.chmod(0o602)
+        else:
+            os.chown(path, 65534, 65534)
+        caplog.set_level(logging.WARNING, logger="mcpsync")
+        names, seen = _listed(srv, tmp_path)
+        assert "planted" not in names and "echo" in names
+        assert seen[:2] == ["POST server/discover", "POST tools/list"]  # negotiated and listed afresh
+        assert any("ignoring the warm cache file" in r.getMessage() for r in caplog.records)
+    # the next save replaced it with a private file of this user, without the planted tool
+    st_ = path.stat()
+    assert stat.S_IMODE(st_.st_mode) == 0o600 and st_.st_uid == os.geteuid()
+    assert "planted" not in path.read_text()
+
+
+def test_another_servers_entry_copied_in_is_not_used(tmp_path: Path) -> None:
+    with MCPTestServer(era="modern", ttl_ms=TTL) as a, MCPTestServer(era="modern", ttl_ms=TTL) as b:
+        _listed(a, tmp_path)
+        (a_file,) = tmp_path.glob("*.json")
+        _plant(a_file)
+        client_b = mcpsync.Client(b.url, warm_cache=tmp_path)
+        assert client_b._warm is not None  # noqa: SLF001
+        b_file = tmp_path / ("%s.json" % WarmCache.key(client_b._warm.identity()))  # noqa: SLF001
+        b_file.write_bytes(a_file.read_bytes())
+        b_file.chmod(0o600)
+        names, seen = _listed(b, tmp_path)
+        assert "planted" not in names and seen[:2] == ["POST server/discover", "POST tools/list"]
+        # A's own entry is still A's
+        names, seen = _listed(a, tmp_path)
+        assert "planted" in names and seen == []
+    assert "planted" not in b_file.read_text()
+
+
+def test_the_trust_rule_is_ssh_s_and_skipped_on_windows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcpsync._trust import untrusted_reason
+
+    path = tmp_path / "f.json"
+    path.write_text("{}")
+    path.chmod(0o644)
+    if sys.platform != "win32":
+        assert untrusted_reason(path.stat()) is None
+        path.chmod(0o664)
+        assert "group" in (untrusted_reason(path.stat()) or "")
+        path.chmod(0o646)
+        assert "others" in (untrusted_reason(path.stat()) or "")
+        assert "regular" in (untrusted_reason(tmp_path.stat()) or "")
+    # Windows has no POSIX owners and modes: the check is skipped there (docs/http.md says so)
+    monkeypatch.setattr(sys, "platform", "win32")
+    assert untrusted_reason(path.stat()) is None

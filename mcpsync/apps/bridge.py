@@ -10,9 +10,12 @@ View -> Host, answered here:
 
 - ``ui/initialize`` -> ``protocolVersion``, ``hostInfo``, ``hostCapabilities`` (derived from the callbacks given),
   ``hostContext``; then ``ui/notifications/initialized`` opens the channel to the View;
-- ``tools/call`` -> the server, only for a tool the server listed whose ``_meta.ui.visibility`` includes
-  ``"app"`` (a model-only tool is refused, and a bridge only ever talks to its own server, so a cross-server call
-  cannot happen); ``approve_tool_call`` may refuse any call;
+- ``tools/call`` -> the server. A tool the server listed is called only when its ``_meta.ui.visibility``
+  includes ``"app"`` (a model-only tool is refused). A tool the server left out of ``tools/list`` (servers may
+  hide app-only tools from the listing, and FastMCP serves backend tools under ``__<hash>_<name>`` addresses no
+  listing shows) is passed to the server, which serves it to its App or answers its own error, unless
+  ``allow_unlisted_tools=False``. A bridge only ever talks to its own server, so a cross-server call cannot
+  happen; ``approve_tool_call`` may refuse any call;
 - ``resources/read`` -> the server (``allow_resource`` may refuse a URI);
 - ``ui/message``, ``ui/open-link`` (http/https only), ``ui/update-model-context`` (kept in :attr:`model_context`,
   last one wins), ``ui/request-display-mode``, ``ui/download-file``, ``ui/notifications/size-changed``,
@@ -29,6 +32,14 @@ wait in a buffer of ``max_pending`` (default 64); when it is full, a buffered ``
 first (only the newest partial input matters), else the oldest message, with a warning. Delivered messages wait in
 the outbox (``max_outbox``, default 1024) until the transport takes them; a View that stops reading loses the
 oldest, with a warning.
+
+A new View can take over the channel (a page reload, a second tab, a desktop window that reloads): a second
+``ui/initialize``, or :meth:`begin_view` called by the transport, drops what the old View had not been sent yet,
+and once the new View has initialized it is replayed what a View needs: the tool input (the complete one, else the
+newest partial) and the tool result (or the cancellation); its ``ui/initialize`` answer carries the current host
+context. A transport whose connection to the View drops and comes back (an event stream that reconnects) takes
+over the outbox with :meth:`claim_outgoing` and is handed again the messages a previous reader took after the last
+one the View acknowledged (up to ``max_resend``, default 64), then reads with :meth:`take_outgoing`.
 
 Threads: every method is thread-safe. Host callbacks run on the thread that called :meth:`handle`, or on the
 bridge's worker thread (``mcpsync-apps-bridge:<tool>``, a daemon) for :meth:`receive`, never on a transport's
@@ -159,6 +170,9 @@ class AppBridge:
         callbacks: the host's :class:`HostCallbacks`.
         display_modes: the display modes this host offers (default ``("inline",)``).
         max_pending, max_outbox, max_inbox: queue bounds (see the module docstring).
+        max_resend: messages kept, once taken by a reader, to hand again to a reader that reconnects.
+        allow_unlisted_tools: pass the View's call to a tool the server did not list (default True: the server
+            decides); False refuses it like an unknown tool.
         timeout: seconds a proxied request may take (None: the client's default).
     """
 
@@ -175,6 +189,8 @@ class AppBridge:
         max_pending: int = 64,
         max_outbox: int = 1024,
         max_inbox: int = 256,
+        max_resend: int = 64,
+        allow_unlisted_tools: bool = True,
         timeout: Optional[float] = None,
     ) -> None:
         from ..__version__ import __version__
@@ -196,6 +212,7 @@ class AppBridge:
         self.max_pending = max(1, max_pending)
         self.max_outbox = max(1, max_outbox)
         self.timeout = timeout
+        self.allow_unlisted_tools = allow_unlisted_tools
         self._lock = threading.RLock()
         self._initialize_answered = False
         self._initialized = threading.Event()
@@ -205,6 +222,11 @@ class AppBridge:
         self._out_ready = threading.Condition(self._lock)
         self._requests: Dict[int, Tuple[threading.Event, List[JSON]]] = {}
         self._ids = itertools.count(1)
+        self._replay: Dict[str, JSON] = {}  # "input" / "result": what a new View is sent again
+        self._views = 0  # how many times a new View took over the channel
+        self._claim = 0  # the reader (claim_outgoing) that may take from the outbox; 0: none yet
+        self._seq = 0  # sequence number of the last message taken from the outbox
+        self._sent: Deque[Tuple[int, JSON]] = collections.deque(maxlen=max(1, max_resend))
         self._inbox: "queue.Queue[Optional[JSON]]" = queue.Queue(maxsize=max(1, max_inbox))
         self._worker: Optional[threading.Thread] = None
         self._dropped_warned = 0.0
@@ -381,6 +403,8 @@ class AppBridge:
         info, caps = params.get("appInfo"), params.get("appCapabilities")
         version = params.get("protocolVersion")
         with self._lock:
+            if self._initialize_answered:  # a second ui/initialize: another View (a reload) took over
+                self.begin_view()
             self.app_info = dict(info) if isinstance(info, dict) else {}
             self.app_capabilities = dict(caps) if isinstance(caps, dict) else {}
             self._initialize_answered = True
@@ -407,9 +431,13 @@ class AppBridge:
             self._last_relist = now
             self.client.list_tools(timeout=self.timeout)
             tool = self.client.get_tool(name)
-        if tool is None:
+        if tool is None and not self.allow_unlisted_tools:
             raise _Refused(INVALID_PARAMS, "Unknown tool: %s" % name[:100])
-        if not tool.visible_to_app:
+        if tool is None:
+            log.debug(
+                "MCP App on %s calls %r, which the server does not list; the server decides", self.client.name, name
+            )
+        elif not tool.visible_to_app:
             log.warning("MCP App on %s tried to call model-only tool %r; refused", self.client.name, name)
             raise _Refused(INVALID_PARAMS, "tool %s is not visible to apps (MCP Apps visibility)" % name)
         approve = self.callbacks.approve_tool_call
@@ -498,6 +526,7 @@ class AppBridge:
         with self._lock:
             if self._closed:
                 return
+            self._remember(message)
             if self._initialized.is_set():
                 self._deliver(message)
                 return
@@ -512,6 +541,93 @@ class AppBridge:
                         "more than %d messages before the View initialized; dropped the oldest" % self.max_pending
                     )
             self._pending.append(message)
+
+    def _remember(self, message: JSON) -> None:
+        """Keep what a View that takes over later must be sent again (called with the lock held)."""
+        method = message["method"]
+        if method == "ui/notifications/tool-input":
+            self._replay = {"input": message}  # a new call: its result is not the old one
+        elif method == "ui/notifications/tool-input-partial":
+            previous = self._replay.get("input")
+            if "result" in self._replay or (previous is not None and previous["method"] != method):
+                self._replay = {}  # a partial after a complete input or a result: a new call has begun
+            self._replay["input"] = message  # only the newest partial matters
+        elif method in ("ui/notifications/tool-result", "ui/notifications/tool-cancelled"):
+            self._replay["result"] = message
+
+    def begin_view(self) -> int:
+        """A new View takes over this channel (a reload, a second tab): what the old View was not sent yet is
+        dropped, a request it had not answered (``teardown``) gives up, the current reader's claim ends (see
+        :meth:`claim_outgoing`), and the new View, once initialized, is sent the tool input and result again.
+        Called by the bridge itself on a second ``ui/initialize``; a transport that can tell Views apart calls it
+        as soon as it sees a new one. Returns how many Views took over so far. Thread-safe; never blocks."""
+        with self._lock:
+            if self._closed:
+                return self._views
+            self._views += 1
+            self._initialized.clear()
+            self._initialize_answered = False
+            self._outbox.clear()
+            self._sent.clear()
+            self._claim += 1  # no reader holds the outbox until the new View's transport claims it
+            for event, _ in self._requests.values():
+                event.set()
+            self._pending = collections.deque(self._replay[k] for k in ("input", "result") if k in self._replay)
+            self._out_ready.notify_all()
+            log.info(
+                "MCP App bridge for %s: a new View took over (%d)", self.tool.name if self.tool else "?", self._views
+            )
+            return self._views
+
+    @property
+    def views(self) -> int:
+        """How many times a new View took over this channel (0: still the first View)."""
+        return self._views
+
+    def claim_outgoing(self, after: Optional[int] = None) -> Tuple[int, List[Tuple[int, JSON]]]:
+        """Make the caller the one reader of the outbox (a transport whose connection to the View opened again);
+        a previous reader's :meth:`take_outgoing` returns None from now on. Returns the claim and the messages a
+        previous reader took after sequence number ``after`` (the last one the View is known to have received;
+        None: nothing is handed again), oldest first, as ``(seq, message)``. Thread-safe; never blocks."""
+        with self._lock:
+            self._claim += 1
+            self._out_ready.notify_all()
+            again: List[Tuple[int, JSON]] = []
+            if after is not None:
+                again = [(seq, m) for seq, m in self._sent if seq > after]
+                oldest = self._sent[0][0] if self._sent else self._seq + 1
+                if after + 1 < oldest and after < self._seq:
+                    log.warning(
+                        "MCP App bridge: a reconnecting View missed messages older than the last %d", len(self._sent)
+                    )
+            return self._claim, again
+
+    def holds_claim(self, claim: int) -> bool:
+        """Whether ``claim`` (from :meth:`claim_outgoing`) is still the outbox's reader."""
+        with self._lock:
+            return claim == self._claim and not self._closed
+
+    def take_outgoing(self, claim: int, timeout: Optional[float] = None) -> Optional[Tuple[int, JSON]]:
+        """Like :meth:`next_outgoing` for the holder of ``claim``: ``(seq, message)``, or None on timeout, on
+        close, or at once when another reader claimed the outbox or a new View took over (nothing is taken then).
+        Blocks up to ``timeout`` seconds; thread-safe."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._lock:
+            while True:
+                if self._closed or claim != self._claim:
+                    return None
+                if self._outbox:
+                    return self._take()
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return None
+                self._out_ready.wait(remaining)
+
+    def _take(self) -> Tuple[int, JSON]:
+        self._seq += 1
+        message = self._outbox.popleft()
+        self._sent.append((self._seq, message))
+        return self._seq, message
 
     def _deliver(self, message: JSON) -> None:
         with self._lock:
@@ -539,7 +655,7 @@ class AppBridge:
                 if remaining is not None and remaining <= 0:
                     return None
                 self._out_ready.wait(remaining)
-            return self._outbox.popleft()
+            return self._take()[1]
 
     def send_tool_input(self, arguments: JSON) -> None:
         """``ui/notifications/tool-input``: the complete arguments of the tool call (send it once)."""

@@ -12,6 +12,10 @@ messages are pushed by a pump thread (``mcpsync-apps-desktop:<tool>``) with ``wi
     app = DesktopApp(client, "show_counter", callbacks=HostCallbacks(on_open_link=webbrowser.open))
     app.run({"start": 1})   # blocks the main thread until the window closes (pywebview's rule)
 
+When the window's document loads again (:meth:`DesktopApp.reload`, or a reload the user asks the web engine for),
+the new View's ``ui/initialize`` makes it the bridge's View: it is replayed the tool input and result and gets the
+current host context (see :meth:`AppBridge.begin_view`), so the App carries on instead of showing an empty page.
+
 pywebview is imported only when a window is created.
 """
 
@@ -150,6 +154,15 @@ class DesktopApp:
         self.window.events.loaded += self._loaded
         self.window.events.closed += self.close
         return self.window
+
+    def reload(self) -> None:
+        """Load the host document into the window again (a fresh View, as after a reload): the View is replayed
+        the tool input and result once it has initialized. Returns at once (pywebview loads it on its GUI
+        thread); call it from any thread but pywebview's API thread (a host callback): pywebview would wait on
+        itself."""
+        if self.window is None:
+            raise RuntimeError("the window is not created yet")
+        self.window.load_html(desktop_document(self.page, title=self.title, grant_permissions=self.grant_permissions))
 
     def _loaded(self, *args: Any) -> None:
         if self._pump is None:

@@ -10,8 +10,17 @@ Per App session (``/<prefix>/s/<token>/``, the token is unguessable):
 - ``GET  .../``          a ready-made host page showing the App (or put :meth:`AppSession.embed_html` in yours);
 - ``GET  .../resource``  the verified page and its CSP, for ``ui/notifications/sandbox-resource-ready``;
 - ``POST .../rpc``       one View -> Host JSON-RPC message; the answer is the response body (204 for none);
-- ``GET  .../events``    Host -> View messages as a ``text/event-stream`` (one stream per session);
+- ``GET  .../events``    Host -> View messages as a ``text/event-stream`` (one reader at a time: the newest wins);
 - ``GET  .../sandbox``   (sandbox origin only) the proxy page, served with the page's CSP as its header.
+
+Reloads, second tabs and dropped streams: every page load of the host page is a new View with its own random view
+id (sent as ``?view=`` on ``events`` and the ``X-MCP-App-View`` header on ``rpc``). The newest View takes the session
+over: the bridge replays it the tool input and result (:meth:`AppBridge.begin_view`), and the View it replaced is
+told, on its next request or stream, that the App is now shown elsewhere (409; its page says so). A session
+remembers the last 32 Views it replaced; an older one coming back counts as new and takes over again. An event stream
+that drops and reconnects from the same View resumes where it left off (``Last-Event-ID``). A session that no
+longer exists (closed, evicted, the server restarted) answers 404 with a message saying to open the App again
+(with a link to ``ended_url`` when given).
 
 Cross-origin POSTs are refused (the ``Origin`` header must be the host origin when present) and nothing but the
 proxy is served on the sandbox origin. Mount it in Flask with
@@ -24,10 +33,11 @@ from __future__ import annotations
 import collections
 import json
 import logging
+import re
 import secrets
 import threading
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
-from urllib.parse import urlsplit
+from typing import Any, Callable, Deque, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+from urllib.parse import parse_qs, urlsplit
 
 from ..client.app_page import AppResource
 from ..types import Tool
@@ -43,9 +53,23 @@ MAX_BODY = 4 * 1024 * 1024
 _HOST_CSP = "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; frame-src %s"
 
 
+# host[:port] of an origin given to AppWebHost (a name, an IPv4 address or a bracketed IPv6 address)
+_NETLOC = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\])(?::[0-9]{1,5})?")
+# a header value: printable ASCII and the space, nothing else (no CR/LF: a header can never be split)
+_HEADER_VALUE = re.compile(r"[\x20-\x7e]*")
+
+
 def _origin(url: str) -> str:
+    if not isinstance(url, str) or _HEADER_VALUE.fullmatch(url) is None:
+        raise ValueError("an origin is scheme://host[:port], not %r" % (url,))
     parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc or parts.path not in ("", "/"):
+    if (
+        parts.scheme not in ("http", "https")
+        or _NETLOC.fullmatch(parts.netloc) is None
+        or parts.path not in ("", "/")
+        or parts.query
+        or parts.fragment
+    ):
         raise ValueError("an origin is scheme://host[:port], not %r" % url)
     return "%s://%s" % (parts.scheme, parts.netloc.lower())
 
@@ -59,7 +83,36 @@ class AppSession:
         self.page = page
         self.bridge = bridge
         self.title = title
-        self.streaming = threading.Lock()
+        self._lock = threading.Lock()
+        self._view: Optional[str] = None
+        self._replaced: Deque[str] = collections.deque(maxlen=32)
+
+    def view_state(self, view: Optional[str]) -> str:
+        """What :meth:`enter_view` would answer, without entering: ``"current"``, ``"new"`` or ``"replaced"``."""
+        with self._lock:
+            if view is None or view == self._view:
+                return "current"
+            return "replaced" if view in self._replaced else "new"
+
+    def enter_view(self, view: Optional[str]) -> str:
+        """Record that the View ``view`` (its page load's random id) is speaking: ``"current"`` (the View showing
+        the App), ``"new"`` (a reload or another tab: it takes the session over and the bridge replays it what
+        it needs) or ``"replaced"`` (a View a newer one took over: refuse it). None (no id: a page of your own
+        without it) is always ``"current"``. Thread-safe; never blocks."""
+        if view is None:
+            return "current"
+        with self._lock:
+            if view == self._view:
+                return "current"
+            if view in self._replaced:
+                return "replaced"
+            previous, self._view = self._view, view
+            if previous is not None:
+                self._replaced.append(previous)
+        if previous is not None:
+            log.info("MCP App %s: a new View took over session %s...", self.page.tool, self.token[:6])
+            self.bridge.begin_view()
+        return "new"
 
     @property
     def path(self) -> str:
@@ -105,6 +158,7 @@ class AppWebHost:
         grant_permissions: put the page's declared permissions (camera...) in the iframe ``allow`` attribute
             (default False: the host grants nothing it did not decide to).
         keepalive: seconds between comment lines on an idle event stream.
+        ended_url: where the "this App session has ended" page links to open the App again (None: no link).
     """
 
     def __init__(
@@ -116,6 +170,7 @@ class AppWebHost:
         max_sessions: int = 64,
         grant_permissions: bool = False,
         keepalive: float = 15.0,
+        ended_url: Optional[str] = None,
     ) -> None:
         self.host_origin = _origin(host_origin)
         self.sandbox_origin = _origin(sandbox_origin)
@@ -125,6 +180,7 @@ class AppWebHost:
         self.max_sessions = max(1, max_sessions)
         self.grant_permissions = grant_permissions
         self.keepalive = keepalive
+        self.ended_url = ended_url
         self._lock = threading.Lock()
         self._sessions: "collections.OrderedDict[str, AppSession]" = collections.OrderedDict()
         self._closed = False
@@ -204,6 +260,10 @@ class AppWebHost:
         except Exception:  # noqa: BLE001 - a request must never take the server down
             log.exception("MCP Apps web host: request failed")
             status, headers, body = "500 Internal Server Error", [("Content-Type", "text/plain")], [b"error"]
+        bad = [name for name, value in headers if _HEADER_VALUE.fullmatch(value) is None]
+        if bad:  # never hand a WSGI server a header it would split (or pass on) at a CR/LF or another control
+            log.error("MCP Apps web host: refused to send header(s) %s holding a control character", bad)
+            status, headers, body = "500 Internal Server Error", [("Content-Type", "text/plain")], [b"error"]
         start_response(status, headers + [("X-Content-Type-Options", "nosniff"), ("Cache-Control", "no-store")])
         return body
 
@@ -220,7 +280,9 @@ class AppWebHost:
         session = self.session(rest[1])
         action = rest[2] if len(rest) == 3 else ""
         if session is None:
-            return _text("404 Not Found", "no such App session")
+            if action == "" and method == "GET":
+                return _ended_page(self.ended_url)
+            return _text("404 Not Found", ENDED)
         origin = self._request_origin(environ)
         if origin == self.sandbox_origin:
             if action == "sandbox" and method == "GET":
@@ -255,9 +317,22 @@ class AppWebHost:
                 resource["allow"] = ""
             return _json("200 OK", resource)
         if action == "rpc" and method == "POST":
+            if session.enter_view(_view_id(environ.get("HTTP_X_MCP_APP_VIEW"))) == "replaced":
+                return _text("409 Conflict", REPLACED)
             return self._rpc(environ, session)
         if action == "events" and method == "GET":
-            return self._events(session)
+            query = parse_qs(str(environ.get("QUERY_STRING") or ""))
+            view = _view_id(next(iter(query.get("view", [])), None))
+            if "probe" in query:  # the relay asks why its stream was refused, without opening one
+                if session.view_state(view) == "replaced":
+                    return _text("409 Conflict", REPLACED)
+                return _text("200 OK", "open")
+            state = session.enter_view(view)
+            if state == "replaced":
+                return _text("409 Conflict", REPLACED)
+            last = str(environ.get("HTTP_LAST_EVENT_ID") or "")
+            after = int(last) if state == "current" and last.isdigit() and len(last) < 19 else None
+            return self._events(session, after)
         return _text("405 Method Not Allowed", "not allowed")
 
     def _rpc(self, environ: Dict[str, Any], session: AppSession) -> Tuple[str, List[Tuple[str, str]], Iterable[bytes]]:
@@ -280,24 +355,61 @@ class AppWebHost:
             return "204 No Content", [], []
         return _json("200 OK", answer)
 
-    def _events(self, session: AppSession) -> Tuple[str, List[Tuple[str, str]], Iterable[bytes]]:
-        if not session.streaming.acquire(blocking=False):
-            return _text("409 Conflict", "this session already has an event stream")
-        return "200 OK", [("Content-Type", "text/event-stream"), ("X-Accel-Buffering", "no")], self._stream(session)
+    def _events(self, session: AppSession, after: Optional[int]) -> Tuple[str, List[Tuple[str, str]], Iterable[bytes]]:
+        # the newest stream takes the outbox over: an older one (a dead connection, the View it replaced) ends
+        claim, again = session.bridge.claim_outgoing(after)
+        headers = [("Content-Type", "text/event-stream"), ("X-Accel-Buffering", "no")]
+        return "200 OK", headers, self._stream(session, claim, again)
 
-    def _stream(self, session: AppSession) -> Iterator[bytes]:
-        try:
-            yield b": mcpsync MCP Apps event stream\n\n"
-            while True:
-                message = session.bridge.next_outgoing(self.keepalive)
-                if message is None:
-                    if session.bridge.closed or self.session(session.token) is not session:
-                        return
-                    yield b": keep-alive\n\n"
-                    continue
-                yield b"data: " + json.dumps(message, separators=(",", ":")).encode("utf-8") + b"\n\n"
-        finally:
-            session.streaming.release()
+    def _stream(self, session: AppSession, claim: int, again: List[Tuple[int, Dict[str, Any]]]) -> Iterator[bytes]:
+        bridge = session.bridge
+        yield b": mcpsync MCP Apps event stream\nretry: 1000\n\n"
+        for seq, message in again:  # what a dropped stream took but the View never acknowledged
+            yield _event(seq, message)
+        while True:
+            item = bridge.take_outgoing(claim, self.keepalive)
+            if item is None:
+                if not bridge.holds_claim(claim) or self.session(session.token) is not session:
+                    return
+                yield b": keep-alive\n\n"
+                continue
+            yield _event(*item)
+
+
+ENDED = (
+    "This App session has ended (it was closed, replaced by newer ones, or the server restarted). "
+    "Open the App again to start a new session."
+)
+REPLACED = (
+    "This App was opened again in another tab or window (or this page was reloaded), and that View took it "
+    "over. Reload this page to show it here again."
+)
+_VIEW_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
+
+
+def _view_id(value: Any) -> Optional[str]:
+    return value if isinstance(value, str) and _VIEW_ID.fullmatch(value) else None
+
+
+def _event(seq: int, message: Dict[str, Any]) -> bytes:
+    data = json.dumps(message, separators=(",", ":")).encode("utf-8")
+    return b"id: %d\ndata: %s\n\n" % (seq, data)
+
+
+def _ended_page(ended_url: Optional[str]) -> Tuple[str, List[Tuple[str, str]], Iterable[bytes]]:
+    link = ""
+    if ended_url is not None:
+        href = ended_url.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
+        link = ' <a href="%s">Open it again</a>.' % href
+    html = ENDED_HTML % {"message": ENDED, "link": link}
+    headers = [("Content-Type", "text/html; charset=utf-8"), ("Content-Security-Policy", "default-src 'none'")]
+    return "404 Not Found", headers, [html.encode("utf-8")]
+
+
+ENDED_HTML = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>App session ended</title></head>
+<body><p role="alert">%(message)s%(link)s</p></body></html>
+"""
 
 
 def _text(status: str, text: str) -> Tuple[str, List[Tuple[str, str]], Iterable[bytes]]:

@@ -85,36 +85,70 @@ def sandbox_page(host_origin: str, csp: str, inner_sandbox: str = "allow-scripts
     }
 
 
-_EMBED = """<iframe id="%(frame_id)s" title="MCP App" src="%(proxy_url)s" sandbox="allow-scripts allow-same-origin"
+_EMBED = """<div id="%(frame_id)s-status" role="alert" hidden
+ style="padding:8px 12px;margin:0 0 8px;border:1px solid #d4a72c;background:#fff8c5;font:14px sans-serif"></div>
+<iframe id="%(frame_id)s" title="MCP App" src="%(proxy_url)s" sandbox="allow-scripts allow-same-origin"
  %(allow)s style="width:100%%;height:%(height)dpx;border:%(border)s;display:block"></iframe>
 <script>
 (function () {
   "use strict";
   var SANDBOX = %(sandbox_origin)s, BASE = %(base)s, frame = document.getElementById(%(frame_id_js)s);
-  var resource = null, events = null;
-  function toView(msg) { if (frame.contentWindow) { frame.contentWindow.postMessage(msg, SANDBOX); } }
+  var status = document.getElementById(%(status_id_js)s);
+  var resource = null, events = null, ended = false;
+  // one id per page load: a reload or another tab is a new View, which the host replays the tool input and result
+  var VIEW = Array.prototype.map.call(crypto.getRandomValues(new Uint8Array(16)), function (b) {
+    return ("0" + b.toString(16)).slice(-2);
+  }).join("");
+  function toView(msg) { if (!ended && frame.contentWindow) { frame.contentWindow.postMessage(msg, SANDBOX); } }
+  function end(text) {
+    if (ended) { return; }
+    ended = true;
+    if (events) { events.close(); }
+    status.textContent = text;
+    status.hidden = false;
+    frame.style.opacity = "0.5";  // still visible, no longer live: clicks would go nowhere
+    frame.style.pointerEvents = "none";
+  }
+  function refused(r) {
+    return r.text().then(function (text) { end(text || ("The App's host answered " + r.status)); return null; });
+  }
   function post(msg) {
-    return fetch(BASE + "rpc", {method: "POST", headers: {"Content-Type": "application/json"},
-                                body: JSON.stringify(msg), credentials: "same-origin"})
-      .then(function (r) { return r.status === 200 ? r.json() : null; })
+    if (ended) { return; }
+    return fetch(BASE + "rpc", {method: "POST", credentials: "same-origin",
+                                headers: {"Content-Type": "application/json", "X-MCP-App-View": VIEW},
+                                body: JSON.stringify(msg)})
+      .then(function (r) {
+        if (r.status === 404 || r.status === 409) { return refused(r); }
+        return r.status === 200 ? r.json() : null;
+      })
       .then(function (answer) { if (answer) { toView(answer); } })
       .catch(function (e) { console.warn("MCP App relay failed", e); });
   }
   function listen() {
-    if (events) { return; }
-    events = new EventSource(BASE + "events");
+    if (events || ended) { return; }
+    events = new EventSource(BASE + "events?view=" + VIEW);
     events.onmessage = function (ev) { try { toView(JSON.parse(ev.data)); } catch (e) { /* junk */ } };
+    events.onerror = function () {
+      if (events.readyState !== EventSource.CLOSED || ended) { return; }  // CONNECTING: it reconnects by itself
+      fetch(BASE + "events?probe=1&view=" + VIEW, {credentials: "same-origin"}).then(function (r) {
+        if (r.status === 404 || r.status === 409) { return refused(r); }
+        end("The connection to the App's host was lost. Reload this page to continue.");
+      }, function () { end("The connection to the App's host was lost. Reload this page to continue."); });
+    };
   }
   window.addEventListener("message", function (ev) {
     if (ev.source !== frame.contentWindow || ev.origin !== SANDBOX) { return; }
     var msg = ev.data;
     if (!msg || typeof msg !== "object" || msg.jsonrpc !== "2.0") { return; }
     if (msg.method === "ui/notifications/sandbox-proxy-ready") {
-      fetch(BASE + "resource", {credentials: "same-origin"}).then(function (r) { return r.json(); })
-        .then(function (res) {
-          resource = res;
-          toView({jsonrpc: "2.0", method: "ui/notifications/sandbox-resource-ready", params: res});
-        });
+      fetch(BASE + "resource", {credentials: "same-origin"}).then(function (r) {
+        if (r.status !== 200) { return refused(r); }
+        return r.json();
+      }).then(function (res) {
+        if (!res) { return; }
+        resource = res;
+        toView({jsonrpc: "2.0", method: "ui/notifications/sandbox-resource-ready", params: res});
+      });
       return;
     }
     if (typeof msg.method === "string" && msg.method.indexOf("ui/notifications/sandbox-") === 0) { return; }
@@ -145,6 +179,7 @@ def embed_snippet(
     return _EMBED % {
         "frame_id": frame_id,
         "frame_id_js": js_value(frame_id),
+        "status_id_js": js_value(frame_id + "-status"),
         "proxy_url": proxy_url.replace('"', "%22"),
         "allow": ('allow="%s"' % allow.replace('"', "")) if allow else "",
         "height": height,

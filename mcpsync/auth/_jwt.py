@@ -1,13 +1,13 @@
-"""Minimal JWT signing (ES256 and RS256) for private_key_jwt client assertions and DPoP proofs.
+"""JWT signing (ES256 and RS256) for private_key_jwt client assertions and DPoP proofs, through PyJWT.
 
-Needs the optional ``cryptography`` package (``pip install mcpsync[jwt]``), imported only
-when a JWT is actually signed. Pure functions, thread-safe, non-blocking.
+Needs the optional ``jwt`` extra (PyJWT with ``cryptography``), imported only when a JWT is actually
+signed. mcpsync checks the key against the algorithm (a P-256 key for ES256, an RSA key for RS256) and
+builds the header; PyJWT encodes and signs. Pure functions, thread-safe, non-blocking.
 """
 
 from __future__ import annotations
 
 import base64
-import json
 import os
 import secrets
 import time
@@ -23,6 +23,14 @@ SUPPORTED_ALGS = ("ES256", "RS256")
 def b64url(data: bytes) -> str:
     """base64url without padding."""
     return base64.urlsafe_b64encode(data).decode("ascii").rstrip("=")
+
+
+def _pyjwt(purpose: str) -> Any:
+    try:
+        import jwt
+    except ImportError as exc:
+        raise ConfigError("%s needs PyJWT: pip install 'mcpsync[jwt]'" % purpose) from exc
+    return jwt
 
 
 def _crypto(purpose: str = "private_key_jwt") -> Any:
@@ -66,31 +74,23 @@ def sign_jwt(
     ``header`` adds (or overrides, e.g. ``typ``) protected header members; ``purpose`` names
     the feature in the error raised when ``cryptography`` is missing.
     """
-    hashes, _, ec, padding, rsa, utils = _crypto(purpose)
+    _, _, ec, _, rsa, _ = _crypto(purpose)
+    jwt = _pyjwt(purpose)
     if alg not in SUPPORTED_ALGS:
         raise ConfigError("unsupported JWT signing algorithm %r (use ES256 or RS256)" % alg)
     if isinstance(key, (str, bytes)):
         key = load_private_key(key)
-    head: Dict[str, Any] = {"alg": alg, "typ": "JWT"}
+    if alg == "ES256" and not (isinstance(key, ec.EllipticCurvePrivateKey) and key.curve.name == "secp256r1"):
+        raise ConfigError("ES256 needs a P-256 elliptic curve private key")
+    if alg == "RS256" and not isinstance(key, rsa.RSAPrivateKey):
+        raise ConfigError("RS256 needs an RSA private key")
+    head: Dict[str, Any] = {"typ": "JWT"}
     if kid:
         head["kid"] = kid
     if header:
         head.update(header)
-    signing_input = "%s.%s" % (
-        b64url(json.dumps(head, separators=(",", ":")).encode("utf-8")),
-        b64url(json.dumps(claims, separators=(",", ":")).encode("utf-8")),
-    )
-    data = signing_input.encode("ascii")
-    if alg == "ES256":
-        if not isinstance(key, ec.EllipticCurvePrivateKey) or key.curve.name != "secp256r1":
-            raise ConfigError("ES256 needs a P-256 elliptic curve private key")
-        r, s = utils.decode_dss_signature(key.sign(data, ec.ECDSA(hashes.SHA256())))
-        signature = r.to_bytes(32, "big") + s.to_bytes(32, "big")
-    else:
-        if not isinstance(key, rsa.RSAPrivateKey):
-            raise ConfigError("RS256 needs an RSA private key")
-        signature = key.sign(data, padding.PKCS1v15(), hashes.SHA256())
-    return "%s.%s" % (signing_input, b64url(signature))
+    token: str = jwt.encode(claims, key, algorithm=alg, headers=head)
+    return token
 
 
 def client_assertion(

@@ -26,7 +26,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import AuthError, ConfigError
-from ._jwt import _crypto, b64url, sign_jwt
+from ._jwt import _crypto, _pyjwt, b64url, sign_jwt
 
 __all__ = [
     "DPOP_ALGS",
@@ -44,9 +44,10 @@ _NONCE_RE = re.compile(r"^[\x21\x23-\x5b\x5d-\x7e]{1,512}$")  # RFC 9449: nonce 
 
 
 def crypto_available() -> bool:
-    """Whether the optional ``cryptography`` package can be imported."""
+    """Whether the ``jwt`` extra (PyJWT and ``cryptography``) can be imported."""
     try:
         _crypto(PURPOSE)
+        _pyjwt(PURPOSE)
     except ConfigError:
         return False
     return True

@@ -64,12 +64,21 @@ def read_secret(ref: str, store: Optional[CredentialBackend] = None) -> Optional
 
 
 def delete_secrets(server: str, store: Optional[CredentialBackend] = None) -> None:
-    """Forget every secret of ``server`` (its OAuth credentials stay)."""
+    """Forget every secret of ``server`` (its OAuth credentials stay). An entry left empty is removed, and a
+    server without secrets leaves the store untouched (no empty ``"server": {}`` entry behind)."""
+    backend = _open(store)
+    entry = backend.get(server)
+    if not entry or _KEY not in entry:
+        return
 
-    def fn(entry: Dict[str, Any]) -> None:
+    def fn(entry: Dict[str, Any]) -> bool:
         entry.pop(_KEY, None)
+        return not entry
 
-    _open(store).update(server, fn)
+    if backend.update(server, fn):
+        # Empty now: remove it, unless another process stored something for this server in between.
+        if not backend.get(server):
+            backend.remove(server)
 
 
 def resolve_secret_reference(ref: str) -> str:

@@ -22,11 +22,16 @@ Layout of ``mcp-auth.json``::
       "callbacks": {"<state>": {"code": "...", "receivedAt": 1767225600}}
     }
 
-Every operation is one read-modify-write under an exclusive :class:`filelock.FileLock`
+Every change is one read-modify-write under an exclusive :class:`filelock.FileLock`
 (``mcp-auth.json.lock`` beside the file) held for the whole operation, so concurrent
-processes and threads never lose an update. Writes are atomic: a temporary file in the
-same directory, created 0600 with :func:`os.open`, written, fsync-ed, then
-:func:`os.replace`-d over the store. The directory is created 0700.
+processes and threads never lose an update. Plain reads (:meth:`CredentialStore.get`,
+:meth:`CredentialStore.all`) take no lock: writes are atomic (a temporary file in the
+same directory, created 0600 with :func:`os.open`, written, fsync-ed, then renamed over the
+store), so a reader sees one whole version. On Windows a rename over a file that a reader
+holds open fails with ``PermissionError``; the writer retries it with a bounded backoff
+(:func:`mcpsync._files.replace`, at most about 2 s) until the reader is done, the same code on
+every platform. A read that fails or finds damage is redone under the lock. The directory is
+created 0700.
 
 A writer killed between creating its temporary file and the replace (``kill -9``, OOM)
 leaves ``.mcp-auth.json.<pid>.<thread>.tmp`` holding tokens. Such files are stale by
@@ -63,7 +68,7 @@ import threading
 import time
 from typing import Any, Callable, ContextManager, Dict, Iterator, List, Mapping, Optional
 
-from .._files import write_atomically
+from .._files import read_bytes, replace, write_atomically
 from ..errors import CredentialStoreError
 from .store_base import add_callback, CredentialStoreBase, callback_params, clean_callback, clean_entry
 
@@ -292,8 +297,7 @@ class CredentialStore(CredentialStoreBase):
     def _read(self) -> Dict[str, Any]:
         """The whole document, read under the lock. Unreadable content is moved aside (see the module doc)."""
         try:
-            with open(self.path, "rb") as fh:
-                raw = fh.read()
+            raw = read_bytes(self.path)  # retried while a rename over it is pending (Windows)
         except FileNotFoundError:
             return _empty()
         except OSError as exc:
@@ -304,7 +308,7 @@ class CredentialStore(CredentialStoreBase):
             reason = str(exc)
         backup = "%s.corrupt-%d" % (self.path, int(time.time() * 1000))
         try:
-            os.replace(self.path, backup)
+            replace(self.path, backup)  # a lock-free reader may hold it open (Windows): bounded retry
         except OSError as move_exc:
             raise CredentialStoreError(
                 "the credential store %s is unreadable (%s) and could not be moved aside: %s"
@@ -397,8 +401,7 @@ class CredentialStore(CredentialStoreBase):
         if getattr(self._lock.local, "depth", 0):
             return self._read()
         try:
-            with open(self.path, "rb") as fh:
-                return _parse_document(fh.read())
+            return _parse_document(read_bytes(self.path))
         except FileNotFoundError:
             return _empty()
         except (OSError, ValueError):

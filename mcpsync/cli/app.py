@@ -84,91 +84,118 @@ def _add_common(p: argparse.ArgumentParser, top: bool) -> None:
     def d(value: Any) -> Any:
         return value if top else argparse.SUPPRESS
 
+    def h(text: str) -> str:  # a subcommand accepts them too, without repeating them in its help
+        return text if top else argparse.SUPPRESS
+
     g = p.add_argument_group("output")
-    g.add_argument("--json", action="store_true", default=d(False), help="machine output: JSON on stdout")
+    g.add_argument("--json", action="store_true", default=d(False), help=h("machine output: JSON on stdout"))
     g.add_argument(
         "-v",
         "--verbose",
         action="count",
         default=d(0),
-        help="show server log messages and server stderr on stderr (-vv: also mcpsync debug logging and the "
-        "protocol trace: every frame in and out, truncated, secrets redacted)",
+        help=h("show server log messages and server stderr on stderr (-vv: also mcpsync debug logging and the "
+        "protocol trace: every frame in and out, truncated, secrets redacted)"),
     )
     g = p.add_argument_group("server")
-    g.add_argument("--url", default=d(None), help="connect to a remote server (Streamable HTTP, falling back to SSE)")
     g.add_argument(
-        "--transport", choices=("auto", "http", "sse"), default=d("auto"), help="remote transport (default auto)"
+        "--url", default=d(None), help=h("connect to a remote server (Streamable HTTP, falling back to SSE)")
     )
     g.add_argument(
-        "--header", action="append", default=d([]), metavar="'K: V'", help="HTTP header for --url (repeatable)"
+        "--card",
+        default=d(None),
+        metavar="URL",
+        help=h("connect to the remote a Server Card describes (its headers: --header or --card-input; docs/cards.md)"),
+    )
+    g.add_argument(
+        "--card-input",
+        action="append",
+        default=d([]),
+        metavar="NAME=VALUE",
+        help=h("answer a --card header or URL variable by name (repeatable)"),
+    )
+    g.add_argument(
+        "--allow-local",
+        action="append",
+        default=d([]),
+        metavar="HOST",
+        help=h("let --card use plain http and this local or private host (repeatable; '*' allows every one)"),
+    )
+    g.add_argument(
+        "--transport", choices=("auto", "http", "sse"), default=d("auto"), help=h("remote transport (default auto)")
+    )
+    g.add_argument(
+        "--header", action="append", default=d([]), metavar="'K: V'", help=h("HTTP header for --url (repeatable)")
     )
     g.add_argument(
         "--no-cache",
         action="store_true",
         default=d(False),
-        help="do not reuse what an earlier run learned about the server (protocol era, discover result, listings "
-        "within their TTL; kept in $MCPSYNC_CACHE_DIR or ~/.cache/mcpsync/warm)",
+        help=h("do not reuse what an earlier run learned about the server (protocol era, discover result, listings "
+        "within their TTL; kept in $MCPSYNC_CACHE_DIR/warm, else ~/.cache/mcpsync/warm)"),
     )
     g.add_argument(
         "--auth",
         default=d(None),
         metavar="TOKEN",
-        help="bearer token for --url, sent as 'Authorization: Bearer TOKEN' ('@FILE' reads it from a file, which "
-        "keeps it out of the process list and the shell history)",
+        help=h("bearer token for --url, sent as 'Authorization: Bearer TOKEN' ('@FILE' reads it from a file, which "
+        "keeps it out of the process list and the shell history)"),
     )
     g.add_argument(
         "--config",
         default=d(None),
         metavar="FILE",
-        help="server configuration file (multi-server mode; also found in the usual places)",
+        help=h("server configuration file (multi-server mode; also found in the usual places)"),
     )
     g.add_argument(
         "--env",
         action="append",
         default=d([]),
         metavar="K=V",
-        help="environment variable for the server command (repeatable)",
+        help=h("environment variable for the server command (repeatable)"),
     )
     g.add_argument(
         "--inherit-env",
         action="store_true",
         default=d(False),
-        help="pass this whole environment to the server (default: a safe subset plus --env)",
+        help=h("pass this whole environment to the server (default: a safe subset plus --env)"),
     )
     g.add_argument(
         "--server",
         default=d(None),
         metavar="NAME",
-        help="with a configuration: the configured server to use (info, tools, prompts, resources, read, prompt)",
+        help=h(
+            "with a configuration: the configured server to use (info, tools, call, prompts, prompt, resources, read)"
+        ),
     )
     g.add_argument(
         "--auth-file",
         default=d(None),
         metavar="STORE",
-        help="credential store for --url: a file, keyring[:SERVICE] or redis://... (default: $MCPSYNC_AUTH_STORE, "
-        "$MCPSYNC_AUTH_FILE or the user store, as `mcpsync auth` uses)",
+        help=h("credential store for --url: a file, keyring[:SERVICE] or redis://... (default: $MCPSYNC_AUTH_STORE, "
+        "$MCPSYNC_AUTH_FILE or the user store, as `mcpsync auth` uses)"),
     )
-    g.add_argument("--cwd", default=d(None), metavar="DIR", help="working directory of the server command")
-    g.add_argument("--name", default=d(None), help="display name of the server (logs and messages)")
+    g.add_argument("--cwd", default=d(None), metavar="DIR", help=h("working directory of the server command"))
+    g.add_argument("--name", default=d(None), help=h("display name of the server (logs and messages)"))
     g.add_argument(
         "--protocol",
         default=d("auto"),
         metavar="auto|modern|legacy|VERSION",
-        help="protocol era or revision (default auto: negotiate)",
+        help=h("protocol era or revision (default auto: negotiate)"),
     )
     g.add_argument(
         "--timeout",
         type=_seconds,
         default=d(60.0),
         metavar="SECONDS",
-        help="idle timeout per request, reset by progress (0: none; default 60)",
+        help=h("idle timeout per request, reset by progress (0: none; default 60)"),
     )
     g.add_argument(
         "--connect-timeout",
         type=_seconds,
         default=d(30.0),
         metavar="SECONDS",
-        help="one bound for the whole connect: start, protocol probe, fallback, handshake (default 30)",
+        help=h("one bound for the whole connect: start, protocol probe, fallback, handshake (default 30)"),
     )
 
 
@@ -198,6 +225,17 @@ examples:
   mcpsync auth login work --url https://example.com/mcp
   source <(mcpsync completion bash)
 """
+
+#: Other names of a command: ``mcpsync list`` is ``mcpsync tools`` (what fastmcp users type).
+COMMAND_ALIASES: Dict[str, str] = {"list": "tools"}
+COMMAND_ALIASES_OF: Dict[str, Tuple[str, ...]] = {"tools": ("list",)}
+
+#: The end of each server command's help: the global options are accepted there too, listed once.
+_GLOBAL_NOTE = (
+    "global options (see `mcpsync --help`) go before or after the command: --json, -v, --url, --transport,\n"
+    "--header, --auth, --auth-file, --config, --server, --env, --inherit-env, --cwd, --name, --protocol,\n"
+    "--timeout, --connect-timeout, --no-cache"
+)
 
 #: (usage after "mcpsync", help, examples) of each command.
 _COMMANDS: Dict[str, Tuple[str, str, Sequence[str]]] = {
@@ -272,10 +310,11 @@ def build_parser() -> argparse.ArgumentParser:
         usage, help_text, examples = _COMMANDS[name]
         p = sub.add_parser(
             name,
+            aliases=list(COMMAND_ALIASES_OF.get(name, ())),
             help=help_text,
             description=help_text,
             usage="mcpsync " + usage,
-            epilog="examples:\n" + "\n".join("  " + e for e in examples),
+            epilog="examples:\n" + "\n".join("  " + e for e in examples) + "\n\n" + _GLOBAL_NOTE,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         _add_common(p, False)
@@ -323,14 +362,16 @@ def _add_args_options(p: argparse.ArgumentParser, what: str) -> None:
 
 
 def _add_extension_parsers(sub: Any) -> None:
-    """The ``mcpsync auth`` subcommands, ``search``/``install``/``outdated``/``update`` (MCP Registry) and
-    ``mcpsync completion``."""
+    """The ``mcpsync auth`` subcommands, ``search``/``install``/``outdated``/``update`` (MCP Registry),
+    ``discover`` (Server Cards) and ``mcpsync completion``."""
     from .auth import add_auth_parser
+    from .cards import add_cards_parser
     from .completion import add_completion_parser
     from .registry import add_registry_parsers
 
     add_auth_parser(sub)
     add_registry_parsers(sub)
+    add_cards_parser(sub)
     add_completion_parser(sub, build_parser)
 
 
@@ -436,8 +477,8 @@ def run(cli: Cli) -> int:
         a.arguments = parse_json_args(a.args_json, a.arg_pairs, cli.stdin)
         if command == "call" and a.method:
             a.request_params = parse_json_args(a.params, [], cli.stdin) if a.params is not None else None
-    single = bool(cli.server_cmd) or bool(a.url)
-    if getattr(a, "auth", None) is not None and not a.url:
+    single = bool(cli.server_cmd) or bool(a.url) or bool(getattr(a, "card", None))
+    if getattr(a, "auth", None) is not None and not (a.url or getattr(a, "card", None)):
         raise UsageError("--auth gives a bearer token to a --url server (configured servers take theirs from the "
                          "configuration's headers)")
     if not single and command in MANAGER_COMMANDS:
@@ -547,6 +588,7 @@ def main(
         args = parser.parse_args(head)
     except SystemExit as exc:  # --help, --version, or a usage error already printed by argparse
         return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_USAGE
+    args.command = COMMAND_ALIASES.get(args.command, args.command)
     if not args.command:
         parser.print_help(stderr)
         return EXIT_USAGE

@@ -134,12 +134,14 @@ def run_auth(
     if action == "logout":
         with _manager(args, out) as manager:
             removed = manager.store.remove(args.name)
-        _emit(
-            args,
-            out,
-            {"server": args.name, "removed": removed},
-            "logged out of %s" % args.name if removed else "no stored credentials for %s" % args.name,
-        )
+        if not removed:  # a typo must not look like a successful logout
+            if getattr(args, "json", False):
+                _emit(args, out, {"server": args.name, "removed": False}, "")
+            err = stderr or sys.stderr
+            err.write("mcpsync: no stored credentials for %s (mcpsync auth status lists them)\n" % args.name)
+            err.flush()
+            return 2
+        _emit(args, out, {"server": args.name, "removed": True}, "logged out of %s" % args.name)
         return 0
     return _status(args, out)
 

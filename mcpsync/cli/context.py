@@ -165,7 +165,9 @@ class Cli:
 
         a = self.args
         opts = self.client_options()
-        if a.url:
+        if getattr(a, "card", None):
+            client = self.card_client(opts)
+        elif a.url:
             if self.server_cmd:
                 raise UsageError("give either --url or a server command after `--`, not both")
             if a.env or a.cwd or a.inherit_env:
@@ -203,6 +205,35 @@ class Cli:
             raise TransportError("remote transports are not available: %s" % exc) from exc
         return client
 
+    def card_client(self, opts: Dict[str, Any]) -> Any:
+        """The (unopened) client for ``--card URL``: the card's remote, its headers from ``--header`` and
+        ``--card-input``, ``--allow-local`` hosts allowed."""
+        from ..cards.connector import client_for
+
+        a = self.args
+        if a.url or self.server_cmd:
+            raise UsageError("give one server: --card, --url or a command after `--`")
+        if a.env or a.cwd or a.inherit_env:
+            raise UsageError("--env, --cwd and --inherit-env apply to a server command, not to --card")
+        check_url(a.card, "--card")
+        headers = _parse_headers(a.header)
+        token = getattr(a, "auth", None)
+        if token is not None:
+            headers["Authorization"] = "Bearer " + read_token(token)
+        inputs: Dict[str, str] = {}
+        for pair in a.card_input or []:
+            key, sep, value = pair.partition("=")
+            if not sep or not key:
+                raise UsageError("--card-input expects NAME=VALUE, got %r" % pair)
+            inputs[key] = value
+        allow = list(a.allow_local or [])
+        if a.transport != "auto":
+            opts["transport"] = a.transport
+        if a.protocol == "auto":
+            opts.pop("protocol", None)  # the card's supportedProtocolVersions decide
+        return client_for(a.card, inputs=inputs, headers=headers or None,
+                          allow_local=True if "*" in allow else allow, **opts)
+
     def stored_auth(self, url: str) -> Any:
         """OAuth for ``url`` from credentials that ``mcpsync auth login NAME --url URL`` stored, or None.
 
@@ -233,7 +264,7 @@ class Cli:
             oauth.close()
 
 
-def check_url(url: str) -> None:
+def check_url(url: str, option: str = "--url") -> None:
     """Raise :class:`UsageError` unless ``url`` is an http(s) URL with a host (said in the CLI's words)."""
     from urllib.parse import urlsplit
 
@@ -245,7 +276,8 @@ def check_url(url: str) -> None:
         ok = False
     if not ok:
         raise UsageError(
-            "--url expects the server's http:// or https:// address, such as https://example.com/mcp; got %r" % url
+            "%s expects the server's http:// or https:// address, such as https://example.com/mcp; got %r"
+            % (option, url)
         )
 
 

@@ -53,7 +53,11 @@ def add_registry_parsers(subparsers: Any) -> None:
     p = subparsers.add_parser("install", help="install a server from an MCP Registry into a configuration file",
                               description="Install NAME[@VERSION] from an MCP Registry into a configuration file. "
                               "The exact command is shown and must be approved before anything runs.")
-    p.add_argument("spec", metavar="NAME[@VERSION]")
+    p.add_argument("spec", metavar="NAME[@VERSION]", nargs="?", default=None)
+    p.add_argument("--card", default=None, metavar="URL",
+                   help="install the remote a Server Card describes instead of a registry entry (same consent)")
+    p.add_argument("--allow-local", dest="card_allow_local", action="append", default=[], metavar="HOST",
+                   help="with --card: allow plain http and this local or private host (repeatable; '*': every one)")
     p.add_argument("--as", dest="as_name", default=None, metavar="NAME",
                    help="the name in the configuration (default: the last part of the registry name)")
     p.add_argument("--prefer", choices=("auto", "package", "remote"), default="auto",
@@ -72,6 +76,8 @@ def add_registry_parsers(subparsers: Any) -> None:
                               "whose registry has a newer version (or that were deprecated).")
     common(p)
     with_config(p)
+    p.add_argument("--allow-local", dest="card_allow_local", action="append", default=[], metavar="HOST",
+                   help="for servers installed from a Server Card on a local host: allow it (repeatable)")
     p.set_defaults(func=run_outdated)
 
     p = subparsers.add_parser("update", help="update registry-installed servers to their latest version",
@@ -81,6 +87,8 @@ def add_registry_parsers(subparsers: Any) -> None:
     common(p)
     with_config(p)
     with_consent(p)
+    p.add_argument("--allow-local", dest="card_allow_local", action="append", default=[], metavar="HOST",
+                   help="for servers installed from a Server Card on a local host: allow it (repeatable)")
     p.set_defaults(func=run_update)
 
     p = subparsers.add_parser("uninstall", help="remove an installed server and its stored secrets",
@@ -160,6 +168,11 @@ def _callbacks(args: argparse.Namespace, stdin: IO[str], stderr: IO[str]) -> Any
     return inputs, approve
 
 
+def _allow_local(args: argparse.Namespace) -> Any:
+    allow = list(getattr(args, "card_allow_local", None) or [])
+    return True if "*" in allow else allow
+
+
 def _config(args: argparse.Namespace) -> Optional[str]:
     value = getattr(args, "config", None)
     return str(value) if value else None
@@ -204,11 +217,20 @@ def run_install(args: argparse.Namespace, *, stdout: IO[str], stderr: IO[str], s
     from ..registry.errors import ConsentRefused
     from ..registry.installer import install
 
+    if (args.spec is None) == (args.card is None):
+        stderr.write("mcpsync: install takes a registry NAME[@VERSION] or --card URL (one of them)\n")
+        return 2
     inputs, approve = _callbacks(args, stdin, stderr)
     try:
-        result = install(args.spec, config=_config(args), registry=args.registry, inputs=inputs, approve=approve,
-                         name=args.as_name, prefer=args.prefer, registry_type=args.registry_type,
-                         replace=args.replace)
+        if args.card is not None:
+            from ..cards.install import install_card
+
+            result = install_card(args.card, config=_config(args), inputs=inputs, approve=approve,
+                                  name=args.as_name, replace=args.replace, allow_local=_allow_local(args))
+        else:
+            result = install(args.spec, config=_config(args), registry=args.registry, inputs=inputs,
+                             approve=approve, name=args.as_name, prefer=args.prefer,
+                             registry_type=args.registry_type, replace=args.replace)
     except ConsentRefused as exc:
         stderr.write("mcpsync: %s\n" % exc.message)
         return 1
@@ -227,15 +249,24 @@ def run_outdated(args: argparse.Namespace, *, stdout: IO[str], stderr: IO[str], 
     from ..registry.client import display_text
     from ..registry.installer import outdated
 
+    from ..cards.install import outdated_cards
+
     items = outdated(_config(args), registry=args.registry)
+    card_items = outdated_cards(_config(args), allow_local=_allow_local(args))
     if getattr(args, "json", False):
         stdout.write(json.dumps([{"name": i.config_name, "server": i.registry_name, "installed": i.installed,
                                   "latest": i.latest, "status": i.status, "statusMessage": i.status_message,
-                                  "error": i.error} for i in items], indent=2) + "\n")
+                                  "error": i.error} for i in items]
+                                + [{"name": c.config_name, "server": c.card_name, "installed": c.installed,
+                                    "latest": c.latest, "card": c.card_url, "error": c.error} for c in card_items],
+                                indent=2) + "\n")
         return 0
-    if not items:
+    if not items and not card_items:
         stderr.write("every registry-installed server is up to date\n")
         return 0
+    for c in card_items:
+        line = "%s  %s  %s -> %s  (card %s)" % (c.config_name, c.card_name, c.installed, c.latest or "?", c.card_url)
+        stdout.write(display_text(line + ("  (%s)" % c.error if c.error else "")) + "\n")
     for i in items:
         line = "%s  %s  %s -> %s" % (i.config_name, i.registry_name, i.installed, i.latest or "?")
         if i.status != "active":
@@ -250,9 +281,13 @@ def run_update(args: argparse.Namespace, *, stdout: IO[str], stderr: IO[str], st
     from ..registry.errors import ConsentRefused
     from ..registry.installer import update
 
+    from ..cards.install import update_cards
+
     inputs, approve = _callbacks(args, stdin, stderr)
     try:
         results = update(_config(args), args.names or None, registry=args.registry, inputs=inputs, approve=approve)
+        results += update_cards(_config(args), args.names or None, inputs=inputs, approve=approve,
+                                allow_local=_allow_local(args))
     except ConsentRefused as exc:
         stderr.write("mcpsync: %s\n" % exc.message)
         return 1

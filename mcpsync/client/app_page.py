@@ -26,7 +26,15 @@ from ..errors import AppResourceError
 from ..types import ReadResourceResult, Tool
 from ..wire import protocol as P
 
-__all__ = ["AppResource", "DEFAULT_MAX_PAGE_BYTES", "PERMISSIONS", "clean_domains", "read_page", "verify_page"]
+__all__ = [
+    "AppResource",
+    "DEFAULT_MAX_PAGE_BYTES",
+    "PERMISSIONS",
+    "clean_domains",
+    "is_plain_origin",
+    "read_page",
+    "verify_page",
+]
 
 logger = logging.getLogger("mcpsync.apps")
 
@@ -42,13 +50,21 @@ PERMISSIONS: Dict[str, str] = {
 }
 
 _CSP_KEYS = ("connectDomains", "resourceDomains", "frameDomains", "baseUriDomains")
-# an origin CSP can name, and nothing else: scheme, host (optionally a leading "*." wildcard), optional port
+# an origin CSP can name, and nothing else: scheme, host (optionally a leading "*." wildcard), optional port.
+# Always used with fullmatch: "$" alone would also match before a final newline ("https://a.example\n").
 _ORIGIN = re.compile(
-    r"^(?:https|http|wss|ws)://(?:\*\.)?(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*"
-    r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?::[0-9]{1,5})?/?$"
+    r"(?:https|http|wss|ws)://(?:\*\.)?(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*"
+    r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?::[0-9]{1,5})?/?"
 )
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-_HOST = re.compile(r"^(?:%s\.)*%s$" % (_LABEL, _LABEL))
+_HOST = re.compile(r"(?:%s\.)*%s" % (_LABEL, _LABEL))
+# what a header value may hold: printable ASCII and the space (no CR, LF, NUL or any other control character)
+_HEADER_SAFE = re.compile(r"[\x20-\x7e]*")
+
+
+def is_plain_origin(value: Any) -> bool:
+    """Whether ``value`` is a plain origin a CSP may name (the whole string; see the module docstring)."""
+    return isinstance(value, str) and len(value) <= 255 and _ORIGIN.fullmatch(value) is not None
 
 
 def clean_domains(values: Any, *, uri: str = "", key: str = "") -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
@@ -63,7 +79,7 @@ def clean_domains(values: Any, *, uri: str = "", key: str = "") -> Tuple[Tuple[s
     kept: List[str] = []
     rejected: List[str] = []
     for value in values:
-        if isinstance(value, str) and len(value) <= 255 and _ORIGIN.match(value):
+        if is_plain_origin(value):
             origin = value.rstrip("/")
             if origin not in kept:
                 kept.append(origin)
@@ -117,11 +133,24 @@ class AppResource:
         With nothing declared it is the spec's restrictive default (no network, no external resources) plus
         ``frame-src 'none'``, ``object-src 'none'`` and ``base-uri 'self'``. Declared origins are added to the
         directives the spec maps them to and nowhere else; an undeclared origin never appears.
+
+        Whatever built this ``AppResource`` (:func:`verify_page`, or your own code), only plain origins reach the
+        policy: any other entry is dropped here and logged, and a policy that would still hold a control
+        character (CR, LF, NUL...) or anything but printable ASCII raises :class:`~mcpsync.AppResourceError`
+        (``reason="csp"``) instead of being returned, so it can always be sent as one HTTP header.
         """
-        res = " ".join(self.csp.get("resourceDomains", ()))
-        conn = " ".join(self.csp.get("connectDomains", ()))
-        frame = " ".join(self.csp.get("frameDomains", ()))
-        base = " ".join(self.csp.get("baseUriDomains", ()))
+
+        def origins(key: str) -> str:
+            values = self.csp.get(key, ())
+            kept = [v.rstrip("/") for v in values if is_plain_origin(v)]
+            if len(kept) != len(values):
+                logger.warning("MCP App %s: csp_header() dropped %s entries that are not plain origins", self.uri, key)
+            return " ".join(kept)
+
+        res = origins("resourceDomains")
+        conn = origins("connectDomains")
+        frame = origins("frameDomains")
+        base = origins("baseUriDomains")
 
         def d(name: str, *parts: str) -> str:
             return " ".join([name] + [p for p in parts if p])
@@ -141,7 +170,15 @@ class AppResource:
             "object-src 'none'",
             d("base-uri", base or "'self'"),
         ]
-        return "; ".join(directives)
+        header = "; ".join(directives)
+        if _HEADER_SAFE.fullmatch(header) is None:  # unreachable through the filter above: a last line of defence
+            raise AppResourceError(
+                "the CSP of %s holds a control or non-ASCII character; refused" % self.uri,
+                uri=self.uri,
+                reason="csp",
+                server=self.server or None,
+            )
+        return header
 
     def allow_attribute(self) -> str:
         """The iframe ``allow`` attribute for the declared permissions (``""`` when none), e.g.
@@ -235,7 +272,7 @@ def verify_page(
     perms = ui.get("permissions")
     permissions = tuple(p for p in PERMISSIONS if isinstance(perms, dict) and isinstance(perms.get(p), dict))
     domain = ui.get("domain")
-    if domain is not None and not (isinstance(domain, str) and len(domain) <= 253 and _HOST.match(domain)):
+    if domain is not None and not (isinstance(domain, str) and len(domain) <= 253 and _HOST.fullmatch(domain)):
         logger.warning("MCP App %s: ignoring malformed _meta.ui.domain %r", uri, repr(domain)[:80])
         domain = None
     border = ui.get("prefersBorder")
@@ -302,4 +339,3 @@ def read_page(
         max_bytes=DEFAULT_MAX_PAGE_BYTES if max_bytes is None else max_bytes,
         sha256=sha256,
     )
-

@@ -125,7 +125,7 @@ class Client(ClientCore):
         tracing: "auto" (OpenTelemetry spans when the app set a tracer provider), True, False,
             or an :class:`~mcpsync.OpenTelemetryTracing` with its own tracer provider.
         cwd, env, inherit_env, stderr, on_stderr, framing, max_message_size,
-            shutdown_timeout: stdio options (see :class:`~mcpsync.transports.stdio.StdioTransport`).
+            shutdown_timeout, stdout_grace: stdio options (see :class:`~mcpsync.transports.stdio.StdioTransport`).
         headers, bearer_token, auth, transport, verify, cert, proxies, trust_env, read_timeout,
             pool_maxsize, engine: remote options (see :class:`~mcpsync.transports.http.options.HTTPOptions`;
             None: the default). get_stream, max_stream_retries: Streamable HTTP only; reconnect,
@@ -146,6 +146,16 @@ class Client(ClientCore):
     _validation_listed = False
 
     # ------------------------------------------------------------------ basics
+
+    @classmethod
+    def from_card(cls, card: Any, **options: Any) -> "Client":
+        """A client (not opened) for the remote of a Server Card: its URL (fetched: blocks), a ServerCard or a
+        card document. Keywords: :func:`mcpsync.cards.client_for`'s (``inputs``, ``headers``, ``remote``,
+        ``allow_local``...) and this class's. Raises :class:`mcpsync.cards.CardError`; see docs/cards.md."""
+        import importlib  # an extension above the client, looked up at call time: the client never imports it
+
+        client: "Client" = importlib.import_module("mcpsync.cards.connector").client_for(card, factory=cls, **options)
+        return client
 
     def ping(self, *, timeout: Timeout = DEFAULT) -> None:
         """Check the server is alive (blocks up to ``timeout``).
@@ -586,7 +596,8 @@ class Client(ClientCore):
         :class:`~mcpsync.InputExpired` when it is no longer waiting.
 
         Raises:
-            ConfigError: ``answers`` names a key the server did not ask, or ``ir`` belongs to another server.
+            ConfigError: ``answers`` names a key the server did not ask.
+            InputNotResumable: ``ir`` names no server, or another one (nothing is sent).
             InputExpired, InputRequired, HandlerMissing, and whatever the original call may raise.
         """
         from .deferred import resume

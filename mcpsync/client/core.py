@@ -143,6 +143,7 @@ class ClientCore:
         framing: str = "newline",
         max_message_size: int = 64 * 1024 * 1024,
         shutdown_timeout: float = 2.0,
+        stdout_grace: Optional[float] = 3.0,
         # remote (HTTP / SSE; None: the transport's default): see mcpsync.transports.http.options.HTTPOptions
         headers: Optional[Mapping[str, str]] = None,
         bearer_token: Optional[str] = None,
@@ -221,6 +222,7 @@ class ClientCore:
             framing=framing,
             max_message_size=max_message_size,
             shutdown_timeout=shutdown_timeout,
+            stdout_grace=stdout_grace,
         )
         given = locals()  # the remote options given (None: the transport's default), by their parameter names
         remote_options: Dict[str, Any] = {k: given[k] for k in REMOTE_OPTIONS if given[k] is not None}
@@ -231,6 +233,9 @@ class ClientCore:
         self.after_fork = after_fork
         self.name = target_name(target, name, remote_options)
         self.notifications = NotificationQueue()
+        self._tools_epoch = 0  # notifications/tools/list_changed received (read by tools_epoch)
+        self._follow_tools = False  # follow_tool_changes(): the 2026-07-28 listen stream carries tools
+        self._follow_lock = threading.Lock()
         #: ``defer_input`` per call and, in the handshake era, the parked questions (mcpsync.client.deferred)
         self._deferral = InputDeferral(self)
         #: handshake era with ``defer_input``: the server's questions waiting for :meth:`resume`
@@ -285,6 +290,29 @@ class ClientCore:
         if s is not None and self._state == "open" and not s.forked:
             return s
         return reopen.open_on_use(self)
+
+    @property
+    def tools_epoch(self) -> int:
+        """How many ``notifications/tools/list_changed`` this client has received (never reset; 0 at first).
+
+        A tool list read while this was ``n`` is stale once it differs from ``n``: cheap to poll (no I/O, no
+        lock), which is how :class:`mcpsync.integrations.McpToolkit` follows the server's list. In the
+        2026-07-28 era the notification comes only through a listen stream (``on_tools_changed``,
+        :meth:`follow_tool_changes` or ``listen``). Thread-safe read."""
+        return self._tools_epoch
+
+    def follow_tool_changes(self) -> None:
+        """Hear of every tool list change from now on (:attr:`tools_epoch` counts them), also without
+        ``on_tools_changed``: in the 2026-07-28 era the client's own listen stream asks for
+        ``notifications/tools/list_changed`` (kept across reconnects, closed with the client); in the handshake
+        era the server sends it anyway. Blocks while the stream is reopened (one request). Idempotent;
+        thread-safe."""
+        with self._follow_lock:
+            if self._follow_tools:
+                return
+            self._follow_tools = True
+            if self._state == "open":
+                self._modern.follow_tools()
 
     @property
     def dropped_callbacks(self) -> int:

@@ -25,8 +25,9 @@ What an :class:`InputRequired` holds: the server's name, the method and the requ
 tool name and arguments; the client's ``_meta`` envelope is re-stamped when resuming), the server's questions
 and its ``requestState``. Never a token, a header or a credential. The arguments and the questions can hold
 what the user typed; keep the object as private as the call itself. To hand it to a browser or another
-service, sign it: :meth:`InputRequired.dumps` (HMAC-SHA256 with a secret of yours, and a time stamp) and
-:meth:`InputRequired.loads` (which refuses a changed or, with ``max_age``, an old one). A resumed tool call
+service, sign it: :meth:`InputRequired.dumps` (HMAC-SHA256 with a secret of yours, a time stamp and a fresh
+one-time id) and :meth:`InputRequired.loads` (which refuses a forged token, with ``max_age`` an old or
+future-dated one, and with ``seen=`` a second use: see :mod:`mcpsync.client.seen`). A resumed tool call
 passes the tool policy and approval hook again, so a tampered object can never reach a tool the client
 would not call; the ``requestState`` is the server's to protect (the spec says servers must treat it as
 untrusted).
@@ -42,16 +43,28 @@ import logging
 import hmac
 import itertools
 import json
+import re
+import secrets
 import threading
 import time
 import weakref
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Protocol, Tuple, Union
 
-from ..errors import ConfigError, MCPError, SchemaValidationError
+from ..errors import (
+    ConfigError,
+    InputForged,
+    InputNotResumable,
+    InputReplayed,
+    InputTokenError,
+    InputTokenExpired,
+    MCPError,
+    SchemaValidationError,
+)
 from ..wire import protocol as P
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..session import RequestContext
+    from .seen import SeenStore
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +83,8 @@ INPUT_METHODS = ("elicitation/create", "sampling/createMessage", "roots/list")
 _TYPE = "mcpsync.InputRequired"
 _VERSION = 1
 _TOKEN_PREFIX = "mcpsync-ir1"
+#: what a token's one-time id looks like (dumps: 18 random bytes, URL-safe base64)
+_ONCE_ID = re.compile(r"[A-Za-z0-9_-]{16,64}")
 #: ``_meta`` keys the client stamps on every 2026-07-28 request; dropped when an InputRequired is kept
 _ENVELOPE_KEYS = (
     P.META_PROTOCOL_VERSION,
@@ -318,8 +333,9 @@ class InputRequired(MCPError):
         )
 
     def to_json(self) -> str:
-        """:meth:`to_dict` as compact JSON text."""
-        return json.dumps(self.to_dict(), separators=(",", ":"), sort_keys=True)
+        """:meth:`to_dict` as compact JSON text. Keys keep their order: the server's questions, and the
+        properties of their forms, come back in the order the server gave them."""
+        return json.dumps(self.to_dict(), separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: Union[str, bytes]) -> "InputRequired":
@@ -331,38 +347,89 @@ class InputRequired(MCPError):
         return cls.from_dict(data)
 
     def dumps(self, secret: Union[str, bytes]) -> str:
-        """A signed, URL-safe token: the JSON form and an HMAC-SHA256 over it with ``secret``.
+        """A signed, URL-safe token: the JSON form, a fresh one-time id, and an HMAC-SHA256 over both with
+        ``secret``.
 
-        The content is signed, not encrypted: whoever holds the token can read the arguments and questions.
+        Every call mints a new token with its own one-time id (see :meth:`loads` with ``seen=``): hand out
+        one token per question shown. The content is signed, not encrypted: whoever holds the token can read
+        the arguments and questions.
         """
-        payload = base64.urlsafe_b64encode(self.to_json().encode("utf-8")).rstrip(b"=")
+        body = self.to_dict()
+        body["once"] = secrets.token_urlsafe(18)
+        text = json.dumps(body, separators=(",", ":"))
+        payload = base64.urlsafe_b64encode(text.encode("utf-8")).rstrip(b"=")
         sig = base64.urlsafe_b64encode(_mac(secret, payload)).rstrip(b"=")
         return "%s.%s.%s" % (_TOKEN_PREFIX, payload.decode("ascii"), sig.decode("ascii"))
 
     @classmethod
-    def loads(cls, token: str, secret: Union[str, bytes], *, max_age: Optional[float] = None) -> "InputRequired":
+    def loads(
+        cls,
+        token: str,
+        secret: Union[str, bytes],
+        *,
+        max_age: Optional[float] = None,
+        seen: Optional["SeenStore"] = None,
+        leeway: float = 5.0,
+    ) -> "InputRequired":
         """Verify a :meth:`dumps` token and rebuild it.
 
+        Args:
+            token, secret: the token and the secret :meth:`dumps` signed it with.
+            max_age: refuse a token whose question arrived more than this many seconds ago, or whose time
+                stamp lies more than ``leeway`` seconds in the future.
+            seen: a store of used token ids (:func:`mcpsync.open_seen_store`): the token's one-time id is
+                recorded there atomically, and a token whose id is already there is refused, in every process
+                sharing the store. Needs ``max_age`` (the store forgets an id once its token has expired).
+                Blocks for the store's round trip (a file lock, a Redis command).
+            leeway: seconds of clock difference between the hosts that sign and verify.
+
         Raises:
-            ConfigError: the token is malformed, its signature does not match ``secret`` (changed, or
-                signed with another secret), or it is older than ``max_age`` seconds.
+            InputForged: not a token ``secret`` signed: malformed, changed (by even one byte), or signed
+                with another secret.
+            InputTokenExpired: older than ``max_age``, or dated in the future.
+            InputReplayed: ``seen`` already holds the token's one-time id (it was used before).
+            InputSeenStoreError: ``seen`` could not answer (the token is refused).
+            ConfigError: ``seen`` without ``max_age``, or a signed body that is not an InputRequired.
         """
+        if seen is not None and max_age is None:
+            raise ConfigError("a single-use token needs max_age: the seen store forgets an id once its token expired")
         if not isinstance(token, str):
-            raise ConfigError("an InputRequired token must be a string")
+            raise InputForged("an InputRequired token must be a string")
         parts = token.split(".")
         if len(parts) != 3 or parts[0] != _TOKEN_PREFIX:
-            raise ConfigError("not an mcpsync InputRequired token")
-        payload = parts[1].encode("ascii", "replace")
+            raise InputForged("not an mcpsync InputRequired token")
         try:
-            sig = base64.urlsafe_b64decode(parts[2] + "=" * (-len(parts[2]) % 4))
-            raw = base64.urlsafe_b64decode(payload + b"=" * (-len(payload) % 4))
+            payload = parts[1].encode("ascii")
+            sig = base64.urlsafe_b64decode(_padded(parts[2]))
+            raw = base64.urlsafe_b64decode(_padded(parts[1]))
         except (binascii.Error, ValueError):
-            raise ConfigError("malformed InputRequired token") from None
+            raise InputForged("malformed InputRequired token") from None
+        # the encodings must be the canonical ones dumps() writes, so no two texts carry the same signature
+        if _unpadded(sig) != parts[2] or _unpadded(raw) != parts[1]:
+            raise InputForged("malformed InputRequired token")
         if not hmac.compare_digest(sig, _mac(secret, payload)):
-            raise ConfigError("the InputRequired token's signature does not match (changed, or another secret)")
-        ir = cls.from_json(raw)
-        if max_age is not None and time.time() - ir.issued_at > max_age:
-            raise ConfigError("the InputRequired token is older than %gs" % max_age)
+            raise InputForged("the InputRequired token's signature does not match (changed, or another secret)")
+        try:
+            body = json.loads(raw)
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+            raise ConfigError("the signed InputRequired token holds no JSON: %s" % exc) from None
+        ir = cls.from_dict(body)
+        once = body.get("once")
+        if max_age is not None:
+            now = time.time()
+            if now - ir.issued_at > max_age:
+                raise InputTokenExpired("the InputRequired token is older than %gs" % max_age, server=ir.server)
+            if ir.issued_at > now + max(0.0, leeway):
+                raise InputTokenExpired(
+                    "the InputRequired token is dated %.0fs in the future" % (ir.issued_at - now), server=ir.server
+                )
+        if seen is not None:
+            assert max_age is not None
+            if not isinstance(once, str) or not _ONCE_ID.fullmatch(once):
+                raise InputTokenError("the InputRequired token has no one-time id (signed by an older mcpsync)")
+            if not seen.claim(once, ir.issued_at + max_age + max(0.0, leeway)):
+                logger.warning("[%s] refused a replayed InputRequired token (%s)", ir.server, ir.tool_name or ir.method)
+                raise InputReplayed("this InputRequired token was used already", server=ir.server, method=ir.method)
         return ir
 
     def __reduce__(self) -> Tuple[Any, Tuple[Dict[str, Any]]]:
@@ -380,6 +447,14 @@ class InputRequired(MCPError):
 
 def _rebuild(d: Dict[str, Any]) -> InputRequired:
     return InputRequired.from_dict(d)
+
+
+def _padded(text: str) -> bytes:
+    return (text + "=" * (-len(text) % 4)).encode("ascii")
+
+
+def _unpadded(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
 
 def _mac(secret: Union[str, bytes], payload: bytes) -> bytes:
@@ -681,8 +756,11 @@ def resume(
     ir = input_required
     if not isinstance(ir, InputRequired):
         raise ConfigError("resume() takes the InputRequired a call raised")
-    if ir.server is not None and ir.server != client.name:
-        raise ConfigError(
+    if ir.server is None:
+        # made by hand or edited: it would resume on any client, so it resumes on none
+        raise InputNotResumable("this input request names no server", server=client.name, method=ir.method)
+    if ir.server != client.name:
+        raise InputNotResumable(
             "this input request belongs to server %r, not %r" % (ir.server, client.name), server=client.name
         )
     given = dict(answers or {})

@@ -139,7 +139,8 @@ def render_form(
         fid = "%s-%d" % (form_id, index)
         label = prop.get("title") if isinstance(prop.get("title"), str) else name
         req = name in required
-        current = values.get(name, prop.get("default"))
+        # a field that failed shows what was given (or nothing), never the schema's default again
+        current = values.get(name) if name in errors else values.get(name, prop.get("default"))
         out.append('<div class="mcp-field" data-field="%s">' % _attr(name))
         if kind == "boolean":
             out.append(
@@ -251,11 +252,14 @@ def parse_form(
                 else:
                     content[name] = int(number) if number.is_integer() and "." not in text else number
             except ValueError:
-                errors[name] = "not a%s number" % ("whole" if kind == "integer" else "")
+                errors[name] = "not a whole number" if kind == "integer" else "not a number"
             continue
         content[name] = text
     for name, msg in validate_content(schema, content).items():
         errors.setdefault(name, msg)
+    # every error at once, in the form's order (the whole form's own first)
+    order = {name: i for i, name in enumerate(kinds)}
+    errors = dict(sorted(errors.items(), key=lambda kv: (kv[0] != "", order.get(kv[0], len(order)))))
     # a property the schema does not list is never passed on
     return {k: v for k, v in content.items() if k in props}, errors
 
@@ -327,9 +331,10 @@ def validate_content(schema: Mapping[str, Any], content: Mapping[str, Any]) -> D
         if path:
             key = str(path[0])
         elif err.validator == "required" and isinstance(err.instance, dict):
-            missing = [r for r in (err.validator_value or []) if r not in err.instance]
-            key = str(missing[0]) if missing else ""
-            errors.setdefault(key, "required")
+            # one error names every missing field: report each of them
+            missing = [str(r) for r in (err.validator_value or []) if r not in err.instance]
+            for key in missing or [""]:
+                errors.setdefault(key, "required")
             continue
         else:
             key = ""

@@ -17,12 +17,9 @@ of the exception leaks to the server).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Union
+from typing import Any, Callable, Dict, List, Optional, Union
 
-if TYPE_CHECKING:  # type checkers see real dataclasses; run time gets the lighter twin
-    from dataclasses import dataclass, field
-else:
-    from .._records import dataclass, field
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from ..errors import SchemaValidationError

@@ -52,6 +52,7 @@ class ClientHost(Protocol):
     #: The production controls (interceptors, tracing, retries, policy), or None when none is configured.
     _pipeline: Optional["Pipeline"]
     _tools_by_name: Dict[str, Tool]  # the last listing (name -> Tool)
+    _follow_tools: bool  # Client.follow_tool_changes() was called
 
     @property
     def protocol_version(self) -> Optional[str]: ...

@@ -341,7 +341,8 @@ class ModernFeatures:
     def _reopen_implicit(self) -> None:
         c = self.client
         old = self._implicit
-        want_any = c.on_tools_changed or c.on_prompts_changed or c.on_resources_changed or self._resource_uris
+        want_tools = bool(c.on_tools_changed) or c._follow_tools  # noqa: SLF001
+        want_any = want_tools or c.on_prompts_changed or c.on_resources_changed or self._resource_uris
         if not want_any:
             self._implicit = None
             if old is not None:
@@ -349,7 +350,7 @@ class ModernFeatures:
             return
         caps = c.server_capabilities
         sub = self.listen(
-            tools=bool(c.on_tools_changed) and _has(caps, "tools", "listChanged"),
+            tools=want_tools and _has(caps, "tools", "listChanged"),
             prompts=bool(c.on_prompts_changed) and _has(caps, "prompts", "listChanged"),
             resources=bool(c.on_resources_changed) and _has(caps, "resources", "listChanged"),
             resource_uris=list(self._resource_uris),
@@ -362,11 +363,18 @@ class ModernFeatures:
         c = self.client
         if c.era != "modern":
             return
-        if c.on_tools_changed or c.on_prompts_changed or c.on_resources_changed:
+        if c.on_tools_changed or c._follow_tools or c.on_prompts_changed or c.on_resources_changed:  # noqa: SLF001
             try:
                 self._reopen_implicit()
             except MCPError as exc:
                 logger.warning("[%s] could not open the listen stream for list_changed: %s", c.name, exc)
+
+    def follow_tools(self) -> None:
+        """The implicit listen stream carries tools/list_changed from now on (the client's ``_follow_tools``
+        is set by the caller); reopened at once when connected in this era."""
+        c = self.client
+        if c.era == "modern" and _has(c.server_capabilities, "tools", "listChanged"):
+            self._reopen_implicit()
 
     def subscribe_resource(self, uri: str) -> None:
         """Legacy-style subscription mapped onto the implicit listen stream."""

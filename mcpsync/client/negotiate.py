@@ -9,12 +9,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
-if TYPE_CHECKING:  # type checkers see real dataclasses; run time gets the lighter twin
-    from dataclasses import dataclass
-else:
-    from .._records import dataclass
+from dataclasses import dataclass
 
 from ..errors import (
     ConnectionClosed,

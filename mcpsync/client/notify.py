@@ -44,6 +44,7 @@ class RoutingClient(Protocol):
     _session: Any
     _modern: Any
     _warm: Any
+    _tools_epoch: int
 
 
 def level_of(params: Dict[str, Any]) -> int:
@@ -84,6 +85,7 @@ class NotificationRouter:
             warm.evict(method[len("notifications/") : -len("list_changed")])  # "tools/", "prompts/"...
         if method == "notifications/tools/list_changed":
             modern.evict_list("tools")
+            c._tools_epoch += 1  # the toolkits' staleness check (Client.tools_epoch)
             if c.on_tools_changed and dispatch:
                 dispatch(c.on_tools_changed)
         elif method == "notifications/prompts/list_changed":

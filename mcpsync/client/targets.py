@@ -6,7 +6,6 @@ legacy SSE), or a :class:`~mcpsync.transports.base.Transport`. Checks a target a
 
 from __future__ import annotations
 
-import os
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..errors import ConfigError
@@ -37,7 +36,9 @@ def target_name(target: Target, name: Optional[str], remote_options: Dict[str, A
             raise ConfigError(
                 "option(s) for remote servers given for a stdio server: %s" % ", ".join(sorted(remote_options))
             )
-        return name or os.path.basename(target[0]) or "server"
+        from ..transports.stdio import command_name
+
+        return name or command_name(target)
     raise ConfigError("target must be a command list, an http(s) URL or a Transport")
 
 

@@ -18,6 +18,13 @@ transparently: the entry is dropped, and a refused request is sent again on a fr
 Files are JSON, one per server identity, written atomically (a temporary file renamed into place) with mode
 0600 in a 0700 directory; junk in a file is logged and ignored. Thread- and process-safe: the last writer
 wins, and every reader sees a whole file.
+
+What a file says decides which tools a client lists and calls, so a file is trusted as ssh trusts its keys:
+one owned by another user, or writable by its group or others, is ignored with a warning (on Windows,
+which has no POSIX owners and modes, this check is skipped: the cache lives in the user's private
+``%LOCALAPPDATA%``). Each entry also names the server identity it was written for (the digest its file is
+named after): an entry copied in from another server's file is ignored. Either way the client negotiates
+afresh and its next save replaces the file with a private one of its own.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from pathlib import Path
 from typing import Any, Dict, Optional, Protocol, Union
 
 from .._files import write_atomically
+from .._trust import untrusted_reason
 
 __all__ = ["WarmCache", "WarmStart", "default_cache_dir"]
 
@@ -44,15 +52,12 @@ _MAX_FILE = 8 * 1024 * 1024  # a cache file larger than this is junk
 
 
 def default_cache_dir() -> Path:
-    """``$MCPSYNC_CACHE_DIR``, else ``$XDG_CACHE_HOME/mcpsync/warm``, else ``~/.cache/mcpsync/warm``
-    (on Windows ``%LOCALAPPDATA%\\mcpsync\\warm``)."""
-    explicit = os.environ.get("MCPSYNC_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    if os.name == "nt" and os.environ.get("LOCALAPPDATA"):
-        return Path(os.environ["LOCALAPPDATA"]) / "mcpsync" / "warm"
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "mcpsync" / "warm"
+    """The ``warm`` subdirectory of mcpsync's cache directory: ``$MCPSYNC_CACHE_DIR/warm``, else
+    ``~/.cache/mcpsync/warm`` (``$XDG_CACHE_HOME``; ``~/Library/Caches/mcpsync/warm`` on macOS,
+    ``%LOCALAPPDATA%\\mcpsync\\Cache\\warm`` on Windows), beside the registry cache's ``registry``."""
+    from .._files import cache_root
+
+    return Path(cache_root()) / "warm"
 
 
 class WarmCache:
@@ -96,10 +101,19 @@ class WarmCache:
         return self.directory / ("%s.json" % key)
 
     def load(self, key: str) -> Optional[Dict[str, Any]]:
-        """The entry under ``key`` if it is whole, of this version and younger than ``max_age``; else None."""
+        """The entry under ``key`` if it is whole, of this version, younger than ``max_age``, written for this
+        ``key`` and in a file only this user may write (see the module documentation); else None."""
         path = self._path(key)
         try:
             with open(path, "rb") as f:
+                problem = untrusted_reason(os.fstat(f.fileno()))
+                if problem is not None:
+                    logger.warning(
+                        "ignoring the warm cache file %s: %s (only this user's private files are trusted)",
+                        path,
+                        problem,
+                    )
+                    return None
                 raw = f.read(_MAX_FILE + 1)
         except FileNotFoundError:
             return None
@@ -120,6 +134,9 @@ class WarmCache:
         except ValueError as exc:
             logger.warning("ignoring the damaged warm cache file %s (%s)", path, exc)
             return None
+        if entry.get("server") != key:
+            logger.warning("ignoring the warm cache file %s: its entry was written for another server", path)
+            return None
         if time.time() - saved > self.max_age or saved > time.time() + 300:
             return None
         return entry
@@ -127,7 +144,7 @@ class WarmCache:
     def save(self, key: str, entry: Dict[str, Any]) -> None:
         """Write ``entry`` atomically (mode 0600, directory 0700). Failures are logged, never raised: a cache
         that cannot be written only costs the next connection its shortcut."""
-        entry = dict(entry, v=_VERSION)
+        entry = dict(entry, v=_VERSION, server=key)  # bound to its identity: a copy under another name is refused
         entry.setdefault("savedAt", time.time())
         try:
             data = json.dumps(entry, separators=(",", ":")).encode("utf-8")

@@ -7,6 +7,10 @@
 * :mod:`mcpsync.integrations.llamaindex` -- LlamaIndex ``FunctionTool`` (``mcpsync[llamaindex]``)
 * :mod:`mcpsync.integrations.crewai` -- CrewAI ``BaseTool`` (``mcpsync[crewai]``)
 * :mod:`mcpsync.integrations.dspy` / :mod:`mcpsync.integrations.haystack` -- ``dspy.Tool`` / Haystack ``Tool``
+* :mod:`mcpsync.integrations.agent_framework` -- Agent Framework ``FunctionTool`` (``mcpsync[agent-framework]``)
+* :mod:`mcpsync.integrations.strands` -- Strands ``AgentTool`` and a ``ToolProvider`` (``mcpsync[strands]``)
+* :mod:`mcpsync.integrations.google_adk` -- Google ADK ``BaseTool`` and a ``BaseToolset`` (``mcpsync[google-adk]``)
+* :mod:`mcpsync.integrations.langchain_mcp` -- ``MCPAdapter`` in ``langchain.mcp``'s shape (``mcpsync[langchain]``)
 
 All of them sit on :class:`~mcpsync.integrations.core.McpToolkit` (listing, visibility, policy, naming,
 transforms, result budget, error mapping). Importing this package imports no framework.

@@ -1,14 +1,18 @@
 """The core under every framework module: a :class:`McpToolkit` over a :class:`~mcpsync.Client` or a
 :class:`~mcpsync.Manager`, and its :class:`McpTool` entries.
 
-A toolkit lists the source's tools once (:meth:`McpToolkit.tools`; call it again to re-list) and offers each
-tool the model may see:
+A toolkit lists the source's tools on first use and follows the server's list from then on: after
+``notifications/tools/list_changed`` (or, with a Manager, a server that came or went) the next read of
+:meth:`McpToolkit.tools` lists again; unchanged tools keep their :class:`McpTool` objects. It offers each tool
+the model may see:
 
 * **visibility**: a tool whose MCP Apps ``_meta.ui.visibility`` leaves out ``"model"`` is never offered;
 * **policy and approval**: the source's :class:`~mcpsync.ToolPolicy` already hides refused tools, and a call
   it refuses or its approval handler denies comes back as an error result the model reads;
-* **naming**: a Manager's tools keep their ``{server}_{tool}`` names; a Client's tools keep their own names
-  (sanitised to ``[a-zA-Z0-9_-]{1,64}``), or get the ``{server}_`` prefix with ``prefix=True``;
+* **naming**: a Manager's tools are offered as ``{server}_{tool}``, a Client's under their own names; ``prefix``
+  says otherwise (``prefix=False`` on a Manager: the tools' own names, a clash between two servers resolved by
+  a stable hash suffix; ``prefix=True`` on a Client: ``{server}_{tool}``); names are sanitised to
+  ``[a-zA-Z0-9_-]{1,64}``;
 * **transforms** (:class:`~mcpsync.ToolTransform`): a new name or description, and arguments bound to fixed
   values that the model never sees and every call sends;
 * **results**: :func:`~mcpsync.integrations.results.render_result` with the toolkit's
@@ -20,14 +24,17 @@ denied call, invalid arguments, a dead server all come back as a :class:`Rendere
 a message for the model. Programming errors (a bug in a handler) still raise.
 
 Thread-safe: tools may be called from many threads at once; every call blocks the calling thread for the
-tool's duration (bounded by ``timeout``, the source's default when not given).
+tool's duration: ``timeout`` is an idle timeout (restarted by each progress notification; the source's default
+when not given), ``max_total_timeout`` caps the whole call however much progress the server reports.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import logging
 import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Union
 
@@ -52,6 +59,27 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..manager.manager import Manager
 
 __all__ = ["McpTool", "McpToolkit", "failure", "toolkit_of"]
+
+#: The toolkit options every framework function accepts (McpToolkit's keyword arguments).
+TOOLKIT_OPTIONS = frozenset(
+    (
+        "server",
+        "prefix",
+        "timeout",
+        "max_total_timeout",
+        "max_result_chars",
+        "max_result_tokens",
+        "spill",
+        "spill_dir",
+        "budget",
+        "tool_budgets",
+        "transforms",
+        "include",
+        "close_source",
+        "keep_results",
+        "follow",
+    )
+)
 
 log = logging.getLogger(__name__)
 
@@ -129,9 +157,12 @@ class McpToolkit:
 
     Args:
         source: a connected :class:`~mcpsync.Client` or a :class:`~mcpsync.Manager`.
-        server: with a Manager, only this server's tools.
-        prefix: with a Client, expose ``{server}_{tool}`` names (default False: the tools' own names).
+        server: with a Manager, only this server's tools (a Client refuses a ``server`` other than its own name).
+        prefix: ``True``: ``{server}_{tool}`` names; ``False``: the tools' own names; None (default): prefixed
+            for a Manager, own names for a Client.
         timeout: the idle timeout of each call (default: the source's; a Manager's per-server ``timeout``).
+        max_total_timeout: the cap on each call's whole duration, progress or not (default: the Client's
+            ``max_total_timeout``; none for a Manager).
         max_result_chars, max_result_tokens, spill, spill_dir: the result budget (:class:`ResultBudget`).
         budget: a whole :class:`ResultBudget` instead of the four arguments above.
         tool_budgets: ``{tool name: ResultBudget}`` for tools that need another budget (keys: the offered name or
@@ -141,6 +172,11 @@ class McpToolkit:
         include: offer only these (exposed, untransformed) names.
         close_source: :meth:`close` also closes ``source``.
         keep_results: how many cut results :meth:`full_result` can still give back.
+        follow: follow the server's tool list (default True): a read after a change lists again. In the
+            2026-07-28 era a Client hears of changes only through a listen stream: the toolkit asks the Client
+            to keep one (:meth:`mcpsync.Client.follow_tool_changes`; one per Client, closed with it). With a
+            Manager the toolkit listens to its events until :meth:`close` (or until it is garbage). False: list
+            once; :meth:`tools` with ``refresh=True`` re-lists.
     """
 
     def __init__(
@@ -148,8 +184,9 @@ class McpToolkit:
         source: Source,
         *,
         server: Optional[str] = None,
-        prefix: bool = False,
+        prefix: Optional[bool] = None,
         timeout: Timeout = DEFAULT,
+        max_total_timeout: Timeout = DEFAULT,
         max_result_chars: Optional[int] = None,
         max_result_tokens: Optional[int] = None,
         spill: bool = False,
@@ -160,11 +197,23 @@ class McpToolkit:
         include: Optional[List[str]] = None,
         close_source: bool = False,
         keep_results: int = 32,
+        follow: bool = True,
     ) -> None:
+        from ..manager.manager import Manager
+
+        self._is_manager = isinstance(source, Manager)
+        if not self._is_manager and server is not None and server != getattr(source, "name", None):
+            raise ConfigError(
+                "server=%r names a server of a Manager; this is a Client of %r" % (server, getattr(source, "name", "?"))
+            )
+        if prefix is not None and not isinstance(prefix, bool):
+            raise ConfigError("prefix must be True, False or None, not %r" % (prefix,))
         self.source = source
         self.server = server
         self.prefix = prefix
         self.timeout = timeout
+        self.max_total_timeout = max_total_timeout
+        self.follow = follow
         self.budget = budget or ResultBudget(max_result_chars, max_result_tokens, spill, spill_dir)
         self.tool_budgets: Dict[str, ResultBudget] = dict(tool_budgets or {})
         self.transforms: Dict[str, ToolTransform] = dict(transforms or {})
@@ -174,24 +223,85 @@ class McpToolkit:
         self.include = set(include) if include is not None else None
         self.close_source = close_source
         self.store = ResultStore(keep_results)
-        from ..manager.manager import Manager
-
-        self._is_manager = isinstance(source, Manager)
         self._lock = threading.Lock()
         self._tools: Optional[List[McpTool]] = None
+        self._listed_at = -1  # the change count the current listing was read at
+        self._changes = 0  # a Manager's tools_changed / status_changed events seen
         self._closed = False
+        self._following = False
+        self._unlisten: Optional[Any] = None  # a weakref.finalize removing the Manager listeners
+        if follow and self._is_manager:
+            manager: Any = source
+            me = weakref.ref(self)  # the Manager must not keep a dropped toolkit alive
+
+            def changed(*args: Any) -> None:  # a Manager's events thread
+                kit = me()
+                if kit is not None:
+                    kit._changed()
+
+            removers = [manager.on("tools_changed", changed), manager.on("status_changed", changed)]
+            self._unlisten = weakref.finalize(self, _call_each, removers)
 
     # ------------------------------------------------------------------ listing
 
+    def _changed(self, *args: Any) -> None:  # a Manager's events thread
+        with self._lock:
+            self._changes += 1
+
+    def _change_count(self) -> int:
+        if self._is_manager:
+            with self._lock:
+                return self._changes
+        return int(getattr(self.source, "tools_epoch", 0))
+
+    def _follow_client(self) -> None:
+        """A Client hears of list changes in the 2026-07-28 era only on a listen stream: ask it to keep one
+        (its own, shared by every toolkit over it, closed with it). Idempotent; a lazy Client not open yet
+        is asked again after the first listing."""
+        client: Any = self.source
+        follow = getattr(client, "follow_tool_changes", None)
+        if self._is_manager or self._following or follow is None:
+            return
+        try:
+            follow()
+        except MCPError as exc:
+            log.warning("could not follow the tool list of %s: %s", getattr(client, "name", "?"), exc)
+        self._following = True
+
+    @property
+    def stale(self) -> bool:
+        """True when the source's tool list changed since the toolkit last listed it (no I/O)."""
+        with self._lock:
+            listed, at = self._tools is not None, self._listed_at
+        return not listed or (self.follow and self._change_count() != at)
+
     def tools(self, *, refresh: bool = False) -> List[McpTool]:
-        """The tools the model may see, sorted by name. Lists the source's tools on the first call (or with
-        ``refresh``), which blocks up to the source's list/connect timeout; later calls are served from memory."""
+        """The tools the model may see, sorted by name. Lists the source's tools on the first call, with
+        ``refresh``, and (``follow``) after the server's list changed; that blocks up to the source's
+        list/connect timeout. Otherwise served from memory (no I/O). When listing again after a change fails,
+        the previous list is kept (logged; the next read tries again); a first listing or ``refresh`` raises."""
+        if not refresh and not self.stale:
+            with self._lock:
+                if self._tools is not None:
+                    return list(self._tools)
+        if self.follow:
+            self._follow_client()
+        at = self._change_count()  # read before listing: a change during the listing makes it stale again
+        try:
+            listed = self._list()
+        except MCPError as exc:
+            with self._lock:
+                kept = self._tools
+            if refresh or kept is None:
+                raise
+            # a re-listing after a change failed: the model keeps the tools it had (calls to a tool that went
+            # away come back as errors it reads); the next read tries again
+            log.warning("re-listing the tools after a change failed (%s); keeping the previous list", exc)
+            return list(kept)
         with self._lock:
-            if self._tools is not None and not refresh:
-                return list(self._tools)
-        listed = self._list()
-        with self._lock:
-            self._tools = listed
+            previous = {_identity(t): t for t in self._tools or []}
+            listed = [previous.get(_identity(t), t) for t in listed]  # unchanged tools keep their objects
+            self._tools, self._listed_at = listed, at
         return list(listed)
 
     def _list(self) -> List[McpTool]:
@@ -199,8 +309,13 @@ class McpToolkit:
         configured: Dict[str, ToolTransform] = {}  # exposed name -> the configuration file's transform
         if self._is_manager:
             manager: Any = self.source
-            for st in manager.tools(self.server):
-                entries.append((st.name, st.name, st.server, st.tool))
+            served = list(manager.tools(self.server))
+            table = None
+            if self.prefix is False:  # the tools' own names (routed by the manager's exposed name)
+                table = NameTable(((st.server, st.tool.name) for st in served), prefix=False)
+            for st in served:
+                exposed = table.name_for(st.server, st.tool.name) if table is not None else st.name
+                entries.append((exposed, st.name, st.server, st.tool))
                 try:  # the server's configured transforms, keyed by the tool's own name
                     per_server = manager.config(st.server).tool_transforms
                 except (KeyError, MCPError):
@@ -211,9 +326,9 @@ class McpToolkit:
             client: Any = self.source
             name = str(getattr(client, "name", "server"))
             listed = list(client.list_tools())
-            table = NameTable(((name, t.name) for t in listed), prefix=self.prefix)
+            own = NameTable(((name, t.name) for t in listed), prefix=bool(self.prefix))
             for t in listed:
-                entries.append((table.name_for(name, t.name), t.name, name, t))
+                entries.append((own.name_for(name, t.name), t.name, name, t))
         out: List[McpTool] = []
         taken: Dict[str, str] = {}
         for exposed, route, server, tool in entries:
@@ -285,7 +400,10 @@ class McpToolkit:
 
     def _send(self, tool: McpTool, args: JSON, timeout: Timeout) -> CallToolResult:
         source: Any = self.source  # Client.call_tool and Manager.call_tool take the same arguments
-        result: CallToolResult = source.call_tool(tool._route, args, timeout=timeout)
+        if self.max_total_timeout is DEFAULT:
+            result: CallToolResult = source.call_tool(tool._route, args, timeout=timeout)
+        else:
+            result = source.call_tool(tool._route, args, timeout=timeout, max_total_timeout=self.max_total_timeout)
         return result
 
     def full_result(self, handle: str) -> CallToolResult:
@@ -296,12 +414,15 @@ class McpToolkit:
     # ------------------------------------------------------------------ lifetime
 
     def close(self) -> None:
-        """Forget kept results, remove a private spill directory, and close the source when ``close_source``.
-        Blocks while the source closes. Idempotent."""
+        """Stop following a Manager's list, forget kept results, remove a private spill directory, and close
+        the source when ``close_source``. Blocks while the source closes. Idempotent."""
         with self._lock:
             if self._closed:
                 return
             self._closed = True
+            unlisten, self._unlisten = self._unlisten, None
+        if unlisten is not None:
+            unlisten()
         self.store.close()
         if self.close_source:
             closer: Optional[Callable[[], None]] = getattr(self.source, "close", None)
@@ -313,6 +434,16 @@ class McpToolkit:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _call_each(functions: List[Callable[[], object]]) -> None:
+    for function in functions:
+        function()
+
+
+def _identity(tool: McpTool) -> Any:
+    """What makes two listings' entries the same tool (its offered name, route, server and definition)."""
+    return (tool.name, tool._route, tool.server, json.dumps(tool.tool.raw, sort_keys=True, default=repr))
 
 
 def toolkit_of(source: Any, toolkit: Optional[McpToolkit], options: Mapping[str, Any]) -> McpToolkit:
@@ -327,4 +458,10 @@ def toolkit_of(source: Any, toolkit: Optional[McpToolkit], options: Mapping[str,
         if options:
             raise ConfigError("give toolkit options to the McpToolkit, not next to it")
         return source
+    unknown = sorted(set(options) - TOOLKIT_OPTIONS)
+    if unknown:
+        raise ConfigError(
+            "unknown tool option%s %s (the options are: %s)"
+            % ("s" if len(unknown) > 1 else "", ", ".join(unknown), ", ".join(sorted(TOOLKIT_OPTIONS)))
+        )
     return McpToolkit(source, **dict(options))

@@ -4,8 +4,8 @@
 
     from mcpsync.integrations.langchain import langchain_tools
 
-    tools = langchain_tools(client_or_manager, max_result_chars=20_000)
-    agent = langgraph.prebuilt.create_react_agent(model, tools)
+    tools = langchain_tools(client_or_manager, max_result_chars=20_000, max_total_timeout=120)
+    agent = langchain.agents.create_agent(model, tools)   # or LangGraph's create_react_agent(model, tools)
 
 Each tool is a ``langchain_core.tools.StructuredTool`` with a pydantic ``args_schema`` built from the MCP
 schema, ``response_format="content_and_artifact"``: the content is the result's text, or a list of text and
@@ -15,6 +15,9 @@ arguments come back as a ``ToolMessage`` with ``status="error"`` (``handle_tool_
 ``handle_validation_error``), never as an exception in the agent. ``invoke`` blocks the calling thread;
 ``ainvoke`` runs the same blocking call on a worker thread (``asyncio.to_thread``), so it works inside a
 running event loop (Jupyter, LangGraph's async graph) without blocking it.
+
+The list is built when this is called (the agent keeps it): after the server's tool list changed, call
+:func:`langchain_tools` again over the same :class:`~mcpsync.integrations.core.McpToolkit` for the next agent.
 """
 
 from __future__ import annotations
@@ -79,8 +82,9 @@ def langchain_tool(tool: McpTool) -> Any:
 def langchain_tools(source: ToolSource, *, toolkit: Optional[McpToolkit] = None, **options: Any) -> List[Any]:
     """Every tool of ``source`` (a Client or a Manager) the model may see, as ``StructuredTool`` objects.
 
-    ``options`` are :class:`~mcpsync.integrations.core.McpToolkit`'s (``server``, ``timeout``,
-    ``max_result_chars``, ``transforms``...); or pass a ready ``toolkit``. Blocks while the tools are listed.
+    ``options`` are :class:`~mcpsync.integrations.core.McpToolkit`'s (``server``, ``prefix``, ``timeout``,
+    ``max_total_timeout``, ``max_result_chars``, ``transforms``...; an unknown one is a ``ConfigError``); or pass
+    a ready ``toolkit``. Blocks while the tools are listed.
     """
     kit = toolkit_of(source, toolkit, options)
     return [langchain_tool(t) for t in kit.tools()]

@@ -58,7 +58,9 @@ class McpsyncToolset(AbstractToolset[Any]):  # type: ignore[misc,unused-ignore]
         max_retries: how often the model may retry after invalid arguments (None: the agent's default).
         options: :class:`~mcpsync.integrations.core.McpToolkit`'s keyword arguments.
 
-    The tools are listed once, on the first run (on a worker thread); ``refresh()`` re-lists them.
+    pydantic-ai asks for the tools at every step of a run: they follow the server's list (after
+    ``notifications/tools/list_changed`` the next step sees the new list; listing runs on a worker thread).
+    ``refresh()`` re-lists now.
     """
 
     def __init__(

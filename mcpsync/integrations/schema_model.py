@@ -4,6 +4,10 @@
 
 * local ``$ref`` (``#/$defs/...``, ``#/definitions/...``, ``#``), recursive ones included (the model refers
   to itself by a forward reference, resolved by ``model_rebuild``);
+* ``integer`` becomes an ``int`` and ``number`` an ``int`` or a ``float`` as the model gave it: ``2`` reaches the
+  server as ``2``, never ``2.0`` (a whole float such as ``2.0`` for an ``integer`` becomes ``2``; a string, a
+  boolean, a fraction for an ``integer``, NaN and the infinities are refused, as JSON Schema refuses them); the
+  JSON Schema the framework shows the model keeps ``"type": "integer"`` / ``"number"``;
 * ``enum`` and ``const`` become ``Literal[...]``; ``default`` is kept; a property that is not required and has
   no default defaults to ``None`` and is left out of the arguments sent (:func:`dump_arguments`);
 * nullables (``type: [..., "null"]``, an ``anyOf`` branch ``{"type": "null"}``) become ``Optional``;
@@ -20,18 +24,56 @@ thread-safe; the models built are immutable classes.
 from __future__ import annotations
 
 import keyword
+import math
 import re
-from typing import Any, Dict, List, Optional, Tuple, Union
+from decimal import Decimal
+from typing import Annotated, Any, Dict, List, Optional, Tuple, Union
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema, create_model
 
 from .values import to_json_value
 
-__all__ = ["argument_model", "dump_arguments", "to_json_value"]
+__all__ = ["Integer", "Number", "argument_model", "dump_arguments", "to_json_value"]
 
 JSON = Dict[str, Any]
 _MAX_DEPTH = 24
-_PRIMITIVES: Dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool, "null": type(None)}
+
+
+def _number(value: Any) -> Union[int, float]:
+    """JSON Schema ``number``: an int stays an int, a float stays a float; anything else is refused."""
+    if isinstance(value, bool):
+        raise ValueError("expected a number, got a boolean")
+    if isinstance(value, int):
+        return int(value)
+    if not isinstance(value, (float, Decimal)):
+        raise ValueError("expected a number, got %s" % type(value).__name__)
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError("expected a finite number, got %r" % number)
+    return number
+
+
+def _integer(value: Any) -> int:
+    """JSON Schema ``integer``: an int, or a float with no fraction (``2.0`` is ``2``)."""
+    number = _number(value)
+    if isinstance(number, float):
+        if not number.is_integer():
+            raise ValueError("expected a whole number, got %r" % number)
+        return int(number)
+    return number
+
+
+#: The argument type of a JSON Schema ``number``: an ``int`` or a ``float``, as the model gave it.
+Number = Annotated[Union[int, float], PlainValidator(_number), WithJsonSchema({"type": "number"})]
+#: The argument type of a JSON Schema ``integer``.
+Integer = Annotated[int, PlainValidator(_integer), WithJsonSchema({"type": "integer"})]
+_PRIMITIVES: Dict[str, Any] = {
+    "string": str,
+    "integer": Integer,
+    "number": Number,
+    "boolean": bool,
+    "null": type(None),
+}
 _RESERVED = set(dir(BaseModel)) | {"model_config", "model_fields", "schema", "json", "dict", "copy", "validate"}
 
 
@@ -209,6 +251,8 @@ def _is_object_with_props(schema: JSON) -> bool:
 
 
 def _union(types: List[Any]) -> Any:
+    if any(t is Number for t in types):  # ["integer", "number"]: Number keeps ints as they are, and 2.0 as 2.0
+        types = [t for t in types if t is not Integer]
     unique: List[Any] = []
     for t in types:
         if not any(t is u or t == u for u in unique):

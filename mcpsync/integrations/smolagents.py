@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import keyword
 import re
+import threading
 from typing import Any, Dict, List, Optional, Set
 
 from pydantic import ValidationError
@@ -109,19 +110,46 @@ def smolagents_tools(source: ToolSource, *, toolkit: Optional[McpToolkit] = None
 class McpsyncToolCollection(ToolCollection):  # type: ignore[misc,unused-ignore]
     """A ``smolagents.ToolCollection`` of a Client's or a Manager's tools that closes them when it closes.
 
+    :attr:`tools` follows the server's list: each read after ``notifications/tools/list_changed`` (or, with a
+    Manager, a server that came or went) gives the new list; unchanged tools are the same objects. A smolagents
+    agent copies the tools it is given, so build each agent from a fresh read of :attr:`tools`.
+
     Args:
         source: a :class:`~mcpsync.Client` or :class:`~mcpsync.Manager`.
         close_source: :meth:`close` (and leaving the ``with`` block) closes ``source`` (default True).
-        options: :class:`~mcpsync.integrations.core.McpToolkit`'s keyword arguments.
+        options: :class:`~mcpsync.integrations.core.McpToolkit`'s keyword arguments (``prefix=False`` on a
+            Manager: the tools' own names).
     """
 
     def __init__(self, source: Source, *, close_source: bool = True, **options: Any) -> None:
-        self.toolkit = McpToolkit(source, close_source=close_source, **options)
+        # ToolCollection.__init__ only stores a list: the toolkit is the list here (see ``tools``)
+        self.toolkit = toolkit_of(source, None, dict(options, close_source=close_source))
+        self._lock = threading.Lock()
+        self._built: List[McpsyncTool] = []
+        self._by_tool: Dict[int, McpsyncTool] = {}  # id(McpTool) -> its smolagents tool
         try:
-            super().__init__(smolagents_tools(source, toolkit=self.toolkit))
+            self.tools  # noqa: B018 - list now: a server that cannot list fails here, not in the agent
         except BaseException:
             self.toolkit.close()
             raise
+
+    @property
+    def tools(self) -> List[McpsyncTool]:
+        """The tools now (blocks while the toolkit lists again after a change; otherwise no I/O)."""
+        listed = self.toolkit.tools()
+        with self._lock:
+            taken: Set[str] = set()
+            built: List[McpsyncTool] = []
+            by_tool: Dict[int, McpsyncTool] = {}
+            for t in listed:
+                name = _identifier(t.name, taken)
+                made = self._by_tool.get(id(t))
+                if made is None or made.mcp_tool is not t or made.name != name:
+                    made = McpsyncTool(t, name)
+                built.append(made)
+                by_tool[id(t)] = made
+            self._built, self._by_tool = built, by_tool
+            return list(built)
 
     @classmethod
     def from_config(cls, config: Any, **options: Any) -> "McpsyncToolCollection":

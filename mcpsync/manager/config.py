@@ -134,6 +134,12 @@ class ServerConfig:
         tool_transforms: ``{tool name: ToolTransform}``: how the framework integrations show this server's tools
             (a new name or description, arguments hidden and bound); ``tools`` in files
             (see :mod:`mcpsync.manager.transforms`).
+        card: a Server Card URL: the remote it describes is connected to (the card is fetched, checked and cached
+            when the server connects; :mod:`mcpsync.cards`). In files: ``"card": URL`` or ``"card": {"url": URL,
+            "inputs": {...}, "allow_local": [...], "allow_other_domains": false, "remote": 0}``; ``headers`` add
+            to the card's.
+        card_options: the object form's other keys (``inputs``, ``allow_local``, ``allow_other_domains``,
+            ``remote``), passed to :func:`mcpsync.cards.resolve_card`.
         source: where the entry came from (``file.json: mcpServers.github``), for messages.
         error: a problem found while reading this entry (an unset variable); the server fails with it.
     """
@@ -158,16 +164,18 @@ class ServerConfig:
     source: Optional[str] = None
     error: Optional[ConfigError] = None
     tool_transforms: Dict[str, ToolTransform] = field(default_factory=dict)
+    card: Optional[str] = None
+    card_options: Dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
             raise ConfigError("a server needs a non-empty name")
         if isinstance(self.command, str):
             self.command = [self.command]
-        if self.error is None and not self.command and not self.url:
-            raise ConfigError("server %r: give a command (stdio) or a url (remote)" % self.name)
-        if self.command and self.url:
-            raise ConfigError("server %r: give either a command or a url, not both" % self.name)
+        if self.error is None and not self.command and not self.url and not self.card:
+            raise ConfigError("server %r: give a command (stdio), a url (remote) or a card" % self.name)
+        if sum(1 for given in (self.command, self.url, self.card) if given) > 1:
+            raise ConfigError("server %r: give one of a command, a url and a card" % self.name)
         if self.transport not in ("auto", "http", "sse"):
             raise ConfigError("server %r: transport must be auto, http or sse, not %r" % (self.name, self.transport))
         for what in ("allowed_tools", "disabled_tools"):
@@ -184,7 +192,7 @@ class ServerConfig:
     @property
     def kind(self) -> str:
         """``stdio`` or ``remote``."""
-        return "remote" if self.url else "stdio"
+        return "remote" if self.url or self.card else "stdio"
 
     @property
     def static_credential(self) -> bool:
@@ -229,7 +237,8 @@ class ServerConfig:
         return self.url, kwargs
 
     def __repr__(self) -> str:  # never shows env values, header values or tokens
-        where = ("command=%r" % (self.command[:1],)) if self.command else ("url=%r" % self.url)
+        where = ("command=%r" % (self.command[:1],)) if self.command else (
+            "url=%r" % self.url if self.url or not self.card else "card=%r" % self.card)
         extras = []
         if self.env:
             extras.append("env=[%s]" % ", ".join(sorted(self.env)))
@@ -354,7 +363,7 @@ class _Expander:
 
 def _check_type(entry: Mapping[str, Any], where: str) -> None:
     kind = str(entry.get("type") or "").lower()
-    has_url = bool(entry.get("url") or entry.get("serverUrl"))
+    has_url = bool(entry.get("url") or entry.get("serverUrl") or entry.get("card"))
     if kind in _STDIO_TYPES and has_url:
         raise ConfigError("%s.type: %r servers take a command, not a url" % (where, entry.get("type")))
     if kind in _REMOTE_TYPES | {"streamablehttp"} and not has_url:
@@ -366,7 +375,23 @@ def _native_fields(name: str, entry: Mapping[str, Any], expand: _Expander, where
     kind = str(entry.get("type") or "").lower()
     url = entry.get("url") or entry.get("serverUrl")
     out: JSON = {"name": name}
-    if url is not None:
+    card = entry.get("card")
+    if card is not None and url is None:
+        settings = dict(card) if isinstance(card, dict) else {"url": card}
+        out["card"] = expand(settings.pop("url", None), where + ".card")
+        out["card_options"] = expand(settings, where + ".card")
+        out["headers"] = expand(dict(entry.get("headers") or {}), where + ".headers")
+        if entry.get("transport"):
+            out["transport"] = entry["transport"]
+        if "oauth" in entry:
+            oauth = entry["oauth"]
+            if isinstance(oauth, dict):
+                oauth = _oauth_settings(expand(dict(oauth), where + ".oauth"))
+            out["oauth"] = oauth
+        for key in ("bearer_token", "bearerToken"):
+            if entry.get(key):
+                out["bearer_token"] = expand(entry[key], where + "." + key)
+    elif url is not None:
         out["url"] = expand(url, where + ".url")
         out["headers"] = expand(dict(entry.get("headers") or {}), where + ".headers")
         if entry.get("transport"):

@@ -44,6 +44,23 @@ _TOOL_TRANSFORMS = {  # per tool: a new name/description, arguments hidden and b
         "additionalProperties": False,
     },
 }
+_CARD = {  # a Server Card (mcpsync.cards): its URL, or the URL with the card settings
+    "anyOf": [
+        {"type": "string", "pattern": "^https?://"},
+        {
+            "type": "object",
+            "properties": {
+                "url": {"type": "string", "pattern": "^https?://"},
+                "inputs": _STR_MAP,
+                "allow_local": {"anyOf": [{"type": "boolean"}, _STR_LIST]},
+                "allow_other_domains": {"type": "boolean"},
+                "remote": {"anyOf": [{"type": "integer", "minimum": 0}, {"enum": ["streamable-http", "sse"]}]},
+            },
+            "required": ["url"],
+            "additionalProperties": False,
+        },
+    ]
+}
 _NATIVE_ENTRY = {
     "type": "object",
     "properties": {
@@ -70,11 +87,12 @@ _NATIVE_ENTRY = {
         "description": {"type": "string"},
         "registry": {"type": "object"},
         "tools": _TOOL_TRANSFORMS,
+        "card": _CARD,
     },
     "additionalProperties": False,
     "if": {"required": ["url"]},
-    "then": {"not": {"required": ["command"]}},
-    "else": {"required": ["command"]},
+    "then": {"not": {"anyOf": [{"required": ["command"]}, {"required": ["card"]}]}},
+    "else": {"oneOf": [{"required": ["command"]}, {"required": ["card"]}]},
 }
 _OPENCODE_LOCAL = {
     "properties": {
@@ -130,10 +148,11 @@ _FOREIGN_ENTRY = {
         "disabledTools": _STR_LIST,
         "excludeTools": _STR_LIST,
         "tools": _TOOL_TRANSFORMS,
+        "card": _CARD,
     },
     "if": {"anyOf": [{"required": ["url"]}, {"required": ["serverUrl"]}]},
     "then": {},
-    "else": {"required": ["command"]},
+    "else": {"oneOf": [{"required": ["command"]}, {"required": ["card"]}]},
 }
 _FOREIGN_KNOWN = set(_FOREIGN_ENTRY["properties"]) | {
     "autoApprove",

@@ -49,9 +49,12 @@ from ..errors import (
     ConfigError,
     ConnectError,
     ConnectionClosed,
+    HTTPStatusError,
     MCPError,
     MethodNotFound,
     NeedsClientRegistration,
+    ProtocolError,
+    RemoteError,
     RequestTimeout,
 )
 from ..types import Tool
@@ -317,6 +320,8 @@ class Manager(ToolMethods, ListingMethods, OAuthMethods):
 
     def _make_client(self, rec: _Server, generation: int) -> Any:
         cfg = rec.config
+        if cfg.card and not cfg.url:
+            cfg = self._card_config(cfg, seed=rec.card_seed)
         target, kwargs = cfg.client_arguments()
         options = dict(self.client_options)
         options.update(kwargs)
@@ -383,6 +388,8 @@ class Manager(ToolMethods, ListingMethods, OAuthMethods):
                 self._close_quietly(client)
             exc = self._registration_check(cfg, exc)
             with rec.lock:
+                if cfg.card and client is not None and isinstance(exc, (ProtocolError, RemoteError, HTTPStatusError)):
+                    rec.card_seed = False  # the card named a revision the server refused: negotiate next time
                 if rec.attempt is attempt and not self._closed:
                     rec.count_failure(self._clock(), self.restart_backoff)
                     self._set_status(rec, _classify(cfg.name, exc, rec.secrets(), stderr, cfg.kind))

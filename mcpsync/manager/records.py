@@ -259,6 +259,8 @@ class _Server:
         self.refresh_dirty = False
         self.refresh_thread: Optional[threading.Thread] = None
         self.status = ServerStatus(config.name, DISABLED if not config.enabled else NOT_CONNECTED)
+        #: a ``card`` entry: use the card's supportedProtocolVersions (False once the server refused them)
+        self.card_seed = True
 
     def count_failure(self, now: float, backoff: Tuple[float, float]) -> None:
         """One more consecutive failure (caller holds ``lock``): the next restart waits ``first * 2 ** (n - 1)``,
@@ -284,7 +286,9 @@ class _Server:
 
     def secrets(self) -> List[str]:
         cfg = self.config
-        values = list(cfg.env.values()) + list(cfg.headers.values()) + [cfg.bearer_token or ""]
+        inputs = cfg.card_options.get("inputs")
+        values = list(cfg.env.values()) + list(cfg.headers.values()) + [cfg.bearer_token or ""] + (
+            [str(v) for v in inputs.values()] if isinstance(inputs, dict) else [])
         return [v.split(" ", 1)[-1] for v in values] + values
 
 
@@ -338,11 +342,35 @@ class OAuthMethods:
         options.update(cfg.client_arguments()[1])
         return oauth_http_from(options)
 
+    def _card_config(self, cfg: ServerConfig, seed: bool = True) -> ServerConfig:
+        """``cfg`` (a ``card`` entry) as the remote its Server Card describes: the card is fetched (or taken from
+        the card cache while fresh), checked and resolved now, on the connecting thread; ``seed``: the card's
+        protocol versions choose ``protocol`` (else it negotiates). Raises a CardError, MissingInput (a required
+        header or variable the entry does not give)."""
+        import dataclasses
+
+        from ..cards.connector import resolve_card
+
+        settings = dict(cfg.card_options)
+        http = {k: v for k, v in dict(self.client_options, **cfg.options).items()
+                if k in ("verify", "proxies", "trust_env")}
+        prepared = resolve_card(cfg.card or "", headers=cfg.headers or None, remote=settings.pop("remote", None),
+                                inputs=settings.pop("inputs", None), **settings, **http)
+        options = dict(cfg.options)
+        if seed and "protocol" not in options and "protocol" not in self.client_options:
+            options["protocol"] = prepared.protocol
+        return dataclasses.replace(
+            cfg, url=prepared.url, card=None, card_options={}, headers=dict(prepared.headers), options=options,
+            transport=cfg.transport if cfg.transport != "auto" else prepared.transport,
+        )
+
     def _browser_failed(self, name: str, url: str) -> None:
         self._events.emit("browser_open_failed", name, url)
 
     def _oauth_for(self, name: str) -> OAuthManager:
         cfg = self._record(name).config
+        if cfg.card and not cfg.url:
+            cfg = self._card_config(cfg)  # OAuth is for the card's remote (fetched, checked: it may raise)
         if cfg.kind != "remote" or not cfg.url:
             raise ConfigError("server %r is not a remote server; OAuth does not apply" % name, server=name)
         if cfg.oauth is False:

@@ -10,7 +10,7 @@ import threading
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
 from .._threads import spawn
-from ..errors import ConfigError, ConnectionClosed, MCPError, ToolDenied
+from ..errors import ConfigError, ConnectionClosed, InputNotResumable, MCPError, ToolDenied
 from ..session import DEFAULT, Timeout
 from ..types import CallToolResult, ProgressEvent, Tool
 from . import adapters as _adapters
@@ -187,11 +187,13 @@ class ToolMethods:
         progress: Optional[Callable[[ProgressEvent], object]] = None,
         meta: Optional[Dict[str, Any]] = None,
         defer_input: Optional[bool] = None,
+        max_total_timeout: Timeout = DEFAULT,
     ) -> CallToolResult:
         """Call a tool by its exposed name (``{server}_{tool}``), or by its own name on ``server``.
 
         Blocks until the result. ``timeout`` (default: the server's configured
-        ``timeout``, 30 s) is an idle timeout restarted by progress notifications.
+        ``timeout``, 30 s) is an idle timeout restarted by progress notifications;
+        ``max_total_timeout`` (default: the client's, none) caps the whole call.
         A dead stdio server is restarted first (backoff permitting); a call that
         was sent is never retried. Raises :class:`UnknownTool`, the client's errors
         (:class:`~mcpsync.RequestTimeout`, :class:`~mcpsync.ConnectionClosed`...),
@@ -203,7 +205,13 @@ class ToolMethods:
         idle = rec.config.timeout if timeout is DEFAULT else timeout
         try:
             result = client.call_tool(
-                tool, arguments or {}, timeout=idle, progress=progress, meta=meta, defer_input=defer_input
+                tool,
+                arguments or {},
+                timeout=idle,
+                max_total_timeout=max_total_timeout,
+                progress=progress,
+                meta=meta,
+                defer_input=defer_input,
             )
         except ConnectionClosed as exc:
             with rec.lock:
@@ -219,7 +227,7 @@ class ToolMethods:
         """Continue a deferred call (:class:`~mcpsync.InputRequired`) on the server it came from
         (``input_required.server``, a configured server's name). See :meth:`mcpsync.Client.resume`."""
         if input_required.server is None:
-            raise UnknownTool("this input request names no server")
+            raise InputNotResumable("this input request names no server")
         rec = self._record(input_required.server)
         return self._client_for(rec).resume(input_required, answers, timeout=timeout)
 

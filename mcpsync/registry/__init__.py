@@ -33,7 +33,7 @@ if TYPE_CHECKING:
         RegistryNotFound,
         RegistryUnavailable,
     )
-    from .inputs import InputRequest, inputs_from
+    from .inputs import InputRequest, InputSource, inputs_from
     from .installer import ConsentRequest, InstallResult, Outdated, install, outdated, uninstall, update
     from .resolver import ResolvedServer, resolve
 
@@ -43,6 +43,7 @@ __all__ = [
     "ConsentRequired",
     "DEFAULT_REGISTRY_URL",
     "InputRequest",
+    "InputSource",
     "InstallResult",
     "IntegrityError",
     "InvalidInput",
@@ -79,6 +80,7 @@ _LAZY = {
     "RegistryNotFound": ".errors",
     "RegistryUnavailable": ".errors",
     "InputRequest": ".inputs",
+    "InputSource": ".inputs",
     "inputs_from": ".inputs",
     "ConsentRequest": ".installer",
     "InstallResult": ".installer",

@@ -6,8 +6,9 @@ A fresh entry (younger than the TTL) is used without asking the registry; an old
 rather than failing (the registry promises no uptime), with a warning. A damaged file reads as absent and is
 replaced. Files are created 0600 in a 0700 directory; they hold only public registry data.
 
-Thread- and process-safe: readers see either the old or the new file (``os.replace``); concurrent writers of the
-same URL race harmlessly (the last complete answer wins).
+Thread- and process-safe: readers see either the old or the new file (an atomic rename); concurrent writers of
+the same URL race harmlessly (the last complete answer wins). On Windows a writer whose rename meets a reader
+holding the file open retries it, bounded (:func:`mcpsync._files.replace`).
 """
 
 from __future__ import annotations
@@ -16,12 +17,11 @@ import hashlib
 import json
 import logging
 import os
-import sys
 import time
 from dataclasses import dataclass
 from typing import Optional
 
-from .._files import write_atomically
+from .._files import cache_root, read_bytes, write_atomically
 
 __all__ = ["CachedAnswer", "DiskCache", "default_cache_dir", "ENV_CACHE_DIR"]
 
@@ -35,21 +35,8 @@ MAX_CACHE_FILE = 32 * 1024 * 1024
 
 
 def default_cache_dir() -> str:
-    """mcpsync's per-user cache directory (not created): ``$MCPSYNC_CACHE_DIR``, else the platform's
-    (``$XDG_CACHE_HOME/mcpsync`` or ``~/.cache/mcpsync``; ``~/Library/Caches/mcpsync``;
-    ``%LOCALAPPDATA%\\mcpsync\\Cache``)."""
-    env_dir = os.environ.get(ENV_CACHE_DIR)
-    if env_dir:
-        return os.path.abspath(os.path.expanduser(env_dir))
-    home = os.path.expanduser("~")
-    if sys.platform.startswith("win"):
-        base = os.environ.get("LOCALAPPDATA") or os.path.join(home, "AppData", "Local")
-        return os.path.join(base, "mcpsync", "Cache")
-    if sys.platform == "darwin":
-        return os.path.join(home, "Library", "Caches", "mcpsync")
-    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
-    base = xdg if xdg and os.path.isabs(xdg) else os.path.join(home, ".cache")
-    return os.path.join(base, "mcpsync")
+    """mcpsync's per-user cache directory (not created); see :func:`mcpsync._files.cache_root`."""
+    return cache_root()
 
 
 @dataclass(frozen=True)
@@ -84,11 +71,10 @@ class DiskCache:
         try:
             if os.path.getsize(path) > MAX_CACHE_FILE:
                 return None
-            with open(path, encoding="utf-8") as fh:
-                raw = json.load(fh)
+            raw = json.loads(read_bytes(path).decode("utf-8"))  # retried while a rename is pending (Windows)
         except FileNotFoundError:
             return None
-        except (OSError, ValueError, RecursionError):
+        except (OSError, ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
             log.debug("registry cache: unreadable file %s ignored", path)
             return None
         if not isinstance(raw, dict):

@@ -19,7 +19,12 @@ Every failure is a :class:`~.errors.RegistryError`. The base URL is ``base_url=`
 ``$MCPSYNC_REGISTRY_URL``, else the official registry.
 
 Thread-safety: a :class:`RegistryClient` may be shared by threads (a lock serializes its HTTP requests).
-Each request blocks for at most ``timeout`` seconds per network operation.
+Deadlines: ``timeout`` bounds each call as a whole -- :meth:`~RegistryClient.search`, :meth:`~RegistryClient.get`,
+:meth:`~RegistryClient.versions` (every page, redirect and read; waiting for another thread's request too), and
+each page of :meth:`~RegistryClient.iter_servers` -- however slowly a registry trickles its answer
+(:class:`~.deadline.Deadline`, checked between reads, each read bounded by what is left; the status line and
+headers, read inside ``requests``, are guarded by a thread that shuts the request's socket down at the
+deadline). A ``session`` you pass, or a request through a proxy, keeps only the per-read bounds for its headers.
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import quote, urlencode, urlsplit
 
 from .cache import DiskCache, default_cache_dir
+from .deadline import Deadline, read_body, response_socket
+from .sockets import interrupt
 from .errors import InvalidServerJson, RegistryError, RegistryNotFound, RegistryUnavailable
 
 __all__ = [
@@ -190,7 +197,8 @@ class RegistryClient:
             disk cache.
         ttl: seconds a cached answer is used without asking the registry (default 300); after that it is
             revalidated with its ETag.
-        timeout: seconds for each network operation (connect, each read).
+        timeout: seconds for each call as a whole (a search with all its pages, a get), whatever the network
+            does; each network operation (connect, each read) gets at most what is left.
         session: a ``requests.Session`` to use (default: a new one, closed by :meth:`close`).
         statuses: the statuses listed by default (``("active",)``).
     """
@@ -217,6 +225,7 @@ class RegistryClient:
         self._own_session = session is None
         self._session = session
         self._lock = threading.Lock()
+        self._sock: Dict[str, Any] = {}  # the socket of the request in flight (own session), for the deadline
 
     def __repr__(self) -> str:
         return "RegistryClient(%r)" % self.base_url
@@ -238,17 +247,21 @@ class RegistryClient:
 
     def _http(self) -> Any:
         if self._session is None:
-            import requests
-
             from ..__version__ import __version__
+            from .sockets import tracking_session
 
-            self._session = requests.Session()
+            self._session = tracking_session(self._sock)
             self._session.headers["User-Agent"] = "mcpsync/%s" % __version__
             self._session.headers["Accept"] = "application/json"
         return self._session
 
-    def _fetch(self, path: str, params: Optional[Dict[str, str]] = None, *, refresh: bool = False) -> Any:
-        """GET ``path`` (JSON), through the cache. Raises RegistryNotFound (404) or RegistryUnavailable."""
+    def _deadline(self, what: str) -> Deadline:
+        return Deadline(self.timeout, "the registry request (%s to %s)" % (what, self.base_url))
+
+    def _fetch(self, path: str, params: Optional[Dict[str, str]] = None, *, refresh: bool = False,
+               deadline: Optional[Deadline] = None) -> Any:
+        """GET ``path`` (JSON), through the cache, within ``deadline`` (default: ``timeout`` from now). Raises
+        RegistryNotFound (404) or RegistryUnavailable."""
         url = "%s/%s%s" % (self.base_url, API, path)
         if params:
             url += "?" + urlencode(sorted(params.items()))
@@ -257,7 +270,7 @@ class RegistryClient:
             return self._decode(cached.body, url)
         headers = {"If-None-Match": cached.etag} if cached is not None and cached.etag else {}
         try:
-            status, body, etag = self._get(url, headers)
+            status, body, etag = self._get(url, headers, deadline or self._deadline(path))
         except RegistryUnavailable as exc:
             if cached is not None:
                 _warn("stale:" + self.base_url, "registry %s unreachable (%s); using a cached answer from %d s ago",
@@ -282,25 +295,32 @@ class RegistryClient:
             self.cache.put(url, body, etag)
         return value
 
-    def _get(self, url: str, headers: Dict[str, str]) -> Tuple[int, str, Optional[str]]:
+    def _get(self, url: str, headers: Dict[str, str], deadline: Deadline) -> Tuple[int, str, Optional[str]]:
         import requests
 
-        with self._lock:
+        if not self._lock.acquire(timeout=deadline.clip(self.timeout, url)):  # another thread's request
+            raise deadline.error(url)
+        slot = self._sock
+        try:
             session = self._http()
             try:
-                resp = session.get(url, headers=headers, timeout=self.timeout, stream=True, allow_redirects=True)
-                try:
-                    chunks: List[bytes] = []
-                    size = 0
-                    for chunk in resp.iter_content(65536):
-                        size += len(chunk)
-                        if size > MAX_BODY:
-                            raise RegistryUnavailable("registry answer larger than %d bytes" % MAX_BODY, url=url)
-                        chunks.append(chunk)
-                finally:
-                    resp.close()
+                step = deadline.clip(self.timeout, url)
+                with deadline.guard(lambda: interrupt(slot)):  # the headers too: nothing outlives the deadline
+                    resp = session.get(url, headers=headers, timeout=(step, step), stream=True,
+                                       allow_redirects=True)
+                    try:
+                        slot["sock"] = response_socket(resp.raw)
+                        chunks = list(read_body(resp.raw, deadline, self.timeout, url=url, max_bytes=MAX_BODY))
+                    finally:
+                        slot.pop("sock", None)
+                        resp.close()
             except requests.RequestException as exc:
+                if deadline.expired():
+                    raise deadline.error(url) from None
                 raise RegistryUnavailable("cannot reach the registry %s: %s" % (self.base_url, exc), url=url) from None
+        finally:
+            slot.pop("sock", None)
+            self._lock.release()
         try:
             text = b"".join(chunks).decode("utf-8-sig")
         except UnicodeDecodeError:
@@ -349,10 +369,11 @@ class RegistryClient:
         statuses: Optional[Sequence[str]] = None,
         limit: Optional[int] = None,
         refresh: bool = False,
+        deadline: Optional[Deadline] = None,
     ) -> Iterator[RegistryEntry]:
         """Every server (latest versions by default) matching ``search`` (a substring of the name), page after
         page (``cursor``), filtered by status (default: this client's ``statuses``). Stops after ``limit``
-        entries. Blocks on one HTTP request per page."""
+        entries. Blocks on one HTTP request per page, each within ``timeout`` (or all within ``deadline``)."""
         params: Dict[str, str] = {"limit": str(max(1, min(int(page_size), 100)))}
         if search:
             params["search"] = search
@@ -365,7 +386,7 @@ class RegistryClient:
         seen_cursors = set()
         count = 0
         for _ in range(MAX_PAGES):
-            page = self._fetch("/servers", params, refresh=refresh)
+            page = self._fetch("/servers", params, refresh=refresh, deadline=deadline)
             entries, cursor = self._entries(page, "/servers")
             for entry in entries:
                 if self._keep(entry, statuses):
@@ -380,7 +401,8 @@ class RegistryClient:
 
     def search(self, text: Optional[str] = None, *, limit: Optional[int] = 50, **kwargs: Any) -> List[RegistryEntry]:
         """The latest versions of the servers whose name contains ``text`` (at most ``limit``); see
-        :meth:`iter_servers` for the keyword arguments."""
+        :meth:`iter_servers` for the keyword arguments. Every page within one ``timeout``."""
+        kwargs.setdefault("deadline", self._deadline("search"))
         return list(self.iter_servers(text, limit=limit, **kwargs))
 
     def versions(self, name: str, *, refresh: bool = False) -> List[RegistryEntry]:

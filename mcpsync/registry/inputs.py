@@ -4,8 +4,14 @@ Every value a ``server.json`` leaves open (an environment variable, a header, a 
 a ``{variable}`` of a value or of a remote's URL template, an mcpb ``user_config`` entry) becomes one
 :class:`InputRequest`, handed to an input callback. Callbacks shipped here:
 
-- :func:`inputs_from` -- non-interactive: a mapping (``--input NAME=VALUE``) and, for environment variables,
-  the process environment;
+- :func:`inputs_from` -- a mapping (``--input NAME=VALUE``) and, for environment variables, the process
+  environment, then an optional ``fallback`` that asks the user;
+- :class:`InputSource` -- any such pair: what is ``known`` without asking, and how to ``ask``. An installation
+  shows its consent first and asks after: the consent is resolved with the known answers alone (an input that
+  would be asked shows as ``<NAME>`` and is listed as asked after approval), and only an approved
+  installation calls ``ask``. A plain callable is treated as one that may ask: nothing of it is called before
+  consent.
+
 The CLI adds a terminal prompt (``getpass`` for secrets); a GUI passes its own callable (the library itself
 never prompts or prints). A callback returns a string, a list of strings (a repeated argument), or None
 (no answer: the default is used, and a required input without a default fails with
@@ -26,6 +32,8 @@ __all__ = [
     "Answer",
     "InputCallback",
     "InputRequest",
+    "InputSource",
+    "Pending",
     "check_value",
     "inputs_from",
 ]
@@ -90,6 +98,46 @@ class InputRequest:
 
 InputCallback = Callable[[InputRequest], Answer]
 
+
+class Pending(str):
+    """The stand-in (``<NAME>``) for an input that will be asked after consent, while the consent is built."""
+
+    __slots__ = ()
+
+    @classmethod
+    def of(cls, request: InputRequest) -> "Pending":
+        return cls("<%s>" % request.name)
+
+
+def _empty(answer: Answer) -> bool:
+    return answer is None or answer == "" or (not isinstance(answer, str) and len(answer) == 0)
+
+
+class InputSource:
+    """An input callback in two parts: ``known`` answers what needs no asking (given values, the environment, a
+    previous installation), ``ask`` (optional) asks the user. Calling it tries ``known``, then ``ask``.
+
+    :meth:`preview` is what an installation uses to build its consent before anything is asked: the known answer,
+    else a :class:`Pending` stand-in when ``ask`` would be asked (else None: the default applies). Thread-safety
+    is that of the two callables.
+    """
+
+    def __init__(self, known: InputCallback, ask: Optional[InputCallback] = None) -> None:
+        self.known = known
+        self.ask = ask
+
+    def __call__(self, request: InputRequest) -> Answer:
+        answer = self.known(request)
+        if _empty(answer) and self.ask is not None:
+            return self.ask(request)
+        return answer
+
+    def preview(self, request: InputRequest) -> Answer:
+        answer = self.known(request)
+        if _empty(answer) and self.ask is not None:
+            return Pending.of(request)
+        return answer
+
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 _TRUE = {"true", "yes", "1", "on"}
 _FALSE = {"false", "no", "0", "off"}
@@ -133,20 +181,18 @@ def inputs_from(
 ) -> InputCallback:
     """A non-interactive input callback: ``values`` by input name (any of :attr:`InputRequest.names`), then, for
     an environment variable input, ``environ`` (default: none; pass ``os.environ`` to use the process's), then
-    ``fallback`` (e.g. a terminal prompt). Unanswered inputs get their default."""
+    ``fallback`` (e.g. a terminal prompt), asked only after consent. Unanswered inputs get their default."""
     values = dict(values or {})
 
-    def answer(request: InputRequest) -> Answer:
+    def known(request: InputRequest) -> Answer:
         for key in request.names:
             if key in values:
                 return values[key]
         if environ is not None and request.kind == "env" and request.name in environ:
             return environ[request.name]
-        if fallback is not None:
-            return fallback(request)
         return None
 
-    return answer
+    return InputSource(known, fallback)
 
 
 def ask_all(callback: InputCallback, request: InputRequest) -> List[str]:
@@ -157,7 +203,9 @@ def ask_all(callback: InputCallback, request: InputRequest) -> List[str]:
     from .errors import MissingInput
 
     answer = callback(request)
-    if answer is None or answer == "" or (not isinstance(answer, str) and len(answer) == 0):
+    if isinstance(answer, Pending):
+        return [answer]  # asked after consent: a stand-in, unchecked
+    if _empty(answer):
         answer = request.default
     if answer is None or answer == "":
         if request.required:

@@ -4,15 +4,18 @@
 
 1. refuses at once (:class:`~.errors.ConsentRequired`) when there is no approval hook and ``yes`` is false --
    before any network request, prompt or process;
-2. fetches the ``server.json`` (:class:`~.client.RegistryClient`) and resolves it (:func:`~.resolver.resolve`),
-   asking the input callback for every open value;
+2. fetches the ``server.json`` (:class:`~.client.RegistryClient`) and resolves it (:func:`~.resolver.resolve`)
+   with the answers known without asking (given values, the environment: an :class:`~.inputs.InputSource`'s
+   ``known`` part); an input that would be asked shows as ``<NAME>``;
 3. for an mcpb bundle: downloads it and verifies ``fileSha256`` (a mismatch stops here), then reads its
    manifest to build the command;
-4. hands a :class:`ConsentRequest` -- the exact command with every argument, the environment variable names
-   (never values), the URL and header names, what runs at install time, the bundle's digest -- to the
+4. hands a :class:`ConsentRequest` -- the exact command with every argument, every environment variable with
+   its value (a secret as ``<secret NAME>``; variables that make the program load other code flagged), the URL
+   and headers, what runs at install time, the bundle's digest, the inputs still to be asked -- to the
    approval hook; anything but ``True`` stops here (:class:`~.errors.ConsentRefused`) and nothing was
-   installed, started, stored or written;
-5. runs the install-time steps (a pypi virtualenv; unpacking a bundle), stores secrets in the credential store,
+   asked, installed, started, stored or written;
+5. asks the inputs left open (the source's ``ask``: a terminal prompt, a dialog) and resolves again with them;
+6. runs the install-time steps (a pypi virtualenv; unpacking a bundle), stores secrets in the credential store,
    and writes the configuration file.
 
 Nothing is started: the configuration's next user (the Manager, ``mcpsync --config``) starts the server.
@@ -33,7 +36,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .client import RegistryClient, RegistryEntry
 from .errors import ConsentRefused, ConsentRequired, RegistryError
-from .inputs import InputCallback, inputs_from
+from .inputs import InputCallback, InputRequest, InputSource, Pending, inputs_from
 from .resolver import ResolvedServer, resolve
 
 __all__ = [
@@ -55,6 +58,31 @@ log = logging.getLogger(__name__)
 Approve = Callable[["ConsentRequest"], bool]
 Runner = Callable[[List[str]], None]
 
+#: Environment variables that make a program load code other than its own (a preload library, a module path, an
+#: interpreter option that requires a file): the consent screen flags them, whatever their value.
+CODE_LOADING_ENV = (
+    "NODE_OPTIONS", "NODE_PATH", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "LD_PRELOAD", "LD_LIBRARY_PATH",
+    "LD_AUDIT", "PERL5OPT", "PERL5LIB", "RUBYOPT", "RUBYLIB", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",
+    "JDK_JAVA_OPTIONS", "BASH_ENV",
+)
+#: Prefixes of such variables (macOS's dynamic loader: DYLD_INSERT_LIBRARIES, DYLD_LIBRARY_PATH, ...).
+CODE_LOADING_PREFIXES = ("DYLD_",)
+
+
+def loads_code(name: str) -> bool:
+    """Whether the environment variable ``name`` makes a program load other code (see :data:`CODE_LOADING_ENV`)."""
+    upper = name.upper()
+    return upper in CODE_LOADING_ENV or upper.startswith(CODE_LOADING_PREFIXES)
+
+
+def shown_value(text: str) -> str:
+    """What a program receives for configuration text ``text``: ``$$`` is one ``$``, a stored secret shows as
+    ``<secret NAME>`` (never its value)."""
+    import re
+
+    return re.sub(r"\$\$|\$\{secret:[^}/]*/([^}]*)\}",
+                  lambda m: "$" if m.group(0) == "$$" else "<secret %s>" % m.group(1), text)
+
 
 @dataclass(frozen=True)
 class ConsentRequest:
@@ -65,9 +93,12 @@ class ConsentRequest:
         config_name / config_path: where it will be written.
         registry_url: the registry it came from.
         kind: ``stdio`` or ``remote``.
-        command: the exact argv that will run (stdio); secrets appear as ``${secret:...}`` references.
-        env_names: the names of the environment variables it gets (values are never shown).
-        url / header_names: for a remote.
+        command: the argv as written to the configuration (stdio): secrets as ``${secret:...}`` references, a
+            literal ``$`` as ``$$``; :meth:`describe` shows what the program receives.
+        env_names: the names of the environment variables it gets.
+        env: ``(name, configuration text)`` of each environment variable (secrets as references).
+        url / header_names / headers: for a remote (``headers`` as ``(name, configuration text)``).
+        asked_after: the inputs that will be asked after approval (their values show as ``<NAME>``).
         install_steps: commands run now, at install time (a pypi virtualenv), each an exact argv.
         download_url / sha256: an mcpb bundle and its verified SHA-256.
         status / status_message: ``deprecated`` servers say so.
@@ -90,6 +121,14 @@ class ConsentRequest:
     status: str = "active"
     status_message: Optional[str] = None
     post_install_instructions: Tuple[Mapping[str, Any], ...] = field(default=())
+    env: Tuple[Tuple[str, str], ...] = ()
+    headers: Tuple[Tuple[str, str], ...] = ()
+    asked_after: Tuple[InputRequest, ...] = ()
+
+    @property
+    def code_loading_env(self) -> Tuple[str, ...]:
+        """The environment variables given that make the program load other code (flagged by :meth:`describe`)."""
+        return tuple(name for name in self.env_names if loads_code(name))
 
     def describe(self) -> str:
         """The full, untruncated text a user must read before approving (one item per line).
@@ -116,19 +155,30 @@ class ConsentRequest:
             elif self.sha256:
                 lines.append("  NOTE: the package declares fileSha256 %s; %s fetches it itself, so mcpsync cannot "
                              "check that hash" % (self.sha256, self.command[0] if self.command else "its runtime"))
-            lines.append("  command: %s" % shlex.join(self.command))
-            for i, arg in enumerate(self.command):
+            argv = [shown_value(arg) for arg in self.command]
+            lines.append("  command: %s" % shlex.join(argv))
+            for i, arg in enumerate(argv):
                 lines.append("    argv[%d] = %r" % (i, arg))
             lines.append("  environment variables: %s" % (", ".join(self.env_names) or "(none)"))
+            for name, value in self.env:
+                lines.append("    %s=%s" % (name, shown_value(value)))
+            for name in self.code_loading_env:
+                lines.append("  DANGER: %s makes the program load other code: review its value above" % name)
         else:
-            lines.append("  remote server: %s" % self.url)
+            lines.append("  remote server: %s" % (shown_value(self.url) if self.url else self.url))
             lines.append("  headers: %s" % (", ".join(self.header_names) or "(none)"))
+            for name, value in self.headers:
+                lines.append("    %s: %s" % (name, shown_value(value)))
+        if self.asked_after:
+            lines.append("  asked after you approve (where <NAME> stands): %s" % ", ".join(
+                r.name + (" (secret)" if r.secret else "") for r in self.asked_after))
         return "\n".join(line if line.lstrip().startswith("argv[") else _safe(line) for line in lines)
 
 
 @dataclass
 class InstallResult:
-    """What :func:`install` did."""
+    """What :func:`install` did. ``consent`` is the request the hook approved, or, when inputs were asked after
+    the approval, the same request with their values filled in (what was installed)."""
 
     config_name: str
     config_path: str
@@ -251,8 +301,14 @@ def _install(
     from . import writer
 
     config_path = str(Path(config).expanduser()) if config is not None else _default_config_path()
-    resolved = resolve(entry.server, callback, config_name=name, prefer=prefer, registry_type=registry_type,
+    preview = _preview(callback)
+
+    def resolve_with(answer: InputCallback) -> ResolvedServer:
+        return resolve(entry.server, answer, config_name=name, prefer=prefer, registry_type=registry_type,
                        which=which, data_dir=data_dir)
+
+    # The consent comes first: resolved with what is known without asking; the rest is asked after approval.
+    resolved = resolve_with(preview if preview is not None else callback)
     doc = writer.read_document(config_path)  # fails early on a file that cannot be rewritten
     if doc and not replace:
         existing = writer._servers(doc, fmt or writer.detect_file_format(config_path, doc), create=True)
@@ -272,24 +328,7 @@ def _install(
             bundle = mcpb.download(resolved.identifier or "", resolved.sha256 or "")
             install_dir = _bundle_dir(resolved, data_dir)
             mcpb.plan(resolved, bundle, install_dir)
-        request = ConsentRequest(
-            server=entry.name,
-            version=entry.version,
-            config_name=resolved.config_name,
-            config_path=config_path,
-            registry_url=registry_url,
-            kind=resolved.kind,
-            command=tuple(resolved.command),
-            env_names=tuple(sorted(resolved.env)),
-            url=resolved.url,
-            header_names=tuple(sorted(resolved.headers)),
-            install_steps=tuple(tuple(step) for step in resolved.install_steps),
-            download_url=download_url,
-            sha256=resolved.sha256,
-            status=entry.status,
-            status_message=entry.status_message,
-            post_install_instructions=tuple(resolved.post_install),
-        )
+        request = _consent(entry, resolved, registry_url, config_path, download_url)
         if approve is not None:
             try:
                 approved = approve(request)
@@ -297,6 +336,13 @@ def _install(
                 raise ConsentRefused("the approval hook failed (%s); nothing was installed" % exc) from exc
             if approved is not True:
                 raise ConsentRefused("installation of %s was not approved; nothing was installed" % entry.name)
+        if resolved.pending:  # approved: now ask what the consent showed as <NAME>, and resolve with the answers
+            resolved = resolve_with(callback)
+            if bundle is not None and install_dir is not None:
+                from . import mcpb
+
+                mcpb.plan(resolved, bundle, install_dir)
+            request = _consent(entry, resolved, registry_url, config_path, download_url)
         # ---- approved: from here on things are installed
         fresh_venv = resolved.venv is not None and not os.path.exists(resolved.venv)
         try:
@@ -332,6 +378,39 @@ def _install(
                 pass
     log.info("installed %s %s as %r into %s", entry.name, entry.version, resolved.config_name, config_path)
     return InstallResult(resolved.config_name, config_path, written, resolved, request, list(resolved.post_install))
+
+
+def _preview(callback: InputCallback) -> Optional[InputCallback]:
+    """The callback that builds the consent: an InputSource's known answers (None when it never asks, so one
+    resolution serves both), or, for a plain callable that may ask, nothing known at all."""
+    if isinstance(callback, InputSource):
+        return callback.preview if callback.ask is not None else None
+    return Pending.of
+
+
+def _consent(entry: RegistryEntry, resolved: ResolvedServer, registry_url: str, config_path: str,
+             download_url: Optional[str]) -> "ConsentRequest":
+    return ConsentRequest(
+        server=entry.name,
+        version=entry.version,
+        config_name=resolved.config_name,
+        config_path=config_path,
+        registry_url=registry_url,
+        kind=resolved.kind,
+        command=tuple(resolved.command),
+        env_names=tuple(sorted(resolved.env)),
+        url=resolved.url,
+        header_names=tuple(sorted(resolved.headers)),
+        install_steps=tuple(tuple(step) for step in resolved.install_steps),
+        download_url=download_url,
+        sha256=resolved.sha256,
+        status=entry.status,
+        status_message=entry.status_message,
+        post_install_instructions=tuple(resolved.post_install),
+        env=tuple(sorted(resolved.env.items())),
+        headers=tuple(sorted(resolved.headers.items())),
+        asked_after=tuple(resolved.pending),
+    )
 
 
 # ---------------------------------------------------------------------------- updates
@@ -424,9 +503,12 @@ def update(
         recorded: Dict[str, Any] = raw_inputs if isinstance(raw_inputs, dict) else {}
         fallback: InputCallback = inputs if callable(inputs) else inputs_from(inputs or {})
         given: Mapping[str, Any] = inputs if isinstance(inputs, Mapping) else {}
+        # what the previous installation answered is known; the caller's source asks the rest after consent
+        ask: Optional[InputCallback] = fallback.ask if isinstance(fallback, InputSource) else fallback
+        also_known: Optional[InputCallback] = fallback.known if isinstance(fallback, InputSource) else None
 
-        def answer(request: Any, recorded: Mapping[str, Any] = recorded, fallback: InputCallback = fallback,
-                   given: Mapping[str, Any] = given, config_name: str = item.config_name) -> Any:
+        def known(request: Any, recorded: Mapping[str, Any] = recorded, given: Mapping[str, Any] = given,
+                  also_known: Optional[InputCallback] = also_known, config_name: str = item.config_name) -> Any:
             for key in request.names:
                 if key in given:
                     return given[key]
@@ -437,7 +519,9 @@ def update(
                 stored = read_secret("%s/%s" % (config_name, request.name), store)
                 if stored is not None:
                     return stored
-            return fallback(request)
+            return also_known(request) if also_known is not None else None
+
+        answer = InputSource(known, ask)
 
         target = previous.get("registryType") if isinstance(previous.get("registryType"), str) else None
         results.append(install(

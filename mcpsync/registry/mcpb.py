@@ -61,10 +61,14 @@ def _allowed_url(url: str) -> bool:
 
 
 def download(url: str, sha256: str, *, timeout: float = 60.0, max_bytes: int = MAX_BUNDLE,
-             session: Any = None) -> str:
+             session: Any = None, total_timeout: float = 600.0) -> str:
     """Download ``url`` into a new temporary file and check its SHA-256; returns the file's path (the caller
-    deletes it). Raises IntegrityError (hash mismatch, too large) or RegistryUnavailable (network)."""
+    deletes it). Raises IntegrityError (hash mismatch, too large) or RegistryUnavailable (network). Each network
+    operation waits at most ``timeout`` seconds, the whole download ``total_timeout``."""
     import requests
+
+    from .deadline import Deadline, read_body, response_socket
+    from .sockets import interrupt, tracking_session
 
     if not isinstance(sha256, str) or len(sha256) != 64:
         raise IntegrityError("an mcpb package needs a fileSha256 (64 hex digits); refusing to download %s" % url)
@@ -74,24 +78,28 @@ def download(url: str, sha256: str, *, timeout: float = 60.0, max_bytes: int = M
     fd, path = tempfile.mkstemp(prefix="mcpsync-", suffix=".mcpb")
     ok = False
     try:
-        http = session or requests.Session()
+        slot: Dict[str, Any] = {}
+        http = session or tracking_session(slot)
+        deadline = Deadline(total_timeout, "downloading the bundle")
         try:
-            with os.fdopen(fd, "wb") as fh:
-                resp = http.get(url, stream=True, timeout=timeout)
+            with os.fdopen(fd, "wb") as fh, deadline.guard(lambda: interrupt(slot)):
+                step = deadline.clip(timeout, url)
+                resp = http.get(url, stream=True, timeout=(step, step))
+                slot["sock"] = response_socket(resp.raw)
                 try:
                     if resp.status_code != 200:
                         raise RegistryUnavailable("downloading %s: HTTP %d" % (url, resp.status_code),
                                                   status=resp.status_code, url=url)
-                    size = 0
-                    for chunk in resp.iter_content(65536):
-                        size += len(chunk)
-                        if size > max_bytes:
-                            raise IntegrityError("the bundle at %s is larger than %d bytes" % (url, max_bytes))
+                    for chunk in read_body(resp.raw, deadline, timeout, url=url, max_bytes=max_bytes,
+                                           too_large=lambda: IntegrityError(
+                                               "the bundle at %s is larger than %d bytes" % (url, max_bytes))):
                         digest.update(chunk)
                         fh.write(chunk)
                 finally:
                     resp.close()
         except requests.RequestException as exc:
+            if deadline.expired():
+                raise deadline.error(url) from None
             raise RegistryUnavailable("downloading %s: %s" % (url, exc), url=url) from None
         finally:
             if session is None:

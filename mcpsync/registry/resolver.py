@@ -47,7 +47,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 from urllib.parse import quote, urlsplit
 
 from .errors import InvalidServerJson, RegistryError
-from .inputs import InputCallback, InputRequest, ask_all
+from .inputs import InputCallback, InputRequest, Pending, ask_all
 
 __all__ = ["ResolvedServer", "choose_target", "config_name_for", "resolve", "secret_reference"]
 
@@ -90,6 +90,8 @@ class ResolvedServer:
         post_install: the draft's ``postInstallInstructions`` (shown, never run).
         venv: the virtualenv directory (pypi without uvx).
         asker: asks further inputs (an mcpb bundle's ``user_config``) the same way.
+        pending: for a consent preview (an :class:`~.inputs.InputSource`'s ``preview`` as the callback), the
+            inputs left to ask after approval; their values show as ``<NAME>``.
     """
 
     registry_name: str
@@ -110,6 +112,7 @@ class ResolvedServer:
     post_install: List[Dict[str, Any]] = field(default_factory=list)
     venv: Optional[str] = None
     asker: Any = field(default=None, repr=False, compare=False)
+    pending: List[InputRequest] = field(default_factory=list, repr=False, compare=False)
 
 
 def secret_reference(config_name: str, input_name: str) -> str:
@@ -168,6 +171,12 @@ def _items(obj: Mapping[str, Any], key: str, where: str) -> List[Dict[str, Any]]
 # ---------------------------------------------------------------------------- inputs
 
 
+class _Protected(str):
+    """A value already written as configuration text (escaped, secrets as references): protect() keeps it."""
+
+    __slots__ = ()
+
+
 class _Answers:
     """Asks the callback for each input (once per name and kind) and turns secrets into references."""
 
@@ -175,6 +184,7 @@ class _Answers:
         self.server, self.config_name, self.callback = server, config_name, callback
         self.secrets: Dict[str, str] = {}
         self.answers: Dict[str, Any] = {}
+        self.pending: List[InputRequest] = []  # inputs a consent preview left to ask after approval
 
     def request(self, spec: Mapping[str, Any], name: str, kind: str, where: str, *, aliases: Tuple[str, ...] = (),
                 repeated: bool = False) -> InputRequest:
@@ -202,6 +212,10 @@ class _Answers:
 
     def ask(self, request: InputRequest) -> List[str]:
         values = ask_all(self.callback, request)
+        if values and isinstance(values[0], Pending):
+            if all(p.name != request.name for p in self.pending):
+                self.pending.append(request)
+            return values
         if values and not request.secret:
             self.answers[request.name] = values if request.repeated else values[0]
         elif values and len(values) == 1:
@@ -212,6 +226,8 @@ class _Answers:
 
     def protect(self, value: str, name: str, secret: bool) -> str:
         """The text written for ``value``: escaped, or a reference to the stored secret."""
+        if isinstance(value, _Protected):
+            return str(value)
         if not secret:
             return _escape(value)
         self.secrets["%s/%s" % (self.config_name, name)] = value
@@ -230,8 +246,8 @@ class _Answers:
             return [fixed], request.secret
         if not isinstance(variables, dict) or len(variables) > MAX_ITEMS:
             raise InvalidServerJson("server.json %s must be an object" % _where(where, "variables"))
-        secret = request.secret
         answers: Dict[str, str] = {}
+        secret_vars = set()
         for var in _VAR.findall(fixed):
             if var in answers or var not in variables:
                 continue
@@ -241,9 +257,24 @@ class _Answers:
             var_request = self.request(var_spec, var, "variable", _where(_where(where, "variables"), var))
             got = self.ask(var_request)
             answers[var] = got[0] if got else ""
-            secret = secret or var_request.secret
-        text = _VAR.sub(lambda m: answers.get(m.group(1), m.group(0)), fixed)
-        return [text], secret
+            if var_request.secret:
+                secret_vars.add(var)
+        if request.secret or not secret_vars:  # a secret as a whole, or no secret at all: the raw text
+            return [_VAR.sub(lambda m: answers.get(m.group(1), m.group(0)), fixed)], request.secret
+        # Secret variables inside a public value ("Bearer {token}"): only the variable is a secret, stored once
+        # under its own name and referenced in place ("Bearer ${secret:NAME/token}"); the rest stays readable.
+        pieces: List[str] = []
+        pos = 0
+        for match in _VAR.finditer(fixed):
+            pieces.append(_escape(fixed[pos:match.start()]))
+            pos = match.end()
+            var = match.group(1)
+            if var in secret_vars:
+                pieces.append(secret_reference(self.config_name, var))
+            else:
+                pieces.append(_escape(answers.get(var, match.group(0))))
+        pieces.append(_escape(fixed[pos:]))
+        return [_Protected("".join(pieces))], False
 
 
 # ---------------------------------------------------------------------------- packages
@@ -434,12 +465,12 @@ def _remote(answers: _Answers, out: ResolvedServer, remote: Dict[str, Any], wher
         request = answers.request(spec, var, "url", _where(_where(where, "variables"), var))
         values = answers.ask(request)
         value = values[0] if values else ""
-        raw = value if match.start() == 0 else quote(value, safe="/")
+        raw = value if match.start() == 0 or isinstance(value, Pending) else quote(value, safe="/")
         pieces.append(answers.protect(raw, var, request.secret))
     pieces.append(_escape(template[pos:]))
     url = "".join(pieces)
     check = url.replace("$$", "$")
-    if "${secret:" not in check:
+    if "${secret:" not in check and not answers.pending:  # a consent preview checks the URL after asking
         parts = urlsplit(check)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise InvalidServerJson(
@@ -516,6 +547,6 @@ def resolve(
         _remote(answers, out, _items(server, "remotes", "")[index], "remotes[%d]" % index)
     else:
         _package(answers, out, _items(server, "packages", "")[index], "packages[%d]" % index, which, data_dir)
-    out.secrets, out.answers, out.asker = answers.secrets, answers.answers, answers
+    out.secrets, out.answers, out.asker, out.pending = answers.secrets, answers.answers, answers, answers.pending
     return out
 

@@ -12,6 +12,10 @@ Usage (see docs/testing.md)::
     def test_add(mcp_client):
         assert_result(mcp_client.call_tool("add", {"a": 1, "b": 2}), text="3")
 
+The marker also takes ``scope="module"`` / ``"session"`` (one server shared by the tests of a module / of the
+run) and, as its target, a server object written with the official SDK or FastMCP, served in the test process
+(:class:`mcpsync.testing.inprocess.InProcessServer`).
+
 The helpers raise :class:`AssertionError` with the result in the message; they are plain functions and work
 outside pytest too.
 """

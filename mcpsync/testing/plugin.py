@@ -1,13 +1,18 @@
 """The pytest plugin of mcpsync (entry point ``pytest11: mcpsync``): the ``mcp_client`` fixture, the
 ``mcp_server`` marker, the ``--mcp-server`` / ``--mcp-era`` options, and the server's stderr in failure reports.
 
-* ``mcp_client``: an open :class:`mcpsync.Client` for the test's server, closed after the test (function scope:
-  each test gets a fresh server process or connection). The server is the closest ``mcp_server`` marker's
-  target, else ``--mcp-server`` / the ``mcp_server`` ini value.
-* ``@pytest.mark.mcp_server(target, era="auto", **client_options)``: ``target`` is a command (a list, or a
-  string split like a shell would), an ``http(s)://`` URL, or one configuration entry (a dict such as
-  ``{"command": "python", "args": ["server.py"], "env": {...}}`` or ``{"url": ..., "headers": {...}}``);
-  ``config="FILE", name="NAME"`` takes the entry from a configuration file instead. ``era`` is ``"auto"``,
+* ``mcp_client``: an open :class:`mcpsync.Client` for the test's server. The server is the closest
+  ``mcp_server`` marker's target, else ``--mcp-server`` / the ``mcp_server`` ini value. Its ``scope``
+  (the marker's ``scope=``, else ``--mcp-scope`` / the ``mcp_scope`` ini value, else ``"function"``):
+  ``"function"``: a fresh server process or connection per test, closed after it; ``"module"`` / ``"session"``:
+  one client (one server process) shared by the tests of a module / of the whole run that name the same
+  server, era and options, closed at the end of the module / run (a client whose server died is replaced).
+* ``@pytest.mark.mcp_server(target, era="auto", scope=None, **client_options)``: ``target`` is a command (a
+  list, or a string split like a shell would), an ``http(s)://`` URL, one configuration entry (a dict such as
+  ``{"command": "python", "args": ["server.py"], "env": {...}}`` or ``{"url": ..., "headers": {...}}``), or a
+  **server object** written with the official SDK (``MCPServer``) or FastMCP: it is served in the test process
+  (:class:`~mcpsync.testing.inprocess.InProcessServer`, Streamable HTTP on 127.0.0.1, once per run), no
+  subprocess; ``config="FILE", name="NAME"`` takes the entry from a configuration file instead. ``era`` is ``"auto"``,
   ``"legacy"`` (the initialize handshake), ``"modern"`` (2026-07-28), a revision, or a list of them: the test
   then runs once per era (ids ``[legacy]``, ``[modern]``). Other keywords go to :class:`mcpsync.Client`
   (``timeout=``, ``env=``...).
@@ -27,15 +32,63 @@ from typing import Any, Dict, Generator, Iterator, List, Mapping, Optional, Sequ
 import pytest
 
 from . import ServerTarget
+from .inprocess import InProcessServer, is_server_object
 
 MARKER = "mcp_server"
+SCOPES = ("function", "module", "session")
 _STDERR_KEY = pytest.StashKey[List[str]]()
 _CLIENT_KEY = pytest.StashKey[Any]()
+_SHARED_KEY = pytest.StashKey[bool]()
 _MAX_STDERR_LINES = 2000  # what mcp_stderr keeps (the last lines)
+
+
+class _Sink:
+    """Where a client's stderr lines go: the current test's ``mcp_stderr`` list (swapped per test when shared)."""
+
+    def __init__(self, lines: List[str], user: Any) -> None:
+        self.lock = threading.Lock()
+        self.lines = lines
+        self.user = user
+
+    def __call__(self, line: str) -> None:  # runs on the client's dispatch thread
+        with self.lock:
+            self.lines.append(line)
+            del self.lines[:-_MAX_STDERR_LINES]
+        if self.user is not None:
+            self.user(line)
+
+
+class _Pool:
+    """The clients of one scope (a module or the session), by server/era/options; and, for the session, the
+    server objects served in process. Closed by the scope's fixture. Used from the test thread only."""
+
+    def __init__(self) -> None:
+        self.clients: Dict[str, Tuple[Any, _Sink]] = {}
+        self.served: Dict[int, InProcessServer] = {}
+
+    def serve(self, server: Any) -> str:
+        entry = self.served.get(id(server))
+        if entry is None or entry.server is not server:
+            entry = self.served[id(server)] = InProcessServer(server)
+        return entry.start()
+
+    def close(self) -> None:
+        clients, self.clients = list(self.clients.values()), {}
+        served, self.served = list(self.served.values()), {}
+        for client, _ in clients:
+            client.close()
+        for server in served:
+            server.close()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("mcpsync", "MCP servers under test (mcpsync)")
+    group.addoption(
+        "--mcp-scope",
+        default=None,
+        choices=SCOPES,
+        help="the default scope of mcp_client: function (a fresh server per test, the default), module or session",
+    )
     group.addoption(
         "--mcp-server",
         default=None,
@@ -48,13 +101,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addini("mcp_server", "the default server of mcp_client (a command line or a URL)", default="")
     parser.addini("mcp_era", "the default protocol era of mcp_client", default="auto")
+    parser.addini("mcp_scope", "the default scope of mcp_client: function, module or session", default="function")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "mcp_server(target, era='auto', config=None, name=None, **client_options): the MCP server (a command, a "
-        "URL or a configuration entry) and protocol era(s) of the mcp_client fixture",
+        "mcp_server(target, era='auto', scope=None, config=None, name=None, **client_options): the MCP server (a "
+        "command, a URL, a configuration entry or an SDK/FastMCP server object), protocol era(s) and scope of the "
+        "mcp_client fixture",
     )
 
 
@@ -92,9 +147,40 @@ def mcp_stderr(request: pytest.FixtureRequest) -> List[str]:
     return lines
 
 
+@pytest.fixture(scope="session")
+def _mcp_session_pool() -> Iterator[_Pool]:
+    """The session's shared clients and in-process servers (closed at the end of the run)."""
+    pool = _Pool()
+    try:
+        yield pool
+    finally:
+        pool.close()
+
+
+@pytest.fixture(scope="module")
+def _mcp_module_pool() -> Iterator[_Pool]:
+    """The module's shared clients (closed at the end of the module)."""
+    pool = _Pool()
+    try:
+        yield pool
+    finally:
+        pool.close()
+
+
+def _scope(request: pytest.FixtureRequest, kwargs: Dict[str, Any]) -> str:
+    scope = kwargs.pop("scope", None) or request.config.getoption("--mcp-scope") or request.config.getini("mcp_scope")
+    scope = str(scope or "function")
+    if scope not in SCOPES:
+        raise pytest.UsageError("mcp_server: scope must be one of %s, not %r" % (", ".join(SCOPES), scope))
+    return scope
+
+
 @pytest.fixture
-def mcp_client(request: pytest.FixtureRequest, mcp_era: str, mcp_stderr: List[str]) -> Iterator[Any]:
-    """An open :class:`mcpsync.Client` for the test's server; closed (the server stopped) after the test.
+def mcp_client(
+    request: pytest.FixtureRequest, mcp_era: str, mcp_stderr: List[str], _mcp_session_pool: _Pool
+) -> Iterator[Any]:
+    """An open :class:`mcpsync.Client` for the test's server: a new one closed after the test (function scope),
+    or the module's / session's shared one (module, session scope).
 
     Blocks while the server starts and the handshake runs (bounded by ``connect_timeout``, default 30 s).
     """
@@ -106,38 +192,59 @@ def mcp_client(request: pytest.FixtureRequest, mcp_era: str, mcp_stderr: List[st
     else:
         args, kwargs = (), {}
     kwargs.pop("era", None)
+    scope = _scope(request, kwargs)
     config_file, name = kwargs.pop("config", None), kwargs.pop("name", None)
     if config_file is not None:
         where, options = _from_config_file(str(config_file), name)
     else:
         target = args[0] if args else request.config.getoption("--mcp-server") or request.config.getini("mcp_server")
-        if not target:
+        if target is None or target == "" or target == []:
             raise pytest.UsageError(
-                "mcp_client needs a server: @pytest.mark.mcp_server(COMMAND | URL | ENTRY), --mcp-server or the "
-                "mcp_server ini option"
+                "mcp_client needs a server: @pytest.mark.mcp_server(COMMAND | URL | ENTRY | SERVER OBJECT), "
+                "--mcp-server or the mcp_server ini option"
             )
-        where, options = client_arguments(target)
+        if is_server_object(target):
+            where, options = _mcp_session_pool.serve(target), {"name": _server_name(target)}
+        else:
+            where, options = client_arguments(target)
     options.update(kwargs)
     options.setdefault("protocol", mcp_era)
-    lock = threading.Lock()
-    user_on_stderr = options.pop("on_stderr", None)
-
-    def on_stderr(line: str) -> None:  # runs on the client's dispatch thread
-        with lock:
-            mcp_stderr.append(line)
-            del mcp_stderr[:-_MAX_STDERR_LINES]
-        if user_on_stderr is not None:
-            user_on_stderr(line)
-
+    sink = _Sink(mcp_stderr, options.pop("on_stderr", None))
     if isinstance(where, list):
-        options["on_stderr"] = on_stderr
-    client = Client(where, **options)
-    request.node.stash[_CLIENT_KEY] = client  # for the failure report: its stderr, also after a failed open
-    client.open()
-    try:
-        yield client
-    finally:
-        client.close()
+        options["on_stderr"] = sink
+    if scope == "function":
+        client = Client(where, **options)
+        request.node.stash[_CLIENT_KEY] = client  # for the failure report: its stderr, also after a failed open
+        client.open()
+        try:
+            yield client
+        finally:
+            client.close()
+        return
+    pool: _Pool = _mcp_session_pool if scope == "session" else request.getfixturevalue("_mcp_module_pool")
+    key = repr((where, sorted((k, repr(v)) for k, v in options.items() if k != "on_stderr")))
+    entry = pool.clients.get(key)
+    if entry is not None and not entry[0].connected:  # its server died (or a test closed it): a new one
+        pool.clients.pop(key)
+        entry[0].close()
+        entry = None
+    if entry is None:
+        client = Client(where, **options)
+        request.node.stash[_CLIENT_KEY] = client
+        client.open()
+        entry = pool.clients[key] = (client, sink)
+    client, shared_sink = entry
+    with shared_sink.lock:
+        shared_sink.lines = mcp_stderr  # this test's lines from now on
+        shared_sink.user = sink.user
+    request.node.stash[_CLIENT_KEY] = client
+    request.node.stash[_SHARED_KEY] = True
+    yield client
+
+
+def _server_name(server: Any) -> str:
+    name = getattr(server, "name", None)
+    return str(name) if isinstance(name, str) and name else type(server).__name__
 
 
 def client_arguments(target: ServerTarget) -> Tuple[Any, Dict[str, Any]]:
@@ -203,8 +310,9 @@ def _client_kwargs(cfg: Any) -> Tuple[Any, Dict[str, Any]]:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
     """Attach the server's stderr to the report of a test that failed in setup or call.
 
-    The server is stopped first (its client closed; the fixture's own close is then a no-op), so every line
-    it wrote is in the report, not only those read so far.
+    A test's own server (function scope) is stopped first (its client closed; the fixture's own close is then a
+    no-op), so every line it wrote is in the report, not only those read so far. A shared server (module or
+    session scope) keeps running: the report has the lines it wrote during the test, as read so far.
     """
     outcome = yield
     report = outcome.get_result()
@@ -213,7 +321,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     client = item.stash.get(_CLIENT_KEY, None)
     if client is None:
         return
-    lines = _server_stderr(client)
+    if item.stash.get(_SHARED_KEY, False):  # other tests use this server: keep it running, report this test's lines
+        own: Optional[List[str]] = item.stash.get(_STDERR_KEY, None)
+        lines = list(own or [])
+    else:
+        lines = _server_stderr(client)
     if lines:
         report.sections.append(("mcp server stderr", "\n".join(lines)))
 

@@ -1,171 +1,125 @@
 """Stdio servers die with their host, even when the host is killed with SIGKILL or by the OOM killer.
 
-``close()`` and interpreter exit reap a server's whole process group; a host that dies without running
-any code cannot. This module covers that case.
+``close()`` and interpreter exit reap a server's whole process tree; a host that dies without running
+any code cannot. This module covers that case with one guard per host process, not one per server.
 
-Linux:
+Linux, macOS and the other POSIX systems (one code path):
 
-* **The direct child** gets ``PR_SET_PDEATHSIG(SIGKILL)`` before it executes the server: the command is
-  started through a tiny exec wrapper (``python -I -S -c``, the standard library only) that calls
-  ``prctl`` through :mod:`ctypes`, then checks ``getppid()`` against the host's pid (if the host died
-  between the fork and the ``prctl``, the signal would never come: the wrapper exits instead of running
-  an orphan), then ``execv``-s the server in place (same pid, same pipes, same exit status). No
-  ``preexec_fn``: it is not safe in a process with threads.
-* The death signal fires when the *thread* that forked the child ends, not the process. So every server
-  is forked by one long-lived thread, ``mcpsync-lifeline``, that lives while any server it started runs
-  (and only then: it stops with the last one, so nothing is left behind after ``close()``).
-* **Grandchildren** (``npx`` -> ``node``, ``uv run`` -> ``python``, a shell script) are not the host's
-  children and get no death signal. A reaper process (``mcpsync-reaper``, in a session of its own,
-  started with the first server and stopped with the last) holds the read end of a pipe from the host
-  and the list of the servers' process groups. When the host dies the pipe reaches end-of-file and the
-  reaper sends SIGTERM, then after one second SIGKILL, to every group still registered. Groups are
-  registered right after the spawn and unregistered once ``close()`` reaped them.
+* Every server is started in a session (and so a process group) of its own, which its children
+  (``npx`` -> ``node``, ``uv run`` -> ``python``, a shell script) inherit.
+* One reaper process per host (``mcpsync-reaper``: a few lines of POSIX shell run by ``/bin/sh``,
+  ignoring SIGINT/SIGHUP/SIGTERM/SIGPIPE, in a session of its own so no terminal signal meant for the
+  host reaches it) is started with the first server and stopped with the last. It reads ``+<pgid>`` /
+  ``-<pgid>`` lines from a pipe whose write end only the host holds (close-on-exec, and a forked child
+  closes its copy at fork time): each server's group is registered right after its spawn and
+  unregistered once ``close()`` reaped it. When the host dies, however it dies, the pipe reaches
+  end-of-file; the reaper sends SIGTERM, then after one second SIGKILL, to every group still
+  registered, and exits. Nothing here is Linux-only (no ``prctl``): macOS runs exactly this.
+* The one window it leaves: a host killed between a server's ``fork`` and the registration that
+  follows ``Popen``'s return (a few milliseconds, while that one server starts) leaves that server to
+  its own devices; it still sees end-of-file on its stdin, on which MCP servers exit.
 
-Windows: every server is assigned to one Job Object per host process created with
-``JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE``; when the host dies, the system closes its handle and kills
-every process in the job, children of children included. (Written against the documented Win32 API
-with :mod:`ctypes`; it cannot run in this project's CI, which is Linux only.)
+Windows: each server gets a Job Object of its own, created with ``JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE``
+and held only by the host. The server is created suspended (``CREATE_SUSPENDED``), assigned to its job,
+then resumed, so every process it starts is in the job from its first instruction. When the host dies
+the system closes its handles and kills every job's processes, children of children included;
+``close()`` ends the job (``TerminateJobObject``) after the graceful stages, so grandchildren are
+reaped even after the direct child exited. (Written against the documented Win32 API with
+:mod:`ctypes` and type-checked with ``mypy --platform win32``; no machine of this project's CI runs it.)
 
-Elsewhere (macOS, the BSDs) nothing is added: ``close()`` and interpreter exit still reap the group.
+Set ``MCPSYNC_NO_LIFELINE=1`` to turn all of this off (no reaper, no job: ``close()`` and interpreter
+exit still reap). A host whose reaper cannot start (no ``/bin/sh``) logs a warning and runs its servers
+without it.
 
-Set ``MCPSYNC_NO_LIFELINE=1`` to turn all of this off (a host whose ``sys.executable`` cannot run
-Python code, such as some frozen or embedded applications, gets it off automatically).
-
-Thread-safety: every function may be called from any thread.
+Thread-safety: every function and method may be called from any thread.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import logging
 import os
-import queue
 import subprocess
 import sys
 import threading
-from typing import Any, Callable, List, Optional, Tuple, TypeVar
+from typing import Any, Optional
 
 from .. import _forks
-from .._threads import join, spawn
 
-__all__ = ["Lifeline", "LIFELINE", "enabled", "pdeathsig_argv"]
+__all__ = ["Lifeline", "LIFELINE", "POSIX", "WINDOWS", "enabled"]
 
 logger = logging.getLogger(__name__)
 
-_T = TypeVar("_T")
-
-LINUX = sys.platform.startswith("linux")
 WINDOWS = sys.platform == "win32"
+POSIX = not WINDOWS
 
-#: The exec wrapper: argv = [host pid, "--", executable, args...]. Standard library only, no site.
-_WRAPPER = r"""
-import ctypes, os, signal, sys
-expected = int(sys.argv[1])
-argv = sys.argv[3:]
-try:
-    ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
-except Exception:
-    pass
-if os.getppid() != expected:  # the host died before prctl took effect: never run as an orphan
-    os._exit(1)
-try:
-    os.execv(argv[0], argv)
-except OSError as exc:
-    sys.stderr.write("mcpsync: cannot execute %s: %s\n" % (argv[0], exc))
-    os._exit(127)
+#: The reaper, a POSIX shell script (``/bin/sh``: dash, bash, zsh's sh mode; nothing else is needed, so it also
+#: guards frozen applications): "+<pgid>" / "-<pgid>" lines on stdin (anything else, and 0 or 1, ignored); at
+#: end-of-file, SIGTERM to every group still registered, up to one second for them to go, then SIGKILL.
+REAPER_SCRIPT = r"""
+trap '' INT HUP TERM PIPE
+groups=" "
+while IFS= read -r line; do
+  n=${line#?}
+  case $n in ''|*[!0-9]*) continue ;; esac
+  [ "$n" -gt 1 ] || continue
+  case $line in
+    +*) groups="$groups$n " ;;
+    -*) case $groups in *" $n "*) groups="${groups%%" $n "*} ${groups#*" $n "}" ;; esac ;;
+  esac
+done
+[ "$groups" = " " ] && exit 0
+for g in $groups; do kill -s TERM -- "-$g" 2>/dev/null; done
+i=0
+while [ $i -lt 50 ]; do
+  alive=
+  for g in $groups; do kill -s 0 -- "-$g" 2>/dev/null && alive=1; done
+  [ -z "$alive" ] && break
+  sleep 0.02
+  i=$((i + 1))
+done
+for g in $groups; do kill -s KILL -- "-$g" 2>/dev/null; done
+exit 0
 """
 
-#: The reaper: "+<pgid>" / "-<pgid>" lines on stdin; at end-of-file, SIGTERM then SIGKILL what is left.
-_REAPER = r"""
-import os, signal, sys, time
-for s in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM, signal.SIGPIPE):
-    signal.signal(s, signal.SIG_IGN)
-groups = set()
-for line in sys.stdin.buffer:
-    line = line.strip()
-    try:
-        pgid = int(line[1:])
-    except ValueError:
-        continue
-    if line[:1] == b"+":
-        groups.add(pgid)
-    elif line[:1] == b"-":
-        groups.discard(pgid)
-
-def alive(g):
-    try:
-        os.killpg(g, 0)
-        return True
-    except OSError:
-        return False
-
-def signal_all(sig):
-    for g in groups:
-        try:
-            os.killpg(g, sig)
-        except OSError:
-            pass
-
-if groups:
-    signal_all(signal.SIGTERM)
-    deadline = time.monotonic() + 1.0
-    while time.monotonic() < deadline and any(alive(g) for g in groups):
-        time.sleep(0.02)
-    signal_all(signal.SIGKILL)
-"""
+#: The shell that runs the reaper.
+REAPER_SHELL = "/bin/sh"
 
 
 def enabled() -> bool:
-    """True when servers are tied to this process's life here (Linux or Windows, not turned off)."""
-    if os.environ.get("MCPSYNC_NO_LIFELINE", "").strip() not in ("", "0"):
-        return False
-    if WINDOWS:
-        return True
-    return LINUX and _python_usable()
-
-
-def _python_usable() -> bool:
-    exe = sys.executable
-    return bool(exe) and not getattr(sys, "frozen", False) and os.path.isfile(exe) and os.access(exe, os.X_OK)
-
-
-def pdeathsig_argv(argv: List[str]) -> List[str]:
-    """``argv`` (an absolute executable first) run through the PR_SET_PDEATHSIG exec wrapper."""
-    return [sys.executable, "-I", "-S", "-c", _WRAPPER, str(os.getpid()), "--"] + list(argv)
+    """True unless ``MCPSYNC_NO_LIFELINE`` (set to anything but ``0``) turned the guard off."""
+    return os.environ.get("MCPSYNC_NO_LIFELINE", "").strip() in ("", "0")
 
 
 class Lifeline:
-    """The per-process machinery: the spawning thread and the reaper (Linux), the Job Object (Windows).
+    """The per-process reaper (POSIX): one process and one pipe for every server of this host.
 
-    :meth:`acquire` before starting a server and :meth:`release` after it was reaped (or failed to
-    start): the thread and the reaper exist exactly while at least one server does. Their queue holds
-    at most one entry per thread waiting in :meth:`spawn` (each waits for its own spawn).
+    :meth:`acquire` before starting a server, :meth:`adopt` once it started, :meth:`forget` once its group
+    was reaped and :meth:`release` after that (or after it failed to start): the reaper exists exactly
+    while at least one server does. On Windows only the count is kept (each server has its own job, see
+    :func:`new_job`). Each method blocks only on a pipe write or, in :meth:`release` with the last server,
+    on the reaper's exit (about 2 s at most).
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._users = 0
-        self._jobs: "queue.SimpleQueue[Optional[Tuple[Callable[[], Any], concurrent.futures.Future[Any]]]]" = (
-            queue.SimpleQueue()
-        )
-        self._thread: Optional[threading.Thread] = None
         self._reaper: Optional["subprocess.Popen[bytes]"] = None
-        self._job: Any = None  # Windows: the Job Object handle (never closed: the system closes it at exit)
-        self._pid = os.getpid()
 
-    # ------------------------------------------------------------------ reference counting
+    @property
+    def reaper_pid(self) -> Optional[int]:
+        """The reaper's process id while it runs (POSIX), else None."""
+        reaper = self._reaper
+        return reaper.pid if reaper is not None else None
 
     def acquire(self) -> None:
-        """One more server: start the spawning thread and the reaper with the first (Linux)."""
+        """One more server: start the reaper with the first (POSIX: one ``fork``/``exec`` of ``/bin/sh``)."""
         with self._lock:
             self._users += 1
-            if self._users > 1 or not LINUX:
+            if self._users > 1 or WINDOWS or self._reaper is not None:
                 return
-            self._jobs = queue.SimpleQueue()
-            self._thread = spawn("mcpsync-lifeline", self._run, self._jobs)
             try:
                 self._reaper = subprocess.Popen(  # noqa: S603 - our own interpreter, no shell
-                    [sys.executable, "-I", "-S", "-c", _REAPER, "mcpsync-reaper", str(os.getpid())],
+                    [REAPER_SHELL, "-c", REAPER_SCRIPT, "mcpsync-reaper", str(os.getpid())],
                     stdin=subprocess.PIPE,
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
@@ -173,75 +127,40 @@ class Lifeline:
                     start_new_session=True,  # no terminal signal meant for the host reaches it
                     bufsize=0,
                 )
-            except OSError as exc:  # grandchildren are then reaped by close() and exit only
-                logger.warning("cannot start the mcpsync reaper (%s): a SIGKILLed host may leave grandchildren", exc)
+            except OSError as exc:  # servers are then reaped by close() and exit only
+                logger.warning("cannot start the mcpsync reaper (%s): a SIGKILLed host may leave its servers", exc)
                 self._reaper = None
 
     def release(self) -> None:
-        """One server fewer: with the last, stop the thread and let the reaper exit (bounded: ~2 s)."""
+        """One server fewer: with the last, let the reaper exit (bounded: ~2 s)."""
         with self._lock:
             if self._users == 0:
                 return
             self._users -= 1
-            if self._users or not LINUX:
+            if self._users:
                 return
-            thread, self._thread = self._thread, None
             reaper, self._reaper = self._reaper, None
-            self._jobs.put(None)
-        if thread is not None:
-            join(thread, 2.0)
-        if reaper is not None:
+        if reaper is None:
+            return
+        try:
+            if reaper.stdin is not None:
+                reaper.stdin.close()  # end-of-file with nothing registered: it exits at once
+            reaper.wait(2.0)
+        except (OSError, subprocess.TimeoutExpired):
+            reaper.kill()
             try:
-                if reaper.stdin is not None:
-                    reaper.stdin.close()  # end-of-file with nothing registered: it exits at once
-                reaper.wait(2.0)
-            except (OSError, subprocess.TimeoutExpired):
-                reaper.kill()
-                try:
-                    reaper.wait(1.0)
-                except subprocess.TimeoutExpired:
-                    pass
-
-    # ------------------------------------------------------------------ spawning
-
-    def spawn(self, start: Callable[[], _T]) -> _T:
-        """Run ``start()`` (which forks the server) on the lifeline thread and return its result.
-
-        Blocks while it runs; re-raises what it raised. Without the thread (not Linux) it runs here.
-        """
-        with self._lock:
-            thread, jobs = self._thread, self._jobs
-        if thread is None or threading.current_thread() is thread:
-            return start()
-        future: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
-        jobs.put((start, future))
-        result: _T = future.result()
-        return result
-
-    @staticmethod
-    def _run(jobs: "queue.SimpleQueue[Optional[Tuple[Callable[[], Any], concurrent.futures.Future[Any]]]]") -> None:
-        while True:
-            item = jobs.get()
-            if item is None:
-                return
-            fn, future = item
-            try:
-                future.set_result(fn())
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller
-                future.set_exception(exc)
-
-    # ------------------------------------------------------------------ after the spawn
+                reaper.wait(1.0)
+            except subprocess.TimeoutExpired:
+                pass
 
     def adopt(self, proc: "subprocess.Popen[bytes]") -> None:
-        """Tie a started server to this process: register its group with the reaper, or its job (Windows)."""
-        if WINDOWS:
-            self._assign_job(proc)
-            return
-        self._tell(b"+%d\n" % proc.pid)
+        """Register a started server's process group (its pid: it leads its own session) with the reaper."""
+        if POSIX:
+            self._tell(b"+%d\n" % proc.pid)
 
     def forget(self, pgid: int) -> None:
         """The group ``pgid`` was reaped: the reaper must never signal that number again."""
-        if not WINDOWS:
+        if POSIX:
             self._tell(b"-%d\n" % pgid)
 
     def _tell(self, line: bytes) -> None:
@@ -252,32 +171,12 @@ class Lifeline:
             try:
                 reaper.stdin.write(line)
             except (OSError, ValueError) as exc:
-                logger.warning("the mcpsync reaper is gone (%s): a SIGKILLed host may leave grandchildren", exc)
-
-    def _assign_job(self, proc: "subprocess.Popen[bytes]") -> None:
-        if sys.platform == "win32":  # the Win32 calls exist (and are type-checked) on Windows only
-            handle = getattr(proc, "_handle", None)
-            if handle is None:
-                return
-            with self._lock:
-                if self._job is None:
-                    self._job = _new_kill_on_close_job()
-                job = self._job
-            if job and not _kernel32().AssignProcessToJobObject(job, int(handle)):
-                logger.warning(
-                    "cannot put server pid %s in the host's job object (error %s): it may outlive a killed host",
-                    proc.pid,
-                    _last_error(),
-                )
-
-    # ------------------------------------------------------------------ fork
+                logger.warning("the mcpsync reaper is gone (%s): a SIGKILLed host may leave its servers", exc)
 
     def reset_after_fork(self) -> None:
-        """In a forked child: no thread, no reaper of its own yet (the parent's stay the parent's)."""
+        """In a forked child: no reaper of its own yet (the parent's stays the parent's)."""
         self._lock = threading.Lock()
         self._users = 0
-        self._thread = None
-        self._jobs = queue.SimpleQueue()
         reaper, self._reaper = self._reaper, None
         if reaper is not None and reaper.stdin is not None:
             try:  # our copy of the write end would keep the parent's reaper from seeing the parent die
@@ -285,15 +184,76 @@ class Lifeline:
             except (OSError, ValueError):
                 pass
             reaper.returncode = 0  # never wait for or signal the parent's reaper from here
-        self._pid = os.getpid()
+
+
+# ---------------------------------------------------------------------------------------------- Windows jobs
+
+
+def new_job() -> Any:
+    """A Job Object that kills its processes when its last handle closes, or None (logged) when the system
+    refuses one. Windows only (None elsewhere)."""
+    if sys.platform == "win32":
+        return _new_kill_on_close_job()
+    return None
+
+
+def assign_and_resume(job: Any, proc: "subprocess.Popen[bytes]") -> None:
+    """Put a server created with ``CREATE_SUSPENDED`` in ``job``, then let it run. Raises ``OSError`` when it
+    cannot be resumed (the caller kills it); a refused assignment is logged and the server runs unprotected."""
+    if sys.platform == "win32":
+        k = _kernel32()
+        handle = int(getattr(proc, "_handle", 0) or 0)
+        if job is not None and handle and not k.AssignProcessToJobObject(job, handle):
+            logger.warning(
+                "cannot put server pid %s in a job object (error %s): it may outlive a killed host",
+                proc.pid,
+                _last_error(),
+            )
+        _resume_process(proc.pid)
+
+
+def job_alive(job: Any) -> bool:
+    """True while any process of ``job`` runs (the direct child, or one it started). Windows only."""
+    if sys.platform == "win32":
+        info = _BASIC_ACCOUNTING()
+        if not _kernel32().QueryInformationJobObject(
+            job, _JOB_OBJECT_BASIC_ACCOUNTING_INFORMATION_CLASS, ctypes.byref(info), ctypes.sizeof(info), None
+        ):
+            return False
+        return int(info.ActiveProcesses) > 0
+    return False
+
+
+def terminate_job(job: Any) -> None:
+    """End every process of ``job`` at once (exit code 1). Windows only."""
+    if sys.platform == "win32":
+        if not _kernel32().TerminateJobObject(job, 1):
+            logger.debug("TerminateJobObject failed (error %s)", _last_error())
+
+
+def close_job(job: Any) -> None:
+    """Close the host's handle of ``job`` (which kills whatever it still holds). Windows only."""
+    if sys.platform == "win32":
+        _kernel32().CloseHandle(job)
+
+
+def host_has_console() -> bool:
+    """True when this process has a console a server can share (so ``CTRL_BREAK_EVENT`` reaches it)."""
+    if sys.platform == "win32":
+        return bool(_kernel32().GetConsoleWindow())
+    return False
 
 
 if sys.platform == "win32":  # pragma: no cover - Windows only; see the module docstring
     import ctypes
     from ctypes import wintypes
 
+    _JOB_OBJECT_BASIC_ACCOUNTING_INFORMATION_CLASS = 1
     _JOB_OBJECT_EXTENDED_LIMIT_INFORMATION_CLASS = 9
     _JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE = 0x2000
+    _TH32CS_SNAPTHREAD = 0x00000004
+    _THREAD_SUSPEND_RESUME = 0x0002
+    _INVALID_HANDLE_VALUE = ctypes.c_void_p(-1).value
 
     class _IO_COUNTERS(ctypes.Structure):  # noqa: N801 - the Win32 name
         _fields_ = [
@@ -328,14 +288,61 @@ if sys.platform == "win32":  # pragma: no cover - Windows only; see the module d
             ("PeakJobMemoryUsed", ctypes.c_size_t),
         ]
 
+    class _BASIC_ACCOUNTING(ctypes.Structure):  # noqa: N801 - JOBOBJECT_BASIC_ACCOUNTING_INFORMATION
+        _fields_ = [
+            ("TotalUserTime", ctypes.c_longlong),
+            ("TotalKernelTime", ctypes.c_longlong),
+            ("ThisPeriodTotalUserTime", ctypes.c_longlong),
+            ("ThisPeriodTotalKernelTime", ctypes.c_longlong),
+            ("TotalPageFaultCount", wintypes.DWORD),
+            ("TotalProcesses", wintypes.DWORD),
+            ("ActiveProcesses", wintypes.DWORD),
+            ("TotalTerminatedProcesses", wintypes.DWORD),
+        ]
+
+    class _THREADENTRY32(ctypes.Structure):  # noqa: N801 - THREADENTRY32
+        _fields_ = [
+            ("dwSize", wintypes.DWORD),
+            ("cntUsage", wintypes.DWORD),
+            ("th32ThreadID", wintypes.DWORD),
+            ("th32OwnerProcessID", wintypes.DWORD),
+            ("tpBasePri", wintypes.LONG),
+            ("tpDeltaPri", wintypes.LONG),
+            ("dwFlags", wintypes.DWORD),
+        ]
+
     def _kernel32() -> Any:
         k = ctypes.WinDLL("kernel32", use_last_error=True)
         k.CreateJobObjectW.restype = wintypes.HANDLE
         k.CreateJobObjectW.argtypes = [ctypes.c_void_p, wintypes.LPCWSTR]
         k.SetInformationJobObject.restype = wintypes.BOOL
         k.SetInformationJobObject.argtypes = [wintypes.HANDLE, ctypes.c_int, ctypes.c_void_p, wintypes.DWORD]
+        k.QueryInformationJobObject.restype = wintypes.BOOL
+        k.QueryInformationJobObject.argtypes = [
+            wintypes.HANDLE,
+            ctypes.c_int,
+            ctypes.c_void_p,
+            wintypes.DWORD,
+            ctypes.POINTER(wintypes.DWORD),
+        ]
         k.AssignProcessToJobObject.restype = wintypes.BOOL
         k.AssignProcessToJobObject.argtypes = [wintypes.HANDLE, wintypes.HANDLE]
+        k.TerminateJobObject.restype = wintypes.BOOL
+        k.TerminateJobObject.argtypes = [wintypes.HANDLE, wintypes.UINT]
+        k.CloseHandle.restype = wintypes.BOOL
+        k.CloseHandle.argtypes = [wintypes.HANDLE]
+        k.GetConsoleWindow.restype = wintypes.HWND
+        k.GetConsoleWindow.argtypes = []
+        k.CreateToolhelp32Snapshot.restype = wintypes.HANDLE
+        k.CreateToolhelp32Snapshot.argtypes = [wintypes.DWORD, wintypes.DWORD]
+        k.Thread32First.restype = wintypes.BOOL
+        k.Thread32First.argtypes = [wintypes.HANDLE, ctypes.POINTER(_THREADENTRY32)]
+        k.Thread32Next.restype = wintypes.BOOL
+        k.Thread32Next.argtypes = [wintypes.HANDLE, ctypes.POINTER(_THREADENTRY32)]
+        k.OpenThread.restype = wintypes.HANDLE
+        k.OpenThread.argtypes = [wintypes.DWORD, wintypes.BOOL, wintypes.DWORD]
+        k.ResumeThread.restype = wintypes.DWORD
+        k.ResumeThread.argtypes = [wintypes.HANDLE]
         return k
 
     def _last_error() -> int:
@@ -346,7 +353,7 @@ if sys.platform == "win32":  # pragma: no cover - Windows only; see the module d
         k = _kernel32()
         job = k.CreateJobObjectW(None, None)
         if not job:
-            logger.warning("CreateJobObjectW failed (error %s): servers may outlive a killed host", _last_error())
+            logger.warning("CreateJobObjectW failed (error %s): a server may outlive a killed host", _last_error())
             return None
         info = _EXTENDED_LIMIT()
         info.BasicLimitInformation.LimitFlags = _JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
@@ -354,8 +361,37 @@ if sys.platform == "win32":  # pragma: no cover - Windows only; see the module d
             job, _JOB_OBJECT_EXTENDED_LIMIT_INFORMATION_CLASS, ctypes.byref(info), ctypes.sizeof(info)
         ):
             logger.warning("SetInformationJobObject failed (error %s)", _last_error())
+            k.CloseHandle(job)
             return None
         return job
+
+    def _resume_process(pid: int) -> None:
+        """Resume every thread of ``pid`` (a process created suspended has one). Raises OSError."""
+        k = _kernel32()
+        snap = k.CreateToolhelp32Snapshot(_TH32CS_SNAPTHREAD, 0)
+        if not snap or snap == _INVALID_HANDLE_VALUE:
+            raise ctypes.WinError(_last_error())
+        resumed = 0
+        try:
+            entry = _THREADENTRY32()
+            entry.dwSize = ctypes.sizeof(entry)
+            more = k.Thread32First(snap, ctypes.byref(entry))
+            while more:
+                if entry.th32OwnerProcessID == pid:
+                    thread = k.OpenThread(_THREAD_SUSPEND_RESUME, False, entry.th32ThreadID)
+                    if not thread:
+                        raise ctypes.WinError(_last_error())
+                    try:
+                        if k.ResumeThread(thread) == 0xFFFFFFFF:
+                            raise ctypes.WinError(_last_error())
+                        resumed += 1
+                    finally:
+                        k.CloseHandle(thread)
+                more = k.Thread32Next(snap, ctypes.byref(entry))
+        finally:
+            k.CloseHandle(snap)
+        if not resumed:
+            raise OSError("no thread of process %d to resume" % pid)
 
 
 #: The process-wide lifeline every :class:`~mcpsync.transports.stdio.StdioTransport` uses.

@@ -3,7 +3,10 @@
 One reader thread per connection reads stdout in large chunks (linear time on
 multi-megabyte lines), one more drains stderr into a bounded ring buffer so a
 chatty server never blocks. Shutdown follows the spec: close stdin, wait, then
-SIGTERM and SIGKILL the server's whole process group (Windows: the process tree).
+SIGTERM and SIGKILL the server's whole process group (Windows: CTRL_BREAK_EVENT when
+the host has a console to share, then the end of the server's Job Object); see
+:func:`stop_tree`. On Windows a ``.cmd``/``.bat`` server gets no argument ``cmd.exe``
+would interpret (:func:`check_batch_arguments`).
 """
 
 from __future__ import annotations
@@ -22,14 +25,31 @@ import time
 from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence, cast
 
 from .._threads import join, spawn
-from ..errors import ConfigError, ConnectError, ConnectionClosed, MessageTooLarge, ServerExited
+from ..errors import (
+    ConfigError,
+    ConnectError,
+    ConnectionClosed,
+    MessageTooLarge,
+    ServerExited,
+    StdoutNotJSONRPC,
+)
 from ..wire import jsonrpc
 from ..wire.drops import DropLog
 from ..wire.framing import FrameReader, encode_content_length, guess_id
 from . import lifeline
 from .base import Transport, TransportSink
 
-__all__ = ["DEFAULT_INHERITED_ENV", "StdioTransport", "default_environment", "resolve_command"]
+__all__ = [
+    "CMD_METACHARACTERS",
+    "DEFAULT_INHERITED_ENV",
+    "DEFAULT_PATHEXT",
+    "StdioTransport",
+    "check_batch_arguments",
+    "command_name",
+    "default_environment",
+    "find_executable",
+    "resolve_command",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +62,11 @@ DEFAULT_INHERITED_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LA
 
 _READ_SIZE = 1 << 20
 _loads = json.loads
+#: Lines that are not JSON-RPC kept for the error of a server that never answered, and their length.
+_NOT_RPC_KEPT = 5
+_NOT_RPC_CHARS = 200
+#: Keys of which a JSON-RPC message has at least one (a JSON log line such as {"level": "info"} has none).
+_RPC_KEYS = ("jsonrpc", "id", "method", "result", "error")
 
 
 def default_environment(
@@ -51,7 +76,9 @@ def default_environment(
 
     ``env`` is merged over the safe default set (:data:`DEFAULT_INHERITED_ENV`) or,
     with ``inherit_env=True``, over the whole current environment. Children get
-    ``PYTHONUTF8=1`` and ``PYTHONIOENCODING=utf-8`` unless set by the user.
+    ``PYTHONUTF8=1`` and ``PYTHONIOENCODING=utf-8`` unless set by the user, and ``PYTHONUNBUFFERED=1``
+    (unless set): a Python server's stray ``print()`` then reaches the client at once, so an open that
+    cannot succeed fails naming it instead of waiting for a line stuck in the server's buffer.
     """
     if inherit_env:
         result = dict(os.environ)
@@ -68,37 +95,141 @@ def default_environment(
     if utf8:
         result.setdefault("PYTHONUTF8", "1")
         result.setdefault("PYTHONIOENCODING", "utf-8")
+        result.setdefault("PYTHONUNBUFFERED", "1")
     return result
+
+
+#: What Windows runs when PATHEXT is unset (its documented default, the part that matters here).
+DEFAULT_PATHEXT = ".COM;.EXE;.BAT;.CMD"
+
+#: Characters ``cmd.exe`` gives a meaning inside a batch file's command line, whatever the quoting.
+CMD_METACHARACTERS = '"%!^&|<>\r\n\x00'
 
 
 def resolve_command(command: str, env: Mapping[str, str]) -> str:
     """Find ``command`` on the child's PATH (PATHEXT on Windows) without a shell.
 
-    Raises ConnectError naming the command and the PATH searched.
+    On Windows the child's ``PATHEXT`` (else the host's, else :data:`DEFAULT_PATHEXT`) is passed to the
+    search explicitly: the process environment is never changed. The current directory is never searched.
+    Raises ConnectError naming the command and the PATH searched. Blocks on a few ``stat`` calls.
     """
-    if os.path.dirname(command):
-        if os.path.isfile(command) and os.access(command, os.X_OK):
-            return command
-        if WINDOWS:
-            found = shutil.which(command)
-            if found:
-                return found
-        raise ConnectError("server command %r does not exist or is not executable" % command)
     path = env.get("PATH", os.environ.get("PATH", os.defpath))
+    pathext = None
     if WINDOWS:
-        old = os.environ.get("PATHEXT")
-        if "PATHEXT" in env:
-            os.environ["PATHEXT"] = env["PATHEXT"]
-        try:
-            found = shutil.which(command, path=path)
-        finally:
-            if old is not None:
-                os.environ["PATHEXT"] = old
+        pathext = env.get("PATHEXT") or os.environ.get("PATHEXT") or DEFAULT_PATHEXT
+    found = find_executable(command, path, pathext)
+    if found:
+        return found
+    if os.path.dirname(command):
+        raise ConnectError("server command %r does not exist or is not executable" % command)
+    raise ConnectError("server command %r not found on PATH (searched: %s)" % (command, path))
+
+
+def find_executable(command: str, path: str, pathext: Optional[str]) -> Optional[str]:
+    """``command`` searched in ``path``: POSIX rules when ``pathext`` is None, else Windows rules.
+
+    Windows rules: ``path`` is ``;``-separated, a name without one of ``pathext``'s extensions is tried with
+    each of them in order (``npx`` -> ``npx.cmd``), a name that has one is tried as is, and any existing file
+    counts (there is no execute bit). A name with a directory part is not searched on PATH. Pure: reads the
+    file system only.
+    """
+    if pathext is None:
+        if os.path.dirname(command):
+            return command if os.path.isfile(command) and os.access(command, os.X_OK) else None
+        return shutil.which(command, path=path)
+    exts = [e for e in pathext.split(";") if e.strip()]
+    lower = command.lower()
+    names = [command] if any(lower.endswith(e.strip().lower()) for e in exts) else []
+    names += [command + e.strip().lower() for e in exts]
+    if "/" in command or "\\" in command:
+        dirs = [""]
     else:
-        found = shutil.which(command, path=path)
-    if not found:
-        raise ConnectError("server command %r not found on PATH (searched: %s)" % (command, path))
-    return found
+        dirs = [d.strip().strip('"') for d in path.split(";") if d.strip()]
+    for d in dirs:
+        for name in names:
+            candidate = os.path.join(d, name) if d else name
+            if os.path.isfile(candidate):
+                return candidate
+    return None
+
+
+def is_batch_file(executable: str) -> bool:
+    """True for a ``.cmd`` or ``.bat`` file: Windows runs it through ``cmd.exe``."""
+    return executable.lower().endswith((".cmd", ".bat"))
+
+
+def check_batch_arguments(executable: str, args: Sequence[str], server: Optional[str] = None) -> None:
+    """Refuse arguments that ``cmd.exe`` would interpret when ``executable`` is a batch file.
+
+    ``cmd.exe`` parses a batch file's command line by its own rules, not by the quoting ``subprocess`` applies,
+    so a registry-supplied argument holding ``&``, ``|``, ``%``... could run another command. Such an argument
+    raises :class:`~mcpsync.errors.ConfigError` before anything is started; parentheses are allowed only in an
+    argument that gets quoted (one holding a space or a tab). Start the program the batch file wraps directly
+    instead (``node path/to/npx-cli.js ...`` rather than ``npx.cmd``).
+    """
+    if not is_batch_file(executable):
+        return
+    for i, arg in enumerate(args, 1):
+        bad = sorted({c for c in arg if c in CMD_METACHARACTERS})
+        if not bad and ("(" in arg or ")" in arg) and not (" " in arg or "\t" in arg):
+            bad = sorted({c for c in arg if c in "()"})
+        if bad:
+            raise ConfigError(
+                "argument %d (%r) holds %s, which cmd.exe would interpret: %s is a batch file run through "
+                "cmd.exe; start the program it wraps directly (for npx: node with the npx-cli.js script)"
+                % (i, arg[:80], " ".join(repr(c) for c in bad), os.path.basename(executable)),
+                server=server,
+            )
+
+
+def command_name(command: Sequence[str]) -> str:
+    """A display name for a server command: its executable's base name, or for a Python interpreter
+    (``sys.executable``, ``python3``, ``pypy3``...) the module after ``-m`` or the script's name.
+
+    ``[sys.executable, "-m", "weather.server"]`` is ``weather.server``, ``["python3", "/srv/notes.py"]``
+    is ``notes``, ``["python", "-c", "..."]`` stays ``python``. Pure computation.
+    """
+    if not command:
+        return "server"
+    base = os.path.basename(command[0]) or "server"
+    if not _is_python(command[0], base):
+        return base
+    args = list(command[1:])
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "-m" and i + 1 < len(args):
+            return args[i + 1] or base
+        if arg.startswith("-m") and len(arg) > 2:
+            return arg[2:]
+        if arg in ("-c", "-") or (arg.startswith("-c") and len(arg) > 2):
+            return base
+        if arg in ("-W", "-X", "--check-hash-based-pycs"):  # options that take the next argument
+            i += 2
+            continue
+        if arg.startswith("-"):
+            i += 1
+            continue
+        script = os.path.basename(arg.rstrip("/\\")) or base
+        stem, ext = os.path.splitext(script)
+        if stem == "__main__":  # python pkg/__main__.py: the package's name
+            parent = os.path.basename(os.path.dirname(arg.rstrip("/\\")))
+            return parent or base
+        return stem if ext.lower() in (".py", ".pyw", ".pyz") and stem else script
+    return base
+
+
+def _is_python(executable: str, base: str) -> bool:
+    if executable == sys.executable:
+        return True
+    stem = base.lower()
+    if stem.endswith(".exe"):
+        stem = stem[:-4]
+    for prefix in ("pythonw", "python", "pypy"):
+        if stem.startswith(prefix):
+            rest = stem[len(prefix) :]
+            return all(c.isdigit() or c in ".tdmu" for c in rest)
+    return False
 
 
 class StdioTransport(Transport):
@@ -110,7 +241,8 @@ class StdioTransport(Transport):
         cwd: working directory of the server.
         env: variables merged over the safe default set (or over the whole
             environment with ``inherit_env=True``).
-        name: display name (default: the executable's base name).
+        name: display name (default: :func:`command_name`, the executable's base name, or for a Python
+            interpreter the script's or module's name).
         stderr: "capture" (default: drained into a ring buffer, a per-server logger
             ``mcpsync.server.<name>`` and ``on_stderr``), "inherit" (the host's stderr,
             when it has a real file descriptor; else capture) or "discard".
@@ -121,6 +253,12 @@ class StdioTransport(Transport):
         max_message_size: the largest incoming message in bytes (default 64 MiB); a
             larger one fails only the request it answers.
         shutdown_timeout: seconds to wait after closing stdin, and again after SIGTERM.
+        stdout_grace: seconds a server that has written lines to stdout that are not JSON-RPC (a banner,
+            a log line), and nothing else yet, has to send its first JSON-RPC message; then the connection
+            fails with :class:`~mcpsync.StdoutNotJSONRPC` naming those lines, and pending calls (the
+            handshake) fail with it. None: wait for the caller's own timeout. Once a JSON-RPC message has
+            arrived, such lines are logged (rate-limited) and skipped. A server that exits before its
+            first JSON-RPC message fails with :class:`~mcpsync.ServerExited` naming them too.
 
     Thread-safety: ``send`` may be called from any thread; writes are serialised.
     """
@@ -141,6 +279,7 @@ class StdioTransport(Transport):
         framing: str = "newline",
         max_message_size: int = 64 * 1024 * 1024,
         shutdown_timeout: float = 2.0,
+        stdout_grace: Optional[float] = 3.0,
     ) -> None:
         if isinstance(command, str) or not command or not all(isinstance(c, str) for c in command):
             raise ConfigError("command must be a non-empty list of strings, e.g. ['npx', '-y', 'pkg']")
@@ -151,12 +290,15 @@ class StdioTransport(Transport):
         self.command = list(command)
         self.cwd = cwd
         self.env = default_environment(env, inherit_env)
-        self.name = name or os.path.basename(self.command[0]) or "server"
+        if stdout_grace is not None and not stdout_grace >= 0:
+            raise ConfigError("stdout_grace must be None or a number of seconds >= 0")
+        self.name = name or command_name(self.command)
         self.stderr_mode = stderr
         self.on_stderr = on_stderr
         self.framing = framing
         self.max_message_size = max_message_size
         self.shutdown_timeout = shutdown_timeout
+        self.stdout_grace = stdout_grace
         self.process: Optional["subprocess.Popen[bytes]"] = None
         self._stderr_tail: Deque[str] = collections.deque(maxlen=stderr_lines)
         self._stderr_log = logging.getLogger("mcpsync.server.%s" % self.name)
@@ -168,9 +310,21 @@ class StdioTransport(Transport):
         self._closing = False
         self._closed = False
         self._lifeline_pid: Optional[int] = None  # the process whose lifeline ties this server (lifeline.py)
+        self._job: Any = None  # Windows: the server's own kill-on-close Job Object (lifeline.py)
+        self._console = WINDOWS and lifeline.host_has_console()  # CTRL_BREAK_EVENT reaches the server
         self._close_lock = threading.Lock()
         self._drops = DropLog(logger, self.name)
         self._write_cl = framing == "content-length"
+        # Until the first JSON-RPC message: the lines that were not JSON-RPC, for the error (see stdout_grace)
+        self._answered = False
+        self._not_rpc: List[str] = []
+        self._not_rpc_count = 0
+        self._watch_stop = threading.Event()  # set by the first JSON-RPC message, and by close()
+        self._watcher: Optional[threading.Thread] = None
+        self._report_lock = threading.Lock()
+        self._reported = False  # sink.on_close was called (at most once)
+        self._close_report: Optional[BaseException] = None  # what it was called with
+        self._close_reported = threading.Event()
 
     def describe(self) -> str:
         return " ".join(self.command)
@@ -191,6 +345,8 @@ class StdioTransport(Transport):
         """Spawn the server and start the reader threads. Raises ConnectError."""
         self._sink = sink
         executable = resolve_command(self.command[0], self.env)
+        if WINDOWS:  # a .cmd/.bat runs through cmd.exe, which reads its arguments by its own rules
+            check_batch_arguments(executable, self.command[1:], server=self.name)
         stderr_target: Any = subprocess.PIPE
         if self.stderr_mode == "discard":
             stderr_target = subprocess.DEVNULL
@@ -201,9 +357,7 @@ class StdioTransport(Transport):
                 stderr_target = subprocess.PIPE  # no real fd (Jupyter, pythonw): capture instead
         kwargs: Dict[str, Any] = {}
         if WINDOWS:
-            kwargs["creationflags"] = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0) | getattr(
-                subprocess, "CREATE_NO_WINDOW", 0
-            )
+            kwargs["creationflags"] = windows_creationflags(lifeline.host_has_console())
         else:
             kwargs["start_new_session"] = True
         with self._close_lock:  # close() racing start() must see the process (or stop it being spawned)
@@ -215,11 +369,15 @@ class StdioTransport(Transport):
     def _spawn(self, executable: str, stderr_target: Any, kwargs: Dict[str, Any]) -> None:
         argv = [executable] + self.command[1:]
         tied = lifeline.enabled()  # the server dies with this process, even a SIGKILLed one (lifeline.py)
-        if tied and lifeline.LINUX:
-            argv = lifeline.pdeathsig_argv(argv)
-
-        def start() -> "subprocess.Popen[bytes]":
-            return subprocess.Popen(  # noqa: S603 - no shell; argv list
+        job: Any = None
+        if tied and WINDOWS:
+            job = lifeline.new_job()
+            if job is not None:  # created suspended: in its job before its first instruction
+                kwargs = dict(kwargs, creationflags=kwargs.get("creationflags", 0) | _CREATE_SUSPENDED)
+        if tied:
+            lifeline.LIFELINE.acquire()
+        try:
+            self.process = subprocess.Popen(  # noqa: S603 - no shell; argv list
                 argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
@@ -230,19 +388,22 @@ class StdioTransport(Transport):
                 close_fds=True,
                 **kwargs,
             )
-
-        if tied:
-            lifeline.LIFELINE.acquire()
-        try:
-            self.process = lifeline.LIFELINE.spawn(start) if tied else start()
+            if job is not None:
+                try:
+                    lifeline.assign_and_resume(job, self.process)
+                except OSError:
+                    self.process.kill()
+                    self.process.wait(5.0)
+                    raise
         except BaseException as exc:
+            if job is not None:
+                lifeline.close_job(job)
             if tied:
                 lifeline.LIFELINE.release()
             if isinstance(exc, OSError):
-                raise ConnectError(
-                    "could not start server %r: %s" % (self.describe(), exc), server=self.name
-                ) from exc
+                raise ConnectError("could not start server %r: %s" % (self.describe(), exc), server=self.name) from exc
             raise
+        self._job = job
         if tied:
             self._lifeline_pid = os.getpid()
             lifeline.LIFELINE.adopt(self.process)
@@ -284,7 +445,7 @@ class StdioTransport(Transport):
                         raise OSError("the pipe accepted no bytes")
                     view = view[n:]
             except (BrokenPipeError, ValueError, OSError) as exc:
-                raise ConnectionClosed("cannot write to server: %s" % exc, server=self.name) from None
+                raise self._write_failed(exc) from None
             finally:
                 self._write_lock.release()
 
@@ -357,7 +518,10 @@ class StdioTransport(Transport):
             if not stripped:
                 return
             if stripped[:1] not in (b"{", b"["):
-                self._drops.drop("non-JSON line on stdout", jsonrpc.truncate(stripped.decode("utf-8", "replace"), 120))
+                text = stripped.decode("utf-8", "replace")
+                if not self._answered:
+                    self._note_not_rpc(text)
+                self._drops.drop("non-JSON line on stdout", jsonrpc.truncate(text, 120))
                 return
             line = stripped
         try:
@@ -368,11 +532,13 @@ class StdioTransport(Transport):
             try:
                 frame = jsonrpc.decode(line)  # invalid UTF-8: replaced, never fatal
             except Exception as exc:  # noqa: BLE001
-                self._skip(exc)
+                self._skip(exc, line)
                 return
         except Exception as exc:  # noqa: BLE001
-            self._skip(exc)
+            self._skip(exc, line)
             return
+        if not self._answered:
+            self._first_frames(frame, line)
         del line
         sink = self._sink
         if sink is not None:
@@ -381,8 +547,90 @@ class StdioTransport(Transport):
             except Exception as exc:  # noqa: BLE001 - a frame never kills the reader
                 self._drops.drop("sink failed on a frame: %s" % type(exc).__name__, jsonrpc.truncate(frame), exc)
 
-    def _skip(self, exc: BaseException) -> None:
+    def _skip(self, exc: BaseException, line: bytes) -> None:
+        if not self._answered:
+            self._note_not_rpc(line.decode("utf-8", "replace"))
         self._drops.drop("undecodable frame", str(exc)[:200])
+
+    # ------------------------------------------------------------------ before the first JSON-RPC message
+
+    def _first_frames(self, frame: Any, line: bytes) -> None:
+        """Before the first JSON-RPC message: mark its arrival, or note a JSON value that is not one.
+
+        A JSON value that is no JSON-RPC message (a structured log line) still goes to the sink, which
+        drops it; it counts as a line that is not JSON-RPC for the handshake's error.
+        """
+        if _is_rpc(frame) or (type(frame) is list and frame and all(_is_rpc(item) for item in frame)):
+            self._answered = True
+            self._watch_stop.set()
+            return
+        self._note_not_rpc(line.decode("utf-8", "replace"))
+
+    def _note_not_rpc(self, text: str) -> None:
+        """Keep the first few lines that were not JSON-RPC; start the stdout_grace watch at the first one."""
+        self._not_rpc_count += 1
+        text = text.strip()
+        if text and len(self._not_rpc) < _NOT_RPC_KEPT:
+            self._not_rpc.append(jsonrpc.truncate(text, _NOT_RPC_CHARS))
+        if self._watcher is None and self.stdout_grace is not None and not self._closing:
+            self._watcher = spawn("mcpsync-stdio-watch:%s" % self.name, self._watch)
+
+    def _watch(self) -> None:
+        """Fail the connection when no JSON-RPC message follows the first line that was not one in time."""
+        grace = self.stdout_grace
+        if self._watch_stop.wait(grace) or self._answered or self._closing:
+            return  # answered, closed, or the reader reported the end of stdout (an exit) first
+        logger.debug("[%s] no JSON-RPC message within stdout_grace=%ss of a non-JSON-RPC line", self.name, grace)
+        self._report_close(
+            StdoutNotJSONRPC(
+                "the server wrote to stdout lines that are not JSON-RPC and no JSON-RPC message within "
+                "stdout_grace=%gs" % (grace or 0),
+                stdout_lines=self._not_rpc,
+                line_count=self._not_rpc_count,
+                stderr_tail=self.stderr_tail,
+                server=self.name,
+            )
+        )
+
+    def _write_failed(self, exc: BaseException) -> BaseException:
+        """The error for a write the server's stdin refused.
+
+        Before the first JSON-RPC message, a server that closed its stdin can no longer answer the handshake.
+        The reader's report of the end (an exit, or the ``stdout_grace`` watch, naming the lines the server
+        wrote that were not JSON-RPC, which may still be on their way) says more than the broken pipe, so this
+        waits for that report, at most ``stdout_grace`` and half a second (one second without a grace), and
+        returns it. Otherwise a :class:`ConnectionClosed`.
+        """
+        if not self._answered and not self._closing:
+            self._close_reported.wait(self.stdout_grace + 0.5 if self.stdout_grace is not None else 1.0)
+            report = self._close_report
+            if isinstance(report, (StdoutNotJSONRPC, ServerExited)) or (
+                isinstance(report, ConnectionClosed) and self._not_rpc
+            ):
+                return report
+            if not self._not_rpc_count:
+                return ConnectionClosed("cannot write to server: %s" % exc, server=self.name)
+            return StdoutNotJSONRPC(
+                "the server closed its stdin before it sent any JSON-RPC message; it wrote to stdout lines that "
+                "are not JSON-RPC",
+                stdout_lines=list(self._not_rpc),
+                line_count=self._not_rpc_count,
+                stderr_tail=self.stderr_tail,
+                server=self.name,
+            )
+        return ConnectionClosed("cannot write to server: %s" % exc, server=self.name)
+
+    def _report_close(self, exc: BaseException) -> None:
+        """Tell the sink the connection is over, at most once (the reader's EOF and the watch may race)."""
+        with self._report_lock:
+            if self._reported:
+                return
+            self._reported = True
+            self._close_report = exc
+        self._close_reported.set()
+        sink = self._sink
+        if sink is not None:
+            sink.on_close(exc)
 
     def _on_resync(self, head: bytes) -> None:
         self._drops.drop(
@@ -417,16 +665,29 @@ class StdioTransport(Transport):
             except subprocess.TimeoutExpired:
                 code = None
         join(self._stderr_thread, 0.45)  # the last stderr lines belong in the error (bounded: < 1 s in all)
-        sink = self._sink
-        if sink is None:
-            return
+        self._watch_stop.set()
+        lines = [] if self._answered else list(self._not_rpc)
         if code is None:
             exc: BaseException = ConnectionClosed(
-                "server closed its stdout" + (" (%s)" % error if error else ""), server=self.name
+                "server closed its stdout"
+                + (" (%s)" % error if error else "")
+                + (
+                    " before it sent any JSON-RPC message; it wrote to stdout lines that are not JSON-RPC, the first:"
+                    "\n  " + "\n  ".join(lines)
+                    if lines
+                    else ""
+                ),
+                server=self.name,
             )
         else:
-            exc = ServerExited("server process exited", exit_code=code, stderr_tail=self.stderr_tail, server=self.name)
-        sink.on_close(exc)
+            exc = ServerExited(
+                "server process exited",
+                exit_code=code,
+                stderr_tail=self.stderr_tail,
+                stdout_lines=lines,
+                server=self.name,
+            )
+        self._report_close(exc)
 
     def _stderr_loop(self) -> None:
         proc = self.process
@@ -476,6 +737,7 @@ class StdioTransport(Transport):
                 return
             self._closed = True
             self._closing = True
+        self._watch_stop.set()
         grace = self.shutdown_timeout if timeout is None else min(self.shutdown_timeout, timeout)
         proc = self.process
         if proc is not None:
@@ -501,6 +763,7 @@ class StdioTransport(Transport):
                 lifeline.LIFELINE.release()
         join(self._reader, 1.0)
         join(self._stderr_thread, 1.0)
+        join(self._watcher, 1.0)
         if proc is not None:
             for f in (proc.stdout, proc.stderr):
                 try:
@@ -532,42 +795,133 @@ class StdioTransport(Transport):
         proc.returncode = 0  # never wait for or signal the parent's child from here
 
     def _stop_process(self, proc: "subprocess.Popen[bytes]", grace: float) -> None:
-        try:
-            proc.wait(timeout=grace)
-            exited = True
-        except subprocess.TimeoutExpired:
-            exited = False
+        """The stages after stdin was closed: wait, interrupt the whole tree, wait, kill the whole tree.
+
+        POSIX: the tree is the server's process group (SIGTERM, SIGKILL). Windows: the server's Job Object
+        (``CTRL_BREAK_EVENT`` to its process group when the host has a console to share, then
+        ``TerminateJobObject``); without a job (the lifeline turned off), ``taskkill /T``.
+        """
         if WINDOWS:
-            if not exited:
-                _kill_tree_windows(proc)
+            job = self._job
+            self._job = None
+            try:
+                if job is not None:
+                    stop_tree(
+                        proc,
+                        grace,
+                        alive=lambda: lifeline.job_alive(job),
+                        interrupt=lambda: self._console and _ctrl_break(proc.pid),
+                        kill=lambda: lifeline.terminate_job(job),
+                        name=self.name,
+                    )
+                else:
+                    stop_tree(
+                        proc,
+                        grace,
+                        alive=lambda: proc.poll() is None,
+                        interrupt=lambda: self._console and _ctrl_break(proc.pid),
+                        kill=lambda: _kill_tree_windows(proc),
+                        name=self.name,
+                    )
+            finally:
+                if job is not None:
+                    lifeline.close_job(job)
             return
         pgid = proc.pid  # start_new_session=True: the server leads its own process group
-        if exited and not _group_alive(pgid):
-            return
-        logger.debug("[%s] sending SIGTERM to process group %s", self.name, pgid)
-        _killpg(pgid, signal.SIGTERM)
+        stop_tree(
+            proc,
+            grace,
+            alive=lambda: _group_alive(pgid),
+            interrupt=lambda: _killpg(pgid, _SIGTERM),
+            kill=lambda: _killpg(pgid, _SIGKILL),
+            name=self.name,
+        )
+
+
+def stop_tree(
+    proc: "subprocess.Popen[Any]",
+    grace: float,
+    *,
+    alive: Callable[[], bool],
+    interrupt: Callable[[], Any],
+    kill: Callable[[], Any],
+    name: str = "server",
+) -> None:
+    """Stop a server's process tree once its stdin was closed; the same stages on every platform.
+
+    Wait up to ``grace`` for the server to exit; done when it did and ``alive()`` (anything left of its tree:
+    a grandchild outliving its parent counts) is false. Else ``interrupt()`` (SIGTERM to the group; Windows:
+    CTRL_BREAK_EVENT; a false result means it could not be sent), wait up to ``grace`` more for the whole
+    tree, then ``kill()`` the tree and wait up to one second for the server. Blocks at most about
+    ``2 * grace + 1`` seconds plus the callbacks' own time.
+    """
+    try:
+        proc.wait(timeout=grace)
+        exited = True
+    except subprocess.TimeoutExpired:
+        exited = False
+    if exited and not alive():
+        return
+    logger.debug("[%s] interrupting the process tree of pid %s", name, proc.pid)
+    if interrupt() is not False:
         deadline = time.monotonic() + grace
         while time.monotonic() < deadline:
-            if proc.poll() is not None and not _group_alive(pgid):
-                break
+            if proc.poll() is not None and not alive():
+                kill()  # nothing is left: a no-op, unless something started in the last instant
+                return
             time.sleep(0.02)
-        else:
-            logger.debug("[%s] sending SIGKILL to process group %s", self.name, pgid)
-        _killpg(pgid, signal.SIGKILL)
+        logger.debug("[%s] killing the process tree of pid %s", name, proc.pid)
+    kill()
+    try:
+        proc.wait(timeout=1.0)
+    except subprocess.TimeoutExpired:
+        logger.warning("[%s] server pid %s did not exit after it was killed", name, proc.pid)
+
+
+def _ctrl_break(pid: int) -> bool:
+    """Send CTRL_BREAK_EVENT to the process group ``pid`` (Windows); False when it cannot be sent."""
+    if sys.platform == "win32":
         try:
-            proc.wait(timeout=1.0)
-        except subprocess.TimeoutExpired:
-            logger.warning("[%s] server pid %s did not exit after SIGKILL", self.name, proc.pid)
+            os.kill(pid, signal.CTRL_BREAK_EVENT)
+            return True
+        except OSError:
+            return False
+    return False
+
+
+def windows_creationflags(host_console: bool) -> int:
+    """Creation flags of a server on Windows: its own process group (CTRL_BREAK_EVENT can reach it); no console
+    window of its own when the host has none to share (a GUI host); the host's console otherwise, so that the
+    graceful CTRL_BREAK_EVENT stage works (a console is shared only by processes attached to it)."""
+    flags = _CREATE_NEW_PROCESS_GROUP
+    if not host_console:
+        flags |= _CREATE_NO_WINDOW
+    return flags
+
+
+_CREATE_NEW_PROCESS_GROUP = 0x00000200
+_CREATE_NO_WINDOW = 0x08000000
+_CREATE_SUSPENDED = 0x00000004
+_SIGTERM = int(getattr(signal, "SIGTERM", 15))
+_SIGKILL = int(getattr(signal, "SIGKILL", 9))
+
+
+def _is_rpc(frame: Any) -> bool:
+    """A JSON-RPC message has at least one of its keys (a JSON log line such as {"level": "info"} has none)."""
+    return type(frame) is dict and any(k in frame for k in _RPC_KEYS)
 
 
 def _killpg(pgid: int, sig: int) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError, OSError):
-        pass
+    if sys.platform != "win32":
+        try:
+            os.killpg(pgid, sig)
+        except (ProcessLookupError, PermissionError, OSError):
+            pass
 
 
 def _group_alive(pgid: int) -> bool:
+    if sys.platform == "win32":
+        return False
     try:
         os.killpg(pgid, 0)
         return True

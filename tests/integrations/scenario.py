@@ -14,6 +14,9 @@ OPTIONS: Dict[str, Any] = {"max_result_chars": 1000, "timeout": 2.0}
 
 TREE = {"value": "a", "children": [{"value": "b", "children": [{"value": "c"}]}]}
 
+#: integers and numbers as the model gives them: they must reach the server with the same JSON types
+MEASURE: Dict[str, Any] = {"count": 2, "ratio": 3, "scale": 2.5, "points": [1, 2.5], "box": {"w": 4}}
+
 #: (tool name, arguments the model gives)
 CALLS: List[Tuple[str, Dict[str, Any]]] = [
     ("echo", {"message": "hi there"}),
@@ -25,6 +28,7 @@ CALLS: List[Tuple[str, Dict[str, Any]]] = [
     ("either", {"city": "Oslo"}),
     ("noprops", {}),
     ("shapes", {"box": {"w": 2}, "class": "x", "note": None}),
+    ("measure", MEASURE),
 ]
 
 
@@ -47,3 +51,13 @@ def check(seen: Dict[str, str]) -> None:
     assert _args(seen["noprops"], "noprops") == {}
     shapes = _args(seen["shapes"], "shapes")
     assert shapes["box"]["w"] == 2 and shapes["class"] == "x" and "note" not in shapes  # null dropped
+    assert typed(_args(seen["measure"], "measure")) == typed(MEASURE)  # 2 stays 2, never 2.0
+
+
+def typed(value: Any) -> Any:
+    """``value`` with every scalar tagged by its exact type (2 and 2.0 differ)."""
+    if isinstance(value, dict):
+        return {k: typed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [typed(v) for v in value]
+    return (type(value).__name__, value)

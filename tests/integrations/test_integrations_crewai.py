@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Tuple
 
 import mcpsync
 
-from .conftest import need
+from .conftest import HARD_SERVER, need
 from .scenario import CALLS, OPTIONS, check
 
 need("crewai")
@@ -21,6 +21,7 @@ os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
 from crewai import Agent, Crew, Task  # noqa: E402
 from crewai.llms.base_llm import BaseLLM  # noqa: E402
 
+from mcpsync.integrations import McpToolkit  # noqa: E402
 from mcpsync.integrations.crewai import crewai_tools  # noqa: E402
 
 
@@ -88,4 +89,16 @@ def test_crew(hard_client: mcpsync.Client) -> None:
 def test_crew_over_two_real_servers(two_servers: mcpsync.Manager) -> None:
     calls = [("example_add", {"a": 2, "b": 3}), ("everything_get-sum", {"a": 4, "b": 5})]
     _, seen = kickoff(crewai_tools(two_servers, timeout=30), calls)
-    assert "5" in observation(seen["example_add"]) and "9" in observation(seen["everything_get-sum"])
+    assert observation(seen["example_add"]) == "5" and "9" in observation(seen["everything_get-sum"])
+
+
+def test_prefix_false_and_the_next_read_follows_the_servers_list(two_servers: mcpsync.Manager) -> None:
+    calls = [("add", {"a": 2, "b": 3}), ("get-sum", {"a": 4, "b": 5})]
+    _, seen = kickoff(crewai_tools(two_servers, prefix=False, timeout=30), calls)
+    assert observation(seen["add"]) == "5" and "9" in observation(seen["get-sum"])
+    with mcpsync.connect(HARD_SERVER, protocol="legacy") as client:
+        kit = McpToolkit(client, **OPTIONS)
+        _, seen = kickoff(crewai_tools(kit), [("add_tool", {"name": "dyn_crew"})])
+        assert observation(seen["add_tool"]) == "added tool dyn_crew"
+        _, seen = kickoff(crewai_tools(kit), [("dyn_crew", {"message": "hi"})])
+        assert observation(seen["dyn_crew"]) == "dyn_crew: hi"

@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Tuple
 
 import mcpsync
 
-from .conftest import need
+from .conftest import HARD_SERVER, need
 from .scenario import CALLS, OPTIONS, check
 
 need("dspy")
@@ -14,6 +14,7 @@ need("dspy")
 import dspy  # noqa: E402
 from dspy.utils.dummies import DummyLM  # noqa: E402
 
+from mcpsync.integrations import McpToolkit  # noqa: E402
 from mcpsync.integrations.dspy import dspy_tools  # noqa: E402
 
 
@@ -44,4 +45,15 @@ def test_react_two_real_servers(two_servers: mcpsync.Manager) -> None:
         dspy_tools(two_servers, timeout=30),
         [("example_add", {"a": 2, "b": 3}), ("everything_get-sum", {"a": 4, "b": 5})],
     )
-    assert "5" in seen["example_add"] and "9" in seen["everything_get-sum"]
+    assert seen["example_add"] == "5" and "9" in seen["everything_get-sum"]
+
+
+def test_prefix_false_and_the_next_read_follows_the_servers_list(two_servers: mcpsync.Manager) -> None:
+    seen = react(
+        dspy_tools(two_servers, prefix=False, timeout=30), [("add", {"a": 2, "b": 3}), ("get-sum", {"a": 4, "b": 5})]
+    )
+    assert seen["add"] == "5" and "9" in seen["get-sum"]
+    with mcpsync.connect(HARD_SERVER, protocol="legacy") as client:
+        kit = McpToolkit(client, **OPTIONS)
+        assert react(dspy_tools(kit), [("add_tool", {"name": "dyn_dspy"})])["add_tool"] == "added tool dyn_dspy"
+        assert react(dspy_tools(kit), [("dyn_dspy", {"message": "hi"})])["dyn_dspy"] == "dyn_dspy: hi"

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Dict
+import json
+import sys
+from pathlib import Path
+from typing import Any, Dict, List
 
 import mcpsync
 
-from .conftest import need
-from .scenario import CALLS, OPTIONS, check
+from .conftest import HARD_SERVER, need
+from .scenario import CALLS, OPTIONS, check, typed
 
 need("langchain_core")
 need("langgraph")
@@ -86,5 +89,70 @@ def test_two_real_servers_through_a_manager(two_servers: mcpsync.Manager) -> Non
     assert {"example_add", "everything_get-sum"} <= names
     calls = [("example_add", {"a": 2, "b": 3}), ("everything_get-sum", {"a": 4, "b": 5})]
     seen = outputs(create_react_agent(script(calls), tools).invoke({"messages": [("user", "sum")]}))
-    assert "5" in text_of(seen["example_add"]) and "9" in text_of(seen["everything_get-sum"])
-    assert seen["example_add"].artifact["structured_content"] == {"sum": 5}
+    assert text_of(seen["example_add"]) == "5" and "9" in text_of(seen["everything_get-sum"])
+    assert typed(seen["example_add"].artifact["structured_content"]) == {"sum": ("int", 5)}  # ints stay ints
+
+
+def test_prefix_false_gives_the_servers_own_names(two_servers: mcpsync.Manager) -> None:
+    tools = langchain_tools(two_servers, prefix=False, timeout=30)
+    assert {"add", "get-sum"} <= {t.name for t in tools}
+    calls = [("add", {"a": 2, "b": 3}), ("get-sum", {"a": 4, "b": 5})]
+    seen = outputs(create_react_agent(script(calls), tools).invoke({"messages": [("user", "sum")]}))
+    assert text_of(seen["add"]) == "5" and "9" in text_of(seen["get-sum"])
+
+
+def test_the_next_read_of_the_toolkit_follows_the_servers_list() -> None:
+    """An agent adds a tool (tools/list_changed); the next ``langchain_tools(kit)`` has it, and an agent built
+    from that list calls it."""
+    with mcpsync.connect(HARD_SERVER, protocol="legacy") as client:
+        kit = McpToolkit(client, **OPTIONS)
+        tools = langchain_tools(kit)
+        seen = outputs(create_react_agent(script([("add_tool", {"name": "dyn_lc"})]), tools).invoke({"messages": []}))
+        assert text_of(seen["add_tool"]) == "added tool dyn_lc"
+        tools = langchain_tools(kit)
+        seen = outputs(create_react_agent(script([("dyn_lc", {"message": "hi"})]), tools).invoke({"messages": []}))
+        assert text_of(seen["dyn_lc"]) == "dyn_lc: hi"
+
+
+class Recording(ToolCallingFake):
+    """The scripted fake that also keeps every message list it was given."""
+
+    seen: List[List[Any]] = []
+
+    def _generate(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
+        self.seen.append(list(messages))
+        return super()._generate(messages, *args, **kwargs)
+
+
+def test_the_docs_fragment_runs_with_langchains_create_agent(tmp_path: Path) -> None:
+    """docs/frameworks.md's LangChain fragment, executed as written: only its config file is made real (two real
+    servers) and ``model`` is the scripted fake. The agent calls example_add(2, 3); the model is shown '5'."""
+    need("langchain")
+    from ..interop_peers import require_peer
+
+    everything = require_peer("everything")
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "frameworks.md").read_text(encoding="utf-8")
+    section = doc.split("## LangChain / LangGraph", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    config = tmp_path / "mcp.json"
+    servers = {
+        "example": {"command": sys.executable, "args": ["-m", "mcpsync.example_server"]},
+        "everything": {"command": everything[0], "args": everything[1:]},
+    }
+    config.write_text(json.dumps({"mcpServers": servers}))
+    assert code.count('"mcp.json"') == 1 and "import mcpsync" in code and "create_react_agent" not in code
+    calls = [("example_add", {"a": 2, "b": 3})]
+    tool_calls = [{"name": n, "args": a, "id": "call-%d" % i, "type": "tool_call"} for i, (n, a) in enumerate(calls)]
+    model = Recording(responses=[AIMessage(content="", tool_calls=tool_calls), AIMessage(content="done")], seen=[])
+    exec(compile(code.replace('"mcp.json"', repr(str(config))), "docs/frameworks.md", "exec"), {"model": model})
+    answers = [m for m in model.seen[-1] if isinstance(m, ToolMessage)]
+    assert [(m.name, m.content, m.status) for m in answers] == [("example_add", "5", "success")]
+
+
+def test_max_total_timeout_caps_a_tool_that_keeps_reporting_progress(hard_client: mcpsync.Client) -> None:
+    """``timeout=`` is an idle timeout that each progress notification restarts: ``slow`` reports progress every
+    0.1 s for 30 s, so only ``max_total_timeout=`` ends it; the agent reads a timeout error."""
+    tools = langchain_tools(hard_client, timeout=2, max_total_timeout=0.5)
+    agent = create_react_agent(script([("slow", {"seconds": 30, "steps": 300})]), tools)
+    seen = outputs(agent.invoke({"messages": []}))
+    assert seen["slow"].status == "error" and "timed out" in text_of(seen["slow"])

@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 import mcpsync
 
-from .conftest import need
+from .conftest import HARD_SERVER, need
 from .scenario import CALLS, OPTIONS, check
 
 need("llama_index.core")
@@ -16,6 +16,7 @@ from llama_index.core.agent.workflow import FunctionAgent, ToolCallResult  # noq
 from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallBlock  # noqa: E402
 from llama_index.core.llms.mock import MockFunctionCallingLLM  # noqa: E402
 
+from mcpsync.integrations import McpToolkit  # noqa: E402
 from mcpsync.integrations.llamaindex import llamaindex_tools  # noqa: E402
 
 
@@ -61,4 +62,16 @@ def test_image_bad_arguments_and_two_servers(hard_client: mcpsync.Client, two_se
     assert outputs["echo"].is_error and "invalid arguments" in outputs["echo"].content
     calls = [("example_add", {"a": 2, "b": 3}), ("everything_get-sum", {"a": 4, "b": 5})]
     _, outputs = run(llamaindex_tools(two_servers, timeout=30), calls)
-    assert "5" in outputs["example_add"].content and "9" in outputs["everything_get-sum"].content
+    assert outputs["example_add"].content == "5" and "9" in outputs["everything_get-sum"].content
+
+
+def test_prefix_false_and_the_next_read_follows_the_servers_list(two_servers: mcpsync.Manager) -> None:
+    calls = [("add", {"a": 2, "b": 3}), ("get-sum", {"a": 4, "b": 5})]
+    _, outputs = run(llamaindex_tools(two_servers, prefix=False, timeout=30), calls)
+    assert outputs["add"].content == "5" and "9" in outputs["get-sum"].content
+    with mcpsync.connect(HARD_SERVER, protocol="legacy") as client:
+        kit = McpToolkit(client, **OPTIONS)
+        _, outputs = run(llamaindex_tools(kit), [("add_tool", {"name": "dyn_li"})])
+        assert outputs["add_tool"].content == "added tool dyn_li"
+        _, outputs = run(llamaindex_tools(kit), [("dyn_li", {"message": "hi"})])
+        assert outputs["dyn_li"].content == "dyn_li: hi"

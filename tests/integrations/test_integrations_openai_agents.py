@@ -8,7 +8,7 @@ from typing import Any, AsyncIterator, Dict, List, Tuple
 
 import mcpsync
 
-from .conftest import need
+from .conftest import HARD_SERVER, need
 from .scenario import CALLS, OPTIONS, check
 
 need("agents")
@@ -19,6 +19,7 @@ from agents.models.interface import Model  # noqa: E402
 from agents.usage import Usage  # noqa: E402
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText  # noqa: E402
 
+from mcpsync.integrations import McpToolkit  # noqa: E402
 from mcpsync.integrations.openai_agents import openai_agents_tools  # noqa: E402
 
 set_tracing_disabled(True)  # no trace export (it would go to the network)
@@ -106,4 +107,22 @@ def test_two_real_servers(two_servers: mcpsync.Manager) -> None:
     calls = [("example_add", {"a": 2, "b": 3}), ("everything_get-sum", {"a": 4, "b": 5})]
     agent = Agent(name="t", tools=openai_agents_tools(two_servers, timeout=30), model=ScriptedModel(calls))
     seen = outputs(Runner.run_sync(agent, "sum"), calls)
-    assert "5" in seen["example_add"] and "9" in seen["everything_get-sum"]
+    assert seen["example_add"] == "5" and "9" in seen["everything_get-sum"]
+
+
+def test_prefix_false_gives_the_servers_own_names(two_servers: mcpsync.Manager) -> None:
+    calls = [("add", {"a": 2, "b": 3}), ("get-sum", {"a": 4, "b": 5})]
+    tools = openai_agents_tools(two_servers, prefix=False, timeout=30)
+    seen = outputs(Runner.run_sync(Agent(name="t", tools=tools, model=ScriptedModel(calls)), "sum"), calls)
+    assert seen["add"] == "5" and "9" in seen["get-sum"]
+
+
+def test_the_next_read_follows_the_servers_list() -> None:
+    with mcpsync.connect(HARD_SERVER, protocol="legacy") as client:
+        kit = McpToolkit(client, **OPTIONS)
+        calls = [("add_tool", {"name": "dyn_oa"})]
+        agent = Agent(name="t", tools=openai_agents_tools(kit), model=ScriptedModel(calls))
+        assert outputs(Runner.run_sync(agent, "add"), calls)["add_tool"] == "added tool dyn_oa"
+        calls = [("dyn_oa", {"message": "hi"})]
+        agent = Agent(name="t", tools=openai_agents_tools(kit), model=ScriptedModel(calls))
+        assert outputs(Runner.run_sync(agent, "call"), calls)["dyn_oa"] == "dyn_oa: hi"

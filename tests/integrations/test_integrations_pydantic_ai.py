@@ -7,7 +7,7 @@ from typing import Any, Dict, List
 
 import mcpsync
 
-from .conftest import need
+from .conftest import HARD_SERVER, need
 from .scenario import CALLS, OPTIONS, check
 
 need("pydantic_ai")
@@ -112,4 +112,31 @@ def test_two_real_servers(two_servers: mcpsync.Manager) -> None:
         toolsets=[McpsyncToolset(two_servers, timeout=30)],
     )
     seen = returned(agent.run_sync("sum").all_messages())
-    assert "5" in text(seen["example_add"]) and "9" in text(seen["everything_get-sum"])
+    assert text(seen["example_add"]) == "5" and "9" in text(seen["everything_get-sum"])
+
+
+def test_prefix_false_gives_the_servers_own_names(two_servers: mcpsync.Manager) -> None:
+    agent = Agent(
+        scripted([("add", {"a": 2, "b": 3}), ("get-sum", {"a": 4, "b": 5})]),
+        toolsets=[McpsyncToolset(two_servers, prefix=False, timeout=30)],
+    )
+    seen = returned(agent.run_sync("sum").all_messages())
+    assert text(seen["add"]) == "5" and "9" in text(seen["get-sum"])
+
+
+def test_the_tools_follow_the_servers_list_within_a_run() -> None:
+    """The model adds a tool (the server sends tools/list_changed); the agent's next step offers it."""
+    offered: List[Any] = []
+
+    def respond(messages: List[ModelMessage], info: AgentInfo) -> ModelResponse:
+        offered.append({t.name for t in info.function_tools})
+        if len(offered) == 1:
+            return ModelResponse(parts=[ToolCallPart("add_tool", {"name": "dyn_pa"}, tool_call_id="a")])
+        if len(offered) == 2:
+            return ModelResponse(parts=[ToolCallPart("dyn_pa", {"message": "hi"}, tool_call_id="b")])
+        return ModelResponse(parts=[TextPart("done")])
+
+    with mcpsync.connect(HARD_SERVER, protocol="legacy") as client:
+        result = Agent(FunctionModel(respond), toolsets=[McpsyncToolset(client)]).run_sync("go")
+    assert "dyn_pa" not in offered[0] and "dyn_pa" in offered[1]
+    assert text(returned(result.all_messages())["dyn_pa"]) == "dyn_pa: hi"

@@ -91,7 +91,7 @@ def test_collection_closes_its_manager_and_names_are_identifiers() -> None:
             collection.tools, [("example_add", {"a": 2, "b": 3}), ("everything_get_sum", {"a": 4, "b": 5})]
         )
         manager = collection.toolkit.source
-    assert answer == "done" and "5" in seen["example_add"] and "9" in seen["everything_get_sum"]
+    assert answer == "done" and seen["example_add"] == "5" and "9" in seen["everything_get_sum"]
     assert manager.closed  # the collection closed the manager it owned
 
 
@@ -101,3 +101,34 @@ def test_collection_over_a_client() -> None:
         answer, seen = run(collection.tools, [("tree", {"root": {"value": "x"}})])
         assert seen["tree"] == 'tree {"root": {"value": "x"}}'
     assert client.closed
+
+
+def test_from_config_prefix_false_gives_the_servers_own_names() -> None:
+    from ..interop_peers import require_peer
+
+    everything = require_peer("everything")
+    config = {
+        "mcpServers": {
+            "example": {"command": sys.executable, "args": ["-m", "mcpsync.example_server"]},
+            "everything": {"command": everything[0], "args": everything[1:]},
+        }
+    }
+    with McpsyncToolCollection.from_config(config, prefix=False, timeout=30) as collection:
+        names = {t.name for t in collection.tools}
+        assert {"add", "get_sum"} <= names and "example_add" not in names
+        answer, seen = run(collection.tools, [("add", {"a": 2, "b": 3}), ("get_sum", {"a": 4, "b": 5})])
+    assert seen["add"] == "5" and "9" in seen["get_sum"]
+
+
+def test_the_collection_follows_the_servers_list() -> None:
+    """After the server's tools/list_changed, the next read of ``collection.tools`` has the new tool."""
+    client = mcpsync.connect(HARD_SERVER, protocol="legacy")
+    with McpsyncToolCollection(client, **OPTIONS) as collection:
+        first = {t.name: t for t in collection.tools}
+        assert "dyn_smol" not in first
+        _, seen = run(collection.tools, [("add_tool", {"name": "dyn_smol"})])
+        assert seen["add_tool"] == "added tool dyn_smol"
+        second = {t.name: t for t in collection.tools}
+        assert second["echo"] is first["echo"]  # unchanged tools are the same objects
+        _, seen = run(collection.tools, [("dyn_smol", {"message": "hi"})])
+        assert seen["dyn_smol"] == "dyn_smol: hi"

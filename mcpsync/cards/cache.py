@@ -1,0 +1,141 @@
+"""The on-disk cache of catalogs and cards, shared by every process of the user (:class:`CardCache`).
+
+One small JSON file per URL under ``<cache dir>/cards`` (the cache directory of the registry cache:
+``$MCPSYNC_CACHE_DIR``, else the platform's), holding the body, its ``ETag``, when it was stored and for how
+long it is fresh (``Cache-Control: max-age``; ``no-cache`` or no header: 0, always revalidated). A fresh entry
+is used without a request; a stale one is revalidated with ``If-None-Match`` (a ``304`` makes it fresh again and
+costs no body). Only answers that passed every check are written (``no-store`` ones never are), atomically
+(:func:`mcpsync._files.write_atomically`: 0600 files in a 0700 directory). A damaged, oversized or foreign file
+reads as absent. Thread- and process-safe: readers see the old or the new file, whole; concurrent writers of one
+URL race harmlessly (the last complete answer wins). Blocks on small file I/O only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import time
+from dataclasses import dataclass
+from typing import Optional
+
+from .._files import write_atomically
+
+__all__ = ["CachedDocument", "CardCache", "cache_policy", "default_card_cache_dir"]
+
+log = logging.getLogger(__name__)
+
+#: Cache files larger than this are ignored (a damaged cache cannot exhaust memory).
+MAX_CACHE_FILE = 4 * 1024 * 1024
+#: The longest freshness honoured, whatever ``max-age`` says (one day).
+MAX_FRESHNESS = 86400.0
+
+
+def default_card_cache_dir() -> str:
+    """``<mcpsync's cache directory>/cards`` (not created)."""
+    from ..registry.cache import default_cache_dir
+
+    return os.path.join(default_cache_dir(), "cards")
+
+
+def cache_policy(cache_control: Optional[str]) -> Optional[float]:
+    """Seconds an answer stays fresh under ``cache_control``: None for ``no-store`` (never stored), 0 for
+    ``no-cache`` or no ``max-age`` (stored, revalidated every time), else ``max-age`` (at most a day; this is a
+    private cache, so ``private`` answers are kept too).
+    """
+    if not cache_control:
+        return 0.0
+    directives = {}
+    for part in cache_control.lower().split(","):
+        key, _, value = part.strip().partition("=")
+        directives[key.strip()] = value.strip().strip('"')
+    if "no-store" in directives:
+        return None
+    if "no-cache" in directives:
+        return 0.0
+    raw = directives.get("max-age", "")
+    if not re.fullmatch(r"\d{1,10}", raw):
+        return 0.0
+    return min(float(raw), MAX_FRESHNESS)
+
+
+@dataclass(frozen=True)
+class CachedDocument:
+    """One cached answer."""
+
+    url: str
+    body: bytes
+    etag: Optional[str]
+    content_type: str
+    stored_at: float
+    max_age: float
+
+    def fresh(self, now: Optional[float] = None) -> bool:
+        """Whether it may be used without asking the server."""
+        age = (time.time() if now is None else now) - self.stored_at
+        return 0 <= age < self.max_age
+
+
+class CardCache:
+    """Catalog and card answers on disk, by URL."""
+
+    def __init__(self, directory: Optional[str] = None) -> None:
+        self.directory = directory if directory is not None else default_card_cache_dir()
+
+    def __repr__(self) -> str:
+        return "CardCache(%r)" % self.directory
+
+    def _path(self, url: str) -> str:
+        return os.path.join(self.directory, hashlib.sha256(url.encode("utf-8")).hexdigest() + ".json")
+
+    def get(self, url: str) -> Optional[CachedDocument]:
+        """The cached answer for ``url``, or None (absent, damaged, or another URL's)."""
+        path = self._path(url)
+        try:
+            if os.path.getsize(path) > MAX_CACHE_FILE:
+                return None
+            with open(path, encoding="utf-8") as fh:
+                raw = json.load(fh)
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, RecursionError):
+            log.debug("card cache: unreadable file %s ignored", path)
+            return None
+        if not isinstance(raw, dict) or raw.get("url") != url:
+            return None
+        body, etag, ctype = raw.get("body"), raw.get("etag"), raw.get("contentType")
+        stored, max_age = raw.get("storedAt"), raw.get("maxAge")
+        numbers = (stored, max_age)
+        if not isinstance(body, str) or not isinstance(ctype, str) or not all(
+                isinstance(n, (int, float)) and not isinstance(n, bool) and n == n for n in numbers):
+            return None
+        return CachedDocument(url, body.encode("utf-8"), etag if isinstance(etag, str) else None, ctype,
+                              float(stored), float(max_age))  # type: ignore[arg-type]
+
+    def put(self, url: str, body: bytes, etag: Optional[str], content_type: str, max_age: float) -> None:
+        """Store (or refresh) the answer for ``url``. A failure to write is logged, never raised."""
+        try:
+            os.makedirs(self.directory, mode=0o700, exist_ok=True)
+            record = {"url": url, "etag": etag, "contentType": content_type, "storedAt": time.time(),
+                      "maxAge": max_age, "body": body.decode("utf-8")}
+            write_atomically(self._path(url), json.dumps(record).encode("utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            log.warning("card cache: cannot write to %s: %s", self.directory, exc)
+
+    def clear(self) -> int:
+        """Delete every cached answer; returns how many files were removed."""
+        removed = 0
+        try:
+            names = os.listdir(self.directory)
+        except OSError:
+            return 0
+        for name in names:
+            if name.endswith(".json"):
+                try:
+                    os.unlink(os.path.join(self.directory, name))
+                    removed += 1
+                except OSError:
+                    pass
+        return removed
