@@ -6,8 +6,8 @@ It imports nothing heavy (no ``requests``, no ``http.client``): :mod:`mcpsync.tr
 The errors are what a server's urllib3 pools (:mod:`mcpsync.transports.http.pool`) raise, urllib3's own
 translated;
 :func:`mcpsync.transports.http.remote.convert_request_exception` turns them into the typed
-:class:`~mcpsync.errors.TransportError` subclasses. Their class names (``ConnectTimeout``, ``ReadTimeout``)
-are what :func:`mcpsync.transports.http.calls._is_read_timeout` recognises.
+:class:`~mcpsync.errors.TransportError` subclasses; :func:`mcpsync.transports.http.calls._is_read_timeout`
+recognises ``ConnectTimeout`` and ``ReadTimeout`` by class.
 """
 
 from __future__ import annotations
