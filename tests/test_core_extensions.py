@@ -1,6 +1,7 @@
 """The core knows no extension: ``client/core.py``, ``client/client.py``, the session and the transports import
-none of the extension modules (the warm cache, skills, MCP Apps pages, forms, the packages above the client).
-Extensions hook into the core through :class:`mcpsync.client.hooks.ClientExtension` (or the middleware chain);
+none of the extension modules (the input deferral, the warm cache, skills, MCP Apps pages, forms, the packages
+above the client). Extensions hook into the core through :class:`mcpsync.client.hooks.ClientExtension` (or the
+middleware chain); the input deferral, which every client has, is looked up by module name when a client is built;
 ``Client`` keeps thin public methods (``list_skills``, ``read_app_page``...) that import their extension when
 called, never at module level.
 
@@ -23,6 +24,7 @@ PKG = pathlib.Path(mcpsync.__file__).parent
 
 #: extension modules of mcpsync.client, and the packages above the client
 EXTENSIONS = (
+    "mcpsync.client.deferred",
     "mcpsync.client.warm",
     "mcpsync.client.skills",
     "mcpsync.client.frontmatter",
@@ -156,14 +158,17 @@ def test_an_extension_sees_the_open_the_wire_requests_and_the_listings() -> None
     assert recorder.events[-1] == ("wire", "tools/call")
 
 
-def test_a_client_without_extensions_has_none() -> None:
+def test_a_client_has_only_the_input_deferral_unless_an_option_asks_for_more() -> None:
+    from mcpsync.client.deferred import InputDeferral
+
     with mcpsync.connect(server_cmd()) as c:
-        assert c._extensions == []  # noqa: SLF001
+        assert [type(e) for e in c._extensions] == [InputDeferral]  # noqa: SLF001
 
 
 def test_the_warm_cache_is_attached_as_an_extension(tmp_path: pathlib.Path) -> None:
     from mcpsync.client.warm import WarmCache, WarmStart
 
     c = mcpsync.Client(server_cmd(), warm_cache=WarmCache(tmp_path), lazy=True)
-    assert [type(e) for e in c._extensions] == [WarmStart]  # noqa: SLF001
+    assert [type(e).__name__ for e in c._extensions] == ["InputDeferral", "WarmStart"]  # noqa: SLF001
+    assert isinstance(c._extensions[1], WarmStart)  # noqa: SLF001
     c.close()

@@ -56,7 +56,6 @@ from .modern import ModernFeatures
 from .negotiate import Deadline, Negotiated, Negotiator
 from .notify import NotificationRouter
 from .schema import ValidatorCache
-from .deferred import InputDeferral, ParkedInputs
 from .tasks import TaskHandle, wait_task_result
 from .hooks import ClientExtension
 from .middleware import RequestInfo, run_chain
@@ -246,10 +245,9 @@ class ClientCore:
         self._tools_epoch = 0  # notifications/tools/list_changed received (read by tools_epoch)
         self._follow_tools = False  # follow_tool_changes(): the 2026-07-28 listen stream carries tools
         self._follow_lock = threading.Lock()
-        #: ``defer_input`` per call and, in the handshake era, the parked questions (mcpsync.client.deferred)
-        self._deferral = InputDeferral(self)
-        #: handshake era with ``defer_input``: the server's questions waiting for :meth:`resume`
-        self.pending_input: ParkedInputs = self._deferral.parked
+        #: ``defer_input`` per call and, in the handshake era, the parked questions: an extension, always there
+        self._deferral = _extension("deferred", "InputDeferral", self, None)
+        self._extensions.insert(0, self._deferral)
         self._lock = threading.RLock()
         self._open_lock = threading.RLock()  # one open at a time: open(), a lazy first use, a reopen after fork
         self._user_closed = False  # close() was called: never opened again
@@ -573,7 +571,11 @@ class ClientCore:
             session.close(timeout)
         join(self._keepalive_thread, 1.0)
         self.notifications.close()
-        self.pending_input.close()
+        for extension in self._extensions:
+            try:
+                extension.close()
+            except Exception:  # noqa: BLE001
+                logger.debug("[%s] extension shutdown failed", self.name, exc_info=True)
         registry.untrack(self)
 
     def _abandon_after_fork(self) -> None:
@@ -757,7 +759,8 @@ class ClientCore:
                 sent.append(None)
                 return send(request.params, owned_params)
             stamped = self._stamp(request.params)
-            self._deferral.stamp(stamped)
+            for extension in self._extensions:
+                extension.stamped(stamped)
             sent.append(stamped)
             return send(stamped, True)  # _stamp made fresh params and a fresh _meta
 
@@ -784,7 +787,7 @@ class ClientCore:
         :class:`~mcpsync.InputRequired` instead of asking the handlers (unless every question can be
         answered from configuration alone: the roots).
         """
-        rounds = self._deferral.start_round()
+        rounds = sum(extension.input_rounds_before() for extension in self._extensions)
         failed: Optional[Tuple[str, BaseException]] = None
         while True:
             if not isinstance(result, dict):
@@ -810,8 +813,10 @@ class ClientCore:
                 )
             retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
             requests = result.get("inputRequests")
-            if self._deferral.defers(requests):
-                raise self._deferral.input_required(method, params, result, rounds)
+            for extension in self._extensions:
+                stop = extension.input_required(method, params, result, rounds)
+                if stop is not None:
+                    raise stop
             if failed is not None:  # the server did not take the error answer: it would ask forever
                 raise MCPError(
                     "the handler for %s failed (%s: %s) and the server asked for the input again"
@@ -844,8 +849,9 @@ class ClientCore:
     # server requests ---------------------------------------------------------------
 
     def _on_server_request(self, method: str, params: Dict[str, Any], ctx: RequestContext) -> Any:
-        if self._deferral.parks(method):
-            return self._deferral.park(method, params, ctx)
+        for extension in self._extensions:
+            if extension.takes_server_request(method):
+                return extension.server_request(method, params, ctx)
         return answer_for(self, method, params, missing=None, during=None)
 
     # notifications (reader thread: quick, no user code): mcpsync.client.notify ------------
