@@ -765,7 +765,8 @@ class ClientCore:
             return send(stamped, True)  # _stamp made fresh params and a fresh _meta
 
         request = RequestInfo(self.name, method, params, era="modern")
-        result = run_chain(self._extensions, request, wire) if self._extensions else wire(request)
+        steps = [e for e in self._extensions if type(e).handle is not ClientExtension.handle]  # those that wrap it
+        result = run_chain(steps, request, wire) if steps else wire(request)
         stamped = sent[-1] if sent else None
         if stamped is None:  # an extension answered without sending, or the era changed under it
             return result
