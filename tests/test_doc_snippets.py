@@ -22,7 +22,7 @@ import pytest
 from tests.httpserver import MCPTestServer
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-DOCS = [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
+DOCS = [ROOT / "README.md"] + sorted((ROOT / "docs").rglob("*.md"))
 FENCE = re.compile(r"^```(\w[\w-]*)?\s*$")
 FRAGMENT = re.compile(r"<!--\s*snippet:\s*fragment\b")
 NPX = '["npx", "-y", "@modelcontextprotocol/server-everything"]'
