@@ -50,7 +50,7 @@ def move() -> List[str]:
     for old, new in MOVES.items():
         src, dst = DOCS / old, DOCS / new
         if src.exists() and dst.exists():
-            conflicts.append("docs/%s and docs/%s both exist: merge the first into the second, then git rm it" % (old, new))
+            conflicts.append("docs/%s and docs/%s both exist: merge the first into the second, git rm it" % (old, new))
         elif src.exists():
             dst.parent.mkdir(parents=True, exist_ok=True)
             subprocess.run(["git", "mv", str(src), str(dst)], cwd=str(ROOT), check=True)

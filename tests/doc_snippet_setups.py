@@ -1,0 +1,95 @@
+"""Hidden set-ups for docs snippets that use names from the surrounding text (tests/test_doc_snippets.py).
+
+A ```python block preceded by ``<!-- snippet: setup NAME -->`` runs as: ``SETUPS[NAME].before``, then the block
+(with each ``replace`` key swapped for its value, a Python expression the set-up defines), then
+``SETUPS[NAME].after`` (which checks what the block did and cleans up), in one fresh interpreter, against local
+peers only. The reader sees the block exactly as it runs.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, NamedTuple
+
+
+class Setup(NamedTuple):
+    before: str
+    after: str = ""
+    replace: Dict[str, str] = {}
+
+
+EXAMPLE = '["python", "-m", "mcpsync.example_server"]'
+
+SETUPS: Dict[str, Setup] = {
+    # docs/guides/example-server.md: embedding the server core behind a transport of your own
+    "example-server-core": Setup(
+        before="""
+from mcpsync.example_server import QueueConnection
+conn = QueueConnection()
+get_stream_conn = QueueConnection()
+message = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "docs", "version": "0"}}}
+""",
+        after="""
+answer = [m for m in conn.until_response(1, timeout=30) if m.get("id") == 1]
+assert answer and answer[0]["result"]["serverInfo"], answer
+""",
+    ),
+    # docs/guides/input.md: a paused call signed into a form, checked once when the form comes back
+    "input-token": Setup(
+        before="""
+import secrets
+import mcpsync
+from tests.redisserver import RedisServer
+import shutil
+redis_server = RedisServer(shutil.which("redis-server"))
+redis_server.start()
+secret = secrets.token_bytes(32)
+with mcpsync.connect(%s, name="shop", defer_input=True) as _client:
+    try:
+        _client.call_tool("elicit", {"message": "Confirm the order?"})
+    except mcpsync.InputRequired as paused:
+        ir = paused
+""" % EXAMPLE,
+        after="""
+try:
+    mcpsync.InputRequired.loads(token, secret, max_age=15 * 60, seen=seen)
+    raise AssertionError("a token was accepted twice")
+except mcpsync.InputReplayed:
+    pass
+redis_server.close()
+""",
+        replace={'"redis://cache:6379/0"': "redis_server.url"},
+    ),
+    # docs/guides/oauth.md: the OAuthManager of the first example, with a store in a temporary folder
+    "oauth-manager": Setup(
+        before="""
+import os
+from mcpsync.auth import CredentialStore, OAuthManager
+oauth = OAuthManager(store=CredentialStore(os.path.join(os.getcwd(), "tokens.json")))
+""",
+        after="""
+assert oauth.supports_oauth("bank")
+oauth.close()
+""",
+    ),
+    # docs/guides/apps.md: a Flask app and a client of the example server with its counter App
+    "apps-flask": Setup(
+        before="""
+import mcpsync
+from flask import Flask, redirect
+app = Flask(__name__)
+client = mcpsync.connect(["python", "-m", "mcpsync.example_server", "--apps"])
+opened = []
+def ask_then_open(url):
+    opened.append(url)
+    return False
+""",
+        after="""
+answer = app.test_client().get("/show", headers={"Host": "127.0.0.1:5000"})
+assert answer.status_code in (302, 303), answer.status
+assert answer.headers["Location"], answer.headers
+host.close()
+client.close()
+""",
+    ),
+}
