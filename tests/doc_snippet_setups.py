@@ -2,8 +2,8 @@
 
 A ```python block preceded by ``<!-- snippet: setup NAME -->`` runs as: ``SETUPS[NAME].before``, then the block
 (with each ``replace`` key swapped for its value, a Python expression the set-up defines), then
-``SETUPS[NAME].after`` (which checks what the block did and cleans up), in one fresh interpreter, against local
-peers only. The reader sees the block exactly as it runs.
+``SETUPS[NAME].after`` (which checks what the block did and cleans up; ``SNIPPET`` holds the block's text), in one fresh
+interpreter, against local peers only. The reader sees the block exactly as it runs.
 """
 
 from __future__ import annotations
@@ -90,6 +90,51 @@ assert answer.status_code in (302, 303), answer.status
 assert answer.headers["Location"], answer.headers
 host.close()
 client.close()
+""",
+    ),
+    # docs/guides/oauth.md: one Redis credential store for an OAuthManager and a Manager
+    "oauth-redis-store": Setup(
+        before="""
+import json
+import shutil
+import mcpsync
+from tests.redisserver import RedisServer
+redis_server = RedisServer(shutil.which("redis-server"))
+redis_server.start()
+with open("opencode.json", "w") as fh:
+    json.dump({"mcp": {"example": {"type": "local", "command": ["python", "-m", "mcpsync.example_server"]}}}, fh)
+""",
+        after="""
+with manager:
+    assert manager.call_tool("add", {"a": 2, "b": 3}, server="example").text == "5"
+assert redis_server.client().ping()
+oauth.close()
+redis_server.close()
+""",
+        replace={'"redis://redis.internal:6379/0"': "redis_server.url"},
+    ),
+    # docs/guides/testing.md: a test file of a package whose server is an SDK MCPServer, run by pytest
+    "testing-in-process": Setup(
+        before="""
+import os
+os.makedirs("my_package", exist_ok=True)
+open(os.path.join("my_package", "__init__.py"), "w").close()
+with open(os.path.join("my_package", "server.py"), "w") as fh:
+    fh.write(
+        "from mcp.server.mcpserver import MCPServer\\n"
+        "mcp = MCPServer('adder')\\n"
+        "@mcp.tool()\\n"
+        "def add(a: int, b: int) -> int:\\n"
+        "    return a + b\\n"
+    )
+""",
+        after="""
+import subprocess, sys
+with open("test_adder.py", "w") as fh:
+    fh.write(SNIPPET)
+run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
+                      "test_adder.py"], capture_output=True, text=True, timeout=120)
+assert run.returncode == 0 and "2 passed" in run.stdout, run.stdout + run.stderr
 """,
     ),
 }

@@ -53,10 +53,8 @@ COMPILED_ONLY = [
     "docs/guides/frameworks.md",
     "docs/guides/oauth.md",
     "docs/guides/oauth.md",
-    "docs/guides/oauth.md",
     "docs/guides/registry.md",
     "docs/guides/skills.md",
-    "docs/guides/testing.md",
 ]
 
 
@@ -127,7 +125,7 @@ def test_python_snippet_runs(where: str, code: str, mark: str, http_server: MCPT
             assert literal in code, "%s: set-up %s replaces %s, which the block no longer has" % (where, mark, literal)
             code = code.replace(literal, expression)
         parts = [(setup.before, "setup " + mark), (code, where), (setup.after, "after " + mark)]
-        code = "\n".join("exec(compile(%r, %r, 'exec'))" % part for part in parts)
+        code = "SNIPPET = %r\n" % code + "\n".join("exec(compile(%r, %r, 'exec'))" % part for part in parts)
     config = tmp_path / "mcp.json"
     config.write_text('{"mcpServers": {"example": {"command": "python", "args": ["-m", "mcpsync.example_server"]}}}')
     env = dict(os.environ)
