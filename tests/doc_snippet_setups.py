@@ -137,4 +137,32 @@ run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly",
 assert run.returncode == 0 and "2 passed" in run.stdout, run.stdout + run.stderr
 """,
     ),
+    # docs/guides/skills.md: a stdio server that serves one skill with a supporting file (tests/skillserver.py)
+    "skills-server": Setup(
+        before="""
+import hashlib, json, os, sys
+SKILL_URI = "skill://pdf-processing/SKILL.md"
+FORMS_URI = "skill://pdf-processing/references/FORMS.md"
+SKILL_MD = "---\\nname: pdf-processing\\ndescription: Extract, fill, and assemble PDF documents\\n---\\n\\n# PDF\\n"
+FORMS_MD = "Filling forms.\\n"
+def _file(uri, text):
+    data = text.encode("utf-8")
+    return {"uri": uri, "digest": "sha256:" + hashlib.sha256(data).hexdigest(), "size": len(data)}
+with open("skills.json", "w") as fh:
+    json.dump({"log": os.path.abspath("requests.jsonl"), "files": {SKILL_URI: SKILL_MD, FORMS_URI: FORMS_MD},
+               "skills": [{"uri": SKILL_URI, "frontmatter": {"name": "pdf-processing",
+                           "description": "Extract, fill, and assemble PDF documents"},
+                           "resources": [_file(SKILL_URI, SKILL_MD), _file(FORMS_URI, FORMS_MD)]}]}, fh)
+SKILL_SERVER = [sys.executable, os.path.join(os.environ["PYTHONPATH"].split(os.pathsep)[0], "tests", "skillserver.py"),
+                "skills.json"]
+""",
+        after="""
+assert prompt_text == "\\n# PDF\\n" or prompt_text.strip() == "# PDF", repr(prompt_text)
+assert forms.text == FORMS_MD
+with open("requests.jsonl") as fh:
+    reads = [json.loads(line)["params"]["uri"] for line in fh if '"resources/read"' in line]
+assert reads == [SKILL_URI, FORMS_URI], reads
+""",
+        replace={'mcpsync.connect("https://host/mcp")': "mcpsync.connect(SKILL_SERVER)"},
+    ),
 }

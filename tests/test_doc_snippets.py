@@ -54,7 +54,6 @@ COMPILED_ONLY = [
     "docs/guides/oauth.md",
     "docs/guides/oauth.md",
     "docs/guides/registry.md",
-    "docs/guides/skills.md",
 ]
 
 
@@ -117,13 +116,13 @@ def test_python_snippet_runs(where: str, code: str, mark: str, http_server: MCPT
     if mark == "fragment":
         return
     example = '["python", "-m", "mcpsync.example_server"]'
+    setup = SETUPS.get(mark)
+    for literal, expression in setup.replace.items() if setup else ():
+        assert literal in code, "%s: set-up %s replaces %s, which the block no longer has" % (where, mark, literal)
+        code = code.replace(literal, expression)
     code = code.replace(NPX, example)
     code = URL.sub('"%s"' % http_server.url, code)
-    if mark:
-        setup = SETUPS[mark]
-        for literal, expression in setup.replace.items():
-            assert literal in code, "%s: set-up %s replaces %s, which the block no longer has" % (where, mark, literal)
-            code = code.replace(literal, expression)
+    if setup:
         parts = [(setup.before, "setup " + mark), (code, where), (setup.after, "after " + mark)]
         code = "SNIPPET = %r\n" % code + "\n".join("exec(compile(%r, %r, 'exec'))" % part for part in parts)
     config = tmp_path / "mcp.json"
