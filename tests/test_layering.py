@@ -255,7 +255,7 @@ def test_the_http_stack_is_one_folder_whose_files_name_the_layers() -> None:
     transports = PKG / "transports"
     assert sorted(p.name for p in transports.glob("*.py")) == ["__init__.py", "base.py", "lifeline.py", "stdio.py"]
     http = {p.stem for p in (transports / "http").glob("*.py")}
-    layers = {"transport", "handshake", "streams", "calls", "headers", "auth", "net", "engine", "proxy", "wire"}
+    layers = {"transport", "handshake", "streams", "calls", "headers", "auth", "net", "pool", "proxy", "request_check"}
     assert layers <= http, layers - http
     doc = (transports / "http" / "__init__.py").read_text(encoding="utf-8")
     assert all((":mod:`.%s`" % name) in doc for name in http - {"__init__"}), "the package docstring names each file"
