@@ -1,4 +1,4 @@
-"""The docs tree holds together: every relative Markdown link in README.md and docs/ reaches a file that exists
+"""The docs tree holds together: every relative Markdown link in README.md, docs/ and bench/ reaches a file that exists
 (and, when it names one, a heading of that file), and the user-facing pages (README.md, docs/guides/,
 docs/reference/) speak to users: no internal issue numbers, no test ledgers."""
 
@@ -13,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-PAGES = [ROOT / "README.md"] + sorted(DOCS.rglob("*.md"))
+PAGES = [ROOT / "README.md"] + sorted(DOCS.rglob("*.md")) + sorted((ROOT / "bench").glob("*.md"))
 USER_PAGES = [ROOT / "README.md"] + sorted((DOCS / "guides").rglob("*.md")) + sorted((DOCS / "reference").rglob("*.md"))
 FENCE = re.compile(r"^\s*(```|~~~)")
 LINK = re.compile(r"(?<!!)\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")

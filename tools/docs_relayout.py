@@ -2,9 +2,10 @@
 
 Run from the repository root: ``python tools/docs_relayout.py``. A page still at its flat path is moved with
 ``git mv`` (so a concurrent edit merges by rename); a page present at both paths (a merge re-created the flat file)
-is reported and left for a hand merge. Then every relative Markdown link in README.md and docs/ that no longer
-resolves is recomputed from where the page used to live, and every plain ``docs/<page>.md`` mention in README.md,
-CHANGELOG.md, docs/, mcpsync/, tests/, bench/ and pyproject.toml is rewritten to the new path.
+is reported and left for a hand merge. Then every relative Markdown link in README.md, docs/, bench/ and examples/
+that no longer resolves is recomputed from where the page used to live, and every plain ``docs/<page>.md``
+mention in README.md, CHANGELOG.md, docs/, bench/, mcpsync/, tests/, examples/ and pyproject.toml is rewritten to
+the new path.
 """
 
 from __future__ import annotations
@@ -85,7 +86,8 @@ def rewrite(path: Path, links: bool) -> None:
 
 def main() -> int:
     conflicts = move()
-    pages = [ROOT / "README.md"] + sorted(DOCS.rglob("*.md"))
+    pages = [ROOT / "README.md"] + sorted(DOCS.rglob("*.md")) + sorted((ROOT / "bench").glob("*.md"))
+    pages += sorted((ROOT / "examples").glob("*.md"))
     for page in pages:
         rewrite(page, links=True)
     others = [ROOT / "CHANGELOG.md", ROOT / "pyproject.toml"]
