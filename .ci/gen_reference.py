@@ -1,5 +1,5 @@
 """Generate docs/reference/errors.md from the exception classes and their docstrings. Run from the repository root:
-``python tools/gen_reference.py`` (tests/test_docs_reference.py fails, naming this command, when the page is stale).
+``python .ci/gen_reference.py`` (tests/test_docs_reference.py fails, naming this command, when the page is stale).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ PACKAGES = ("mcpsync", "mcpsync.errors", "mcpsync.auth", "mcpsync.cards", "mcpsy
 HEADER = """# Errors
 
 Every exception mcpsync raises is an `MCPError`, so `except mcpsync.MCPError` catches them all; catch a subclass to
-handle one kind of failure. The tree below is generated from the classes' docstrings by `tools/gen_reference.py`
+handle one kind of failure. The tree below is generated from the classes' docstrings by `.ci/gen_reference.py`
 (a test keeps it in step with the code). Each class is named where you import it from.
 """
 
