@@ -9,7 +9,8 @@ purpose exactly there (:meth:`tests.proxyserver.ProxyServer.arm`, :class:`tests.
 in a call (blocking and async) until the stalled peer has seen it there (an Event, never a sleep); then
 ``close()`` from another thread: it returns, the blocked call ends with ``ClientClosed`` / ``ConnectionClosed``
 while the peer still holds the connection (long before the connect timeout), and no socket to the peer is left.
-Both protocol eras, Streamable HTTP and legacy HTTP+SSE (the same engine). docs/reliability.md names these tests.
+Both protocol eras, Streamable HTTP and legacy HTTP+SSE (the same engine). docs/internals/reliability.md names these
+tests.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Every test runs against a real local server that misbehaves on purpose (:mod:`tests.faultserver`), through
 the HTTP stack (urllib3), in both protocol eras and through the blocking and the async call
-paths where the fault concerns them. docs/reliability.md names these tests.
+paths where the fault concerns them. docs/internals/reliability.md names these tests.
 """
 
 from __future__ import annotations

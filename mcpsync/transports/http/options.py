@@ -43,7 +43,7 @@ class HTTPOptions:
         headers: extra headers sent on every request (e.g. an API key).
         bearer_token: a static token sent as ``Authorization: Bearer <token>``.
         auth: an :class:`mcpsync.Auth` flow (e.g. ``OAuthManager.auth(name)``), or any ``requests.auth.AuthBase``
-            (or callable ``auth(prepared_request)``); see docs/http.md "Auth".
+            (or callable ``auth(prepared_request)``); see docs/guides/http.md "Auth".
         verify: True (default CA bundle, or ``REQUESTS_CA_BUNDLE``), False, a CA bundle path,
             an ``ssl.SSLContext``, or ``"system"`` for the operating system's trust store
             (via the ``truststore`` package when installed).
