@@ -138,7 +138,16 @@ def host_attributes(cls: ast.ClassDef) -> List[str]:
 
 
 def stubs(cls: ast.ClassDef) -> List[str]:
-    return [s.name for s in cls.body if isinstance(s, ast.FunctionDef) and _is_stub(s)]
+    """Methods that only raise NotImplementedError (not abstract) and that the class itself calls on ``self``:
+    it relies on its host to provide them. (An optional hook the class never calls itself, such as an extension
+    point whose caller checks first, is not a stub of a host method.)"""
+    called = {
+        n.func.attr
+        for n in ast.walk(cls)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+        if isinstance(n.func.value, ast.Name) and n.func.value.id == "self"
+    }
+    return [s.name for s in cls.body if isinstance(s, ast.FunctionDef) and _is_stub(s) and s.name in called]
 
 
 class _Index:
@@ -279,8 +288,16 @@ def test_the_check_catches_mixins_and_allows_real_bases(tmp_path: pathlib.Path) 
                         return []
 
                 class Stubby:
+                    def run(self) -> None:
+                        self.go()
                     def go(self) -> None:
                         raise NotImplementedError("provided by the host")
+
+                class Hooks:  # an optional hook its caller checks for first: not a host method
+                    def takes(self) -> bool:
+                        return False
+                    def handle(self) -> None:
+                        raise NotImplementedError
 
                 class Contract(abc.ABC):
                     @abc.abstractmethod
@@ -308,7 +325,7 @@ def test_the_check_catches_mixins_and_allows_real_bases(tmp_path: pathlib.Path) 
             """,
             "host.py": """
                 import threading
-                from .parts import ToolStuff, ListingMethods, Stubby, Contract, Sink, Failure, Plain, Borrower
+                from .parts import ToolStuff, ListingMethods, Stubby, Contract, Sink, Failure, Plain, Borrower, Hooks
 
                 class Host(ToolStuff, ListingMethods):
                     def __init__(self) -> None:
@@ -333,6 +350,10 @@ def test_the_check_catches_mixins_and_allows_real_bases(tmp_path: pathlib.Path) 
 
                 class Worker(threading.Thread):
                     pass
+
+                class Handler(Hooks):
+                    def takes(self) -> bool:
+                        return True
 
                 class Bag(Borrower):
                     def __init__(self) -> None:
