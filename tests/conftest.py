@@ -19,7 +19,7 @@ HYPOTHESIS_PROFILE = os.environ.get("MCPSYNC_HYPOTHESIS_PROFILE") or (
     "ci" if os.environ.get("CI", "").lower() in ("true", "1") else "dev"
 )
 
-try:  # hypothesis profiles: "dev" by default, "ci" when CI=true (see docs/reliability.md)
+try:  # hypothesis profiles: "dev" by default, "ci" when CI=true (see docs/internals/reliability.md)
     from hypothesis import HealthCheck
     from hypothesis import settings as _hyp_settings
 except ImportError:  # the test extra is not installed: the fuzz suites skip themselves
@@ -51,11 +51,21 @@ def fuzz_examples(ci: int, dev: int = 100) -> int:
 
 
 EXAMPLE = [sys.executable, "-m", "mcpsync.example_server"]
+#: The example server with the test-only misbehaviours (tests/peers/misbehaving_server.py), runnable from any cwd.
+MISBEHAVING = [
+    sys.executable,
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers", "misbehaving_server.py"),
+]
 
 
 def server_cmd(*flags: str) -> List[str]:
     """The bundled example server's command line with ``flags``."""
     return EXAMPLE + list(flags)
+
+
+def misbehaving_cmd(*flags: str) -> List[str]:
+    """The misbehaving example server's command line with ``flags`` (any flag of the bundled one works too)."""
+    return MISBEHAVING + list(flags)
 
 
 def _mcpsync_threads() -> Set[threading.Thread]:

@@ -123,20 +123,20 @@ class _FaultHandler(_Handler):
     _body: Optional[bytes] = None
     _prefix: Optional[List[bytes]] = None
 
-    def _read_body(self) -> bytes:
+    def read_body(self) -> bytes:
         body, self._body = self._body, None
-        return body if body is not None else super()._read_body()
+        return body if body is not None else super().read_body()
 
-    def _start_stream(self, headers: Optional[Dict[str, str]] = None) -> None:
-        super()._start_stream(headers)
+    def start_stream(self, headers: Optional[Dict[str, str]] = None) -> None:
+        super().start_stream(headers)
         prefix, self._prefix = self._prefix, None
         for data in prefix or ():
-            self._chunk(data)
+            self.chunk(data)
 
     def do_POST(self) -> None:  # noqa: N802
         if early_fault(self):  # a fault that answers before the body is read (its own block below)
             return
-        raw = super()._read_body()
+        raw = super().read_body()
         try:
             msg = json.loads(raw) if raw else None
         except ValueError:
@@ -180,7 +180,7 @@ class _FaultHandler(_Handler):
                     else b"simulated failure"
                 )
             ctype = p.get("ctype", "application/json" if body[:1] == b"{" else "text/plain")
-            self._reply(status, body, ctype, p.get("headers"))  # headers=: e.g. {"Retry-After": "3"}
+            self.reply(status, body, ctype, p.get("headers"))  # headers=: e.g. {"Retry-After": "3"}
         elif kind == "reset":
             self._reset()
         elif kind == "reset_headers":
@@ -195,7 +195,7 @@ class _FaultHandler(_Handler):
             self._cut()
         elif kind == "close_during_body":
             if p.get("stream"):
-                self._start_stream()
+                self.start_stream()
                 self.wfile.write(b'40\r\nid: 1\nevent: message\ndata: {"jsonrpc":"2.0",')
                 self.wfile.flush()
             else:
@@ -217,7 +217,7 @@ class _FaultHandler(_Handler):
         elif kind == "comments":
             self._comments(rule, msg)
         elif kind == "junk_body":
-            self._reply(200, p.get("body", b"{not json"), "application/json")
+            self.reply(200, p.get("body", b"{not json"), "application/json")
         elif kind == "cut":
             f = self.owner.faults
             f.cut_streams += 1
@@ -258,7 +258,7 @@ class _FaultHandler(_Handler):
             meta = msg["params"].get("_meta")
             if isinstance(meta, dict):
                 token = meta.get("progressToken")
-        self._start_stream()
+        self.start_stream()
         n = 0
         try:
             if token is not None:
@@ -268,20 +268,20 @@ class _FaultHandler(_Handler):
                         "method": "notifications/progress",
                         "params": {"progressToken": token, "progress": i + 1, "total": 100},
                     }
-                    self._chunk(b"event: message\ndata: %s\n\n" % json.dumps(note).encode())
+                    self.chunk(b"event: message\ndata: %s\n\n" % json.dumps(note).encode())
             while not self.owner.stopping and not rule.release.is_set():
                 n += 1
-                self._chunk(b": keepalive\n\n")
+                self.chunk(b": keepalive\n\n")
                 if p.get("noise"):
-                    self._chunk(b"id: prime-%d\ndata:\n\n" % n)
+                    self.chunk(b"id: prime-%d\ndata:\n\n" % n)
                     other = {
                         "jsonrpc": "2.0",
                         "method": "notifications/progress",
                         "params": {"progressToken": "someone-else", "progress": n},
                     }
-                    self._chunk(b"event: message\ndata: %s\n\n" % json.dumps(other).encode())
+                    self.chunk(b"event: message\ndata: %s\n\n" % json.dumps(other).encode())
                     log = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": n}}
-                    self._chunk(b"event: message\ndata: %s\n\n" % json.dumps(log).encode())
+                    self.chunk(b"event: message\ndata: %s\n\n" % json.dumps(log).encode())
                 rule.release.wait(interval)
             self._cut()
         except OSError:
@@ -514,15 +514,15 @@ def _crossed_answer(handler: _FaultHandler, rule: Rule, msg: Any) -> None:
             entry = handler.owner.sse_sessions.get(sid)
         if entry is not None:
             entry[0].handle(msg, entry[1])
-        handler._reply(200, json.dumps(foreign).encode(), "application/json")
+        handler.reply(200, json.dumps(foreign).encode(), "application/json")
         return
     if handler.owner.response_mode == "json":
-        handler._reply(200, json.dumps([foreign, own]).encode(), "application/json")
+        handler.reply(200, json.dumps([foreign, own]).encode(), "application/json")
         return
-    handler._start_stream()
+    handler.start_stream()
     for frame in (foreign, own):
-        handler._chunk(b"event: message\ndata: %s\n\n" % json.dumps(frame).encode())
-    handler._end_stream()
+        handler.chunk(b"event: message\ndata: %s\n\n" % json.dumps(frame).encode())
+    handler.end_stream()
 
 
 _METHOD = re.compile(rb'"method"\s*:\s*"([^"\\]{1,100})"')

@@ -25,11 +25,12 @@ from mcpsync.transports import lifeline  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLE = [sys.executable, "-m", "mcpsync.example_server"]
+MISBEHAVING = [sys.executable, os.path.join(HERE, "peers", "misbehaving_server.py")]  # test-only flags
 
 SERVERS = [
     ("plain", EXAMPLE, "legacy"),
-    ("grandchild", EXAMPLE + ["--spawn-grandchild", "--ignore-sigterm"], "modern"),
-    ("wrapper", [sys.executable, os.path.join(HERE, "stdiowrapper.py")] + EXAMPLE + ["--spawn-grandchild"], "auto"),
+    ("grandchild", MISBEHAVING + ["--spawn-grandchild", "--ignore-sigterm"], "modern"),
+    ("wrapper", [sys.executable, os.path.join(HERE, "stdiowrapper.py")] + MISBEHAVING + ["--spawn-grandchild"], "auto"),
 ]
 
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from mcpsync import Client
 from mcpsync.apps import AppBridge, HostCallbacks
 
-from .conftest import fuzz_examples, server_cmd
+from .conftest import misbehaving_cmd, fuzz_examples, server_cmd
 
 
 @pytest.fixture(scope="module")
@@ -259,7 +259,7 @@ def test_unknown_tool_names_do_not_flood_the_server_with_listings(tmp_path: Any)
     import json as _json
 
     record = tmp_path / "requests.jsonl"
-    with Client(server_cmd("--apps", "--record", str(record)), apps=True) as c:
+    with Client(misbehaving_cmd("--apps", "--record", str(record)), apps=True) as c:
         c.list_tools()
         bridge = AppBridge(c, c.get_tool("show_counter"))
         init(bridge)

@@ -53,7 +53,7 @@ def _dpop_mcp_behind(auth: AuthTestServer, mcp: MCPTestServer, monkeypatch: Any,
             except Exception:  # noqa: BLE001 - any bad proof is a 401
                 ok = False
         if not ok:
-            handler._reply(401, b'{"error":"unauthorized"}', headers={"WWW-Authenticate": challenge})
+            handler.reply(401, b'{"error":"unauthorized"}', headers={"WWW-Authenticate": challenge})
             return False
         return original(handler, msg)
 

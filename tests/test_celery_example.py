@@ -50,7 +50,7 @@ def _protect(mcp: MCPTestServer, auth: AuthTestServer, monkeypatch: pytest.Monke
         with auth.lock:
             info = auth.access_tokens.get(token)
         if info is None or (info["exp"] is not None and info["exp"] < time.time()):
-            handler._reply(401, b'{"error":"unauthorized"}', headers={"WWW-Authenticate": challenge})
+            handler.reply(401, b'{"error":"unauthorized"}', headers={"WWW-Authenticate": challenge})
             return False
         return bool(original(handler, msg))
 

@@ -11,7 +11,7 @@ import pytest
 import mcpsync
 from mcpsync.client import handlers
 
-from .conftest import server_cmd, wait_for
+from .conftest import misbehaving_cmd, server_cmd, wait_for
 
 
 def connect(era: str, *flags: str, **options):  # type: ignore[no-untyped-def]
@@ -112,7 +112,7 @@ def test_pagination_follows_empty_cursor(era: str, page_size: str) -> None:
 
 
 def test_cursor_loop_is_stopped(era: str) -> None:
-    with connect(era, "--page-size", "2", "--cursor-loop") as c:
+    with mcpsync.connect(misbehaving_cmd("--era", era, "--page-size", "2", "--cursor-loop")) as c:
         tools = c.list_tools()
         assert 0 < len(tools) <= 6
 
@@ -188,7 +188,7 @@ def test_server_requests_with_handlers(era: str) -> None:
 
 
 def test_missing_handlers(era: str) -> None:
-    with connect(era, "--ignore-client-capabilities") as c:
+    with mcpsync.connect(misbehaving_cmd("--era", era, "--ignore-client-capabilities")) as c:
         if era == "modern":
             with pytest.raises(mcpsync.HandlerMissing):
                 c.call_tool("sample", {"prompt": "hi"})
@@ -240,7 +240,7 @@ def test_notification_queue(era: str) -> None:
 
 def test_concurrency_out_of_order(era: str) -> None:
     errors = []
-    with connect(era, "--out-of-order") as c:
+    with mcpsync.connect(misbehaving_cmd("--era", era, "--out-of-order")) as c:
 
         def worker(n: int) -> None:
             try:

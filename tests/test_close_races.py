@@ -14,7 +14,7 @@ import mcpsync
 from mcpsync.transports.base import TransportSink
 from mcpsync.transports.stdio import StdioTransport
 
-from .conftest import server_cmd
+from .conftest import misbehaving_cmd, server_cmd
 
 BOUND = 60.0  # hang guard for joins, never a measurement
 
@@ -60,7 +60,7 @@ def _open_in_thread(c: mcpsync.Client) -> Any:
 
 def test_close_while_the_handshake_is_waiting() -> None:
     """The server never answers initialize; close() from another thread ends open() at once."""
-    transport = HeldTransport(server_cmd("--slow-start", "3600"))
+    transport = HeldTransport(misbehaving_cmd("--slow-start", "3600"))
     c = mcpsync.Client(transport, protocol="legacy", connect_timeout=None)  # only close() can end it
     t, outcome = _open_in_thread(c)
     assert transport.sent_event["initialize"].wait(BOUND)  # held: initialize sent, no answer will come

@@ -20,14 +20,14 @@ import mcpsync
 from mcpsync.client.negotiate import ERA_CACHE, Deadline, Negotiator
 from mcpsync.errors import RequestTimeout
 
-from .conftest import server_cmd
+from .conftest import misbehaving_cmd, server_cmd
 
 SILENT = ("--slow-start", "3600")  # reads nothing, answers nothing
 
 
 @pytest.mark.parametrize("protocol", ["auto", "legacy", "modern"])
 def test_silent_server_fails_with_connect_timeout(protocol: str) -> None:
-    c = mcpsync.Client(server_cmd(*SILENT), connect_timeout=0.6, probe_timeout=30.0, protocol=protocol)
+    c = mcpsync.Client(misbehaving_cmd(*SILENT), connect_timeout=0.6, probe_timeout=30.0, protocol=protocol)
     with pytest.raises(mcpsync.ConnectTimeout) as info:
         c.open()
     exc = info.value
@@ -46,7 +46,7 @@ def test_silent_server_fails_with_connect_timeout(protocol: str) -> None:
 def test_cli_names_connect_timeout() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "mcpsync", "tools", "--connect-timeout", "0.5", "--timeout", "30", "--"]
-        + server_cmd(*SILENT),
+        + misbehaving_cmd(*SILENT),
         capture_output=True,
         text=True,
         timeout=120,

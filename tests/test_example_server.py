@@ -15,6 +15,8 @@ from typing import Any, Callable, Dict, List, Optional
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+#: The example server with the test-only misbehaviour flags (run with ``cwd=ROOT``).
+MISBEHAVING = "tests.peers.misbehaving_server"
 MODERN = "2026-07-28"
 TASKS_EXT = "io.modelcontextprotocol/tasks"
 WAIT = 30.0  # generous upper bound for any single expected message (never a performance assertion): CI runs on a
@@ -276,7 +278,7 @@ def test_strict_init_requires_initialized_notification(spawn):
 
 
 def test_version_override(spawn):
-    srv = spawn("--version", "1999-01-01")
+    srv = spawn("--version", "1999-01-01", module=MISBEHAVING)
     assert srv.initialize()["protocolVersion"] == "1999-01-01"
 
 
@@ -353,7 +355,7 @@ def test_sampling_without_capability(spawn):
     srv = spawn()
     srv.initialize()
     assert srv.tool("sample", {"prompt": "x"})["isError"] is True
-    srv2 = spawn("--ignore-client-capabilities")
+    srv2 = spawn("--ignore-client-capabilities", module=MISBEHAVING)
     srv2.initialize()
     rid = srv2.start("tools/call", {"name": "sample", "arguments": {"prompt": "x"}})
     req = srv2.wait_for(lambda m: m.get("method") == "sampling/createMessage")
@@ -392,7 +394,7 @@ def test_roots(shared):
 
 
 def test_send_batch_roots(spawn):
-    srv = spawn("--send-batch")
+    srv = spawn("--send-batch", module=MISBEHAVING)
     srv.initialize(capabilities={"roots": {}})
     rid = srv.start("tools/call", {"name": "roots"})
     batch = srv.wait_for(lambda m: isinstance(m, list))
@@ -501,7 +503,7 @@ def test_pagination(spawn):
     assert len(names) == len(set(names)) and "task_work" in names and "echo" in names
     assert cursors[1] not in ("", None)
     assert srv.call("tools/list", {"cursor": "bogus"})["error"]["code"] == -32602
-    loop = spawn("--cursor-loop", "--page-size", "2")
+    loop = spawn("--cursor-loop", "--page-size", "2", module=MISBEHAVING)
     loop.initialize()
     assert loop.result("prompts/list")["nextCursor"] == loop.result("prompts/list", {"cursor": "loop"})["nextCursor"]
 
@@ -667,23 +669,23 @@ def test_era_selection(spawn):
 
 @pytest.mark.parametrize("mode,code", [("method-not-found", -32601), ("error", -32603)])
 def test_discover_error_modes(spawn, mode, code):
-    srv = spawn("--discover", mode)
+    srv = spawn("--discover", mode, module=MISBEHAVING)
     assert srv.mcall("server/discover")["error"]["code"] == code
     assert srv.initialize()["protocolVersion"] == "2025-11-25"
 
 
 def test_discover_never_and_garbage(spawn):
-    srv = spawn("--discover", "never")
+    srv = spawn("--discover", "never", module=MISBEHAVING)
     srv.start("server/discover", {"_meta": modern_meta()})
     assert srv.initialize()["protocolVersion"] == "2025-11-25"  # the discover never got an answer
-    srv2 = spawn("--discover", "garbage")
+    srv2 = spawn("--discover", "garbage", module=MISBEHAVING)
     rid = srv2.start("server/discover", {"_meta": modern_meta()})
     assert srv2.response(rid)["result"] == "garbage"
     assert b"this is not JSON" in bytes(srv2.raw)
 
 
 def test_reject_version_once(spawn):
-    srv = spawn("--reject-version-once")
+    srv = spawn("--reject-version-once", module=MISBEHAVING)
     err = srv.mcall("server/discover")["error"]
     assert err["code"] == -32022 and MODERN in err["data"]["supported"]
     assert srv.mcall("server/discover")["result"]["resultType"] == "complete"
@@ -856,7 +858,7 @@ def test_modern_task_notifications_via_listen(spawn):
 
 
 def test_banner_garbage_crlf(spawn):
-    srv = spawn("--banner", "--garbage", "--crlf")
+    srv = spawn("--banner", "--garbage", "--crlf", module=MISBEHAVING)
     assert srv.initialize()["protocolVersion"] == "2025-11-25"
     assert srv.result("ping") == {}
     raw = bytes(srv.raw)
@@ -896,7 +898,7 @@ def test_content_length_framing(spawn):
 
 
 def test_stderr_flood_and_exit_after(spawn):
-    srv = spawn("--stderr-flood", "200000", "--exit-after", "2")
+    srv = spawn("--stderr-flood", "200000", "--exit-after", "2", module=MISBEHAVING)
     srv.initialize()
     assert srv.result("ping") == {}
     assert srv.proc.wait(timeout=WAIT) == 0
@@ -905,7 +907,7 @@ def test_stderr_flood_and_exit_after(spawn):
 
 
 def test_out_of_order_concurrent(spawn):
-    srv = spawn("--out-of-order")
+    srv = spawn("--out-of-order", module=MISBEHAVING)
     srv.initialize()
     ids = [srv.start("tools/call", {"name": "echo", "arguments": {"message": "m%d" % i}}) for i in range(40)]
     got = {}
@@ -924,7 +926,7 @@ def test_server_pings(spawn):
 
 
 def test_no_exit_on_eof_and_ignore_sigterm(spawn):
-    srv = spawn("--no-exit-on-eof", "--ignore-sigterm", "--slow-start", "0.05")
+    srv = spawn("--no-exit-on-eof", "--ignore-sigterm", "--slow-start", "0.05", module=MISBEHAVING)
     srv.initialize()
     assert srv.proc.stdin is not None
     srv.proc.stdin.close()
@@ -943,7 +945,7 @@ def test_exits_on_eof(spawn):
 
 @pytest.mark.skipif(os.name != "posix", reason="process groups are POSIX")
 def test_spawn_grandchild(spawn):
-    srv = spawn("--spawn-grandchild", new_session=True)
+    srv = spawn("--spawn-grandchild", new_session=True, module=MISBEHAVING)
     line = _wait_stderr(srv, b"grandchild pid")
     pid = int(line.split(b"grandchild pid", 1)[1].split()[0])
     srv.initialize()

@@ -17,7 +17,7 @@ import pytest
 
 import mcpsync
 
-from .conftest import server_cmd
+from .conftest import misbehaving_cmd, server_cmd
 
 
 def _boom(_: Any) -> Any:
@@ -95,6 +95,6 @@ def test_modern_server_that_asks_again_after_an_error_answer_fails_the_call() ->
 
 
 def test_handler_missing_is_still_local_in_the_modern_era() -> None:
-    with mcpsync.connect(server_cmd("--era", "modern", "--ignore-client-capabilities")) as c:
+    with mcpsync.connect(misbehaving_cmd("--era", "modern", "--ignore-client-capabilities")) as c:
         with pytest.raises(mcpsync.HandlerMissing):
             c.call_tool("elicit")

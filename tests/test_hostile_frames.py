@@ -19,12 +19,12 @@ from mcpsync.session import Session
 from mcpsync.transports.base import Transport, TransportSink
 from mcpsync.wire.drops import DropLog
 
-from .conftest import server_cmd
+from .conftest import misbehaving_cmd, server_cmd
 
 
 def test_junk_ids_never_kill_a_stdio_connection(era: str, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG, logger="mcpsync")
-    with mcpsync.connect(server_cmd("--era", era, "--junk-ids")) as c:
+    with mcpsync.connect(misbehaving_cmd("--era", era, "--junk-ids")) as c:
         for i in range(5):
             assert c.call_tool("echo", {"message": "m%d" % i}).text == "m%d" % i
         events: List[Any] = []
@@ -44,7 +44,7 @@ def test_junk_ids_never_kill_a_stdio_connection(era: str, caplog: pytest.LogCapt
 
 
 def test_junk_ids_with_concurrent_calls(era: str) -> None:
-    with mcpsync.connect(server_cmd("--era", era, "--junk-ids")) as c:
+    with mcpsync.connect(misbehaving_cmd("--era", era, "--junk-ids")) as c:
         results: Dict[int, str] = {}
         errors: List[BaseException] = []
         start = threading.Barrier(6)

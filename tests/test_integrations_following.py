@@ -166,3 +166,24 @@ def test_a_dropped_manager_toolkit_stops_listening(manager: mcpsync.Manager) -> 
     closed = McpToolkit(manager)
     closed.close()
     assert {e: len(v) for e, v in listeners.items()} == before
+
+
+HARD = [sys.executable, str(__import__("pathlib").Path(__file__).parent / "integrations" / "hardserver.py")]
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_a_server_whose_listing_breaks_after_a_change_keeps_the_previous_list(era: str, caplog: Any) -> None:
+    """The server says its list changed and then answers every tools/list with an error: the toolkit keeps the
+    tools it had (and says so in the log), tries again on each read, and a forced refresh raises."""
+    with mcpsync.connect(HARD, protocol=era) as client:
+        kit = McpToolkit(client)
+        before = [t.name for t in kit.tools()]
+        assert kit.call("break_listing", {"name": "never_seen"}).text == "listing broken after adding never_seen"
+        if era == "modern":
+            _wait_tools_changed(client)
+        assert kit.stale
+        assert [t.name for t in kit.tools()] == before and "keeping the previous list" in caplog.text
+        assert kit.stale  # tried again on the next read
+        assert kit.call("echo", {"message": "still"}).text == "still"
+        with pytest.raises(mcpsync.MCPError, match="broken on purpose"):
+            kit.tools(refresh=True)

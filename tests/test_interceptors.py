@@ -13,7 +13,7 @@ import pytest
 import mcpsync
 from mcpsync import Interceptor, RequestInfo
 from mcpsync.manager.manager import Manager
-from tests.conftest import server_cmd, wait_for
+from tests.conftest import misbehaving_cmd, server_cmd, wait_for
 
 from .httpserver import MCPTestServer
 
@@ -96,7 +96,9 @@ def test_a_failing_on_request_sends_nothing_and_the_client_stays_usable(tmp_path
             if info.tool == "add":
                 raise mcpsync.ToolDenied("no adding here", tool="add", reason="veto", server=info.server)
 
-    with mcpsync.connect(server_cmd("--record", str(record)), interceptors=[Recorder("outer", events), Veto()]) as c:
+    with mcpsync.connect(
+        misbehaving_cmd("--record", str(record)), interceptors=[Recorder("outer", events), Veto()]
+    ) as c:
         with pytest.raises(mcpsync.ToolDenied):
             c.call_tool("add", {"a": 1, "b": 2})
         assert events[-1] == ("outer", "error", "tools/call", "ToolDenied")

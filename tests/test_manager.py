@@ -15,7 +15,7 @@ import pytest
 from mcpsync.client.client import Client
 from mcpsync.errors import ClientClosed, ConfigError, ConnectError, RequestTimeout, ServerExited
 from mcpsync.manager.manager import Manager, ServerManager, ServerStatus, UnknownTool
-from tests.conftest import server_cmd, wait_for
+from tests.conftest import misbehaving_cmd, server_cmd, wait_for
 
 PY = sys.executable
 
@@ -93,7 +93,7 @@ def test_twenty_servers_connect_concurrently_and_a_broken_one_does_not_delay_the
     )
     config = {"s%02d" % i: {"command": cmd, "connect_timeout": 90} for i in range(20)}
     config["broken"] = {"command": [PY, "-c", "import sys; sys.stderr.write('no config\\n'); sys.exit(3)"]}
-    config["hangs"] = {"command": server_cmd("--slow-start", "600"), "connect_timeout": 1}
+    config["hangs"] = {"command": misbehaving_cmd("--slow-start", "600"), "connect_timeout": 1}
     rec = Recorder()
     with Manager(config, on_status_changed=rec.status_changed) as mgr:
         status = mgr.status()

@@ -14,7 +14,7 @@ import pytest
 
 from mcpsync.errors import ConnectError, ConnectionClosed
 from mcpsync.manager.manager import Manager
-from tests.conftest import server_cmd
+from tests.conftest import misbehaving_cmd, server_cmd
 
 
 class FakeClock:
@@ -39,7 +39,7 @@ def tool_calls(record: Path) -> List[str]:
 def test_a_server_that_crashes_on_every_call_backs_off_instead_of_looping(tmp_path: Path) -> None:
     record = tmp_path / "requests.jsonl"
     clock = FakeClock()
-    cmd = server_cmd("--crash-on-tool-call", "--record", str(record))
+    cmd = misbehaving_cmd("--crash-on-tool-call", "--record", str(record))
     with Manager({"c": {"command": cmd}}, clock=clock, restart_backoff=(1.0, 8.0), stable_after=60.0) as mgr:
         assert mgr.status("c").status == "connected" and spawns(record) == 1
         with pytest.raises(ConnectionClosed):
@@ -68,7 +68,7 @@ def test_a_server_that_crashes_on_every_call_backs_off_instead_of_looping(tmp_pa
 def test_a_connection_that_stayed_up_long_enough_resets_the_backoff(tmp_path: Path) -> None:
     record = tmp_path / "requests.jsonl"
     clock = FakeClock()
-    cmd = server_cmd("--crash-on-tool-call", "--record", str(record))
+    cmd = misbehaving_cmd("--crash-on-tool-call", "--record", str(record))
     with Manager({"c": {"command": cmd}}, clock=clock, restart_backoff=(1.0, 8.0), stable_after=60.0) as mgr:
         with pytest.raises(ConnectionClosed):
             mgr.call_tool("c_echo", {"message": "x"})
@@ -104,7 +104,7 @@ def test_concurrent_callers_through_one_crash_count_one_failure(tmp_path: Path) 
 
     record = tmp_path / "requests.jsonl"
     clock = FakeClock()
-    cmd = server_cmd("--crash-on-tool-call", "--record", str(record))
+    cmd = misbehaving_cmd("--crash-on-tool-call", "--record", str(record))
     with Manager({"c": {"command": cmd}}, clock=clock, restart_backoff=(1.0, 8.0)) as mgr:
         barrier = threading.Barrier(8)
         errors: List[BaseException] = []

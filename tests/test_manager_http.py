@@ -15,7 +15,7 @@ from mcpsync.manager.config import ServerConfig, parse_config
 from mcpsync.errors import AuthRequired, NeedsClientRegistration, RequestTimeout
 from mcpsync.manager.manager import Manager
 from tests.authserver import AuthTestServer, approve_via_http, free_port
-from tests.conftest import server_cmd, wait_for
+from tests.conftest import misbehaving_cmd, server_cmd, wait_for
 from tests.httpserver import MCPTestServer
 from tests.test_manager import wrapper
 
@@ -104,7 +104,7 @@ def _mcp_behind(auth: AuthTestServer, mcp: MCPTestServer, monkeypatch: Any) -> N
         with auth.lock:
             known = token in auth.access_tokens
         if not known:
-            handler._reply(401, b'{"error":"unauthorized"}', headers={"WWW-Authenticate": challenge})
+            handler.reply(401, b'{"error":"unauthorized"}', headers={"WWW-Authenticate": challenge})
             return False
         return original(handler, msg)
 
@@ -272,7 +272,7 @@ def test_stdio_fields_are_observable_at_the_server(tmp_path):
             "no_inherit": {"command": check_inherit},
             "legacy": {"command": server_cmd(), "options": {"protocol": "legacy"}},
             "timeout": {"command": server_cmd(), "timeout": 0.3},
-            "connect": {"command": server_cmd("--slow-start", "600"), "connect_timeout": 0.5},
+            "connect": {"command": misbehaving_cmd("--slow-start", "600"), "connect_timeout": 0.5},
             "off": {"command": server_cmd(), "enabled": False},
             "lazy": {"command": server_cmd(), "lazy": True},
         }

@@ -9,7 +9,7 @@ import pytest
 import mcpsync
 from mcpsync.client import negotiate as _negotiate
 
-from .conftest import server_cmd, wait_for
+from .conftest import misbehaving_cmd, server_cmd, wait_for
 
 
 @pytest.fixture(autouse=True)
@@ -31,18 +31,19 @@ def _fresh_era_cache():  # type: ignore[no-untyped-def]
     ],
 )
 def test_negotiation(flags, era) -> None:  # type: ignore[no-untyped-def]
-    with mcpsync.connect(server_cmd(*flags)) as c:
+    misbehaves = "--discover" in flags or "--reject-version-once" in flags
+    with mcpsync.connect((misbehaving_cmd if misbehaves else server_cmd)(*flags)) as c:
         assert c.era == era
         assert c.call_tool("echo", {"message": "ok"}).text == "ok"
 
 
 def test_discover_never_answered_falls_back_after_probe_timeout() -> None:
-    with mcpsync.connect(server_cmd("--era", "legacy", "--discover", "never"), probe_timeout=0.5) as c:
+    with mcpsync.connect(misbehaving_cmd("--era", "legacy", "--discover", "never"), probe_timeout=0.5) as c:
         assert c.era == "legacy"
 
 
 def test_verdict_is_cached_per_command() -> None:
-    cmd = server_cmd("--era", "legacy", "--discover", "never")
+    cmd = misbehaving_cmd("--era", "legacy", "--discover", "never")
     with mcpsync.connect(cmd, probe_timeout=0.5) as c:
         assert c.era == "legacy"
     assert _negotiate.ERA_CACHE.get(("cmd", tuple(cmd), None)) == "2025-11-25"
@@ -53,7 +54,7 @@ def test_verdict_is_cached_per_command() -> None:
 
 def test_unsupported_initialize_version_is_an_error() -> None:
     with pytest.raises(mcpsync.UnsupportedProtocolVersion):
-        mcpsync.connect(server_cmd("--era", "legacy", "--version", "1999-01-01"))
+        mcpsync.connect(misbehaving_cmd("--era", "legacy", "--version", "1999-01-01"))
 
 
 def test_envelope_on_every_request() -> None:

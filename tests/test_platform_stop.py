@@ -23,7 +23,7 @@ import mcpsync
 from mcpsync.transports import lifeline, stdio
 from mcpsync.transports.stdio import stop_tree, windows_creationflags
 
-from .conftest import server_cmd
+from .conftest import misbehaving_cmd, server_cmd
 
 
 class FakeProc:
@@ -175,7 +175,7 @@ def test_a_windows_server_is_created_suspended_assigned_resumed_and_its_job_ende
     monkeypatch: Any, console: bool
 ) -> None:
     win = FakeWin32(monkeypatch, console=console)
-    c = mcpsync.connect(server_cmd("--no-exit-on-eof"), protocol="legacy", shutdown_timeout=0.2)
+    c = mcpsync.connect(misbehaving_cmd("--no-exit-on-eof"), protocol="legacy", shutdown_timeout=0.2)
     try:
         assert c.call_tool("echo", {"message": "hi"}).text == "hi"
     finally:
@@ -217,7 +217,7 @@ def _win_alive(pid: int) -> bool:
 
 @pytest.mark.skipif(sys.platform != "win32", reason="a real Job Object (runs in .github/workflows/platforms.yml)")
 def test_on_windows_a_grandchild_is_in_the_servers_job_and_close_ends_it() -> None:
-    c = mcpsync.connect(server_cmd("--spawn-grandchild"), protocol="legacy", shutdown_timeout=1.0)
+    c = mcpsync.connect(misbehaving_cmd("--spawn-grandchild"), protocol="legacy", shutdown_timeout=1.0)
     try:
         assert c.call_tool("echo", {"message": "hi"}).text == "hi"
         transport = c.transport

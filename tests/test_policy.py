@@ -16,7 +16,7 @@ import pytest
 import mcpsync
 from mcpsync import Approval, ConfigError, ToolApprovalRequest, ToolDenied, ToolPolicy
 from mcpsync.manager.manager import Manager, UnknownTool
-from tests.conftest import server_cmd
+from tests.conftest import misbehaving_cmd
 
 ERAS = ["legacy", "modern"]
 
@@ -45,7 +45,7 @@ def test_policy_matching_exact_and_glob() -> None:
 @pytest.mark.parametrize("era", ERAS)
 def test_denied_tools_are_hidden_and_never_reach_the_server(tmp_path: Path, era: str) -> None:
     record = tmp_path / "requests.jsonl"
-    with mcpsync.connect(server_cmd("--era", era, "--record", str(record)), disabled_tools=["ad*", "fail"]) as c:
+    with mcpsync.connect(misbehaving_cmd("--era", era, "--record", str(record)), disabled_tools=["ad*", "fail"]) as c:
         names = [t.name for t in c.list_tools()]
         assert "echo" in names and "add" not in names and "fail" not in names
         assert c.get_tool("add") is None
@@ -63,7 +63,7 @@ def test_denied_tools_are_hidden_and_never_reach_the_server(tmp_path: Path, era:
 
 def test_allow_list_exposes_only_matching_tools(tmp_path: Path) -> None:
     record = tmp_path / "requests.jsonl"
-    with mcpsync.connect(server_cmd("--record", str(record)), allowed_tools=["echo", "sl?w"]) as c:
+    with mcpsync.connect(misbehaving_cmd("--record", str(record)), allowed_tools=["echo", "sl?w"]) as c:
         assert sorted(t.name for t in c.list_tools()) == ["echo", "slow"]
         with pytest.raises(ToolDenied, match="allow list"):
             c.call_tool("add", {"a": 1, "b": 2})
@@ -84,7 +84,7 @@ def test_approval_handler_approves_denies_and_edits(tmp_path: Path, era: str) ->
             return Approval.approve({"message": str(req.arguments["message"]).upper()})
         return Approval.approve()
 
-    with mcpsync.connect(server_cmd("--era", era, "--record", str(record)), approval_handler=approve) as c:
+    with mcpsync.connect(misbehaving_cmd("--era", era, "--record", str(record)), approval_handler=approve) as c:
         # the tool was never listed: the client lists once so the handler sees the (untrusted) annotations
         assert c.call_tool("echo", {"message": "hi"}).text == "HI"
         with pytest.raises(ToolDenied) as info:
@@ -101,7 +101,7 @@ def test_approval_handler_approves_denies_and_edits(tmp_path: Path, era: str) ->
 
 def test_approval_handler_must_return_an_approval(tmp_path: Path) -> None:
     record = tmp_path / "requests.jsonl"
-    with mcpsync.connect(server_cmd("--record", str(record)), approval_handler=lambda r: True) as c:  # type: ignore
+    with mcpsync.connect(misbehaving_cmd("--record", str(record)), approval_handler=lambda r: True) as c:  # type: ignore
         with pytest.raises(ConfigError, match="Approval"):
             c.call_tool("echo", {"message": "x"})
     assert tool_calls(record) == []
@@ -125,7 +125,7 @@ def test_approval_request_destructive_default() -> None:
 )
 def test_manager_config_keys_filter_listings_adapters_and_calls(tmp_path: Path, entry_keys: Any) -> None:
     record = tmp_path / "requests.jsonl"
-    cmd = server_cmd("--record", str(record))
+    cmd = misbehaving_cmd("--record", str(record))
     config = {"mcpServers": {"ex": dict({"command": cmd[0], "args": cmd[1:]}, **entry_keys)}}
     with Manager(config) as mgr:
         exposed = {t.name for t in mgr.tools()}
@@ -147,7 +147,7 @@ def test_manager_config_keys_filter_listings_adapters_and_calls(tmp_path: Path, 
 
 def test_native_config_and_client_options_policy(tmp_path: Path) -> None:
     record = tmp_path / "requests.jsonl"
-    config = {"ex": {"command": server_cmd("--record", str(record)), "disabled_tools": ["add"]}}
+    config = {"ex": {"command": misbehaving_cmd("--record", str(record)), "disabled_tools": ["add"]}}
     cfg = mcpsync.parse_config(config)["ex"]
     assert cfg.disabled_tools == ["add"] and cfg.allowed_tools is None
     with Manager(config) as mgr:

@@ -72,12 +72,12 @@ def build_bundle(*, traversal: bool = False) -> bytes:
             "entry_point": "server/example_server/__main__.py",
             "mcp_config": {
                 "command": sys.executable,
-                "args": ["-m", "example_server", "--version", "${user_config.server_version}"],
+                "args": ["-m", "example_server", "--log-level", "${user_config.log_level}"],
                 "env": {"PYTHONPATH": "${__dirname}/server", "EXAMPLE_TOKEN": "${user_config.token}"},
             },
         },
         "user_config": {
-            "server_version": {"type": "string", "title": "Version", "default": "1.0.0-bundled", "required": False},
+            "log_level": {"type": "string", "title": "Log level", "default": "INFO", "required": False},
             "token": {"type": "string", "title": "Token", "sensitive": True, "required": True},
         },
     }
@@ -388,7 +388,7 @@ def test_mcpb_verified_unpacked_and_started(tmp_path):
     (req,) = seen
     assert req.sha256 == sha and req.download_url.endswith("/bundles/example.mcpb")
     install_dir = req.command[0] and result.server.env["PYTHONPATH"][: -len("/server")]
-    assert req.command == (sys.executable, "-m", "example_server", "--version", "1.0.0-bundled")
+    assert req.command == (sys.executable, "-m", "example_server", "--log-level", "INFO")
     assert Path(install_dir, "server", "example_server", "__main__.py").is_file()
     assert "bundle-secret" not in cfg.read_text()
     with Manager(str(cfg)) as mgr:

@@ -15,19 +15,19 @@ import pytest
 import mcpsync
 from mcpsync.wire.framing import FrameReader
 
-from .conftest import server_cmd, wait_for
+from .conftest import misbehaving_cmd, server_cmd, wait_for
 
 
 def test_banner_and_garbage_are_skipped(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING)
-    with mcpsync.connect(server_cmd("--era", "legacy", "--banner", "--garbage")) as c:
+    with mcpsync.connect(misbehaving_cmd("--era", "legacy", "--banner", "--garbage")) as c:
         for i in range(3):
             assert c.call_tool("echo", {"message": str(i)}).text == str(i)
     assert any("non-JSON" in r.getMessage() or "invalid frame" in r.getMessage() for r in caplog.records)
 
 
 def test_crlf_and_blank_lines() -> None:
-    with mcpsync.connect(server_cmd("--era", "legacy", "--crlf")) as c:
+    with mcpsync.connect(misbehaving_cmd("--era", "legacy", "--crlf")) as c:
         assert c.call_tool("echo", {"message": "crlf"}).text == "crlf"
 
 
@@ -44,7 +44,7 @@ def test_content_length_autodetected_on_read() -> None:
 
 
 def test_server_batches_are_processed() -> None:
-    with mcpsync.connect(server_cmd("--era", "legacy", "--send-batch"), roots=["/tmp"], log_level="debug") as c:
+    with mcpsync.connect(misbehaving_cmd("--era", "legacy", "--send-batch"), roots=["/tmp"], log_level="debug") as c:
         assert "file:///tmp" in c.call_tool("roots").text
 
 
@@ -63,7 +63,7 @@ def test_oversize_message_fails_only_that_call() -> None:
 
 def test_stderr_flood_never_blocks() -> None:
     lines = []
-    with mcpsync.connect(server_cmd("--stderr-flood", str(1024 * 1024)), on_stderr=lines.append) as c:
+    with mcpsync.connect(misbehaving_cmd("--stderr-flood", str(1024 * 1024)), on_stderr=lines.append) as c:
         for i in range(3):
             assert c.call_tool("echo", {"message": str(i)}).text == str(i)
         assert c.stderr_tail
@@ -119,7 +119,9 @@ def _pids_in_group(pgid: int) -> list:
 
 
 def test_grandchild_ignoring_sigterm_is_reaped() -> None:
-    c = mcpsync.connect(server_cmd("--spawn-grandchild", "--ignore-sigterm", "--no-exit-on-eof"), shutdown_timeout=0.5)
+    c = mcpsync.connect(
+        misbehaving_cmd("--spawn-grandchild", "--ignore-sigterm", "--no-exit-on-eof"), shutdown_timeout=0.5
+    )
     pid = c.transport.pid  # type: ignore[attr-defined]
     assert wait_for(lambda: len(_pids_in_group(pid)) >= 2)
     c.close()
@@ -156,7 +158,7 @@ def test_well_behaved_server_is_not_signalled(tmp_path) -> None:  # type: ignore
 
 
 def test_close_is_bounded_when_server_ignores_eof_and_sigterm() -> None:
-    c = mcpsync.connect(server_cmd("--ignore-sigterm", "--no-exit-on-eof"), shutdown_timeout=0.3)
+    c = mcpsync.connect(misbehaving_cmd("--ignore-sigterm", "--no-exit-on-eof"), shutdown_timeout=0.3)
     proc = c.transport.process  # type: ignore[attr-defined]
     c.close()
     assert proc.poll() == -signal.SIGKILL

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 import mcpsync
 from mcpsync import ConnectTimeout, ServerExited, StdoutNotJSONRPC
 
-from .conftest import fuzz_examples, server_cmd, wait_for
+from .conftest import fuzz_examples, misbehaving_cmd, server_cmd, wait_for
 
 ERAS = ["legacy", "modern", "auto"]
 
@@ -119,7 +119,7 @@ def test_stdout_grace_none_waits_for_the_connect_timeout(tmp_path: Path) -> None
 @pytest.mark.parametrize("era", ["legacy", "modern"])
 def test_a_banner_before_working_frames_is_skipped(era: str, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO)
-    with mcpsync.connect(server_cmd("--era", era, "--banner", "--garbage"), protocol=era) as c:
+    with mcpsync.connect(misbehaving_cmd("--era", era, "--banner", "--garbage"), protocol=era) as c:
         assert c.era == era
         for i in range(3):
             assert c.call_tool("echo", {"message": str(i)}).text == str(i)

@@ -357,7 +357,7 @@ def test_a_failure_in_a_shared_server_reports_its_own_stderr_lines(run) -> None:
 def test_an_sdk_server_object_in_process_in_both_eras(run) -> None:  # type: ignore[no-untyped-def]
     """The official SDK's server object, served in the test process (no subprocess), in both eras and scopes;
     what an SDK server does differently (an unknown tool and an exception are isError results, the exception's
-    text hidden) is what docs/testing.md says."""
+    text hidden) is what docs/guides/testing.md says."""
     require_peer("sdk")
     result = run(
         """
@@ -471,3 +471,27 @@ def test_in_process_server_outside_pytest_leaves_nothing_behind() -> None:
     server.close()
     with pytest.raises(ConfigError, match="FastMCP or an official-SDK server"):
         InProcessServer(object())
+
+
+class _BrokenAtStartup:
+    """Looks like an SDK server object; its app's lifespan startup fails."""
+
+    def streamable_http_app(self, streamable_http_path: str = "/mcp") -> object:
+        async def app(scope: dict, receive: object, send: object) -> None:  # type: ignore[type-arg]
+            if scope["type"] == "lifespan":
+                await receive()  # type: ignore[operator]
+                await send({"type": "lifespan.startup.failed", "message": "no database"})  # type: ignore[operator]
+
+        return app
+
+
+def test_a_server_object_that_cannot_start_is_a_connect_error_and_leaves_no_thread() -> None:
+    pytest.importorskip("uvicorn")
+    import threading
+
+    from mcpsync.errors import ConnectError
+    from mcpsync.testing.inprocess import InProcessServer
+
+    with pytest.raises(ConnectError, match="did not start"):
+        InProcessServer(_BrokenAtStartup(), stop_timeout=5).start()
+    assert "mcpsync-inprocess-server" not in [t.name for t in threading.enumerate()]

@@ -44,7 +44,6 @@ from ..types import (
 )
 from ..wire import protocol as P
 from .core import ClientCore
-from .deferred import InputRequired
 from .modern import Subscription
 from .schema import validate
 from .targets import Target
@@ -57,6 +56,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import ParamSpec
 
     from .app_page import AppResource
+    from .deferred import InputDeferral, InputRequired, ParkedInputs
     from .skills import LoadedSkill, Skill, SkillFile
 
     _P = ParamSpec("_P")
@@ -112,7 +112,7 @@ class Client(ClientCore):
         cache: honour the 2026-07-28 ``ttlMs`` caching hints.
         tasks: declare task support (2026-07-28 tasks extension).
         apps: declare MCP Apps support (``extensions["io.modelcontextprotocol/ui"]``, in both eras), so
-            servers offer tools that link an interactive page; see :meth:`app_for` and ``docs/apps.md``.
+            servers offer tools that link an interactive page; see :meth:`app_for` and ``docs/guides/apps.md``.
         auto_relisten: re-open listen streams that end unexpectedly.
         trace_context: W3C trace context (``traceparent``...) put in every request's ``_meta``
             (with tracing active, the current span's context wins).
@@ -151,7 +151,7 @@ class Client(ClientCore):
     def from_card(cls, card: Any, **options: Any) -> "Client":
         """A client (not opened) for the remote of a Server Card: its URL (fetched: blocks), a ServerCard or a
         card document. Keywords: :func:`mcpsync.cards.client_for`'s (``inputs``, ``headers``, ``remote``,
-        ``allow_local``...) and this class's. Raises :class:`mcpsync.cards.CardError`; see docs/cards.md."""
+        ``allow_local``...) and this class's. Raises :class:`mcpsync.cards.CardError`; see docs/guides/cards.md."""
         import importlib  # an extension above the client, looked up at call time: the client never imports it
 
         client: "Client" = importlib.import_module("mcpsync.cards.connector").client_for(card, factory=cls, **options)
@@ -198,8 +198,8 @@ class Client(ClientCore):
             result = self._call(method, params, timeout=timeout)
             if cache != "bypass":
                 self._modern.store_list(method, cursor, result)
-                if self._warm is not None:
-                    self._warm.note_page(method, cursor, result)
+                for extension in self._extensions:
+                    extension.listed(method, cursor, result)
         raw_items = result.get(key) if isinstance(result, dict) else None
         items = [build(x) for x in raw_items if isinstance(x, dict)] if isinstance(raw_items, list) else []
         nxt = result.get("nextCursor") if isinstance(result, dict) else None
@@ -566,6 +566,14 @@ class Client(ClientCore):
         return ReadResourceResult.from_dict(result)
 
     # ------------------------------------------------------------------ deferred input
+
+    _deferral: "InputDeferral"  # the core's deferral extension (mcpsync.client.deferred)
+
+    @property
+    def pending_input(self) -> "ParkedInputs":
+        """Handshake era with ``defer_input``: the server's questions waiting for :meth:`resume` (a bounded
+        queue; see :mod:`mcpsync.client.deferred`). Thread-safe."""
+        return self._deferral.parked
 
     def resume(
         self,

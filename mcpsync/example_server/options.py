@@ -13,7 +13,12 @@ INSTRUCTIONS = (
 
 
 class Options:
-    """Behaviour knobs of :class:`ExampleServer` (all keyword arguments of its constructor)."""
+    """Behaviour knobs of :class:`ExampleServer` (all keyword arguments of its constructor).
+
+    ``cursor_loop``, ``version``, ``discover`` (other than ``normal``), ``reject_version_once``, ``send_batch``,
+    ``out_of_order`` and ``ignore_client_capabilities`` make the server misbehave on purpose, for the test suite
+    (its ``tests/peers/misbehaving_server.py`` and HTTP test server); the command line does not offer them.
+    """
 
     era: str = "auto"
     page_size: int = 0  # 0 = everything on one page

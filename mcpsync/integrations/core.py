@@ -278,7 +278,8 @@ class McpToolkit:
     def tools(self, *, refresh: bool = False) -> List[McpTool]:
         """The tools the model may see, sorted by name. Lists the source's tools on the first call, with
         ``refresh``, and (``follow``) after the server's list changed; that blocks up to the source's
-        list/connect timeout. Otherwise served from memory (no I/O)."""
+        list/connect timeout. Otherwise served from memory (no I/O). When listing again after a change fails,
+        the previous list is kept (logged; the next read tries again); a first listing or ``refresh`` raises."""
         if not refresh and not self.stale:
             with self._lock:
                 if self._tools is not None:
@@ -286,7 +287,17 @@ class McpToolkit:
         if self.follow:
             self._follow_client()
         at = self._change_count()  # read before listing: a change during the listing makes it stale again
-        listed = self._list()
+        try:
+            listed = self._list()
+        except MCPError as exc:
+            with self._lock:
+                kept = self._tools
+            if refresh or kept is None:
+                raise
+            # a re-listing after a change failed: the model keeps the tools it had (calls to a tool that went
+            # away come back as errors it reads); the next read tries again
+            log.warning("re-listing the tools after a change failed (%s); keeping the previous list", exc)
+            return list(kept)
         with self._lock:
             previous = {_identity(t): t for t in self._tools or []}
             listed = [previous.get(_identity(t), t) for t in listed]  # unchanged tools keep their objects

@@ -3,7 +3,7 @@
 
 Nothing imports this package but pytest and your tests: ``import mcpsync`` never does.
 
-Usage (see docs/testing.md)::
+Usage (see docs/guides/testing.md)::
 
     import pytest
     from mcpsync.testing import assert_result, assert_tool_error
@@ -11,6 +11,10 @@ Usage (see docs/testing.md)::
     @pytest.mark.mcp_server(["python", "-m", "my_server"], era=["legacy", "modern"])
     def test_add(mcp_client):
         assert_result(mcp_client.call_tool("add", {"a": 1, "b": 2}), text="3")
+
+The marker also takes ``scope="module"`` / ``"session"`` (one server shared by the tests of a module / of the
+run) and, as its target, a server object written with the official SDK or FastMCP, served in the test process
+(:class:`mcpsync.testing.inprocess.InProcessServer`).
 
 The helpers raise :class:`AssertionError` with the result in the message; they are plain functions and work
 outside pytest too.

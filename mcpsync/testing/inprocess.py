@@ -89,7 +89,13 @@ class InProcessServer:
         with self._lock:
             if self._url is not None:
                 return self._url
-            import uvicorn
+            try:
+                import uvicorn
+            except ImportError:
+                raise ConfigError(
+                    "serving a server object in process needs uvicorn (a dependency of the SDK and of FastMCP): "
+                    "pip install uvicorn"
+                ) from None
 
             app = _asgi_app(self.server, self.path)
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

@@ -71,6 +71,11 @@ HARD = [
             "required": ["count", "ratio", "scale"],
         },
     },
+    {
+        "name": "break_listing",
+        "description": "Adds a tool (list_changed) and answers every later tools/list with an error.",
+        "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+    },
     {"name": "image", "description": "Returns a 1x1 PNG and a caption.", "inputSchema": {"type": "object"}},
     {
         "name": "app_only",
@@ -101,9 +106,27 @@ def _patched(self: Any, *a: Any, **k: Any) -> None:
 
 
 core.ExampleServer.__init__ = _patched  # type: ignore[method-assign]
+_list = core.LEGACY_HANDLERS["tools/list"]
+_BROKEN: Dict[str, bool] = {}
+
+
+def _tools_list(self: Any, ctx: Any) -> Dict[str, Any]:
+    if _BROKEN.get("on"):
+        raise core.RpcError(-32603, "the tool list is broken on purpose")
+    return _list(self, ctx)  # type: ignore[no-any-return]
+
+
+def t_break_listing(ctx: Any, args: Dict[str, Any]) -> Dict[str, Any]:
+    _BROKEN["on"] = True
+    ctx.server.add_tool(str(args["name"]))
+    return tools.tool_result("listing broken after adding %s" % args["name"])
+
+
+core.LEGACY_HANDLERS["tools/list"] = core.MODERN_HANDLERS["tools/list"] = _tools_list
 for _t in HARD:
     tools.TOOL_FUNCS[_t["name"]] = t_args
 tools.TOOL_FUNCS["image"] = t_image
+tools.TOOL_FUNCS["break_listing"] = t_break_listing
 
 if __name__ == "__main__":
     code = stdio.main()

@@ -1,6 +1,7 @@
-"""The framework examples run: a LangGraph ReAct agent, a smolagents ToolCallingAgent and a CrewAI crew, each
-calling tools of two real MCP servers (the bundled example server and the npm reference server), in a plain
-synchronous program and inside Jupyter (a notebook executed by nbclient on an ipykernel, whose event loop runs).
+"""The framework examples run: a LangChain agent (create_agent, a LangGraph graph), a smolagents ToolCallingAgent
+and a CrewAI crew, each calling tools of two real MCP servers (the bundled example server and the npm reference
+server), in a plain synchronous program and inside Jupyter (a notebook executed by nbclient on an ipykernel, whose
+event loop runs).
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ CHECK = (
 
 
 def test_langgraph_example_sync_and_in_jupyter() -> None:
-    need("langgraph")
+    need("langchain")
     assert_sums(load("langgraph_agent").main())
     out = run_notebook(
         [

@@ -14,9 +14,10 @@ need("haystack")
 from haystack import component  # noqa: E402
 from haystack.components.agents import Agent  # noqa: E402
 from haystack.dataclasses import ChatMessage, ToolCall  # noqa: E402
+from haystack.tools import flatten_tools_or_toolsets  # noqa: E402
 
 from mcpsync.integrations import McpToolkit  # noqa: E402
-from mcpsync.integrations.haystack import haystack_tools  # noqa: E402
+from mcpsync.integrations.haystack import McpsyncToolset, haystack_tools  # noqa: E402
 
 
 @component
@@ -69,3 +70,30 @@ def test_prefix_false_and_the_next_read_follows_the_servers_list(two_servers: mc
         kit = McpToolkit(client, **OPTIONS)
         assert run(haystack_tools(kit), [("add_tool", {"name": "dyn_hs"})])["add_tool"].result == "added tool dyn_hs"
         assert run(haystack_tools(kit), [("dyn_hs", {"message": "hi"})])["dyn_hs"].result == "dyn_hs: hi"
+
+
+def test_the_toolset_follows_the_servers_list_within_a_run() -> None:
+    """The model adds a tool (the server sends tools/list_changed); at the Agent's next step the McpsyncToolset
+    offers it and the model calls it."""
+    offered: List[List[str]] = []
+
+    @component
+    class Stepper:
+        @component.output_types(replies=List[ChatMessage])
+        def run(self, messages: List[ChatMessage], tools: Optional[Any] = None, **kwargs: Any) -> Dict[str, Any]:
+            offered.append(sorted(t.name for t in flatten_tools_or_toolsets(tools)))
+            if len(offered) == 1:
+                call = ToolCall(tool_name="add_tool", arguments={"name": "dyn_hs_live"}, id="a")
+            elif len(offered) == 2:
+                call = ToolCall(tool_name="dyn_hs_live", arguments={"message": "hi"}, id="b")
+            else:
+                return {"replies": [ChatMessage.from_assistant("done")]}
+            return {"replies": [ChatMessage.from_assistant(tool_calls=[call])]}
+
+    with mcpsync.connect(HARD_SERVER, protocol="legacy") as client:
+        agent = Agent(chat_generator=Stepper(), tools=McpsyncToolset(client, **OPTIONS))
+        agent.warm_up()
+        result = agent.run(messages=[ChatMessage.from_user("go")])
+    assert "dyn_hs_live" not in offered[0] and "dyn_hs_live" in offered[1]
+    results = {r.origin.tool_name: r for m in result["messages"] for r in m.tool_call_results}
+    assert results["dyn_hs_live"].result == "dyn_hs_live: hi" and not results["dyn_hs_live"].error

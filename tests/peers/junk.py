@@ -1,9 +1,9 @@
-"""Hostile frames for ``--junk-ids``: ids, progress tokens and request ids of every JSON type.
+"""Hostile frames for the test servers' ``--junk-ids``: ids, progress tokens and request ids of every JSON type.
 
 Each frame is well-formed JSON whose id-like members have a type a client must check before any
 lookup (objects and arrays are unhashable in Python; floats, bools and huge integers must never
 match a pending integer id). A robust client drops every one of them and keeps the connection.
-The fault-injection HTTP server in the test suite uses :func:`junk_frames` too.
+Used by ``tests/peers/misbehaving_server.py --junk-ids`` (stdio) and by tests/httpserver.py (HTTP).
 """
 
 from __future__ import annotations
