@@ -18,9 +18,13 @@ transforms, result budget, error mapping). Importing this package imports no fra
 
 from __future__ import annotations
 
-from typing import Any, List
+from typing import TYPE_CHECKING, Any, List
 
 from .._lazy import exports
+
+if TYPE_CHECKING:  # what the lazy names are, for type checkers (nothing is imported at run time)
+    from .core import McpTool, McpToolkit
+    from .results import Rendered, ResultBudget, ResultStore
 
 __all__ = ["McpTool", "McpToolkit", "Rendered", "ResultBudget", "ResultStore"]
 
