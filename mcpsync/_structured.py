@@ -106,5 +106,8 @@ def _build(tp: Any, value: Any, depth: int) -> Any:
 
 
 def parse_into(model: Any, value: Any) -> Any:
-    """``value`` as an instance of ``model`` (see the module docstring); raises :class:`~mcpsync.errors.ToolOutputInvalid`."""
+    """``value`` as an instance of ``model`` (see the module docstring).
+
+    Raises :class:`~mcpsync.errors.ToolOutputInvalid` when it does not fit.
+    """
     return _build(model, value, 0)

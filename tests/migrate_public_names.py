@@ -328,7 +328,13 @@ OLD_ALL = (
 )
 
 ROOTS = ("tests", "examples", "docs", "bench", ".ci", "mcpsync", "README.md")
-SKIP = {"mcpsync/__init__.py", "tests/migrate_public_names.py", "docs/migration-0.2.md", "CHANGELOG.md"}
+SKIP = {
+    "mcpsync/__init__.py",
+    "tests/migrate_public_names.py",
+    "tests/test_public_api.py",
+    "docs/migration-0.2.md",
+    "CHANGELOG.md",
+}
 SUFFIXES = (".py", ".md", ".txt", ".toml", ".cfg", ".ini", ".sh", ".yml", ".yaml", "")
 
 _ATTR = re.compile(r"(?<![\w.])mcpsync\.(%s)\b" % "|".join(sorted(MOVES, key=len, reverse=True)))
@@ -384,9 +390,15 @@ def _rewrite_attr(match: "re.Match[str]") -> str:
     return MOVES[match.group(1)]
 
 
+_MANAGER_ALIAS = re.compile(
+    r"^([ \t]*from mcpsync\.manager(?:\.manager)? import [^\n]*?)(?<!as )\bServerManager\b", re.M
+)
+
+
 def rewrite(text: str) -> str:
     """``text`` with every use of a moved name rewritten (idempotent)."""
     text = _FROM.sub(_rewrite_from, text)
+    text = _MANAGER_ALIAS.sub(r"\1Manager as ServerManager", text)  # the alias left mcpsync.manager too
     return _ATTR.sub(_rewrite_attr, text)
 
 

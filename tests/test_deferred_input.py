@@ -394,7 +394,8 @@ def test_manager_defers_and_resumes_on_the_right_server() -> None:
         ir = info.value
         assert ir.server == "shop"
         token = ir.dumps(SECRET)
-        result = mgr.resume(mcpsync.input.InputRequired.loads(token, SECRET), {ir.questions[0].key: {"action": "decline"}})
+        parked = mcpsync.input.InputRequired.loads(token, SECRET)
+        result = mgr.resume(parked, {ir.questions[0].key: {"action": "decline"}})
         assert result.structured_content == {"action": "decline"}
 
 
@@ -406,7 +407,8 @@ def test_json_and_tokens_keep_the_servers_order() -> None:
         ir = _defer(c)
     props = list(ir.questions[0].requested_schema["properties"])  # type: ignore[index]
     assert props != sorted(props)  # the example server's order is not alphabetical
-    for copy in (mcpsync.input.InputRequired.from_json(ir.to_json()), mcpsync.input.InputRequired.loads(ir.dumps(SECRET), SECRET)):
+    InputRequired = mcpsync.input.InputRequired
+    for copy in (InputRequired.from_json(ir.to_json()), InputRequired.loads(ir.dumps(SECRET), SECRET)):
         assert list(copy.questions[0].requested_schema["properties"]) == props  # type: ignore[index]
         assert list(copy.to_dict()) == list(ir.to_dict())
 

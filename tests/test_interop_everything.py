@@ -235,7 +235,8 @@ def test_completion(bare_client: Any) -> None:
     c = bare_client
     dep = c.complete(mcpsync.client.prompt_ref("completable-prompt"), "department", "Eng")
     assert "Engineering" in dep.values
-    names = c.complete(mcpsync.client.prompt_ref("completable-prompt"), "name", "", context={"department": "Engineering"})
+    ref = mcpsync.client.prompt_ref("completable-prompt")
+    names = c.complete(ref, "name", "", context={"department": "Engineering"})
     assert names.values
 
 

@@ -14,7 +14,17 @@ from typing import List as _List
 from .._lazy import exports as _exports
 
 if _TYPE_CHECKING:  # what the lazy names are, for type checkers (nothing is imported at run time)
-    from ..manager.adapters import PROVIDERS, ParsedToolCall, execute_tool_call, format_tool_result, parse_tool_call, to_anthropic_tools, to_openai_responses_tools, to_openai_tools, tool_definitions
+    from ..manager.adapters import (
+        PROVIDERS,
+        ParsedToolCall,
+        execute_tool_call,
+        format_tool_result,
+        parse_tool_call,
+        to_anthropic_tools,
+        to_openai_responses_tools,
+        to_openai_tools,
+        tool_definitions,
+    )
 
 __all__ = [
     "PROVIDERS",
