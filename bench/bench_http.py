@@ -27,6 +27,8 @@ Clients:
   POST per call; for ``sse-legacy`` one reader thread on the GET stream and a dict of id -> Future. For ``many``:
   ``bench/floor_client.py`` (Popen + initialize) in 20 threads.
 * ``requests``: the same client written on one shared ``requests.Session`` (pool of 128).
+* ``urllib3``: the same client written on one bare urllib3 ``HTTPConnectionPool`` (128 connections,
+  ``retries=False``): the library mcpsync sends every request with, by itself.
 * ``mcpsync``: ``mcpsync.connect(url, transport=..., protocol=legacy|modern)``, one client shared by all threads.
   For ``many``: ``mcpsync.connect(cmd, protocol="auto")`` in 20 threads, and ``manager``: one ``mcpsync.Manager``
   with the 20 servers, ``open()``.
@@ -95,7 +97,7 @@ ECHO = [sys.executable, "-m", "mcpsync.example_server.echo", "--handshake-only"]
 
 CONFIGS = ["http-json-legacy", "http-json-modern", "http-sse-legacy", "http-sse-modern", "sse-legacy", "many"]
 REMOTE_CLIENTS = [
-    "floor", "requests", "mcpsync", "oauth", "floor-relay", "relay", "floor-proxy", "proxy",
+    "floor", "requests", "urllib3", "mcpsync", "oauth", "floor-relay", "relay", "floor-proxy", "proxy",
     "floor-https", "https", "floor-tunnel", "tunnel", "sdk",
 ]  # fmt: skip
 # mcpsync with auth / through a proxy / over TLS, direct or tunnelled, and the floor the same ways: Streamable
@@ -620,6 +622,36 @@ class RequestsClient(StdlibFloor):
         self.session.close()
 
 
+class Urllib3Client(StdlibFloor):
+    """The same client on one bare urllib3 ``HTTPConnectionPool`` (128 connections, ``retries=False``, answers
+    read whole): what the library mcpsync sends with costs by itself."""
+
+    def __init__(self, url: str, config: str) -> None:
+        import urllib3
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(url)
+        self.pool = urllib3.HTTPConnectionPool(parts.hostname, parts.port or 80, maxsize=128, retries=False)
+        super().__init__(url, config)
+
+    def _post(self, body: bytes, extra: Dict[str, str]) -> Any:
+        headers = dict(self.headers, **extra) if extra else self.headers
+        r = self.pool.urlopen("POST", self.endpoint if self.legacy_sse else self.path, body=body, headers=headers)
+
+        class _Resp:
+            def read(self) -> bytes:
+                return r.data  # type: ignore[no-any-return]
+
+            def getheader(self, name: str, default: str) -> str:
+                return r.headers.get(name, default)  # type: ignore[no-any-return]
+
+        return _Resp()
+
+    def close(self) -> None:
+        super().close()
+        self.pool.close()
+
+
 class MCPSyncRemote:
     def __init__(self, url: str, config: str) -> None:
         import mcpsync
@@ -782,6 +814,7 @@ def sync_client(name: str, url: str, config: str) -> Any:
         "floor-relay": StdlibFloor,
         "relay": MCPSyncRemote,
         "requests": RequestsClient,
+        "urllib3": Urllib3Client,
         "mcpsync": MCPSyncRemote,
         "oauth": MCPSyncOAuth,
         "proxy": MCPSyncProxied,
@@ -1283,6 +1316,9 @@ def report(results: Dict[str, Dict[str, Dict[str, List[Any]]]]) -> None:
 
 # (label, client, against, target): ratios of two clients measured in the same rounds
 RATIOS: List[Tuple[str, str, str, bool]] = [
+    ("mcpsync / floor (the http.client floor)", "mcpsync", "floor", False),
+    ("urllib3 / floor (a bare urllib3 client)", "urllib3", "floor", False),
+    ("mcpsync / urllib3 (what mcpsync adds to the library it sends with)", "mcpsync", "urllib3", True),
     ("oauth / mcpsync", "oauth", "mcpsync", True),
     ("floor-relay / floor (a bare TCP relay: the least any hop costs)", "floor-relay", "floor", False),
     ("relay / mcpsync (mcpsync through the same bare relay)", "relay", "mcpsync", False),

@@ -6,6 +6,7 @@ configuration also a :class:`ValueError`)::
 
     MCPError                                   root of everything mcpsync raises
     ├── ConfigError(MCPError, ValueError)      bad parameters or configuration file
+    │   ├── MalformedHTTPRequest               an HTTP request that cannot be written correctly (not sent)
     │   ├── InputNotResumable                  an InputRequired that names no server, or another one
     │   └── InputTokenError                    a signed InputRequired token was refused
     │       ├── InputForged                    not what the secret signed: malformed, changed, other secret
@@ -92,6 +93,7 @@ __all__ = [
     "InvalidParams",
     "InvalidRequest",
     "MCPError",
+    "MalformedHTTPRequest",
     "MessageTooLarge",
     "MethodNotFound",
     "MissingClientCapability",
@@ -174,6 +176,23 @@ class MCPError(Exception):
 
 class ConfigError(MCPError, ValueError):
     """A parameter or a configuration file is invalid."""
+
+
+class MalformedHTTPRequest(ConfigError):
+    """An HTTP request that cannot be written correctly, refused before a byte of it was sent: a method that is
+    not an HTTP token, a request target (or host) holding a control character or a space, a header name that is
+    not a token, or a header value holding a control character (RFC 9110). Nothing reached the server.
+
+    Attributes:
+        part: what is wrong: ``"method"``, ``"target"``, ``"header name"`` or ``"header value"``.
+        header: the header's name for a bad header value (``None`` otherwise). The message never holds a header
+            value (it may be a secret), nor a header name that is itself malformed (only its position).
+    """
+
+    def __init__(self, message: str = "", *, part: str = "", header: Optional[str] = None, **context: Any) -> None:
+        super().__init__(message, **context)
+        self.part = part
+        self.header = header
 
 
 class InputNotResumable(ConfigError):

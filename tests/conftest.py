@@ -19,7 +19,7 @@ HYPOTHESIS_PROFILE = os.environ.get("MCPSYNC_HYPOTHESIS_PROFILE") or (
     "ci" if os.environ.get("CI", "").lower() in ("true", "1") else "dev"
 )
 
-try:  # hypothesis profiles: "dev" by default, "ci" when CI=true (see docs/reliability.md)
+try:  # hypothesis profiles: "dev" by default, "ci" when CI=true (see docs/internals/reliability.md)
     from hypothesis import HealthCheck
     from hypothesis import settings as _hyp_settings
 except ImportError:  # the test extra is not installed: the fuzz suites skip themselves

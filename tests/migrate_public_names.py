@@ -4,6 +4,7 @@ Run from the repository root after merging a branch written against the old API:
 
     python tests/migrate_public_names.py            # rewrites tests/ examples/ docs/ bench/ .ci/ mcpsync/ README.md
     python tests/migrate_public_names.py --check    # lists what it would change, exits 1 if anything
+    python tests/migrate_public_names.py docs tests # only these paths
 
 It rewrites ``mcpsync.Name`` (code and prose) and ``from mcpsync import A, B`` statements (in .py files and in
 docs' code blocks), using :data:`MOVES`. tests/test_public_api.py checks that :data:`MOVES` and
@@ -402,8 +403,8 @@ def rewrite(text: str) -> str:
     return _ATTR.sub(_rewrite_attr, text)
 
 
-def files(root: Path) -> List[Path]:
-    listed = subprocess.run(["git", "ls-files", *ROOTS], cwd=root, capture_output=True, text=True, check=True)
+def files(root: Path, roots: "Tuple[str, ...]" = ROOTS) -> List[Path]:
+    listed = subprocess.run(["git", "ls-files", *roots], cwd=root, capture_output=True, text=True, check=True)
     return [
         root / rel
         for rel in listed.stdout.split()
@@ -414,8 +415,9 @@ def files(root: Path) -> List[Path]:
 def main(argv: List[str]) -> int:
     root = Path.cwd()
     check = "--check" in argv
+    roots = tuple(a for a in argv if not a.startswith("--")) or ROOTS
     touched = []
-    for path in files(root):
+    for path in files(root, roots):
         try:
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError:

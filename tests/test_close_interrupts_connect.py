@@ -9,7 +9,8 @@ purpose exactly there (:meth:`tests.proxyserver.ProxyServer.arm`, :class:`tests.
 in a call (blocking and async) until the stalled peer has seen it there (an Event, never a sleep); then
 ``close()`` from another thread: it returns, the blocked call ends with ``ClientClosed`` / ``ConnectionClosed``
 while the peer still holds the connection (long before the connect timeout), and no socket to the peer is left.
-Both protocol eras, Streamable HTTP and legacy HTTP+SSE (the same engine). docs/reliability.md names these tests.
+Both protocol eras, Streamable HTTP and legacy HTTP+SSE (the same engine). docs/internals/reliability.md names these
+tests.
 """
 
 from __future__ import annotations
@@ -224,29 +225,35 @@ def test_close_ends_a_call_stalled_on_a_new_connection(
             client.close()
 
 
-def test_an_abort_just_before_a_handshake_starts_ends_it_as_a_closed_connection(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize("window", ["tcp-connect", "tls-handshake"])
+def test_an_abort_just_before_a_connect_or_handshake_starts_ends_it_as_a_closed_connection(
+    monkeypatch: pytest.MonkeyPatch, window: str
 ) -> None:
-    """The narrowest window, held by events: abort() runs after the connecting thread wrapped its socket for
-    TLS and found the engine open, before the handshake starts. The handshake then fails on the shut-down socket
-    and the caller gets the engine's ConnectionBroken, never an AttributeError (``SSLSocket.shutdown`` drops the
-    SSL object a handshake about to start needs; abort() shuts the descriptor down instead)."""
-    from mcpsync.transports.http.engine import DirectNet
+    """The narrowest window, held by events: abort() runs after the connecting thread registered its socket (the
+    audit hook saw it) and found the net open, before the TCP connect (to a full accept queue) or the TLS
+    handshake (with a server that never answers) starts. That step then ends at once (a socket not yet
+    connecting gets a microsecond timeout, a connected one is shut down) and the caller gets ConnectionBroken,
+    long before the connect timeout; no socket is left."""
     from mcpsync.transports.http.netbase import ConnectionBroken
+    from mcpsync.transports.http.pool import PoolNet
 
-    with StalledTLSServer() as tls:
-        net = DirectNet(tls.url, {}, ssl_context=ssl.create_default_context(), name="stalled")
+    server = FullBacklogServer() if window == "tcp-connect" else StalledTLSServer()
+    with server:
+        net = PoolNet(server.url, {}, ssl_context=ssl.create_default_context(), name="stalled")
         in_window, go = threading.Event(), threading.Event()
-        check = net._refuse_if_closed
+        register = net._tracker.register
+        seen: List[Any] = []
+        hold_at = 2 if window == "tcp-connect" else 3  # 1: the TCP socket made, 2: its connect, 3: the SSLSocket
 
-        def held_check() -> None:  # the first check of a direct TLS connect is the one before its handshake
-            check()
-            if not in_window.is_set():
+        def held_register(sock: Any, owned: List[Any]) -> None:
+            register(sock, owned)
+            seen.append(sock)
+            if len(seen) == hold_at:
                 in_window.set()
                 assert go.wait(BOUND)
 
-        monkeypatch.setattr(net, "_refuse_if_closed", held_check)
-        stuck, errors = _in_thread(lambda: net.send("POST", tls.url, b"{}", {}, (CONNECT_TIMEOUT, 5.0)), "test-tls")
+        monkeypatch.setattr(net._tracker, "register", held_register)
+        stuck, errors = _in_thread(lambda: net.send("POST", server.url, b"{}", {}, (CONNECT_TIMEOUT, 5.0)), "test-w")
         try:
             assert in_window.wait(BOUND)
             net.abort()
@@ -256,8 +263,8 @@ def test_an_abort_just_before_a_handshake_starts_ends_it_as_a_closed_connection(
         assert not stuck.is_alive()
         assert len(errors) == 1 and isinstance(errors[0], ConnectionBroken), errors
         net.close()
-        assert not net._live
-        assert wait_for(lambda: tls.client_sockets() == 0, BOUND)
+        assert all(sock.fileno() == -1 for sock in net._tracker.sockets)
+        assert wait_for(lambda: server.client_sockets() == 0, BOUND)
 
 
 class _SilentTLSServer:
@@ -316,9 +323,9 @@ class _SilentTLSServer:
 @pytest.mark.parametrize("wake", ["abort", "read-timeout"])
 def test_a_call_waiting_for_its_answer_inside_tls_in_tls_wakes(pki: Dict[str, str], wake: str) -> None:
     """Through an https:// proxy to an https server (TLS inside the proxy's TLS), the server took the request and
-    never answers: abort() (close) ends the wait with ConnectionBroken, the read-timeout watchdog with
-    ReadTimeout; both shut the tunnel down at the proxy socket's descriptor; nothing is left connected."""
-    from mcpsync.transports.http.engine import DirectNet
+    never answers: abort() (close) ends the wait with ConnectionBroken (it shuts the tunnel down at the proxy
+    socket's descriptor), the read timeout (a socket timeout) with ReadTimeout; nothing is left connected."""
+    from mcpsync.transports.http.pool import PoolNet
     from mcpsync.transports.http.netbase import ConnectionBroken, ReadTimeout
     from mcpsync.transports.http.proxy import ProxyTable
 
@@ -327,7 +334,7 @@ def test_a_call_waiting_for_its_answer_inside_tls_in_tls_wakes(pki: Dict[str, st
         proxies = ProxyTable({"all": _proxy_url("https", proxy)}, None)
         proxies.tls = client_context
         url = "https://127.0.0.1:%d/mcp" % server.port
-        net = DirectNet(url, {}, ssl_context=client_context, name="tls-in-tls", proxies=proxies)
+        net = PoolNet(url, {}, ssl_context=client_context, name="tls-in-tls", proxies=proxies)
         read_timeout = 1.0 if wake == "read-timeout" else CONNECT_TIMEOUT
         stuck, errors = _in_thread(lambda: net.send("POST", url, b"{}", {}, (BOUND, read_timeout)), "test-in-tls")
         try:
@@ -340,7 +347,7 @@ def test_a_call_waiting_for_its_answer_inside_tls_in_tls_wakes(pki: Dict[str, st
             assert len(errors) == 1 and isinstance(errors[0], expected), errors
         finally:
             net.close()
-        assert not net._live
+        assert all(sock.fileno() == -1 for sock in net._tracker.sockets)
         assert wait_for(lambda: _tcp_states(proxy.port, "01") == 0, BOUND)
 
 

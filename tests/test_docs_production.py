@@ -1,4 +1,4 @@
-"""Every Python block of docs/production.md runs as written, against the bundled example server."""
+"""Every Python block of docs/guides/production.md runs as written, against the bundled example server."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import List
 
 import pytest
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "production.md"
+DOC = Path(__file__).resolve().parent.parent / "docs" / "guides" / "production.md"
 
 
 def blocks() -> List[str]:

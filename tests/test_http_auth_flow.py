@@ -50,7 +50,7 @@ def test_a_custom_flow_resends_after_a_401_and_no_call_runs_twice(kind: str) -> 
         options: Dict[str, Any] = {"transport": "sse"} if kind == "sse" else {"protocol": kind, "transport": "http"}
         with mcpsync.connect(url, auth=auth, timeout=30, **options) as client:
             engine = _engine(client)
-            assert engine.kind == "stdlib" and isinstance(engine, AuthNet)
+            assert engine.kind == "urllib3" and isinstance(engine, AuthNet)
             for i in range(3):
                 assert client.call_tool("echo", {"message": "m%d" % i}).text == "m%d" % i
         if kind == "sse":  # the test server guards the event stream's GET only (its POSTs ride the session)
@@ -124,7 +124,7 @@ def test_a_requests_auth_with_a_resending_response_hook_runs_on_the_standard_lib
         auth = ResendOn401("good")
         with mcpsync.connect(srv.url, protocol="legacy", transport="http", auth=auth, timeout=30) as client:
             engine = _engine(client)
-            assert engine.kind == "stdlib" and isinstance(engine, RequestsHookNet)
+            assert engine.kind == "urllib3" and isinstance(engine, RequestsHookNet)
             assert client.call_tool("echo", {"message": "hi"}).text == "hi"
         assert auth.resent >= 2
         calls = srv.records("POST", "tools/call")
@@ -153,7 +153,7 @@ def test_oauth_client_credentials_on_the_standard_library_engine_with_a_refresh_
         assert oauth.probe_challenge("box")  # where the server's metadata is (what a first 401 would say)
         with mcpsync.connect(mcp.url, auth=oauth.auth("box"), protocol=protocol, timeout=30) as client:
             engine = _engine(client)
-            assert engine.kind == "stdlib" and isinstance(engine, AuthNet)
+            assert engine.kind == "urllib3" and isinstance(engine, AuthNet)
             assert client.call_tool("echo", {"message": "1"}).text == "1"
             assert len(auth.token_requests("client_credentials")) == 1
             auth.access_tokens.clear()  # revoked server-side: the next call gets a 401, a new token, a resend

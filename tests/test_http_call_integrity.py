@@ -1,8 +1,8 @@
 """Issue 18: one HTTP path that never loses, crosses or doubles a call (defects 1, 2, 3 and 7).
 
 Every test runs against a real local server that misbehaves on purpose (:mod:`tests.faultserver`), through
-the one HTTP engine (the standard library's), in both protocol eras and through the blocking and the async call
-paths where the fault concerns them. docs/reliability.md names these tests.
+the HTTP stack (urllib3), in both protocol eras and through the blocking and the async call
+paths where the fault concerns them. docs/internals/reliability.md names these tests.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ def _forget_transports() -> Iterator[None]:
 
 @pytest.fixture
 def engine() -> str:
-    """The ``engine=`` the tests pass: the one engine (this ran each test under the removed requests engine too)."""
-    return "stdlib"
+    """The engine under test (this ran each test under the removed requests and standard-library engines too)."""
+    return "urllib3"
 
 
 HOW = pytest.mark.parametrize("how", ["blocking", "async"])
@@ -51,7 +51,6 @@ def test_task_requests_carry_the_task_id_in_mcp_name(engine: str, how: str) -> N
             router.url,
             transport="http",
             protocol="modern",
-            engine=engine,
             timeout=BOUND,
             elicitation_handler=lambda r: r.accept(),
         ) as c:
@@ -81,7 +80,7 @@ def test_a_posts_answer_never_settles_another_call(engine: str, era: str, how: s
     """Call B is held inside the server; call A's answer carries a response with B's id, then A's own. A gets
     its own answer, B is not settled by A's POST (it gets its own later), the stray response is logged."""
     with FaultServer(era=era, response_mode=mode) as srv:
-        with mcpsync.connect(srv.url, transport="http", protocol=era, engine=engine, timeout=BOUND) as c:
+        with mcpsync.connect(srv.url, transport="http", protocol=era, timeout=BOUND) as c:
             held = srv.inject("hold", rpc="tools/call", until_released=True)
             b = c.call_tool_async("echo", {"message": "b's own"})
             assert held.entered.wait(BOUND)
@@ -114,7 +113,7 @@ def test_legacy_sse_post_bodies_never_settle_a_call(engine: str) -> None:
 
     with FaultServer(era="auto") as srv:
         with mcpsync.connect(
-            srv.sse_url(), transport="sse", protocol="legacy", engine=engine, timeout=BOUND, elicitation_handler=hold
+            srv.sse_url(), transport="sse", protocol="legacy", timeout=BOUND, elicitation_handler=hold
         ) as c:
             b = c.call_tool_async("elicit", {})
             assert asked.wait(BOUND)
@@ -135,7 +134,7 @@ def test_an_early_413_is_reported_and_the_call_sent_once(engine: str, era: str, 
     client's send fails mid-body on a reused keep-alive connection). The server sees the call exactly once and
     the caller gets HTTPStatusError(413); the client stays usable."""
     with FaultServer(era=era, response_mode="json") as srv:
-        with mcpsync.connect(srv.url, transport="http", protocol=era, engine=engine, timeout=BOUND) as c:
+        with mcpsync.connect(srv.url, transport="http", protocol=era, timeout=BOUND) as c:
             assert c.call_tool("echo", {"message": "warm"}).text == "warm"  # a pooled connection to reuse
             rule = srv.inject("early_status", status=413, min_body=1 << 20)
             big = "x" * (16 << 20)
@@ -187,7 +186,7 @@ def test_close_ends_an_open_stuck_in_connect_or_tls(engine: str, era: str, stall
     """open() waits on a TCP connect that never completes (full accept queue) or a TLS handshake the server
     never answers, with connect_timeout=300: close() from another thread ends it at once with an MCPError."""
     with _stall(stall) as srv:
-        c = mcpsync.Client(srv.url, transport="http", protocol=era, engine=engine, timeout=BOUND, connect_timeout=300)
+        c = mcpsync.Client(srv.url, transport="http", protocol=era, timeout=BOUND, connect_timeout=300)
         t, errors = _in_thread(c.open)
         assert _inside(srv)
         done = threading.Event()
@@ -222,7 +221,7 @@ def test_close_ends_a_call_stuck_in_connect_or_tls(engine: str, stall: str, how:
             self.closed = True
 
     with _stall(stall) as srv:
-        transport = StreamableHTTPTransport(srv.url, engine=engine, connect_timeout=300, get_stream=False)
+        transport = StreamableHTTPTransport(srv.url, connect_timeout=300, get_stream=False)
         sink = Sink()
         transport.start(sink)  # type: ignore[arg-type]
         message = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "echo", "arguments": {}}}

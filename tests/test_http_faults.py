@@ -4,7 +4,7 @@ Every cell uses :class:`tests.faultserver.FaultServer` (a real local server, scr
 The invariant in each: a clear MCPError subclass or a correct recovery, no hang (the bounds are the
 tests' own timeouts, never timing assertions), the client stays usable afterwards, and nothing is left
 behind after close() (the autouse leak check for threads, :func:`client_sockets` for connections).
-docs/reliability.md lists these cells.
+docs/internals/reliability.md lists these cells.
 """
 
 from __future__ import annotations

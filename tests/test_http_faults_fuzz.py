@@ -1,6 +1,6 @@
 """Hypothesis over a real HTTP answer stream: arbitrary malformed events before the answer never hurt the call.
 
-Part of the HTTP fault matrix (tests/test_http_faults.py, docs/reliability.md).
+Part of the HTTP fault matrix (tests/test_http_faults.py, docs/internals/reliability.md).
 """
 
 from __future__ import annotations

@@ -58,7 +58,7 @@ def test_http_through_the_proxy_from_the_environment(
         if kind != "sse":
             options = {"transport": "http", "protocol": "legacy" if kind == "legacy" else "auto"}
         with mcpsync.connect(url, timeout=30, **options) as client:
-            assert _engine(client).kind == "stdlib"
+            assert _engine(client).kind == "urllib3"
             for i in range(5):
                 assert client.call_tool("echo", {"message": str(i)}).text == str(i)
             handles = [client.call_tool_async("echo", {"message": "a%d" % i}) for i in range(8)]
@@ -149,7 +149,7 @@ def test_netrc_credentials_for_the_server(monkeypatch: pytest.MonkeyPatch, tmp_p
     monkeypatch.setenv("NETRC", str(netrc))
     with MCPTestServer(era="modern") as srv:
         with mcpsync.connect(srv.url, transport="http", timeout=30) as client:
-            assert _engine(client).kind == "stdlib"
+            assert _engine(client).kind == "urllib3"
             assert client.call_tool("echo", {"message": "n"}).text == "n"
         assert {r.headers.get("authorization") for r in srv.log} == {"Basic YWxpY2U6czNjcmV0"}
         with mcpsync.connect(srv.url, transport="http", timeout=30, bearer_token="tok") as client:
@@ -168,7 +168,7 @@ def test_https_through_a_connect_tunnel(
         monkeypatch.setenv("HTTPS_PROXY", proxy.url_with_credentials if credentials else proxy.url)
         url = "https://127.0.0.1:%d/mcp" % srv.port
         with mcpsync.connect(url, transport="http", timeout=30, verify=pki["ca.crt"]) as client:
-            assert _engine(client).kind == "stdlib"
+            assert _engine(client).kind == "urllib3"
             for i in range(3):
                 assert client.call_tool("echo", {"message": "t%d" % i}).text == "t%d" % i
         assert proxy.tunnels and all(t == "127.0.0.1:%d" % srv.port for t, _ in proxy.tunnels)
@@ -248,7 +248,7 @@ def test_every_proxy_scheme_requests_speaks_is_spoken_and_another_is_refused_by_
     for proxy_url in ("http://proxy:3128", "proxy:3128", "https://proxy:3129", "socks5://proxy:1080",
                       "socks5h://proxy:1080", "socks4://proxy:1080", "socks4a://proxy:1080"):  # fmt: skip
         net = make_net(url, HTTPOptions(proxies={"https": proxy_url}))
-        assert net.kind == "stdlib"
+        assert net.kind == "urllib3"
         net.close()
     with pytest.raises(mcpsync.ConfigError, match="ftp:// proxy"):
         make_net(url, HTTPOptions(proxies={"https": "ftp://proxy:21"}))
@@ -303,7 +303,7 @@ def test_a_plain_connection_imports_no_proxy_machinery() -> None:
         "from mcpsync.transports.http.net import make_net\n"
         "from mcpsync.transports.http.options import HTTPOptions\n"
         "make_net('http://127.0.0.1:9/mcp', HTTPOptions()).close()\n"
-        "print(sorted(m for m in ('urllib.request', 'http.client', 'netrc', 'email') if m in sys.modules))"
+        "print(sorted(m for m in ('urllib.request', 'netrc', 'socks', 'urllib3.contrib.socks') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "[]"
@@ -326,7 +326,7 @@ def test_an_https_proxy_for_http_and_https_servers(pki: Dict[str, str]) -> None:
             options: Dict[str, Any] = {"proxies": {"all": proxy.url_with_credentials}, "verify": pki["ca.crt"]}
             for url in (plain.url, "https://127.0.0.1:%d/mcp" % tls.port):
                 with mcpsync.connect(url, transport="http", timeout=30, **options) as client:
-                    assert _engine(client).kind == "stdlib"
+                    assert _engine(client).kind == "urllib3"
                     for i in range(3):
                         assert client.call_tool("echo", {"message": "t%d" % i}).text == "t%d" % i
                     handles = [client.call_tool_async("echo", {"message": "a%d" % i}) for i in range(4)]
@@ -415,7 +415,7 @@ def test_socks5_for_http_and_https(pki: Dict[str, str], scheme: str, credentials
         proxy = (socks.url_with_credentials if credentials else socks.url).replace("socks5h://", scheme + "://")
         for url in (plain.url.replace("127.0.0.1", "localhost"), "https://localhost:%d/mcp" % tls.port):
             with mcpsync.connect(url, transport="http", timeout=30, verify=pki["ca.crt"], proxies={"all": proxy}) as c:
-                assert _engine(c).kind == "stdlib"
+                assert _engine(c).kind == "urllib3"
                 assert c.call_tool("echo", {"message": "via socks"}).text == "via socks"
         kinds = {kind for _, kind in socks.tunnels}
         if scheme == "socks5h":  # the proxy resolves the name
@@ -489,7 +489,7 @@ def test_socks4_for_http_and_https(pki: Dict[str, str], scheme: str) -> None:
         proxy = "%s://ident@127.0.0.1:%d" % (scheme, socks.port)
         for url in (plain.url.replace("127.0.0.1", "localhost"), "https://localhost:%d/mcp" % tls.port):
             with mcpsync.connect(url, transport="http", timeout=30, verify=pki["ca.crt"], proxies={"all": proxy}) as c:
-                assert _engine(c).kind == "stdlib"
+                assert _engine(c).kind == "urllib3"
                 assert c.call_tool("echo", {"message": "via socks4"}).text == "via socks4"
         assert {kind for _, kind in socks.tunnels} == ({"4a"} if scheme == "socks4a" else {"4"})
         assert socks.refused == 0

@@ -1,4 +1,4 @@
-"""The package's layers (docs/design.md): no import circle inside mcpsync/, no import that runs up the layers.
+"""The package's layers (docs/internals/design.md): no import circle inside mcpsync/, no import that runs up the layers.
 
 Imports are read statically from every module: module-level, function-level and ``if TYPE_CHECKING:``
 imports all count, because each of them ties the modules together for a reader and a type checker.
@@ -171,7 +171,9 @@ def layer_violations(graph: Dict[str, Set[str]]) -> List[str]:
                     problems.append("%s imports %s (example_server is standalone)" % (module, target))
             continue
         if layer not in RANK:
-            problems.append("%s has no layer: add it to RANK in tests/test_layering.py and docs/design.md" % module)
+            problems.append(
+                "%s has no layer: add it to RANK in tests/test_layering.py and docs/internals/design.md" % module
+            )
             continue
         for target in sorted(graph[module]):
             target_layer = _layer(target)
@@ -255,11 +257,11 @@ def test_the_checks_catch_circles_and_upward_imports(tmp_path: pathlib.Path) -> 
 
 def test_the_http_stack_is_one_folder_whose_files_name_the_layers() -> None:
     """transports/ holds the transport contract, stdio and its lifeline; everything HTTP is in transports/http/,
-    one file per layer of a call's path (docs/design.md, the package docstring of mcpsync.transports.http)."""
+    one file per layer of a call's path (docs/internals/design.md, the package docstring of mcpsync.transports.http)."""
     transports = PKG / "transports"
     assert sorted(p.name for p in transports.glob("*.py")) == ["__init__.py", "base.py", "lifeline.py", "stdio.py"]
     http = {p.stem for p in (transports / "http").glob("*.py")}
-    layers = {"transport", "handshake", "streams", "calls", "headers", "auth", "net", "engine", "proxy", "wire"}
+    layers = {"transport", "handshake", "streams", "calls", "headers", "auth", "net", "pool", "proxy", "request_check"}
     assert layers <= http, layers - http
     doc = (transports / "http" / "__init__.py").read_text(encoding="utf-8")
     assert all((":mod:`.%s`" % name) in doc for name in http - {"__init__"}), "the package docstring names each file"

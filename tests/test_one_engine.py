@@ -1,18 +1,17 @@
-"""Issue 18, "one engine for every MCP request": whatever the auth, proxy or netrc configuration, a real call to a
-real local server goes through the standard-library engine, and nothing of ``requests``/urllib3 carries it.
+"""One HTTP stack for every MCP request: whatever the auth, proxy or netrc configuration, a real call to a real
+local server goes through the server's urllib3 pools (:class:`~mcpsync.transports.http.pool.PoolNet`).
 
 For each configuration (plain, a bearer token, an ``mcpsync.Auth`` bearer flow, OAuth client credentials, DPoP,
 a ``requests.auth.AuthBase``, an ``http://`` proxy, an ``https://`` proxy, SOCKS5, netrc):
 
-* the transport's engine is :class:`~mcpsync.transports.http.engine.DirectNet` (an auth layer around it at most);
+* the transport's engine is :class:`~mcpsync.transports.http.pool.PoolNet` (an auth layer around it at most);
 * the server (and the proxy) saw the calls, with the credentials the configuration says;
-* no urllib3 connection pool is made to the MCP server or the proxy (urllib3 is watched while the calls run: only
-  the OAuth endpoints, which ``requests`` still serves, may get one);
+* a urllib3 connection pool was made to the MCP server or to the proxy (urllib3 is watched while the calls run);
 * in a fresh interpreter, configurations that need no ``requests`` (bearer flows, proxies, SOCKS, netrc) never
-  import ``requests`` or urllib3 at all.
+  import ``requests``.
 
-The removed engine's switches (``engine="requests"``, ``MCPSYNC_HTTP_ENGINE=requests``) are a ``ConfigError``
-that says what happened, and nothing reaches the server.
+The removed ``engine=`` option (any value) and ``MCPSYNC_HTTP_ENGINE=requests`` are a ``ConfigError`` that says
+what happened, and nothing reaches the server.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ import pytest
 
 import mcpsync
 from mcpsync.httpauth import BearerAuth
-from mcpsync.transports.http.engine import DirectNet
+from mcpsync.transports.http.pool import PoolNet
 
 from .authserver import AuthTestServer, approve_via_http, make_manager, no_auth_leaks, store  # noqa: F401
 from .httpserver import MCPTestServer
@@ -69,9 +68,9 @@ def urllib3_pools(monkeypatch: pytest.MonkeyPatch) -> List[Tuple[str, int]]:
 
 def _the_one_engine(client: mcpsync.Client) -> None:
     net = client.transport._net  # type: ignore[attr-defined]
-    assert net.kind == "stdlib"
-    inner = getattr(net, "inner", net)  # an auth layer runs around the engine, never instead of it
-    assert isinstance(inner, DirectNet), type(inner)
+    assert net.kind == "urllib3"
+    inner = getattr(net, "inner", net)  # an auth layer runs around the pools, never instead of them
+    assert isinstance(inner, PoolNet), type(inner)
 
 
 def _calls(client: mcpsync.Client, tag: str) -> None:
@@ -98,7 +97,7 @@ CONFIGURATIONS = ["plain", "bearer_token", "auth_flow", "oauth", "dpop", "reques
 
 
 @pytest.mark.parametrize("configuration", CONFIGURATIONS)
-def test_every_configuration_is_carried_by_the_standard_library_engine(
+def test_every_configuration_is_carried_by_the_servers_urllib3_pools(
     configuration: str,
     urllib3_pools: List[Tuple[str, int]],
     make_manager: Any,  # noqa: F811
@@ -110,7 +109,7 @@ def test_every_configuration_is_carried_by_the_standard_library_engine(
         mcp = stack.enter_context(MCPTestServer(era="modern"))
         url = mcp.url
         options: Dict[str, Any] = {"transport": "http", "timeout": 60}
-        watched: Set[int] = {mcp.port}  # ports no urllib3 pool may reach
+        watched: Set[int] = {mcp.port}  # where the calls' urllib3 pool connects: the server, or its proxy
         expect_authorization = None
         proxy: Any = None
         if configuration == "bearer_token":
@@ -160,7 +159,7 @@ def test_every_configuration_is_carried_by_the_standard_library_engine(
             monkeypatch.setenv("NETRC", str(netrc))
             expect_authorization = "Basic YWxpY2U6czNjcmV0"
         if proxy is not None:
-            watched.add(proxy.port)
+            watched.add(proxy.port)  # a forward proxy gets the pool; a tunnel's pool is keyed by the server
         del urllib3_pools[:]  # the setup's own requests (probe_challenge: OAuth discovery) are not MCP requests
         with mcpsync.connect(url, **options) as client:
             _the_one_engine(client)
@@ -176,9 +175,7 @@ def test_every_configuration_is_carried_by_the_standard_library_engine(
         if configuration in ("https_proxy", "socks5"):
             assert proxy.tunnels and all(t == "127.0.0.1:%d" % mcp.port for t, _ in proxy.tunnels)
         reached = {port for _, port in urllib3_pools}
-        assert not reached & watched, urllib3_pools  # requests/urllib3 never carried an MCP request
-        if configuration == "oauth":
-            assert urllib3_pools, "the token endpoint is requests' (the watch works)"
+        assert reached & watched, urllib3_pools  # urllib3 carried the MCP requests
 
 
 _CHILD = r"""
@@ -196,12 +193,12 @@ runs = [
 for url, options in runs:
     with mcpsync.connect(url, transport="http", timeout=60, **options) as client:
         assert client.call_tool("echo", {"message": "x"}).text == "x"
-        assert client.transport._net.kind == "stdlib"
-print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in ("requests", "urllib3"))))
+        assert client.transport._net.kind == "urllib3"
+print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] == "requests")))
 """
 
 
-def test_auth_flows_proxies_and_netrc_never_import_requests_or_urllib3(
+def test_auth_flows_proxies_and_netrc_never_import_requests(
     pki: Dict[str, str],  # noqa: F811
     tmp_path: Any,
 ) -> None:
@@ -227,11 +224,12 @@ def test_auth_flows_proxies_and_netrc_never_import_requests_or_urllib3(
         assert [r.headers.get("authorization") for r in tls_calls] == ["Bearer tok", "Basic YWxpY2U6czNjcmV0"]
 
 
-def test_the_removed_requests_engine_is_refused_and_nothing_is_sent(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_removed_engine_option_is_refused_and_nothing_is_sent(monkeypatch: pytest.MonkeyPatch) -> None:
     with MCPTestServer(era="modern") as srv:
-        with pytest.raises(mcpsync.ConfigError, match="requests engine was removed") as info:
-            mcpsync.connect(srv.url, transport="http", timeout=30, engine="requests")  # type: ignore[arg-type]
-        assert "standard-library engine" in str(info.value) and "drop the engine argument" in str(info.value)
+        for engine in ("requests", "stdlib", "auto"):
+            with pytest.raises(mcpsync.ConfigError, match="engine option is gone") as info:
+                mcpsync.connect(srv.url, transport="http", timeout=30, engine=engine)  # type: ignore[arg-type]
+            assert "urllib3 carries every request" in str(info.value) and "drop the engine argument" in str(info.value)
         monkeypatch.setenv("MCPSYNC_HTTP_ENGINE", "requests")
         with pytest.raises(mcpsync.ConfigError, match="MCPSYNC_HTTP_ENGINE=requests.*unset the variable"):
             mcpsync.connect(srv.url, transport="http", timeout=30)
@@ -239,6 +237,6 @@ def test_the_removed_requests_engine_is_refused_and_nothing_is_sent(monkeypatch:
             mcpsync.connect(srv.sse_url(), transport="sse", timeout=30)
         assert srv.log == []
         monkeypatch.setenv("MCPSYNC_HTTP_ENGINE", "stdlib")  # a harmless leftover still works
-        with mcpsync.connect(srv.url, transport="http", timeout=30, engine="auto") as client:
+        with mcpsync.connect(srv.url, transport="http", timeout=30) as client:
             _the_one_engine(client)
             assert client.call_tool("echo", {"message": "ok"}).text == "ok"

@@ -357,7 +357,7 @@ def test_a_failure_in_a_shared_server_reports_its_own_stderr_lines(run) -> None:
 def test_an_sdk_server_object_in_process_in_both_eras(run) -> None:  # type: ignore[no-untyped-def]
     """The official SDK's server object, served in the test process (no subprocess), in both eras and scopes;
     what an SDK server does differently (an unknown tool and an exception are isError results, the exception's
-    text hidden) is what docs/testing.md says."""
+    text hidden) is what docs/guides/testing.md says."""
     require_peer("sdk")
     result = run(
         """

@@ -395,6 +395,6 @@ def test_the_trust_rule_is_ssh_s_and_skipped_on_windows(tmp_path: Path, monkeypa
         path.chmod(0o646)
         assert "others" in (untrusted_reason(path.stat()) or "")
         assert "regular" in (untrusted_reason(tmp_path.stat()) or "")
-    # Windows has no POSIX owners and modes: the check is skipped there (docs/http.md says so)
+    # Windows has no POSIX owners and modes: the check is skipped there (docs/guides/http.md says so)
     monkeypatch.setattr(sys, "platform", "win32")
     assert untrusted_reason(path.stat()) is None

@@ -140,7 +140,6 @@ if TYPE_CHECKING:  # never runs: what a type checker sees at the main entry poin
         transport="http",
         verify="system",
         read_timeout=30.0,
-        engine="stdlib",
         get_stream=False,
         lazy=True,
         after_fork="reopen",

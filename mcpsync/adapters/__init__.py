@@ -3,7 +3,7 @@
 :func:`tool_definitions` (any provider), :func:`to_openai_tools`, :func:`to_openai_responses_tools` and
 :func:`to_anthropic_tools` turn the tools of a :class:`mcpsync.Client` or :class:`mcpsync.Manager` into the JSON each
 API takes; :func:`parse_tool_call` and :func:`execute_tool_call` run the model's call, :func:`format_tool_result`
-shapes the answer. See docs/manager.md. Names load on first use.
+shapes the answer. See docs/guides/manager.md. Names load on first use.
 """
 
 from types import MappingProxyType as _MappingProxyType

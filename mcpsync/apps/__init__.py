@@ -1,6 +1,6 @@
 """MCP Apps hosting (``io.modelcontextprotocol/ui``): the View channel (:class:`AppBridge`) and the glue for web
 hosts (:mod:`mcpsync.apps.web`, any WSGI app: Flask, Django) and desktop hosts (:mod:`mcpsync.apps.desktop`,
-pywebview). The page itself is fetched and verified by :meth:`mcpsync.Client.app_for`. See ``docs/apps.md``.
+pywebview). The page itself is fetched and verified by :meth:`mcpsync.Client.app_for`. See ``docs/guides/apps.md``.
 
 Nothing here is imported by ``import mcpsync``; names load on first use.
 """

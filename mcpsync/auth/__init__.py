@@ -11,7 +11,7 @@ below load their module on first use. Typical use::
     oauth.authenticate("linear")                    # browser login, blocks until approved
     auth = oauth.auth("linear")                     # an mcpsync.httpauth.Auth for the HTTP transport
 
-See docs/oauth.md.
+See docs/guides/oauth.md.
 """
 
 from __future__ import annotations

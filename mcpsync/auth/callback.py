@@ -404,31 +404,34 @@ _SERVERS_LOCK = threading.Lock()
 
 
 def _probe(host: str, port: int) -> Optional[Dict[str, Any]]:
-    """None when nothing listens; {} when a foreign program does; the whoami document if mcpsync does."""
+    """None when nothing listens; {} when a foreign program does; the whoami document if mcpsync does.
+
+    One GET through urllib3 (the library every HTTP request of mcpsync goes through), ``retries=False``; blocks
+    at most 1 s to connect and 1.5 s per read."""
+    import urllib3
+
+    pool = urllib3.HTTPConnectionPool(
+        host, port, maxsize=1, retries=False, timeout=urllib3.Timeout(connect=1.0, read=1.5)
+    )
     try:
-        sock = socket.create_connection((host, port), timeout=1.0)
-    except OSError:
-        return None
-    try:
-        sock.settimeout(1.5)
-        request = "GET %s HTTP/1.0\r\nHost: %s:%d\r\nConnection: close\r\n\r\n" % (WHOAMI_PATH, host, port)
-        sock.sendall(request.encode("ascii"))
-        chunks = []
-        total = 0
-        while total < 65536:
-            chunk = sock.recv(4096)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-    except OSError:
-        return {}
+        try:
+            resp = pool.urlopen(
+                "GET", WHOAMI_PATH, headers={"Connection": "close"}, preload_content=False, redirect=False
+            )
+        except (urllib3.exceptions.NewConnectionError, urllib3.exceptions.ConnectTimeoutError):
+            return None
+        except (urllib3.exceptions.HTTPError, OSError):
+            return {}
+        try:
+            body = resp.read(65536)
+        except (urllib3.exceptions.HTTPError, OSError):
+            return {}
+        finally:
+            resp.release_conn()
+        if resp.headers.get(MARKER_HEADER) is None:
+            return {}
     finally:
-        sock.close()
-    raw = b"".join(chunks)
-    head, _, body = raw.partition(b"\r\n\r\n")
-    if MARKER_HEADER.lower().encode() not in head.lower():
-        return {}
+        pool.close()
     try:
         doc = json.loads(body.decode("utf-8"))
     except ValueError:

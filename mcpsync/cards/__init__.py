@@ -15,7 +15,7 @@ Importing this package is cheap (no urllib3, no jsonschema: the names below load
                        approve=lambda request: ask_user(request.describe()))
 
 Also ``mcpsync.Client.from_card(url, ...)``, ``mcpsync --card URL tools``, ``mcpsync install --card URL`` and
-``{"card": URL}`` in a Manager configuration. See docs/cards.md.
+``{"card": URL}`` in a Manager configuration. See docs/guides/cards.md.
 """
 
 from __future__ import annotations

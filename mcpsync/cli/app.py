@@ -1,6 +1,6 @@
 """The ``mcpsync`` command line: talk to any MCP server from a shell.
 
-Usage (see docs/cli.md)::
+Usage (see docs/guides/cli.md)::
 
     mcpsync demo
     mcpsync tools -- npx -y @modelcontextprotocol/server-everything
@@ -57,7 +57,7 @@ EXIT_AUTH = 6
 EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
 
-#: Every exit code and its meaning (documented in docs/cli.md).
+#: Every exit code and its meaning (documented in docs/guides/cli.md).
 EXIT_CODES: Dict[int, str] = {
     EXIT_OK: "success",
     EXIT_TOOL_ERROR: "the tool ran and reported an error (isError)",
@@ -105,7 +105,10 @@ def _add_common(p: argparse.ArgumentParser, top: bool) -> None:
         "--card",
         default=d(None),
         metavar="URL",
-        help=h("connect to the remote a Server Card describes (its headers: --header or --card-input; docs/cards.md)"),
+        help=h(
+            "connect to the remote a Server Card describes (its headers: --header or --card-input;"
+            " docs/guides/cards.md)"
+        ),
     )
     g.add_argument(
         "--card-input",

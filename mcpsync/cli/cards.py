@@ -1,4 +1,4 @@
-"""``mcpsync discover DOMAIN``: list the Server Cards a domain's AI Catalog advertises (docs/cards.md).
+"""``mcpsync discover DOMAIN``: list the Server Cards a domain's AI Catalog advertises (docs/guides/cards.md).
 
 Wiring (one line in the CLI's parser builder; the main dispatcher calls ``args.func(args, ...)``)::
 

@@ -112,7 +112,7 @@ class Client(ClientCore):
         cache: honour the 2026-07-28 ``ttlMs`` caching hints.
         tasks: declare task support (2026-07-28 tasks extension).
         apps: declare MCP Apps support (``extensions["io.modelcontextprotocol/ui"]``, in both eras), so
-            servers offer tools that link an interactive page; see :meth:`app_for` and ``docs/apps.md``.
+            servers offer tools that link an interactive page; see :meth:`app_for` and ``docs/guides/apps.md``.
         auto_relisten: re-open listen streams that end unexpectedly.
         trace_context: W3C trace context (``traceparent``...) put in every request's ``_meta``
             (with tracing active, the current span's context wins).
@@ -151,7 +151,7 @@ class Client(ClientCore):
     def from_card(cls, card: Any, **options: Any) -> "Client":
         """A client (not opened) for the remote of a Server Card: its URL (fetched: blocks), a ServerCard or a
         card document. Keywords: :func:`mcpsync.cards.client_for`'s (``inputs``, ``headers``, ``remote``,
-        ``allow_local``...) and this class's. Raises :class:`mcpsync.cards.CardError`; see docs/cards.md."""
+        ``allow_local``...) and this class's. Raises :class:`mcpsync.cards.CardError`; see docs/guides/cards.md."""
         import importlib  # an extension above the client, looked up at call time: the client never imports it
 
         client: "Client" = importlib.import_module("mcpsync.cards.connector").client_for(card, factory=cls, **options)

@@ -2,7 +2,7 @@
 
 ``python -m mcpsync.example_server [options]`` runs :func:`main`: over stdio by default, over
 Streamable HTTP with ``--http PORT`` (see :mod:`.http`). stdout carries only protocol frames;
-logging goes to stderr. See docs/example-server.md for every option.
+logging goes to stderr. See docs/guides/example-server.md for every option.
 
 Building on it (the test suite's misbehaving server does): :func:`build_parser` (add flags),
 :func:`server_from_args`, :class:`StdioConnection` (subclass ``send``; hold ``self.lock``, which

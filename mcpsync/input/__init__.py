@@ -3,7 +3,7 @@
 The call is parked behind a signed token; :func:`render_form` / :func:`parse_form` turn its questions into a web
 form and back; a seen store (:class:`MemorySeenStore`, :class:`FileSeenStore`, :class:`RedisSeenStore`, or
 :func:`open_seen_store` from a URL) makes each token work once. The errors are in :mod:`mcpsync.errors`
-(``InputTokenError`` and its subclasses, ``InputSeenStoreError``). See docs/input.md. Names load on
+(``InputTokenError`` and its subclasses, ``InputSeenStoreError``). See docs/guides/input.md. Names load on
 first use.
 """
 

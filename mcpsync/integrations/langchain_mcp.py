@@ -16,7 +16,7 @@ same targets and gives the same kind of tools, so moving is one line::
 
 The tools are :func:`~mcpsync.integrations.langchain.langchain_tool`'s ``StructuredTool``: ``invoke`` and
 ``ainvoke``, ``response_format="content_and_artifact"``, errors as a ``ToolMessage`` with ``status="error"``.
-Where it differs from ``langchain.mcp`` (docs/frameworks.md): the tools work synchronously too; a timeout, a
+Where it differs from ``langchain.mcp`` (docs/guides/frameworks.md): the tools work synchronously too; a timeout, a
 denied call, invalid arguments and a dead server reach the model as an error message too (not only
 ``isError`` results); the tools use the adapter's connection, so call them before the adapter closes
 (``langchain.mcp`` reconnects for each call); a configuration of several servers names tools

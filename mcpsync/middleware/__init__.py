@@ -1,6 +1,6 @@
 """What wraps a request on its way out: tool policy and approval (:class:`ToolPolicy`, :class:`Approval`,
 :class:`ToolApprovalRequest`), interceptors (:class:`Interceptor`, :class:`RequestInfo`), retry (:class:`Retry`,
-:class:`RetryEvent`) and OpenTelemetry tracing (:class:`OpenTelemetryTracing`). See docs/production.md. Names
+:class:`RetryEvent`) and OpenTelemetry tracing (:class:`OpenTelemetryTracing`). See docs/guides/production.md. Names
 load on first use; importing this package imports no optional library.
 """
 

@@ -11,7 +11,7 @@ module on first use. Typical use::
     install("io.github.acme/weather", config="~/.cursor/mcp.json",
             inputs={"WEATHER_API_KEY": key}, approve=lambda request: ask_user(request.describe()))
 
-See docs/registry.md.
+See docs/guides/registry.md.
 """
 
 from __future__ import annotations

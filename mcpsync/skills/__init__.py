@@ -1,6 +1,6 @@
 """Agent skills served over MCP: :class:`Skill` (what a server offers), :class:`LoadedSkill` (a verified
 skill with its files), :class:`SkillFile` and :class:`SkillResource`. Verification failures raise
-:class:`mcpsync.SkillVerificationError`. See docs/skills.md. Names load on first use.
+:class:`mcpsync.SkillVerificationError`. See docs/guides/skills.md. Names load on first use.
 """
 
 from types import MappingProxyType as _MappingProxyType

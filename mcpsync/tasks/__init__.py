@@ -1,5 +1,6 @@
-"""Long-running tool calls as tasks: :func:`start_task` returns a :class:`TaskHandle` (poll, wait, cancel);
-:func:`resume_task` reattaches to a task by id after a restart. See docs/guide.md. Names load on first use.
+"""Long-running tool calls as tasks: :func:`start_task` returns a :class:`TaskHandle` (``poll``, ``wait``,
+``cancel``); :func:`resume_task` gives a handle for a task started earlier, possibly by another process, from its
+id. See docs/guides/client.md. Names load on first use.
 """
 
 from types import MappingProxyType as _MappingProxyType

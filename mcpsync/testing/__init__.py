@@ -3,7 +3,7 @@
 
 Nothing imports this package but pytest and your tests: ``import mcpsync`` never does.
 
-Usage (see docs/testing.md)::
+Usage (see docs/guides/testing.md)::
 
     import pytest
     from mcpsync.testing import assert_result, assert_tool_error

@@ -1,5 +1,6 @@
-"""Warm starts: :class:`WarmCache` keeps what a server said at start-up (capabilities, tool lists) on disk so
-the next process starts without waiting for it. See docs/http.md. Names load on first use.
+"""Warm starts: :class:`WarmCache` keeps on disk what a reconnect may reuse (the negotiated era, the transport
+choice, discover results and listings, each for as long as it may be trusted), so the next connection to the
+same server skips those round trips. See docs/guides/http.md. Names load on first use.
 """
 
 from types import MappingProxyType as _MappingProxyType

@@ -242,31 +242,20 @@ class EventParser:
 
 
 def iter_response_bytes(response: Any, read_size: int = _READ_SIZE) -> Iterator[bytes]:
-    """Yield the body of a streamed ``requests`` response as bytes arrive.
+    """Yield the body of a streamed response (``response.raw.read1``) as bytes arrive.
 
     Every body (chunked, ``Content-Length`` or close-delimited) is read with ``read1``, so an
     event is never held back waiting for a full buffer (for a chunked body the HTTP layer returns
     at most what is left of the current chunk). Each read is complete in itself: a caller that
     stops iterating early (its answer arrived) leaves the connection intact, so the rest of the
-    body can still be drained and the connection reused (abandoning urllib3's ``read_chunked``
-    generator mid-body closes the connection). Content decoding (gzip) is applied.
+    body can still be drained and the connection reused. Content decoding (gzip) is applied.
     """
-    raw = response.raw
-    read1 = getattr(raw, "read1", None)
-    if read1 is not None:
-        while True:
-            chunk = read1(read_size, decode_content=True)
-            if not chunk:
-                return
-            yield chunk
-    elif getattr(raw, "chunked", False) and getattr(raw, "supports_chunked_reads", lambda: False)():
-        for chunk in raw.read_chunked(None, decode_content=True):  # pragma: no cover - urllib3 < 2.3
-            if chunk:
-                yield chunk
-    else:  # pragma: no cover - urllib3 < 2.3
-        for chunk in raw.stream(65536, decode_content=True):
-            if chunk:
-                yield chunk
+    read1 = response.raw.read1
+    while True:
+        chunk = read1(read_size, decode_content=True)
+        if not chunk:
+            return
+        yield chunk
 
 
 def iter_events(chunks: Iterable[bytes], max_event_size: Optional[int] = None) -> Iterator[SSEEvent]:

@@ -125,13 +125,13 @@ class Recording(ToolCallingFake):
 
 
 def test_the_docs_fragment_runs_with_langchains_create_agent(tmp_path: Path) -> None:
-    """docs/frameworks.md's LangChain fragment, executed as written: only its config file is made real (two real
+    """docs/guides/frameworks.md's LangChain fragment, executed as written: only its config file is made real (two real
     servers) and ``model`` is the scripted fake. The agent calls example_add(2, 3); the model is shown '5'."""
     need("langchain")
     from ..interop_peers import require_peer
 
     everything = require_peer("everything")
-    doc = (Path(__file__).resolve().parents[2] / "docs" / "frameworks.md").read_text(encoding="utf-8")
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "guides" / "frameworks.md").read_text(encoding="utf-8")
     section = doc.split("## LangChain / LangGraph", 1)[1]
     code = section.split("```python\n", 1)[1].split("```", 1)[0]
     config = tmp_path / "mcp.json"
@@ -144,7 +144,7 @@ def test_the_docs_fragment_runs_with_langchains_create_agent(tmp_path: Path) -> 
     calls = [("example_add", {"a": 2, "b": 3})]
     tool_calls = [{"name": n, "args": a, "id": "call-%d" % i, "type": "tool_call"} for i, (n, a) in enumerate(calls)]
     model = Recording(responses=[AIMessage(content="", tool_calls=tool_calls), AIMessage(content="done")], seen=[])
-    exec(compile(code.replace('"mcp.json"', repr(str(config))), "docs/frameworks.md", "exec"), {"model": model})
+    exec(compile(code.replace('"mcp.json"', repr(str(config))), "docs/guides/frameworks.md", "exec"), {"model": model})
     answers = [m for m in model.seen[-1] if isinstance(m, ToolMessage)]
     assert [(m.name, m.content, m.status) for m in answers] == [("example_add", "5", "success")]
 

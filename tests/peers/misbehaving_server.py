@@ -4,7 +4,7 @@ Run it as ``python tests/peers/misbehaving_server.py [flags]`` (``conftest.misbe
 ``python -m mcpsync.example_server`` works here too. It builds on the package through its documented hooks
 (``stdio.build_parser``, ``stdio.server_from_args``, ``stdio.StdioConnection``, ``stdio.serve`` and the
 ``ExampleServer`` knobs), so the protocol behaviour is the package's own. The misbehaviours are listed in
-docs/example-server.md ("Test-only misbehaviours").
+docs/guides/example-server.md ("Test-only misbehaviours").
 """
 
 from __future__ import annotations

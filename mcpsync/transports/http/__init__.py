@@ -13,13 +13,14 @@ One ``tools/call`` to a Streamable HTTP server goes down through:
 * :mod:`.calls` holds the call's state and reads a JSON answer.
 * :mod:`.auth` runs an :class:`~mcpsync.httpauth.Auth` flow (OAuth, bearer, DPoP) or a ``requests`` auth
   around each request.
-* :mod:`.net` builds each server's engine once; :mod:`.engine` is that engine (pooled keep-alive sockets,
-  the no-resend rule, ``close()`` waking every blocked socket) with :mod:`.deadlines` (read timeouts),
-  :mod:`.proxy` (proxies and netrc) and :mod:`.tls_in_tls` (an ``https`` server through an ``https://`` proxy).
-* :mod:`.wire` parses the answer's bytes (status line, headers, body framing).
+* :mod:`.net` builds each server's connections once (:func:`~mcpsync.transports.http.net.make_net`: headers,
+  TLS settings, proxies from :mod:`.proxy`, netrc); :mod:`.request_check` refuses a request that cannot be written
+  correctly before a byte is sent; :mod:`.pool` sends it on urllib3 (one pool manager per proxy, ``retries=False``:
+  the no-resend rule, ``close()`` ending every connect, handshake and read at once, socket timeouts), and urllib3
+  parses the answer.
 * :mod:`.oauth_http` gives the OAuth requests made for a server (``requests``, see the README's "Which HTTP
   library carries which traffic") that server's route: its proxies, ``no_proxy``, ``trust_env``, ``verify``, ``cert``.
-* :mod:`.netbase` is what every layer shares: the engine protocol, engine-neutral errors, URL redaction.
+* :mod:`.netbase` is what every layer shares: the engine protocol, the stack-neutral errors, URL redaction.
 
 The legacy HTTP+SSE transport (protocol 2024-11-05) is :mod:`.legacy_sse`. Nothing here is imported at
 ``import mcpsync`` time.

@@ -1,6 +1,6 @@
-"""Auth on the standard-library engine: an :class:`~mcpsync.httpauth.Auth` flow, or a ``requests`` auth hook.
+"""Auth around a server's urllib3 pools: an :class:`~mcpsync.httpauth.Auth` flow, or a ``requests`` auth hook.
 
-:class:`AuthNet` wraps an engine (a :class:`~mcpsync.transports.http.engine.DirectNet`) and runs the flow of
+:class:`AuthNet` wraps a server's connections (a :class:`~mcpsync.transports.http.pool.PoolNet`) and runs the flow of
 an :class:`~mcpsync.httpauth.Auth` around each request: it sends what the flow yields, hands each answer's
 status and headers back, and returns the answer the flow accepts (its body still to read). An answer the flow
 does not accept is drained (64 KiB at most, so its connection goes back to the pool) or closed. The flow runs

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import logging
 import socket
+import sys
 import time
 import traceback
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from ...errors import MCPError, MessageTooLarge
 from ...wire.drops import DropLog
@@ -91,21 +92,12 @@ def _progress_token(message: Dict[str, Any]) -> Any:
 
 
 def _abort(response: Any) -> None:
-    """Wake a thread blocked reading ``response`` (shutdown of the socket; close() alone does not)."""
+    """Wake a thread blocked reading ``response`` (its socket is shut down; close() alone does not)."""
     if response is None:
         return
-    sock = None
-    raw = getattr(response, "raw", None)
-    conn = getattr(raw, "_connection", None) or getattr(raw, "connection", None)
-    sock = getattr(conn, "sock", None)
-    if sock is None:
-        fp = getattr(getattr(raw, "_fp", None), "fp", None)
-        sock = getattr(getattr(fp, "raw", None), "_sock", None)
-    if sock is not None:
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
+    shutdown = getattr(getattr(response, "raw", None), "shutdown", None)
+    if shutdown is not None:
+        shutdown()
 
 
 def _set_read_timeout(response: Any, timeout: Optional[float], slack: float = 0.0) -> None:
@@ -117,7 +109,7 @@ def _set_read_timeout(response: Any, timeout: Optional[float], slack: float = 0.
     """
     raw = getattr(response, "raw", None)
     own = getattr(raw, "set_read_timeout", None)
-    if own is not None:  # the standard-library engine: a deadline, no system call
+    if own is not None:  # a PoolResponse: the socket timeout, set only when it changes
         own(timeout)
         return
     conn = getattr(raw, "_connection", None) or getattr(raw, "connection", None)
@@ -140,15 +132,26 @@ def _set_read_timeout(response: Any, timeout: Optional[float], slack: float = 0.
 
 
 def _is_read_timeout(exc: BaseException) -> bool:
-    """True for a read timeout however it is wrapped (the engine's ReadTimeout, a bare ``socket.timeout``, or
-    requests'/urllib3's, which a user's ``requests`` auth may raise, inside a ProtocolError), following
-    ``reason``, exception ``args``, causes and contexts. A connect timeout is not a read timeout.
+    """True for a read timeout however it is wrapped (the pools' ReadTimeout, a bare ``socket.timeout``, urllib3's
+    ``ReadTimeoutError``, or ``requests``' ``ReadTimeout``, which a user's ``requests`` auth may raise, inside a
+    ProtocolError), following ``reason``, exception ``args``, causes and contexts. A connect timeout is not a read
+    timeout. Recognised by class (``requests``' only when it is imported already).
 
     An :class:`~mcpsync.MCPError` is never one: it was classified where it was raised (a
     ``CredentialStoreError`` from an ``auth=`` hook whose Redis timed out stays that, issue 18), and a
     context suppressed with ``raise ... from None`` is not followed."""
     if isinstance(exc, MCPError):
         return False
+    from urllib3.exceptions import ConnectTimeoutError, ReadTimeoutError
+
+    from .netbase import ConnectTimeout, ReadTimeout
+
+    connect_kinds: Tuple[type, ...] = (ConnectTimeout, ConnectTimeoutError)
+    read_kinds: Tuple[type, ...] = (ReadTimeout, ReadTimeoutError, socket.timeout)
+    requests = sys.modules.get("requests")
+    if requests is not None:
+        connect_kinds += (requests.exceptions.ConnectTimeout,)
+        read_kinds += (requests.exceptions.ReadTimeout,)
     seen = set()
     todo: List[BaseException] = [exc]
     while todo:
@@ -156,10 +159,9 @@ def _is_read_timeout(exc: BaseException) -> bool:
         if id(cur) in seen:
             continue
         seen.add(id(cur))
-        name = type(cur).__name__
-        if name in ("ConnectTimeout", "ConnectTimeoutError"):
+        if isinstance(cur, connect_kinds):
             return False
-        if name in ("ReadTimeout", "ReadTimeoutError") or isinstance(cur, socket.timeout):
+        if isinstance(cur, read_kinds):
             return True
         context = None if cur.__suppress_context__ else cur.__context__
         for nxt in (getattr(cur, "reason", None), *getattr(cur, "args", ()), cur.__cause__, context):

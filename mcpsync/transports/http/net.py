@@ -1,10 +1,10 @@
-"""The HTTP engine of one remote transport, built once per server (:func:`make_net`).
+"""The HTTP connections of one remote transport, built once per server (:func:`make_net`).
 
-Every MCP request (Streamable HTTP and legacy SSE, both eras) goes through the standard-library engine,
-:class:`~mcpsync.transports.http.engine.DirectNet` (``http.client``-free pooled keep-alive sockets, answers read
-by :mod:`~mcpsync.transports.http.wire`), whatever the configuration: an :class:`~mcpsync.httpauth.Auth` flow
+Every MCP request (Streamable HTTP and legacy SSE, both eras) goes through the server's urllib3 pools,
+:class:`~mcpsync.transports.http.pool.PoolNet`, whatever the configuration: an :class:`~mcpsync.httpauth.Auth` flow
 (OAuth, bearer, DPoP) or a ``requests`` auth runs around it (:mod:`~mcpsync.transports.http.auth`), proxies
-(``http``, ``https``, ``socks4(a)``, ``socks5(h)``) and netrc are served by :mod:`~mcpsync.transports.http.proxy`.
+(``http``, ``https``, ``socks4(a)``, ``socks5(h)``) are chosen per URL by :mod:`~mcpsync.transports.http.proxy`
+and netrc is read there too.
 A proxy URL of any other scheme is a :class:`~mcpsync.errors.ConfigError` naming it (:func:`refuse_unknown_proxy`).
 ``requests`` is imported only when a ``requests`` auth is used (by :mod:`~mcpsync.transports.http.auth`).
 """
@@ -39,7 +39,7 @@ def _system_context() -> ssl.SSLContext:
 
 
 def direct_ssl_context(options: HTTPOptions) -> ssl.SSLContext:
-    """The TLS settings of the standard-library engine, as ``requests`` would verify (its CA bundle rules)."""
+    """The TLS settings of a server's connections, as ``requests`` would verify (its CA bundle rules)."""
     import os
 
     verify = options.verify
@@ -105,11 +105,11 @@ def refuse_unknown_proxy(url: str, proxies: "ProxyTable") -> None:
 
 
 def make_net(url: str, options: HTTPOptions, name: str = "server") -> HTTPEngine:
-    """The HTTP engine of one transport to ``url``: a :class:`~mcpsync.transports.http.engine.DirectNet` with
+    """The HTTP connections of one transport to ``url``: a :class:`~mcpsync.transports.http.pool.PoolNet` with
     ``options``' headers, TLS settings, proxies and netrc credentials resolved now, once, and its auth run around it
     (:func:`~mcpsync.transports.http.auth.with_auth`). Raises :class:`~mcpsync.errors.ConfigError` for settings it
     cannot honour (a proxy of an unknown scheme, a missing CA bundle, an unreadable client certificate)."""
-    from .engine import DirectNet
+    from .pool import PoolNet
     from .proxy import netrc_authorization, proxy_table
 
     proxies = proxy_table(options)
@@ -132,7 +132,7 @@ def make_net(url: str, options: HTTPOptions, name: str = "server") -> HTTPEngine
 
     if proxies.needs_tls():  # an https:// proxy is verified as a server would be (verify=, cert=)
         proxies.tls = context if context is not None else direct_ssl_context(options)
-    net = DirectNet(
+    net = PoolNet(
         url, headers, ssl_context=context, pool_maxsize=options.pool_maxsize, name=name, proxies=proxies or None
     )
     return with_auth(net, options.auth)

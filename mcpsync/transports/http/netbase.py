@@ -1,12 +1,13 @@
 """What every HTTP layer shares: URL origins, redaction, the engine protocol and the engine-neutral errors.
 
 It imports nothing heavy (no ``requests``, no ``http.client``): :mod:`mcpsync.transports.http.remote`,
-:mod:`mcpsync.transports.http.engine` and the transports import it.
+:mod:`mcpsync.transports.http.pool` and the transports import it.
 
-The errors are what the standard-library engine (:mod:`mcpsync.transports.http.engine`) raises;
+The errors are what a server's urllib3 pools (:mod:`mcpsync.transports.http.pool`) raise, urllib3's own
+translated;
 :func:`mcpsync.transports.http.remote.convert_request_exception` turns them into the typed
-:class:`~mcpsync.errors.TransportError` subclasses. Their class names (``ConnectTimeout``, ``ReadTimeout``)
-are what :func:`mcpsync.transports.http.calls._is_read_timeout` recognises.
+:class:`~mcpsync.errors.TransportError` subclasses; :func:`mcpsync.transports.http.calls._is_read_timeout`
+recognises ``ConnectTimeout`` and ``ReadTimeout`` by class.
 """
 
 from __future__ import annotations
@@ -38,11 +39,11 @@ __all__ = [
 
 
 class HTTPEngine(Protocol):
-    """What a remote transport sends with (:class:`~mcpsync.transports.http.engine.DirectNet`, or an auth layer
+    """What a remote transport sends with (:class:`~mcpsync.transports.http.pool.PoolNet`, or an auth layer
     of :mod:`~mcpsync.transports.http.auth` around it). Thread-safe; answers are streamed (``status_code``,
     ``headers``, ``raw.read1``, ``raw.release_conn``, ``close``)."""
 
-    kind: str  # "stdlib": the one engine
+    kind: str  # "urllib3": the one stack
 
     def send(
         self,
@@ -68,7 +69,7 @@ class HTTPEngine(Protocol):
 
 
 class EngineError(Exception):
-    """A failure of the standard-library HTTP engine (converted to a ``TransportError`` by the transports)."""
+    """A failure of an HTTP request (converted to a ``TransportError`` by the transports)."""
 
 
 class ConnectFailed(EngineError):

@@ -25,7 +25,7 @@ USER_AGENT = "mcpsync/%s" % _mcpsync_version
 VerifyType = Union[bool, str, ssl.SSLContext]
 #: The remote transports a client may use: ``auto`` (Streamable HTTP, falling back to legacy SSE), ``http``, ``sse``.
 TransportKind = Literal["auto", "http", "sse"]
-#: The values ``engine=`` accepts (see :class:`HTTPOptions`); both mean the one engine.
+#: What ``engine=`` took before it was removed (see :class:`HTTPOptions`): passing any is a ``ConfigError``.
 EngineName = Literal["auto", "stdlib"]
 
 
@@ -43,7 +43,7 @@ class HTTPOptions:
         headers: extra headers sent on every request (e.g. an API key).
         bearer_token: a static token sent as ``Authorization: Bearer <token>``.
         auth: an :class:`mcpsync.Auth` flow (e.g. ``OAuthManager.auth(name)``), or any ``requests.auth.AuthBase``
-            (or callable ``auth(prepared_request)``); see docs/http.md "Auth".
+            (or callable ``auth(prepared_request)``); see docs/guides/http.md "Auth".
         verify: True (default CA bundle, or ``REQUESTS_CA_BUNDLE``), False, a CA bundle path,
             an ``ssl.SSLContext``, or ``"system"`` for the operating system's trust store
             (via the ``truststore`` package when installed).
@@ -56,11 +56,10 @@ class HTTPOptions:
             None (default) waits as long as the call's own timeout allows.
         max_message_size: the largest single message accepted (default 64 MiB).
         pool_maxsize: connections kept per origin (at least the number of calls in flight).
-        engine: kept for compatibility: ``"auto"`` (default) and ``"stdlib"`` both mean the standard-library
-            engine (:mod:`~mcpsync.transports.http.engine`), which carries every MCP request whatever the
-            ``auth``, proxy or netrc settings. ``"requests"`` (an engine of 0.1.0, since removed: see the README
-            "Which HTTP library carries which traffic") is a ``ConfigError`` saying so, as is a leftover
-            ``MCPSYNC_HTTP_ENGINE=requests`` in the environment (the variable no longer selects anything).
+        engine: removed: urllib3 carries every request (see the README "Which HTTP library carries which
+            traffic"). Passing it, whatever its value, is a ``ConfigError`` that says so, as is a leftover
+            ``MCPSYNC_HTTP_ENGINE=requests`` in the environment (the variable selects nothing; ``auto`` and
+            ``stdlib`` there are ignored).
     """
 
     def __init__(
@@ -114,15 +113,15 @@ class HTTPOptions:
 
 
 _REMOVED = (
-    "the requests engine was removed: every MCP request now goes through the standard-library engine, which "
-    "serves every auth (mcpsync.Auth, bearer tokens, DPoP, requests.auth.AuthBase), proxy (http, https, socks4, "
+    "the engine option is gone: urllib3 carries every request mcpsync makes (MCP calls, OAuth, the registry), "
+    "whatever the auth (mcpsync.Auth, bearer tokens, DPoP, requests.auth.AuthBase), proxy (http, https, socks4, "
     "socks5) and netrc configuration"
 )
 
 
 def _check_engine(engine: Optional[str]) -> str:
-    """``engine=`` as given (``"auto"`` when None); a ``ConfigError`` for ``"requests"`` (in the option or in a
-    leftover ``MCPSYNC_HTTP_ENGINE``) or any other name."""
+    """``"auto"`` when ``engine`` is None; a ``ConfigError`` for any ``engine=`` (the option is gone) and for a
+    leftover ``MCPSYNC_HTTP_ENGINE=requests`` (or a value that never was an engine)."""
     import os
 
     if engine is None:
@@ -132,11 +131,7 @@ def _check_engine(engine: Optional[str]) -> str:
         if stale and stale.lower() not in ("auto", "stdlib"):
             raise ConfigError("MCPSYNC_HTTP_ENGINE=%r is not an engine (unset the variable)" % (stale[:40],))
         return "auto"
-    if engine == "requests":
-        raise ConfigError("engine='requests': %s; drop the engine argument" % _REMOVED)
-    if engine not in ("auto", "stdlib"):
-        raise ConfigError("engine must be 'auto' or 'stdlib' (not %r)" % (engine,))
-    return engine
+    raise ConfigError("engine=%r: %s; drop the engine argument" % (str(engine)[:40], _REMOVED))
 
 
 _OPTION_NAMES = (

@@ -1,4 +1,4 @@
-"""Proxies and netrc for the standard-library engine (what ``requests`` resolves from the environment).
+"""Which proxy each URL takes, and netrc (what ``requests`` resolves from the environment), for the urllib3 pools.
 
 * :func:`proxy_table` builds, once per server, the proxies a transport may use: ``HTTPOptions.proxies``
   when given (``requests``' keys: ``"https"``, ``"http"``, ``"all"``, ``"https://host"``, ``"all://host"``,
@@ -9,13 +9,11 @@
 * ``NO_PROXY``: comma-separated host names (a name matches itself and its subdomains, a leading dot
   optional), ``host:port``, IP addresses, CIDR networks (``10.0.0.0/8``, ``fd00::/8``), or ``*`` (no proxy
   at all).
-* :class:`Proxy`: one proxy. ``http://`` and ``https://`` (TLS to the proxy): plain ``http`` requests go to it
-  in absolute form, ``https`` through a ``CONNECT`` tunnel (TLS to the server inside it, verified against the
-  server's name; through an ``https://`` proxy that is TLS inside TLS, :mod:`~mcpsync.transports.http.tls_in_tls`),
-  the URL's userinfo becomes ``Proxy-Authorization: Basic``. ``socks5://`` / ``socks5h://`` (RFC 1928, RFC 1929
-  credentials from the URL) and ``socks4://`` / ``socks4a://`` (the URL's user name as the user id): a tunnel
-  for every connection. A refusal is a :class:`~mcpsync.transports.http.netbase.ProxyRefused` (``ProxyError`` for
-  callers; ``status_code=407`` when the proxy wants other credentials).
+* :class:`Proxy`: one proxy URL, parsed. ``http://`` and ``https://`` (TLS to the proxy): plain ``http`` requests
+  go to it in absolute form, ``https`` through a ``CONNECT`` tunnel (urllib3's ``ProxyManager``; through an
+  ``https://`` proxy that is TLS inside TLS), the URL's userinfo becomes ``Proxy-Authorization: Basic``.
+  ``socks5://`` / ``socks5h://`` and ``socks4://`` / ``socks4a://``: urllib3's ``SOCKSProxyManager`` (PySocks, the
+  ``socks`` extra). The connections themselves are :mod:`~mcpsync.transports.http.pool`'s.
 * :func:`netrc_authorization`: ``Authorization: Basic`` for the server from ``NETRC`` / ``~/.netrc`` /
   ``~/_netrc`` (as ``requests`` reads it: the login, else the account, and the password).
 
@@ -29,19 +27,14 @@ from __future__ import annotations
 import base64
 import logging
 import os
-import socket
-import ssl
 import sys
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 from urllib.parse import unquote, urlsplit
 
-from .netbase import ConnectTimeout, ProxyRefused
 
 __all__ = ["Proxy", "ProxyTable", "bypass", "netrc_authorization", "proxy_table"]
 
 logger = logging.getLogger("mcpsync.transports.http.transport")
-
-_MAX_HEAD = 1 << 16
 
 
 #: The proxy URL schemes this engine speaks (``https``: TLS to the proxy; ``socks5``/``socks4``: names resolved
@@ -96,56 +89,6 @@ class Proxy:
         otherwise each connection is a tunnel (:meth:`tunnel`)."""
         return self.kind in ("http", "https") and scheme == "http"
 
-    def secure(self, sock: socket.socket) -> Any:
-        """``sock`` (connected to the proxy) wrapped for TLS to an ``https://`` proxy, else ``sock``. The
-        handshake is NOT done: the caller runs ``do_handshake()`` on the returned ``SSLSocket`` (the engine does
-        it where ``abort()`` can shut the socket down). ``sock`` is detached by the wrap: use the result. Raises
-        ``ValueError`` without TLS settings, ``OSError`` (the caller closes ``sock``)."""
-        if self.kind != "https":
-            return sock
-        if self.tls is None:
-            raise ValueError("no TLS settings for the proxy %s" % self.shown)
-        return self.tls.wrap_socket(sock, server_hostname=self.host, do_handshake_on_connect=False)
-
-    def tunnel(self, sock: socket.socket, host: str, port: int) -> None:
-        """Ask the proxy (``sock`` is connected to it) for a tunnel to ``host:port``; blocks for the answer,
-        bounded by ``sock``'s timeout (the connect timeout). On failure closes ``sock`` and raises
-        ``ProxyRefused`` (an answer other than 2xx; 407 also for refused SOCKS credentials) or ``ConnectTimeout``."""
-        if self.kind not in ("http", "https"):
-            try:
-                if self.kind.startswith("socks4"):
-                    socks4_connect(sock, host, port, self)
-                else:
-                    socks5_connect(sock, host, port, self)
-            except socket.timeout:
-                sock.close()
-                raise ConnectTimeout("timed out opening a tunnel through the proxy %s" % self.shown) from None
-            except ProxyRefused:
-                sock.close()
-                raise
-            except (OSError, ValueError) as exc:
-                sock.close()
-                raise ProxyRefused("the proxy %s broke off: %s" % (self.shown, str(exc)[:200]), 0) from None
-            return
-        shown = "[%s]" % host if ":" in host else host
-        lines = ["CONNECT %s:%d HTTP/1.1" % (shown, port), "Host: %s:%d" % (shown, port)]
-        if self.authorization:
-            lines.append("Proxy-Authorization: " + self.authorization)
-        try:
-            sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
-            status, reason = _read_connect_answer(sock)
-        except socket.timeout:
-            sock.close()
-            raise ConnectTimeout("timed out opening a tunnel through the proxy %s" % self.shown) from None
-        except (OSError, ValueError) as exc:
-            sock.close()
-            raise ProxyRefused(
-                "the proxy %s broke off the tunnel to %s:%d: %s" % (self.shown, shown, port, str(exc)[:200]), 0
-            ) from None
-        if not 200 <= status < 300:
-            sock.close()
-            raise ProxyRefused(refusal(self, status, reason, "%s:%d" % (shown, port)), status)
-
     def __repr__(self) -> str:
         return "<Proxy %s%s>" % (self.shown, " (with credentials)" if self.authorization else "")
 
@@ -160,138 +103,6 @@ _SOCKS_REPLIES = {
     7: "command not supported",
     8: "address type not supported",
 }
-
-
-def socks5_connect(sock: socket.socket, host: str, port: int, proxy: Proxy) -> None:
-    """RFC 1928 CONNECT (with RFC 1929 username/password when the proxy URL has credentials) on ``sock``.
-    ``socks5``: ``host`` is resolved here; ``socks5h``: the proxy resolves it. Raises ``ProxyRefused``."""
-    target = "%s:%d" % (host, port)
-    methods = b"\x00\x02" if proxy.user or proxy.password else b"\x00"
-    sock.sendall(b"\x05" + bytes([len(methods)]) + methods)
-    version, method = _recv_exact(sock, 2)
-    if version != 5:
-        raise ValueError("not a SOCKS5 proxy")
-    if method == 0x02:
-        user, password = proxy.user.encode("utf-8"), proxy.password.encode("utf-8")
-        if len(user) > 255 or len(password) > 255:
-            raise ProxyRefused("the SOCKS credentials for %s are longer than 255 bytes" % proxy.shown, 407)
-        sock.sendall(b"\x01" + bytes([len(user)]) + user + bytes([len(password)]) + password)
-        if _recv_exact(sock, 2)[1] != 0:
-            raise ProxyRefused(
-                "the proxy %s refused the credentials in the proxy URL for %s" % (proxy.shown, target), 407
-            )
-    elif method != 0x00:
-        what = "wants credentials" if not (proxy.user or proxy.password) else "accepts none of the offered methods"
-        raise ProxyRefused("the SOCKS proxy %s %s for %s" % (proxy.shown, what, target), 407)
-    bare = host.strip("[]")
-    import ipaddress
-
-    address: bytes
-    try:
-        packed = ipaddress.ip_address(bare).packed
-        address = (b"\x01" if len(packed) == 4 else b"\x04") + packed
-    except ValueError:
-        if proxy.kind == "socks5":  # resolved here, as requests does for socks5://
-            info = socket.getaddrinfo(bare, port, type=socket.SOCK_STREAM)[0][4][0]
-            packed = ipaddress.ip_address(info).packed
-            address = (b"\x01" if len(packed) == 4 else b"\x04") + packed
-        else:
-            name = bare.encode("idna")
-            if len(name) > 255:
-                raise ProxyRefused("the host name %s is too long for SOCKS" % bare[:80], 0) from None
-            address = b"\x03" + bytes([len(name)]) + name
-    sock.sendall(b"\x05\x01\x00" + address + port.to_bytes(2, "big"))
-    version, reply, _reserved, kind = _recv_exact(sock, 4)
-    if version != 5:
-        raise ValueError("not a SOCKS5 answer")
-    if reply != 0:
-        text = _SOCKS_REPLIES.get(reply, "error %d" % reply)
-        raise ProxyRefused("the SOCKS proxy %s could not reach %s: %s" % (proxy.shown, target, text), 0)
-    skip = {1: 4, 4: 16}.get(kind)
-    if skip is None:
-        if kind != 3:
-            raise ValueError("a SOCKS5 answer with address type %d" % kind)
-        skip = _recv_exact(sock, 1)[0]
-    _recv_exact(sock, skip + 2)  # the bound address and port: not needed
-
-
-def socks4_connect(sock: socket.socket, host: str, port: int, proxy: Proxy) -> None:
-    """SOCKS4 CONNECT (``socks4``: an IPv4 address resolved here; ``socks4a``: the proxy resolves the name).
-    The proxy URL's user name is the SOCKS4 user id (SOCKS4 has no passwords). Raises ``ProxyRefused``."""
-    import ipaddress
-
-    target = "%s:%d" % (host, port)
-    bare = host.strip("[]")
-    name = b""
-    try:
-        address = ipaddress.ip_address(bare)
-    except ValueError:
-        address = None
-    if address is None and proxy.kind == "socks4":
-        address = ipaddress.ip_address(socket.getaddrinfo(bare, port, socket.AF_INET, socket.SOCK_STREAM)[0][4][0])
-    if address is None:
-        packed, name = b"\x00\x00\x00\x01", bare.encode("idna") + b"\x00"  # 4a: 0.0.0.1, then the name
-    elif address.version == 4:
-        packed = address.packed
-    else:
-        raise ProxyRefused("the SOCKS4 proxy %s cannot reach the IPv6 address of %s" % (proxy.shown, target), 0)
-    user = proxy.user.encode("utf-8")
-    sock.sendall(b"\x04\x01" + port.to_bytes(2, "big") + packed + user + b"\x00" + name)
-    _version, status = _recv_exact(sock, 8)[:2]
-    if status != 90:
-        text = {91: "request rejected or failed", 92: "no identd", 93: "identd refused the user id"}.get(
-            status, "status %d" % status
-        )
-        raise ProxyRefused("the SOCKS4 proxy %s could not reach %s: %s" % (proxy.shown, target, text), 0)
-
-
-def _recv_exact(sock: socket.socket, n: int) -> bytes:
-    data = b""
-    while len(data) < n:
-        chunk = sock.recv(n - len(data))
-        if not chunk:
-            raise ValueError("the proxy closed the connection")
-        data += chunk
-    return data
-
-
-def refusal(proxy: Proxy, status: int, reason: str, target: str) -> str:
-    """The message of a proxy's refusal (a 407 says what to do)."""
-    if status == 407:
-        what = "refused the credentials in the proxy URL" if proxy.authorization else "wants credentials"
-        return "the proxy %s %s (HTTP 407) for %s; put user:password in the proxy URL" % (proxy.shown, what, target)
-    return "the proxy %s refused the connection to %s: HTTP %d %s" % (proxy.shown, target, status, reason[:100])
-
-
-def _read_connect_answer(sock: socket.socket) -> Tuple[int, str]:
-    """The status of a CONNECT answer. Reads the head and not one byte more (after a 200 the bytes belong to
-    the TLS session inside the tunnel): each chunk is peeked first, then only its part up to the blank line
-    is taken."""
-    head = b""
-    if isinstance(sock, ssl.SSLSocket):  # no MSG_PEEK on TLS: byte by byte (from its buffer), only the head
-        while not head.endswith(b"\r\n\r\n"):
-            byte = sock.recv(1)
-            if not byte:
-                raise ValueError("the proxy closed the connection")
-            head += byte
-            if len(head) > _MAX_HEAD:
-                raise ValueError("the proxy's answer head is too long")
-    while not head.endswith(b"\r\n\r\n"):
-        peeked = sock.recv(4096, socket.MSG_PEEK)
-        if not peeked:
-            raise ValueError("the proxy closed the connection")
-        cut = (head + peeked).find(b"\r\n\r\n")
-        if cut >= 0:
-            head += sock.recv(cut + 4 - len(head))
-            break
-        head += sock.recv(len(peeked))
-        if len(head) > _MAX_HEAD:
-            raise ValueError("the proxy's answer head is too long")
-    line = head.split(b"\r\n", 1)[0].decode("latin-1")
-    parts = line.split(" ", 2)
-    if len(parts) < 2 or not parts[0].startswith("HTTP/") or not parts[1].isdigit():
-        raise ValueError("not an HTTP answer: %r" % line[:80])
-    return int(parts[1]), parts[2] if len(parts) > 2 else ""
 
 
 class ProxyTable:
