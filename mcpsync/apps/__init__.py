@@ -5,6 +5,7 @@ pywebview). The page itself is fetched and verified by :meth:`mcpsync.Client.app
 Nothing here is imported by ``import mcpsync``; names load on first use.
 """
 
+from types import MappingProxyType as _MappingProxyType
 from typing import TYPE_CHECKING, Any, List
 
 from .._lazy import exports
@@ -25,7 +26,7 @@ __all__ = [
     "HostCallbacks",
 ]
 
-_LAZY = {
+_LAZY = _MappingProxyType({
     "APPS_PROTOCOL_VERSION": "bridge",
     "AppBridge": "bridge",
     "AppResource": "..client.app_page",
@@ -33,7 +34,7 @@ _LAZY = {
     "AppSession": "web",
     "AppWebHost": "web",
     "DesktopApp": "desktop",
-}
+})
 
 
 _load, _names = exports(__name__, _LAZY, globals())

@@ -16,6 +16,7 @@ See docs/guides/oauth.md.
 
 from __future__ import annotations
 
+from types import MappingProxyType as _MappingProxyType
 from typing import TYPE_CHECKING, Any, List
 
 from .._lazy import exports
@@ -56,13 +57,13 @@ __all__ = [
     "parse_www_authenticate",
 ]
 
-_LAZY = {
+_LAZY = _MappingProxyType({
+    "AuthorizationRequest": ".callback",
+    "OAuthManager": ".flow",
     "Auth": "..httpauth",
     "AuthRequest": "..httpauth",
     "AuthResponse": "..httpauth",
     "BearerAuth": "..httpauth",
-    "AuthorizationRequest": ".callback",
-    "OAuthManager": ".flow",
     "CallbackResult": ".callback",
     "ClientAuth": ".grants",
     "CredentialStore": ".store",
@@ -76,7 +77,7 @@ _LAZY = {
     "OAuthConfig": ".config",
     "canonical_resource": ".discovery",
     "parse_www_authenticate": ".discovery",
-}
+})
 
 
 _load, _names = exports(__name__, _LAZY, globals())
