@@ -41,7 +41,7 @@ NAMESPACES = [
     "mcpsync.warm",
 ]
 #: Public-looking names a module may hold besides its ``__all__``: typing helpers and the lazy loader.
-HELPERS = {"TYPE_CHECKING", "Any", "List", "annotations", "exports", "logger"}
+HELPERS = {"TYPE_CHECKING", "Any", "List", "MappingProxyType", "annotations", "exports", "logger"}
 #: Helpers a module shares with the library's other modules (not part of the API).
 INTERNAL = {"mcpsync.errors": {"seconds_text"}}
 
@@ -67,12 +67,8 @@ def test_all_is_sorted_resolves_and_is_complete(package: str) -> None:
         value = getattr(module, name)
         if isinstance(value, types.ModuleType):
             continue
-        if package == "mcpsync.types" and getattr(value, "__module__", package) != package:
-            continue  # typing names (Dict, Optional...) and dataclasses helpers used by the module itself
-        if package == "mcpsync.session" and (
-            not hasattr(value, "__module__") or getattr(value, "__module__", package) != package
-        ):
-            continue  # the session module's own imports
+        if not hasattr(module, "__path__") and getattr(value, "__module__", package) != package:
+            continue  # a plain module's own imports (typing names, dataclasses helpers...)
         public.add(name)
     stray = sorted(public - set(exported) - {"__version__"})
     assert not stray, "not in %s.__all__: %s" % (package, stray)
