@@ -8,7 +8,7 @@ Run from the repository root after merging a branch written against the old API:
 
 It rewrites ``mcpsync.Name`` (code and prose) and ``from mcpsync import A, B`` statements (in .py files and in
 docs' code blocks), using :data:`MOVES`. tests/test_public_api.py checks that :data:`MOVES` and
-docs/migration-0.2.md cover every name of :data:`OLD_ALL` that is no longer at the top level.
+docs/reference/migration-0.2.md cover every name of :data:`OLD_ALL` that is no longer at the top level.
 """
 
 from __future__ import annotations
@@ -333,7 +333,7 @@ SKIP = {
     "mcpsync/__init__.py",
     "tests/migrate_public_names.py",
     "tests/test_public_api.py",
-    "docs/migration-0.2.md",
+    "docs/reference/migration-0.2.md",
     "CHANGELOG.md",
 }
 SUFFIXES = (".py", ".md", ".txt", ".toml", ".cfg", ".ini", ".sh", ".yml", ".yaml", "")

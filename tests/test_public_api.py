@@ -1,5 +1,5 @@
 """The public API: a small top level, every other name in a namespace with a tested ``__all__``, and a migration
-table (docs/migration-0.2.md) for every name that left the top level.
+table (docs/reference/migration-0.2.md) for every name that left the top level.
 
 As httpx's ``test_exported_members``: each ``__all__`` is sorted, every name in it resolves, and the namespace
 offers no public name outside it (submodules and typing helpers aside).
@@ -98,7 +98,7 @@ def test_every_moved_name_has_a_new_home() -> None:
 
 
 def test_the_migration_table_lists_every_moved_name() -> None:
-    table = (ROOT / "docs" / "migration-0.2.md").read_text().partition("## Rewriting a code base")[2]
+    table = (ROOT / "docs" / "reference" / "migration-0.2.md").read_text().partition("## Rewriting a code base")[2]
     rows = {}
     for line in table.splitlines():
         cells = [c.strip().strip("`") for c in line.strip().strip("|").split("|")]
