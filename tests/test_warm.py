@@ -31,6 +31,13 @@ from .httpserver import MCPTestServer
 TTL = 60000
 
 
+def _warm(client: Any) -> Any:
+    """The client's warm cache hooks (one of its core extensions)."""
+    from mcpsync.client.warm import WarmStart
+
+    return next((e for e in client._extensions if isinstance(e, WarmStart)), None)  # noqa: SLF001
+
+
 def _new_process_memory() -> None:
     _negotiate.ERA_CACHE._data.clear()  # noqa: SLF001
     _remote.forget()
@@ -160,8 +167,8 @@ def test_a_server_that_changed_era_is_renegotiated_and_the_call_runs_once(tmp_pa
     with MCPTestServer(era="legacy", ttl_ms=TTL) as legacy:
         # the same identity now answers in the handshake era only (as a redeployed server would)
         client = mcpsync.Client(legacy.url, warm_cache=tmp_path)
-        assert client._warm is not None  # noqa: SLF001
-        key = WarmCache.key(client._warm.identity())  # noqa: SLF001
+        assert _warm(client) is not None  # noqa: SLF001
+        key = WarmCache.key(_warm(client).identity())  # noqa: SLF001
         # the test server's new port is a new identity: the entry is rebound as the same server's would be
         (tmp_path / ("%s.json" % key)).write_text(json.dumps(dict(kept, server=key)))
         _new_process_memory()
@@ -205,10 +212,10 @@ def test_list_changed_drops_the_kept_pages(tmp_path: Path) -> None:
     cmd = server_cmd("--era", "modern", "--ttl-ms", str(TTL))
     with mcpsync.connect(cmd, warm_cache=tmp_path) as c:
         c.list_tools()
-        assert c._warm is not None and c._warm.link is not None  # noqa: SLF001
-        assert c._warm.link.pages()  # noqa: SLF001
+        assert _warm(c) is not None and _warm(c).link is not None  # noqa: SLF001
+        assert _warm(c).link.pages()  # noqa: SLF001
         c._on_notification("notifications/tools/list_changed", {})  # noqa: SLF001 - as the reader delivers it
-        assert not c._warm.link.pages()  # noqa: SLF001
+        assert not _warm(c).link.pages()  # noqa: SLF001
 
 
 @settings(
@@ -252,8 +259,8 @@ def test_a_damaged_cache_file_never_breaks_a_connection(junk: bytes, tmp_path_fa
     cache_dir = tmp_path_factory.mktemp("warm")
     cmd = server_cmd("--era", "modern", "--ttl-ms", str(TTL))
     client = mcpsync.Client(cmd, warm_cache=cache_dir)
-    assert client._warm is not None  # noqa: SLF001
-    (cache_dir / ("%s.json" % WarmCache.key(client._warm.identity()))).write_bytes(junk)  # noqa: SLF001
+    assert _warm(client) is not None  # noqa: SLF001
+    (cache_dir / ("%s.json" % WarmCache.key(_warm(client).identity()))).write_bytes(junk)  # noqa: SLF001
     _new_process_memory()
     logging.getLogger("mcpsync").setLevel(logging.CRITICAL)
     try:
@@ -370,8 +377,8 @@ def test_another_servers_entry_copied_in_is_not_used(tmp_path: Path) -> None:
         (a_file,) = tmp_path.glob("*.json")
         _plant(a_file)
         client_b = mcpsync.Client(b.url, warm_cache=tmp_path)
-        assert client_b._warm is not None  # noqa: SLF001
-        b_file = tmp_path / ("%s.json" % WarmCache.key(client_b._warm.identity()))  # noqa: SLF001
+        assert _warm(client_b) is not None  # noqa: SLF001
+        b_file = tmp_path / ("%s.json" % WarmCache.key(_warm(client_b).identity()))  # noqa: SLF001
         b_file.write_bytes(a_file.read_bytes())
         b_file.chmod(0o600)
         names, seen = _listed(b, tmp_path)

@@ -44,7 +44,6 @@ from ..types import (
 )
 from ..wire import protocol as P
 from .core import ClientCore
-from .deferred import InputRequired
 from .modern import Subscription
 from .schema import validate
 from .targets import Target
@@ -57,6 +56,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import ParamSpec
 
     from .app_page import AppResource
+    from .deferred import InputDeferral, InputRequired, ParkedInputs
     from .skills import LoadedSkill, Skill, SkillFile
 
     _P = ParamSpec("_P")
@@ -198,8 +198,8 @@ class Client(ClientCore):
             result = self._call(method, params, timeout=timeout)
             if cache != "bypass":
                 self._modern.store_list(method, cursor, result)
-                if self._warm is not None:
-                    self._warm.note_page(method, cursor, result)
+                for extension in self._extensions:
+                    extension.listed(method, cursor, result)
         raw_items = result.get(key) if isinstance(result, dict) else None
         items = [build(x) for x in raw_items if isinstance(x, dict)] if isinstance(raw_items, list) else []
         nxt = result.get("nextCursor") if isinstance(result, dict) else None
@@ -566,6 +566,14 @@ class Client(ClientCore):
         return ReadResourceResult.from_dict(result)
 
     # ------------------------------------------------------------------ deferred input
+
+    _deferral: "InputDeferral"  # the core's deferral extension (mcpsync.client.deferred)
+
+    @property
+    def pending_input(self) -> "ParkedInputs":
+        """Handshake era with ``defer_input``: the server's questions waiting for :meth:`resume` (a bounded
+        queue; see :mod:`mcpsync.client.deferred`). Thread-safe."""
+        return self._deferral.parked
 
     def resume(
         self,

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Dict, Iterable, Optional
 from .otel import otel_configured
 
 if TYPE_CHECKING:
-    from .interceptors import Interceptor
+    from .middleware import Middleware
     from .pipeline import Pipeline, TracingOption
     from .policy import ApprovalHandler
     from .retry import Retry
@@ -25,7 +25,7 @@ def build_pipeline(
     allowed_tools: Optional[Iterable[str]],
     disabled_tools: Optional[Iterable[str]],
     approval_handler: Optional["ApprovalHandler"],
-    interceptors: Optional[Iterable["Interceptor"]],
+    interceptors: Optional[Iterable["Middleware"]],
     retry: Optional["Retry"],
     tracing: "TracingOption",
     trace_context: Dict[str, str],

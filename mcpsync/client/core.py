@@ -56,13 +56,13 @@ from .modern import ModernFeatures
 from .negotiate import Deadline, Negotiated, Negotiator
 from .notify import NotificationRouter
 from .schema import ValidatorCache
-from .deferred import InputDeferral, ParkedInputs
 from .tasks import TaskHandle, wait_task_result
+from .hooks import ClientExtension
+from .middleware import RequestInfo, run_chain
 
 if TYPE_CHECKING:
     from ..transports.http.options import AuthHook, EngineName, TransportKind, VerifyType
-    from .interceptors import Interceptor
-    from .warm import WarmCache, WarmStart
+    from .middleware import Middleware
     from .pipeline import Pipeline, TracingOption
     from .policy import ApprovalHandler
     from .retry import Retry
@@ -78,6 +78,16 @@ logger = logging.getLogger(__name__)
 _C = TypeVar("_C", bound="ClientCore")
 _MRTR_METHODS = ("tools/call", "prompts/get", "resources/read")
 MAX_INPUT_ROUNDS = 10
+
+
+def _extension(module: str, name: str, client: "ClientCore", option: Any) -> ClientExtension:
+    """The extension ``mcpsync.client.<module>.<name>(client, option)``, looked up when an option asks for it:
+    the core never imports an extension."""
+    import importlib
+
+    extension = getattr(importlib.import_module("%s.%s" % (__package__, module)), name).of(client, option)
+    assert isinstance(extension, ClientExtension)
+    return extension
 
 
 class ClientCore:
@@ -126,12 +136,12 @@ class ClientCore:
         trace_context: Optional[Dict[str, str]] = None,
         defer_input: bool = False,
         input_timeout: Optional[float] = 300.0,
-        warm_cache: Union[bool, str, "os.PathLike[str]", "WarmCache", None] = None,
+        warm_cache: Union[bool, str, "os.PathLike[str]", object, None] = None,  # or a mcpsync.warm.WarmCache
         # production controls (mcpsync.client.pipeline)
         allowed_tools: Optional[Iterable[str]] = None,
         disabled_tools: Optional[Iterable[str]] = None,
         approval_handler: Optional["ApprovalHandler"] = None,
-        interceptors: Optional[Iterable["Interceptor"]] = None,
+        interceptors: Optional[Iterable["Middleware"]] = None,
         retry: Optional["Retry"] = None,
         tracing: "TracingOption" = "auto",
         # stdio
@@ -205,11 +215,10 @@ class ClientCore:
         self.trace_context = dict(trace_context or {})
         self.defer_input = defer_input
         self.input_timeout = input_timeout
-        self._warm: Optional["WarmStart"] = None  # near-instant reconnects (mcpsync.client.warm), when asked for
-        if warm_cache is not None and warm_cache is not False:
-            from .warm import WarmCache as _WarmCache, WarmStart as _WarmStart
-
-            self._warm = _WarmStart(self, _WarmCache.coerce(warm_cache))
+        #: the extensions hooked into the core (mcpsync.client.hooks), in order; the warm cache is one
+        self._extensions: List[ClientExtension] = []
+        if warm_cache is not None and warm_cache is not False:  # near-instant reconnects, when asked for
+            self._extensions.append(_extension("warm", "WarmStart", self, warm_cache))
         self._pipeline: Optional["Pipeline"] = build_pipeline(
             allowed_tools, disabled_tools, approval_handler, interceptors, retry, tracing, self.trace_context
         )
@@ -236,10 +245,9 @@ class ClientCore:
         self._tools_epoch = 0  # notifications/tools/list_changed received (read by tools_epoch)
         self._follow_tools = False  # follow_tool_changes(): the 2026-07-28 listen stream carries tools
         self._follow_lock = threading.Lock()
-        #: ``defer_input`` per call and, in the handshake era, the parked questions (mcpsync.client.deferred)
-        self._deferral = InputDeferral(self)
-        #: handshake era with ``defer_input``: the server's questions waiting for :meth:`resume`
-        self.pending_input: ParkedInputs = self._deferral.parked
+        #: ``defer_input`` per call and, in the handshake era, the parked questions: an extension, always there
+        self._deferral = _extension("deferred", "InputDeferral", self, None)
+        self._extensions.insert(0, self._deferral)
         self._lock = threading.RLock()
         self._open_lock = threading.RLock()  # one open at a time: open(), a lazy first use, a reopen after fork
         self._user_closed = False  # close() was called: never opened again
@@ -380,9 +388,9 @@ class ClientCore:
         registry.track(self)  # from now on: a fork in the middle of the open is handled in the child
         errors: List[Tuple[str, BaseException]] = []
         deadline = Deadline(self.connect_timeout)
-        warm = self._warm
-        if warm is not None:
-            warm.before_open(self._target)
+        extensions = tuple(self._extensions)
+        for extension in extensions:
+            extension.before_open(self._target)
         candidates = self._transport_candidates()
         for index, (label, factory) in enumerate(candidates):
             session = None
@@ -411,11 +419,11 @@ class ClientCore:
                     raise ClientClosed("client closed while opening", server=self.name)
                 if deadline.expired():
                     raise deadline.error(self.name)
-                agreed = warm.prior(session) if warm is not None else None
+                agreed = next((a for a in (e.prior(session) for e in extensions) if a is not None), None)
                 if agreed is None:
                     agreed = self._negotiator(deadline).negotiate(session)
-                    if warm is not None:
-                        warm.agreed(agreed, label)
+                    for extension in extensions:
+                        extension.negotiated(agreed, label)
                 self._agreed(agreed)
             except BaseException as exc:
                 if isinstance(exc, RequestTimeout) and not isinstance(exc, ConnectTimeout):
@@ -464,10 +472,8 @@ class ClientCore:
             self._state = "open"
         if self.keepalive and self.era == "legacy":
             self._keepalive_thread = spawn("mcpsync-keepalive:%s" % self.name, self._keepalive_loop)
-        if warm is not None:
-            for key, (page, seconds) in warm.pages().items():
-                method, _, cursor = key.partition("|")
-                self._modern.seed_list(method, cursor or None, page, seconds)
+        for extension in extensions:
+            extension.opened(self._modern.seed_list)
         self._modern.after_open()
         return self
 
@@ -540,7 +546,7 @@ class ClientCore:
     def close(self, timeout: Optional[float] = None) -> None:
         """Close the connection and stop every thread. Idempotent; callable from any thread and callbacks.
 
-        Pending calls fail with :class:`~mcpsync.ConnectionClosed`. Bounded: a stdio
+        Pending calls fail with :class:`~mcpsync.errors.ConnectionClosed`. Bounded: a stdio
         server gets ``shutdown_timeout`` after EOF and again after SIGTERM. Callbacks still queued
         are discarded: once it returns no user callback runs (one already running is waited for,
         up to 2 s).
@@ -565,7 +571,11 @@ class ClientCore:
             session.close(timeout)
         join(self._keepalive_thread, 1.0)
         self.notifications.close()
-        self.pending_input.close()
+        for extension in self._extensions:
+            try:
+                extension.close()
+            except Exception:  # noqa: BLE001
+                logger.debug("[%s] extension shutdown failed", self.name, exc_info=True)
         registry.untrack(self)
 
     def _abandon_after_fork(self) -> None:
@@ -726,44 +736,41 @@ class ClientCore:
         owned_params: bool,
         before_send: Optional[Callable[[Any], None]] = None,
     ) -> Any:
-        session = self.session
         total = self.max_total_timeout if max_total_timeout is DEFAULT else max_total_timeout
-        if self.era == "modern":
-            stamped = self._stamp(params)
-            self._deferral.stamp(stamped)
-            try:
-                result = session.request(
-                    method,
-                    stamped,
-                    timeout=timeout,
-                    max_total_timeout=total,
-                    progress=progress,
-                    progress_token=progress_token,
-                    owned_params=True,  # _stamp made fresh params and a fresh _meta
-                    before_send=before_send,
-                )
-            except MCPError as exc:
-                warm = self._warm
-                if warm is not None and warm.refused(exc):  # the kept verdict is stale; the request did not run
-                    self._reconnect_cold()
-                    return self._send_call(
-                        method, params, timeout, max_total_timeout, progress, progress_token, owned_params, before_send
-                    )
-                raise
-            warm = self._warm
-            if warm is not None and warm.unconfirmed and not warm.confirm(result):
-                warm.refresh(self._negotiator().negotiate(session))  # the server changed: discover again
-            return self._complete(method, stamped, result, timeout, total, progress, progress_token)
-        return session.request(
-            method,
-            params,
-            timeout=timeout,
-            max_total_timeout=total,
-            progress=progress,
-            progress_token=progress_token,
-            owned_params=owned_params,
-            before_send=before_send,
-        )
+
+        def send(p: Optional[Dict[str, Any]], owned: bool) -> Any:
+            return self.session.request(
+                method,
+                p,
+                timeout=timeout,
+                max_total_timeout=total,
+                progress=progress,
+                progress_token=progress_token,
+                owned_params=owned,
+                before_send=before_send,
+            )
+
+        if self.era != "modern":
+            return send(params, owned_params)
+        sent: List[Optional[Dict[str, Any]]] = []
+
+        def wire(request: RequestInfo) -> Any:  # the innermost step: stamped afresh on each call
+            if self.era != "modern":  # an extension reconnected, and the server now speaks the handshake era
+                sent.append(None)
+                return send(request.params, owned_params)
+            stamped = self._stamp(request.params)
+            for extension in self._extensions:
+                extension.stamped(stamped)
+            sent.append(stamped)
+            return send(stamped, True)  # _stamp made fresh params and a fresh _meta
+
+        request = RequestInfo(self.name, method, params, era="modern")
+        steps = [e for e in self._extensions if type(e).handle is not ClientExtension.handle]  # those that wrap it
+        result = run_chain(steps, request, wire) if steps else wire(request)
+        stamped = sent[-1] if sent else None
+        if stamped is None:  # an extension answered without sending, or the era changed under it
+            return result
+        return self._complete(method, stamped, result, timeout, total, progress, progress_token)
 
     def _complete(
         self,
@@ -778,10 +785,10 @@ class ClientCore:
         """Modern era: check ``resultType`` and drive ``input_required`` rounds (at most 10).
 
         With ``defer_input`` (the client's or this call's) the first ``input_required`` raises
-        :class:`~mcpsync.InputRequired` instead of asking the handlers (unless every question can be
+        :class:`~mcpsync.input.InputRequired` instead of asking the handlers (unless every question can be
         answered from configuration alone: the roots).
         """
-        rounds = self._deferral.start_round()
+        rounds = sum(extension.input_rounds_before() for extension in self._extensions)
         failed: Optional[Tuple[str, BaseException]] = None
         while True:
             if not isinstance(result, dict):
@@ -807,8 +814,10 @@ class ClientCore:
                 )
             retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
             requests = result.get("inputRequests")
-            if self._deferral.defers(requests):
-                raise self._deferral.input_required(method, params, result, rounds)
+            for extension in self._extensions:
+                stop = extension.input_required(method, params, result, rounds)
+                if stop is not None:
+                    raise stop
             if failed is not None:  # the server did not take the error answer: it would ask forever
                 raise MCPError(
                     "the handler for %s failed (%s: %s) and the server asked for the input again"
@@ -841,8 +850,9 @@ class ClientCore:
     # server requests ---------------------------------------------------------------
 
     def _on_server_request(self, method: str, params: Dict[str, Any], ctx: RequestContext) -> Any:
-        if self._deferral.parks(method):
-            return self._deferral.park(method, params, ctx)
+        for extension in self._extensions:
+            if extension.takes_server_request(method):
+                return extension.server_request(method, params, ctx)
         return answer_for(self, method, params, missing=None, during=None)
 
     # notifications (reader thread: quick, no user code): mcpsync.client.notify ------------

@@ -61,6 +61,7 @@ from ..errors import (
     SchemaValidationError,
 )
 from ..wire import protocol as P
+from .hooks import ClientExtension
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..session import RequestContext
@@ -604,9 +605,15 @@ class DeferringClient(Protocol):
     _roots: Optional[List[Any]]
 
 
-class InputDeferral:
+class InputDeferral(ClientExtension):
     """One client's ``defer_input``: the per-call setting (thread-local), the round a resume starts at, and
-    the handshake era's parked questions. Owned by the client; thread-safe."""
+    the handshake era's parked questions; hooked into the client core as a
+    :class:`~mcpsync.client.hooks.ClientExtension`. Owned by the client; thread-safe."""
+
+    @classmethod
+    def of(cls, client: DeferringClient, option: Any) -> "InputDeferral":
+        """The deferral of ``client`` (``option`` is unused: every client can defer per call)."""
+        return cls(client)
 
     def __init__(self, client: DeferringClient) -> None:
         self._client = client
@@ -644,6 +651,27 @@ class InputDeferral:
         """How many input rounds came before this request (a resumed call carries them on)."""
         return int(getattr(self._local, "start_round", 0))
 
+    def input_rounds_before(self) -> int:
+        return self.start_round()
+
+    def stamped(self, params: Dict[str, Any]) -> None:
+        self.stamp(params)
+
+    def input_required(
+        self, method: str, params: Dict[str, Any], result: Dict[str, Any], rounds: int
+    ) -> Optional[BaseException]:
+        """The :class:`InputRequired` to raise when this call defers the result's questions, else None."""
+        return self.deferred(method, params, result, rounds) if self.defers(result.get("inputRequests")) else None
+
+    def takes_server_request(self, method: str) -> bool:
+        return self.parks(method)
+
+    def server_request(self, method: str, params: Dict[str, Any], ctx: Any) -> Any:
+        return self.park(method, params, ctx)
+
+    def close(self) -> None:
+        self.parked.close()
+
     def stamp(self, stamped: Dict[str, Any]) -> None:
         """2026-07-28: a call that defers on a client without an elicitation handler or ``defer_input``
         declares the elicitation capability for this request (the host will answer)."""
@@ -662,7 +690,7 @@ class InputDeferral:
         only_roots = all(isinstance(r, dict) and r.get("method") == "roots/list" for r in requests.values())
         return not (only_roots and self._client._roots is not None)  # noqa: SLF001 - the owner's configuration
 
-    def input_required(self, method: str, params: Dict[str, Any], result: Dict[str, Any], rounds: int) -> InputRequired:
+    def deferred(self, method: str, params: Dict[str, Any], result: Dict[str, Any], rounds: int) -> InputRequired:
         """The :class:`InputRequired` for a 2026-07-28 ``input_required`` result."""
         requests: Dict[str, Any] = result["inputRequests"]
         state = result.get("requestState")
@@ -717,7 +745,9 @@ class ResumingClient(Protocol):
     """What :func:`resume` uses of the client (declared here, so this module imports no client)."""
 
     name: str
-    pending_input: ParkedInputs
+
+    @property
+    def pending_input(self) -> ParkedInputs: ...
     _deferral: "InputDeferral"
 
     def fulfil_input_requests(self, requests: Dict[str, Any], method: str) -> Dict[str, Any]: ...

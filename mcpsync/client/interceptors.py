@@ -19,7 +19,7 @@ Threads: for blocking methods (``call_tool``, ``list_tools``, ``read_resource``,
 hook runs on the thread that called the method, never on a reader thread. For ``call_tool_async``,
 ``on_request`` runs on the calling thread and ``on_result`` / ``on_error`` on the client's dispatch
 thread when the request ends (there they observe; their return value is not used). A retried request
-(see :class:`mcpsync.Retry`) runs the chain once per attempt (``info.attempt`` counts from 1).
+(see :class:`mcpsync.middleware.Retry`) runs the chain once per attempt (``info.attempt`` counts from 1).
 
 The opening requests (``initialize``, the ``server/discover`` probe) run through the chain too (never
 retried; ``info.era`` is None then), and so do keep-alive pings (on the client's keep-alive thread) and
@@ -31,77 +31,34 @@ intercepted: notifications (``notifications/cancelled``, ``notifications/initial
 from __future__ import annotations
 
 import logging
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Sequence
+
+from .middleware import Middleware, Next, RequestInfo
 
 __all__ = ["Interceptor", "RequestInfo"]
 
 logger = logging.getLogger(__name__)
 
 
-class RequestInfo:
-    """One outgoing request as interceptors see it. Not shared between threads.
+class Interceptor(Middleware):
+    """Base class for interceptors; every hook does nothing by default. See the module docstring.
 
-    Attributes:
-        server: the server's name.
-        method: the JSON-RPC method (``tools/call``...).
-        params: this request's params (a copy the hooks may change), or None.
-        headers: extra HTTP headers for this request (Streamable HTTP and legacy SSE POSTs).
-        request_id: the JSON-RPC id, set once the request was sent (None before).
-        era: ``"legacy"`` or ``"modern"``; protocol_version: the negotiated revision.
-        transport: ``"stdio"``, ``"http"`` or ``"sse"``.
-        session_id: the HTTP ``Mcp-Session-Id`` when there is one.
-        tool: for ``tools/call``, the tool's name (None otherwise).
-        attempt: 1 for the first try, 2... for retries.
-        state: scratch space for interceptors (e.g. a start time), per request and attempt.
-    """
+    An interceptor is a :class:`~mcpsync.client.middleware.Middleware` whose :meth:`handle` runs
+    ``on_request``, the rest of the chain, then ``on_result`` or ``on_error``."""
 
-    __slots__ = (
-        "server",
-        "method",
-        "params",
-        "headers",
-        "request_id",
-        "era",
-        "protocol_version",
-        "transport",
-        "session_id",
-        "tool",
-        "attempt",
-        "state",
-    )
-
-    def __init__(
-        self,
-        server: str,
-        method: str,
-        params: Optional[Dict[str, Any]],
-        *,
-        era: Optional[str] = None,
-        protocol_version: Optional[str] = None,
-        transport: Optional[str] = None,
-        session_id: Optional[str] = None,
-        attempt: int = 1,
-    ) -> None:
-        self.server = server
-        self.method = method
-        self.params = params
-        self.headers: Dict[str, str] = {}
-        self.request_id: Any = None
-        self.era = era
-        self.protocol_version = protocol_version
-        self.transport = transport
-        self.session_id = session_id
-        name = params.get("name") if method == "tools/call" and isinstance(params, dict) else None
-        self.tool: Optional[str] = name if isinstance(name, str) else None
-        self.attempt = attempt
-        self.state: Dict[Any, Any] = {}
-
-    def __repr__(self) -> str:
-        return "<RequestInfo %s %s id=%r attempt=%d>" % (self.server, self.method, self.request_id, self.attempt)
-
-
-class Interceptor:
-    """Base class for interceptors; every hook does nothing by default. See the module docstring."""
+    def handle(self, request: RequestInfo, next: Next) -> Any:  # noqa: A002 - the protocol's name for it
+        """The three hooks around ``next(request)`` (an ``on_error`` that raises is logged, never raised)."""
+        self.on_request(request)
+        try:
+            result = next(request)
+        except BaseException as exc:
+            fail([self], request, exc)
+            raise
+        try:
+            return self.on_result(request, result)
+        except BaseException as exc:
+            fail([self], request, exc)
+            raise
 
     def on_request(self, info: RequestInfo) -> None:
         """Before the request is sent (may change ``info.params`` / ``info.headers``, or raise)."""

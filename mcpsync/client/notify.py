@@ -43,7 +43,7 @@ class RoutingClient(Protocol):
     on_log: Optional[Callable[[Dict[str, Any]], object]]
     _session: Any
     _modern: Any
-    _warm: Any
+    _extensions: Any
     _tools_epoch: int
 
 
@@ -80,9 +80,10 @@ class NotificationRouter:
         c = self._client
         session = c._session  # noqa: SLF001
         dispatch = session.dispatch if session is not None else None
-        modern, warm = c._modern, c._warm  # noqa: SLF001
-        if method.endswith("/list_changed") and warm is not None:
-            warm.evict(method[len("notifications/") : -len("list_changed")])  # "tools/", "prompts/"...
+        modern = c._modern  # noqa: SLF001
+        if method.endswith("/list_changed"):
+            for extension in c._extensions:  # noqa: SLF001
+                extension.list_changed(method[len("notifications/") : -len("list_changed")])  # "tools/"...
         if method == "notifications/tools/list_changed":
             modern.evict_list("tools")
             c._tools_epoch += 1  # the toolkits' staleness check (Client.tools_epoch)

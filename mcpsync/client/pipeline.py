@@ -16,11 +16,12 @@ from ..wire import protocol as P
 from ..transports.base import Transport
 from ..types import Tool
 from . import interceptors as _chain
-from .interceptors import Interceptor, RequestInfo
+from .interceptors import Interceptor
+from .middleware import Middleware, Next, RequestInfo, own_params, run_chain
 from .policy import Approval, ApprovalHandler, ToolApprovalRequest, ToolPolicy
 from .retry import Retry
 
-__all__ = ["Pipeline", "PipelineHost", "SendFn", "TracingOption"]
+__all__ = ["Pipeline", "PipelineHost", "RetryMiddleware", "SendFn", "TraceContext", "TracingOption"]
 
 logger = logging.getLogger(__name__)
 
@@ -63,13 +64,16 @@ class Pipeline:
         *,
         policy: Optional[ToolPolicy] = None,
         approval_handler: Optional[ApprovalHandler] = None,
-        interceptors: Sequence[Interceptor] = (),
+        interceptors: Sequence[Middleware] = (),
         retry: Optional[Retry] = None,
         trace_context: Optional[Mapping[str, str]] = None,
     ) -> None:
         self.policy = policy
         self.approval_handler = approval_handler
-        self.interceptors: Tuple[Interceptor, ...] = tuple(interceptors)
+        #: ``interceptors=`` (Interceptor or Middleware objects), the tracer first when tracing is on
+        self.interceptors: Tuple[Middleware, ...] = tuple(interceptors)
+        #: the Interceptor entries: all a non-blocking request runs (its hooks, not ``handle``)
+        self.observers: Tuple[Interceptor, ...] = tuple(i for i in self.interceptors if isinstance(i, Interceptor))
         self.retry = retry
         # the client's own dict (client.trace_context): later changes to it apply to later requests
         self.trace_context: Dict[str, str] = (
@@ -83,21 +87,21 @@ class Pipeline:
         allowed_tools: Optional[Iterable[str]] = None,
         disabled_tools: Optional[Iterable[str]] = None,
         approval_handler: Optional[ApprovalHandler] = None,
-        interceptors: Optional[Iterable[Interceptor]] = None,
+        interceptors: Optional[Iterable[Middleware]] = None,
         retry: Optional[Retry] = None,
         tracing: TracingOption = "auto",
         trace_context: Optional[Mapping[str, str]] = None,
     ) -> Optional["Pipeline"]:
         """The pipeline for a client's options, or None when none of them asks for anything."""
         policy = ToolPolicy.of(allowed_tools, disabled_tools)
-        items = list(interceptors or ())
+        items: List[Middleware] = list(interceptors or ())
         for item in items:
-            if not isinstance(item, Interceptor):
-                raise ConfigError("interceptors must be mcpsync.Interceptor instances, got %r" % (item,))
+            if not isinstance(item, Middleware):
+                raise ConfigError("interceptors must be mcpsync.middleware.Interceptor or Middleware instances, got %r" % (item,))
         if approval_handler is not None and not callable(approval_handler):
             raise ConfigError("approval_handler must be callable")
         if retry is not None and not isinstance(retry, Retry):
-            raise ConfigError("retry must be an mcpsync.Retry")
+            raise ConfigError("retry must be an mcpsync.middleware.Retry")
         if trace_context is not None and not (
             isinstance(trace_context, Mapping)
             and all(isinstance(k, str) and isinstance(v, str) for k, v in trace_context.items())
@@ -160,7 +164,7 @@ class Pipeline:
         )
         answer = handler(request)
         if not isinstance(answer, Approval):
-            raise ConfigError("approval_handler must return mcpsync.Approval.approve(...) or .deny(reason)")
+            raise ConfigError("approval_handler must return mcpsync.middleware.Approval.approve(...) or .deny(reason)")
         if not answer.approved:
             raise ToolDenied(
                 "tool call denied: %s" % answer.reason,
@@ -175,18 +179,11 @@ class Pipeline:
     # ------------------------------------------------------------------ requests
 
     def _info(self, host: PipelineHost, method: str, params: Optional[Dict[str, Any]], attempt: int) -> RequestInfo:
-        if params is not None:
-            params = dict(params)  # this attempt's own copy: hooks may change it freely
-            if method == "tools/call" and isinstance(params.get("arguments"), dict):
-                params["arguments"] = dict(params["arguments"])
-            meta = params.get("_meta")
-            if self.trace_context or isinstance(meta, dict):
-                meta = dict(meta) if isinstance(meta, dict) else {}
-                for key, value in self.trace_context.items():
-                    meta.setdefault(key, value)
-                params["_meta"] = meta
-        elif self.trace_context:
-            params = {"_meta": dict(self.trace_context)}
+        """The request as the chain sees it: its own copy of ``params`` and the trace context in its ``_meta``
+        (for the non-blocking requests, which run no chain)."""
+        params = own_params(method, params)
+        if self.trace_context:
+            params = with_trace_context(params, self.trace_context)
         session_id = None
         if host.transport_kind == "http":  # only Streamable HTTP has sessions
             try:
@@ -219,40 +216,57 @@ class Pipeline:
             except Exception:  # noqa: BLE001 - the client may be closing
                 pass
 
-    def call(self, host: PipelineHost, method: str, params: Optional[Dict[str, Any]], send: SendFn) -> Any:
-        """Run one request through the chain (and the retry policy); returns the raw result."""
+    def chain_for(self, host: PipelineHost, method: str, params: Optional[Dict[str, Any]]) -> List[Middleware]:
+        """The middleware a blocking request runs through, outermost first (the order of
+        :mod:`mcpsync.client.middleware`): retry (when it allows ``method``), trace context, interceptors."""
+        items: List[Middleware] = []
         retry = self.retry
         if retry is not None:
             tool = None
             if method == "tools/call" and isinstance(params, dict) and isinstance(params.get("name"), str):
                 tool = host._tools_by_name.get(params["name"])  # noqa: SLF001
-            if not retry.allows(method, tool):
-                retry = None
-        attempt = 1
-        while True:
-            info = self._info(host, method, params, attempt)
+            if retry.allows(method, tool):
+                items.append(RetryMiddleware(retry, lambda: host.connected))
+        if self.trace_context:
+            items.append(TraceContext(self.trace_context))
+        items.extend(self.interceptors)
+        return items
+
+    def call(self, host: PipelineHost, method: str, params: Optional[Dict[str, Any]], send: SendFn) -> Any:
+        """Run one request through the chain (:meth:`chain_for`); returns the raw result."""
+        info = RequestInfo(
+            host.name,
+            method,
+            own_params(method, params),
+            era=host.era,
+            protocol_version=host.protocol_version,
+            transport=host.transport_kind,
+            session_id=self._session_id(host),
+        )
+
+        def terminal(request: RequestInfo) -> Any:
             try:
-                entered = _chain.enter(self.interceptors, info)
-                try:
-                    result = send(info.params, self._on_sent(host, info))
-                except BaseException as exc:
-                    _chain.fail(entered, info, exc)
-                    raise
-                finally:
-                    self._forget(host, info)
-                return _chain.succeed(entered, info, result)
-            except Exception as exc:  # noqa: BLE001 - re-raised unless the retry policy says otherwise
-                if retry is None or not host.connected:
-                    raise
-                retry = retry.increment(method, exc)  # raises exc when it may not be retried
-                retry.sleep(retry.last_delay)
-                attempt += 1
+                return send(request.params, self._on_sent(host, request))
+            finally:
+                self._forget(host, request)
+
+        return run_chain(self.chain_for(host, method, params), info, terminal)
+
+    @staticmethod
+    def _session_id(host: PipelineHost) -> Optional[str]:
+        if host.transport_kind != "http":  # only Streamable HTTP has sessions
+            return None
+        try:
+            value = host.transport.session_headers().get("Mcp-Session-Id")
+        except Exception:  # noqa: BLE001 - no session: no id
+            return None
+        return value if isinstance(value, str) else None
 
     def handshake(
         self, host: PipelineHost, session: Session, method: str, params: Dict[str, Any], timeout: Optional[float]
     ) -> Any:
         """An opening request (``initialize``, ``server/discover``) through the chain; never retried."""
-        info = self._info(host, method, params, 1)
+        info = RequestInfo(host.name, method, own_params(method, params), attempt=1)
         info.transport = session.transport.kind
         if method == "initialize":
             version = params.get("protocolVersion")
@@ -262,21 +276,21 @@ class Pipeline:
         info.protocol_version = version if isinstance(version, str) else None
         transport = session.transport
 
-        def sent(request_id: Any) -> None:
-            info.request_id = request_id
-            if info.headers:
-                transport.set_request_headers(request_id, info.headers)
+        def terminal(request: RequestInfo) -> Any:
+            def sent(request_id: Any) -> None:
+                request.request_id = request_id
+                if request.headers:
+                    transport.set_request_headers(request_id, request.headers)
 
-        entered = _chain.enter(self.interceptors, info)
-        try:
-            result = session.request(method, info.params, timeout=timeout, before_send=sent)
-        except BaseException as exc:
-            _chain.fail(entered, info, exc)
-            raise
-        finally:
-            if info.headers and info.request_id is not None:
-                transport.set_request_headers(info.request_id, None)
-        return _chain.succeed(entered, info, result)
+            try:
+                return session.request(method, request.params, timeout=timeout, before_send=sent)
+            finally:
+                if request.headers and request.request_id is not None:
+                    transport.set_request_headers(request.request_id, None)
+
+        items: List[Middleware] = [TraceContext(self.trace_context)] if self.trace_context else []
+        items.extend(self.interceptors)
+        return run_chain(items, info, terminal)
 
     def request_async(
         self,
@@ -311,7 +325,7 @@ class Pipeline:
     ) -> Tuple[RequestInfo, List[Interceptor]]:
         """``on_request`` for a non-blocking request (no retries); finish with :meth:`watch`."""
         info = self._info(host, method, params, 1)
-        return info, _chain.enter(self.interceptors, info)
+        return info, _chain.enter(self.observers, info)
 
     def on_sent(self, host: PipelineHost, info: RequestInfo) -> Callable[[Any], None]:
         """The ``before_send`` callback of a non-blocking request started with :meth:`start_async`."""
@@ -342,6 +356,54 @@ class Pipeline:
                 logger.warning("[%s] interceptor failed in on_result of an async request", info.server, exc_info=True)
 
         handle.add_done_callback(done)
+
+
+def with_trace_context(params: Optional[Dict[str, Any]], context: Mapping[str, str]) -> Optional[Dict[str, Any]]:
+    """``params`` (owned by the caller) with ``context``'s entries in its ``_meta`` where not set already."""
+    if not context:
+        return params
+    params = params if params is not None else {}
+    meta = params.get("_meta")
+    meta = dict(meta) if isinstance(meta, dict) else {}
+    for key, value in context.items():
+        meta.setdefault(key, value)
+    params["_meta"] = meta
+    return params
+
+
+class TraceContext(Middleware):
+    """Step 2 of the chain: static trace context (``trace_context=``) into each request's ``_meta``; an entry the
+    request's own ``_meta`` has already wins. Reads the client's live dict (later changes apply)."""
+
+    def __init__(self, context: Mapping[str, str]) -> None:
+        self.context = context
+
+    def handle(self, request: RequestInfo, next: Next) -> Any:  # noqa: A002
+        request.params = with_trace_context(request.params, self.context)
+        return next(request)
+
+
+class RetryMiddleware(Middleware):
+    """Step 1 of the chain: the rest of the chain once per attempt, each with a fresh copy of the request,
+    as long as ``retry`` allows and the client is still connected (``connected()``). Blocks for the back-off
+    delays between attempts."""
+
+    def __init__(self, retry: Retry, connected: Callable[[], bool]) -> None:
+        self.retry = retry
+        self.connected = connected
+
+    def handle(self, request: RequestInfo, next: Next) -> Any:  # noqa: A002
+        retry = self.retry
+        attempt = request.attempt
+        while True:
+            try:
+                return next(request.fresh(attempt))
+            except Exception as exc:  # noqa: BLE001 - re-raised unless the retry policy says otherwise
+                if not self.connected():
+                    raise
+                retry = retry.increment(request.method, exc)  # raises exc when it may not be retried
+                retry.sleep(retry.last_delay)
+                attempt += 1
 
 
 def _tracer(tracing: TracingOption) -> Optional[Interceptor]:

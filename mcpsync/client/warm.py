@@ -40,6 +40,7 @@ from typing import Any, Dict, Optional, Protocol, Union
 
 from .._files import write_atomically
 from .._trust import untrusted_reason
+from .hooks import ClientExtension
 
 __all__ = ["WarmCache", "WarmStart", "default_cache_dir"]
 
@@ -293,15 +294,28 @@ class WarmClient(Protocol):
 
     def _agreed(self, agreed: Any) -> None: ...
 
+    def _reconnect_cold(self) -> None: ...
 
-class WarmStart:
-    """A client's use of a :class:`WarmCache`: the hooks :class:`~mcpsync.client.core.ClientCore` calls on
-    open, on each answer and on list_changed. Inert without a cache. Thread-safe."""
+    def _negotiator(self) -> Any: ...
+
+    @property
+    def session(self) -> Any: ...
+
+
+class WarmStart(ClientExtension):
+    """A client's use of a :class:`WarmCache`, as a :class:`~mcpsync.client.hooks.ClientExtension`: hooks on
+    open, around the first 2026-07-28 request after a warm open, on listings and on list_changed. Inert
+    without a cache. Thread-safe."""
 
     def __init__(self, client: "WarmClient", cache: Optional[WarmCache]) -> None:
         self._client = client
         self.cache = cache
         self.link: Optional[WarmLink] = None
+
+    @classmethod
+    def of(cls, client: "WarmClient", option: Any) -> "WarmStart":
+        """The hooks for ``Client(warm_cache=option)`` (see :meth:`WarmCache.coerce`)."""
+        return cls(client, WarmCache.coerce(option))
 
     def identity(self) -> Any:
         """The server identity and auth context the entry is kept under (digested into the file name)."""
@@ -381,6 +395,44 @@ class WarmStart:
             server_capabilities=dict(d["capabilities"]),
             instructions=instructions if isinstance(instructions, str) else None,
         )
+
+    def negotiated(self, agreed: Any, transport: Optional[str]) -> None:
+        """A cold negotiation succeeded: keep its verdict."""
+        self.agreed(agreed, transport)
+
+    def opened(self, seed: Any) -> None:
+        """Seed the in-memory listing cache with the fresh kept pages (2026-07-28)."""
+        for key, (page, seconds) in self.pages().items():
+            method, _, cursor = key.partition("|")
+            seed(method, cursor or None, page, seconds)
+
+    def listed(self, method: str, cursor: Optional[str], result: Any) -> None:
+        """A listing page was kept in memory: keep it on disk too."""
+        self.note_page(method, cursor, result)
+
+    def list_changed(self, method_prefix: str) -> None:
+        """The kept pages of that kind are stale."""
+        self.evict(method_prefix)
+
+    def handle(self, request: Any, next: Any) -> Any:  # noqa: A002
+        """Around the wire request (2026-07-28): a request refused because the kept verdict is stale (it did not
+        run) is sent again on a freshly negotiated connection; a first answer from a server that changed makes
+        the client discover again."""
+        if self.link is None or not self.link.unconfirmed:
+            return next(request)
+        from ..errors import MCPError
+
+        try:
+            result = next(request)
+        except MCPError as exc:
+            if not self.refused(exc):
+                raise
+            self._client._reconnect_cold()  # noqa: SLF001
+            return next(request)
+        if not self.confirm(result):
+            c = self._client
+            self.refresh(c._negotiator().negotiate(c.session))  # noqa: SLF001 - the server changed: discover again
+        return result
 
     def agreed(self, agreed: Any, transport: Optional[str]) -> None:
         """A cold negotiation succeeded: keep its verdict (and its discover result for its ttlMs)."""

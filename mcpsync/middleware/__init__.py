@@ -1,7 +1,8 @@
-"""What wraps a request on its way out: tool policy and approval (:class:`ToolPolicy`, :class:`Approval`,
-:class:`ToolApprovalRequest`), interceptors (:class:`Interceptor`, :class:`RequestInfo`), retry (:class:`Retry`,
-:class:`RetryEvent`) and OpenTelemetry tracing (:class:`OpenTelemetryTracing`). See docs/guides/production.md. Names
-load on first use; importing this package imports no optional library.
+"""What wraps a request on its way out, as one chain of :class:`Middleware` (``handle(request, next)``):
+tool policy and approval (:class:`ToolPolicy`, :class:`Approval`, :class:`ToolApprovalRequest`), interceptors
+(:class:`Interceptor`, :class:`RequestInfo`), retry (:class:`Retry`, :class:`RetryEvent`), OpenTelemetry tracing
+(:class:`OpenTelemetryTracing`), and :class:`ClientExtension`, the hooks an extension adds to a client. See
+docs/guides/production.md. Names load on first use; importing this package imports no optional library.
 """
 
 from types import MappingProxyType as _MappingProxyType
@@ -12,14 +13,19 @@ from typing import List as _List
 from .._lazy import exports as _exports
 
 if _TYPE_CHECKING:  # what the lazy names are, for type checkers (nothing is imported at run time)
-    from ..client.interceptors import Interceptor, RequestInfo
+    from ..client.hooks import ClientExtension
+    from ..client.interceptors import Interceptor
+    from ..client.middleware import Middleware, Next, RequestInfo
     from ..client.policy import Approval, ToolApprovalRequest, ToolPolicy
     from ..client.retry import Retry, RetryEvent
     from ..client.tracing import OpenTelemetryTracing
 
 __all__ = [
     "Approval",
+    "ClientExtension",
     "Interceptor",
+    "Middleware",
+    "Next",
     "OpenTelemetryTracing",
     "RequestInfo",
     "Retry",
@@ -31,9 +37,12 @@ __all__ = [
 _LAZY = _MappingProxyType(
     {
         "Approval": "..client.policy",
+        "ClientExtension": "..client.hooks",
         "Interceptor": "..client.interceptors",
+        "Middleware": "..client.middleware",
+        "Next": "..client.middleware",
         "OpenTelemetryTracing": "..client.tracing",
-        "RequestInfo": "..client.interceptors",
+        "RequestInfo": "..client.middleware",
         "Retry": "..client.retry",
         "RetryEvent": "..client.retry",
         "ToolApprovalRequest": "..client.policy",
