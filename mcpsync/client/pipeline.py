@@ -97,7 +97,9 @@ class Pipeline:
         items: List[Middleware] = list(interceptors or ())
         for item in items:
             if not isinstance(item, Middleware):
-                raise ConfigError("interceptors must be mcpsync.middleware.Interceptor or Middleware instances, got %r" % (item,))
+                raise ConfigError(
+                    "interceptors must be mcpsync.middleware.Interceptor or Middleware instances, got %r" % (item,)
+                )
         if approval_handler is not None and not callable(approval_handler):
             raise ConfigError("approval_handler must be callable")
         if retry is not None and not isinstance(retry, Retry):
