@@ -89,7 +89,7 @@ def _sync_driver(kind: str) -> Any:
         trace.set_tracer_provider(provider)
     elif kind.startswith("mcpsyncctl"):
         # issue 13: the pipeline on without OpenTelemetry (a pass-through interceptor and a retry policy)
-        options = {"interceptors": [mcpsync.Interceptor()], "retry": mcpsync.Retry()}
+        options = {"interceptors": [mcpsync.middleware.Interceptor()], "retry": mcpsync.middleware.Retry()}
     c = mcpsync.connect(SERVER, protocol="modern" if modern else "legacy", name="echo", **options)
     assert c.era == ("modern" if modern else "legacy"), c.era
     return c, (lambda msg: c.call_tool("echo", {"message": msg}).text), c.close

@@ -210,7 +210,7 @@ def test_a_server_that_fails_to_start_leaves_no_reaper_behind(tmp_path: "os.Path
     from .conftest import server_cmd
 
     missing = os.path.join(str(tmp_path), "no-such-dir")
-    with pytest.raises(mcpsync.ConnectError):
+    with pytest.raises(mcpsync.errors.ConnectError):
         mcpsync.connect(server_cmd(), cwd=missing, connect_timeout=30)
     assert not _children_with(os.getpid(), b"mcpsync-reaper")
     assert lifeline.LIFELINE.reaper_pid is None

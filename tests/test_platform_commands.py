@@ -47,7 +47,7 @@ def test_pathext_order_picks_cmd_bat_or_exe_and_never_touches_os_environ(
     assert resolve_command("npx", {"PATH": path, "PATHEXT": ".EXE"}) == str(b / "npx.exe")
     assert resolve_command("tool", {"PATH": path, "PATHEXT": ".COM;.EXE;.BAT;.CMD"}) == str(b / "tool.bat")
     assert resolve_command("npx.exe", {"PATH": path, "PATHEXT": ".EXE;.CMD"}) == str(b / "npx.exe")
-    with pytest.raises(mcpsync.ConnectError, match="not found on PATH"):
+    with pytest.raises(mcpsync.errors.ConnectError, match="not found on PATH"):
         resolve_command("tool", {"PATH": path, "PATHEXT": ".EXE"})
     assert os.environ["PATHEXT"] == ".HOST"  # the process environment was never changed
     monkeypatch.delenv("PATHEXT")
@@ -55,14 +55,14 @@ def test_pathext_order_picks_cmd_bat_or_exe_and_never_touches_os_environ(
     assert "PATHEXT" not in os.environ  # and never set when it was unset
     # a path with a directory part: PATHEXT completes it, PATH is not searched
     assert resolve_command(str(b / "tool"), {"PATH": "", "PATHEXT": ".BAT"}) == str(b / "tool.bat")
-    with pytest.raises(mcpsync.ConnectError, match="does not exist"):
+    with pytest.raises(mcpsync.errors.ConnectError, match="does not exist"):
         resolve_command(str(b / "nothing"), {"PATH": path, "PATHEXT": ".BAT"})
 
 
 def test_the_current_directory_is_not_searched(nt: None, tmp_path: Any, monkeypatch: Any) -> None:
     _touch(tmp_path / "npx.cmd")
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(mcpsync.ConnectError):
+    with pytest.raises(mcpsync.errors.ConnectError):
         resolve_command("npx", {"PATH": str(tmp_path / "empty"), "PATHEXT": ".CMD"})
 
 

@@ -192,7 +192,7 @@ def test_a_windows_server_is_created_suspended_assigned_resumed_and_its_job_ende
 @posix_only
 def test_a_windows_server_that_cannot_be_resumed_is_killed_and_its_job_closed(monkeypatch: Any) -> None:
     win = FakeWin32(monkeypatch, console=True, resume_fails=True)
-    with pytest.raises(mcpsync.ConnectError, match="ResumeThread"):
+    with pytest.raises(mcpsync.errors.ConnectError, match="ResumeThread"):
         mcpsync.connect(server_cmd(), protocol="legacy", connect_timeout=30)
     assert win.log[-1] == "closed JOB" and win.job_closed
     assert all(p.poll() is not None for p in win.procs)

@@ -16,11 +16,13 @@ See docs/guides/oauth.md.
 
 from __future__ import annotations
 
+from types import MappingProxyType as _MappingProxyType
 from typing import TYPE_CHECKING, Any, List
 
 from .._lazy import exports
 
 if TYPE_CHECKING:  # what the lazy names below are, for type checkers (nothing is imported at run time)
+    from ..httpauth import Auth, AuthRequest, AuthResponse, BearerAuth
     from .backends import open_store
     from .callback import AuthorizationRequest, CallbackResult
     from .config import OAuthConfig
@@ -34,7 +36,11 @@ if TYPE_CHECKING:  # what the lazy names below are, for type checkers (nothing i
     from .store_redis import RedisCredentialStore
 
 __all__ = [
+    "Auth",
+    "AuthRequest",
+    "AuthResponse",
     "AuthorizationRequest",
+    "BearerAuth",
     "CallbackResult",
     "ClientAuth",
     "CredentialBackend",
@@ -51,9 +57,13 @@ __all__ = [
     "parse_www_authenticate",
 ]
 
-_LAZY = {
+_LAZY = _MappingProxyType({
     "AuthorizationRequest": ".callback",
     "OAuthManager": ".flow",
+    "Auth": "..httpauth",
+    "AuthRequest": "..httpauth",
+    "AuthResponse": "..httpauth",
+    "BearerAuth": "..httpauth",
     "CallbackResult": ".callback",
     "ClientAuth": ".grants",
     "CredentialStore": ".store",
@@ -67,7 +77,7 @@ _LAZY = {
     "OAuthConfig": ".config",
     "canonical_resource": ".discovery",
     "parse_www_authenticate": ".discovery",
-}
+})
 
 
 _load, _names = exports(__name__, _LAZY, globals())

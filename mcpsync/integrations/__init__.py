@@ -18,19 +18,25 @@ transforms, result budget, error mapping). Importing this package imports no fra
 
 from __future__ import annotations
 
+from types import MappingProxyType as _MappingProxyType
 from typing import Any, List
 
 from .._lazy import exports
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # what the lazy names are, for type checkers (mypy reads TYPE_CHECKING as true)
+    from .core import McpTool, McpToolkit
+    from .results import Rendered, ResultBudget, ResultStore
+
 __all__ = ["McpTool", "McpToolkit", "Rendered", "ResultBudget", "ResultStore"]
 
-_LAZY = {
+_LAZY = _MappingProxyType({
     "McpTool": "core",
     "McpToolkit": "core",
     "Rendered": "results",
     "ResultBudget": "results",
     "ResultStore": "results",
-}
+})
 
 
 _load, _names = exports(__name__, _LAZY, globals())

@@ -1,4 +1,4 @@
-"""Many servers at once: :class:`Manager` (alias ``ServerManager``).
+"""Many servers at once: :class:`Manager`.
 
 A manager owns one :class:`~mcpsync.Client` per configured server and is meant
 to be created once (at application start-up) and shared by every thread::
@@ -104,7 +104,6 @@ __all__ = [
     "NEEDS_AUTH",
     "NEEDS_CLIENT_REGISTRATION",
     "NOT_CONNECTED",
-    "ServerManager",
     "ServerPrompt",
     "ServerResource",
     "ServerResourceTemplate",
@@ -695,4 +694,3 @@ class Manager(ToolMethods, ListingMethods, OAuthMethods):
     # ------------------------------------------------------------------ tools
 
 
-ServerManager = Manager

@@ -548,7 +548,7 @@ def uninstall(config: Union[str, Path, None], name: str, *, store: Any = None) -
     return removed
 
 
-#: The names ``mcpsync`` re-exports (``mcpsync.install_server(...)``).
+#: The names ``mcpsync`` re-exports (``mcpsync.registry.install(...)``).
 install_server = install
 outdated_servers = outdated
 update_servers = update

@@ -255,10 +255,10 @@ class StdioTransport(Transport):
         shutdown_timeout: seconds to wait after closing stdin, and again after SIGTERM.
         stdout_grace: seconds a server that has written lines to stdout that are not JSON-RPC (a banner,
             a log line), and nothing else yet, has to send its first JSON-RPC message; then the connection
-            fails with :class:`~mcpsync.StdoutNotJSONRPC` naming those lines, and pending calls (the
+            fails with :class:`~mcpsync.errors.StdoutNotJSONRPC` naming those lines, and pending calls (the
             handshake) fail with it. None: wait for the caller's own timeout. Once a JSON-RPC message has
             arrived, such lines are logged (rate-limited) and skipped. A server that exits before its
-            first JSON-RPC message fails with :class:`~mcpsync.ServerExited` naming them too.
+            first JSON-RPC message fails with :class:`~mcpsync.errors.ServerExited` naming them too.
 
     Thread-safety: ``send`` may be called from any thread; writes are serialised.
     """
