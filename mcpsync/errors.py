@@ -196,12 +196,12 @@ class MalformedHTTPRequest(ConfigError):
 
 
 class InputNotResumable(ConfigError):
-    """An :class:`~mcpsync.InputRequired` that cannot resume on this client: it names no server (so it could
+    """An :class:`~mcpsync.input.InputRequired` that cannot resume on this client: it names no server (so it could
     be replayed on any), or it belongs to another server name. Nothing was sent."""
 
 
 class InputTokenError(ConfigError):
-    """A signed :class:`~mcpsync.InputRequired` token (``InputRequired.loads``) was refused."""
+    """A signed :class:`~mcpsync.input.InputRequired` token (``InputRequired.loads``) was refused."""
 
 
 class InputForged(InputTokenError):

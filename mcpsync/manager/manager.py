@@ -671,7 +671,7 @@ class Manager(ToolMethods, ListingMethods, OAuthMethods):
     def client(self, name: str) -> Client:
         """The connected :class:`~mcpsync.Client` of ``name``, connecting (or restarting) it if needed.
 
-        Raises :class:`~mcpsync.ConnectError`, :class:`~mcpsync.AuthRequired`... when it is unavailable.
+        Raises :class:`~mcpsync.errors.ConnectError`, :class:`~mcpsync.errors.AuthRequired`... when it is unavailable.
         """
         return self._client_for(self._record(name))
 

@@ -196,9 +196,9 @@ class ToolMethods:
         ``max_total_timeout`` (default: the client's, none) caps the whole call.
         A dead stdio server is restarted first (backoff permitting); a call that
         was sent is never retried. Raises :class:`UnknownTool`, the client's errors
-        (:class:`~mcpsync.RequestTimeout`, :class:`~mcpsync.ConnectionClosed`...),
-        or :class:`~mcpsync.ConnectError` when the server is unavailable. ``defer_input`` as in
-        :meth:`mcpsync.Client.call_tool`: :class:`~mcpsync.InputRequired` goes to :meth:`resume`.
+        (:class:`~mcpsync.RequestTimeout`, :class:`~mcpsync.errors.ConnectionClosed`...),
+        or :class:`~mcpsync.errors.ConnectError` when the server is unavailable. ``defer_input`` as in
+        :meth:`mcpsync.Client.call_tool`: :class:`~mcpsync.input.InputRequired` goes to :meth:`resume`.
         """
         rec, tool = self._route(name, server)
         client = self._client_for(rec)
@@ -224,7 +224,7 @@ class ToolMethods:
     def resume(
         self, input_required: "InputRequired", answers: Optional[Dict[str, Any]] = None, *, timeout: Timeout = DEFAULT
     ) -> Any:
-        """Continue a deferred call (:class:`~mcpsync.InputRequired`) on the server it came from
+        """Continue a deferred call (:class:`~mcpsync.input.InputRequired`) on the server it came from
         (``input_required.server``, a configured server's name). See :meth:`mcpsync.Client.resume`."""
         if input_required.server is None:
             raise InputNotResumable("this input request names no server")
