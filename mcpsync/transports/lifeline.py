@@ -197,19 +197,25 @@ def new_job() -> Any:
     return None
 
 
-def assign_and_resume(job: Any, proc: "subprocess.Popen[bytes]") -> None:
-    """Put a server created with ``CREATE_SUSPENDED`` in ``job``, then let it run. Raises ``OSError`` when it
-    cannot be resumed (the caller kills it); a refused assignment is logged and the server runs unprotected."""
+def assign_and_resume(job: Any, proc: "subprocess.Popen[bytes]") -> bool:
+    """Put a server created with ``CREATE_SUSPENDED`` in ``job``, then let it run; True when it is in the job.
+
+    Raises ``OSError`` when it cannot be resumed (the caller kills it). A refused assignment is logged and the
+    server runs unprotected (False): the caller must then let the empty job go and stop the server without it.
+    """
+    assigned = False
     if sys.platform == "win32":
         k = _kernel32()
         handle = int(getattr(proc, "_handle", 0) or 0)
-        if job is not None and handle and not k.AssignProcessToJobObject(job, handle):
+        assigned = bool(job is not None and handle and k.AssignProcessToJobObject(job, handle))
+        if not assigned:
             logger.warning(
                 "cannot put server pid %s in a job object (error %s): it may outlive a killed host",
                 proc.pid,
                 _last_error(),
             )
         _resume_process(proc.pid)
+    return assigned
 
 
 def job_alive(job: Any) -> bool:

@@ -390,11 +390,14 @@ class StdioTransport(Transport):
             )
             if job is not None:
                 try:
-                    lifeline.assign_and_resume(job, self.process)
-                except OSError:
-                    self.process.kill()
-                    self.process.wait(5.0)
+                    assigned = lifeline.assign_and_resume(job, self.process)
+                except OSError:  # still suspended: end it (and its job, below), leave no pipe open
+                    _discard(self.process)
+                    self.process = None
                     raise
+                if not assigned:  # a job holding nothing would make close() end nothing: stop it without one
+                    job, unused = None, job
+                    lifeline.close_job(unused)
         except BaseException as exc:
             if job is not None:
                 lifeline.close_job(job)
@@ -943,6 +946,21 @@ def _kill_tree_windows(proc: "subprocess.Popen[bytes]") -> None:
         proc.wait(timeout=2.0)
     except subprocess.TimeoutExpired:
         pass
+
+
+def _discard(proc: "subprocess.Popen[bytes]") -> None:
+    """Kill a server that never ran (bounded wait) and close the host's ends of its pipes."""
+    proc.kill()
+    try:
+        proc.wait(5.0)
+    except subprocess.TimeoutExpired:
+        logger.warning("server pid %s did not exit after it was killed", proc.pid)
+    for f in (proc.stdin, proc.stdout, proc.stderr):
+        try:
+            if f is not None:
+                f.close()
+        except OSError:
+            pass
 
 
 def _grow_pipe(f: Any) -> None:
