@@ -99,6 +99,14 @@ def test_cmd_metacharacters_bound_for_a_batch_file_are_refused(arg: str) -> None
     check_batch_arguments(r"C:\node\node.exe", ["-y", arg])  # not a batch file: CreateProcess quoting applies
 
 
+@pytest.mark.parametrize("name", ["npx.cmd.", "npx.CMD ", "run.bat. .", "npx.cmd::$DATA"])
+def test_a_batch_file_named_with_what_windows_strips_is_still_a_batch_file(name: str) -> None:
+    """Windows drops trailing dots and spaces from a file name (and ``::$DATA`` names the file's own stream):
+    ``npx.cmd.`` runs ``npx.cmd`` through cmd.exe, so its arguments get the same refusal."""
+    with pytest.raises(mcpsync.ConfigError, match="cmd.exe"):
+        check_batch_arguments("C:\\node\\" + name, ["-y", "pkg&calc"])
+
+
 def test_ordinary_arguments_pass() -> None:
     check_batch_arguments(
         r"C:\node\npx.cmd",

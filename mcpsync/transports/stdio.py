@@ -154,8 +154,19 @@ def find_executable(command: str, path: str, pathext: Optional[str]) -> Optional
 
 
 def is_batch_file(executable: str) -> bool:
-    """True for a ``.cmd`` or ``.bat`` file: Windows runs it through ``cmd.exe``."""
-    return executable.lower().endswith((".cmd", ".bat"))
+    """True for a ``.cmd`` or ``.bat`` file: Windows runs it through ``cmd.exe``.
+
+    Judged as Windows reads the name: trailing dots and spaces are dropped and a ``::$DATA`` suffix names the
+    file itself, so ``npx.cmd.`` or ``npx.CMD::$DATA`` is the batch file ``npx.cmd``.
+    """
+    name = executable.lower()
+    while True:
+        stripped = name.rstrip(". ")
+        if stripped.endswith("::$data"):
+            stripped = stripped[: -len("::$data")]
+        if stripped == name:
+            return name.endswith((".cmd", ".bat"))
+        name = stripped
 
 
 def check_batch_arguments(executable: str, args: Sequence[str], server: Optional[str] = None) -> None:
