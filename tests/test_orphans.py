@@ -246,3 +246,30 @@ def test_the_reaper_forgets_an_unregistered_group(tmp_path: "os.PathLike[str]") 
         for p in (kept, spared):
             p.kill()
             p.wait(30)
+
+
+def test_without_bin_sh_servers_run_unguarded_with_a_warning(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: "os.PathLike[str]", caplog: pytest.LogCaptureFixture
+) -> None:
+    """No shell for the reaper (a minimal container, a sandbox): the server still starts, answers and is
+    stopped by close(); the host is told once per reaper start that a SIGKILL could leave it running."""
+    import mcpsync
+
+    from .conftest import server_cmd
+
+    if not lifeline.enabled():
+        pytest.skip("the lifeline is turned off (MCPSYNC_NO_LIFELINE)")
+    monkeypatch.setattr(lifeline, "REAPER_SHELL", os.path.join(str(tmp_path), "no-sh"))
+    with caplog.at_level("WARNING", logger="mcpsync.transports.lifeline"):
+        with mcpsync.connect(server_cmd(), protocol="legacy") as c:
+            assert c.call_tool("echo", {"message": "x"}).text == "x"
+            assert lifeline.LIFELINE.reaper_pid is None
+            assert not _children_with(os.getpid(), b"mcpsync-reaper")
+            pid = c.transport.pid  # type: ignore[attr-defined]
+    assert not _alive(pid)
+    warnings = [r.getMessage() for r in caplog.records if "cannot start the mcpsync reaper" in r.getMessage()]
+    assert len(warnings) == 1 and "no-sh" in warnings[0]
+    monkeypatch.undo()  # the shell is back: the next server gets a reaper again
+    with mcpsync.connect(server_cmd(), protocol="legacy") as c:
+        assert lifeline.LIFELINE.reaper_pid is not None
+    assert lifeline.LIFELINE.reaper_pid is None
