@@ -273,3 +273,83 @@ def test_without_bin_sh_servers_run_unguarded_with_a_warning(
     with mcpsync.connect(server_cmd(), protocol="legacy") as c:
         assert lifeline.LIFELINE.reaper_pid is not None
     assert lifeline.LIFELINE.reaper_pid is None
+
+
+class _Sink:
+    def __init__(self) -> None:
+        import threading
+
+        self.closed = threading.Event()
+
+    def on_message(self, message: object) -> None:
+        pass
+
+    def on_request_error(self, request_id: object, exc: BaseException) -> None:
+        pass
+
+    def on_close(self, exc: Optional[BaseException]) -> None:
+        self.closed.set()
+
+
+class _Told:
+    """A fresh Lifeline for one test, recording every line told to its reaper."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.lifeline = lifeline.Lifeline()
+        self.lines: List[bytes] = []
+        real = self.lifeline._tell
+
+        def tell(line: bytes) -> None:
+            self.lines.append(line)
+            real(line)
+
+        monkeypatch.setattr(self.lifeline, "_tell", tell)
+        monkeypatch.setattr(lifeline, "LIFELINE", self.lifeline)
+
+
+@pytest.mark.skipif(not lifeline.enabled(), reason="the lifeline is turned off (MCPSYNC_NO_LIFELINE)")
+def test_a_server_that_exited_with_its_whole_group_is_untied_at_once_and_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that exits by itself (a crash) while its client stays open: once its group is empty its number
+    may be given to another process group, which the reaper must never signal. So the group is unregistered
+    when the exit is seen (the reaper, guarding nothing more, exits), and close() does not unregister it again
+    (by then the number may be another server's)."""
+    from mcpsync.transports.stdio import StdioTransport
+
+    told = _Told(monkeypatch)
+    t = StdioTransport([sys.executable, "-c", "pass"], name="crasher")
+    sink = _Sink()
+    t.start(sink)  # type: ignore[arg-type]
+    pgid = t.pid
+    try:
+        assert sink.closed.wait(30)
+        _until(lambda: told.lifeline.reaper_pid is None, "the reaper to exit, the last group gone", timeout=10)
+        assert told.lines == [b"+%d\n" % pgid, b"-%d\n" % pgid]
+    finally:
+        t.close()
+    assert told.lines == [b"+%d\n" % pgid, b"-%d\n" % pgid]  # not again
+    assert told.lifeline._users == 0
+
+
+@pytest.mark.skipif(not lifeline.enabled(), reason="the lifeline is turned off (MCPSYNC_NO_LIFELINE)")
+def test_a_server_that_exited_leaving_a_child_in_its_group_stays_tied_until_close(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The server exited but a child of it runs on in its group: the group stays registered (a SIGKILLed host
+    still takes that child with it) until close() ends the group and unregisters it, once."""
+    from mcpsync.transports.stdio import StdioTransport
+
+    told = _Told(monkeypatch)
+    t = StdioTransport(["/bin/sh", "-c", "sleep 60 >/dev/null 2>&1 </dev/null & exit 0"], name="leaver")
+    sink = _Sink()
+    t.start(sink)  # type: ignore[arg-type]
+    pgid = t.pid
+    try:
+        assert sink.closed.wait(30)
+        assert _members({pgid})  # the sleep is still there
+        assert told.lines == [b"+%d\n" % pgid]
+        assert told.lifeline.reaper_pid is not None
+    finally:
+        t.close()
+    assert not _members({pgid})
+    assert told.lines == [b"+%d\n" % pgid, b"-%d\n" % pgid]
+    assert told.lifeline.reaper_pid is None

@@ -321,6 +321,7 @@ class StdioTransport(Transport):
         self._closing = False
         self._closed = False
         self._lifeline_pid: Optional[int] = None  # the process whose lifeline ties this server (lifeline.py)
+        self._tie_lock = threading.Lock()  # _untie() runs once, from close() or from the reader seeing the exit
         self._job: Any = None  # Windows: the server's own kill-on-close Job Object (lifeline.py)
         self._console = WINDOWS and lifeline.host_has_console()  # CTRL_BREAK_EVENT reaches the server
         self._close_lock = threading.Lock()
@@ -678,6 +679,11 @@ class StdioTransport(Transport):
                 code = proc.wait(timeout=0.5)
             except subprocess.TimeoutExpired:
                 code = None
+            if code is not None and not _group_alive(proc.pid):
+                # nothing is left of the group, and its number may now go to another process group, which
+                # the reaper must never signal: untie it now rather than at close() (a child still in the
+                # group keeps it tied until close() ends it)
+                self._untie(proc)
         join(self._stderr_thread, 0.45)  # the last stderr lines belong in the error (bounded: < 1 s in all)
         self._watch_stop.set()
         lines = [] if self._answered else list(self._not_rpc)
@@ -771,10 +777,7 @@ class StdioTransport(Transport):
                     proc.stdin.close()
             except OSError:
                 pass
-            if self._lifeline_pid == os.getpid():  # the group is reaped: untie it (never in a forked child)
-                self._lifeline_pid = None
-                lifeline.LIFELINE.forget(proc.pid)
-                lifeline.LIFELINE.release()
+            self._untie(proc)  # the group is reaped
         join(self._reader, 1.0)
         join(self._stderr_thread, 1.0)
         join(self._watcher, 1.0)
@@ -786,6 +789,15 @@ class StdioTransport(Transport):
                 except OSError:
                     pass
 
+    def _untie(self, proc: "subprocess.Popen[bytes]") -> None:
+        """Unregister the server's group from this process's lifeline, once (never in a forked child)."""
+        with self._tie_lock:
+            if self._lifeline_pid != os.getpid():
+                return
+            self._lifeline_pid = None
+        lifeline.LIFELINE.forget(proc.pid)
+        lifeline.LIFELINE.release()
+
     def after_fork_in_child(self) -> None:
         """Close the child's copies of the server's pipes; the parent's server keeps running.
 
@@ -794,6 +806,7 @@ class StdioTransport(Transport):
         """
         self._closed = self._closing = True
         self._lifeline_pid = None  # the parent's lifeline ties the parent's server, not ours
+        self._tie_lock = threading.Lock()
         self._close_lock = threading.Lock()
         self._write_lock = threading.Lock()
         proc = self.process
