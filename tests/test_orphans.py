@@ -353,3 +353,59 @@ def test_a_server_that_exited_leaving_a_child_in_its_group_stays_tied_until_clos
     assert not _members({pgid})
     assert told.lines == [b"+%d\n" % pgid, b"-%d\n" % pgid]
     assert told.lifeline.reaper_pid is None
+
+
+@pytest.mark.skipif(not lifeline.enabled(), reason="the lifeline is turned off (MCPSYNC_NO_LIFELINE)")
+@pytest.mark.parametrize("platform", ["linux", "darwin"], ids=["linux-path", "macos-path"])
+def test_a_forked_child_that_opens_servers_is_a_host_of_its_own(platform: str) -> None:
+    """A forked child (a prefork worker) that opens its own server gets its own reaper: SIGKILLing the child
+    takes its server with it and leaves the parent's servers and reaper alone; SIGKILLing the parent then
+    takes the parent's."""
+    if platform == "linux" and not sys.platform.startswith("linux"):
+        pytest.skip("the Linux path is taken on Linux (the macOS path runs everywhere)")
+    host = subprocess.Popen(
+        [sys.executable, HOST, "--fork-opens", "--as-platform", platform],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    pgids: Set[int] = set()
+    child: Dict[str, int] = {}
+    try:
+        reports = []
+        for _ in range(2):
+            line = host.stdout.readline() if host.stdout else b""
+            assert line, "the host failed: %s" % (host.stderr.read().decode() if host.stderr else "")
+            reports.append(json.loads(line))
+        (child,) = [r for r in reports if "child" in r]
+        (parent,) = [r for r in reports if "host" in r]
+        pgids = set(parent["pgids"]) | {child["pgid"]}
+        assert child["reaper"] not in (None, parent["reaper"])
+        assert _children_with(child["child"], b"mcpsync-reaper") == [child["reaper"]]
+        assert _children_with(host.pid, b"mcpsync-reaper") == [parent["reaper"]]
+        os.kill(child["child"], signal.SIGKILL)
+        _until(lambda: not _members({child["pgid"]}), "the child's server to die with the child")
+        _until(lambda: not _alive(child["reaper"]), "the child's reaper to exit")
+        assert all(_members({g}) for g in parent["pgids"])  # the parent's servers are untouched
+        assert _alive(parent["reaper"])
+        host.send_signal(signal.SIGKILL)
+        host.wait(30)
+        _until(lambda: not _members(set(parent["pgids"])), "the parent's servers to die with the parent")
+        _until(lambda: not _alive(parent["reaper"]), "the parent's reaper to exit")
+    finally:
+        if host.poll() is None:
+            host.kill()
+            host.wait(30)
+        if child:
+            try:
+                os.kill(child["child"], signal.SIGKILL)
+            except OSError:
+                pass
+        for pgid in pgids:
+            try:
+                os.killpg(pgid, signal.SIGKILL)  # never leave anything behind, even when the test fails
+            except OSError:
+                pass
+        for f in (host.stdin, host.stdout, host.stderr):
+            if f is not None:
+                f.close()
