@@ -409,3 +409,57 @@ def test_a_forked_child_that_opens_servers_is_a_host_of_its_own(platform: str) -
         for f in (host.stdin, host.stdout, host.stderr):
             if f is not None:
                 f.close()
+
+
+def test_the_reapers_state_holds_only_the_groups_still_registered() -> None:
+    """A host that opens and closes hundreds of servers: the reaper's list ends up holding only what is still
+    registered (read from the shell's own trace of its variable), whatever the order of the removals."""
+    # numbers above any pid_max stand for the groups: signalling those still registered at the end fails harmlessly
+    numbers = list(range(999991000, 999991400))
+    lines = b"".join(b"+%d\n" % n for n in numbers[:200])
+    for a, b in zip(numbers[:200], numbers[200:]):  # removals interleaved with new registrations
+        lines += b"-%d\n+%d\n" % (a, b)
+    kept = numbers[200:][::7]
+    lines += b"".join(b"-%d\n" % n for n in numbers[200:] if n not in kept)
+    lines += b"-%d\n" % numbers[0]  # no longer registered: nothing happens
+    reaper = subprocess.run(
+        [lifeline.REAPER_SHELL, "-x", "-c", lifeline.REAPER_SCRIPT, "mcpsync-reaper", "0"],
+        input=lines,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        timeout=120,
+    )
+    assert reaper.returncode == 0
+    states = [line for line in reaper.stderr.decode().splitlines() if re.match(r"\+* ?groups=", line)]
+    final = states[-1].split("groups=", 1)[1].strip("'\" ")
+    assert sorted(int(n) for n in final.split()) == kept
+
+
+@pytest.mark.skipif(not lifeline.enabled(), reason="the lifeline is turned off (MCPSYNC_NO_LIFELINE)")
+def test_hundreds_of_servers_opened_and_closed_are_each_registered_and_unregistered_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every server's group is unregistered once it is closed: one reaper lives through them all (a server kept
+    open the whole time) and the host tells it exactly one + and one - per server."""
+    from mcpsync.transports.stdio import StdioTransport
+
+    told = _Told(monkeypatch)
+    keeper = StdioTransport(["cat"], name="keeper")
+    keeper.start(_Sink())  # type: ignore[arg-type]
+    reaper = told.lifeline.reaper_pid
+    pgids = []
+    try:
+        for _ in range(150):
+            t = StdioTransport(["cat"], name="brief")
+            t.start(_Sink())  # type: ignore[arg-type]
+            pgids.append(t.pid)
+            t.close()
+        assert told.lifeline.reaper_pid == reaper and _alive(reaper)  # the same reaper all along
+        assert told.lifeline._users == 1
+    finally:
+        keeper.close()
+    expected = [b"+%d\n" % keeper.pid]
+    for p in pgids:
+        expected += [b"+%d\n" % p, b"-%d\n" % p]
+    assert told.lines == expected + [b"-%d\n" % keeper.pid]
+    assert told.lifeline.reaper_pid is None
