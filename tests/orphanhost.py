@@ -1,7 +1,7 @@
 """A host process for the orphan test: it holds three stdio servers, then waits to be killed.
 
-``python tests/orphanhost.py [--fork | --fork-opens] [--as-platform darwin]``. ``--as-platform`` sets ``sys.platform`` before
-mcpsync is imported, so the host takes the code path of that platform (``darwin``: the path macOS takes).
+``python tests/orphanhost.py [--fork | --fork-opens] [--as-platform darwin]``. ``--as-platform`` sets
+``sys.platform`` before mcpsync is imported, so the host takes the code path of that platform (``darwin``: the path macOS takes).
 Each client is opened on a short-lived thread that ends before the host reports (the servers must not die
 with the thread that started them); then every server answers a call,
 and the host prints one JSON line ``{"host": pid, "pgids": [...], "forked": pid or null}`` and blocks until
