@@ -463,3 +463,36 @@ def test_hundreds_of_servers_opened_and_closed_are_each_registered_and_unregiste
         expected += [b"+%d\n" % p, b"-%d\n" % p]
     assert told.lines == expected + [b"-%d\n" % keeper.pid]
     assert told.lifeline.reaper_pid is None
+
+
+@pytest.mark.parametrize("shell", [["dash"], ["bash", "--posix"]], ids=["dash", "bash-posix-as-on-macos"])
+def test_the_reaper_script_runs_in_the_shells_hosts_have_as_bin_sh(shell: List[str]) -> None:
+    """/bin/sh is dash on Debian and Ubuntu and bash in POSIX mode on macOS: in each, a registered group that
+    ignores SIGTERM is killed at end-of-file and an unregistered one is spared."""
+    import shutil
+
+    found = shutil.which(shell[0])
+    if found is None:
+        pytest.skip("%s is not installed" % shell[0])
+    stubborn = [sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+                "print(flush=True); time.sleep(600)"]
+    kept = subprocess.Popen(stubborn, stdout=subprocess.PIPE, start_new_session=True)
+    spared = subprocess.Popen(stubborn, stdout=subprocess.PIPE, start_new_session=True)
+    try:
+        for p in (kept, spared):
+            assert p.stdout is not None and p.stdout.readline()  # SIGTERM is ignored from here on
+        reaper = subprocess.run(
+            [found] + shell[1:] + ["-c", lifeline.REAPER_SCRIPT, "mcpsync-reaper", "0"],
+            input=b"+%d\n+%d\n-%d\njunk\n+0\n" % (kept.pid, spared.pid, spared.pid),
+            start_new_session=True,
+            timeout=30,
+        )
+        assert reaper.returncode == 0
+        assert kept.wait(30) == -signal.SIGKILL  # SIGTERM first, then SIGKILL after the grace
+        assert spared.poll() is None
+    finally:
+        for p in (kept, spared):
+            p.kill()
+            p.wait(30)
+            if p.stdout is not None:
+                p.stdout.close()
