@@ -177,3 +177,34 @@ def test_windows_resolution_picks_the_first_directory_then_the_first_pathext_can
                 expected = hits[0]
                 break
         assert found == expected
+
+
+def test_a_registry_entry_installed_then_opened_by_a_manager_is_refused_before_cmd_exe_runs(
+    nt: None, tmp_path: Any, monkeypatch: Any
+) -> None:
+    """The path registry arguments take: ``install`` writes the entry's ``npx`` command with its arguments into
+    the configuration; a Manager opening it resolves ``npx`` to ``npx.cmd`` and refuses the argument that
+    cmd.exe would interpret; no process is started."""
+    from mcpsync import Manager
+    from mcpsync.registry import install
+
+    from .registryserver import fixture
+
+    monkeypatch.setenv("MCPSYNC_AUTH_FILE", str(tmp_path / "store" / "mcp-auth.json"))
+    monkeypatch.setenv("MCPSYNC_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("MCPSYNC_CACHE_DIR", str(tmp_path / "cache"))
+    doc = fixture("npm-everything.json")
+    doc["packages"][0]["packageArguments"][0]["value"] = "stdio&calc"
+    cfg = tmp_path / "mcp.json"
+    install(doc, config=cfg, which=lambda program: "C:\\node\\" + program if program == "npx" else None, yes=True)
+    _touch(tmp_path / "bin" / "npx.cmd")
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    monkeypatch.setenv("PATHEXT", ".COM;.EXE;.BAT;.CMD")
+    started: List[Any] = []
+    monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: started.append(a))
+    with Manager(str(cfg)) as mgr:
+        (status,) = mgr.status().values()
+    assert status.status == "failed"
+    assert isinstance(status.error, mcpsync.ConfigError) and "cmd.exe" in str(status.error)
+    assert "stdio&calc" in str(status.error)
+    assert started == []
