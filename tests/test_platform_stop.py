@@ -153,8 +153,8 @@ class FakeWin32:
             raise OSError("ResumeThread failed")
         return True
 
-    def job_alive(self, job: Any) -> bool:
-        return not self.assign_fails and any(p.poll() is None for p in self.procs)
+    def job_alive(self, job: Any) -> bool:  # the job holds the server's whole group (its grandchildren too)
+        return not self.assign_fails and any(_group_alive(p.pid) for p in self.procs)
 
     def terminate_job(self, job: Any) -> None:
         self.log.append("terminated %s" % job)
@@ -181,6 +181,14 @@ class FakeWin32:
         return True
 
 
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except OSError:
+        return False
+
+
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="imposes Windows semantics on a POSIX machine")
 
 
@@ -202,6 +210,28 @@ def test_a_windows_server_is_created_suspended_assigned_resumed_and_its_job_ende
     else:
         assert win.log[2:] == ["terminated JOB", "closed JOB"]  # no console to share: no graceful stage
     assert all(p.poll() is not None for p in win.procs)
+
+
+@posix_only
+def test_no_ctrl_break_goes_to_the_group_of_a_server_that_already_exited(monkeypatch: Any) -> None:
+    """The server exited on EOF but its grandchild runs on in the job: its process group id is the exited
+    server's pid, which names no live group leader (Windows may then deliver the event to every process of the
+    console, the host included). So no CTRL_BREAK_EVENT: the job is ended."""
+    win = FakeWin32(monkeypatch, console=True)
+    c = mcpsync.connect(server_cmd("--spawn-grandchild"), protocol="legacy", shutdown_timeout=0.5)
+    try:
+        assert c.call_tool("echo", {"message": "hi"}).text == "hi"
+        deadline = time.monotonic() + 30
+        while not any("grandchild pid" in line for line in c.transport.stderr_tail):  # type: ignore[attr-defined]
+            assert time.monotonic() < deadline, "no grandchild"
+            time.sleep(0.02)
+    finally:
+        c.close()
+    assert win.log[2:] == ["terminated JOB", "closed JOB"]
+    deadline = time.monotonic() + 30  # the killed grandchild is reaped by init, not by us
+    while any(_group_alive(p.pid) for p in win.procs):
+        assert time.monotonic() < deadline, "the grandchild outlived the job"
+        time.sleep(0.02)
 
 
 @posix_only

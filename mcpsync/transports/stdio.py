@@ -826,7 +826,9 @@ class StdioTransport(Transport):
 
         POSIX: the tree is the server's process group (SIGTERM, SIGKILL). Windows: the server's Job Object
         (``CTRL_BREAK_EVENT`` to its process group when the host has a console to share, then
-        ``TerminateJobObject``); without a job (the lifeline turned off), ``taskkill /T``.
+        ``TerminateJobObject``); without a job (the lifeline turned off), ``taskkill /T``. ``CTRL_BREAK_EVENT``
+        goes only to a server that still runs: once it exited, its pid names no live group leader (the event
+        could reach every process of the console, the host included), and the tree is ended at once.
         """
         if WINDOWS:
             job = self._job
@@ -837,7 +839,7 @@ class StdioTransport(Transport):
                         proc,
                         grace,
                         alive=lambda: lifeline.job_alive(job),
-                        interrupt=lambda: self._console and _ctrl_break(proc.pid),
+                        interrupt=lambda: self._console and proc.poll() is None and _ctrl_break(proc.pid),
                         kill=lambda: lifeline.terminate_job(job),
                         name=self.name,
                     )
@@ -846,7 +848,7 @@ class StdioTransport(Transport):
                         proc,
                         grace,
                         alive=lambda: proc.poll() is None,
-                        interrupt=lambda: self._console and _ctrl_break(proc.pid),
+                        interrupt=lambda: self._console and proc.poll() is None and _ctrl_break(proc.pid),
                         kill=lambda: _kill_tree_windows(proc),
                         name=self.name,
                     )
