@@ -44,6 +44,12 @@ def _procs() -> Dict[int, Tuple[int, int, str, bytes]]:
                 continue
             out[int(entry)] = (int(rest[1]), int(rest[2]), rest[0], cmdline)
         return out
+    return _procs_ps()
+
+
+def _procs_ps() -> Dict[int, Tuple[int, int, str, bytes]]:
+    """The listing from ``ps`` (what macOS, which has no /proc, uses)."""
+    out: Dict[int, Tuple[int, int, str, bytes]] = {}
     # -ww: whole command lines; a command line holding newlines (the reaper's script) goes on over
     # several output lines, which do not start with the pid columns
     listing = subprocess.run(
@@ -496,3 +502,28 @@ def test_the_reaper_script_runs_in_the_shells_hosts_have_as_bin_sh(shell: List[s
             p.wait(30)
             if p.stdout is not None:
                 p.stdout.close()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="compares ps with /proc")
+def test_the_ps_listing_used_on_macos_agrees_with_proc_here() -> None:
+    """The orphan tests read processes from ``ps`` where there is no /proc (macOS): here both exist, and for this
+    process and a reaper (whose command line spans several lines) they agree."""
+    import shutil
+
+    if shutil.which("ps") is None:
+        pytest.skip("no ps")
+    reaper = subprocess.Popen(
+        [lifeline.REAPER_SHELL, "-c", lifeline.REAPER_SCRIPT, "mcpsync-reaper", "0"],
+        stdin=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        by_proc, by_ps = _procs(), _procs_ps()
+        for pid in (os.getpid(), reaper.pid):
+            assert by_ps[pid][:2] == by_proc[pid][:2]  # ppid, pgid (the state may change in between)
+        assert b"mcpsync-reaper" in by_ps[reaper.pid][3] and b"trap" in by_ps[reaper.pid][3]
+        assert reaper.pid in [p for p, info in by_ps.items() if info[0] == os.getpid() and b"mcpsync-reaper" in info[3]]
+    finally:
+        assert reaper.stdin is not None
+        reaper.stdin.close()
+        reaper.wait(30)
