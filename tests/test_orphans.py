@@ -17,7 +17,7 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 import pytest
 
@@ -305,9 +305,9 @@ class _Told:
         self.lines: List[bytes] = []
         real = self.lifeline._tell
 
-        def tell(line: bytes) -> None:
+        def tell(line: bytes, *args: Any) -> None:
             self.lines.append(line)
-            real(line)
+            real(line, *args)
 
         monkeypatch.setattr(self.lifeline, "_tell", tell)
         monkeypatch.setattr(lifeline, "LIFELINE", self.lifeline)
@@ -527,3 +527,35 @@ def test_the_ps_listing_used_on_macos_agrees_with_proc_here() -> None:
         assert reaper.stdin is not None
         reaper.stdin.close()
         reaper.wait(30)
+
+
+@pytest.mark.skipif(not lifeline.enabled(), reason="the lifeline is turned off (MCPSYNC_NO_LIFELINE)")
+def test_a_reaper_killed_while_the_host_lives_is_replaced_and_told_every_group(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Someone kills the reaper (an OOM kill, a too-broad pkill) while servers run: the next server started
+    brings a new reaper that is told every group still registered, so a host dying after that still takes
+    all of its servers with it (here the host's death is played by closing the new reaper's pipe)."""
+    from mcpsync.transports.stdio import StdioTransport
+
+    told = _Told(monkeypatch)
+    first = StdioTransport(["cat"], name="first")
+    first.start(_Sink())  # type: ignore[arg-type]
+    second = None
+    try:
+        old = told.lifeline.reaper_pid
+        assert old is not None
+        os.kill(old, signal.SIGKILL)
+        _until(lambda: not _alive(old), "the reaper to die", timeout=10)
+        second = StdioTransport(["cat"], name="second")
+        second.start(_Sink())  # type: ignore[arg-type]
+        new = told.lifeline.reaper_pid
+        assert new is not None and new != old and _alive(new)
+        reaper = told.lifeline._reaper
+        assert reaper is not None and reaper.stdin is not None
+        reaper.stdin.close()  # what the host's death does to the pipe
+        groups = {first.pid or 0, second.pid or 0}
+        _until(lambda: not _members(groups), "both servers to be reaped", timeout=20)
+    finally:
+        first.close()
+        if second is not None:
+            second.close()
+    assert told.lifeline.reaper_pid is None and told.lifeline._users == 0
