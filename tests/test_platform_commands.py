@@ -196,7 +196,9 @@ def test_a_registry_entry_installed_then_opened_by_a_manager_is_refused_before_c
     doc = fixture("npm-everything.json")
     doc["packages"][0]["packageArguments"][0]["value"] = "stdio&calc"
     cfg = tmp_path / "mcp.json"
-    install(doc, config=cfg, which=lambda program: "C:\\node\\" + program if program == "npx" else None, yes=True)
+    with monkeypatch.context() as posix:  # written on another machine (or before this check existed)
+        posix.setattr(stdio, "WINDOWS", False)
+        install(doc, config=cfg, which=lambda program: "/usr/bin/" + program if program == "npx" else None, yes=True)
     _touch(tmp_path / "bin" / "npx.cmd")
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))
     monkeypatch.setenv("PATHEXT", ".COM;.EXE;.BAT;.CMD")
@@ -208,3 +210,25 @@ def test_a_registry_entry_installed_then_opened_by_a_manager_is_refused_before_c
     assert isinstance(status.error, mcpsync.ConfigError) and "cmd.exe" in str(status.error)
     assert "stdio&calc" in str(status.error)
     assert started == []
+
+
+def test_install_refuses_such_an_entry_on_windows_and_writes_nothing(nt: None, tmp_path: Any, monkeypatch: Any) -> None:
+    """On Windows ``install`` itself refuses the entry (it could never start) before anything is installed."""
+    from mcpsync.registry import install
+
+    from .registryserver import fixture
+
+    monkeypatch.setenv("MCPSYNC_AUTH_FILE", str(tmp_path / "store" / "mcp-auth.json"))
+    monkeypatch.setenv("MCPSYNC_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("MCPSYNC_CACHE_DIR", str(tmp_path / "cache"))
+    doc = fixture("npm-everything.json")
+    doc["packages"][0]["packageArguments"][0]["value"] = "stdio&calc"
+    cfg = tmp_path / "mcp.json"
+    ran: List[Any] = []
+    with pytest.raises(mcpsync.ConfigError, match="cmd.exe"):
+        install(doc, config=cfg, which=lambda p: "C:\\node\\npx.CMD" if p == "npx" else None, yes=True,
+                runner=ran.append)
+    assert not cfg.exists() and ran == []
+    doc["packages"][0]["packageArguments"][0]["value"] = "stdio"  # a clean entry installs as before
+    install(doc, config=cfg, which=lambda p: "C:\\node\\npx.CMD" if p == "npx" else None, yes=True)
+    assert cfg.exists()
