@@ -218,7 +218,7 @@ def test_no_ctrl_break_goes_to_the_group_of_a_server_that_already_exited(monkeyp
     server's pid, which names no live group leader (Windows may then deliver the event to every process of the
     console, the host included). So no CTRL_BREAK_EVENT: the job is ended."""
     win = FakeWin32(monkeypatch, console=True)
-    c = mcpsync.connect(server_cmd("--spawn-grandchild"), protocol="legacy", shutdown_timeout=0.5)
+    c = mcpsync.connect(misbehaving_cmd("--spawn-grandchild"), protocol="legacy", shutdown_timeout=0.5)
     try:
         assert c.call_tool("echo", {"message": "hi"}).text == "hi"
         deadline = time.monotonic() + 30
@@ -249,7 +249,7 @@ def test_a_windows_server_whose_job_assignment_is_refused_is_still_stopped_by_cl
     """The system refuses the assignment (an old Windows, a host job that forbids nesting): the server runs
     unprotected, and close() must not count on a job that holds nothing; it ends the tree with taskkill."""
     win = FakeWin32(monkeypatch, console=False, assign_fails=True)
-    c = mcpsync.connect(server_cmd("--no-exit-on-eof"), protocol="legacy", shutdown_timeout=0.2)
+    c = mcpsync.connect(misbehaving_cmd("--no-exit-on-eof"), protocol="legacy", shutdown_timeout=0.2)
     try:
         assert c.call_tool("echo", {"message": "hi"}).text == "hi"
         assert win.log[1:] == ["refused+resumed JOB", "closed JOB"]  # the useless job is let go at once
