@@ -45,6 +45,9 @@ SPAWN_COUNT = 20
 #: --spawn clients: the floor (its own session per child, as mcpsync does), mcpsync with its orphan guard
 #: (one reaper per host), and mcpsync with the guard off (MCPSYNC_NO_LIFELINE=1): what the guard costs.
 SPAWN_CLIENTS = ["floor", "mcpsync", "mcpsync-noguard"]
+#: Set to "1" by --no-warmup (the workers inherit it): the first timed server also pays the client's one-time
+#: costs (mcpsync's lazy imports), which the warm-up server otherwise takes out of the measurement.
+NO_WARMUP_ENV = "MCPSYNC_BENCH_NO_WARMUP"
 
 
 # ---------------------------------------------------------------------------------------------- workers
@@ -89,7 +92,7 @@ def _sync_driver(kind: str) -> Any:
         trace.set_tracer_provider(provider)
     elif kind.startswith("mcpsyncctl"):
         # issue 13: the pipeline on without OpenTelemetry (a pass-through interceptor and a retry policy)
-        options = {"interceptors": [mcpsync.Interceptor()], "retry": mcpsync.Retry()}
+        options = {"interceptors": [mcpsync.middleware.Interceptor()], "retry": mcpsync.middleware.Retry()}
     c = mcpsync.connect(SERVER, protocol="modern" if modern else "legacy", name="echo", **options)
     assert c.era == ("modern" if modern else "legacy"), c.era
     return c, (lambda msg: c.call_tool("echo", {"message": msg}).text), c.close
@@ -177,7 +180,8 @@ def worker_spawn(kind: str, task: str) -> Dict[str, Any]:
             assert c.call_tool("echo", {"message": "hi"}).text == "hi"
             return c
 
-    start().close()  # warm-up, every client alike: lazy imports done, files cached; the guard stops with it
+    if os.environ.get(NO_WARMUP_ENV) != "1":
+        start().close()  # warm-up, every client alike: lazy imports done, files cached; the guard stops with it
     clients: List[Any] = []
     t0 = time.perf_counter()
     if task == "spawn_serial":
@@ -210,6 +214,10 @@ def run_spawn(reps: int) -> int:
         % (time.strftime("%Y-%m-%d %H:%M"), sys.version.split()[0], reps, SPAWN_COUNT)
     )
     print("clients (interleaved, a fresh process per run): %s" % ", ".join(SPAWN_CLIENTS))
+    if os.environ.get(NO_WARMUP_ENV) == "1":
+        print("no warm-up server: the first timed server pays each client's one-time costs (imports)")
+    else:
+        print("each worker first starts and closes one warm-up server (not timed): one-time costs left out")
     results: Dict[str, Dict[str, List[float]]] = {c: {} for c in SPAWN_CLIENTS}
     for rep in range(reps):
         for task in ("spawn_serial", "spawn_parallel"):
@@ -360,6 +368,11 @@ def main() -> int:
     ap.add_argument(
         "--spawn", action="store_true", help="only the spawn measurement: %d servers serially and at once" % 20
     )
+    ap.add_argument(
+        "--no-warmup",
+        action="store_true",
+        help="with --spawn: no warm-up server before the timed ones (one-time costs such as imports count too)",
+    )
     ap.add_argument("--worker", nargs=4, metavar=("KIND", "TASK", "N", "TOTAL"), help=argparse.SUPPRESS)
     args = ap.parse_args()
 
@@ -374,6 +387,8 @@ def main() -> int:
 
     reps = max(5, args.reps or (5 if args.quick else 7))
     if args.spawn:
+        if args.no_warmup:
+            os.environ[NO_WARMUP_ENV] = "1"
         return run_spawn(reps)
     n = 500 if args.quick else 2000  # sequential calls for latency
     total = 1280 if args.quick else 6400  # calls per throughput measurement

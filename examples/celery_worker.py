@@ -2,7 +2,7 @@
 
 Every worker process (on every host) opens its own :class:`mcpsync.Manager` *after* the fork
 (``worker_process_init``; a client made before a fork cannot be used in the child), and all
-of them keep their OAuth tokens in one :class:`mcpsync.RedisCredentialStore`. When the access
+of them keep their OAuth tokens in one :class:`mcpsync.auth.RedisCredentialStore`. When the access
 token expires, exactly one process of the fleet refreshes it under the store's Redis lock; the
 others wait and reuse the new token, so a server that rotates refresh tokens never sees a
 reused one (which would revoke the whole grant).

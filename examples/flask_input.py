@@ -1,11 +1,11 @@
 """A Flask app whose tool call stops to ask the user, and resumes in a later request.
 
 The call is made with ``defer_input=True``: when the server needs input (an elicitation form), it raises
-:class:`mcpsync.InputRequired` instead of blocking the worker. The view renders the server's question as an
-HTML form (:func:`mcpsync.render_form`), with the paused call signed into a hidden field
+:class:`mcpsync.input.InputRequired` instead of blocking the worker. The view renders the server's question as an
+HTML form (:func:`mcpsync.input.render_form`), with the paused call signed into a hidden field
 (:meth:`InputRequired.dumps`). Submitting the form is a new request, maybe on another worker or process:
 it checks the token (:meth:`InputRequired.loads`), checks the answer against the schema
-(:func:`mcpsync.parse_form`) and resumes the call (:meth:`Client.resume_tool`). Nothing blocks between the
+(:func:`mcpsync.input.parse_form`) and resumes the call (:meth:`Client.resume_tool`). Nothing blocks between the
 two requests, and nothing but the signed token carries the state.
 
 Each token works once: its one-time id is recorded in a seen store when the form comes back, so a second
@@ -61,12 +61,12 @@ MAX_AGE = 15 * 60
 def create_app(target: Any = None, secret: Optional[str] = None, seen: Optional[str] = None) -> Flask:
     """Build the app around one module-level client, opened on first use and shared by every request thread.
 
-    ``seen`` names the store of used form tokens (:func:`mcpsync.open_seen_store`; default
+    ``seen`` names the store of used form tokens (:func:`mcpsync.input.open_seen_store`; default
     ``$MCPSYNC_FORM_SEEN``, else ``memory``). Several worker processes must share one (a file, or Redis).
     """
     app = Flask(__name__)
     secret = secret or os.environ.get("MCPSYNC_FORM_SECRET") or secrets.token_urlsafe(32)
-    used = mcpsync.open_seen_store(seen or os.environ.get("MCPSYNC_FORM_SEEN") or "memory")
+    used = mcpsync.input.open_seen_store(seen or os.environ.get("MCPSYNC_FORM_SEEN") or "memory")
     client = mcpsync.Client(target or default_target(), name="shop", defer_input=True)
     lock = threading.Lock()
 
@@ -81,12 +81,12 @@ def create_app(target: Any = None, secret: Optional[str] = None, seen: Optional[
     def page(title: str, body: str, status: int = 200) -> Any:
         return PAGE.format(title=html.escape(title), body=body), status, {"Content-Type": "text/html; charset=utf-8"}
 
-    def ask(ir: mcpsync.InputRequired, values: Any = None, errors: Any = None) -> Any:
+    def ask(ir: mcpsync.input.InputRequired, values: Any = None, errors: Any = None) -> Any:
         """Render the first question of ``ir`` as a form carrying the signed, paused call."""
         question = ir.questions[0]
         if question.kind != "form":
             return page("Cannot ask here", "<p>The server asked for %s input.</p>" % html.escape(question.kind), 502)
-        form = mcpsync.render_form(
+        form = mcpsync.input.render_form(
             question.requested_schema or {"type": "object"},
             action="/answer",
             message=question.message,
@@ -113,7 +113,7 @@ def create_app(target: Any = None, secret: Optional[str] = None, seen: Optional[
         message = "Confirm your order of %s book(s)" % request.form.get("count", "1")
         try:
             result = opened().call_tool("elicit", {"message": message})
-        except mcpsync.InputRequired as ir:
+        except mcpsync.input.InputRequired as ir:
             return ask(ir)
         except mcpsync.MCPError as exc:
             return page("Error", "<p>%s</p>" % html.escape(str(exc)), 502)
@@ -124,26 +124,26 @@ def create_app(target: Any = None, secret: Optional[str] = None, seen: Optional[
         again = "<p>%s <a href='/'>Start again</a>.</p>"
         try:
             # verifies the signature and the age, and records the token's one-time id: it works once
-            ir = mcpsync.InputRequired.loads(request.form.get("token", ""), secret, max_age=MAX_AGE, seen=used)
+            ir = mcpsync.input.InputRequired.loads(request.form.get("token", ""), secret, max_age=MAX_AGE, seen=used)
             question = ir.question(request.form.get("key", ""))
-        except mcpsync.InputReplayed:
+        except mcpsync.errors.InputReplayed:
             return page("Already answered", again % "This form was sent already.", 409)
-        except mcpsync.InputTokenExpired:
+        except mcpsync.errors.InputTokenExpired:
             return page("Expired", again % "This form is no longer valid.", 400)
-        except (mcpsync.InputForged, KeyError):
+        except (mcpsync.errors.InputForged, KeyError):
             return page("Forged", again % "This form was not issued by this site, or was changed.", 400)
         except (mcpsync.ConfigError, mcpsync.InputSeenStoreError):
             return page("Cannot check this form", again % "Please try again later.", 503)
         if request.form.get("_action") == "decline":
             reply = question.decline()
         else:
-            content, errors = mcpsync.parse_form(question.requested_schema or {"type": "object"}, request.form)
+            content, errors = mcpsync.input.parse_form(question.requested_schema or {"type": "object"}, request.form)
             if errors:
                 return ask(ir, values=content, errors=errors)  # a fresh token: this one is spent
             reply = question.accept(content)
         try:
             return show(opened().resume_tool(ir, {question.key: reply}))
-        except mcpsync.InputRequired as again:  # the server asks once more
+        except mcpsync.input.InputRequired as again:  # the server asks once more
             return ask(again)
         except mcpsync.MCPError as exc:
             return page("Error", "<p>%s</p>" % html.escape(str(exc)), 502)

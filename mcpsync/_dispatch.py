@@ -173,7 +173,7 @@ class Dispatcher:
 
 
 class NotificationQueue:
-    """A bounded, thread-safe queue of :class:`~mcpsync.ServerNotification`.
+    """A bounded, thread-safe queue of :class:`~mcpsync.types.ServerNotification`.
 
     ``get(timeout)`` blocks for at most ``timeout`` seconds (None: until one
     arrives or the client closes) and raises :class:`queue.Empty` when nothing

@@ -9,21 +9,24 @@ lock serialises first imports; a race at worst stores the same object twice.
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable, Dict, List, Mapping
+from typing import Any, Callable, Collection, Dict, List, Mapping
 
 __all__ = ["exports"]
 
 
 def exports(
-    package: str, table: Mapping[str, str], namespace: Dict[str, Any]
+    package: str, table: Mapping[str, str], namespace: Dict[str, Any], submodules: Collection[str] = ()
 ) -> "tuple[Callable[[str], Any], Callable[[], List[str]]]":
     """``(getattr, dir)`` for the package named ``package`` whose globals are ``namespace``.
 
     ``table`` maps each public name to the submodule defining it, relative to the package (``"store"``,
-    ``".store"`` and ``"client.client"`` all work).
+    ``".store"`` and ``"client.client"`` all work). ``submodules`` names subpackages that load on first
+    attribute access too (``mcpsync.errors`` after a bare ``import mcpsync``).
     """
 
     def load(name: str) -> Any:
+        if name in submodules:
+            return importlib.import_module("." + name, package)
         module = table.get(name)
         if module is None:
             raise AttributeError("module %r has no attribute %r" % (package, name))
@@ -32,6 +35,6 @@ def exports(
         return value
 
     def names() -> List[str]:
-        return sorted(set(namespace) | set(table) | set(namespace.get("__all__", ())))
+        return sorted(set(namespace) | set(table) | set(submodules) | set(namespace.get("__all__", ())))
 
     return load, names

@@ -9,7 +9,7 @@
 * any other type (``int``, ``List[int]``, a ``TypedDict``...): ``pydantic.TypeAdapter(model)`` when pydantic
   is installed, else the value itself when it already is an instance of ``model``.
 
-Failures raise :class:`~mcpsync.ToolOutputInvalid`. Pure computation, thread-safe; pydantic is imported only
+Failures raise :class:`~mcpsync.errors.ToolOutputInvalid`. Pure computation, thread-safe; pydantic is imported only
 when a non-dataclass, non-pydantic type needs it.
 """
 
@@ -106,5 +106,8 @@ def _build(tp: Any, value: Any, depth: int) -> Any:
 
 
 def parse_into(model: Any, value: Any) -> Any:
-    """``value`` as an instance of ``model`` (see the module docstring); raises :class:`~mcpsync.ToolOutputInvalid`."""
+    """``value`` as an instance of ``model`` (see the module docstring).
+
+    Raises :class:`~mcpsync.errors.ToolOutputInvalid` when it does not fit.
+    """
     return _build(model, value, 0)

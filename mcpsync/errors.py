@@ -76,7 +76,6 @@ __all__ = [
     "ClientClosed",
     "ConfigError",
     "ConnectError",
-    "ProxyError",
     "ConnectTimeout",
     "ConnectionClosed",
     "CredentialStoreError",
@@ -84,13 +83,13 @@ __all__ = [
     "ForkedClientError",
     "HTTPStatusError",
     "HandlerMissing",
+    "HeaderMismatch",
     "InputForged",
     "InputNotResumable",
     "InputReplayed",
+    "InputSeenStoreError",
     "InputTokenError",
     "InputTokenExpired",
-    "InputSeenStoreError",
-    "HeaderMismatch",
     "InsufficientScope",
     "InternalError",
     "InvalidParams",
@@ -107,6 +106,7 @@ __all__ = [
     "PermissionDenied",
     "PromptNotFound",
     "ProtocolError",
+    "ProxyError",
     "RegistrationUnavailable",
     "RemoteError",
     "RequestCancelled",
@@ -198,12 +198,12 @@ class MalformedHTTPRequest(ConfigError):
 
 
 class InputNotResumable(ConfigError):
-    """An :class:`~mcpsync.InputRequired` that cannot resume on this client: it names no server (so it could
+    """An :class:`~mcpsync.input.InputRequired` that cannot resume on this client: it names no server (so it could
     be replayed on any), or it belongs to another server name. Nothing was sent."""
 
 
 class InputTokenError(ConfigError):
-    """A signed :class:`~mcpsync.InputRequired` token (``InputRequired.loads``) was refused."""
+    """A signed :class:`~mcpsync.input.InputRequired` token (``InputRequired.loads``) was refused."""
 
 
 class InputForged(InputTokenError):

@@ -16,10 +16,10 @@ from typing import Any, Dict, Generic, List, Optional, Tuple, TypeVar
 
 from dataclasses import dataclass, field
 
-from ._type_names import TYPE_NAMES
+from ._type_names import TYPE_NAMES as _TYPE_NAMES
 from .errors import ToolError, ToolOutputInvalid
 
-__all__ = list(TYPE_NAMES)
+__all__ = list(_TYPE_NAMES)
 
 JSON = Dict[str, Any]
 _T = TypeVar("_T")
@@ -379,7 +379,7 @@ class CallToolResult:
     def parse(self, model: Any) -> Any:
         """:attr:`data` as an instance of ``model``: a dataclass (nested ones too), a pydantic model, or any
         type pydantic's ``TypeAdapter`` takes (when pydantic is installed). Raises
-        :class:`~mcpsync.ToolOutputInvalid` when it does not fit, :class:`~mcpsync.ToolError` on a tool error."""
+        :class:`~mcpsync.errors.ToolOutputInvalid` when it does not fit, :class:`~mcpsync.ToolError` on a tool error."""
         from ._structured import parse_into
 
         data = self.data

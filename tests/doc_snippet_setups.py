@@ -47,14 +47,14 @@ secret = secrets.token_bytes(32)
 with mcpsync.connect(%s, name="shop", defer_input=True) as _client:
     try:
         _client.call_tool("elicit", {"message": "Confirm the order?"})
-    except mcpsync.InputRequired as paused:
+    except mcpsync.input.InputRequired as paused:
         ir = paused
 """ % EXAMPLE,
         after="""
 try:
-    mcpsync.InputRequired.loads(token, secret, max_age=15 * 60, seen=seen)
+    mcpsync.input.InputRequired.loads(token, secret, max_age=15 * 60, seen=seen)
     raise AssertionError("a token was accepted twice")
-except mcpsync.InputReplayed:
+except mcpsync.errors.InputReplayed:
     pass
 redis_server.close()
 """,

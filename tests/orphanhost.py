@@ -1,12 +1,13 @@
 """A host process for the orphan test: it holds three stdio servers, then waits to be killed.
 
-``python tests/orphanhost.py [--fork] [--as-platform darwin]``. ``--as-platform`` sets ``sys.platform`` before
-mcpsync is imported, so the host takes the code path of that platform (``darwin``: the path macOS takes).
+``python tests/orphanhost.py [--fork | --fork-opens] [--as-platform darwin]``. ``--as-platform`` sets
+``sys.platform`` before mcpsync is imported, so the host takes the code path of that platform (``darwin``: the path macOS takes).
 Each client is opened on a short-lived thread that ends before the host reports (the servers must not die
 with the thread that started them); then every server answers a call,
 and the host prints one JSON line ``{"host": pid, "pgids": [...], "forked": pid or null}`` and blocks until
 killed. With ``--fork`` it first forks a child that lives on (like a multiprocessing worker): that child
-must not keep the host's servers alive once the host is killed.
+must not keep the host's servers alive once the host is killed. With ``--fork-opens`` the forked child opens a
+server of its own and prints ``{"child": pid, "pgid": ..., "reaper": pid}`` (before or after the host's line).
 """
 
 from __future__ import annotations
@@ -49,7 +50,19 @@ def main() -> None:
         assert c.call_tool("echo", {"message": "alive"}).text == "alive"
     pgids = [c.transport.pid for c in clients]
     forked = None
-    if "--fork" in sys.argv[1:]:
+    if "--fork-opens" in sys.argv[1:]:
+        forked = os.fork()
+        if forked == 0:  # the child: a host of its own, with a server and a reaper of its own
+            import signal
+
+            own = mcpsync.connect(EXAMPLE, name="child's", protocol="legacy", timeout=60, connect_timeout=60)
+            assert own.call_tool("echo", {"message": "alive"}).text == "alive"
+            mine = {"child": os.getpid(), "pgid": own.transport.pid, "reaper": lifeline.LIFELINE.reaper_pid}
+            sys.stdout.write(json.dumps(mine) + "\n")
+            sys.stdout.flush()
+            while True:
+                signal.pause()
+    elif "--fork" in sys.argv[1:]:
         forked = os.fork()
         if forked == 0:  # the child: lives until the test kills it; it holds no server
             import signal

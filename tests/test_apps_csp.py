@@ -15,7 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpsync import AppResource, AppResourceError, Client
+from mcpsync import AppResourceError, Client
+from mcpsync.apps import AppResource
 from mcpsync.apps import AppWebHost
 from mcpsync.client.app_page import clean_domains, is_plain_origin, verify_page
 

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcpsync import AppResource, AppResourceError, Client
+from mcpsync import AppResourceError, Client
+from mcpsync.apps import AppResource
 from mcpsync.client.app_page import verify_page
 from mcpsync.example_server.apps import COUNTER_HTML
 from mcpsync.types import Tool

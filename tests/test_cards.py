@@ -317,7 +317,7 @@ def test_the_seed_comes_from_supported_protocol_versions():
     assert cards.protocol_for([]) == "auto"
     assert cards.protocol_for(["2025-06-18", MODERN]) == "auto"  # discover comes first anyway
     assert cards.protocol_for(["2025-03-26", "2025-06-18"]) == "2025-06-18"
-    with pytest.raises(mcpsync.UnsupportedProtocolVersion):
+    with pytest.raises(mcpsync.errors.UnsupportedProtocolVersion):
         cards.protocol_for(["2099-01-01"])
 
 

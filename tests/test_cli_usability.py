@@ -98,3 +98,16 @@ def test_project_urls_are_urls() -> None:
     for label, url in project.get("urls", {}).items():
         parts = urlsplit(url)
         assert parts.scheme == "https" and parts.netloc, (label, url)
+
+
+def test_the_note_names_every_global_option() -> None:
+    from mcpsync.cli.app import build_parser
+
+    names = [
+        a.option_strings[0]
+        for a in build_parser()._actions
+        if a.option_strings and a.dest not in ("help", "version")
+    ]
+    assert "--connect-timeout" in names and "--json" in names
+    text = " ".join(run("tools", "--help").stdout.split("global options", 1)[1].split())
+    assert [n for n in names if n not in text.replace(",", " ").split()] == []

@@ -33,15 +33,15 @@ USES: Dict[str, Callable[[mcpsync.Client], Any]] = {
     "read_resource": lambda c: c.read_resource("example://hello"),
     "subscribe_resource": lambda c: c.subscribe_resource("example://hello"),
     "unsubscribe_resource": lambda c: c.unsubscribe_resource("example://hello"),
-    "complete": lambda c: c.complete(mcpsync.prompt_ref("greet"), "name", "a"),
+    "complete": lambda c: c.complete(mcpsync.client.prompt_ref("greet"), "name", "a"),
     "set_logging_level": lambda c: c.set_logging_level("info"),
     "list_skills": lambda c: c.list_skills(),
     "ping": lambda c: c.ping(),
     "request": lambda c: c.request("tools/list"),
     "notify": lambda c: c.notify("notifications/roots/list_changed"),
     "listen": lambda c: c.listen(tools=True),
-    "start_task": lambda c: mcpsync.start_task(c, "slow", {"seconds": 0.01}),
-    "resume_task": lambda c: mcpsync.resume_task(c, "t1"),
+    "start_task": lambda c: mcpsync.tasks.start_task(c, "slow", {"seconds": 0.01}),
+    "resume_task": lambda c: mcpsync.tasks.resume_task(c, "t1"),
     "transport": lambda c: c.transport,
 }
 

@@ -46,7 +46,7 @@ def test_tools_and_calls(era: str) -> None:
 def test_output_schema_validation(era: str) -> None:
     with connect(era) as c:
         c.list_tools()
-        with pytest.raises(mcpsync.ToolOutputInvalid) as info:
+        with pytest.raises(mcpsync.errors.ToolOutputInvalid) as info:
             c.call_tool("bad_output")
         assert info.value.result is not None
         assert info.value.schema_path
@@ -57,10 +57,10 @@ def test_output_schema_validation_without_listing_first(era: str) -> None:
     """A result with structuredContent for a tool not yet known lists the tools once, then validates."""
     with connect(era) as c:
         assert c.call_tool("add", {"a": 1, "b": 2}).structured_content == {"sum": 3}  # lists once, valid
-        with pytest.raises(mcpsync.ToolOutputInvalid):
+        with pytest.raises(mcpsync.errors.ToolOutputInvalid):
             c.call_tool("bad_output")
     with connect(era) as c:
-        with pytest.raises(mcpsync.ToolOutputInvalid):
+        with pytest.raises(mcpsync.errors.ToolOutputInvalid):
             c.call_tool_async("bad_output").result()
 
 
@@ -80,7 +80,7 @@ def test_cli_call_exits_4_on_invalid_output() -> None:
 def test_input_validation_before_sending(era: str) -> None:
     with connect(era, validate_input=True) as c:
         c.list_tools()
-        with pytest.raises(mcpsync.ToolInputInvalid) as info:
+        with pytest.raises(mcpsync.errors.ToolInputInvalid) as info:
             c.call_tool("add", {"a": "x", "b": 1})
         assert "type" in info.value.schema_path
 
@@ -96,9 +96,9 @@ def test_prompts_resources_completion(era: str) -> None:
         assert c.read_resource("example://hello").text
         templates = c.list_resource_templates()
         assert templates and "{id}" in templates[0].uri_template
-        with pytest.raises(mcpsync.ResourceNotFound):
+        with pytest.raises(mcpsync.errors.ResourceNotFound):
             c.read_resource("example://nope")
-        comp = c.complete(mcpsync.prompt_ref("greet"), "name", "A")
+        comp = c.complete(mcpsync.client.prompt_ref("greet"), "name", "A")
         assert comp.values
 
 
@@ -294,7 +294,7 @@ def test_protocol_option_forces_era() -> None:
 
 def test_not_available_in_legacy() -> None:
     with connect("legacy") as c:
-        with pytest.raises(mcpsync.NotAvailableInEra):
+        with pytest.raises(mcpsync.errors.NotAvailableInEra):
             c.listen(tools=True)
 
 
@@ -310,7 +310,7 @@ def test_bad_target_and_options() -> None:
         mcpsync.Client("not a url")
     with pytest.raises(mcpsync.ConfigError):
         mcpsync.Client(["x"], protocol="1999-01-01")
-    with pytest.raises(mcpsync.ConnectError) as info:
+    with pytest.raises(mcpsync.errors.ConnectError) as info:
         mcpsync.connect(["definitely-not-a-command-xyz"])
     assert "definitely-not-a-command-xyz" in str(info.value) and "PATH" in str(info.value)
 

@@ -36,7 +36,7 @@ pytestmark = pytest.mark.timeout(180)
 
 BOUND = 30.0  # how long a test waits for anything; the connect timeout below is far longer
 CONNECT_TIMEOUT = 120.0
-CLOSED = (mcpsync.ClientClosed, mcpsync.ConnectionClosed)
+CLOSED = (mcpsync.ClientClosed, mcpsync.errors.ConnectionClosed)
 
 #: Where the connection stalls: (proxy kind, step). "direct": no proxy.
 PROXY_STEPS = [

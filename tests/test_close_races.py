@@ -107,14 +107,14 @@ def test_close_during_a_call(era: str) -> None:
     c.close()
     t.join(BOUND)
     assert not t.is_alive()
-    assert isinstance(outcome["error"], mcpsync.ConnectionClosed)
+    assert isinstance(outcome["error"], mcpsync.errors.ConnectionClosed)
     with pytest.raises(mcpsync.ClientClosed):
         c.call_tool("echo", {"message": "x"})
 
 
 def test_close_from_inside_a_progress_callback() -> None:
     c = mcpsync.connect(server_cmd())
-    with pytest.raises(mcpsync.ConnectionClosed):
+    with pytest.raises(mcpsync.errors.ConnectionClosed):
         c.call_tool("slow", {"seconds": 3600, "steps": 3600}, progress=lambda e: c.close())
     assert c.closed
 
@@ -142,5 +142,5 @@ def test_many_callers_while_closing() -> None:
         th.join(BOUND)
     assert not any(th.is_alive() for th in threads)
     assert len(ok) + len(errors) == 8
-    assert all(isinstance(e, (mcpsync.ClientClosed, mcpsync.ConnectionClosed)) for e in errors)
+    assert all(isinstance(e, (mcpsync.ClientClosed, mcpsync.errors.ConnectionClosed)) for e in errors)
     assert set(ok) <= {str(n) for n in range(8)}

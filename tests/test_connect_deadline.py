@@ -28,10 +28,10 @@ SILENT = ("--slow-start", "3600")  # reads nothing, answers nothing
 @pytest.mark.parametrize("protocol", ["auto", "legacy", "modern"])
 def test_silent_server_fails_with_connect_timeout(protocol: str) -> None:
     c = mcpsync.Client(misbehaving_cmd(*SILENT), connect_timeout=0.6, probe_timeout=30.0, protocol=protocol)
-    with pytest.raises(mcpsync.ConnectTimeout) as info:
+    with pytest.raises(mcpsync.errors.ConnectTimeout) as info:
         c.open()
     exc = info.value
-    assert isinstance(exc, mcpsync.RequestTimeout) and isinstance(exc, mcpsync.ConnectError)
+    assert isinstance(exc, mcpsync.RequestTimeout) and isinstance(exc, mcpsync.errors.ConnectError)
     assert isinstance(exc, TimeoutError)
     assert "connect_timeout=0.6s" in exc.message and "--timeout" not in exc.message
     assert exc.timeout == 0.6
@@ -122,7 +122,7 @@ def _negotiator(clock: _Clock, connect_timeout: float, probe_timeout: float) -> 
 def test_probe_is_clipped_to_the_remaining_deadline() -> None:
     clock = _Clock()
     session = _SilentSession(clock)
-    with pytest.raises(mcpsync.ConnectTimeout) as info:
+    with pytest.raises(mcpsync.errors.ConnectTimeout) as info:
         _negotiator(clock, connect_timeout=2.0, probe_timeout=5.0).negotiate(session)  # type: ignore[arg-type]
     assert session.sent == [("server/discover", 2.0)]  # clipped from 5 s; nothing left for initialize
     assert "connect_timeout=2s" in info.value.message
@@ -131,7 +131,7 @@ def test_probe_is_clipped_to_the_remaining_deadline() -> None:
 def test_short_probe_then_handshake_gets_the_rest() -> None:
     clock = _Clock()
     session = _SilentSession(clock)
-    with pytest.raises(mcpsync.ConnectTimeout):
+    with pytest.raises(mcpsync.errors.ConnectTimeout):
         _negotiator(clock, connect_timeout=8.0, probe_timeout=5.0).negotiate(session)  # type: ignore[arg-type]
     assert session.sent == [("server/discover", 5.0), ("initialize", 3.0)]
     ERA_CACHE.forget(("test-deadline", id(clock)))

@@ -37,7 +37,7 @@ def _fresh_era_cache():  # type: ignore[no-untyped-def]
 
 
 def _defer(client: mcpsync.Client, tool: str = "elicit", args=None, **kw):  # type: ignore[no-untyped-def]
-    with pytest.raises(mcpsync.InputRequired) as info:
+    with pytest.raises(mcpsync.input.InputRequired) as info:
         client.call_tool(tool, args if args is not None else {"message": "Confirm the order?"}, **kw)
     return info.value
 
@@ -79,7 +79,7 @@ def test_several_rounds_raise_again_with_the_round_counted() -> None:
             try:
                 result = c.resume(ir, {q.key: q.accept(ANSWER)})
                 break
-            except mcpsync.InputRequired as again:
+            except mcpsync.input.InputRequired as again:
                 ir = again
                 rounds.append(ir.round)
         assert rounds == [1, 2, 3]
@@ -105,7 +105,7 @@ def test_the_round_limit_holds_across_resumes() -> None:
             for _ in range(12):
                 try:
                     c.resume(ir, {ir.questions[0].key: ir.questions[0].accept(ANSWER)})
-                except mcpsync.InputRequired as again:
+                except mcpsync.input.InputRequired as again:
                     ir = again
 
 
@@ -173,7 +173,7 @@ def test_resume_in_another_process_over_http() -> None:
         assert "Confirm the order" not in token  # base64: not readable at a glance (but not secret either)
         program = (
             "import json, sys, mcpsync\n"
-            "ir = mcpsync.InputRequired.loads(sys.argv[2], sys.argv[3], max_age=600)\n"
+            "ir = mcpsync.input.InputRequired.loads(sys.argv[2], sys.argv[3], max_age=600)\n"
             "q = ir.questions[0]\n"
             "with mcpsync.connect(sys.argv[1], name='shop') as c:\n"
             "    r = c.resume_tool(ir, {q.key: q.accept({'name': 'Ada', 'age': 36})})\n"
@@ -204,7 +204,7 @@ def test_a_tampered_tool_name_meets_the_policy_again() -> None:
         ir = _defer(c)
         d = ir.to_dict()
         d["params"] = {"name": "add", "arguments": {"a": 1, "b": 2}}
-        forged = mcpsync.InputRequired.from_dict(d)
+        forged = mcpsync.input.InputRequired.from_dict(d)
         with pytest.raises(mcpsync.ToolDenied):
             c.resume(forged, {ir.questions[0].key: {"action": "accept"}})
 
@@ -214,7 +214,7 @@ def test_approval_hook_sees_the_resumed_call() -> None:
 
     def approve(req):  # type: ignore[no-untyped-def]
         seen.append(req.tool)
-        return mcpsync.Approval.approve()
+        return mcpsync.middleware.Approval.approve()
 
     with mcpsync.connect(server_cmd("--era", "modern"), defer_input=True, approval_handler=approve) as c:
         ir = _defer(c)
@@ -230,22 +230,22 @@ def test_pickle_json_and_signed_round_trips() -> None:
         ir = _defer(c)
     for copy in (
         pickle.loads(pickle.dumps(ir)),
-        mcpsync.InputRequired.from_json(ir.to_json()),
-        mcpsync.InputRequired.loads(ir.dumps(SECRET), SECRET),
+        mcpsync.input.InputRequired.from_json(ir.to_json()),
+        mcpsync.input.InputRequired.loads(ir.dumps(SECRET), SECRET),
     ):
         assert copy.to_dict() == ir.to_dict()
         assert isinstance(copy, mcpsync.MCPError) and str(copy)
     token = ir.dumps(SECRET)
     with pytest.raises(mcpsync.ConfigError, match="signature"):
-        mcpsync.InputRequired.loads(token, "another secret")
+        mcpsync.input.InputRequired.loads(token, "another secret")
     head, payload, sig = token.split(".")
     forged = json.loads(__import__("base64").urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
     forged["params"]["name"] = "add"
     raw = __import__("base64").urlsafe_b64encode(json.dumps(forged).encode()).rstrip(b"=").decode()
     with pytest.raises(mcpsync.ConfigError, match="signature"):
-        mcpsync.InputRequired.loads("%s.%s.%s" % (head, raw, sig), SECRET)
+        mcpsync.input.InputRequired.loads("%s.%s.%s" % (head, raw, sig), SECRET)
     with pytest.raises(mcpsync.ConfigError, match="older"):
-        mcpsync.InputRequired.loads(token, SECRET, max_age=-1)
+        mcpsync.input.InputRequired.loads(token, SECRET, max_age=-1)
     with pytest.raises(mcpsync.ConfigError):
         ir.dumps("")
     text = ir.to_json()
@@ -262,7 +262,7 @@ def test_pickle_json_and_signed_round_trips() -> None:
             max_leaves=20,
         ),
         st.builds(
-            lambda d: dict(d, type="mcpsync.InputRequired", v=1),
+            lambda d: dict(d, type="mcpsync.input.InputRequired", v=1),
             st.dictionaries(
                 st.sampled_from(["method", "params", "inputRequests", "era", "round", "live", "issuedAt", "server"]),
                 st.none() | st.integers() | st.text() | st.booleans() | st.dictionaries(st.text(), st.text()),
@@ -272,15 +272,15 @@ def test_pickle_json_and_signed_round_trips() -> None:
 )
 def test_hostile_serialised_input_only_raises_config_error(junk) -> None:  # type: ignore[no-untyped-def]
     for attempt in (
-        lambda: mcpsync.InputRequired.from_dict(junk),
-        lambda: mcpsync.InputRequired.from_json(junk if isinstance(junk, str) else json.dumps(junk)),
-        lambda: mcpsync.InputRequired.loads(junk if isinstance(junk, str) else json.dumps(junk), SECRET),
+        lambda: mcpsync.input.InputRequired.from_dict(junk),
+        lambda: mcpsync.input.InputRequired.from_json(junk if isinstance(junk, str) else json.dumps(junk)),
+        lambda: mcpsync.input.InputRequired.loads(junk if isinstance(junk, str) else json.dumps(junk), SECRET),
     ):
         try:
             ir = attempt()
         except mcpsync.ConfigError:
             continue
-        assert isinstance(ir, mcpsync.InputRequired)
+        assert isinstance(ir, mcpsync.input.InputRequired)
         [q.kind for q in ir.questions]  # reading a rebuilt one never raises
 
 
@@ -308,10 +308,10 @@ def test_handshake_question_is_parked_for_another_thread(transport: str) -> None
             result = out.get(timeout=1)
             assert isinstance(result, mcpsync.CallToolResult)
             assert result.structured_content == {"action": "accept", "content": ANSWER}
-            with pytest.raises(mcpsync.InputExpired):  # answered once only
+            with pytest.raises(mcpsync.input.InputExpired):  # answered once only
                 c.resume(ir, {q.key: q.decline()})
             # a pickled live question cannot be answered in another process; here it is the same one
-            with pytest.raises(mcpsync.InputExpired):
+            with pytest.raises(mcpsync.input.InputExpired):
                 c.resume(pickle.loads(pickle.dumps(ir)), {q.key: q.decline()})
     finally:
         if srv is not None:
@@ -343,7 +343,7 @@ def test_close_ends_a_parked_wait_and_no_answer_runs_after() -> None:
     t.join(30)
     assert not t.is_alive()
     assert isinstance(out.get(timeout=1), mcpsync.MCPError)
-    with pytest.raises(mcpsync.InputExpired):
+    with pytest.raises(mcpsync.input.InputExpired):
         c.resume(ir, {ir.questions[0].key: {"action": "accept", "content": ANSWER}})
 
 
@@ -389,12 +389,13 @@ def test_manager_defers_and_resumes_on_the_right_server() -> None:
 
     cmd = [sys.executable, "-m", "mcpsync.example_server", "--era", "modern"]
     with Manager({"shop": {"command": cmd}, "other": {"command": cmd}}) as mgr:
-        with pytest.raises(mcpsync.InputRequired) as info:
+        with pytest.raises(mcpsync.input.InputRequired) as info:
             mgr.call_tool("shop_elicit", {"message": "Sure?"}, defer_input=True)
         ir = info.value
         assert ir.server == "shop"
         token = ir.dumps(SECRET)
-        result = mgr.resume(mcpsync.InputRequired.loads(token, SECRET), {ir.questions[0].key: {"action": "decline"}})
+        parked = mcpsync.input.InputRequired.loads(token, SECRET)
+        result = mgr.resume(parked, {ir.questions[0].key: {"action": "decline"}})
         assert result.structured_content == {"action": "decline"}
 
 
@@ -406,7 +407,8 @@ def test_json_and_tokens_keep_the_servers_order() -> None:
         ir = _defer(c)
     props = list(ir.questions[0].requested_schema["properties"])  # type: ignore[index]
     assert props != sorted(props)  # the example server's order is not alphabetical
-    for copy in (mcpsync.InputRequired.from_json(ir.to_json()), mcpsync.InputRequired.loads(ir.dumps(SECRET), SECRET)):
+    InputRequired = mcpsync.input.InputRequired
+    for copy in (InputRequired.from_json(ir.to_json()), InputRequired.loads(ir.dumps(SECRET), SECRET)):
         assert list(copy.questions[0].requested_schema["properties"]) == props  # type: ignore[index]
         assert list(copy.to_dict()) == list(ir.to_dict())
 
@@ -418,10 +420,10 @@ def test_a_question_that_names_no_server_resumes_on_no_client() -> None:
         ir = _defer(c)
         d = ir.to_dict()
         d["server"] = None  # an unsigned object edited, or made by hand
-        unbound = mcpsync.InputRequired.from_dict(d)
-        with pytest.raises(mcpsync.InputNotResumable, match="names no server"):
+        unbound = mcpsync.input.InputRequired.from_dict(d)
+        with pytest.raises(mcpsync.errors.InputNotResumable, match="names no server"):
             c.resume(unbound, {ir.questions[0].key: {"action": "decline"}})
-        with pytest.raises(mcpsync.InputNotResumable, match="belongs to server 'shop'"):
+        with pytest.raises(mcpsync.errors.InputNotResumable, match="belongs to server 'shop'"):
             with mcpsync.connect(server_cmd("--era", "modern"), name="other") as other:
                 other.resume(ir, {ir.questions[0].key: {"action": "decline"}})
         # the real one still resumes, once refused copies are out of the way
@@ -429,5 +431,5 @@ def test_a_question_that_names_no_server_resumes_on_no_client() -> None:
             "action": "decline"
         }
     with Manager({"shop": {"command": server_cmd("--era", "modern")}}) as mgr:
-        with pytest.raises(mcpsync.InputNotResumable):
+        with pytest.raises(mcpsync.errors.InputNotResumable):
             mgr.resume(unbound, {})

@@ -171,3 +171,28 @@ def test_the_same_form_posted_twice_completes_the_call_once(served_app: Any, bro
         r for r in mcp.records(rpc="tools/call") if "inputResponses" in ((r.body or {}).get("params") or {})
     ]
     assert len(resumed) == 1 and "Ada" in json.dumps(resumed[0].body) and "Eve" not in json.dumps(resumed[0].body)
+
+
+def test_a_resubmitted_form_keeps_the_servers_order_and_shows_every_error(app_url: str, browser: Page) -> None:
+    page = _open(browser, app_url + "/")
+    page.submit_and_wait("document.getElementById('order').click()")
+    fields = "[...document.querySelectorAll('form.mcp-elicitation [data-field]')].map(e => e.dataset.field)"
+    assert page.evaluate(fields) == ["name", "age", "score", "subscribe", "color"]  # the server's order
+    # a required field left empty, a fraction for an integer, a score above its maximum: all wrong at once
+    _fill(page, {"name": "", "age": "3.5", "score": "2"})
+    page.submit_and_wait("document.querySelector('form.mcp-elicitation').submit()")  # past the browser's checks
+    # the form came back from its signed token: still in the server's order, not sorted (Age, Colour, Name...)
+    assert page.evaluate(fields) == ["name", "age", "score", "subscribe", "color"]
+    shown = page.evaluate(
+        "Object.fromEntries([...document.querySelectorAll('[data-field]')]"
+        ".filter(e => e.querySelector('.mcp-error'))"
+        ".map(e => [e.dataset.field, e.querySelector('.mcp-error').textContent]))"
+    )
+    assert list(shown) == ["name", "age", "score"]
+    assert shown["name"] == "required" and shown["age"] == "not a whole number"
+    # the required field that failed is not refilled with the schema's default ("Ada")
+    assert page.evaluate("document.querySelector('[name=f_name]').value") == ""
+    _fill(page, {"name": "Grace", "age": "36", "score": "0.5"})
+    page.submit_and_wait("document.querySelector('button[value=accept]').click()")
+    content = json.loads(page.evaluate("document.getElementById('result').textContent").split("content: ", 1)[1])
+    assert content["name"] == "Grace" and content["age"] == 36 and content["score"] == 0.5

@@ -2,7 +2,7 @@
 
 By default (``after_fork="reopen"``) the child's first use opens the client again in the child (a new
 server process or HTTP connection of its own); the parent's connection and server are untouched. With
-``after_fork="error"`` every use raises :class:`mcpsync.ForkedClientError` (a ClientClosed) at once, naming
+``after_fork="error"`` every use raises :class:`mcpsync.errors.ForkedClientError` (a ClientClosed) at once, naming
 the fix (open clients after forking). Either way ``close()`` in the child releases only the child's copies
 of pipes and sockets. A :class:`~mcpsync.Manager` reopens its servers in the child on next use. Tested with
 a raw ``os.fork()`` and with multiprocessing's "fork" context, including a fork taken while another thread

@@ -95,14 +95,14 @@ class Refuse(Auth):
     def auth_flow(self, request: AuthRequest) -> AuthFlow:
         response = yield request
         if response.status_code == 401:
-            raise mcpsync.AuthRequired("no credentials for this server", status_code=401)
+            raise mcpsync.errors.AuthRequired("no credentials for this server", status_code=401)
 
 
 def test_an_error_raised_in_the_flow_reaches_the_caller_typed() -> None:
     with MCPTestServer(era="modern") as srv:
         with mcpsync.connect(srv.url, auth=Refuse(), timeout=30) as client:
             srv.faults.require_token = "never"
-            with pytest.raises(mcpsync.AuthRequired, match="no credentials"):
+            with pytest.raises(mcpsync.errors.AuthRequired, match="no credentials"):
                 client.call_tool("echo", {"message": "x"})
             srv.faults.require_token = None
             assert client.call_tool("echo", {"message": "ok"}).text == "ok"

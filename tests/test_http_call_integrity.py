@@ -54,9 +54,9 @@ def test_task_requests_carry_the_task_id_in_mcp_name(engine: str, how: str) -> N
             timeout=BOUND,
             elicitation_handler=lambda r: r.accept(),
         ) as c:
-            done = mcpsync.start_task(c, "task_work", {"seconds": 0.2})
-            slow = mcpsync.start_task(c, "task_work", {"seconds": 60})
-            assert isinstance(done, mcpsync.TaskHandle) and isinstance(slow, mcpsync.TaskHandle)
+            done = mcpsync.tasks.start_task(c, "task_work", {"seconds": 0.2})
+            slow = mcpsync.tasks.start_task(c, "task_work", {"seconds": 60})
+            assert isinstance(done, mcpsync.tasks.TaskHandle) and isinstance(slow, mcpsync.tasks.TaskHandle)
             assert "task done" in done.wait(timeout=BOUND).text
             slow.cancel()
             if how == "blocking":
@@ -138,7 +138,7 @@ def test_an_early_413_is_reported_and_the_call_sent_once(engine: str, era: str, 
             assert c.call_tool("echo", {"message": "warm"}).text == "warm"  # a pooled connection to reuse
             rule = srv.inject("early_status", status=413, min_body=1 << 20)
             big = "x" * (16 << 20)
-            with pytest.raises(mcpsync.HTTPStatusError) as info:
+            with pytest.raises(mcpsync.errors.HTTPStatusError) as info:
                 if how == "blocking":
                     c.call_tool("echo", {"message": big})
                 else:

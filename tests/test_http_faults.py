@@ -144,7 +144,7 @@ HOW = pytest.mark.parametrize("how", ["blocking", "async"])
 def test_5xx_fails_that_call_only(srv: FaultServer, status: int) -> None:
     with connect(srv) as c:
         srv.inject("status", rpc="tools/call", status=status)
-        with pytest.raises(mcpsync.HTTPStatusError) as info:
+        with pytest.raises(mcpsync.errors.HTTPStatusError) as info:
             call(c, "blocking", "echo", {"message": "x"})
         assert info.value.status_code == status and info.value.method == "tools/call"
         usable(c)
@@ -159,7 +159,7 @@ def test_404_expires_the_session_and_the_call_is_replayed(srv: FaultServer, era:
             assert len(srv.records("POST", "initialize")) == 2
         else:  # 2026-07-28 has no session: a bare 404 is that call's error
             srv.inject("status", rpc="tools/call", status=404, body=b"not here")
-            with pytest.raises(mcpsync.HTTPStatusError) as info:
+            with pytest.raises(mcpsync.errors.HTTPStatusError) as info:
                 call(c, "blocking", "echo", {"message": "x"})
             assert info.value.status_code == 404
         usable(c)
@@ -171,7 +171,7 @@ def test_404_twice_is_session_expired(srv: FaultServer, era: str) -> None:
         pytest.skip("sessions exist in the handshake era only")
     with connect(srv) as c:
         srv.inject("status", rpc="tools/call", status=404, times=2)
-        with pytest.raises(mcpsync.SessionExpired):
+        with pytest.raises(mcpsync.errors.SessionExpired):
             call(c, "blocking", "echo", {"message": "x"})
         usable(c)
 
@@ -196,7 +196,7 @@ def test_event_stream_cut_mid_event(srv: FaultServer, era: str, how: str) -> Non
     with connect(srv) as c:
         srv.inject("close_during_body", rpc="tools/call", stream=True)
         if era == "legacy":
-            with pytest.raises(mcpsync.ConnectionClosed):
+            with pytest.raises(mcpsync.errors.ConnectionClosed):
                 call(c, how, "echo", {"message": "x"})
         else:
             assert call(c, how, "echo", {"message": "x"}).text == "x"
@@ -413,7 +413,7 @@ def test_close_during_a_call(srv: FaultServer, kind: str, how: str) -> None:
     bounded(c.close)
     t.join(BOUND)
     assert not t.is_alive(), "the call outlived close()"
-    assert len(errors) == 1 and isinstance(errors[0], (mcpsync.ConnectionClosed, mcpsync.ClientClosed)), errors
+    assert len(errors) == 1 and isinstance(errors[0], (mcpsync.errors.ConnectionClosed, mcpsync.ClientClosed)), errors
     rule.release.set()
     assert wait_for(lambda: client_sockets(srv.port) == 0, 10)
 
@@ -563,7 +563,7 @@ def test_sse_endpoint_backslash_bypass_is_refused(sse_srv: FaultServer) -> None:
     with RecordingServer() as evil:
         sse_srv.faults.endpoint_style = "raw"
         sse_srv.faults.endpoint_raw = "http://127.0.0.1:%d\\@127.0.0.1:{port}{base}/messages?sid={sid}" % evil.port
-        with pytest.raises(mcpsync.ConnectError):
+        with pytest.raises(mcpsync.errors.ConnectError):
             sse_connect(sse_srv, connect_timeout=5)
         assert not evil.hits
         assert not sse_srv.records("POST")
@@ -600,7 +600,7 @@ def test_sse_endpoint_post_url_is_built_from_the_base_origin() -> None:
 def test_sse_post_status_fails_that_call(sse_any: FaultServer, sse_proto: str, status: int) -> None:
     with sse_connect(sse_any, protocol=sse_proto) as c:
         sse_any.inject("status", rpc="tools/call", path="/messages", status=status, body=b"nope")
-        with pytest.raises(mcpsync.HTTPStatusError):
+        with pytest.raises(mcpsync.errors.HTTPStatusError):
             bounded(lambda: c.call_tool("echo", {"message": "x"}))
         usable(c)
         closed_cleanly(c, sse_any)
@@ -655,7 +655,7 @@ def test_sse_stream_junk_before_the_endpoint(sse_any: FaultServer, sse_proto: st
 
 def test_sse_stream_refused(sse_srv: FaultServer) -> None:
     sse_srv.inject("status", verb="GET", path="/sse", status=502, body=b"bad gateway")
-    with pytest.raises(mcpsync.HTTPStatusError):
+    with pytest.raises(mcpsync.errors.HTTPStatusError):
         sse_connect(sse_srv)
     with sse_connect(sse_srv) as c:  # the next connect works
         usable(c)
@@ -663,7 +663,7 @@ def test_sse_stream_refused(sse_srv: FaultServer) -> None:
 
 def test_sse_stream_stalls_before_the_endpoint(sse_srv: FaultServer) -> None:
     rule = sse_srv.inject("comments", verb="GET", path="/sse")
-    with pytest.raises(mcpsync.ConnectError):
+    with pytest.raises(mcpsync.errors.ConnectError):
         bounded(lambda: sse_connect(sse_srv, connect_timeout=1))
     rule.release.set()
 
@@ -686,7 +686,7 @@ def test_sse_close_during_a_call(sse_any: FaultServer, sse_proto: str) -> None:
     bounded(c.close)
     t.join(BOUND)
     assert not t.is_alive(), "the call outlived close()"
-    assert len(errors) == 1 and isinstance(errors[0], (mcpsync.ConnectionClosed, mcpsync.ClientClosed)), errors
+    assert len(errors) == 1 and isinstance(errors[0], (mcpsync.errors.ConnectionClosed, mcpsync.ClientClosed)), errors
     rule.release.set()
     assert wait_for(lambda: client_sockets(sse_any.port) == 0, 10)
 
@@ -704,7 +704,7 @@ def test_read_timeouts_are_recognised_however_wrapped() -> None:
     for exc in (u3, socket.timeout("timed out"), requests.exceptions.ReadTimeout(u3), ProtocolError("x", u3)):
         assert _is_read_timeout(exc)
         err = _remote.convert_request_exception(exc, "http://127.0.0.1:1/mcp")
-        assert isinstance(err, mcpsync.ConnectionClosed) and "read timeout" in str(err)
+        assert isinstance(err, mcpsync.errors.ConnectionClosed) and "read timeout" in str(err)
     assert not _is_read_timeout(requests.exceptions.ConnectTimeout("x"))
     assert not _is_read_timeout(ConnectionResetError())
 
@@ -735,7 +735,7 @@ def test_a_failed_renewal_fails_its_waiters_once(sse_srv: FaultServer) -> None:
         init.release.set()
         for th in threads:
             th.join(BOUND)
-        assert len(errors) == n and all(isinstance(e, mcpsync.SessionExpired) for e in errors), errors
+        assert len(errors) == n and all(isinstance(e, mcpsync.errors.SessionExpired) for e in errors), errors
         assert len(sse_srv.records("POST", "initialize")) == 2  # the first open, and the one failed renewal
         usable(c)  # renews now
         assert len(sse_srv.records("POST", "initialize")) == 3

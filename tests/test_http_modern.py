@@ -133,7 +133,7 @@ def test_method_and_name_headers(modern: MCPTestServer) -> None:
     with mcpsync.connect(modern.url, timeout=20) as c:
         c.call_tool("echo", {"message": "x"})
         c.get_prompt("greet", {"name": "Ada"})
-        with pytest.raises(mcpsync.ResourceNotFound):
+        with pytest.raises(mcpsync.errors.ResourceNotFound):
             c.read_resource("example://ünïcode thing")  # the server checked the decoded Mcp-Name first
     call = modern.records("POST", "tools/call")[-1].headers
     assert call["mcp-method"] == "tools/call" and call["mcp-name"] == "echo"
@@ -225,7 +225,7 @@ def test_broken_stream_reissues_the_request_with_a_new_id(modern: MCPTestServer)
 def test_a_stream_that_always_breaks_fails_the_call(modern: MCPTestServer) -> None:
     with mcpsync.connect(modern.url, timeout=20) as c:
         modern.faults.eof_before_response = 100
-        with pytest.raises(mcpsync.ConnectionClosed):
+        with pytest.raises(mcpsync.errors.ConnectionClosed):
             c.call_tool("echo", {"message": "x"})
         modern.faults.eof_before_response = 0
         assert c.call_tool("echo", {"message": "y"}).text == "y"
@@ -262,7 +262,7 @@ def test_400_without_a_recognised_modern_body_is_an_http_status_error(modern: MC
         t.send(req(1, "server/discover"))
         assert not sink.messages
         ((rid, exc),) = sink.errors
-        assert rid == 1 and isinstance(exc, mcpsync.HTTPStatusError) and exc.status_code == 400
+        assert rid == 1 and isinstance(exc, mcpsync.errors.HTTPStatusError) and exc.status_code == 400
     finally:
         t.close()
 
@@ -303,7 +303,7 @@ def test_202_to_a_request_is_an_error() -> None:
             srv.faults.legacy_post_status = 202
             t.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
             ((rid, exc),) = sink.errors
-            assert rid == 2 and isinstance(exc, mcpsync.HTTPStatusError) and exc.status_code == 202
+            assert rid == 2 and isinstance(exc, mcpsync.errors.HTTPStatusError) and exc.status_code == 202
         finally:
             t.close()
 
@@ -313,7 +313,7 @@ def test_send_after_close_raises_and_close_is_idempotent(modern: MCPTestServer) 
     t.start(FakeSink())
     t.close()
     t.close()
-    with pytest.raises(mcpsync.ConnectionClosed):
+    with pytest.raises(mcpsync.errors.ConnectionClosed):
         t.send(req(1, "server/discover"))
 
 

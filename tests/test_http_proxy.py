@@ -135,9 +135,9 @@ def test_proxy_credentials_from_the_url(monkeypatch: pytest.MonkeyPatch) -> None
 def test_a_407_is_a_typed_proxy_error_without_the_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
     with ProxyServer(credentials=("user", "right")) as proxy, MCPTestServer(era="modern") as srv:
         monkeypatch.setenv("HTTP_PROXY", proxy.url_with_credentials.replace("right", "wrong-secret"))
-        with pytest.raises(mcpsync.ProxyError) as info:
+        with pytest.raises(mcpsync.errors.ProxyError) as info:
             mcpsync.connect(srv.url, transport="http", timeout=30)
-        assert info.value.status_code == 407 and isinstance(info.value, mcpsync.ConnectError)
+        assert info.value.status_code == 407 and isinstance(info.value, mcpsync.errors.ConnectError)
         assert "wrong-secret" not in str(info.value) and "407" in str(info.value)
         assert srv.log == []
 
@@ -181,22 +181,22 @@ def test_https_407_and_a_refused_tunnel_are_typed(pki: Dict[str, str], monkeypat
     with ProxyServer(credentials=("u", "pw")) as proxy, _tls_server(pki) as srv:
         url = "https://127.0.0.1:%d/mcp" % srv.port
         monkeypatch.setenv("HTTPS_PROXY", proxy.url)
-        with pytest.raises(mcpsync.ProxyError) as info:
+        with pytest.raises(mcpsync.errors.ProxyError) as info:
             mcpsync.connect(url, transport="http", timeout=30, verify=pki["ca.crt"])
         assert info.value.status_code == 407
     with ProxyServer() as proxy, _tls_server(pki) as srv:
         url = "https://127.0.0.1:%d/mcp" % srv.port
         monkeypatch.setenv("HTTPS_PROXY", proxy.url)
         proxy.connect_answer = b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n"
-        with pytest.raises(mcpsync.ProxyError) as info:
+        with pytest.raises(mcpsync.errors.ProxyError) as info:
             mcpsync.connect(url, transport="http", timeout=30, verify=pki["ca.crt"])
         assert info.value.status_code == 502
         proxy.connect_answer = b""  # hangs up on the CONNECT
-        with pytest.raises(mcpsync.ProxyError) as info:
+        with pytest.raises(mcpsync.errors.ProxyError) as info:
             mcpsync.connect(url, transport="http", timeout=30, verify=pki["ca.crt"])
         assert info.value.status_code == 0
         proxy.connect_answer = b"garbage\r\n\r\n"
-        with pytest.raises(mcpsync.ProxyError):
+        with pytest.raises(mcpsync.errors.ProxyError):
             mcpsync.connect(url, transport="http", timeout=30, verify=pki["ca.crt"])
         assert srv.log == []
 
@@ -346,7 +346,7 @@ def test_an_https_proxy_with_an_untrusted_certificate_is_a_connect_error(
     monkeypatch.delenv("REQUESTS_CA_BUNDLE", raising=False)
     monkeypatch.delenv("CURL_CA_BUNDLE", raising=False)
     with ProxyServer(tls=context) as proxy, MCPTestServer(era="modern") as srv:
-        with pytest.raises(mcpsync.ConnectError, match="(?i)certificate|tls|ssl"):
+        with pytest.raises(mcpsync.errors.ConnectError, match="(?i)certificate|tls|ssl"):
             mcpsync.connect(srv.url, transport="http", timeout=30, proxies={"http": proxy.url})
         assert srv.log == []
 
@@ -362,7 +362,7 @@ def test_a_hostile_connect_answer_is_a_connect_error_and_nothing_hangs(
         monkeypatch.setenv("HTTPS_PROXY", proxy.url)
         proxy.connect_answer = answer
         url = "https://127.0.0.1:%d/mcp" % srv.port
-        with pytest.raises(mcpsync.ConnectError):  # ProxyError, or a TLS error after a 2xx with junk
+        with pytest.raises(mcpsync.errors.ConnectError):  # ProxyError, or a TLS error after a 2xx with junk
             mcpsync.connect(url, transport="http", timeout=30, connect_timeout=10, verify=pki["ca.crt"])
         assert srv.log == []
 
@@ -398,7 +398,7 @@ def test_a_hostile_forward_proxy_answer_fails_that_call_only_and_nothing_is_sent
             proxy.forward_answer = None
             try:
                 assert c.call_tool("echo", {"message": "next"}, timeout=10).text == "next"
-            except mcpsync.ConnectionClosed:
+            except mcpsync.errors.ConnectionClosed:
                 pass  # the keep-alive race above
             assert c.call_tool("echo", {"message": "third"}, timeout=10).text == "third"
         sent = [r.body["params"]["arguments"]["message"] for r in srv.records("POST", "tools/call")]
@@ -429,18 +429,18 @@ def test_socks5_for_http_and_https(pki: Dict[str, str], scheme: str, credentials
 def test_socks5_refusals_are_typed() -> None:
     with SocksServer(credentials=("u", "right")) as socks, MCPTestServer(era="modern") as srv:
         bad = socks.url_with_credentials.replace("right", "wrong-secret")
-        with pytest.raises(mcpsync.ProxyError) as info:
+        with pytest.raises(mcpsync.errors.ProxyError) as info:
             mcpsync.connect(srv.url, transport="http", timeout=30, proxies={"http": bad})
         assert info.value.status_code == 407 and "wrong-secret" not in str(info.value)
-        with pytest.raises(mcpsync.ProxyError) as info:
+        with pytest.raises(mcpsync.errors.ProxyError) as info:
             mcpsync.connect(srv.url, transport="http", timeout=30, proxies={"http": socks.url})  # no credentials
         assert info.value.status_code == 407
     with SocksServer() as socks, MCPTestServer(era="modern") as srv:
         socks.connect_answer = b"\x05\x02\x00\x01" + bytes(6)  # not allowed by ruleset
-        with pytest.raises(mcpsync.ProxyError, match="not allowed"):
+        with pytest.raises(mcpsync.errors.ProxyError, match="not allowed"):
             mcpsync.connect(srv.url, transport="http", timeout=30, proxies={"http": socks.url})
         socks.connect_answer = b""
-        with pytest.raises(mcpsync.ProxyError):
+        with pytest.raises(mcpsync.errors.ProxyError):
             mcpsync.connect(srv.url, transport="http", timeout=30, proxies={"http": socks.url})
         assert srv.log == []
 
@@ -493,6 +493,6 @@ def test_socks4_for_http_and_https(pki: Dict[str, str], scheme: str) -> None:
                 assert c.call_tool("echo", {"message": "via socks4"}).text == "via socks4"
         assert {kind for _, kind in socks.tunnels} == ({"4a"} if scheme == "socks4a" else {"4"})
         assert socks.refused == 0
-        with pytest.raises(mcpsync.ProxyError, match="rejected"):
+        with pytest.raises(mcpsync.errors.ProxyError, match="rejected"):
             mcpsync.connect(plain.url, transport="http", timeout=30, proxies={"all": proxy.replace("ident@", "x@")})
         assert socks.refused >= 1

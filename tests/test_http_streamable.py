@@ -86,7 +86,7 @@ def test_message_size_limit(server: MCPTestServer) -> None:
     from mcpsync.transports.http.transport import StreamableHTTPTransport
 
     with mcpsync.connect(StreamableHTTPTransport(server.url, max_message_size=MB), timeout=20) as c:
-        with pytest.raises(mcpsync.MessageTooLarge):
+        with pytest.raises(mcpsync.errors.MessageTooLarge):
             c.call_tool("payload", {"size": 2 * MB})
         assert c.call_tool("echo", {"message": "still fine"}).text == "still fine"
 
@@ -146,7 +146,7 @@ def test_expired_session_is_renewed_once_and_the_call_replayed(legacy: MCPTestSe
 def test_second_404_is_session_expired_without_a_loop(legacy: MCPTestServer) -> None:
     with connect(legacy) as c:
         legacy.faults.always_404 = True
-        with pytest.raises(mcpsync.SessionExpired):
+        with pytest.raises(mcpsync.errors.SessionExpired):
             c.call_tool("echo", {"message": "x"})
         assert len(legacy.records("POST", "initialize")) == 2  # one renewal, no loop
         assert len(legacy.records("POST", "tools/call")) == 2  # the call and one replay
@@ -243,7 +243,7 @@ def test_resume_is_seeded_from_the_priming_event_id(legacy: MCPTestServer) -> No
 def test_eof_before_response_fails_the_call_and_the_session_survives(legacy: MCPTestServer) -> None:
     with connect(legacy) as c:
         legacy.faults.eof_before_response = 1
-        with pytest.raises(mcpsync.ConnectionClosed):
+        with pytest.raises(mcpsync.errors.ConnectionClosed):
             c.call_tool("echo", {"message": "lost"})
         assert c.call_tool("echo", {"message": "next"}).text == "next"
 
@@ -255,7 +255,7 @@ def test_eof_before_response_fails_the_call_and_the_session_survives(legacy: MCP
 def test_server_errors_fail_only_that_call(server: MCPTestServer, status: int) -> None:
     with connect(server) as c:
         server.faults.post_statuses = [status]
-        with pytest.raises(mcpsync.HTTPStatusError) as info:
+        with pytest.raises(mcpsync.errors.HTTPStatusError) as info:
             c.call_tool("echo", {"message": "x"})
         assert info.value.status_code == status
         assert "simulated failure" in info.value.body
@@ -274,7 +274,7 @@ def test_connection_reset_fails_only_that_call(server: MCPTestServer) -> None:
 def test_401_raises_auth_required_with_the_challenge(server: MCPTestServer) -> None:
     with connect(server) as c:
         server.faults.require_token = "s3cret"
-        with pytest.raises(mcpsync.AuthRequired) as info:
+        with pytest.raises(mcpsync.errors.AuthRequired) as info:
             c.call_tool("echo", {"message": "x"})
         assert info.value.status_code == 401
         assert info.value.resource_metadata == "http://127.0.0.1/.well-known/oauth-protected-resource"
@@ -312,7 +312,7 @@ def test_requests_auth_base_plugs_in(server: MCPTestServer) -> None:
 def test_403_insufficient_scope(server: MCPTestServer) -> None:
     with connect(server) as c:
         server.faults.scopes["echo"] = "tools:echo"
-        with pytest.raises(mcpsync.InsufficientScope) as info:
+        with pytest.raises(mcpsync.errors.InsufficientScope) as info:
             c.call_tool("echo", {"message": "x"})
         assert info.value.scope == "tools:echo"
         assert info.value.status_code == 403
@@ -368,12 +368,12 @@ def test_an_auth_hook_raising_auth_required_reaches_the_caller_unchanged(era: st
 
         def __call__(self, r: Any) -> Any:
             if Refusing.armed:
-                raise mcpsync.AuthRequired("log in first", www_authenticate={"scope": "x"})
+                raise mcpsync.errors.AuthRequired("log in first", www_authenticate={"scope": "x"})
             return r
 
     with MCPTestServer(era=era) as srv, connect(srv, auth=Refusing()) as c:
         Refusing.armed = True
-        with pytest.raises(mcpsync.AuthRequired) as info:
+        with pytest.raises(mcpsync.errors.AuthRequired) as info:
             c.call_tool("echo", {"message": "x"})
         assert info.value.scope == "x"
         Refusing.armed = False

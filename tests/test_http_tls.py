@@ -71,7 +71,7 @@ def test_a_ca_bundle_path_verifies_the_server(tls: MCPTestServer, pki: Dict[str,
 def test_an_untrusted_certificate_is_a_connect_error(tls: MCPTestServer, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("REQUESTS_CA_BUNDLE", raising=False)
     monkeypatch.delenv("CURL_CA_BUNDLE", raising=False)
-    with pytest.raises(mcpsync.ConnectError, match="(?i)tls|ssl|certificate"):
+    with pytest.raises(mcpsync.errors.ConnectError, match="(?i)tls|ssl|certificate"):
         mcpsync.connect(_url(tls), transport="http", timeout=20)
     assert not tls.records("POST")
 
@@ -89,7 +89,7 @@ def test_requests_ca_bundle_from_the_environment_and_verify_false(
 
 def test_an_ssl_context_and_a_client_certificate(pki: Dict[str, str]) -> None:
     with _tls_server(pki, require_client_cert=True) as srv:
-        with pytest.raises(mcpsync.ConnectError):
+        with pytest.raises(mcpsync.errors.ConnectError):
             mcpsync.connect(_url(srv), transport="http", timeout=20, verify=pki["ca.crt"])
         cert = (pki["client.crt"], pki["client.key"])
         with mcpsync.connect(_url(srv), transport="http", timeout=20, verify=pki["ca.crt"], cert=cert) as c:

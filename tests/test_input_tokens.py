@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def paused() -> InputRequired:
     """A real paused call: the example server's elicit tool asked for a form."""
     with mcpsync.connect(server_cmd("--era", "modern"), name="shop", defer_input=True) as c:
-        with pytest.raises(mcpsync.InputRequired) as info:
+        with pytest.raises(mcpsync.input.InputRequired) as info:
             c.call_tool("elicit", {"message": "Confirm the order?"})
     return info.value
 
@@ -80,11 +80,11 @@ def test_a_forged_token_is_reported_as_forged_not_as_expired(paused: InputRequir
         token[:-1],
         token.split(".")[0] + "." + token.split(".")[1] + ".!!" + token.split(".")[2],  # b64 decoding skips junk
     ):
-        with pytest.raises(mcpsync.InputForged) as info:
+        with pytest.raises(mcpsync.errors.InputForged) as info:
             InputRequired.loads(bad, SECRET, max_age=600)
-        assert not isinstance(info.value, mcpsync.InputTokenExpired)
-        assert isinstance(info.value, mcpsync.InputTokenError) and isinstance(info.value, mcpsync.ConfigError)
-    with pytest.raises(mcpsync.InputForged):
+        assert not isinstance(info.value, mcpsync.errors.InputTokenExpired)
+        assert isinstance(info.value, mcpsync.errors.InputTokenError) and isinstance(info.value, mcpsync.ConfigError)
+    with pytest.raises(mcpsync.errors.InputForged):
         InputRequired.loads(None, SECRET)  # type: ignore[arg-type]
 
 
@@ -105,31 +105,31 @@ def test_any_byte_change_is_refused_as_forged(paused: InputRequired, data: st.Da
         else:
             changed = token[:at] + char + token[at:]
     assert changed != token
-    with pytest.raises(mcpsync.InputForged):
+    with pytest.raises(mcpsync.errors.InputForged):
         InputRequired.loads(changed, SECRET, max_age=600)
 
 
 def test_old_and_future_dated_tokens_fail_max_age(paused: InputRequired) -> None:
-    with pytest.raises(mcpsync.InputTokenExpired, match="older"):
+    with pytest.raises(mcpsync.errors.InputTokenExpired, match="older"):
         InputRequired.loads(paused.dumps(SECRET), SECRET, max_age=-1)
     body = _body(paused.dumps(SECRET))
     body["issuedAt"] = time.time() + 3600  # a token dated in the future would otherwise live for ever
     future = _resign(body)
-    with pytest.raises(mcpsync.InputTokenExpired, match="future"):
+    with pytest.raises(mcpsync.errors.InputTokenExpired, match="future"):
         InputRequired.loads(future, SECRET, max_age=600)
     body["issuedAt"] = time.time() + 2  # within the leeway for clock differences between hosts
     assert InputRequired.loads(_resign(body), SECRET, max_age=600).issued_at == body["issuedAt"]
-    with pytest.raises(mcpsync.InputTokenExpired):
+    with pytest.raises(mcpsync.errors.InputTokenExpired):
         InputRequired.loads(_resign(body), SECRET, max_age=600, leeway=0)
 
 
 def test_a_single_use_token_needs_max_age_and_a_one_time_id(paused: InputRequired) -> None:
-    store = mcpsync.MemorySeenStore()
+    store = mcpsync.input.MemorySeenStore()
     with pytest.raises(mcpsync.ConfigError, match="max_age"):
         InputRequired.loads(paused.dumps(SECRET), SECRET, seen=store)
     body = _body(paused.dumps(SECRET))
     del body["once"]
-    with pytest.raises(mcpsync.InputTokenError, match="one-time id"):
+    with pytest.raises(mcpsync.errors.InputTokenError, match="one-time id"):
         InputRequired.loads(_resign(body), SECRET, max_age=600, seen=store)
 
 
@@ -138,7 +138,7 @@ def test_a_single_use_token_needs_max_age_and_a_one_time_id(paused: InputRequire
 
 def test_memory_store_lets_one_of_many_racing_threads_through(paused: InputRequired) -> None:
     token = paused.dumps(SECRET)
-    store = mcpsync.open_seen_store("memory")
+    store = mcpsync.input.open_seen_store("memory")
     barrier = threading.Barrier(8)
     outcomes: List[str] = []
     lock = threading.Lock()
@@ -148,7 +148,7 @@ def test_memory_store_lets_one_of_many_racing_threads_through(paused: InputRequi
         try:
             InputRequired.loads(token, SECRET, max_age=600, seen=store)
             outcome = "ok"
-        except mcpsync.InputReplayed:
+        except mcpsync.errors.InputReplayed:
             outcome = "replayed"
         with lock:
             outcomes.append(outcome)
@@ -164,24 +164,24 @@ def test_memory_store_lets_one_of_many_racing_threads_through(paused: InputRequi
 
 
 def test_memory_store_is_bounded_and_refuses_rather_than_forget() -> None:
-    store = mcpsync.MemorySeenStore(maxsize=2)
+    store = mcpsync.input.MemorySeenStore(maxsize=2)
     assert store.claim("a" * 20, time.time() + 60) and store.claim("b" * 20, time.time() + 60)
     with pytest.raises(mcpsync.InputSeenStoreError):
         store.claim("c" * 20, time.time() + 60)
     assert not store.claim("a" * 20, time.time() + 60)  # still remembered
-    store2 = mcpsync.MemorySeenStore(maxsize=1)
+    store2 = mcpsync.input.MemorySeenStore(maxsize=1)
     assert store2.claim("d" * 20, time.time() - 1)
     assert store2.claim("e" * 20, time.time() + 60)  # the expired id made room
 
 
 _CLAIM = (
     "import sys, mcpsync\n"
-    "store = mcpsync.open_seen_store(sys.argv[1])\n"
+    "store = mcpsync.input.open_seen_store(sys.argv[1])\n"
     "token = sys.stdin.read()\n"
     "try:\n"
-    "    mcpsync.InputRequired.loads(token, %r, max_age=600, seen=store)\n"
+    "    mcpsync.input.InputRequired.loads(token, %r, max_age=600, seen=store)\n"
     "    print('ok')\n"
-    "except mcpsync.InputReplayed:\n"
+    "except mcpsync.errors.InputReplayed:\n"
     "    print('replayed')\n" % SECRET
 )
 
@@ -213,15 +213,15 @@ def test_file_store_holds_across_worker_processes(paused: InputRequired, tmp_pat
     assert _claim_in_processes(str(path), token, 4) == ["ok", "replayed", "replayed", "replayed"]
     assert stat.S_IMODE(path.stat().st_mode) == 0o600 and stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     # this process's own store over the same file sees it too
-    with pytest.raises(mcpsync.InputReplayed):
-        InputRequired.loads(token, SECRET, max_age=600, seen=mcpsync.FileSeenStore(path))
+    with pytest.raises(mcpsync.errors.InputReplayed):
+        InputRequired.loads(token, SECRET, max_age=600, seen=mcpsync.input.FileSeenStore(path))
     assert token not in path.read_text()  # ids only, never the token
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX owners and modes")
 def test_file_store_refuses_a_damaged_or_untrusted_file(paused: InputRequired, tmp_path: Path) -> None:
     path = tmp_path / "seen.json"
-    store = mcpsync.FileSeenStore(path)
+    store = mcpsync.input.FileSeenStore(path)
     assert store.claim("x" * 20, time.time() + 60)
     path.chmod(0o622)  # writable by others: someone could have emptied it
     with pytest.raises(mcpsync.InputSeenStoreError, match="writable"):
@@ -237,9 +237,9 @@ def test_redis_store_holds_across_worker_processes(paused: InputRequired, redis_
     spec = redis_server.url + "#tokens"
     token = paused.dumps(SECRET)
     assert _claim_in_processes(spec, token, 4) == ["ok", "replayed", "replayed", "replayed"]
-    store = mcpsync.open_seen_store(spec)
-    assert isinstance(store, mcpsync.RedisSeenStore) and "redis-pw" not in repr(store) + store.location
-    with pytest.raises(mcpsync.InputReplayed):
+    store = mcpsync.input.open_seen_store(spec)
+    assert isinstance(store, mcpsync.input.RedisSeenStore) and "redis-pw" not in repr(store) + store.location
+    with pytest.raises(mcpsync.errors.InputReplayed):
         InputRequired.loads(token, SECRET, max_age=600, seen=store)
     client = redis_server.client()
     try:
@@ -257,7 +257,7 @@ def test_redis_store_down_refuses_the_token(paused: InputRequired) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    store = mcpsync.RedisSeenStore("redis://:pw-NEVER-LOGGED@127.0.0.1:%d/0" % port, socket_timeout=2)
+    store = mcpsync.input.RedisSeenStore("redis://:pw-NEVER-LOGGED@127.0.0.1:%d/0" % port, socket_timeout=2)
     with pytest.raises(mcpsync.InputSeenStoreError) as info:
         InputRequired.loads(paused.dumps(SECRET), SECRET, max_age=600, seen=store)
     assert "NEVER-LOGGED" not in str(info.value)
@@ -367,12 +367,12 @@ def test_file_store_lets_one_of_many_racing_threads_through(paused: InputRequire
     lock = threading.Lock()
 
     def use() -> None:
-        store = mcpsync.FileSeenStore(path)
+        store = mcpsync.input.FileSeenStore(path)
         barrier.wait(10)
         try:
             InputRequired.loads(token, SECRET, max_age=600, seen=store)
             outcome = "ok"
-        except mcpsync.InputReplayed:
+        except mcpsync.errors.InputReplayed:
             outcome = "replayed"
         with lock:
             outcomes.append(outcome)

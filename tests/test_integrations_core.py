@@ -73,7 +73,7 @@ def test_data_and_parse_from_a_real_server() -> None:
         failed = client.call_tool("fail", {"message": "no"})
         with pytest.raises(mcpsync.ToolError):
             _ = failed.data
-        with pytest.raises(mcpsync.ToolOutputInvalid):
+        with pytest.raises(mcpsync.errors.ToolOutputInvalid):
             result.parse(Outer)
 
 
@@ -91,7 +91,7 @@ def test_parse_nested_dataclasses_pydantic_and_unwrap() -> None:
 
     assert result.parse(Model).items == [{"sum": 1.0}, {"sum": 2.5}]
     assert wrapped.parse(List[int]) == [1, 2]
-    with pytest.raises(mcpsync.ToolOutputInvalid):
+    with pytest.raises(mcpsync.errors.ToolOutputInvalid):
         wrapped.parse(List[Sum])
 
 
@@ -400,7 +400,7 @@ def test_the_toolkit_and_typed_results_need_no_pydantic(tmp_path: Path) -> None:
         "class Sum:\n"
         "    sum: float\n"
         "with mcpsync.connect([sys.executable, '-m', 'mcpsync.example_server']) as client:\n"
-        "    kit = mcpsync.McpToolkit(client, max_result_chars=50)\n"
+        "    kit = mcpsync.integrations.McpToolkit(client, max_result_chars=50)\n"
         "    assert kit.call('payload', {'size': 100}).truncated\n"
         "    assert kit.call('echo', {'message': 'hi'}).text == 'hi'\n"
         "    assert client.call_tool('add', {'a': 1, 'b': 2}).parse(Sum) == Sum(3.0)\n"

@@ -11,7 +11,7 @@ from typing import Any, Dict, Iterator, List, Tuple
 import pytest
 
 import mcpsync
-from mcpsync import Interceptor, RequestInfo
+from mcpsync.middleware import Interceptor, RequestInfo
 from mcpsync.manager.manager import Manager
 from tests.conftest import misbehaving_cmd, server_cmd, wait_for
 
@@ -131,7 +131,7 @@ def test_async_calls_report_on_the_dispatch_thread() -> None:
         assert handle.result(timeout=10).text == "async (rewritten)"  # on_request rewrites async calls too
         assert wait_for(lambda: len(events) == 2)
         bad = c.call_tool_async("crash", {"code": 3})
-        with pytest.raises(mcpsync.ConnectionClosed):
+        with pytest.raises(mcpsync.errors.ConnectionClosed):
             bad.result(timeout=10)
         assert wait_for(lambda: len(events) == 4)
     assert rec.threads[0] == threading.current_thread().name

@@ -233,9 +233,10 @@ def test_prompts(bare_client: Any) -> None:
 
 def test_completion(bare_client: Any) -> None:
     c = bare_client
-    dep = c.complete(mcpsync.prompt_ref("completable-prompt"), "department", "Eng")
+    dep = c.complete(mcpsync.client.prompt_ref("completable-prompt"), "department", "Eng")
     assert "Engineering" in dep.values
-    names = c.complete(mcpsync.prompt_ref("completable-prompt"), "name", "", context={"department": "Engineering"})
+    ref = mcpsync.client.prompt_ref("completable-prompt")
+    names = c.complete(ref, "name", "", context={"department": "Engineering"})
     assert names.values
 
 
@@ -325,10 +326,10 @@ def test_task_required_tool_runs_as_a_task(bare_client: Any) -> None:
     """simulate-research-query has taskSupport 'required' (2025-11-25 experimental tasks)."""
     c = bare_client
     statuses: List[str] = []
-    handle = mcpsync.start_task(
+    handle = mcpsync.tasks.start_task(
         c, "simulate-research-query", {"topic": "interop"}, on_status=lambda h: statuses.append(h.status)
     )
-    assert isinstance(handle, mcpsync.TaskHandle)
+    assert isinstance(handle, mcpsync.tasks.TaskHandle)
     assert handle.task_id
     result = handle.wait(timeout=60)
     assert "interop" in result.text
@@ -336,7 +337,7 @@ def test_task_required_tool_runs_as_a_task(bare_client: Any) -> None:
 
 
 def test_task_input_required_elicitation(client: Any, recorder: Recorder) -> None:
-    handle = mcpsync.start_task(client, "simulate-research-query", {"topic": "python", "ambiguous": True})
+    handle = mcpsync.tasks.start_task(client, "simulate-research-query", {"topic": "python", "ambiguous": True})
     result = handle.wait(timeout=15)
     assert recorder.elicitation
     assert "python" in result.text

@@ -147,7 +147,7 @@ def test_prompts_and_resources(client: Any) -> None:
     templates = [t.uri_template for t in client.list_resource_templates()]
     assert "users://{user_id}/profile" in templates
     assert client.read_resource("users://7/profile").text == "profile of 7"
-    with pytest.raises(mcpsync.ResourceNotFound):
+    with pytest.raises(mcpsync.errors.ResourceNotFound):
         client.read_resource("nope://missing")
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from mcpsync.client.client import Client
 from mcpsync.errors import ClientClosed, ConfigError, ConnectError, RequestTimeout, ServerExited
-from mcpsync.manager.manager import Manager, ServerManager, ServerStatus, UnknownTool
+from mcpsync.manager.manager import Manager, ServerStatus, UnknownTool
 from tests.conftest import misbehaving_cmd, server_cmd, wait_for
 
 PY = sys.executable
@@ -319,7 +319,7 @@ def test_prompts_and_resources_carry_the_server_name():
 
 def test_add_remove_and_close_from_a_listener():
     closed = threading.Event()
-    mgr = ServerManager()
+    mgr = Manager()
     mgr.open()
     assert mgr.add("x", {"command": server_cmd()}).status == "connected"
     assert "x_echo" in [t.name for t in mgr.tools()]

@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Tuple
 import pytest
 
 import mcpsync
-from mcpsync import Interceptor, RequestInfo
+from mcpsync.middleware import Interceptor, RequestInfo
 from mcpsync.client.middleware import Middleware, Next, chain
 from tests.conftest import server_cmd
 
@@ -137,10 +137,10 @@ def test_retry_and_trace_context_come_before_the_interceptors_each_attempt_afres
                 seen.append(dict(request.params.get("_meta") or {}))
                 request.params["_meta"]["mine"] = "x"  # changed in this attempt's own copy only
                 if request.attempt < 3:
-                    raise mcpsync.ConnectError("unreachable", server=request.server)
+                    raise mcpsync.errors.ConnectError("unreachable", server=request.server)
             return next(request)
 
-    retry = mcpsync.Retry(total=2, backoff_factor=0, backoff_jitter=0)
+    retry = mcpsync.middleware.Retry(total=2, backoff_factor=0, backoff_jitter=0)
     with mcpsync.connect(
         server_cmd(), interceptors=[Log("log", events), Flaky()], retry=retry, trace_context={"traceparent": "00-x"}
     ) as c:

@@ -53,7 +53,7 @@ def test_verdict_is_cached_per_command() -> None:
 
 
 def test_unsupported_initialize_version_is_an_error() -> None:
-    with pytest.raises(mcpsync.UnsupportedProtocolVersion):
+    with pytest.raises(mcpsync.errors.UnsupportedProtocolVersion):
         mcpsync.connect(misbehaving_cmd("--era", "legacy", "--version", "1999-01-01"))
 
 
@@ -145,11 +145,11 @@ def test_task_extension_is_transparent_and_resumable() -> None:
     with mcpsync.connect(server_cmd("--era", "modern", "--task-poll-interval-ms", "50")) as c:
         result = c.call_tool("task_work", {"seconds": 0.3})
         assert "task done" in result.text
-        handle = mcpsync.start_task(c, "task_work", {"seconds": 0.3}, on_status=statuses.append)
-        assert isinstance(handle, mcpsync.TaskHandle)
-        again = mcpsync.resume_task(c, handle.task_id)
+        handle = mcpsync.tasks.start_task(c, "task_work", {"seconds": 0.3}, on_status=statuses.append)
+        assert isinstance(handle, mcpsync.tasks.TaskHandle)
+        again = mcpsync.tasks.resume_task(c, handle.task_id)
         assert "task done" in again.wait(timeout=30).text
-        slow = mcpsync.start_task(c, "task_work", {"seconds": 30})
+        slow = mcpsync.tasks.start_task(c, "task_work", {"seconds": 30})
         slow.cancel()
         with pytest.raises(mcpsync.TaskFailed):
             slow.wait(timeout=30)
@@ -165,6 +165,6 @@ def test_task_input_required_via_tasks_update() -> None:
 
 def test_legacy_experimental_tasks() -> None:
     with mcpsync.connect(server_cmd("--era", "legacy", "--task-poll-interval-ms", "50"), protocol="legacy") as c:
-        handle = mcpsync.start_task(c, "task_work", {"seconds": 0.2})
-        assert isinstance(handle, mcpsync.TaskHandle) and handle.style == "experimental"
+        handle = mcpsync.tasks.start_task(c, "task_work", {"seconds": 0.2})
+        assert isinstance(handle, mcpsync.tasks.TaskHandle) and handle.style == "experimental"
         assert "task done" in handle.wait(timeout=30).text

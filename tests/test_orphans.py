@@ -17,7 +17,7 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 import pytest
 
@@ -44,6 +44,12 @@ def _procs() -> Dict[int, Tuple[int, int, str, bytes]]:
                 continue
             out[int(entry)] = (int(rest[1]), int(rest[2]), rest[0], cmdline)
         return out
+    return _procs_ps()
+
+
+def _procs_ps() -> Dict[int, Tuple[int, int, str, bytes]]:
+    """The listing from ``ps`` (what macOS, which has no /proc, uses)."""
+    out: Dict[int, Tuple[int, int, str, bytes]] = {}
     # -ww: whole command lines; a command line holding newlines (the reaper's script) goes on over
     # several output lines, which do not start with the pid columns
     listing = subprocess.run(
@@ -210,7 +216,7 @@ def test_a_server_that_fails_to_start_leaves_no_reaper_behind(tmp_path: "os.Path
     from .conftest import server_cmd
 
     missing = os.path.join(str(tmp_path), "no-such-dir")
-    with pytest.raises(mcpsync.ConnectError):
+    with pytest.raises(mcpsync.errors.ConnectError):
         mcpsync.connect(server_cmd(), cwd=missing, connect_timeout=30)
     assert not _children_with(os.getpid(), b"mcpsync-reaper")
     assert lifeline.LIFELINE.reaper_pid is None
@@ -246,3 +252,310 @@ def test_the_reaper_forgets_an_unregistered_group(tmp_path: "os.PathLike[str]") 
         for p in (kept, spared):
             p.kill()
             p.wait(30)
+
+
+def test_without_bin_sh_servers_run_unguarded_with_a_warning(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: "os.PathLike[str]", caplog: pytest.LogCaptureFixture
+) -> None:
+    """No shell for the reaper (a minimal container, a sandbox): the server still starts, answers and is
+    stopped by close(); the host is told once per reaper start that a SIGKILL could leave it running."""
+    import mcpsync
+
+    from .conftest import server_cmd
+
+    if not lifeline.enabled():
+        pytest.skip("the lifeline is turned off (MCPSYNC_NO_LIFELINE)")
+    monkeypatch.setattr(lifeline, "REAPER_SHELL", os.path.join(str(tmp_path), "no-sh"))
+    with caplog.at_level("WARNING", logger="mcpsync.transports.lifeline"):
+        with mcpsync.connect(server_cmd(), protocol="legacy") as c:
+            assert c.call_tool("echo", {"message": "x"}).text == "x"
+            assert lifeline.LIFELINE.reaper_pid is None
+            assert not _children_with(os.getpid(), b"mcpsync-reaper")
+            pid = c.transport.pid  # type: ignore[attr-defined]
+    assert not _alive(pid)
+    warnings = [r.getMessage() for r in caplog.records if "cannot start the mcpsync reaper" in r.getMessage()]
+    assert len(warnings) == 1 and "no-sh" in warnings[0]
+    monkeypatch.undo()  # the shell is back: the next server gets a reaper again
+    with mcpsync.connect(server_cmd(), protocol="legacy") as c:
+        assert lifeline.LIFELINE.reaper_pid is not None
+    assert lifeline.LIFELINE.reaper_pid is None
+
+
+class _Sink:
+    def __init__(self) -> None:
+        import threading
+
+        self.closed = threading.Event()
+
+    def on_message(self, message: object) -> None:
+        pass
+
+    def on_request_error(self, request_id: object, exc: BaseException) -> None:
+        pass
+
+    def on_close(self, exc: Optional[BaseException]) -> None:
+        self.closed.set()
+
+
+class _Told:
+    """A fresh Lifeline for one test, recording every line told to its reaper."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.lifeline = lifeline.Lifeline()
+        self.lines: List[bytes] = []
+        real = self.lifeline._tell
+
+        def tell(line: bytes, *args: Any) -> None:
+            self.lines.append(line)
+            real(line, *args)
+
+        monkeypatch.setattr(self.lifeline, "_tell", tell)
+        monkeypatch.setattr(lifeline, "LIFELINE", self.lifeline)
+
+
+@pytest.mark.skipif(not lifeline.enabled(), reason="the lifeline is turned off (MCPSYNC_NO_LIFELINE)")
+def test_a_server_that_exited_with_its_whole_group_is_untied_at_once_and_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that exits by itself (a crash) while its client stays open: once its group is empty its number
+    may be given to another process group, which the reaper must never signal. So the group is unregistered
+    when the exit is seen (the reaper, guarding nothing more, exits), and close() does not unregister it again
+    (by then the number may be another server's)."""
+    from mcpsync.transports.stdio import StdioTransport
+
+    told = _Told(monkeypatch)
+    t = StdioTransport([sys.executable, "-c", "pass"], name="crasher")
+    sink = _Sink()
+    t.start(sink)  # type: ignore[arg-type]
+    pgid = t.pid
+    try:
+        assert sink.closed.wait(30)
+        _until(lambda: told.lifeline.reaper_pid is None, "the reaper to exit, the last group gone", timeout=10)
+        assert told.lines == [b"+%d\n" % pgid, b"-%d\n" % pgid]
+    finally:
+        t.close()
+    assert told.lines == [b"+%d\n" % pgid, b"-%d\n" % pgid]  # not again
+    assert told.lifeline._users == 0
+
+
+@pytest.mark.skipif(not lifeline.enabled(), reason="the lifeline is turned off (MCPSYNC_NO_LIFELINE)")
+def test_a_server_that_exited_leaving_a_child_in_its_group_stays_tied_until_close(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The server exited but a child of it runs on in its group: the group stays registered (a SIGKILLed host
+    still takes that child with it) until close() ends the group and unregisters it, once."""
+    from mcpsync.transports.stdio import StdioTransport
+
+    told = _Told(monkeypatch)
+    t = StdioTransport(["/bin/sh", "-c", "sleep 60 >/dev/null 2>&1 </dev/null & exit 0"], name="leaver")
+    sink = _Sink()
+    t.start(sink)  # type: ignore[arg-type]
+    pgid = t.pid
+    try:
+        assert sink.closed.wait(30)
+        assert _members({pgid})  # the sleep is still there
+        assert told.lines == [b"+%d\n" % pgid]
+        assert told.lifeline.reaper_pid is not None
+    finally:
+        t.close()
+    assert not _members({pgid})
+    assert told.lines == [b"+%d\n" % pgid, b"-%d\n" % pgid]
+    assert told.lifeline.reaper_pid is None
+
+
+@pytest.mark.skipif(not lifeline.enabled(), reason="the lifeline is turned off (MCPSYNC_NO_LIFELINE)")
+@pytest.mark.parametrize("platform", ["linux", "darwin"], ids=["linux-path", "macos-path"])
+def test_a_forked_child_that_opens_servers_is_a_host_of_its_own(platform: str) -> None:
+    """A forked child (a prefork worker) that opens its own server gets its own reaper: SIGKILLing the child
+    takes its server with it and leaves the parent's servers and reaper alone; SIGKILLing the parent then
+    takes the parent's."""
+    if platform == "linux" and not sys.platform.startswith("linux"):
+        pytest.skip("the Linux path is taken on Linux (the macOS path runs everywhere)")
+    host = subprocess.Popen(
+        [sys.executable, HOST, "--fork-opens", "--as-platform", platform],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    pgids: Set[int] = set()
+    child: Dict[str, int] = {}
+    try:
+        reports = []
+        for _ in range(2):
+            line = host.stdout.readline() if host.stdout else b""
+            assert line, "the host failed: %s" % (host.stderr.read().decode() if host.stderr else "")
+            reports.append(json.loads(line))
+        (child,) = [r for r in reports if "child" in r]
+        (parent,) = [r for r in reports if "host" in r]
+        pgids = set(parent["pgids"]) | {child["pgid"]}
+        assert child["reaper"] not in (None, parent["reaper"])
+        assert _children_with(child["child"], b"mcpsync-reaper") == [child["reaper"]]
+        assert _children_with(host.pid, b"mcpsync-reaper") == [parent["reaper"]]
+        os.kill(child["child"], signal.SIGKILL)
+        _until(lambda: not _members({child["pgid"]}), "the child's server to die with the child")
+        _until(lambda: not _alive(child["reaper"]), "the child's reaper to exit")
+        assert all(_members({g}) for g in parent["pgids"])  # the parent's servers are untouched
+        assert _alive(parent["reaper"])
+        host.send_signal(signal.SIGKILL)
+        host.wait(30)
+        _until(lambda: not _members(set(parent["pgids"])), "the parent's servers to die with the parent")
+        _until(lambda: not _alive(parent["reaper"]), "the parent's reaper to exit")
+    finally:
+        if host.poll() is None:
+            host.kill()
+            host.wait(30)
+        if child:
+            try:
+                os.kill(child["child"], signal.SIGKILL)
+            except OSError:
+                pass
+        for pgid in pgids:
+            try:
+                os.killpg(pgid, signal.SIGKILL)  # never leave anything behind, even when the test fails
+            except OSError:
+                pass
+        for f in (host.stdin, host.stdout, host.stderr):
+            if f is not None:
+                f.close()
+
+
+def test_the_reapers_state_holds_only_the_groups_still_registered() -> None:
+    """A host that opens and closes hundreds of servers: the reaper's list ends up holding only what is still
+    registered (read from the shell's own trace of its variable), whatever the order of the removals."""
+    # numbers above any pid_max stand for the groups: signalling those still registered at the end fails harmlessly
+    numbers = list(range(999991000, 999991400))
+    lines = b"".join(b"+%d\n" % n for n in numbers[:200])
+    for a, b in zip(numbers[:200], numbers[200:]):  # removals interleaved with new registrations
+        lines += b"-%d\n+%d\n" % (a, b)
+    kept = numbers[200:][::7]
+    lines += b"".join(b"-%d\n" % n for n in numbers[200:] if n not in kept)
+    lines += b"-%d\n" % numbers[0]  # no longer registered: nothing happens
+    reaper = subprocess.run(
+        [lifeline.REAPER_SHELL, "-x", "-c", lifeline.REAPER_SCRIPT, "mcpsync-reaper", "0"],
+        input=lines,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        timeout=120,
+    )
+    assert reaper.returncode == 0
+    states = [line for line in reaper.stderr.decode().splitlines() if re.match(r"\+* ?groups=", line)]
+    final = states[-1].split("groups=", 1)[1].strip("'\" ")
+    assert sorted(int(n) for n in final.split()) == kept
+
+
+@pytest.mark.skipif(not lifeline.enabled(), reason="the lifeline is turned off (MCPSYNC_NO_LIFELINE)")
+def test_hundreds_of_servers_opened_and_closed_are_each_registered_and_unregistered_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every server's group is unregistered once it is closed: one reaper lives through them all (a server kept
+    open the whole time) and the host tells it exactly one + and one - per server."""
+    from mcpsync.transports.stdio import StdioTransport
+
+    told = _Told(monkeypatch)
+    keeper = StdioTransport(["cat"], name="keeper")
+    keeper.start(_Sink())  # type: ignore[arg-type]
+    reaper = told.lifeline.reaper_pid
+    pgids = []
+    try:
+        for _ in range(150):
+            t = StdioTransport(["cat"], name="brief")
+            t.start(_Sink())  # type: ignore[arg-type]
+            pgids.append(t.pid)
+            t.close()
+        assert told.lifeline.reaper_pid == reaper and _alive(reaper)  # the same reaper all along
+        assert told.lifeline._users == 1
+    finally:
+        keeper.close()
+    expected = [b"+%d\n" % keeper.pid]
+    for p in pgids:
+        expected += [b"+%d\n" % p, b"-%d\n" % p]
+    assert told.lines == expected + [b"-%d\n" % keeper.pid]
+    assert told.lifeline.reaper_pid is None
+
+
+@pytest.mark.parametrize("shell", [["dash"], ["bash", "--posix"]], ids=["dash", "bash-posix-as-on-macos"])
+def test_the_reaper_script_runs_in_the_shells_hosts_have_as_bin_sh(shell: List[str]) -> None:
+    """/bin/sh is dash on Debian and Ubuntu and bash in POSIX mode on macOS: in each, a registered group that
+    ignores SIGTERM is killed at end-of-file and an unregistered one is spared."""
+    import shutil
+
+    found = shutil.which(shell[0])
+    if found is None:
+        pytest.skip("%s is not installed" % shell[0])
+    stubborn = [sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+                "print(flush=True); time.sleep(600)"]
+    kept = subprocess.Popen(stubborn, stdout=subprocess.PIPE, start_new_session=True)
+    spared = subprocess.Popen(stubborn, stdout=subprocess.PIPE, start_new_session=True)
+    try:
+        for p in (kept, spared):
+            assert p.stdout is not None and p.stdout.readline()  # SIGTERM is ignored from here on
+        reaper = subprocess.run(
+            [found] + shell[1:] + ["-c", lifeline.REAPER_SCRIPT, "mcpsync-reaper", "0"],
+            input=b"+%d\n+%d\n-%d\njunk\n+0\n" % (kept.pid, spared.pid, spared.pid),
+            start_new_session=True,
+            timeout=30,
+        )
+        assert reaper.returncode == 0
+        assert kept.wait(30) == -signal.SIGKILL  # SIGTERM first, then SIGKILL after the grace
+        assert spared.poll() is None
+    finally:
+        for p in (kept, spared):
+            p.kill()
+            p.wait(30)
+            if p.stdout is not None:
+                p.stdout.close()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="compares ps with /proc")
+def test_the_ps_listing_used_on_macos_agrees_with_proc_here() -> None:
+    """The orphan tests read processes from ``ps`` where there is no /proc (macOS): here both exist, and for this
+    process and a reaper (whose command line spans several lines) they agree."""
+    import shutil
+
+    if shutil.which("ps") is None:
+        pytest.skip("no ps")
+    reaper = subprocess.Popen(
+        [lifeline.REAPER_SHELL, "-c", lifeline.REAPER_SCRIPT, "mcpsync-reaper", "0"],
+        stdin=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        by_proc, by_ps = _procs(), _procs_ps()
+        for pid in (os.getpid(), reaper.pid):
+            assert by_ps[pid][:2] == by_proc[pid][:2]  # ppid, pgid (the state may change in between)
+        assert b"mcpsync-reaper" in by_ps[reaper.pid][3] and b"trap" in by_ps[reaper.pid][3]
+        assert reaper.pid in [p for p, info in by_ps.items() if info[0] == os.getpid() and b"mcpsync-reaper" in info[3]]
+    finally:
+        assert reaper.stdin is not None
+        reaper.stdin.close()
+        reaper.wait(30)
+
+
+@pytest.mark.skipif(not lifeline.enabled(), reason="the lifeline is turned off (MCPSYNC_NO_LIFELINE)")
+def test_a_reaper_killed_while_the_host_lives_is_replaced_and_told_every_group(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Someone kills the reaper (an OOM kill, a too-broad pkill) while servers run: the next server started
+    brings a new reaper that is told every group still registered, so a host dying after that still takes
+    all of its servers with it (here the host's death is played by closing the new reaper's pipe)."""
+    from mcpsync.transports.stdio import StdioTransport
+
+    told = _Told(monkeypatch)
+    first = StdioTransport(["cat"], name="first")
+    first.start(_Sink())  # type: ignore[arg-type]
+    second = None
+    try:
+        old = told.lifeline.reaper_pid
+        assert old is not None
+        os.kill(old, signal.SIGKILL)
+        _until(lambda: not _alive(old), "the reaper to die", timeout=10)
+        second = StdioTransport(["cat"], name="second")
+        second.start(_Sink())  # type: ignore[arg-type]
+        new = told.lifeline.reaper_pid
+        assert new is not None and new != old and _alive(new)
+        reaper = told.lifeline._reaper
+        assert reaper is not None and reaper.stdin is not None
+        reaper.stdin.close()  # what the host's death does to the pipe
+        groups = {first.pid or 0, second.pid or 0}
+        _until(lambda: not _members(groups), "both servers to be reaped", timeout=20)
+    finally:
+        first.close()
+        if second is not None:
+            second.close()
+    assert told.lifeline.reaper_pid is None and told.lifeline._users == 0

@@ -47,7 +47,7 @@ def test_pathext_order_picks_cmd_bat_or_exe_and_never_touches_os_environ(
     assert resolve_command("npx", {"PATH": path, "PATHEXT": ".EXE"}) == str(b / "npx.exe")
     assert resolve_command("tool", {"PATH": path, "PATHEXT": ".COM;.EXE;.BAT;.CMD"}) == str(b / "tool.bat")
     assert resolve_command("npx.exe", {"PATH": path, "PATHEXT": ".EXE;.CMD"}) == str(b / "npx.exe")
-    with pytest.raises(mcpsync.ConnectError, match="not found on PATH"):
+    with pytest.raises(mcpsync.errors.ConnectError, match="not found on PATH"):
         resolve_command("tool", {"PATH": path, "PATHEXT": ".EXE"})
     assert os.environ["PATHEXT"] == ".HOST"  # the process environment was never changed
     monkeypatch.delenv("PATHEXT")
@@ -55,14 +55,14 @@ def test_pathext_order_picks_cmd_bat_or_exe_and_never_touches_os_environ(
     assert "PATHEXT" not in os.environ  # and never set when it was unset
     # a path with a directory part: PATHEXT completes it, PATH is not searched
     assert resolve_command(str(b / "tool"), {"PATH": "", "PATHEXT": ".BAT"}) == str(b / "tool.bat")
-    with pytest.raises(mcpsync.ConnectError, match="does not exist"):
+    with pytest.raises(mcpsync.errors.ConnectError, match="does not exist"):
         resolve_command(str(b / "nothing"), {"PATH": path, "PATHEXT": ".BAT"})
 
 
 def test_the_current_directory_is_not_searched(nt: None, tmp_path: Any, monkeypatch: Any) -> None:
     _touch(tmp_path / "npx.cmd")
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(mcpsync.ConnectError):
+    with pytest.raises(mcpsync.errors.ConnectError):
         resolve_command("npx", {"PATH": str(tmp_path / "empty"), "PATHEXT": ".CMD"})
 
 
@@ -97,6 +97,14 @@ def test_cmd_metacharacters_bound_for_a_batch_file_are_refused(arg: str) -> None
     with pytest.raises(mcpsync.ConfigError):
         check_batch_arguments(r"C:\tools\run.BAT", [arg])
     check_batch_arguments(r"C:\node\node.exe", ["-y", arg])  # not a batch file: CreateProcess quoting applies
+
+
+@pytest.mark.parametrize("name", ["npx.cmd.", "npx.CMD ", "run.bat. .", "npx.cmd::$DATA"])
+def test_a_batch_file_named_with_what_windows_strips_is_still_a_batch_file(name: str) -> None:
+    """Windows drops trailing dots and spaces from a file name (and ``::$DATA`` names the file's own stream):
+    ``npx.cmd.`` runs ``npx.cmd`` through cmd.exe, so its arguments get the same refusal."""
+    with pytest.raises(mcpsync.ConfigError, match="cmd.exe"):
+        check_batch_arguments("C:\\node\\" + name, ["-y", "pkg&calc"])
 
 
 def test_ordinary_arguments_pass() -> None:
@@ -169,3 +177,58 @@ def test_windows_resolution_picks_the_first_directory_then_the_first_pathext_can
                 expected = hits[0]
                 break
         assert found == expected
+
+
+def test_a_registry_entry_installed_then_opened_by_a_manager_is_refused_before_cmd_exe_runs(
+    nt: None, tmp_path: Any, monkeypatch: Any
+) -> None:
+    """The path registry arguments take: ``install`` writes the entry's ``npx`` command with its arguments into
+    the configuration; a Manager opening it resolves ``npx`` to ``npx.cmd`` and refuses the argument that
+    cmd.exe would interpret; no process is started."""
+    from mcpsync import Manager
+    from mcpsync.registry import install
+
+    from .registryserver import fixture
+
+    monkeypatch.setenv("MCPSYNC_AUTH_FILE", str(tmp_path / "store" / "mcp-auth.json"))
+    monkeypatch.setenv("MCPSYNC_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("MCPSYNC_CACHE_DIR", str(tmp_path / "cache"))
+    doc = fixture("npm-everything.json")
+    doc["packages"][0]["packageArguments"][0]["value"] = "stdio&calc"
+    cfg = tmp_path / "mcp.json"
+    with monkeypatch.context() as posix:  # written on another machine (or before this check existed)
+        posix.setattr(stdio, "WINDOWS", False)
+        install(doc, config=cfg, which=lambda program: "/usr/bin/" + program if program == "npx" else None, yes=True)
+    _touch(tmp_path / "bin" / "npx.cmd")
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    monkeypatch.setenv("PATHEXT", ".COM;.EXE;.BAT;.CMD")
+    started: List[Any] = []
+    monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: started.append(a))
+    with Manager(str(cfg)) as mgr:
+        (status,) = mgr.status().values()
+    assert status.status == "failed"
+    assert isinstance(status.error, mcpsync.ConfigError) and "cmd.exe" in str(status.error)
+    assert "stdio&calc" in str(status.error)
+    assert started == []
+
+
+def test_install_refuses_such_an_entry_on_windows_and_writes_nothing(nt: None, tmp_path: Any, monkeypatch: Any) -> None:
+    """On Windows ``install`` itself refuses the entry (it could never start) before anything is installed."""
+    from mcpsync.registry import install
+
+    from .registryserver import fixture
+
+    monkeypatch.setenv("MCPSYNC_AUTH_FILE", str(tmp_path / "store" / "mcp-auth.json"))
+    monkeypatch.setenv("MCPSYNC_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("MCPSYNC_CACHE_DIR", str(tmp_path / "cache"))
+    doc = fixture("npm-everything.json")
+    doc["packages"][0]["packageArguments"][0]["value"] = "stdio&calc"
+    cfg = tmp_path / "mcp.json"
+    ran: List[Any] = []
+    with pytest.raises(mcpsync.ConfigError, match="cmd.exe"):
+        install(doc, config=cfg, which=lambda p: "C:\\node\\npx.CMD" if p == "npx" else None, yes=True,
+                runner=ran.append)
+    assert not cfg.exists() and ran == []
+    doc["packages"][0]["packageArguments"][0]["value"] = "stdio"  # a clean entry installs as before
+    install(doc, config=cfg, which=lambda p: "C:\\node\\npx.CMD" if p == "npx" else None, yes=True)
+    assert cfg.exists()

@@ -17,6 +17,7 @@ import pytest
 
 from mcpsync import _files
 from mcpsync.auth.store import CredentialStore
+from mcpsync.cards.cache import CardCache
 from mcpsync.client.warm import WarmCache
 from mcpsync.registry.cache import DiskCache
 
@@ -67,7 +68,26 @@ def _registry(tmp: str) -> Kind:
     return write, read, cache._path(url)  # noqa: SLF001
 
 
-KINDS: Dict[str, Callable[[str], Kind]] = {"credential-store": _store, "warm-cache": _warm, "registry-cache": _registry}
+def _cards(tmp: str) -> Kind:
+    cache = CardCache(os.path.join(tmp, "cards"))
+    url = "https://cards.example/.well-known/mcp/server-card.json"
+
+    def write(v: int) -> None:
+        cache.put(url, b"v%d" % v, None, "application/json", 60.0)
+
+    def read() -> Any:
+        doc = cache.get(url)
+        return doc and doc.body.decode()
+
+    return write, read, cache._path(url)  # noqa: SLF001
+
+
+KINDS: Dict[str, Callable[[str], Kind]] = {
+    "credential-store": _store,
+    "warm-cache": _warm,
+    "registry-cache": _registry,
+    "card-cache": _cards,
+}
 
 
 def _in_thread(fn: Callable[[], Any]) -> Tuple[threading.Thread, Dict[str, Any]]:
@@ -120,7 +140,7 @@ def test_a_reader_stopped_mid_read_sees_one_whole_version_and_the_writer_complet
     assert read() == "v2"
 
 
-@pytest.mark.parametrize("kind", ["credential-store", "registry-cache"])
+@pytest.mark.parametrize("kind", ["credential-store", "registry-cache", "card-cache"])
 def test_a_reader_that_meets_a_pending_rename_retries_and_reads_the_whole_file(
     kind: str, tmp_path: Any, monkeypatch: Any
 ) -> None:

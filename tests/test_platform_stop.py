@@ -110,10 +110,13 @@ def test_windows_creation_flags() -> None:
 class FakeWin32:
     """Recorders for the Win32 calls, acting on the real (POSIX) server process."""
 
-    def __init__(self, monkeypatch: Any, *, console: bool, resume_fails: bool = False) -> None:
+    def __init__(
+        self, monkeypatch: Any, *, console: bool, resume_fails: bool = False, assign_fails: bool = False
+    ) -> None:
         self.log: List[str] = []
         self.console = console
         self.resume_fails = resume_fails
+        self.assign_fails = assign_fails  # the system refuses the assignment: the job holds no process
         self.procs: List[Any] = []
         self.job_closed = False
         real_popen = subprocess.Popen
@@ -137,19 +140,26 @@ class FakeWin32:
         monkeypatch.setattr(lifeline, "terminate_job", self.terminate_job)
         monkeypatch.setattr(lifeline, "close_job", self.close_job)
         monkeypatch.setattr(stdio, "_ctrl_break", self.ctrl_break)
+        monkeypatch.setattr(stdio, "_kill_tree_windows", self.taskkill)
         monkeypatch.setattr(stdio.subprocess, "Popen", popen)
         monkeypatch.setattr(stdio, "resolve_command", lambda command, env: command)  # tested on its own
 
-    def assign_and_resume(self, job: Any, proc: Any) -> None:
+    def assign_and_resume(self, job: Any, proc: Any) -> bool:
+        if self.assign_fails:
+            self.log.append("refused+resumed %s" % job)
+            return False
         self.log.append("assigned+resumed %s" % job)
         if self.resume_fails:
             raise OSError("ResumeThread failed")
+        return True
 
-    def job_alive(self, job: Any) -> bool:
-        return any(p.poll() is None for p in self.procs)
+    def job_alive(self, job: Any) -> bool:  # the job holds the server's whole group (its grandchildren too)
+        return not self.assign_fails and any(_group_alive(p.pid) for p in self.procs)
 
     def terminate_job(self, job: Any) -> None:
         self.log.append("terminated %s" % job)
+        if self.assign_fails:
+            return  # TerminateJobObject on a job that holds nothing ends nothing
         for p in self.procs:
             try:
                 os.killpg(p.pid, signal.SIGKILL)
@@ -160,10 +170,23 @@ class FakeWin32:
         self.log.append("closed %s" % job)
         self.job_closed = True
 
+    def taskkill(self, proc: Any) -> None:
+        self.log.append("taskkill /T")
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(5)
+
     def ctrl_break(self, pid: int) -> bool:
         self.log.append("ctrl-break")
         os.killpg(pid, signal.SIGTERM)
         return True
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except OSError:
+        return False
 
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="imposes Windows semantics on a POSIX machine")
@@ -190,11 +213,50 @@ def test_a_windows_server_is_created_suspended_assigned_resumed_and_its_job_ende
 
 
 @posix_only
+def test_no_ctrl_break_goes_to_the_group_of_a_server_that_already_exited(monkeypatch: Any) -> None:
+    """The server exited on EOF but its grandchild runs on in the job: its process group id is the exited
+    server's pid, which names no live group leader (Windows may then deliver the event to every process of the
+    console, the host included). So no CTRL_BREAK_EVENT: the job is ended."""
+    win = FakeWin32(monkeypatch, console=True)
+    c = mcpsync.connect(misbehaving_cmd("--spawn-grandchild"), protocol="legacy", shutdown_timeout=0.5)
+    try:
+        assert c.call_tool("echo", {"message": "hi"}).text == "hi"
+        deadline = time.monotonic() + 30
+        while not any("grandchild pid" in line for line in c.transport.stderr_tail):  # type: ignore[attr-defined]
+            assert time.monotonic() < deadline, "no grandchild"
+            time.sleep(0.02)
+    finally:
+        c.close()
+    assert win.log[2:] == ["terminated JOB", "closed JOB"]
+    deadline = time.monotonic() + 30  # the killed grandchild is reaped by init, not by us
+    while any(_group_alive(p.pid) for p in win.procs):
+        assert time.monotonic() < deadline, "the grandchild outlived the job"
+        time.sleep(0.02)
+
+
+@posix_only
 def test_a_windows_server_that_cannot_be_resumed_is_killed_and_its_job_closed(monkeypatch: Any) -> None:
     win = FakeWin32(monkeypatch, console=True, resume_fails=True)
-    with pytest.raises(mcpsync.ConnectError, match="ResumeThread"):
+    with pytest.raises(mcpsync.errors.ConnectError, match="ResumeThread"):
         mcpsync.connect(server_cmd(), protocol="legacy", connect_timeout=30)
     assert win.log[-1] == "closed JOB" and win.job_closed
+    assert all(p.poll() is not None for p in win.procs)
+    assert all(f is None or f.closed for p in win.procs for f in (p.stdin, p.stdout, p.stderr))
+
+
+@posix_only
+def test_a_windows_server_whose_job_assignment_is_refused_is_still_stopped_by_close(monkeypatch: Any) -> None:
+    """The system refuses the assignment (an old Windows, a host job that forbids nesting): the server runs
+    unprotected, and close() must not count on a job that holds nothing; it ends the tree with taskkill."""
+    win = FakeWin32(monkeypatch, console=False, assign_fails=True)
+    c = mcpsync.connect(misbehaving_cmd("--no-exit-on-eof"), protocol="legacy", shutdown_timeout=0.2)
+    try:
+        assert c.call_tool("echo", {"message": "hi"}).text == "hi"
+        assert win.log[1:] == ["refused+resumed JOB", "closed JOB"]  # the useless job is let go at once
+    finally:
+        c.close()
+    assert win.log[-1] == "taskkill /T"
+    assert "terminated JOB" not in win.log
     assert all(p.poll() is not None for p in win.procs)
 
 

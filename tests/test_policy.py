@@ -14,7 +14,8 @@ from typing import Any, List, Tuple
 import pytest
 
 import mcpsync
-from mcpsync import Approval, ConfigError, ToolApprovalRequest, ToolDenied, ToolPolicy
+from mcpsync import ConfigError, ToolDenied
+from mcpsync.middleware import Approval, ToolApprovalRequest, ToolPolicy
 from mcpsync.manager.manager import Manager, UnknownTool
 from tests.conftest import misbehaving_cmd
 
@@ -56,7 +57,7 @@ def test_denied_tools_are_hidden_and_never_reach_the_server(tmp_path: Path, era:
         with pytest.raises(ToolDenied):
             c.call_tool_async("fail", {})
         with pytest.raises(ToolDenied):
-            mcpsync.start_task(c, "add", {"a": 1, "b": 2})
+            mcpsync.tasks.start_task(c, "add", {"a": 1, "b": 2})
         assert c.call_tool("echo", {"message": "hi"}).text == "hi"  # the connection is fine
     assert tool_calls(record) == ["echo"]
 
@@ -148,12 +149,12 @@ def test_manager_config_keys_filter_listings_adapters_and_calls(tmp_path: Path, 
 def test_native_config_and_client_options_policy(tmp_path: Path) -> None:
     record = tmp_path / "requests.jsonl"
     config = {"ex": {"command": misbehaving_cmd("--record", str(record)), "disabled_tools": ["add"]}}
-    cfg = mcpsync.parse_config(config)["ex"]
+    cfg = mcpsync.manager.parse_config(config)["ex"]
     assert cfg.disabled_tools == ["add"] and cfg.allowed_tools is None
     with Manager(config) as mgr:
         assert "ex_add" not in {t.name for t in mgr.tools()}
     with pytest.raises(ConfigError, match="disabledTools"):
-        mcpsync.parse_config({"mcpServers": {"a": {"command": "x", "disabledTools": "add"}}})
+        mcpsync.manager.parse_config({"mcpServers": {"a": {"command": "x", "disabledTools": "add"}}})
     with pytest.raises(ConfigError):
-        mcpsync.ServerConfig("a", command=["x"], disabled_tools="add")  # type: ignore[arg-type]
+        mcpsync.manager.ServerConfig("a", command=["x"], disabled_tools="add")  # type: ignore[arg-type]
     assert tool_calls(record) == []

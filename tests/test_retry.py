@@ -9,7 +9,7 @@ from typing import Any, Iterator, List
 import pytest
 
 import mcpsync
-from mcpsync import Retry
+from mcpsync.middleware import Retry
 from mcpsync.client.retry import SAFE_METHODS
 from mcpsync.transports.http.remote import parse_retry_after
 from tests.conftest import server_cmd
@@ -43,17 +43,17 @@ def policy(sleeps: Sleeps, **kw: Any) -> Retry:
 
 def test_retry_is_immutable_and_counts() -> None:
     r = Retry(total=2, backoff_factor=1.0, backoff_jitter=0.0)
-    err = mcpsync.HTTPStatusError(status_code=503)
+    err = mcpsync.errors.HTTPStatusError(status_code=503)
     r1 = r.increment("tools/list", err)
     r2 = r1.increment("tools/list", err)
     assert r.history == () and len(r1.history) == 1 and len(r2.history) == 2
     assert [e.delay for e in r2.history] == [1.0, 2.0] and r2.history[0].status == 503
-    with pytest.raises(mcpsync.HTTPStatusError):
+    with pytest.raises(mcpsync.errors.HTTPStatusError):
         r2.increment("tools/list", err)  # exhausted: the error itself is raised
-    with pytest.raises(mcpsync.HTTPStatusError):
-        r.increment("tools/list", mcpsync.HTTPStatusError(status_code=500))  # not in status_forcelist
-    with pytest.raises(mcpsync.ServerExited):
-        r.increment("tools/list", mcpsync.ServerExited("gone"))  # a dead stdio server is not retried
+    with pytest.raises(mcpsync.errors.HTTPStatusError):
+        r.increment("tools/list", mcpsync.errors.HTTPStatusError(status_code=500))  # not in status_forcelist
+    with pytest.raises(mcpsync.errors.ServerExited):
+        r.increment("tools/list", mcpsync.errors.ServerExited("gone"))  # a dead stdio server is not retried
     capped = Retry(total=10, backoff_factor=1.0, backoff_max=4.0, backoff_jitter=0.0)
     for _ in range(6):
         capped = capped.increment("ping", err)
@@ -106,7 +106,7 @@ def test_exhausted_retries_raise_the_last_error(server: FaultServer) -> None:
     sleeps = Sleeps()
     with mcpsync.connect(server.url, retry=policy(sleeps, total=1)) as c:
         rule = server.inject("status", rpc="prompts/list", times=3, status=503)
-        with pytest.raises(mcpsync.HTTPStatusError) as info:
+        with pytest.raises(mcpsync.errors.HTTPStatusError) as info:
             c.list_prompts()
         assert info.value.status_code == 503 and rule.hits == 2
         server.clear()
@@ -118,7 +118,7 @@ def test_a_retry_after_beyond_the_cap_is_not_waited_for(server: FaultServer) -> 
     sleeps = Sleeps()
     with mcpsync.connect(server.url, retry=policy(sleeps, max_retry_after=10)) as c:
         server.inject("status", rpc="tools/list", status=503, headers={"Retry-After": "3600"})
-        with pytest.raises(mcpsync.HTTPStatusError) as info:
+        with pytest.raises(mcpsync.errors.HTTPStatusError) as info:
             c.list_tools()
         assert info.value.retry_after == 3600.0
     assert sleeps.calls == []
@@ -128,7 +128,7 @@ def test_500_is_not_retried(server: FaultServer) -> None:
     sleeps = Sleeps()
     with mcpsync.connect(server.url, retry=policy(sleeps)) as c:
         server.inject("status", rpc="tools/list", status=500)
-        with pytest.raises(mcpsync.HTTPStatusError):
+        with pytest.raises(mcpsync.errors.HTTPStatusError):
             c.list_tools()
     assert sleeps.calls == [] and posts(server, "tools/list") == 1
 
@@ -147,7 +147,7 @@ def test_tools_call_is_never_retried_without_the_opt_in(server: FaultServer) -> 
     with mcpsync.connect(server.url, retry=policy(sleeps)) as c:
         c.list_tools()  # echo is listed as idempotentHint: true
         server.inject("status", rpc="tools/call", status=503)
-        with pytest.raises(mcpsync.HTTPStatusError):
+        with pytest.raises(mcpsync.errors.HTTPStatusError):
             c.call_tool("echo", {"message": "x"})
         server.inject("reset", rpc="tools/call")
         with pytest.raises(mcpsync.TransportError):
@@ -162,7 +162,7 @@ def test_idempotent_tools_are_retried_only_with_the_opt_in(server: FaultServer) 
         server.inject("status", rpc="tools/call", status=503)
         assert c.call_tool("echo", {"message": "x"}).text == "x"  # idempotentHint: retried
         server.inject("status", rpc="tools/call", status=503)
-        with pytest.raises(mcpsync.HTTPStatusError):
+        with pytest.raises(mcpsync.errors.HTTPStatusError):
             c.call_tool("add", {"a": 1, "b": 2})  # no idempotentHint: never retried
     assert sleeps.calls == [0.5]
     assert posts(server, "tools/call", "echo") == 2 and posts(server, "tools/call", "add") == 1
@@ -171,8 +171,8 @@ def test_idempotent_tools_are_retried_only_with_the_opt_in(server: FaultServer) 
 def test_stdio_crash_is_not_retried() -> None:
     sleeps = Sleeps()
     with mcpsync.connect(server_cmd(), retry=policy(sleeps)) as c:
-        with pytest.raises(mcpsync.ConnectionClosed):
+        with pytest.raises(mcpsync.errors.ConnectionClosed):
             c.call_tool("crash", {"code": 3})
-        with pytest.raises(mcpsync.ConnectionClosed):
+        with pytest.raises(mcpsync.errors.ConnectionClosed):
             c.list_tools()  # the pipe is dead: no point waiting and retrying
     assert sleeps.calls == []

@@ -109,7 +109,7 @@ def test_listing_returns_typed_entries_and_fetches_nothing(server: SkillServer) 
         skills = client.list_skills()
         assert len(skills) == 1
         skill = skills[0]
-        assert isinstance(skill, mcpsync.Skill)
+        assert isinstance(skill, mcpsync.skills.Skill)
         assert skill.uri == SKILL_URI and skill.name == "pdf-processing"
         assert skill.description == FRONTMATTER["description"]
         assert skill.frontmatter == FRONTMATTER
@@ -117,7 +117,7 @@ def test_listing_returns_typed_entries_and_fetches_nothing(server: SkillServer) 
         assert not skill.dynamic
         assert skill.resources is not None
         assert [r.uri for r in skill.resources] == [SKILL_URI, FORMS_URI]
-        assert all(isinstance(r, mcpsync.SkillResource) for r in skill.resources)
+        assert all(isinstance(r, mcpsync.skills.SkillResource) for r in skill.resources)
     methods = [r["method"] for r in server.requests()]
     assert "skills/list" in methods
     # nothing of any skill was fetched: not on connect, not on listing
@@ -186,13 +186,13 @@ def test_load_skill_fetches_skill_md_only_and_verifies_it(server: SkillServer) -
         skill = client.list_skills()[0]
         assert server.reads() == []
         loaded = client.load_skill(skill)
-        assert isinstance(loaded, mcpsync.LoadedSkill)
+        assert isinstance(loaded, mcpsync.skills.LoadedSkill)
         assert loaded.content == SKILL_MD
         assert loaded.frontmatter == FRONTMATTER
         assert loaded.body.startswith("\n# PDF processing")
         assert server.reads() == [SKILL_URI]  # the supporting file is not prefetched
         forms = client.read_skill_file(loaded, "references/FORMS.md")
-        assert isinstance(forms, mcpsync.SkillFile)
+        assert isinstance(forms, mcpsync.skills.SkillFile)
         assert forms.text == FORMS_MD and forms.data == FORMS_MD.encode("utf-8")
         assert forms.mime_type == "text/markdown"
         assert server.reads() == [SKILL_URI, FORMS_URI]
@@ -212,7 +212,7 @@ def test_load_by_uri_gets_the_entry_first(server: SkillServer) -> None:
 
 def test_get_skill_unknown_uri_is_invalid_params(server: SkillServer) -> None:
     with open_client(server) as client:
-        with pytest.raises(mcpsync.InvalidParams):
+        with pytest.raises(mcpsync.errors.InvalidParams):
             client.get_skill("skill://nope/SKILL.md")
         assert client.get_skill(SKILL_URI).name == "pdf-processing"  # the connection is still fine
 

@@ -72,7 +72,7 @@ def test_endpoint_resolution_behind_a_path_prefix(srv: MCPTestServer, style: str
 
 def test_cross_origin_endpoint_is_refused(srv: MCPTestServer) -> None:
     srv.faults.endpoint_style = "cross-origin"
-    with pytest.raises(mcpsync.ConnectError) as info:
+    with pytest.raises(mcpsync.errors.ConnectError) as info:
         sse(srv)
     assert "another origin" in str(info.value)
     assert not srv.records("POST")
@@ -80,7 +80,7 @@ def test_cross_origin_endpoint_is_refused(srv: MCPTestServer) -> None:
 
 def test_401_on_the_stream_is_auth_required(srv: MCPTestServer) -> None:
     srv.faults.require_token = "t"
-    with pytest.raises(mcpsync.AuthRequired) as info:
+    with pytest.raises(mcpsync.errors.AuthRequired) as info:
         sse(srv)
     assert info.value.resource_metadata
     with sse(srv, bearer_token="t") as c:
@@ -92,7 +92,7 @@ def test_stream_loss_fails_pending_calls_then_reconnects_and_reinitializes(srv: 
         handle = c.call_tool_async("slow", {"seconds": 30, "steps": 0})
         assert wait_for(lambda: bool(srv.records("POST", "tools/call")))
         srv.drop_sse_streams()
-        with pytest.raises(mcpsync.ConnectionClosed):
+        with pytest.raises(mcpsync.errors.ConnectionClosed):
             handle.result(timeout=10)
         assert wait_for(lambda: len(srv.records("POST", "initialize")) == 2, 10)
         assert c.call_tool("echo", {"message": "back"}).text == "back"
@@ -110,7 +110,7 @@ def test_gives_up_after_the_reconnect_budget() -> None:
             s.faults.require_token = "now-required"
             s.drop_sse_streams()
             assert lost.wait(10)
-            with pytest.raises(mcpsync.ConnectionClosed):
+            with pytest.raises(mcpsync.errors.ConnectionClosed):
                 c.call_tool("echo", {"message": "x"})
         finally:
             c.close()
@@ -150,7 +150,7 @@ def test_auto_never_falls_back_on_auth_or_server_errors(srv: MCPTestServer, faul
     with pytest.raises(mcpsync.MCPError) as info:
         mcpsync.connect(srv.url, timeout=10)
     if fault == "401":
-        assert isinstance(info.value, mcpsync.AuthRequired)
+        assert isinstance(info.value, mcpsync.errors.AuthRequired)
     assert not srv.records("GET"), "must not try the SSE transport"
 
 
@@ -158,7 +158,7 @@ def test_auto_never_falls_back_on_network_errors() -> None:
     with socket.socket() as s:  # bound, never listening: connections are refused and no one else gets the port
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-        with pytest.raises(mcpsync.ConnectError):
+        with pytest.raises(mcpsync.errors.ConnectError):
             mcpsync.connect("http://127.0.0.1:%d/mcp" % port, timeout=5, connect_timeout=5)
 
 
@@ -179,18 +179,18 @@ def test_forced_transports(srv: MCPTestServer) -> None:
 
 def test_should_fall_back_policy() -> None:
     f = _remote.should_fall_back
-    assert f(mcpsync.HTTPStatusError(status_code=400))
-    assert f(mcpsync.HTTPStatusError(status_code=404))
-    assert f(mcpsync.HTTPStatusError(status_code=405))
+    assert f(mcpsync.errors.HTTPStatusError(status_code=400))
+    assert f(mcpsync.errors.HTTPStatusError(status_code=404))
+    assert f(mcpsync.errors.HTTPStatusError(status_code=405))
     for status in (401, 403, 406, 500, 502):
-        assert not f(mcpsync.HTTPStatusError(status_code=status))
-    assert not f(mcpsync.AuthRequired())
-    assert not f(mcpsync.InsufficientScope())
-    assert not f(mcpsync.ConnectError("refused"))
-    assert not f(mcpsync.ConnectionClosed("reset"))
+        assert not f(mcpsync.errors.HTTPStatusError(status_code=status))
+    assert not f(mcpsync.errors.AuthRequired())
+    assert not f(mcpsync.errors.InsufficientScope())
+    assert not f(mcpsync.errors.ConnectError("refused"))
+    assert not f(mcpsync.errors.ConnectionClosed("reset"))
     assert not f(mcpsync.RequestTimeout(timeout=1))
-    assert not f(mcpsync.MethodNotFound(-32601, "nope"))
-    assert not f(mcpsync.UnsupportedVersionError(-32022, "no"))
+    assert not f(mcpsync.errors.MethodNotFound(-32601, "nope"))
+    assert not f(mcpsync.errors.UnsupportedVersionError(-32022, "no"))
 
 
 def test_parse_www_authenticate() -> None:

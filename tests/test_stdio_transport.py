@@ -56,7 +56,7 @@ def test_twenty_megabyte_message() -> None:
 
 def test_oversize_message_fails_only_that_call() -> None:
     with mcpsync.connect(server_cmd(), max_message_size=1024 * 1024) as c:
-        with pytest.raises(mcpsync.MessageTooLarge):
+        with pytest.raises(mcpsync.errors.MessageTooLarge):
             c.call_tool("payload", {"size": 2 * 1024 * 1024})
         assert c.call_tool("echo", {"message": "still fine"}).text == "still fine"
 
@@ -85,10 +85,10 @@ def test_kill_minus_nine_fails_pending_calls_with_exit_code() -> None:
         pid = c.transport.pid  # type: ignore[attr-defined]
         os.kill(pid, signal.SIGKILL)
         for h in handles:
-            with pytest.raises(mcpsync.ServerExited) as info:
+            with pytest.raises(mcpsync.errors.ServerExited) as info:
                 h.result(timeout=5)
             assert info.value.exit_code == -signal.SIGKILL
-        with pytest.raises(mcpsync.ConnectionClosed):
+        with pytest.raises(mcpsync.errors.ConnectionClosed):
             c.call_tool("echo", {"message": "x"})
     finally:
         c.close()
@@ -96,7 +96,7 @@ def test_kill_minus_nine_fails_pending_calls_with_exit_code() -> None:
 
 def test_crash_reports_exit_code_and_stderr() -> None:
     with mcpsync.connect(server_cmd()) as c:
-        with pytest.raises(mcpsync.ServerExited) as info:
+        with pytest.raises(mcpsync.errors.ServerExited) as info:
             c.call_tool("crash", {"code": 3})
         assert info.value.exit_code == 3
         assert info.value.stderr_tail

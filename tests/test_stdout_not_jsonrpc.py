@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mcpsync
-from mcpsync import ConnectTimeout, ServerExited, StdoutNotJSONRPC
+from mcpsync.errors import ConnectTimeout, ServerExited, StdoutNotJSONRPC
 
 from .conftest import fuzz_examples, misbehaving_cmd, server_cmd, wait_for
 
@@ -59,7 +59,7 @@ def test_print_and_hang_fails_with_the_line_not_the_connect_timeout(tmp_path: Pa
     assert exc.stdout_lines == ["Server started"] and exc.line_count == 1
     assert "Server started" in str(exc) and "not JSON-RPC" in str(exc) and "stdout_grace=0.3s" in str(exc)
     assert not isinstance(exc, ConnectTimeout)
-    assert isinstance(exc, mcpsync.ConnectError)
+    assert isinstance(exc, mcpsync.errors.ConnectError)
     assert wait_for(lambda: _gone(tmp_path))  # the open's failure stopped the server
 
 

@@ -18,7 +18,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode  # noqa: E402
 
 import mcpsync  # noqa: E402
-from mcpsync import Interceptor, OpenTelemetryTracing, RequestInfo  # noqa: E402
+from mcpsync.middleware import Interceptor, OpenTelemetryTracing, RequestInfo  # noqa: E402
 from tests.conftest import server_cmd  # noqa: E402
 
 
@@ -109,7 +109,7 @@ def test_timeouts_and_lost_connections_set_error_type(exporter: InMemorySpanExpo
     with mcpsync.connect(server_cmd(), tracing=tracing(exporter)) as c:
         with pytest.raises(mcpsync.RequestTimeout):
             c.call_tool("slow", {"seconds": 5, "steps": 1}, timeout=0.2, max_total_timeout=0.3)
-        with pytest.raises(mcpsync.ConnectionClosed):
+        with pytest.raises(mcpsync.errors.ConnectionClosed):
             c.call_tool("crash", {"code": 3})
     spans = {s.name: s for s in exporter.get_finished_spans()}
     assert (spans["tools/call slow"].attributes or {})["error.type"] == "timeout"

@@ -76,21 +76,21 @@ def test_ids_unique_across_threads() -> None:
 @pytest.mark.parametrize(
     "code,cls",
     [
-        (-32700, mcpsync.ParseError),
-        (-32600, mcpsync.InvalidRequest),
-        (-32601, mcpsync.MethodNotFound),
-        (-32602, mcpsync.InvalidParams),
-        (-32603, mcpsync.InternalError),
-        (-32000, mcpsync.ServerError),
-        (-32001, mcpsync.ResourceNotFound),
-        (-32002, mcpsync.ResourceNotFound),
-        (-32003, mcpsync.PromptNotFound),
-        (-32004, mcpsync.ExecutionFailed),
-        (-32005, mcpsync.PermissionDenied),
-        (-32020, mcpsync.HeaderMismatch),
-        (-32021, mcpsync.MissingClientCapability),
-        (-32022, mcpsync.UnsupportedVersionError),
-        (-32042, mcpsync.URLElicitationRequired),
+        (-32700, mcpsync.errors.ParseError),
+        (-32600, mcpsync.errors.InvalidRequest),
+        (-32601, mcpsync.errors.MethodNotFound),
+        (-32602, mcpsync.errors.InvalidParams),
+        (-32603, mcpsync.errors.InternalError),
+        (-32000, mcpsync.errors.ServerError),
+        (-32001, mcpsync.errors.ResourceNotFound),
+        (-32002, mcpsync.errors.ResourceNotFound),
+        (-32003, mcpsync.errors.PromptNotFound),
+        (-32004, mcpsync.errors.ExecutionFailed),
+        (-32005, mcpsync.errors.PermissionDenied),
+        (-32020, mcpsync.errors.HeaderMismatch),
+        (-32021, mcpsync.errors.MissingClientCapability),
+        (-32022, mcpsync.errors.UnsupportedVersionError),
+        (-32042, mcpsync.errors.URLElicitationRequired),
         (-1234, mcpsync.RemoteError),
     ],
 )
@@ -103,21 +103,26 @@ def test_error_registry(code, cls) -> None:  # type: ignore[no-untyped-def]
 
 def test_resource_not_found_as_invalid_params_in_modern_era() -> None:
     exc = error_from_response({"code": -32602, "message": "nf", "data": {"uri": "u"}}, method="resources/read")
-    assert isinstance(exc, mcpsync.ResourceNotFound)
+    assert isinstance(exc, mcpsync.errors.ResourceNotFound)
 
 
 def test_timeout_is_builtin_timeout_and_config_is_value_error() -> None:
     assert issubclass(mcpsync.RequestTimeout, TimeoutError)
     assert issubclass(mcpsync.ConfigError, ValueError)
-    assert issubclass(mcpsync.ServerExited, mcpsync.ConnectionClosed)
+    assert issubclass(mcpsync.errors.ServerExited, mcpsync.errors.ConnectionClosed)
 
 
 def test_all_is_sorted_complete_and_importable() -> None:
     assert mcpsync.__all__ == sorted(mcpsync.__all__)
     for name in mcpsync.__all__:
         assert getattr(mcpsync, name) is not None, name
+    # the root error and its first-level classes are at the top; every error is in mcpsync.errors
+    first_level = {
+        n for n, v in vars(mcpsync.errors).items() if isinstance(v, type) and v.__bases__[0] is mcpsync.MCPError
+    }
+    assert first_level | {"MCPError"} <= set(mcpsync.__all__)
     errors_defined = {n for n, v in vars(mcpsync.errors).items() if isinstance(v, type) and issubclass(v, Exception)}
-    assert errors_defined <= set(mcpsync.__all__)
+    assert errors_defined <= set(mcpsync.errors.__all__)
 
 
 def test_import_is_light_and_starts_nothing() -> None:
@@ -162,7 +167,8 @@ def test_library_never_prints() -> None:
 def test_every_public_module_name_is_reexported() -> None:
     import mcpsync.types
 
-    assert set(mcpsync.types.__all__) <= set(mcpsync.__all__)
+    top_types = {n for n in mcpsync.__all__ if getattr(getattr(mcpsync, n), "__module__", "") == "mcpsync.types"}
+    assert top_types and top_types <= set(mcpsync.types.__all__)
 
 
 def test_tool_ui_visibility_and_resource_uri():

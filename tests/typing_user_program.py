@@ -19,15 +19,14 @@ from mcpsync import (
     ElicitationResult,
     Manager,
     MCPError,
-    ProgressEvent,
     RequestTimeout,
     SamplingRequest,
     SamplingResult,
-    ServerNotification,
-    ServerStatus,
     Tool,
     ToolError,
 )
+from mcpsync.manager import ServerStatus
+from mcpsync.types import ProgressEvent, ServerNotification
 
 EXAMPLE_SERVER = [sys.executable, "-m", "mcpsync.example_server"]
 
@@ -170,8 +169,8 @@ if TYPE_CHECKING:  # never runs: what a type checker sees at the main entry poin
     reveal_type(m.client("example"))  # revealed: Client
     reveal_type(m.call_tool("example_echo"))  # revealed: CallToolResult
     reveal_type(m.on("tools_changed", print))  # revealed: def ()
-    reveal_type(mcpsync.start_task(c, "slow"))  # revealed: TaskHandle | CallToolResult
-    reveal_type(mcpsync.resume_task(c, "t1").wait())  # revealed: CallToolResult
+    reveal_type(mcpsync.tasks.start_task(c, "slow"))  # revealed: TaskHandle | CallToolResult
+    reveal_type(mcpsync.tasks.resume_task(c, "t1").wait())  # revealed: CallToolResult
     reveal_type(mcpsync.OAuthManager().auth("x"))  # revealed: OAuthAuth
 
 

@@ -11,15 +11,25 @@ from typing import TYPE_CHECKING, Any, List
 from .._lazy import exports
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..client.app_page import AppResource
     from .bridge import APPS_PROTOCOL_VERSION, AppBridge, HostCallbacks
     from .desktop import DesktopApp
     from .web import AppSession, AppWebHost
 
-__all__ = ["APPS_PROTOCOL_VERSION", "AppBridge", "AppSession", "AppWebHost", "DesktopApp", "HostCallbacks"]
+__all__ = [
+    "APPS_PROTOCOL_VERSION",
+    "AppBridge",
+    "AppResource",
+    "AppSession",
+    "AppWebHost",
+    "DesktopApp",
+    "HostCallbacks",
+]
 
 _LAZY = _MappingProxyType({
     "APPS_PROTOCOL_VERSION": "bridge",
     "AppBridge": "bridge",
+    "AppResource": "..client.app_page",
     "HostCallbacks": "bridge",
     "AppSession": "web",
     "AppWebHost": "web",

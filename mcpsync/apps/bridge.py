@@ -426,9 +426,13 @@ class AppBridge:
         if not isinstance(arguments, dict):
             raise _Refused(INVALID_PARAMS, "tools/call: arguments must be an object")
         tool = self.client.get_tool(name)
-        now = time.monotonic()
-        if tool is None and now - self._last_relist >= RELIST_INTERVAL:  # a View naming junk cannot flood tools/list
-            self._last_relist = now
+        relist = False
+        if tool is None:
+            with self._lock:  # one relist per interval, whichever thread asks: a View naming junk cannot flood it
+                now = time.monotonic()
+                if now - self._last_relist >= RELIST_INTERVAL:
+                    self._last_relist, relist = now, True
+        if relist:
             self.client.list_tools(timeout=self.timeout)
             tool = self.client.get_tool(name)
         if tool is None and not self.allow_unlisted_tools:

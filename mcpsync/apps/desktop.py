@@ -81,7 +81,7 @@ iframe{border:%(border)s;width:100%%;height:100%%;display:block;box-sizing:borde
 
 
 def desktop_document(page: Any, *, title: str = "MCP App", grant_permissions: bool = False) -> str:
-    """The host document for a verified :class:`~mcpsync.AppResource` (the View in a sandboxed ``srcdoc`` frame
+    """The host document for a verified :class:`~mcpsync.apps.AppResource` (the View in a sandboxed ``srcdoc`` frame
     under its CSP, and the relay to pywebview's ``js_api``)."""
     allow = page.allow_attribute() if grant_permissions else ""
     return _DOC % {

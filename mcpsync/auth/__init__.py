@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, List
 from .._lazy import exports
 
 if TYPE_CHECKING:  # what the lazy names below are, for type checkers (nothing is imported at run time)
+    from ..httpauth import Auth, AuthRequest, AuthResponse, BearerAuth
     from .backends import open_store
     from .callback import AuthorizationRequest, CallbackResult
     from .config import OAuthConfig
@@ -35,7 +36,11 @@ if TYPE_CHECKING:  # what the lazy names below are, for type checkers (nothing i
     from .store_redis import RedisCredentialStore
 
 __all__ = [
+    "Auth",
+    "AuthRequest",
+    "AuthResponse",
     "AuthorizationRequest",
+    "BearerAuth",
     "CallbackResult",
     "ClientAuth",
     "CredentialBackend",
@@ -55,6 +60,10 @@ __all__ = [
 _LAZY = _MappingProxyType({
     "AuthorizationRequest": ".callback",
     "OAuthManager": ".flow",
+    "Auth": "..httpauth",
+    "AuthRequest": "..httpauth",
+    "AuthResponse": "..httpauth",
+    "BearerAuth": "..httpauth",
     "CallbackResult": ".callback",
     "ClientAuth": ".grants",
     "CredentialStore": ".store",

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from typing import Optional
 
-from .._files import write_atomically
+from .._files import read_bytes, write_atomically
 
 __all__ = ["CachedDocument", "CardCache", "cache_policy", "default_card_cache_dir"]
 
@@ -96,11 +96,10 @@ class CardCache:
         try:
             if os.path.getsize(path) > MAX_CACHE_FILE:
                 return None
-            with open(path, encoding="utf-8") as fh:
-                raw = json.load(fh)
+            raw = json.loads(read_bytes(path).decode("utf-8"))  # retried while a rename is pending (Windows)
         except FileNotFoundError:
             return None
-        except (OSError, ValueError, RecursionError):
+        except (OSError, ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
             log.debug("card cache: unreadable file %s ignored", path)
             return None
         if not isinstance(raw, dict) or raw.get("url") != url:

@@ -26,7 +26,7 @@ import logging
 import os
 import sys
 from types import MappingProxyType
-from typing import Any, Dict, IO, List, Mapping, Optional, Sequence, Tuple
+from typing import IO, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..__version__ import __version__
 from ..errors import (
@@ -234,12 +234,19 @@ examples:
 COMMAND_ALIASES: Mapping[str, str] = MappingProxyType({"list": "tools"})
 COMMAND_ALIASES_OF: Mapping[str, Tuple[str, ...]] = MappingProxyType({"tools": ("list",)})
 
-#: The end of each server command's help: the global options are accepted there too, listed once.
-_GLOBAL_NOTE = (
-    "global options (see `mcpsync --help`) go before or after the command: --json, -v, --url, --transport,\n"
-    "--header, --auth, --auth-file, --config, --server, --env, --inherit-env, --cwd, --name, --protocol,\n"
-    "--timeout, --connect-timeout, --no-cache"
-)
+def _global_note() -> str:
+    """The end of each server command's help: the global options are accepted there too, listed once (read
+    from :func:`_add_common` itself, so an option added there is named here too)."""
+    import textwrap
+
+    probe = argparse.ArgumentParser(add_help=False)
+    _add_common(probe, True)
+    names = [a.option_strings[0] for a in probe._actions if a.option_strings]
+    return textwrap.fill(
+        "global options (see `mcpsync --help`) go before or after the command: " + ", ".join(names),
+        width=108,
+        break_on_hyphens=False,
+    )
 
 #: (usage after "mcpsync", help, examples) of each command.
 _COMMANDS: Mapping[str, Tuple[str, str, Sequence[str]]] = MappingProxyType({
@@ -309,6 +316,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version="mcpsync %s" % __version__)
     _add_common(parser, True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    global_note = _global_note()
 
     def cmd(name: str) -> argparse.ArgumentParser:
         usage, help_text, examples = _COMMANDS[name]
@@ -318,7 +326,7 @@ def build_parser() -> argparse.ArgumentParser:
             help=help_text,
             description=help_text,
             usage="mcpsync " + usage,
-            epilog="examples:\n" + "\n".join("  " + e for e in examples) + "\n\n" + _GLOBAL_NOTE,
+            epilog="examples:\n" + "\n".join("  " + e for e in examples) + "\n\n" + global_note,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         _add_common(p, False)

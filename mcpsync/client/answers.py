@@ -27,7 +27,7 @@ __all__ = ["answer_for", "answer_server_request", "as_root", "fulfil"]
 
 
 def as_root(r: Union[Root, str, Dict[str, Any]]) -> Root:
-    """A :class:`~mcpsync.Root` from a Root, a ``{"uri", "name"}`` dict, a URI or a local path."""
+    """A :class:`~mcpsync.types.Root` from a Root, a ``{"uri", "name"}`` dict, a URI or a local path."""
     if isinstance(r, Root):
         return r
     if isinstance(r, dict):

@@ -130,10 +130,10 @@ class Client(ClientCore):
             are listed and may be called (a refused call raises ToolDenied and is never sent).
         approval_handler: ``f(ToolApprovalRequest) -> Approval``, called before each tool call on
             the calling thread; approves, denies with a reason, or edits the arguments.
-        interceptors: :class:`~mcpsync.Interceptor` objects around every request and result.
-        retry: a :class:`~mcpsync.Retry` policy for requests that are safe to repeat.
+        interceptors: :class:`~mcpsync.middleware.Interceptor` objects around every request and result.
+        retry: a :class:`~mcpsync.middleware.Retry` policy for requests that are safe to repeat.
         tracing: "auto" (OpenTelemetry spans when the app set a tracer provider), True, False,
-            or an :class:`~mcpsync.OpenTelemetryTracing` with its own tracer provider.
+            or an :class:`~mcpsync.middleware.OpenTelemetryTracing` with its own tracer provider.
         cwd, env, inherit_env, stderr, on_stderr, framing, max_message_size,
             shutdown_timeout, stdout_grace: stdio options (see :class:`~mcpsync.transports.stdio.StdioTransport`).
         headers, bearer_token, auth, transport, verify, cert, proxies, trust_env, read_timeout,
@@ -146,7 +146,7 @@ class Client(ClientCore):
         after_fork: a client opened before ``os.fork()`` (gunicorn ``--preload``, Celery prefork,
             multiprocessing "fork") is, in the child, ``"reopen"``: opened again there on first use (a new
             server process or connection; the parent's is left alone), or ``"error"``: every use raises
-            :class:`~mcpsync.ForkedClientError` (always so for a client made on a Transport object).
+            :class:`~mcpsync.errors.ForkedClientError` (always so for a client made on a Transport object).
 
     Callbacks run on the client's dispatch thread, never on a reader thread; a
     callback may call the client, including ``close()``.
@@ -442,7 +442,7 @@ class Client(ClientCore):
         tasks extension) is polled to its end transparently.
 
         ``defer_input`` (None: the client's setting): when the server needs user input, raise
-        :class:`~mcpsync.InputRequired` instead of asking the handlers, and continue later with
+        :class:`~mcpsync.input.InputRequired` instead of asking the handlers, and continue later with
         :meth:`resume` (2026-07-28); in the handshake era the question is parked in ``pending_input``
         for another thread while this call keeps waiting (see ``mcpsync.client.deferred``).
 
@@ -581,7 +581,7 @@ class Client(ClientCore):
         cache: CacheMode = "use",
         defer_input: Optional[bool] = None,
     ) -> ReadResourceResult:
-        """Read a resource. Raises :class:`~mcpsync.ResourceNotFound` for an unknown URI.
+        """Read a resource. Raises :class:`~mcpsync.errors.ResourceNotFound` for an unknown URI.
 
         ``cache`` (2026-07-28 response cache, per the server's ``ttlMs``): ``"use"`` a fresh cached answer,
         ``"refresh"`` ask the server and cache its answer, ``"bypass"`` ask the server and keep nothing.
@@ -616,7 +616,7 @@ class Client(ClientCore):
         max_total_timeout: Timeout = DEFAULT,
         defer_input: Optional[bool] = None,
     ) -> Any:
-        """Continue a call that raised :class:`~mcpsync.InputRequired`, with the user's ``answers``.
+        """Continue a call that raised :class:`~mcpsync.input.InputRequired`, with the user's ``answers``.
 
         ``answers`` maps each question's key (``ir.questions[i].key``) to its answer: an elicitation's
         ``{"action": "accept", "content": {...}}`` (``question.accept(content)`` checks it against the
@@ -633,7 +633,7 @@ class Client(ClientCore):
 
         Handshake era (``ir.live``): hands the answer to the call that is still waiting in this process and
         returns ``None`` at once (the result goes to that call's thread). Raises
-        :class:`~mcpsync.InputExpired` when it is no longer waiting.
+        :class:`~mcpsync.input.InputExpired` when it is no longer waiting.
 
         Raises:
             ConfigError: ``answers`` names a key the server did not ask.
@@ -819,7 +819,7 @@ class Client(ClientCore):
         on_event: Optional[Callable[[ServerNotification], object]] = None,
         auto_relisten: Optional[bool] = None,
     ) -> Subscription:
-        """Open a ``subscriptions/listen`` stream (2026-07-28 era); see :class:`mcpsync.Subscription`.
+        """Open a ``subscriptions/listen`` stream (2026-07-28 era); see :class:`mcpsync.client.Subscription`.
 
         ``tools``/``prompts``/``resources`` ask for their list_changed notifications,
         ``resource_uris`` for ``notifications/resources/updated`` of those URIs; ``on_event``

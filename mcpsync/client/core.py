@@ -136,7 +136,7 @@ class ClientCore:
         trace_context: Optional[Dict[str, str]] = None,
         defer_input: bool = False,
         input_timeout: Optional[float] = 300.0,
-        warm_cache: Union[bool, str, "os.PathLike[str]", object, None] = None,  # or a mcpsync.WarmCache
+        warm_cache: Union[bool, str, "os.PathLike[str]", object, None] = None,  # or a mcpsync.warm.WarmCache
         # production controls (mcpsync.client.pipeline)
         allowed_tools: Optional[Iterable[str]] = None,
         disabled_tools: Optional[Iterable[str]] = None,
@@ -546,7 +546,7 @@ class ClientCore:
     def close(self, timeout: Optional[float] = None) -> None:
         """Close the connection and stop every thread. Idempotent; callable from any thread and callbacks.
 
-        Pending calls fail with :class:`~mcpsync.ConnectionClosed`. Bounded: a stdio
+        Pending calls fail with :class:`~mcpsync.errors.ConnectionClosed`. Bounded: a stdio
         server gets ``shutdown_timeout`` after EOF and again after SIGTERM. Callbacks still queued
         are discarded: once it returns no user callback runs (one already running is waited for,
         up to 2 s).
@@ -785,7 +785,7 @@ class ClientCore:
         """Modern era: check ``resultType`` and drive ``input_required`` rounds (at most 10).
 
         With ``defer_input`` (the client's or this call's) the first ``input_required`` raises
-        :class:`~mcpsync.InputRequired` instead of asking the handlers (unless every question can be
+        :class:`~mcpsync.input.InputRequired` instead of asking the handlers (unless every question can be
         answered from configuration alone: the roots).
         """
         rounds = sum(extension.input_rounds_before() for extension in self._extensions)

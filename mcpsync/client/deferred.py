@@ -139,7 +139,7 @@ class InputQuestion:
 
     @property
     def requested_schema(self) -> Optional[Dict[str, Any]]:
-        """The form's JSON Schema (form elicitations), or ``None``. Render it with :func:`mcpsync.render_form`."""
+        """The form's JSON Schema (form elicitations), or ``None``. Render it with :func:`mcpsync.input.render_form`."""
         schema = self.params.get("requestedSchema")
         return schema if isinstance(schema, dict) else None
 
@@ -295,7 +295,7 @@ class InputRequired(MCPError):
             ConfigError: not an InputRequired of a version this mcpsync reads.
         """
         if not isinstance(d, dict) or d.get("type") != _TYPE:
-            raise ConfigError("not a serialised mcpsync.InputRequired")
+            raise ConfigError("not a serialised mcpsync.input.InputRequired")
         if d.get("v") != _VERSION:
             raise ConfigError(
                 "InputRequired format version %r is not supported (this mcpsync reads %d)" % (d.get("v"), _VERSION)
@@ -343,7 +343,7 @@ class InputRequired(MCPError):
         try:
             data = json.loads(text)
         except (ValueError, UnicodeDecodeError) as exc:
-            raise ConfigError("not a serialised mcpsync.InputRequired: %s" % exc) from None
+            raise ConfigError("not a serialised mcpsync.input.InputRequired: %s" % exc) from None
         return cls.from_dict(data)
 
     def dumps(self, secret: Union[str, bytes]) -> str:
@@ -377,7 +377,7 @@ class InputRequired(MCPError):
             token, secret: the token and the secret :meth:`dumps` signed it with.
             max_age: refuse a token whose question arrived more than this many seconds ago, or whose time
                 stamp lies more than ``leeway`` seconds in the future.
-            seen: a store of used token ids (:func:`mcpsync.open_seen_store`): the token's one-time id is
+            seen: a store of used token ids (:func:`mcpsync.input.open_seen_store`): the token's one-time id is
                 recorded there atomically, and a token whose id is already there is refused, in every process
                 sharing the store. Needs ``max_age`` (the store forgets an id once its token has expired).
                 Blocks for the store's round trip (a file lock, a Redis command).

@@ -19,7 +19,7 @@ Threads: for blocking methods (``call_tool``, ``list_tools``, ``read_resource``,
 hook runs on the thread that called the method, never on a reader thread. For ``call_tool_async``,
 ``on_request`` runs on the calling thread and ``on_result`` / ``on_error`` on the client's dispatch
 thread when the request ends (there they observe; their return value is not used). A retried request
-(see :class:`mcpsync.Retry`) runs the chain once per attempt (``info.attempt`` counts from 1).
+(see :class:`mcpsync.middleware.Retry`) runs the chain once per attempt (``info.attempt`` counts from 1).
 
 The opening requests (``initialize``, the ``server/discover`` probe) run through the chain too (never
 retried; ``info.era`` is None then), and so do keep-alive pings (on the client's keep-alive thread) and

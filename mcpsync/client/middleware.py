@@ -14,7 +14,7 @@ catches it. This is the shape of a WSGI middleware or of httpx's auth flow::
             finally:
                 log.info("%s took %.3fs", request.method, time.monotonic() - start)
 
-Pass middleware in ``interceptors=[...]`` beside (or instead of) :class:`~mcpsync.Interceptor`
+Pass middleware in ``interceptors=[...]`` beside (or instead of) :class:`~mcpsync.middleware.Interceptor`
 objects: an ``Interceptor`` is itself a middleware whose ``handle`` runs ``on_request``, ``next``,
 then ``on_result`` or ``on_error``.
 

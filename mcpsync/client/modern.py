@@ -33,7 +33,7 @@ class Subscription:
     """A ``subscriptions/listen`` stream (2026-07-28 era). Thread-safe.
 
     Iterate it (blocking) or pass ``on_event``; each item is a
-    :class:`~mcpsync.ServerNotification`. ``acknowledged`` is set once the server
+    :class:`~mcpsync.types.ServerNotification`. ``acknowledged`` is set once the server
     confirmed the filter; ``refused`` then says what it did not honour.
     ``close()`` ends the stream.
     """

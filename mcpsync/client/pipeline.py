@@ -97,11 +97,13 @@ class Pipeline:
         items: List[Middleware] = list(interceptors or ())
         for item in items:
             if not isinstance(item, Middleware):
-                raise ConfigError("interceptors must be mcpsync.Interceptor or Middleware instances, got %r" % (item,))
+                raise ConfigError(
+                    "interceptors must be mcpsync.middleware.Interceptor or Middleware instances, got %r" % (item,)
+                )
         if approval_handler is not None and not callable(approval_handler):
             raise ConfigError("approval_handler must be callable")
         if retry is not None and not isinstance(retry, Retry):
-            raise ConfigError("retry must be an mcpsync.Retry")
+            raise ConfigError("retry must be an mcpsync.middleware.Retry")
         if trace_context is not None and not (
             isinstance(trace_context, Mapping)
             and all(isinstance(k, str) and isinstance(v, str) for k, v in trace_context.items())
@@ -164,7 +166,7 @@ class Pipeline:
         )
         answer = handler(request)
         if not isinstance(answer, Approval):
-            raise ConfigError("approval_handler must return mcpsync.Approval.approve(...) or .deny(reason)")
+            raise ConfigError("approval_handler must return mcpsync.middleware.Approval.approve(...) or .deny(reason)")
         if not answer.approved:
             raise ToolDenied(
                 "tool call denied: %s" % answer.reason,

@@ -69,7 +69,7 @@ def open_on_use(client: Reopenable) -> Session:
     """The open session of ``client``, opening it first when allowed (lazy, or again in a forked child).
 
     Blocks up to ``connect_timeout`` when it opens. Raises :class:`~mcpsync.ClientClosed` when the client is not
-    open (and not lazy) or was closed, :class:`~mcpsync.ForkedClientError` in a forked child with
+    open (and not lazy) or was closed, :class:`~mcpsync.errors.ForkedClientError` in a forked child with
     ``after_fork="error"``, and the open's own error (ConnectError, ConnectTimeout...) when opening fails.
     """
     s = client._session

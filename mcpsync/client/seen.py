@@ -1,12 +1,12 @@
 """Single-use resume tokens: the store of used token ids, and :func:`open_seen_store`.
 
 ``InputRequired.loads(token, secret, max_age=..., seen=store)`` records the token's one-time id in a
-:class:`SeenStore` and refuses a token whose id is already there (:class:`~mcpsync.InputReplayed`). The
+:class:`SeenStore` and refuses a token whose id is already there (:class:`~mcpsync.errors.InputReplayed`). The
 store is what makes the guarantee hold across threads, worker processes and hosts, so pick it by deployment:
 
-- :class:`~mcpsync.MemorySeenStore`: one process (threads only; a second worker process would not see it);
-- :class:`~mcpsync.FileSeenStore`: the processes of one host sharing a file, under a file lock;
-- :class:`~mcpsync.RedisSeenStore`: a fleet of workers on many hosts (``mcpsync[redis]``).
+- :class:`~mcpsync.input.MemorySeenStore`: one process (threads only; a second worker process would not see it);
+- :class:`~mcpsync.input.FileSeenStore`: the processes of one host sharing a file, under a file lock;
+- :class:`~mcpsync.input.RedisSeenStore`: a fleet of workers on many hosts (``mcpsync[redis]``).
 
 A store keeps an id until its token would expire anyway (``issuedAt + max_age``), then forgets it. A store
 that cannot answer (a lock timeout, a damaged file, Redis down, full) raises
@@ -43,10 +43,10 @@ class SeenStore(Protocol):
 def open_seen_store(spec: str) -> SeenStore:
     """The seen store named by ``spec``.
 
-    - ``"memory"``: a :class:`~mcpsync.MemorySeenStore` (this process only);
-    - ``"redis://..."``, ``"rediss://..."``, ``"unix://..."``: a :class:`~mcpsync.RedisSeenStore` with that
+    - ``"memory"``: a :class:`~mcpsync.input.MemorySeenStore` (this process only);
+    - ``"redis://..."``, ``"rediss://..."``, ``"unix://..."``: a :class:`~mcpsync.input.RedisSeenStore` with that
       connection URL (needs ``mcpsync[redis]``); a ``#prefix`` fragment sets the key prefix;
-    - anything else: the path of a :class:`~mcpsync.FileSeenStore`.
+    - anything else: the path of a :class:`~mcpsync.input.FileSeenStore`.
 
     Raises:
         ConfigError: ``spec`` is not a non-empty string, or the Redis URL is invalid.

@@ -28,7 +28,7 @@ class FileSeenStore:
     The file is private (mode 0600, its directory 0700 when created). A file that is damaged, owned by
     another user or writable by its group or others is refused (:class:`~mcpsync.InputSeenStoreError`), never
     reset: starting empty would let every recorded token through again. At most ``maxsize`` unexpired ids
-    are kept; past that, tokens are refused (use :class:`~mcpsync.RedisSeenStore` for heavy traffic: every
+    are kept; past that, tokens are refused (use :class:`~mcpsync.input.RedisSeenStore` for heavy traffic: every
     claim rewrites the whole file). Thread- and process-safe.
     """
 
@@ -75,7 +75,7 @@ class FileSeenStore:
         return {str(k): float(v) for k, v in seen.items()}
 
     def claim(self, token_id: str, expires_at: float) -> bool:
-        """See :meth:`mcpsync.SeenStore.claim`."""
+        """See :meth:`mcpsync.input.SeenStore.claim`."""
         import filelock
 
         with self._thread_lock:

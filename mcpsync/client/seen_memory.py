@@ -31,7 +31,7 @@ class MemorySeenStore:
         self._seen: Dict[str, float] = {}
 
     def claim(self, token_id: str, expires_at: float) -> bool:
-        """See :meth:`mcpsync.SeenStore.claim`."""
+        """See :meth:`mcpsync.input.SeenStore.claim`."""
         now = time.time()
         with self._lock:
             kept = self._seen.get(token_id)

@@ -79,7 +79,7 @@ class RedisSeenStore:
         self.prefix = prefix
 
     def claim(self, token_id: str, expires_at: float) -> bool:
-        """See :meth:`mcpsync.SeenStore.claim`."""
+        """See :meth:`mcpsync.input.SeenStore.claim`."""
         ms = max(1000, int(math.ceil((expires_at - time.time()) * 1000)))
         try:
             won = self._redis.set("%s:seen:%s" % (self.prefix, token_id), b"1", nx=True, px=ms)

@@ -89,7 +89,7 @@ class WarmCache:
             return cls(value)
         from ..errors import ConfigError
 
-        raise ConfigError("warm_cache must be True, False, None, a directory or a mcpsync.WarmCache")
+        raise ConfigError("warm_cache must be True, False, None, a directory or a mcpsync.warm.WarmCache")
 
     @staticmethod
     def key(identity: Any) -> str:

@@ -23,6 +23,11 @@ from typing import Any, List
 
 from .._lazy import exports
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # what the lazy names are, for type checkers (mypy reads TYPE_CHECKING as true)
+    from .core import McpTool, McpToolkit
+    from .results import Rendered, ResultBudget, ResultStore
+
 __all__ = ["McpTool", "McpToolkit", "Rendered", "ResultBudget", "ResultStore"]
 
 _LAZY = _MappingProxyType({

@@ -7,13 +7,13 @@ A toolkit lists the source's tools on first use and follows the server's list fr
 the model may see:
 
 * **visibility**: a tool whose MCP Apps ``_meta.ui.visibility`` leaves out ``"model"`` is never offered;
-* **policy and approval**: the source's :class:`~mcpsync.ToolPolicy` already hides refused tools, and a call
+* **policy and approval**: the source's :class:`~mcpsync.middleware.ToolPolicy` already hides refused tools, and a call
   it refuses or its approval handler denies comes back as an error result the model reads;
 * **naming**: a Manager's tools are offered as ``{server}_{tool}``, a Client's under their own names; ``prefix``
   says otherwise (``prefix=False`` on a Manager: the tools' own names, a clash between two servers resolved by
   a stable hash suffix; ``prefix=True`` on a Client: ``{server}_{tool}``); names are sanitised to
   ``[a-zA-Z0-9_-]{1,64}``;
-* **transforms** (:class:`~mcpsync.ToolTransform`): a new name or description, and arguments bound to fixed
+* **transforms** (:class:`~mcpsync.manager.ToolTransform`): a new name or description, and arguments bound to fixed
   values that the model never sees and every call sends;
 * **results**: :func:`~mcpsync.integrations.results.render_result` with the toolkit's
   :class:`~mcpsync.integrations.results.ResultBudget`; the full result of a cut one stays available through

@@ -24,7 +24,6 @@ from .manager import (
     NEEDS_CLIENT_REGISTRATION,
     NOT_CONNECTED,
     Manager,
-    ServerManager,
     ServerPrompt,
     ServerResource,
     ServerResourceTemplate,
@@ -32,8 +31,10 @@ from .manager import (
     ServerTool,
     UnknownTool,
 )
+from .transforms import ArgTransform, ToolTransform
 
 __all__ = [
+    "ArgTransform",
     "CONNECTED",
     "CONNECTING",
     "DISABLED",
@@ -47,12 +48,12 @@ __all__ = [
     "PROVIDERS",
     "ParsedToolCall",
     "ServerConfig",
-    "ServerManager",
     "ServerPrompt",
     "ServerResource",
     "ServerResourceTemplate",
     "ServerStatus",
     "ServerTool",
+    "ToolTransform",
     "UnknownTool",
     "config_search_paths",
     "execute_tool_call",

@@ -1,4 +1,4 @@
-"""Many servers at once: :class:`Manager` (alias ``ServerManager``).
+"""Many servers at once: :class:`Manager`.
 
 A manager owns one :class:`~mcpsync.Client` per configured server and is meant
 to be created once (at application start-up) and shared by every thread::
@@ -106,7 +106,6 @@ __all__ = [
     "NEEDS_AUTH",
     "NEEDS_CLIENT_REGISTRATION",
     "NOT_CONNECTED",
-    "ServerManager",
     "ServerPrompt",
     "ServerResource",
     "ServerResourceTemplate",
@@ -695,7 +694,7 @@ class Manager:
     def client(self, name: str) -> Client:
         """The connected :class:`~mcpsync.Client` of ``name``, connecting (or restarting) it if needed.
 
-        Raises :class:`~mcpsync.ConnectError`, :class:`~mcpsync.AuthRequired`... when it is unavailable.
+        Raises :class:`~mcpsync.errors.ConnectError`, :class:`~mcpsync.errors.AuthRequired`... when it is unavailable.
         """
         return self._client_for(self._record(name))
 
@@ -853,9 +852,9 @@ class Manager:
         ``max_total_timeout`` (default: the client's, none) caps the whole call.
         A dead stdio server is restarted first (backoff permitting); a call that
         was sent is never retried. Raises :class:`UnknownTool`, the client's errors
-        (:class:`~mcpsync.RequestTimeout`, :class:`~mcpsync.ConnectionClosed`...),
-        or :class:`~mcpsync.ConnectError` when the server is unavailable. ``defer_input`` as in
-        :meth:`mcpsync.Client.call_tool`: :class:`~mcpsync.InputRequired` goes to :meth:`resume`.
+        (:class:`~mcpsync.RequestTimeout`, :class:`~mcpsync.errors.ConnectionClosed`...),
+        or :class:`~mcpsync.errors.ConnectError` when the server is unavailable. ``defer_input`` as in
+        :meth:`mcpsync.Client.call_tool`: :class:`~mcpsync.input.InputRequired` goes to :meth:`resume`.
         """
         rec, tool = self._route(name, server)
         client = self._client_for(rec)
@@ -881,7 +880,7 @@ class Manager:
     def resume(
         self, input_required: "InputRequired", answers: Optional[Dict[str, Any]] = None, *, timeout: Timeout = DEFAULT
     ) -> Any:
-        """Continue a deferred call (:class:`~mcpsync.InputRequired`) on the server it came from
+        """Continue a deferred call (:class:`~mcpsync.input.InputRequired`) on the server it came from
         (``input_required.server``, a configured server's name). See :meth:`mcpsync.Client.resume`."""
         if input_required.server is None:
             raise InputNotResumable("this input request names no server")
@@ -1087,4 +1086,3 @@ class Manager:
         return result
 
 
-ServerManager = Manager

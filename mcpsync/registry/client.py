@@ -23,8 +23,9 @@ Deadlines: ``timeout`` bounds each call as a whole -- :meth:`~RegistryClient.sea
 :meth:`~RegistryClient.versions` (every page, redirect and read; waiting for another thread's request too), and
 each page of :meth:`~RegistryClient.iter_servers` -- however slowly a registry trickles its answer
 (:class:`~.deadline.Deadline`, checked between reads, each read bounded by what is left; the status line and
-headers, read inside ``requests``, are guarded by a thread that shuts the request's socket down at the
-deadline). A ``session`` you pass, or a request through a proxy, keeps only the per-read bounds for its headers.
+headers, read inside ``requests``, go through :class:`~.sockets.DeadlineReader`, which bounds each of their
+reads the same way). A ``session`` you pass, or a request through a proxy, keeps only the per-read bounds
+for its headers.
 """
 
 from __future__ import annotations
@@ -39,8 +40,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import quote, urlencode, urlsplit
 
 from .cache import DiskCache, default_cache_dir
-from .deadline import Deadline, read_body, response_socket
-from .sockets import interrupt
+from .deadline import Deadline, read_body
 from .errors import InvalidServerJson, RegistryError, RegistryNotFound, RegistryUnavailable
 
 __all__ = [
@@ -213,7 +213,7 @@ class RegistryClient:
         self._own_session = session is None
         self._session = session
         self._lock = threading.Lock()
-        self._sock: Dict[str, Any] = {}  # the socket of the request in flight (own session), for the deadline
+        self._sock: Dict[str, Any] = {}  # the deadline of the request in flight (own session), for its reads
         self._last_warning: Dict[str, float] = {}  # warning key -> when it was last logged
         self._warn_lock = threading.Lock()
 
@@ -309,15 +309,16 @@ class RegistryClient:
             session = self._http()
             try:
                 step = deadline.clip(self.timeout, url)
-                with deadline.guard(lambda: interrupt(slot)):  # the headers too: nothing outlives the deadline
+                slot["deadline"] = deadline  # the status line and headers too: every read ends by the deadline
+                try:
                     resp = session.get(url, headers=headers, timeout=(step, step), stream=True,
                                        allow_redirects=True)
                     try:
-                        slot["sock"] = response_socket(resp.raw)
                         chunks = list(read_body(resp.raw, deadline, self.timeout, url=url, max_bytes=MAX_BODY))
                     finally:
-                        slot.pop("sock", None)
                         resp.close()
+                finally:
+                    slot.pop("deadline", None)
             except requests.RequestException as exc:
                 if deadline.expired():
                     raise deadline.error(url) from None

@@ -6,25 +6,22 @@ gives the timeout for the next step (the per-read timeout, or less when the dead
 :class:`~.errors.RegistryUnavailable` once the time is up. :func:`read_body` reads a streamed response in
 single reads (``read1``: whatever has arrived, never waiting for a full buffer), setting the socket's timeout to
 the clipped value before each, so no read outlives the deadline. The status line and headers are read inside
-the HTTP library, where nothing can be checked between reads: :meth:`Deadline.guard` covers them with one
-named daemon thread that interrupts the call (shuts its socket down) if the deadline passes first.
+the HTTP library: the registry's own session reads them through :class:`~.sockets.DeadlineReader`, which clips
+the socket's timeout to the deadline before each read (see :mod:`.sockets`); no thread is involved.
 
 The reader needs from the response only ``read1(amt, decode_content=True)`` (or ``read``), ``close()`` and,
 optionally, ``connection.sock`` (to bound a read that is already waiting); a ``urllib3`` response has all three,
 so the same code serves a ``requests`` response's ``raw`` and a plain ``urllib3`` one.
 
-Pure bookkeeping apart from the reads and the guard's thread; a Deadline is used by one thread (one call) at a
+Pure bookkeeping apart from the reads; a Deadline is used by one thread (one call) at a
 time.
 """
 
 from __future__ import annotations
 
-import contextlib
-import threading
 import time
 from typing import Any, Callable, Iterator, Optional
 
-from .._threads import join, spawn
 from .errors import RegistryUnavailable
 
 __all__ = ["Deadline", "read_body", "response_socket"]
@@ -62,27 +59,6 @@ class Deadline:
         """Raise :meth:`error` once the deadline has passed."""
         if self.expired():
             raise self.error(url)
-
-    @contextlib.contextmanager
-    def guard(self, interrupt: Callable[[], Any]) -> Iterator[None]:
-        """While inside: ``interrupt()`` runs once, on the daemon thread ``mcpsync-registry-deadline``, if the
-        deadline passes first (it must make the blocked call return, e.g. shut its socket down, and never
-        raise). Leaving the block stops the thread (joined, at most 1 s)."""
-        stop = threading.Event()
-
-        def watch() -> None:
-            if not stop.wait(self.remaining()):
-                try:
-                    interrupt()
-                except Exception:  # noqa: BLE001 - an interrupt that fails leaves the per-read bounds
-                    pass
-
-        thread = spawn("mcpsync-registry-deadline", watch)
-        try:
-            yield
-        finally:
-            stop.set()
-            join(thread, 1.0)
 
     def clip(self, timeout: float, url: str = "") -> float:
         """The timeout for the next network step: ``timeout``, or what is left when that is less. Raises
@@ -131,7 +107,7 @@ def read_body(response: Any, deadline: Deadline, per_read: float, *, url: str = 
                 raise deadline.error(url) from None
             raise RegistryUnavailable("reading %s failed: %s" % (url or "the answer", exc), url=url) from None
         if not chunk:
-            if deadline.expired():  # the guard shut the socket down: a cut answer, not the end of one
+            if deadline.expired():  # cut short by the deadline: not the end of the answer
                 raise deadline.error(url)
             return
         size += len(chunk)

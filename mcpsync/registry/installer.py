@@ -207,6 +207,17 @@ def _run(argv: List[str]) -> None:
         raise RegistryError("install step %s exited with %d:\n%s" % (" ".join(argv[:4]), proc.returncode, tail))
 
 
+def _refuse_batch_metacharacters(resolved: ResolvedServer, which: Callable[[str], Optional[str]]) -> None:
+    """On Windows, refuse (ConfigError, nothing installed) a command that runs through a batch file (``npx`` ->
+    ``npx.cmd``) with an argument ``cmd.exe`` would interpret: the server could never be started anyway."""
+    from ..transports import stdio
+
+    if not stdio.WINDOWS or not resolved.command or resolved.url:
+        return
+    executable = which(resolved.command[0]) or resolved.command[0]
+    stdio.check_batch_arguments(executable, resolved.command[1:], server=resolved.config_name)
+
+
 def _default_config_path() -> str:
     from ..manager.config import find_config
 
@@ -343,6 +354,7 @@ def _install(
 
                 mcpb.plan(resolved, bundle, install_dir)
             request = _consent(entry, resolved, registry_url, config_path, download_url)
+        _refuse_batch_metacharacters(resolved, which)
         # ---- approved: from here on things are installed
         fresh_venv = resolved.venv is not None and not os.path.exists(resolved.venv)
         try:
@@ -548,7 +560,7 @@ def uninstall(config: Union[str, Path, None], name: str, *, store: Any = None) -
     return removed
 
 
-#: The names ``mcpsync`` re-exports (``mcpsync.install_server(...)``).
+#: The names ``mcpsync`` re-exports (``mcpsync.registry.install(...)``).
 install_server = install
 outdated_servers = outdated
 update_servers = update

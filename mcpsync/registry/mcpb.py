@@ -67,8 +67,8 @@ def download(url: str, sha256: str, *, timeout: float = 60.0, max_bytes: int = M
     operation waits at most ``timeout`` seconds, the whole download ``total_timeout``."""
     import requests
 
-    from .deadline import Deadline, read_body, response_socket
-    from .sockets import interrupt, tracking_session
+    from .deadline import Deadline, read_body
+    from .sockets import tracking_session
 
     if not isinstance(sha256, str) or len(sha256) != 64:
         raise IntegrityError("an mcpb package needs a fileSha256 (64 hex digits); refusing to download %s" % url)
@@ -82,10 +82,10 @@ def download(url: str, sha256: str, *, timeout: float = 60.0, max_bytes: int = M
         http = session or tracking_session(slot)
         deadline = Deadline(total_timeout, "downloading the bundle")
         try:
-            with os.fdopen(fd, "wb") as fh, deadline.guard(lambda: interrupt(slot)):
+            slot["deadline"] = deadline  # every read, the headers' too, ends by the deadline
+            with os.fdopen(fd, "wb") as fh:
                 step = deadline.clip(timeout, url)
                 resp = http.get(url, stream=True, timeout=(step, step))
-                slot["sock"] = response_socket(resp.raw)
                 try:
                     if resp.status_code != 200:
                         raise RegistryUnavailable("downloading %s: HTTP %d" % (url, resp.status_code),

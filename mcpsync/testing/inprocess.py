@@ -85,7 +85,7 @@ class InProcessServer:
 
     def start(self) -> str:
         """Start serving (once; later calls return the URL). Blocks until the app is ready, up to
-        ``startup_timeout``; raises :class:`~mcpsync.ConnectError` when it does not start."""
+        ``startup_timeout``; raises :class:`~mcpsync.errors.ConnectError` when it does not start."""
         with self._lock:
             if self._url is not None:
                 return self._url

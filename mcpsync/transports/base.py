@@ -58,14 +58,14 @@ class Transport(abc.ABC):
         """Connect (spawn the process, open the stream) and start delivering frames to ``sink``.
 
         Blocks until connected or the transport's connect timeout passes.
-        Raises :class:`~mcpsync.ConnectError` on failure.
+        Raises :class:`~mcpsync.errors.ConnectError` on failure.
         """
 
     @abc.abstractmethod
     def send(self, message: Dict[str, Any]) -> None:
         """Send one message. Thread-safe.
 
-        Raises :class:`~mcpsync.ConnectionClosed` when the connection is gone.
+        Raises :class:`~mcpsync.errors.ConnectionClosed` when the connection is gone.
         """
 
     def cancel_request(self, request_id: Any) -> bool:

@@ -15,6 +15,9 @@ Linux, macOS and the other POSIX systems (one code path):
   unregistered once ``close()`` reaped it. When the host dies, however it dies, the pipe reaches
   end-of-file; the reaper sends SIGTERM, then after one second SIGKILL, to every group still
   registered, and exits. Nothing here is Linux-only (no ``prctl``): macOS runs exactly this.
+* A reaper killed while the host lives (an OOM kill, a too-broad ``pkill``) is replaced when the next server
+  starts, and the new one is told every group registered then (the host keeps that set: one number per
+  open server).
 * The one window it leaves: a host killed between a server's ``fork`` and the registration that
   follows ``Popen``'s return (a few milliseconds, while that one server starts) leaves that server to
   its own devices; it still sees end-of-file on its stdin, on which MCP servers exit.
@@ -41,7 +44,7 @@ import os
 import subprocess
 import sys
 import threading
-from typing import Any, Optional
+from typing import Any, Optional, Set
 
 from .. import _forks
 
@@ -104,6 +107,7 @@ class Lifeline:
         self._lock = threading.Lock()
         self._users = 0
         self._reaper: Optional["subprocess.Popen[bytes]"] = None
+        self._groups: Set[int] = set()  # registered now (at most one per open server): told to a new reaper
 
     @property
     def reaper_pid(self) -> Optional[int]:
@@ -115,21 +119,40 @@ class Lifeline:
         """One more server: start the reaper with the first (POSIX: one ``fork``/``exec`` of ``/bin/sh``)."""
         with self._lock:
             self._users += 1
-            if self._users > 1 or WINDOWS or self._reaper is not None:
+            if WINDOWS:
                 return
+            if self._reaper is not None and self._reaper.poll() is not None:  # killed while the host lives
+                logger.warning("the mcpsync reaper pid %s died; starting another", self._reaper.pid)
+                if self._reaper.stdin is not None:
+                    try:
+                        self._reaper.stdin.close()
+                    except OSError:  # EPIPE: it is gone, which is the point
+                        pass
+                self._start_locked()
+            elif self._users == 1 and self._reaper is None:
+                self._start_locked()
+
+    def _start_locked(self) -> None:
+        """Start a reaper and tell it every group registered now. Called with the lock held."""
+        try:
+            self._reaper = subprocess.Popen(  # noqa: S603 - our own interpreter, no shell
+                [REAPER_SHELL, "-c", REAPER_SCRIPT, "mcpsync-reaper", str(os.getpid())],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                close_fds=True,
+                start_new_session=True,  # no terminal signal meant for the host reaches it
+                bufsize=0,
+            )
+        except OSError as exc:  # servers are then reaped by close() and exit only
+            logger.warning("cannot start the mcpsync reaper (%s): a SIGKILLed host may leave its servers", exc)
+            self._reaper = None
+            return
+        if self._groups and self._reaper.stdin is not None:
             try:
-                self._reaper = subprocess.Popen(  # noqa: S603 - our own interpreter, no shell
-                    [REAPER_SHELL, "-c", REAPER_SCRIPT, "mcpsync-reaper", str(os.getpid())],
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                    close_fds=True,
-                    start_new_session=True,  # no terminal signal meant for the host reaches it
-                    bufsize=0,
-                )
-            except OSError as exc:  # servers are then reaped by close() and exit only
-                logger.warning("cannot start the mcpsync reaper (%s): a SIGKILLed host may leave its servers", exc)
-                self._reaper = None
+                self._reaper.stdin.write(b"".join(b"+%d\n" % g for g in sorted(self._groups)))
+            except (OSError, ValueError) as exc:
+                logger.warning("the new mcpsync reaper is gone (%s): a SIGKILLed host may leave its servers", exc)
 
     def release(self) -> None:
         """One server fewer: with the last, let the reaper exit (bounded: ~2 s)."""
@@ -140,6 +163,7 @@ class Lifeline:
             if self._users:
                 return
             reaper, self._reaper = self._reaper, None
+            self._groups.clear()
         if reaper is None:
             return
         try:
@@ -156,15 +180,17 @@ class Lifeline:
     def adopt(self, proc: "subprocess.Popen[bytes]") -> None:
         """Register a started server's process group (its pid: it leads its own session) with the reaper."""
         if POSIX:
-            self._tell(b"+%d\n" % proc.pid)
+            self._tell(b"+%d\n" % proc.pid, proc.pid, True)
 
     def forget(self, pgid: int) -> None:
         """The group ``pgid`` was reaped: the reaper must never signal that number again."""
         if POSIX:
-            self._tell(b"-%d\n" % pgid)
+            self._tell(b"-%d\n" % pgid, pgid, False)
 
-    def _tell(self, line: bytes) -> None:
+    def _tell(self, line: bytes, pgid: int = 0, add: bool = False) -> None:
         with self._lock:
+            if pgid:
+                (self._groups.add if add else self._groups.discard)(pgid)
             reaper = self._reaper
             if reaper is None or reaper.stdin is None:
                 return
@@ -177,6 +203,7 @@ class Lifeline:
         """In a forked child: no reaper of its own yet (the parent's stays the parent's)."""
         self._lock = threading.Lock()
         self._users = 0
+        self._groups = set()
         reaper, self._reaper = self._reaper, None
         if reaper is not None and reaper.stdin is not None:
             try:  # our copy of the write end would keep the parent's reaper from seeing the parent die
@@ -197,19 +224,25 @@ def new_job() -> Any:
     return None
 
 
-def assign_and_resume(job: Any, proc: "subprocess.Popen[bytes]") -> None:
-    """Put a server created with ``CREATE_SUSPENDED`` in ``job``, then let it run. Raises ``OSError`` when it
-    cannot be resumed (the caller kills it); a refused assignment is logged and the server runs unprotected."""
+def assign_and_resume(job: Any, proc: "subprocess.Popen[bytes]") -> bool:
+    """Put a server created with ``CREATE_SUSPENDED`` in ``job``, then let it run; True when it is in the job.
+
+    Raises ``OSError`` when it cannot be resumed (the caller kills it). A refused assignment is logged and the
+    server runs unprotected (False): the caller must then let the empty job go and stop the server without it.
+    """
+    assigned = False
     if sys.platform == "win32":
         k = _kernel32()
         handle = int(getattr(proc, "_handle", 0) or 0)
-        if job is not None and handle and not k.AssignProcessToJobObject(job, handle):
+        assigned = bool(job is not None and handle and k.AssignProcessToJobObject(job, handle))
+        if not assigned:
             logger.warning(
                 "cannot put server pid %s in a job object (error %s): it may outlive a killed host",
                 proc.pid,
                 _last_error(),
             )
         _resume_process(proc.pid)
+    return assigned
 
 
 def job_alive(job: Any) -> bool:

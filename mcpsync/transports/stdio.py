@@ -154,8 +154,19 @@ def find_executable(command: str, path: str, pathext: Optional[str]) -> Optional
 
 
 def is_batch_file(executable: str) -> bool:
-    """True for a ``.cmd`` or ``.bat`` file: Windows runs it through ``cmd.exe``."""
-    return executable.lower().endswith((".cmd", ".bat"))
+    """True for a ``.cmd`` or ``.bat`` file: Windows runs it through ``cmd.exe``.
+
+    Judged as Windows reads the name: trailing dots and spaces are dropped and a ``::$DATA`` suffix names the
+    file itself, so ``npx.cmd.`` or ``npx.CMD::$DATA`` is the batch file ``npx.cmd``.
+    """
+    name = executable.lower()
+    while True:
+        stripped = name.rstrip(". ")
+        if stripped.endswith("::$data"):
+            stripped = stripped[: -len("::$data")]
+        if stripped == name:
+            return name.endswith((".cmd", ".bat"))
+        name = stripped
 
 
 def check_batch_arguments(executable: str, args: Sequence[str], server: Optional[str] = None) -> None:
@@ -255,10 +266,10 @@ class StdioTransport(Transport):
         shutdown_timeout: seconds to wait after closing stdin, and again after SIGTERM.
         stdout_grace: seconds a server that has written lines to stdout that are not JSON-RPC (a banner,
             a log line), and nothing else yet, has to send its first JSON-RPC message; then the connection
-            fails with :class:`~mcpsync.StdoutNotJSONRPC` naming those lines, and pending calls (the
+            fails with :class:`~mcpsync.errors.StdoutNotJSONRPC` naming those lines, and pending calls (the
             handshake) fail with it. None: wait for the caller's own timeout. Once a JSON-RPC message has
             arrived, such lines are logged (rate-limited) and skipped. A server that exits before its
-            first JSON-RPC message fails with :class:`~mcpsync.ServerExited` naming them too.
+            first JSON-RPC message fails with :class:`~mcpsync.errors.ServerExited` naming them too.
 
     Thread-safety: ``send`` may be called from any thread; writes are serialised.
     """
@@ -310,6 +321,7 @@ class StdioTransport(Transport):
         self._closing = False
         self._closed = False
         self._lifeline_pid: Optional[int] = None  # the process whose lifeline ties this server (lifeline.py)
+        self._tie_lock = threading.Lock()  # _untie() runs once, from close() or from the reader seeing the exit
         self._job: Any = None  # Windows: the server's own kill-on-close Job Object (lifeline.py)
         self._console = WINDOWS and lifeline.host_has_console()  # CTRL_BREAK_EVENT reaches the server
         self._close_lock = threading.Lock()
@@ -390,11 +402,14 @@ class StdioTransport(Transport):
             )
             if job is not None:
                 try:
-                    lifeline.assign_and_resume(job, self.process)
-                except OSError:
-                    self.process.kill()
-                    self.process.wait(5.0)
+                    assigned = lifeline.assign_and_resume(job, self.process)
+                except OSError:  # still suspended: end it (and its job, below), leave no pipe open
+                    _discard(self.process)
+                    self.process = None
                     raise
+                if not assigned:  # a job holding nothing would make close() end nothing: stop it without one
+                    job, unused = None, job
+                    lifeline.close_job(unused)
         except BaseException as exc:
             if job is not None:
                 lifeline.close_job(job)
@@ -664,6 +679,11 @@ class StdioTransport(Transport):
                 code = proc.wait(timeout=0.5)
             except subprocess.TimeoutExpired:
                 code = None
+            if code is not None and not _group_alive(proc.pid):
+                # nothing is left of the group, and its number may now go to another process group, which
+                # the reaper must never signal: untie it now rather than at close() (a child still in the
+                # group keeps it tied until close() ends it)
+                self._untie(proc)
         join(self._stderr_thread, 0.45)  # the last stderr lines belong in the error (bounded: < 1 s in all)
         self._watch_stop.set()
         lines = [] if self._answered else list(self._not_rpc)
@@ -757,10 +777,7 @@ class StdioTransport(Transport):
                     proc.stdin.close()
             except OSError:
                 pass
-            if self._lifeline_pid == os.getpid():  # the group is reaped: untie it (never in a forked child)
-                self._lifeline_pid = None
-                lifeline.LIFELINE.forget(proc.pid)
-                lifeline.LIFELINE.release()
+            self._untie(proc)  # the group is reaped
         join(self._reader, 1.0)
         join(self._stderr_thread, 1.0)
         join(self._watcher, 1.0)
@@ -772,6 +789,15 @@ class StdioTransport(Transport):
                 except OSError:
                     pass
 
+    def _untie(self, proc: "subprocess.Popen[bytes]") -> None:
+        """Unregister the server's group from this process's lifeline, once (never in a forked child)."""
+        with self._tie_lock:
+            if self._lifeline_pid != os.getpid():
+                return
+            self._lifeline_pid = None
+        lifeline.LIFELINE.forget(proc.pid)
+        lifeline.LIFELINE.release()
+
     def after_fork_in_child(self) -> None:
         """Close the child's copies of the server's pipes; the parent's server keeps running.
 
@@ -780,6 +806,7 @@ class StdioTransport(Transport):
         """
         self._closed = self._closing = True
         self._lifeline_pid = None  # the parent's lifeline ties the parent's server, not ours
+        self._tie_lock = threading.Lock()
         self._close_lock = threading.Lock()
         self._write_lock = threading.Lock()
         proc = self.process
@@ -799,7 +826,9 @@ class StdioTransport(Transport):
 
         POSIX: the tree is the server's process group (SIGTERM, SIGKILL). Windows: the server's Job Object
         (``CTRL_BREAK_EVENT`` to its process group when the host has a console to share, then
-        ``TerminateJobObject``); without a job (the lifeline turned off), ``taskkill /T``.
+        ``TerminateJobObject``); without a job (the lifeline turned off), ``taskkill /T``. ``CTRL_BREAK_EVENT``
+        goes only to a server that still runs: once it exited, its pid names no live group leader (the event
+        could reach every process of the console, the host included), and the tree is ended at once.
         """
         if WINDOWS:
             job = self._job
@@ -810,7 +839,7 @@ class StdioTransport(Transport):
                         proc,
                         grace,
                         alive=lambda: lifeline.job_alive(job),
-                        interrupt=lambda: self._console and _ctrl_break(proc.pid),
+                        interrupt=lambda: self._console and proc.poll() is None and _ctrl_break(proc.pid),
                         kill=lambda: lifeline.terminate_job(job),
                         name=self.name,
                     )
@@ -819,7 +848,7 @@ class StdioTransport(Transport):
                         proc,
                         grace,
                         alive=lambda: proc.poll() is None,
-                        interrupt=lambda: self._console and _ctrl_break(proc.pid),
+                        interrupt=lambda: self._console and proc.poll() is None and _ctrl_break(proc.pid),
                         kill=lambda: _kill_tree_windows(proc),
                         name=self.name,
                     )
@@ -943,6 +972,21 @@ def _kill_tree_windows(proc: "subprocess.Popen[bytes]") -> None:
         proc.wait(timeout=2.0)
     except subprocess.TimeoutExpired:
         pass
+
+
+def _discard(proc: "subprocess.Popen[bytes]") -> None:
+    """Kill a server that never ran (bounded wait) and close the host's ends of its pipes."""
+    proc.kill()
+    try:
+        proc.wait(5.0)
+    except subprocess.TimeoutExpired:
+        logger.warning("server pid %s did not exit after it was killed", proc.pid)
+    for f in (proc.stdin, proc.stdout, proc.stderr):
+        try:
+            if f is not None:
+                f.close()
+        except OSError:
+            pass
 
 
 def _grow_pipe(f: Any) -> None:

@@ -55,10 +55,10 @@ def close_thread_loop() -> Iterator[None]:
         policy.set_event_loop(None)
 
 
-def deny_add(request: mcpsync.ToolApprovalRequest) -> mcpsync.Approval:
+def deny_add(request: mcpsync.middleware.ToolApprovalRequest) -> mcpsync.middleware.Approval:
     if request.tool == "add":
-        return mcpsync.Approval.deny("adding is not allowed here")
-    return mcpsync.Approval.approve()
+        return mcpsync.middleware.Approval.deny("adding is not allowed here")
+    return mcpsync.middleware.Approval.approve()
 
 
 @pytest.fixture

@@ -92,10 +92,10 @@ def test_sync_with_a_local_script_and_the_hard_scenario() -> None:
     assert late.status == "error" and "closed" in text_of(late)
 
 
-def _deny_add(request: mcpsync.ToolApprovalRequest) -> mcpsync.Approval:
+def _deny_add(request: mcpsync.middleware.ToolApprovalRequest) -> mcpsync.middleware.Approval:
     if request.tool == "add":
-        return mcpsync.Approval.deny("adding is not allowed here")
-    return mcpsync.Approval.approve()
+        return mcpsync.middleware.Approval.deny("adding is not allowed here")
+    return mcpsync.middleware.Approval.approve()
 
 
 def test_targets_refused_before_anything_runs(tmp_path: Path) -> None:

@@ -193,7 +193,7 @@ def deliver(sink: Any, frame: Any, drops: DropLog) -> None:
 def read_body(response: Any, limit: int, server: str) -> bytes:
     """Read a whole (non-stream) response body, at most ``limit`` bytes, and release the connection.
 
-    Raises :class:`~mcpsync.MessageTooLarge` (a ``Content-Length`` or a body above ``limit``), or what
+    Raises :class:`~mcpsync.errors.MessageTooLarge` (a ``Content-Length`` or a body above ``limit``), or what
     the read raises. Blocks for the read (bounded by the response's read timeout).
     """
     length = response.headers.get("Content-Length")

@@ -7,7 +7,7 @@ client message is POSTed there; answers and server messages arrive on the stream
 read by the thread ``mcpsync-sse-reader:<name>``.
 
 When the stream drops, the calls waiting for an answer fail with
-:class:`~mcpsync.ConnectionClosed` (their answers went with the old server session),
+:class:`~mcpsync.errors.ConnectionClosed` (their answers went with the old server session),
 and the transport reconnects with capped backoff (honouring ``retry:``). The new
 stream is a new server session, so the remembered ``initialize`` and
 ``notifications/initialized`` are replayed before new messages flow. When
@@ -162,9 +162,9 @@ class SSETransport(Transport):
     def start(self, sink: TransportSink) -> None:
         """GET the SSE URL and wait (``connect_timeout``) for the ``endpoint`` event.
 
-        Raises :class:`~mcpsync.ConnectError` (network, no endpoint, cross-origin endpoint),
-        :class:`~mcpsync.AuthRequired` / :class:`~mcpsync.InsufficientScope` (401/403) or
-        :class:`~mcpsync.HTTPStatusError` (any other status).
+        Raises :class:`~mcpsync.errors.ConnectError` (network, no endpoint, cross-origin endpoint),
+        :class:`~mcpsync.errors.AuthRequired` / :class:`~mcpsync.errors.InsufficientScope` (401/403) or
+        :class:`~mcpsync.errors.HTTPStatusError` (any other status).
         """
         if self._closed:
             raise ConnectionClosed("transport is closed", server=self.name)

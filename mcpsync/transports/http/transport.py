@@ -22,7 +22,7 @@ Handshake era
     request, with ``MCP-Protocol-Version`` once :meth:`set_protocol` was called. A
     404 to a request that carried the session id re-runs the remembered
     ``initialize`` + ``notifications/initialized`` once and replays the request
-    once; a second 404 is :class:`~mcpsync.SessionExpired`. The optional GET
+    once; a second 404 is :class:`~mcpsync.errors.SessionExpired`. The optional GET
     stream runs on ``mcpsync-http-get:<name>`` without a read timeout; 405 (or any
     4xx) stops it quietly. Event ids (priming events included) and ``retry:`` are
     tracked; a response stream cut before its answer is resumed with GET +
@@ -38,7 +38,7 @@ Handshake era
     reported under the original id). A 4xx whose body is a recognised JSON-RPC
     error (-32022, -32021, -32020, -32602, -32601, or any error carrying the
     request's id) is delivered as that call's JSON-RPC error response; an empty or
-    unrecognised 4xx is an :class:`~mcpsync.HTTPStatusError`.
+    unrecognised 4xx is an :class:`~mcpsync.errors.HTTPStatusError`.
 
 Composition
     The transport owns the table of calls in flight and the POSTs (``send`` runs in the caller's thread:
@@ -249,7 +249,7 @@ class StreamableHTTPTransport(Transport):
         """POST one message (thread-safe).
 
         Requests: the answer (or the failure) reaches the sink, never an exception,
-        except :class:`~mcpsync.ConnectionClosed` when the transport is closed.
+        except :class:`~mcpsync.errors.ConnectionClosed` when the transport is closed.
         Notifications and responses: any 2xx is accepted; failures raise.
         ``timeout`` (optional) bounds the wait for the response headers of a request,
         overriding ``read_timeout``. With ``inline`` (a caller that blocks for the answer anyway)
