@@ -63,7 +63,12 @@ def test_no_module_opens_an_http_connection_but_through_urllib3() -> None:
     for name, tree in _modules():
         imports = _imports(tree)
         calls = _attribute_calls(tree)
-        if name != "transports/http/pool.py" and any(i.startswith("http.client") for i in imports):
+        # registry/sockets.py: the registry still rides requests (and so urllib3); its deadline reader subclasses
+        # the response class that stack reads through, to cut each read's socket timeout to the time left. It
+        # goes when the registry moves onto the pool.
+        if name not in ("transports/http/pool.py", "registry/sockets.py") and any(
+            i.startswith("http.client") for i in imports
+        ):
             offenders.append((name, "imports http.client"))
         if "socket.create_connection" in calls:
             offenders.append((name, "socket.create_connection"))
