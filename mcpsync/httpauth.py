@@ -112,8 +112,9 @@ class Auth:
 
     def bind_http(self, http: Any) -> None:
         """Called by each remote transport built with this auth, with its server's HTTP settings (an
-        :class:`~mcpsync.transports.http.oauth_http.OAuthHTTP`: ``http.session()`` is a ``requests.Session``
-        that follows the server's proxies and TLS settings). A flow that makes HTTP requests of its own (OAuth
+        :class:`~mcpsync.transports.http.oauth_route.OAuthRoute`: ``http.session(verify)`` opens an
+        :class:`~mcpsync.auth.http_hook.OAuthHTTPCall` on the server's own urllib3 route: proxies, TLS settings).
+        A flow that makes HTTP requests of its own (OAuth
         discovery, registration, token) sends them that way; the default ignores it. Does not block."""
 
     def __call__(self, prepared: Any) -> Any:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+
 import pytest
-import requests
-import responses
 
 from tests.authserver import AuthTestServer, make_manager, manager, no_auth_leaks, srv, store  # noqa: F401
 from mcpsync.auth.discovery import (
@@ -15,6 +16,7 @@ from mcpsync.auth.discovery import (
     protected_resource_metadata_urls,
     resource_matches,
 )
+from mcpsync.auth.http_direct import DirectAnswer, DirectHTTP
 from mcpsync.errors import AuthError
 
 pytestmark = pytest.mark.usefixtures("no_auth_leaks")
@@ -22,8 +24,9 @@ pytestmark = pytest.mark.usefixtures("no_auth_leaks")
 
 @pytest.fixture
 def http():
-    with requests.Session() as session:
-        yield session
+    session = DirectHTTP()
+    yield session
+    session.close()
 
 
 def test_parse_www_authenticate():
@@ -194,27 +197,51 @@ def test_protocol_version_header_on_discovery(srv, make_manager):
             assert entry["headers"].get("MCP-Protocol-Version") == "2025-11-25"
 
 
-@responses.activate
-def test_request_shape_of_discovery_with_responses():
-    responses.add(responses.GET, "https://mcp.example.com/.well-known/oauth-protected-resource/mcp", status=403)
-    responses.add(
-        responses.GET,
-        "https://mcp.example.com/.well-known/oauth-protected-resource",
-        json={"resource": "https://mcp.example.com/mcp", "authorization_servers": ["https://as.example.com/t"]},
+class CannedHTTP:
+    """An OAuthHTTPCall answering from a table (URL -> status, JSON) and recording every request."""
+
+    def __init__(self, table: Dict[str, Tuple[int, Any]]) -> None:
+        self.table = table
+        self.calls: List[Tuple[str, str, Dict[str, str]]] = []
+
+    def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: Mapping[str, str],
+        body: Optional[bytes] = None,
+        timeout: float = 30.0,
+        follow_redirects: bool = True,
+    ) -> DirectAnswer:
+        self.calls.append((method, url, dict(headers)))
+        status, doc = self.table.get(url, (404, None))
+        return DirectAnswer(status, {}, json.dumps(doc).encode() if doc is not None else b"", url)
+
+    def close(self) -> None:
+        pass
+
+
+def test_request_shape_of_discovery():
+    http = CannedHTTP(
+        {
+            "https://mcp.example.com/.well-known/oauth-protected-resource/mcp": (403, None),
+            "https://mcp.example.com/.well-known/oauth-protected-resource": (
+                200,
+                {"resource": "https://mcp.example.com/mcp", "authorization_servers": ["https://as.example.com/t"]},
+            ),
+            "https://as.example.com/.well-known/openid-configuration/t": (401, None),
+            "https://as.example.com/t/.well-known/openid-configuration": (
+                200,
+                {
+                    "issuer": "https://as.example.com/t",
+                    "authorization_endpoint": "https://as.example.com/a",
+                    "token_endpoint": "https://as.example.com/tok",
+                },
+            ),
+        }
     )
-    responses.add(responses.GET, "https://as.example.com/.well-known/oauth-authorization-server/t", status=404)
-    responses.add(responses.GET, "https://as.example.com/.well-known/openid-configuration/t", status=401)
-    responses.add(
-        responses.GET,
-        "https://as.example.com/t/.well-known/openid-configuration",
-        json={
-            "issuer": "https://as.example.com/t",
-            "authorization_endpoint": "https://as.example.com/a",
-            "token_endpoint": "https://as.example.com/tok",
-        },
-    )
-    with requests.Session() as session:
-        prm, meta = Discovery(session, protocol_version="2026-07-28").discover("https://mcp.example.com/mcp")
+    prm, meta = Discovery(http, protocol_version="2026-07-28").discover("https://mcp.example.com/mcp")
     assert meta.token_endpoint == "https://as.example.com/tok"
-    assert [c.request.url for c in responses.calls][-1] == "https://as.example.com/t/.well-known/openid-configuration"
-    assert all(c.request.headers["MCP-Protocol-Version"] == "2026-07-28" for c in responses.calls)
+    assert http.calls[-1][1] == "https://as.example.com/t/.well-known/openid-configuration"
+    assert all(method == "GET" and h["MCP-Protocol-Version"] == "2026-07-28" for method, _, h in http.calls)

@@ -10,7 +10,6 @@ variable is set in the environment (unless a test sets one on purpose).
 from __future__ import annotations
 
 import os
-import sys
 import shutil
 import ssl
 import subprocess
@@ -23,8 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mcpsync
-from mcpsync.errors import AuthError, ConfigError, MCPError
-from mcpsync.transports.http.oauth_http import OAuthHTTP
+from mcpsync.errors import AuthError, MCPError
+from mcpsync.transports.http.oauth_route import OAuthRoute
 from mcpsync.transports.http.options import HTTPOptions
 from tests.authserver import AuthTestServer, make_manager, no_auth_leaks, store  # noqa: F401
 from tests.httpserver import MCPTestServer
@@ -281,7 +280,7 @@ def test_a_proxy_refusing_the_oauth_requests_is_a_typed_error_without_credential
                 {"grant": "client_credentials", "clientId": "svc", "clientSecret": "client-secret-" + password,
                  "tokenEndpointAuthMethod": "client_secret_post", "authorizationServer": base},
             )  # fmt: skip
-            oauth.use_http("box", OAuthHTTP(HTTPOptions(proxies={"all": proxy_url})))
+            oauth.use_http("box", OAuthRoute(HTTPOptions(proxies={"all": proxy_url})))
             assert oauth.probe_challenge("box") is False  # the probe fails quietly (logged), as a direct one does
             with pytest.raises(MCPError) as caught:
                 oauth.login("box")
@@ -289,21 +288,6 @@ def test_a_proxy_refusing_the_oauth_requests_is_a_typed_error_without_credential
         text = str(caught.value) + repr(caught.value)
         assert password not in text and "alice" not in text
         assert not auth.log  # nothing got past the proxy
-
-
-def test_a_socks_proxy_without_pysocks_is_a_config_error_naming_what_to_install(
-    make_manager: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setitem(sys.modules, "socks", None)  # PySocks absent (the test extra installs it): import fails
-    with AuthTestServer() as auth, MCPTestServer() as mcp, SocksServer(hosts=HOSTS) as proxy:
-        url = _internal(auth, mcp, monkeypatch)
-        oauth = make_manager()
-        oauth.add_server("box", url, _client_credentials(auth))
-        with pytest.raises(ConfigError) as caught:  # the first 401 comes at open(): OAuth runs there
-            with mcpsync.connect(url, auth=oauth.auth("box"), proxies={"all": proxy.url}, timeout=30) as client:
-                client.call_tool("echo", {"message": "1"})
-        assert "requests[socks]" in str(caught.value)
-        assert not auth.log  # nothing of OAuth went anywhere (not even direct)
 
 
 def test_socks_end_to_end_when_pysocks_is_installed(make_manager: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -321,13 +305,13 @@ def test_the_same_settings_keep_one_session_and_new_settings_replace_it(make_man
     oauth = make_manager()
     oauth.add_server("a", "http://127.0.0.1:1/mcp")
     oauth.add_server("b", "http://127.0.0.1:2/mcp")
-    oauth.use_http("a", OAuthHTTP(HTTPOptions(proxies={"all": "http://127.0.0.1:9"})))
+    oauth.use_http("a", OAuthRoute(HTTPOptions(proxies={"all": "http://127.0.0.1:9"})))
     first = oauth._http("a")
-    oauth.use_http("a", OAuthHTTP(HTTPOptions(proxies={"all": "http://127.0.0.1:9"})))  # a reconnect: same key
+    oauth.use_http("a", OAuthRoute(HTTPOptions(proxies={"all": "http://127.0.0.1:9"})))  # a reconnect: same key
     assert oauth._http("a") is first
-    oauth.use_http("b", OAuthHTTP(HTTPOptions(proxies={"all": "http://127.0.0.1:9"})))
+    oauth.use_http("b", OAuthRoute(HTTPOptions(proxies={"all": "http://127.0.0.1:9"})))
     assert oauth._http("b") is first  # one session per distinct settings
-    oauth.use_http("a", OAuthHTTP(HTTPOptions(trust_env=False)))
+    oauth.use_http("a", OAuthRoute(HTTPOptions(trust_env=False)))
     assert oauth._http("a") is not first and oauth._http("b") is first
     oauth.use_http("a", None)
     assert oauth._http("a") is oauth._http()  # back to the manager's default session

@@ -3,8 +3,8 @@
 * no module makes a client socket connection for HTTP by itself: nothing calls ``socket.create_connection`` or
   ``urllib.request.urlopen``, and only :mod:`mcpsync.transports.http.pool` imports ``http.client`` (for the
   exception class urllib3 lets through);
-* ``requests`` is imported only by the modules listed in :data:`STILL_ON_REQUESTS`: the OAuth endpoints and the
-  registry client (still on ``requests``, itself on urllib3; moving them onto the server's pools is the work left),
+* ``requests`` is imported only by the modules listed in :data:`STILL_ON_REQUESTS`: the registry client and
+  ``.mcpb`` downloads (still on ``requests``, itself on urllib3; moving them onto urllib3 is the work left),
   and the adapters that let a ``requests`` auth run on the pools and an ``mcpsync.Auth`` run in ``requests``. A new
   module importing it fails here.
 """
@@ -19,14 +19,9 @@ PKG = Path(__file__).resolve().parent.parent / "mcpsync"
 
 #: modules that still import requests (see the module docstring); the list may only shrink
 STILL_ON_REQUESTS = {
-    "auth/discovery.py",
-    "auth/flow.py",
-    "auth/grants.py",
-    "auth/registration.py",
     "registry/client.py",
     "registry/mcpb.py",
     "registry/sockets.py",  # the registry session that tells the deadline which socket to shut down
-    "transports/http/oauth_http.py",  # the OAuth requests' route (proxies, TLS) for requests
     "transports/http/auth.py",  # a requests.auth.AuthBase passed as auth= runs on the pools
     "httpauth.py",  # an mcpsync.Auth used as a requests auth
 }

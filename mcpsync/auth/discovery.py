@@ -5,7 +5,7 @@ authorization server metadata (RFC 8414 / OpenID Connect Discovery), in the orde
 Every request carries ``MCP-Protocol-Version``. A candidate URL answering any 4xx (or a
 200 that is not a JSON object) is skipped for the next one. Functions block for at most
 ``timeout`` seconds per HTTP request and are thread-safe (they share only the
-``requests.Session`` passed in, which is safe for this use).
+:class:`~mcpsync.auth.http_hook.OAuthHTTPCall` passed in, which is thread-safe).
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ import re
 from typing import Any, Dict, List, Optional, Tuple
 from urllib.parse import urlsplit, urlunsplit
 
-from ..errors import AuthError
+from ..errors import AuthError, TransportError
+from .http_direct import DirectHTTP
+from .http_hook import OAuthHTTPCall, answer_json
 
 __all__ = [
     "AuthServerMetadata",
@@ -130,22 +132,30 @@ def _param_value(text: str, pos: int) -> Tuple[str, int]:
 
 
 def probe_challenge(
-    url: str, headers: Optional[Dict[str, str]] = None, *, timeout: float = 10.0, session: Any = None
+    url: str,
+    headers: Optional[Dict[str, str]] = None,
+    *,
+    timeout: float = 10.0,
+    session: Optional[OAuthHTTPCall] = None,
 ) -> Optional[Dict[str, str]]:
     """The parsed ``WWW-Authenticate`` challenge an MCP server at ``url`` answers an unauthenticated request with
     (it names the protected-resource metadata, which a server may advertise nowhere else), or None when it
-    answers no 401 challenge or cannot be reached (logged at debug level). One POST, bounded by ``timeout``."""
-    import requests
-
-    body = {"jsonrpc": "2.0", "id": 0, "method": "ping"}
+    answers no 401 challenge or cannot be reached (logged at debug level). One POST through ``session`` (a
+    :class:`~mcpsync.auth.http_direct.DirectHTTP` when None), bounded by ``timeout``."""
+    body = b'{"jsonrpc": "2.0", "id": 0, "method": "ping"}'
     sent = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
     sent.update(headers or {})
+    caller: OAuthHTTPCall = session if session is not None else DirectHTTP()
+    own = caller if session is None else None
     try:
-        with (session or requests).post(url, json=body, headers=sent, timeout=timeout, stream=True) as resp:
-            challenge = resp.headers.get("WWW-Authenticate") if resp.status_code == 401 else None
-    except requests.RequestException as exc:
-        log.debug("probing %s for an OAuth challenge failed: %s", url, exc)
+        resp = caller.request("POST", url, headers=sent, body=body, timeout=timeout)
+        challenge = resp.headers.get("WWW-Authenticate") if resp.status == 401 else None
+    except TransportError as exc:
+        log.debug("probing %s for an OAuth challenge failed: %s", url, type(exc).__name__)
         return None
+    finally:
+        if own is not None:
+            own.close()
     return parse_www_authenticate(challenge) if challenge else None
 
 
@@ -373,35 +383,33 @@ class AuthServerMetadata:
 
 
 class Discovery:
-    """Runs discovery requests through a ``requests.Session``.
+    """Runs discovery requests through an :class:`~mcpsync.auth.http_hook.OAuthHTTPCall`.
 
     Args:
-        session: the session to use (not closed here).
+        session: the HTTP to send with (not closed here).
         protocol_version: the ``MCP-Protocol-Version`` header value.
         timeout: seconds per HTTP request.
     """
 
     def __init__(
-        self, session: Any, *, protocol_version: str = DEFAULT_PROTOCOL_VERSION, timeout: float = 30.0
+        self, session: OAuthHTTPCall, *, protocol_version: str = DEFAULT_PROTOCOL_VERSION, timeout: float = 30.0
     ) -> None:
         self.session = session
         self.protocol_version = protocol_version
         self.timeout = timeout
 
     def _get_json(self, url: str) -> Tuple[int, Optional[Dict[str, Any]]]:
-        import requests
-
         headers = {"Accept": "application/json", "MCP-Protocol-Version": self.protocol_version}
         try:
-            with self.session.get(url, headers=headers, timeout=self.timeout, allow_redirects=True) as resp:
-                status = resp.status_code
-                if status != 200:
-                    return status, None
-                try:
-                    doc = resp.json()
-                except ValueError:
-                    return status, None
-        except requests.RequestException as exc:
+            resp = self.session.request("GET", url, headers=headers, timeout=self.timeout, follow_redirects=True)
+            status = resp.status
+            if status != 200:
+                return status, None
+            try:
+                doc = answer_json(resp)
+            except ValueError:
+                return status, None
+        except TransportError as exc:
             raise AuthError("discovery request to %s failed: %s" % (url, type(exc).__name__)) from exc
         return status, doc if isinstance(doc, dict) else None
 

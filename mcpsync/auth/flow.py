@@ -89,9 +89,9 @@ class OAuthManager(RefreshMethods):
         protocol_version: the ``MCP-Protocol-Version`` sent on discovery requests.
         refresh_skew: refresh this many seconds before the access token expires.
         max_authorization_attempts: authorizations per request before giving up (step-up limit).
-        verify: TLS verification for the OAuth requests (as in requests); where a server has HTTP settings of its
-            own (:meth:`use_http`: a transport or a Manager sets them) they apply, and this stays the default for a
-            server whose ``verify`` is the default.
+        verify: TLS verification for the OAuth requests (True, False, a CA bundle path or an ``ssl.SSLContext``);
+            where a server has HTTP settings of its own (:meth:`use_http`: a transport or a Manager sets them) they
+            apply, and this stays the default for a server whose ``verify`` is the default.
 
     Attributes:
         store: the credential store.
@@ -160,7 +160,7 @@ class OAuthManager(RefreshMethods):
         self._challenges: Dict[str, Dict[str, str]] = {}
         self._pending: Dict[str, _callback.PendingCallback] = {}
         self._session: Any = None
-        self._http_by_name: Dict[str, Tuple[Any, Any, Any]] = {}  # name -> (settings key, OAuthHTTP, session)
+        self._http_by_name: Dict[str, Tuple[Any, Any, Any]] = {}  # name -> (settings key, OAuthRoute, OAuthHTTPCall)
         self._closed = False
         self.dpop = DPoPState()  # DPoP keys, nonces and bound tokens (see mcpsync.auth.dpop)
 
@@ -216,10 +216,11 @@ class OAuthManager(RefreshMethods):
 
     def use_http(self, name: str, http: Any) -> None:
         """Send the OAuth requests made for server ``name`` (the probe of its MCP URL, discovery, registration,
-        token and refresh requests) with ``http.session()``: a ``requests.Session`` that follows that server's
-        own HTTP settings (its proxies, TLS verification, client certificate, ``trust_env``). Each remote
-        transport built with :meth:`auth` calls this with its settings (an
-        :class:`~mcpsync.transports.http.oauth_http.OAuthHTTP`), and so does a :class:`~mcpsync.Manager` for
+        token and refresh requests) through ``http.session(verify)``: an
+        :class:`~mcpsync.auth.http_hook.OAuthHTTPCall` on that server's own connections and HTTP settings (its
+        proxies, TLS verification, client certificate, ``trust_env``). Each remote transport built with
+        :meth:`auth` calls this with its settings (an
+        :class:`~mcpsync.transports.http.oauth_route.OAuthRoute`), and so does a :class:`~mcpsync.Manager` for
         each of its servers; the latest settings for a name win. ``http.key`` equal to the current one keeps
         the current session; None goes back to the default session (``verify=``, environment proxies).
         The manager's own ``verify=`` still applies where the server's ``verify`` is the default. Thread-safe;
@@ -241,7 +242,8 @@ class OAuthManager(RefreshMethods):
             old.close()
 
     def _http(self, name: Optional[str] = None) -> Any:
-        """The ``requests.Session`` for the OAuth requests of server ``name`` (see :meth:`use_http`)."""
+        """The :class:`~mcpsync.auth.http_hook.OAuthHTTPCall` for the OAuth requests of server ``name`` (see
+        :meth:`use_http`)."""
         with self._lock:
             routed = self._http_by_name.get(name) if name is not None else None
             if routed is not None:
@@ -253,11 +255,9 @@ class OAuthManager(RefreshMethods):
                     self._http_by_name[name] = (key, http, session)  # type: ignore[index]
                 return session
             if self._session is None:
-                import requests
+                from .http_direct import DirectHTTP
 
-                self._session = requests.Session()
-                self._session.verify = self.verify
-                self._session.trust_env = True
+                self._session = DirectHTTP(self.verify)
             return self._session
 
     def _named_lock(self, table: Dict[str, Any], name: str, factory: Callable[[], Any]) -> Any:

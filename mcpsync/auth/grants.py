@@ -16,9 +16,10 @@ import base64
 import logging
 import time
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple
-from urllib.parse import quote_plus
+from urllib.parse import quote_plus, urlencode
 
-from ..errors import AuthError, ConfigError, OAuthError
+from ..errors import AuthError, ConfigError, OAuthError, TransportError
+from .http_hook import answer_json
 
 if TYPE_CHECKING:
     from .dpop import DPoPKey, NonceCache
@@ -170,8 +171,6 @@ def _post_token(
     nonces: Optional["NonceCache"],
 ) -> Tuple[int, Any, Optional[str]]:
     """One token request (client authentication and DPoP proof made fresh): status, JSON, new nonce."""
-    import requests
-
     form = dict(base)
     headers = {"Accept": "application/json", "Content-Type": "application/x-www-form-urlencoded"}
     if protocol_version:
@@ -182,14 +181,21 @@ def _post_token(
         headers["DPoP"] = dpop.proof("POST", token_endpoint, nonce=nonces.get(token_endpoint) if nonces else None)
     grant = form.get("grant_type", "")
     try:
-        with session.post(token_endpoint, data=form, headers=headers, timeout=timeout, allow_redirects=False) as resp:
-            status = resp.status_code
-            nonce = resp.headers.get("DPoP-Nonce")
-            try:
-                doc = resp.json()
-            except ValueError:
-                doc = None
-    except requests.RequestException as exc:
+        resp = session.request(
+            "POST",
+            token_endpoint,
+            headers=headers,
+            body=urlencode(form).encode(),
+            timeout=timeout,
+            follow_redirects=False,
+        )
+        status = resp.status
+        nonce = resp.headers.get("DPoP-Nonce")
+        try:
+            doc = answer_json(resp)
+        except ValueError:
+            doc = None
+    except TransportError as exc:
         raise AuthError("token request (%s) to %s failed: %s" % (grant, token_endpoint, type(exc).__name__)) from exc
     if nonce and nonces is not None and not nonces.put(token_endpoint, nonce):
         nonce = None

@@ -6,14 +6,16 @@ Functions block for at most one HTTP request (``timeout`` seconds) and are threa
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..errors import NeedsClientRegistration, RegistrationUnavailable
+from ..errors import NeedsClientRegistration, RegistrationUnavailable, TransportError
 from .config import OAuthConfig
 from .discovery import AuthServerMetadata
 from .grants import ClientAuth
+from .http_hook import answer_json
 
 __all__ = [
     "choose_auth_method",
@@ -125,8 +127,6 @@ def register_client(
     without a client id), and the retryable :class:`~mcpsync.errors.RegistrationUnavailable` for a
     passing failure (HTTP 5xx or 429, a reset, a timeout): registering a client by hand would not help.
     """
-    import requests
-
     endpoint = meta.registration_endpoint
     assert endpoint
     method = choose_auth_method(meta.token_endpoint_auth_methods_supported, False)
@@ -144,18 +144,18 @@ def register_client(
         body["client_uri"] = client_uri
     if scope:
         body["scope"] = scope
-    headers = {"Accept": "application/json"}
+    headers = {"Accept": "application/json", "Content-Type": "application/json"}
     if protocol_version:
         headers["MCP-Protocol-Version"] = protocol_version
     try:
-        with session.post(endpoint, json=body, headers=headers, timeout=timeout) as resp:
-            status = resp.status_code
-            retry_after = _retry_after(resp.headers.get("Retry-After"))
-            try:
-                doc = resp.json()
-            except ValueError:
-                doc = None
-    except requests.RequestException as exc:
+        resp = session.request("POST", endpoint, headers=headers, body=json.dumps(body).encode(), timeout=timeout)
+        status = resp.status
+        retry_after = _retry_after(resp.headers.get("Retry-After"))
+        try:
+            doc = answer_json(resp)
+        except ValueError:
+            doc = None
+    except TransportError as exc:
         raise RegistrationUnavailable(
             "dynamic client registration at %s failed (%s); this is usually temporary: try again later"
             % (endpoint, type(exc).__name__)

@@ -85,9 +85,9 @@ def _server_settings(args: argparse.Namespace, name: str) -> Dict[str, Any]:
             url = getattr(cfg, "url", None)
     http = None
     if cfg is not None:
-        from ..transports.http.oauth_http import oauth_http_from
+        from ..transports.http.oauth_route import oauth_route_from
 
-        http = oauth_http_from(cfg.client_arguments()[1])  # the configured server's proxies and TLS settings
+        http = oauth_route_from(cfg.client_arguments()[1])  # the configured server's proxies and TLS settings
         if getattr(cfg, "oauth", True) is False:
             from ..errors import ConfigError
 

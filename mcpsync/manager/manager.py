@@ -996,11 +996,11 @@ class Manager:
         """The HTTP settings ``cfg``'s client would use (the manager's ``client_options`` under the server's
         own), so that OAuth steps run before any connection (``start_auth``, ``authenticate``, the probe) go
         the way its MCP requests will; None when they are invalid (connecting reports that)."""
-        from ..transports.http.oauth_http import oauth_http_from
+        from ..transports.http.oauth_route import oauth_route_from
 
         options = dict(self.client_options)
         options.update(cfg.client_arguments()[1])
-        return oauth_http_from(options)
+        return oauth_route_from(options)
 
     def _card_config(self, cfg: ServerConfig, seed: bool = True) -> ServerConfig:
         """``cfg`` (a ``card`` entry) as the remote its Server Card describes: the card is fetched (or taken from

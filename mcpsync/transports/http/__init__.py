@@ -18,8 +18,9 @@ One ``tools/call`` to a Streamable HTTP server goes down through:
   correctly before a byte is sent; :mod:`.pool` sends it on urllib3 (one pool manager per proxy, ``retries=False``:
   the no-resend rule, ``close()`` ending every connect, handshake and read at once, socket timeouts), and urllib3
   parses the answer.
-* :mod:`.oauth_http` gives the OAuth requests made for a server (``requests``, see the README's "Which HTTP
-  library carries which traffic") that server's route: its proxies, ``no_proxy``, ``trust_env``, ``verify``, ``cert``.
+* :mod:`.oauth_route` sends the OAuth requests made for a server (probe, discovery, registration, token) on
+  a :class:`~mcpsync.transports.http.pool.PoolNet` built from that server's settings: its proxies, ``no_proxy``,
+  ``trust_env``, ``verify``, ``cert``; the auth package sees it only as an ``OAuthHTTPCall``.
 * :mod:`.netbase` is what every layer shares: the engine protocol, the stack-neutral errors, URL redaction.
 
 The legacy HTTP+SSE transport (protocol 2024-11-05) is :mod:`.legacy_sse`. Nothing here is imported at

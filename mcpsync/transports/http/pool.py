@@ -522,8 +522,10 @@ class PoolNet:
         headers: Mapping[str, str],
         timeout: Timeouts,
         stream: bool = True,
+        follow: bool = True,
     ) -> PoolResponse:
-        """Send one request and return its answer with the body still to read.
+        """Send one request and return its answer with the body still to read (``follow=False``: a redirect is
+        returned, not followed).
 
         Blocks until the status line and headers arrive (bounded by the connect timeout, then the read
         timeout). Raises :class:`~mcpsync.errors.MalformedHTTPRequest` before sending anything for a request that
@@ -541,7 +543,7 @@ class PoolNet:
                 raise ProxyRefused(_refusal(proxy, 407, resp.reason, route.where), 407)
             if self._cookies is not None or "Set-Cookie" in resp.headers:
                 self._keep_cookies(route.url, resp)
-            if not resp.is_redirect:
+            if not resp.is_redirect or not follow:
                 return resp
             target = urljoin(route.url, resp.headers["Location"])
             if refuse_redirect(route.url, target):

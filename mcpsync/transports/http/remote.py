@@ -316,7 +316,7 @@ class RemoteEndpoint:
         self.net: HTTPEngine = make_net(self.url, self.options, self.name)
         bind = getattr(self.options.auth, "bind_http", None)
         if callable(bind):  # e.g. OAuth: its discovery and token requests follow this server's proxies and TLS
-            from .oauth_http import OAuthHTTP
+            from .oauth_route import OAuthRoute
 
-            bind(OAuthHTTP(self.options))
+            bind(OAuthRoute(self.options))
         self.drops = DropLog(logger, self.name)  # malformed events and frames dropped by the readers
