@@ -496,3 +496,16 @@ def test_socks4_for_http_and_https(pki: Dict[str, str], scheme: str) -> None:
         with pytest.raises(mcpsync.errors.ProxyError, match="rejected"):
             mcpsync.connect(plain.url, transport="http", timeout=30, proxies={"all": proxy.replace("ident@", "x@")})
         assert socks.refused >= 1
+
+
+def test_a_socks_proxy_without_pysocks_names_the_extra_and_warns_nothing(monkeypatch: Any) -> None:
+    """urllib3.contrib.socks warns at import when PySocks is missing; mcpsync asks first and says what to install."""
+    import importlib.util
+    import warnings
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "socks" else real(name, *a))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(mcpsync.errors.ConfigError, match=r"PySocks \(pip install 'mcpsync\[socks\]'\)"):
+            mcpsync.Client("http://127.0.0.1:9/mcp", proxies={"all": "socks5h://127.0.0.1:9"}, connect_timeout=5).open()

@@ -31,6 +31,8 @@ be called from any thread and never block.
 
 from __future__ import annotations
 
+import importlib.util
+
 import logging
 import os
 import re
@@ -441,6 +443,10 @@ class PoolNet:
             manager = urllib3.PoolManager(num_pools=_MAX_ROUTES, **kw)
         elif socks:
             try:
+                # without PySocks, urllib3.contrib.socks warns at import and then fails: ask first, and say
+                # what to install instead of passing urllib3's DependencyWarning on to the application
+                if importlib.util.find_spec("socks") is None:
+                    raise ImportError("PySocks")
                 from urllib3.contrib.socks import SOCKSProxyManager
             except ImportError:
                 from ...errors import ConfigError
