@@ -111,6 +111,11 @@ def cmd_call(cli: Cli, client: Client) -> int:
         exc.cli_hint = _unknown_tool_hint(client, cli.args.tool)  # type: ignore[attr-defined]
         raise
     cli.in_flight = False
+    return report_call_result(cli, cli.args.tool, result)
+
+
+def report_call_result(cli: Cli, tool: str, result: CallToolResult) -> int:
+    """Print a tool's result (JSON with ``--json``); the exit code: 1 when the tool reported isError, else 0."""
     if cli.json:
         cli.emit_json(result.raw)
     else:
@@ -118,7 +123,7 @@ def cmd_call(cli: Cli, client: Client) -> int:
         if text:
             cli.print(text)
     if result.is_error:
-        cli.err.line("mcpsync: tool %r reported an error (isError)" % cli.args.tool)
+        cli.err.line("mcpsync: tool %r reported an error (isError)" % tool)
         return 1
     return 0
 

@@ -293,16 +293,7 @@ def _call(cli: Cli, mgr: Manager) -> int:
     name = cli.args.tool
     tool, server = _resolve_tool(cli, mgr, name)
     result = mgr.call_tool(tool, getattr(cli.args, "arguments", None) or {}, server=server)
-    if cli.json:
-        cli.emit_json(result.raw)
-    else:
-        text = out.format_call_result(result)
-        if text:
-            cli.print(text)
-    if result.is_error:
-        cli.err.line("mcpsync: tool %r reported an error (isError)" % name)
-        return 1
-    return 0
+    return commands.report_call_result(cli, name, result)
 
 
 _COMMANDS: Dict[str, Callable[[Cli, Manager, Dict[str, ServerStatus]], int]] = {
