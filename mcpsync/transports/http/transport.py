@@ -353,11 +353,7 @@ class StreamableHTTPTransport(Transport):
                         headers.update(_mcpheaders.param_headers(spec, params.get("arguments")))
             return headers
         if method != "initialize":
-            if session.version:
-                headers["MCP-Protocol-Version"] = session.version
-            sid = session.current_session_id()
-            if sid:
-                headers["Mcp-Session-Id"] = sid
+            headers.update(session.stream_headers())
         return headers
 
     # ------------------------------------------------------------------ requests
