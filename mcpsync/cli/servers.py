@@ -159,15 +159,11 @@ def _tools(cli: Cli, mgr: Manager, status: Dict[str, ServerStatus]) -> int:
 
 def _prompts(cli: Cli, mgr: Manager, status: Dict[str, ServerStatus]) -> int:
     prompts = [p for p in mgr.prompts() if p.server in status]
-    if cli.json:
-        cli.emit_json([dict(p.prompt.raw, server=p.server) for p in prompts])
-        return 0
-    if not prompts:
-        cli.print("(no prompts)")
-        return 0
-    rows = out.prompt_rows([p.prompt for p in prompts])
-    cli.rows([(p.server,) + tuple(row) for p, row in zip(prompts, rows)])
-    return 0
+
+    def rows() -> List[Tuple[str, ...]]:
+        return [(p.server,) + tuple(row) for p, row in zip(prompts, out.prompt_rows([p.prompt for p in prompts]))]
+
+    return cli.listing(prompts, "prompts", lambda: [dict(p.prompt.raw, server=p.server) for p in prompts], rows)
 
 
 def _resources(cli: Cli, mgr: Manager, status: Dict[str, ServerStatus]) -> int:
