@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any, Callable, List
+import threading
+import types
+import weakref
+from typing import Any, Callable, List, Optional
 
 from .errors import ForkedClientError
 
@@ -22,7 +25,9 @@ __all__ = ["after_fork_in_child", "forked_error", "pid"]
 logger = logging.getLogger(__name__)
 
 _pid = os.getpid()
-_hooks: List[Callable[[], None]] = []
+# Process-wide by nature (os.register_at_fork is): each entry gives its hook, or None once the hook's object is gone.
+_hooks: List[Callable[[], Optional[Callable[[], None]]]] = []
+_hooks_lock = threading.Lock()
 
 
 def pid() -> int:
@@ -45,14 +50,27 @@ def forked_error(parent_pid: int, **context: Any) -> ForkedClientError:
 
 
 def after_fork_in_child(hook: Callable[[], None]) -> None:
-    """Run ``hook()`` in every child forked from now on (after the pid is updated)."""
-    _hooks.append(hook)
+    """Run ``hook()`` in every child forked from now on (after the pid is updated).
+
+    A bound method is held weakly: registering ``obj.method`` does not keep ``obj`` alive, and the hook goes
+    away with it (a Manager registers its own reset this way). Thread-safe; does not block."""
+    entry: Callable[[], Optional[Callable[[], None]]]
+    if isinstance(hook, types.MethodType):
+        entry = weakref.WeakMethod(hook)
+    else:
+        entry = lambda: hook  # noqa: E731
+    with _hooks_lock:
+        _hooks[:] = [h for h in _hooks if h() is not None] + [entry]
 
 
 def _in_child() -> None:
-    global _pid
+    global _pid, _hooks_lock
     _pid = os.getpid()
-    for hook in list(_hooks):
+    _hooks_lock = threading.Lock()  # a thread of the parent may have held it at fork time
+    for entry in list(_hooks):
+        hook = entry()
+        if hook is None:
+            continue
         try:
             hook()
         except Exception:  # noqa: BLE001 - a hook must never break the child

@@ -61,9 +61,11 @@ Every error carries the context it knows: ``server`` (the server's name),
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: importing typing at run time costs ~15 ms
-    from typing import Any, Dict, List, Optional, Sequence, Type
+    from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Type
 
 __all__ = [
     "AppResourceError",
@@ -673,13 +675,12 @@ class CredentialStoreError(MCPError):
 # Remote (JSON-RPC) errors and the code registry
 # ---------------------------------------------------------------------------
 
-_REGISTRY: Dict[int, Type["RemoteError"]] = {}
-
 
 def _code(*codes: int):  # type: ignore[no-untyped-def]
+    """Mark a RemoteError class as the one for ``codes`` (collected into ``_BY_CODE`` below)."""
+
     def decorator(cls: Type["RemoteError"]) -> Type["RemoteError"]:
-        for c in codes:
-            _REGISTRY[c] = cls
+        cls._codes = codes
         cls.code = codes[0]
         return cls
 
@@ -696,6 +697,7 @@ class RemoteError(MCPError):
     """
 
     code: int = 0
+    _codes: Tuple[int, ...] = ()  # the codes this very class stands for (set by @_code)
 
     def __init__(self, code: int, message: str, data: Any = None, **context: Any) -> None:
         super().__init__(message, **context)
@@ -809,6 +811,18 @@ class URLElicitationRequired(RemoteError):
         return []
 
 
+def _remote_classes(cls: Type[RemoteError]) -> Iterator[Type[RemoteError]]:
+    yield cls
+    for sub in cls.__subclasses__():
+        yield from _remote_classes(sub)
+
+
+#: JSON-RPC error code -> the most specific RemoteError class (read-only, built once at import)
+_BY_CODE: Mapping[int, Type[RemoteError]] = MappingProxyType(
+    {c: cls for cls in _remote_classes(RemoteError) for c in cls.__dict__.get("_codes", ())}
+)
+
+
 def error_from_response(error: Dict[str, Any], **context: Any) -> RemoteError:
     """Build the most specific :class:`RemoteError` for a JSON-RPC error object.
 
@@ -822,7 +836,7 @@ def error_from_response(error: Dict[str, Any], **context: Any) -> RemoteError:
     if not isinstance(message, str):
         message = str(message)
     data = error.get("data")
-    cls = _REGISTRY.get(code, RemoteError)
+    cls = _BY_CODE.get(code, RemoteError)
     if code == -32602 and context.get("method") == "resources/read" and isinstance(data, dict) and "uri" in data:
         cls = ResourceNotFound
     return cls(code, message, data, **context)

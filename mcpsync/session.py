@@ -19,7 +19,8 @@ import enum
 import logging
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, TypeVar, cast
+from types import MappingProxyType
+from typing import Any, Callable, Dict, List, Mapping, Optional, TypeVar, cast
 
 from . import _forks
 from ._dispatch import BatchReply, Dispatcher, NotificationQueue, RequestContext
@@ -62,10 +63,10 @@ CALLBACK_BACKLOG = 1000
 #: Default :class:`Session` ``handler_backlog``: server requests waiting for a handler thread before refusal.
 HANDLER_BACKLOG = 64
 #: The JSON-RPC error a server request gets when the handler backlog is full.
-BUSY_ERROR: Dict[str, Any] = {
+BUSY_ERROR: Mapping[str, Any] = MappingProxyType({
     "code": -32603,
     "message": "client busy: too many server requests waiting for a handler; try again later",
-}
+})
 
 
 _R = TypeVar("_R")

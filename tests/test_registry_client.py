@@ -119,7 +119,6 @@ def test_disk_cache_ttl_etag_and_stale_fallback(registry, tmp_path):
     sock.bind(("127.0.0.1", 0))
     dead = "http://127.0.0.1:%d" % sock.getsockname()[1]
     cache_url = registry.url
-    import mcpsync.registry.client as mod
 
     with RegistryClient(dead, cache_dir=cache, ttl=0, timeout=5) as client:
         with pytest.raises(RegistryUnavailable):
@@ -131,7 +130,6 @@ def test_disk_cache_ttl_etag_and_stale_fallback(registry, tmp_path):
     good = disk.get("%s/v0.1/servers/io.github.acme%%2Fweather/versions/latest" % cache_url)
     assert good is not None
     disk.put("%s/v0.1/servers/io.github.acme%%2Fweather/versions/latest" % dead, good.body, good.etag)
-    mod._last_warning.clear()
     with RegistryClient(dead, cache_dir=cache, ttl=0, timeout=5) as client:
         assert client.get("io.github.acme/weather").version == "1.2.0"
     sock.close()
@@ -166,9 +164,7 @@ def test_bad_entries_are_skipped_and_logged(registry, caplog):
         "junk", {"server": {"name": 3}}, {"server": {"name": "a/b"}},
         {"server": {"name": "io.github.acme/ok", "version": "1.0.0", "description": "fine"}},
     ], "metadata": {"nextCursor": None}}).encode()
-    import mcpsync.registry.client as mod
 
-    mod._last_warning.clear()
     with caplog.at_level("WARNING"), RegistryClient(registry.url, cache_dir=False) as client:
         found = client.search()
     assert [e.name for e in found] == ["io.github.acme/ok"] and found[0].status == "active"

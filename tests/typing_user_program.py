@@ -153,6 +153,10 @@ if TYPE_CHECKING:  # never runs: what a type checker sees at the main entry poin
     reveal_type(c.list_tools_page())  # revealed: Page[Tool]
     reveal_type(c.list_prompts())  # revealed: list[Prompt]
     reveal_type(c.list_resources())  # revealed: list[Resource]
+    reveal_type(c.list_resource_templates())  # revealed: list[ResourceTemplate]
+    reveal_type(c.list_prompts_page())  # revealed: Page[Prompt]
+    reveal_type(c.list_resources_page().items)  # revealed: list[Resource]
+    reveal_type(c.list_resource_templates_page())  # revealed: Page[ResourceTemplate]
     reveal_type(c.read_resource("example://x"))  # revealed: ReadResourceResult
     reveal_type(c.get_prompt("greet"))  # revealed: GetPromptResult
     reveal_type(c.notifications.get())  # revealed: ServerNotification

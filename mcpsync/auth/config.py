@@ -6,6 +6,7 @@ Plain data; thread-safe to share once built. Secrets never appear in reprs.
 from __future__ import annotations
 
 import inspect
+from types import MappingProxyType
 from typing import Any, Callable, Dict, Optional, Union
 
 from ..errors import ConfigError
@@ -14,7 +15,7 @@ __all__ = ["OAuthConfig", "GRANTS"]
 
 GRANTS = ("authorization_code", "client_credentials", "enterprise", "jwt_bearer")
 
-_ALIASES = {
+_ALIASES = MappingProxyType({
     "clientId": "client_id",
     "clientSecret": "client_secret",
     "clientMetadataUrl": "client_metadata_url",
@@ -31,7 +32,7 @@ _ALIASES = {
     "idpAuthMethod": "idp_auth_method",
     "dpopAlg": "dpop_alg",
     "assertionFile": "assertion_file",
-}
+})
 
 
 class OAuthConfig:

@@ -9,15 +9,16 @@ Pure functions.
 from __future__ import annotations
 
 import html
+from types import MappingProxyType
 
 __all__ = ["success_page", "error_page", "missing_state_page", "invalid_state_page"]
 
 #: The footer and script of a page that closes itself.
-_CLOSES = {
+_CLOSES = MappingProxyType({
     "action": "",
     "footer": "<p><small>This window closes automatically.</small></p>",
     "script": "<script>setTimeout(function () { window.close(); }, 2000);</script>",
-}
+})
 
 _TEMPLATE = """<!DOCTYPE html>
 <html lang="en">

@@ -153,21 +153,6 @@ def default_store_path() -> str:
     return path
 
 
-_WARNED: Dict[Any, None] = {}
-_WARNED_GUARD = threading.Lock()
-
-
-def _warn_once(key: Any) -> bool:
-    """True the first time ``key`` is seen (bounded memory)."""
-    with _WARNED_GUARD:
-        if key in _WARNED:
-            return False
-        if len(_WARNED) >= 256:
-            _WARNED.pop(next(iter(_WARNED)))
-        _WARNED[key] = None
-        return True
-
-
 _TEMP_MIDDLE = re.compile(r"\A\d+\.\d+\Z")  # <pid>.<thread id> in a writer's temp file name
 
 
@@ -229,10 +214,22 @@ class CredentialStore(CredentialStoreBase):
         self.lock_timeout = lock_timeout
         self.location = self.path
         self._lock = _path_lock(self.path)
+        self._warned: Dict[Any, None] = {}  # keys already warned about (bounded; guarded by _warned_guard)
+        self._warned_guard = threading.Lock()
         self._sweep_on_open()
 
     def __repr__(self) -> str:
         return "CredentialStore(%r)" % (self.path,)
+
+    def _warn_once(self, key: Any) -> bool:
+        """True the first time this store sees ``key`` (bounded memory)."""
+        with self._warned_guard:
+            if key in self._warned:
+                return False
+            if len(self._warned) >= 256:
+                self._warned.pop(next(iter(self._warned)))
+            self._warned[key] = None
+            return True
 
     # ------------------------------------------------------------------ locking and I/O
 
@@ -412,7 +409,7 @@ class CredentialStore(CredentialStoreBase):
     def _clean(self, name: str, raw: Any) -> Optional[Dict[str, Any]]:
         dropped: List[str] = []
         entry = clean_entry(raw, dropped)
-        if dropped and raw is not None and _warn_once((self.path, name, tuple(sorted(set(dropped))))):
+        if dropped and raw is not None and self._warn_once((name, tuple(sorted(set(dropped))))):
             log.warning(
                 "credential store %s: ill-typed content of %r read as absent: %s",
                 self.path,

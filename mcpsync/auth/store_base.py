@@ -18,10 +18,12 @@ convenience methods (``get_for_url``, ``update_tokens``...) from the seven primi
 
 from __future__ import annotations
 
+import abc
 import copy
 import logging
 import math
 import time
+from types import MappingProxyType
 from typing import (
     Any,
     Callable,
@@ -125,17 +127,17 @@ def _is_jwk(value: Any) -> bool:
     )
 
 
-_Fields = Dict[str, Callable[[Any], bool]]
+_Fields = Mapping[str, Callable[[Any], bool]]
 
-_TOKENS: _Fields = {
+_TOKENS: _Fields = MappingProxyType({
     "accessToken": _is_str,
     "refreshToken": _is_str,
     "expiresAt": _is_num,
     "obtainedAt": _is_num,
     "scope": _is_str,
     "tokenType": _is_str,
-}
-_CLIENT_INFO: _Fields = {
+})
+_CLIENT_INFO: _Fields = MappingProxyType({
     "clientId": _is_str,
     "clientSecret": _is_str,
     "clientIdIssuedAt": _is_num,
@@ -143,9 +145,9 @@ _CLIENT_INFO: _Fields = {
     "redirectUri": _is_str,
     "issuer": _is_str,
     "tokenEndpointAuthMethod": _is_str,
-}
-_TOKEN_CLIENT: _Fields = {"clientId": _is_str, "source": _is_str, "method": _is_opt_str}
-_PENDING: _Fields = {
+})
+_TOKEN_CLIENT: _Fields = MappingProxyType({"clientId": _is_str, "source": _is_str, "method": _is_opt_str})
+_PENDING: _Fields = MappingProxyType({
     "issuer": _is_str,
     "tokenEndpoint": _is_str,
     "redirectUri": _is_str,
@@ -156,15 +158,15 @@ _PENDING: _Fields = {
     "clientSource": _is_opt_str,
     "clientMethod": _is_opt_str,
     "dpopAlg": _is_opt_str,
-}
+})
 # name -> (fields, keys that must be present for the object to count)
-_OBJECTS: Dict[str, Tuple[_Fields, Tuple[str, ...]]] = {
+_OBJECTS: Mapping[str, Tuple[_Fields, Tuple[str, ...]]] = MappingProxyType({
     "tokens": (_TOKENS, ("accessToken",)),
     "clientInfo": (_CLIENT_INFO, ("clientId",)),
     "tokenClient": (_TOKEN_CLIENT, ()),
     "pendingAuth": (_PENDING, ("tokenEndpoint", "redirectUri", "resource", "clientId")),
-}
-_SCALARS: _Fields = {
+})
+_SCALARS: _Fields = MappingProxyType({
     "serverUrl": _is_str,
     "resource": _is_str,
     "issuer": _is_str,
@@ -175,7 +177,7 @@ _SCALARS: _Fields = {
     "requestedScope": _is_str,
     "needsAuth": _is_bool,
     "dpopKey": _is_jwk,
-}
+})
 _MAX_DEPTH = 16
 
 
@@ -311,23 +313,27 @@ def find_state_owner(store: CredentialBackend, state: str) -> Optional[str]:
 _URL_BOUND = ("tokens", "clientInfo", "issuer", "tokenEndpoint", "resource", "needsAuth", "tokenClient")
 
 
-class CredentialStoreBase:
-    """Convenience methods over the :class:`CredentialBackend` primitives (mixin).
+class CredentialStoreBase(abc.ABC):
+    """Convenience methods over the :class:`CredentialBackend` primitives (an abstract base class).
 
-    Subclasses provide ``get``, ``all``, ``update``, ``remove``, ``refresh_lock``,
+    Subclasses implement the abstract ``get``, ``all`` and ``update`` (a subclass missing one cannot be
+    instantiated), and provide the rest of :class:`CredentialBackend`: ``remove``, ``refresh_lock``,
     ``record_callback``, ``take_callback`` and ``location``.
     """
 
     location: str = ""
 
-    def get(self, name: str) -> Optional[Dict[str, Any]]:  # pragma: no cover - provided by subclasses
-        raise NotImplementedError
+    @abc.abstractmethod
+    def get(self, name: str) -> Optional[Dict[str, Any]]:
+        """The entry stored for ``name`` (a copy), or None."""
 
-    def all(self) -> Dict[str, Dict[str, Any]]:  # pragma: no cover - provided by subclasses
-        raise NotImplementedError
+    @abc.abstractmethod
+    def all(self) -> Dict[str, Dict[str, Any]]:
+        """Every entry, by server name (copies)."""
 
-    def update(self, name: str, fn: Callable[[Dict[str, Any]], _T]) -> _T:  # pragma: no cover
-        raise NotImplementedError
+    @abc.abstractmethod
+    def update(self, name: str, fn: Callable[[Dict[str, Any]], _T]) -> _T:
+        """Apply ``fn`` to the entry of ``name`` (created empty if missing) atomically; return its result."""
 
     def get_for_url(self, name: str, server_url: str) -> Optional[Dict[str, Any]]:
         """The entry for ``name`` only when it was stored for ``server_url`` (else None)."""

@@ -20,6 +20,7 @@ Also ``mcpsync.Client.from_card(url, ...)``, ``mcpsync --card URL tools``, ``mcp
 
 from __future__ import annotations
 
+from types import MappingProxyType as _MappingProxyType
 from typing import TYPE_CHECKING, Any, List
 
 from .._lazy import exports
@@ -94,7 +95,7 @@ __all__ = [
     "update_cards",
 ]
 
-_LAZY = {
+_LAZY = _MappingProxyType({
     "CardCache": ".cache",
     "client_for": ".connector",
     "connect": ".connector",
@@ -131,7 +132,7 @@ _LAZY = {
     "parse_card": ".model",
     "parse_catalog": ".model",
     "URLPolicy": ".safety",
-}
+})
 
 _load, _names = exports(__name__, _LAZY, globals())
 

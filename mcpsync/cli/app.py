@@ -59,7 +59,7 @@ EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
 
 #: Every exit code and its meaning (documented in docs/guides/cli.md).
-EXIT_CODES: Dict[int, str] = {
+EXIT_CODES: Mapping[int, str] = MappingProxyType({
     EXIT_OK: "success",
     EXIT_TOOL_ERROR: "the tool ran and reported an error (isError)",
     EXIT_USAGE: "usage or configuration error (bad option, bad JSON, no server given)",
@@ -69,7 +69,7 @@ EXIT_CODES: Dict[int, str] = {
     EXIT_AUTH: "authentication required or failed",
     EXIT_INTERNAL: "internal error in mcpsync (a bug)",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C); a call in flight was cancelled",
-}
+})
 
 #: Commands that need one server (after ``--`` or ``--url``), or the configured servers.
 SERVER_COMMANDS = ("info", "tools", "call", "prompts", "prompt", "resources", "read")
@@ -249,7 +249,7 @@ def _global_note() -> str:
     )
 
 #: (usage after "mcpsync", help, examples) of each command.
-_COMMANDS: Dict[str, Tuple[str, str, Sequence[str]]] = {
+_COMMANDS: Mapping[str, Tuple[str, str, Sequence[str]]] = MappingProxyType({
     "demo": ("demo [OPTIONS]", "run the bundled example server and show a short session", ["mcpsync demo --json"]),
     "info": (
         "info [OPTIONS] " + _SERVER_USAGE,
@@ -300,7 +300,7 @@ _COMMANDS: Dict[str, Tuple[str, str, Sequence[str]]] = {
             "mcpsync read file:///logo.png -o logo.png --url URL",
         ],
     ),
-}
+})
 
 
 def build_parser() -> argparse.ArgumentParser:

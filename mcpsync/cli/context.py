@@ -28,7 +28,7 @@ __all__ = [
     "server_name",
 ]
 
-EXAMPLE_SERVER = [sys.executable, "-m", "mcpsync.example_server"]
+EXAMPLE_SERVER = (sys.executable, "-m", "mcpsync.example_server")
 
 
 class UsageError(Exception):

@@ -56,7 +56,7 @@ def run_demo(cli: Cli) -> int:
             report["steps"].append({"log": params})
             say("  server log [%s] %s" % (params.get("level"), params.get("data")))
 
-    say("Starting the example server: %s" % " ".join(["python"] + EXAMPLE_SERVER[1:]))
+    say("Starting the example server: %s" % " ".join(("python",) + EXAMPLE_SERVER[1:]))
     started = time.monotonic()
     client = Client(list(EXAMPLE_SERVER), **opts)
     client.open()
@@ -129,7 +129,7 @@ def run_demo(cli: Cli) -> int:
     say("")
     say(
         "Closed the connection in %.2f s. Try: mcpsync tools -- %s"
-        % (time.monotonic() - closing, " ".join(["python"] + EXAMPLE_SERVER[1:]))
+        % (time.monotonic() - closing, " ".join(("python",) + EXAMPLE_SERVER[1:]))
     )
     if cli.json:
         cli.emit_json(report)

@@ -11,7 +11,8 @@ registers an OAuth client: a server that needs one is reported (``mcpsync auth l
 
 from __future__ import annotations
 
-from typing import IO, Any, Callable, Dict, List, Optional, Sequence, Tuple
+from types import MappingProxyType
+from typing import Any, Callable, Dict, IO, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import ConfigError
 from ..manager.manager import Manager, ServerStatus, UnknownTool
@@ -21,13 +22,13 @@ from .context import Cli, UsageError, did_you_mean
 
 __all__ = ["run"]
 
-_MARK = {
+_MARK = MappingProxyType({
     "connected": "ok",
     "disabled": "-",
     "failed": "FAILED",
     "needs_auth": "AUTH",
     "needs_client_registration": "REGISTER",
-}
+})
 #: Exit code when a configured server the command needed is unavailable (as a connection failure).
 EXIT_UNAVAILABLE = 3
 
@@ -292,11 +293,11 @@ def _call(cli: Cli, mgr: Manager) -> int:
     return commands.report_call_result(cli, name, result)
 
 
-_COMMANDS: Dict[str, Callable[[Cli, Manager, Dict[str, ServerStatus]], int]] = {
+_COMMANDS: Mapping[str, Callable[[Cli, Manager, Dict[str, ServerStatus]], int]] = MappingProxyType({
     "info": _info,
     "tools": _tools,
     "prompts": _prompts,
     "prompt": _prompt,
     "resources": _resources,
     "read": _read,
-}
+})

@@ -20,7 +20,8 @@ import hashlib
 import logging
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Protocol, Tuple, Union
+from types import MappingProxyType
+from typing import Any, Dict, List, Mapping, Optional, Protocol, Tuple, Union
 
 from ..errors import AppResourceError
 from ..types import ReadResourceResult, Tool
@@ -42,12 +43,12 @@ logger = logging.getLogger("mcpsync.apps")
 DEFAULT_MAX_PAGE_BYTES = 8 * 1024 * 1024
 
 #: ``_meta.ui.permissions`` key -> Permissions-Policy feature of the iframe ``allow`` attribute
-PERMISSIONS: Dict[str, str] = {
+PERMISSIONS: Mapping[str, str] = MappingProxyType({
     "camera": "camera",
     "microphone": "microphone",
     "geolocation": "geolocation",
     "clipboardWrite": "clipboard-write",
-}
+})
 
 _CSP_KEYS = ("connectDomains", "resourceDomains", "frameDomains", "baseUriDomains")
 # an origin CSP can name, and nothing else: scheme, host (optionally a leading "*." wildcard), optional port.

@@ -17,7 +17,8 @@ default: the client's ``timeout``, 60 s) and ``max_total_timeout`` (a hard cap).
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Literal, Optional, Sequence, Tuple, Union
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Dict, Generic, List, Literal, Optional, Sequence, TypeVar, Union
 
 from ..errors import (
     ConfigError,
@@ -65,14 +66,23 @@ __all__ = ["Client", "connect"]
 
 logger = logging.getLogger(__name__)
 
-#: kind -> (list method, result key, item builder)
-_LISTS: Dict[str, Tuple[str, str, Callable[[Dict[str, Any]], Any]]] = {
-    "tools": ("tools/list", "tools", Tool.from_dict),
-    "prompts": ("prompts/list", "prompts", Prompt.from_dict),
-    "resources": ("resources/list", "resources", Resource.from_dict),
-    "resource_templates": ("resources/templates/list", "resourceTemplates", ResourceTemplate.from_dict),
-}
-_CAPABILITY = {"tools": "tools", "prompts": "prompts", "resources": "resources", "resource_templates": "resources"}
+_I = TypeVar("_I")
+
+
+@dataclass(frozen=True)
+class _Listing(Generic[_I]):
+    """One list method of the protocol: what to send, where the items are in the result, how to build one."""
+
+    method: str  # e.g. "tools/list"
+    key: str  # the result's list of items, e.g. "tools"
+    capability: str  # the server capability it needs
+    build: Callable[[Dict[str, Any]], _I]
+
+
+_TOOLS = _Listing("tools/list", "tools", "tools", Tool.from_dict)
+_PROMPTS = _Listing("prompts/list", "prompts", "prompts", Prompt.from_dict)
+_RESOURCES = _Listing("resources/list", "resources", "resources", Resource.from_dict)
+_TEMPLATES = _Listing("resources/templates/list", "resourceTemplates", "resources", ResourceTemplate.from_dict)
 
 
 class Client(ClientCore):
@@ -187,57 +197,79 @@ class Client(ClientCore):
 
     # ------------------------------------------------------------------ lists
 
-    def _page(self, kind: str, cursor: Optional[str], timeout: Timeout, cache: CacheMode = "use") -> Page[Any]:
-        method, key, build = _LISTS[kind]
-        self.require_capability(_CAPABILITY[kind], method)
+    def _page(
+        self,
+        listing: _Listing[_I],
+        cursor: Optional[str],
+        timeout: Timeout,
+        cache: CacheMode = "use",
+        keep: Optional[Callable[[Optional[str], List[_I]], List[_I]]] = None,
+    ) -> Page[_I]:
+        """One page of ``listing`` (from the response cache when ``cache`` allows); ``keep`` post-processes
+        the items of each page (the tools' filters and name index). Blocks up to ``timeout``."""
+        self.require_capability(listing.capability, listing.method)
         params: Dict[str, Any] = {} if cursor is None else {"cursor": cursor}
-        cached = self._modern.cached_list(method, cursor) if _cache_mode(cache) == "use" else None
+        cached = self._modern.cached_list(listing.method, cursor) if _cache_mode(cache) == "use" else None
         if cached is not None:
             result = cached
         else:
-            result = self._call(method, params, timeout=timeout)
+            result = self._call(listing.method, params, timeout=timeout)
             if cache != "bypass":
-                self._modern.store_list(method, cursor, result)
+                self._modern.store_list(listing.method, cursor, result)
                 for extension in self._extensions:
-                    extension.listed(method, cursor, result)
-        raw_items = result.get(key) if isinstance(result, dict) else None
-        items = [build(x) for x in raw_items if isinstance(x, dict)] if isinstance(raw_items, list) else []
+                    extension.listed(listing.method, cursor, result)
+        raw_items = result.get(listing.key) if isinstance(result, dict) else None
+        items = [listing.build(x) for x in raw_items if isinstance(x, dict)] if isinstance(raw_items, list) else []
+        if keep is not None:
+            items = keep(cursor, items)
         nxt = result.get("nextCursor") if isinstance(result, dict) else None
-        if kind == "tools":
-            items = self._modern.filter_tools(items)
-            if self._pipeline is not None:
-                items = self._pipeline.filter_tools(items)  # allowed_tools / disabled_tools
-            with self._tools_lock:
-                if cursor is None:
-                    self._tools_by_name = {}
-                    self._task_only = set()
-                for t in items:
-                    self._tools_by_name[t.name] = t
-                    execution = t.raw.get("execution")
-                    if isinstance(execution, dict) and execution.get("taskSupport") == "required":
-                        self._task_only.add(t.name)
         return Page(items=items, next_cursor=nxt if isinstance(nxt, str) else None, raw=result)
 
-    def _all(self, kind: str, timeout: Timeout, cache: CacheMode = "use") -> List[Any]:
-        items: List[Any] = []
+    def _all(
+        self,
+        listing: _Listing[_I],
+        timeout: Timeout,
+        cache: CacheMode = "use",
+        keep: Optional[Callable[[Optional[str], List[_I]], List[_I]]] = None,
+    ) -> List[_I]:
+        """Every item of ``listing``, following each cursor to the end (at most ``max_pages``; a repeated
+        cursor stops it). Blocks up to ``timeout`` per page."""
+        items: List[_I] = []
         seen = set()
         cursor: Optional[str] = None
         pages = 0
         while True:
-            page = self._page(kind, cursor, timeout, cache)
+            page = self._page(listing, cursor, timeout, cache, keep)
             items.extend(page.items)
             nxt = page.next_cursor
             if nxt is None:  # an empty-string cursor is NOT the end
                 return items
             pages += 1
             if nxt in seen:
-                logger.warning("[%s] %s: server repeated cursor %r; stopping", self.name, kind, nxt)
+                logger.warning("[%s] %s: server repeated cursor %r; stopping", self.name, listing.method, nxt)
                 return items
             if pages >= self.max_pages:
-                logger.warning("[%s] %s: stopped after %d pages", self.name, kind, pages)
+                logger.warning("[%s] %s: stopped after %d pages", self.name, listing.method, pages)
                 return items
             seen.add(nxt)
             cursor = nxt
+
+    def _keep_tools(self, cursor: Optional[str], tools: List[Tool]) -> List[Tool]:
+        """A page of tools: drop what the era and ``allowed_tools``/``disabled_tools`` hide; index the rest by
+        name (a first page starts the index afresh)."""
+        tools = self._modern.filter_tools(tools)
+        if self._pipeline is not None:
+            tools = self._pipeline.filter_tools(tools)  # allowed_tools / disabled_tools
+        with self._tools_lock:
+            if cursor is None:
+                self._tools_by_name = {}
+                self._task_only = set()
+            for t in tools:
+                self._tools_by_name[t.name] = t
+                execution = t.raw.get("execution")
+                if isinstance(execution, dict) and execution.get("taskSupport") == "required":
+                    self._task_only.add(t.name)
+        return tools
 
     def list_tools(
         self, *, audience: Optional[str] = None, timeout: Timeout = DEFAULT, cache: CacheMode = "use"
@@ -252,7 +284,7 @@ class Client(ClientCore):
         """
         if audience not in (None, "model", "app"):
             raise ConfigError("audience must be None, 'model' or 'app'")
-        tools: List[Tool] = self._all("tools", timeout, cache)
+        tools = self._all(_TOOLS, timeout, cache, self._keep_tools)
         if audience == "model":
             return [t for t in tools if t.visible_to_model]
         if audience == "app":
@@ -263,39 +295,39 @@ class Client(ClientCore):
         self, cursor: Optional[str] = None, *, timeout: Timeout = DEFAULT, cache: CacheMode = "use"
     ) -> Page[Tool]:
         """One page of tools; ``page.next_cursor`` is None at the end."""
-        return self._page("tools", cursor, timeout, cache)
+        return self._page(_TOOLS, cursor, timeout, cache, self._keep_tools)
 
     def list_prompts(self, *, timeout: Timeout = DEFAULT, cache: CacheMode = "use") -> List[Prompt]:
         """Every prompt, following each cursor to the end."""
-        return self._all("prompts", timeout, cache)
+        return self._all(_PROMPTS, timeout, cache)
 
     def list_prompts_page(
         self, cursor: Optional[str] = None, *, timeout: Timeout = DEFAULT, cache: CacheMode = "use"
     ) -> Page[Prompt]:
         """One page of prompts."""
-        return self._page("prompts", cursor, timeout, cache)
+        return self._page(_PROMPTS, cursor, timeout, cache)
 
     def list_resources(self, *, timeout: Timeout = DEFAULT, cache: CacheMode = "use") -> List[Resource]:
         """Every resource, following each cursor to the end."""
-        return self._all("resources", timeout, cache)
+        return self._all(_RESOURCES, timeout, cache)
 
     def list_resources_page(
         self, cursor: Optional[str] = None, *, timeout: Timeout = DEFAULT, cache: CacheMode = "use"
     ) -> Page[Resource]:
         """One page of resources."""
-        return self._page("resources", cursor, timeout, cache)
+        return self._page(_RESOURCES, cursor, timeout, cache)
 
     def list_resource_templates(
         self, *, timeout: Timeout = DEFAULT, cache: CacheMode = "use"
     ) -> List[ResourceTemplate]:
         """Every resource template, following each cursor to the end."""
-        return self._all("resource_templates", timeout, cache)
+        return self._all(_TEMPLATES, timeout, cache)
 
     def list_resource_templates_page(
         self, cursor: Optional[str] = None, *, timeout: Timeout = DEFAULT, cache: CacheMode = "use"
     ) -> Page[ResourceTemplate]:
         """One page of resource templates."""
-        return self._page("resource_templates", cursor, timeout, cache)
+        return self._page(_TEMPLATES, cursor, timeout, cache)
 
     def get_tool(self, name: str) -> Optional[Tool]:
         """The tool called ``name`` from the last listing (None when not listed yet)."""

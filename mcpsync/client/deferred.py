@@ -47,7 +47,6 @@ import re
 import secrets
 import threading
 import time
-import weakref
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Protocol, Tuple, Union
 
 from ..errors import (
@@ -491,12 +490,6 @@ class _Parked:
         self.state = "waiting"  # waiting -> answered | expired
 
 
-_live_ids = itertools.count(1)
-#: every parked question of this process by live id (weak: a closed client's entries go with it)
-_LIVE: "weakref.WeakValueDictionary[str, _Parked]" = weakref.WeakValueDictionary()
-_LIVE_LOCK = threading.Lock()
-
-
 class ParkedInputs:
     """The handshake era's parked questions of one client, and ``client.pending_input``. Thread-safe.
 
@@ -511,6 +504,10 @@ class ParkedInputs:
         self._cond = threading.Condition(threading.Lock())
         self._waiting: List[_Parked] = []  # parked and not yet handed out by get()
         self._open: Dict[str, _Parked] = {}  # parked and not yet answered or expired
+        # live ids are "<server>:<random per client>:<n>": a question parked by another client (or another
+        # process) never matches one of ours, even for a server of the same name
+        self._id_prefix = "%s:%s" % (server, secrets.token_hex(6))
+        self._ids = itertools.count(1)
         self._closed = False
 
     def park(self, ir: InputRequired) -> Optional[_Parked]:
@@ -518,13 +515,11 @@ class ParkedInputs:
         with self._cond:
             if self._closed or len(self._open) >= self._maxsize:
                 return None
-            live_id = "%s:%d" % (self._server, next(_live_ids))
+            live_id = "%s:%d" % (self._id_prefix, next(self._ids))
             ir.live, ir.live_id = True, live_id
             parked = _Parked(ir)
             self._open[live_id] = parked
             self._waiting.append(parked)
-            with _LIVE_LOCK:
-                _LIVE[live_id] = parked
             self._cond.notify_all()
             return parked
 
@@ -540,10 +535,9 @@ class ParkedInputs:
 
     def answer(self, ir: InputRequired, value: Any) -> None:
         """Hand ``value`` to the parked question ``ir`` (InputExpired when it is no longer waiting)."""
-        with _LIVE_LOCK:
-            parked = _LIVE.get(ir.live_id or "")
         with self._cond:
-            if parked is None or parked.state != "waiting" or ir.live_id not in self._open:
+            parked = self._open.get(ir.live_id or "")
+            if parked is None or parked.state != "waiting":
                 raise InputExpired(
                     "this input request is no longer waiting (answered, timed out, its call ended, or it belongs"
                     " to another process or client)",

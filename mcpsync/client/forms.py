@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import html
 import math
+from types import MappingProxyType
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import SchemaValidationError
@@ -25,7 +26,7 @@ __all__ = ["check_form_schema", "parse_form", "render_form", "validate_content"]
 
 #: string format -> the <input> type that asks for it (date-time stays text: RFC 3339 needs an offset,
 #: which the browser's datetime-local control does not give)
-_FORMATS = {"email": "email", "uri": "url", "date": "date", "date-time": "text"}
+_FORMATS = MappingProxyType({"email": "email", "uri": "url", "date": "date", "date-time": "text"})
 _TRUE = ("on", "true", "1", "yes")
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from types import MappingProxyType
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from .._dispatch import NotificationQueue
@@ -402,11 +403,11 @@ class ModernFeatures:
             self._lock = threading.Lock()
 
 
-_LIST_CHANGED_FILTER = {
+_LIST_CHANGED_FILTER = MappingProxyType({
     "notifications/tools/list_changed": "toolsListChanged",
     "notifications/prompts/list_changed": "promptsListChanged",
     "notifications/resources/list_changed": "resourcesListChanged",
-}
+})
 
 
 def _has(caps: Dict[str, Any], cap: str, sub: str) -> bool:

@@ -9,6 +9,7 @@ routes: caches are evicted in place, and every piece of user code (``on_tools_ch
 from __future__ import annotations
 
 import logging
+from types import MappingProxyType
 from typing import Any, Callable, Dict, Optional, Protocol
 
 from ..types import ServerNotification
@@ -18,7 +19,7 @@ from ..wire import protocol as P
 __all__ = ["NotificationRouter"]
 
 #: MCP log levels -> logging levels
-LEVELS = {
+LEVELS = MappingProxyType({
     "debug": logging.DEBUG,
     "info": logging.INFO,
     "notice": logging.INFO,
@@ -27,7 +28,7 @@ LEVELS = {
     "critical": logging.CRITICAL,
     "alert": logging.CRITICAL,
     "emergency": logging.CRITICAL,
-}
+})
 
 
 class RoutingClient(Protocol):

@@ -8,7 +8,7 @@ this is the same rule at run time, for options that come from dicts (a configura
 
 from __future__ import annotations
 
-from typing import Any, Dict, FrozenSet, Mapping, Optional
+from typing import Any, FrozenSet, Mapping, Optional
 
 from ..errors import ConfigError
 
@@ -34,23 +34,17 @@ REMOTE_OPTIONS = (
     "max_retry_delay",
 )
 
-_NAMES: Dict[type, Optional[FrozenSet[str]]] = {}
 _CO_VARKEYWORDS = 0x08  # the code flag of a function taking **kwargs
 
 
 def keyword_names(cls: type) -> Optional[FrozenSet[str]]:
     """The keyword arguments ``cls.__init__`` accepts (None when it takes ``**kwargs``, or is not plain Python code:
-    anything goes, Python itself checks)."""
-    try:
-        return _NAMES[cls]
-    except KeyError:
-        pass
+    anything goes, Python itself checks). A few attribute reads: not cached (a cache would be module state)."""
     # from the code object, not ``inspect.signature`` (importing inspect costs a cold start several ms)
     code = getattr(cls.__init__, "__code__", None)  # type: ignore[misc]
     names: Optional[FrozenSet[str]] = None
     if code is not None and not code.co_flags & _CO_VARKEYWORDS:
         names = frozenset(code.co_varnames[1 : code.co_argcount + code.co_kwonlyargcount])
-    _NAMES[cls] = names
     return names
 
 

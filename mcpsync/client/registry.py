@@ -7,7 +7,6 @@ The set holds weak references: a client nobody uses any more is not kept alive b
 from __future__ import annotations
 
 import atexit
-import threading
 import weakref
 from typing import Optional, Protocol
 
@@ -24,9 +23,8 @@ class Tracked(Protocol):
     def _abandon_after_fork(self) -> None: ...
 
 
+# Process-wide by nature: interpreter exit and fork are process events (weak references: no client is kept alive).
 _OPEN: "weakref.WeakSet[Tracked]" = weakref.WeakSet()
-_ATEXIT_LOCK = threading.Lock()
-_atexit_registered = False
 
 
 def _close_all_at_exit() -> None:
@@ -44,16 +42,12 @@ def _abandon_forked_clients() -> None:
 
 
 _forks.after_fork_in_child(_abandon_forked_clients)
+atexit.register(_close_all_at_exit)  # closes nothing when no client is open
 
 
 def track(client: Tracked) -> None:
     """Remember an open client (and close it at interpreter exit if nobody did)."""
-    global _atexit_registered
     _OPEN.add(client)
-    with _ATEXIT_LOCK:
-        if not _atexit_registered:
-            atexit.register(_close_all_at_exit)
-            _atexit_registered = True
 
 
 def untrack(client: Tracked) -> None:

@@ -19,6 +19,7 @@ context is injected into the request's ``params._meta`` (``traceparent``, ``trac
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any, Dict, Optional
 
 from ..__version__ import __version__
@@ -27,7 +28,7 @@ from .interceptors import Interceptor, RequestInfo
 
 __all__ = ["OpenTelemetryTracing"]
 
-_TARGETS = {"tools/call": "gen_ai.tool.name", "prompts/get": "gen_ai.prompt.name"}
+_TARGETS = MappingProxyType({"tools/call": "gen_ai.tool.name", "prompts/get": "gen_ai.prompt.name"})
 _URI_METHODS = ("resources/read", "resources/subscribe", "resources/unsubscribe")
 
 

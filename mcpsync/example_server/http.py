@@ -519,7 +519,10 @@ class Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128  # many clients may connect at once (the default backlog is 5)
-    front: "HTTPFront"
+
+    def __init__(self, address: Tuple[str, int], handler: Any, front: "HTTPFront") -> None:
+        self.front = front
+        super().__init__(address, handler)
 
     def process_request(self, request: Any, client_address: Any) -> None:
         """Serve the connection on a named daemon thread of its own (not joined: :meth:`HTTPFront.stop` closes it)."""
@@ -580,8 +583,7 @@ class HTTPFront:
         self.stopping = False
         self._conns: Set[socket.socket] = set()
         server_class = _Server6 if ":" in host else _Server
-        self._httpd = server_class((host, port), handler)
-        self._httpd.front = self
+        self._httpd = server_class((host, port), handler, self)
         self.port: int = self._httpd.server_address[1]
         self._thread: Optional[threading.Thread] = None
 

@@ -27,7 +27,8 @@ import keyword
 import math
 import re
 from decimal import Decimal
-from typing import Annotated, Any, Dict, List, Optional, Tuple, Union
+from types import MappingProxyType
+from typing import Annotated, Any, Dict, List, Mapping, Optional, Tuple, Union
 
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema, create_model
 
@@ -67,13 +68,9 @@ def _integer(value: Any) -> int:
 Number = Annotated[Union[int, float], PlainValidator(_number), WithJsonSchema({"type": "number"})]
 #: The argument type of a JSON Schema ``integer``.
 Integer = Annotated[int, PlainValidator(_integer), WithJsonSchema({"type": "integer"})]
-_PRIMITIVES: Dict[str, Any] = {
-    "string": str,
-    "integer": Integer,
-    "number": Number,
-    "boolean": bool,
-    "null": type(None),
-}
+_PRIMITIVES: Mapping[str, Any] = MappingProxyType(
+    {"string": str, "integer": Integer, "number": Number, "boolean": bool, "null": type(None)}
+)
 _RESERVED = set(dir(BaseModel)) | {"model_config", "model_fields", "schema", "json", "dict", "copy", "validate"}
 
 

@@ -33,7 +33,7 @@ from .core import McpTool, McpToolkit, Source, ToolSource, toolkit_of
 
 __all__ = ["McpsyncTool", "McpsyncToolCollection", "smolagents_tools"]
 
-_TYPES = {"string", "boolean", "integer", "number", "array", "object", "null"}
+_TYPES = frozenset({"string", "boolean", "integer", "number", "array", "object", "null"})
 
 
 def _identifier(name: str, taken: Set[str]) -> str:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import threading
+from types import MappingProxyType
 from typing import Any, AsyncGenerator, Dict, List, Optional, Sequence, Set
 
 from pydantic import ValidationError
@@ -52,7 +53,9 @@ _RESULT_EVENT: Any = _result_event_class()
 
 __all__ = ["McpsyncAgentTool", "McpsyncToolProvider", "strands_tools"]
 
-_FORMATS = {"image/jpeg": "jpeg", "image/jpg": "jpeg", "image/png": "png", "image/gif": "gif", "image/webp": "webp"}
+_FORMATS = MappingProxyType(
+    {"image/jpeg": "jpeg", "image/jpg": "jpeg", "image/png": "png", "image/gif": "gif", "image/webp": "webp"}
+)
 
 
 def _result(tool_use_id: str, rendered: Rendered) -> Dict[str, Any]:

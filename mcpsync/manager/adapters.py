@@ -37,6 +37,7 @@ import copy
 import json
 import logging
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from ..errors import ConfigError, MCPError
@@ -72,7 +73,9 @@ log = logging.getLogger(__name__)
 
 JSON = Dict[str, Any]
 PROVIDERS = ("openai", "openai-responses", "anthropic")
-_ALIASES = {"openai-chat": "openai", "chat": "openai", "responses": "openai-responses", "claude": "anthropic"}
+_ALIASES = MappingProxyType(
+    {"openai-chat": "openai", "chat": "openai", "responses": "openai-responses", "claude": "anthropic"}
+)
 
 # Keywords whose value is one subschema / a list of subschemas / a map of name -> subschema.
 _SCHEMA_KW = (

@@ -85,7 +85,7 @@ DEFAULT_CALL_TIMEOUT = 30.0
 #: Seconds connecting (spawn/TCP + initialize + the first tools/list) may take unless configured.
 DEFAULT_CONNECT_TIMEOUT = 30.0
 
-_CLIENT_OPTION_NAMES = {
+_CLIENT_OPTION_NAMES = frozenset({
     "headers",
     "env",
     "cwd",
@@ -98,7 +98,7 @@ _CLIENT_OPTION_NAMES = {
     "inherit_env",
     "allowed_tools",
     "disabled_tools",
-}
+})
 
 
 @dataclass

@@ -17,8 +17,8 @@ __all__ = ["GEMINI_DEFAULT_TIMEOUT", "claude_projects", "from_gemini", "is_gemin
 log = logging.getLogger("mcpsync.manager.config")  # the loader's logger: one place to configure
 JSON = Dict[str, Any]
 
-_GEMINI_ENTRY_KEYS = {"httpUrl", "trust", "authProviderType", "extensionName"}
-_GEMINI_MCP_KEYS = {"allowed", "excluded", "serverCommand"}
+_GEMINI_ENTRY_KEYS = frozenset({"httpUrl", "trust", "authProviderType", "extensionName"})
+_GEMINI_MCP_KEYS = frozenset({"allowed", "excluded", "serverCommand"})
 
 
 def is_gemini(data: Mapping[str, Any], source: str) -> bool:

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+from types import MappingProxyType
 from typing import Any, Dict, Iterable, Tuple
 
 from ..errors import ConfigError
@@ -13,8 +14,8 @@ __all__ = ["FOREIGN_KNOWN", "GEMINI_KNOWN", "REMOTE_TYPES", "STDIO_TYPES", "vali
 
 JSON = Dict[str, Any]
 #: The ``type`` values of a stdio server, and of a remote one.
-STDIO_TYPES = {"stdio", "local"}
-REMOTE_TYPES = {"http", "remote", "streamable-http", "streamable_http", "streamablehttp", "sse"}
+STDIO_TYPES = frozenset({"stdio", "local"})
+REMOTE_TYPES = frozenset({"http", "remote", "streamable-http", "streamable_http", "streamablehttp", "sse"})
 _STDIO_TYPES, _REMOTE_TYPES = STDIO_TYPES, REMOTE_TYPES
 
 _STR_MAP = {"type": "object", "additionalProperties": {"type": "string"}}
@@ -248,7 +249,7 @@ def _path_text(parts: Iterable[Any]) -> str:
     return out or "(top level)"
 
 
-_JSON_TYPES = {
+_JSON_TYPES = MappingProxyType({
     bool: "boolean",
     int: "integer",
     float: "number",
@@ -256,7 +257,7 @@ _JSON_TYPES = {
     list: "array",
     dict: "object",
     type(None): "null",
-}
+})
 
 
 def _humanize(error: Any) -> Tuple[str, str]:

@@ -39,8 +39,9 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Literal, Mapping, Optional, Tuple, Union, overload
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Literal, Mapping, Optional, Tuple, TypeVar, Union, overload
 
+from .. import _forks
 from .._threads import join, spawn
 from ..errors import (
     AuthRequired,
@@ -54,16 +55,17 @@ from ..errors import (
     MethodNotFound,
     NeedsClientRegistration,
     ProtocolError,
+    InputNotResumable,
     RemoteError,
     RequestTimeout,
+    ToolDenied,
 )
-from ..types import Tool
+from ..session import DEFAULT, Timeout
+from ..types import CallToolResult, GetPromptResult, ProgressEvent, ReadResourceResult, Tool
 from . import adapters as _adapters
 from .config import ServerConfig, find_config, load_config, parse_config, server_config
 from .naming import NameTable
-from .tools import ToolMethods
 from .records import (
-    reopen_after_fork,
     CONNECTED,
     CONNECTING,
     DISABLED,
@@ -73,12 +75,10 @@ from .records import (
     NEEDS_AUTH,
     NEEDS_CLIENT_REGISTRATION,
     NOT_CONNECTED,
-    ListingMethods,
     OnBrowserOpenFailed,
     OnStatusChanged,
     OnToolsChanged,
     RemoveListener,
-    OAuthMethods,
     ServerPrompt,
     ServerResource,
     ServerResourceTemplate,
@@ -91,7 +91,9 @@ from .records import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..auth import OAuthManager
     from ..client.client import Client
+    from ..client.deferred import InputRequired
 
 __all__ = [
     "CONNECTED",
@@ -112,12 +114,14 @@ __all__ = [
     "UnknownTool",
 ]
 
+_T = TypeVar("_T")
+
 log = logging.getLogger(__name__)
 
 ServerTool = _adapters.ServerTool
 
 
-class Manager(ToolMethods, ListingMethods, OAuthMethods):
+class Manager:
     """Connects and manages many MCP servers; see the module docstring.
 
     Args:
@@ -180,7 +184,8 @@ class Manager(ToolMethods, ListingMethods, OAuthMethods):
         self._clock = clock
         self._env = env
         self._register_clients = register_clients
-        self._oauth = oauth
+        self._oauth: Optional[OAuthManager] = oauth
+        self._owns_oauth = False  # True once the manager made its own OAuthManager (then it closes it)
         self._oauth_options = dict(oauth_options or {})
         self._factory = client_factory
         self._lock = threading.RLock()
@@ -199,7 +204,7 @@ class Manager(ToolMethods, ListingMethods, OAuthMethods):
                 self._events.add(event, cb)
         for name, cfg in configs.items():
             self._servers[name] = _Server(cfg, self._is_lazy(cfg))
-        reopen_after_fork(self)
+        _forks.after_fork_in_child(self._reset_after_fork)  # held weakly: goes with this manager
 
     @classmethod
     def from_file(cls, path: Optional[Union[str, Path]] = None, **kwargs: Any) -> "Manager":
@@ -210,6 +215,24 @@ class Manager(ToolMethods, ListingMethods, OAuthMethods):
             if path is None:
                 raise ConfigError("no MCP configuration found; pass a path or set $MCPSYNC_CONFIG")
         return cls(path, **kwargs)
+
+    def _reset_after_fork(self) -> None:
+        """In a forked child (multiprocessing, gunicorn --preload, Celery prefork): drop the parent's connections
+        without touching them (their clients are abandoned: descriptors released, no I/O, no signals) and mark
+        each enabled server not connected, so it reconnects, in this process, on next use. Runs in the
+        ``os.register_at_fork`` hook, so every lock a dead thread may hold is replaced."""
+        self._lock = threading.RLock()
+        self._events.reset_after_fork()
+        for rec in self._servers.values():
+            rec.lock = threading.Lock()
+            for client in (rec.client, rec.attempt.client if rec.attempt is not None else None):
+                if client is not None:
+                    self._close_quietly(client)
+            rec.client, rec.attempt, rec.refresh_thread = None, None, None
+            rec.generation += 1
+            rec.failures, rec.retry_at, rec.lost, rec.served = 0, 0.0, False, False
+            if rec.config.enabled and not self._closed:
+                rec.status = ServerStatus(rec.config.name, NOT_CONNECTED)
 
     def _is_lazy(self, cfg: ServerConfig) -> bool:
         return self.lazy if cfg.lazy is None else cfg.lazy
@@ -692,5 +715,374 @@ class Manager(ToolMethods, ListingMethods, OAuthMethods):
         return self._records()
 
     # ------------------------------------------------------------------ tools
+
+    def _table(self) -> Tuple[NameTable, Dict[str, ServerTool]]:
+        with self._lock:
+            version, cached = self._version, self._table_cache
+            if cached is not None and cached[0] == version:
+                return cached[1], cached[2]
+            records = list(self._servers.values())
+        known: List[Tuple[str, Tool]] = []
+        for rec in records:
+            with rec.lock:
+                known += [(rec.config.name, t) for t in rec.tools or []]
+        table = NameTable((s, t.name) for s, t in known)
+        by_name = {}
+        for server, tool in known:
+            exposed = table.name_for(server, tool.name)
+            by_name[exposed] = ServerTool(exposed, server, tool, _adapters.object_schema(tool.input_schema))
+        with self._lock:
+            if self._version == version:
+                self._table_cache = (version, table, by_name)
+        return table, by_name
+
+    def tools(self, server: Optional[str] = None, *, audience: Optional[str] = None) -> List[ServerTool]:
+        """Every connected server's tools as :class:`~mcpsync.manager.adapters.ServerTool` (exposed name, server,
+        original :class:`~mcpsync.Tool`, converted input schema), sorted by name.
+
+        ``audience``: None (every tool), ``"model"`` (MCP Apps app-only tools left out: what a model may see)
+        or ``"app"`` (model-only tools left out).
+
+        Served from the cache (no request) once servers are connected; connects lazy
+        servers and restarts lost ones first, which blocks up to their connect bound.
+        """
+        if audience not in (None, "model", "app"):
+            raise ConfigError("audience must be None, 'model' or 'app'")
+        records = self._ensure_all() if server is None else [self._record(server)]
+        if server is not None:
+            try:
+                self._client_for(records[0])
+            except MCPError:
+                return []
+        live = set()
+        for rec in records:
+            with rec.lock:
+                if rec.status.status == CONNECTED:
+                    live.add(rec.config.name)
+        _, by_name = self._table()
+        return [
+            t
+            for name, t in sorted(by_name.items())
+            if t.server in live
+            and (audience is None or (t.tool.visible_to_model if audience == "model" else t.tool.visible_to_app))
+        ]
+
+    def tools_for(self, provider: str, *, strict: bool = False, server: Optional[str] = None) -> List[Dict[str, Any]]:
+        """The tools as ready-to-send definitions for ``provider`` (``openai``, ``openai-responses``,
+        ``anthropic``); see :func:`mcpsync.manager.adapters.tool_definitions`. MCP Apps app-only tools are
+        never included (a model must not see them)."""
+        return _adapters.tool_definitions(self.tools(server, audience="model"), provider, strict=strict)
+
+    def refresh_tools(self, name: Optional[str] = None) -> None:
+        """Re-list the tools of one or every connected server now (blocks; the previous list is kept on error)."""
+        for rec in [self._record(name)] if name is not None else self._records():
+            with rec.lock:
+                client, generation = rec.client, rec.generation
+                if rec.status.status != CONNECTED or client is None:
+                    continue
+            self._refresh_once(rec, client, generation)
+
+    def _refresh_once(self, rec: _Server, client: Any, generation: int) -> bool:
+        try:
+            tools = self._list_tools(client, float(rec.config.connect_timeout))
+        except MCPError as exc:
+            log.warning(
+                "server %s: refreshing the tool list failed (%s); keeping the previous list", rec.config.name, exc
+            )
+            return False
+        with rec.lock:
+            if rec.generation != generation:
+                return False
+            rec.tools = tools
+        self._bump()
+        self._events.emit("tools_changed", rec.config.name)
+        return True
+
+    def _tools_changed(self, rec: _Server, generation: int) -> None:
+        """list_changed arrived (client dispatch thread): refresh in the background, coalesced."""
+        with rec.lock:
+            if rec.generation != generation or self._closed:
+                return
+            rec.refresh_dirty = True
+            if rec.refresh_thread is not None:
+                return
+            rec.refresh_thread = spawn(
+                "mcpsync-manager-refresh:%s" % rec.config.name, self._refresh_worker, rec, generation
+            )
+
+    def _refresh_worker(self, rec: _Server, generation: int) -> None:
+        while True:
+            with rec.lock:
+                if not rec.refresh_dirty or rec.generation != generation or self._closed or rec.client is None:
+                    rec.refresh_thread = None
+                    return
+                rec.refresh_dirty = False
+                client = rec.client
+            self._refresh_once(rec, client, generation)
+
+    def _route(self, name: str, server: Optional[str]) -> Tuple[_Server, str]:
+        if server is not None:
+            return self._record(server), name
+        table, _ = self._table()
+        pair = table.resolve(name)
+        if pair is None:
+            self._ensure_all()
+            table, _ = self._table()
+            pair = table.resolve(name)
+        if pair is None:
+            raise UnknownTool("no server offers a tool named %r" % name)
+        return self._record(pair[0]), pair[1]
+
+    def call_tool(
+        self,
+        name: str,
+        arguments: Optional[Dict[str, Any]] = None,
+        *,
+        server: Optional[str] = None,
+        timeout: Timeout = DEFAULT,
+        progress: Optional[Callable[[ProgressEvent], object]] = None,
+        meta: Optional[Dict[str, Any]] = None,
+        defer_input: Optional[bool] = None,
+        max_total_timeout: Timeout = DEFAULT,
+    ) -> CallToolResult:
+        """Call a tool by its exposed name (``{server}_{tool}``), or by its own name on ``server``.
+
+        Blocks until the result. ``timeout`` (default: the server's configured
+        ``timeout``, 30 s) is an idle timeout restarted by progress notifications;
+        ``max_total_timeout`` (default: the client's, none) caps the whole call.
+        A dead stdio server is restarted first (backoff permitting); a call that
+        was sent is never retried. Raises :class:`UnknownTool`, the client's errors
+        (:class:`~mcpsync.RequestTimeout`, :class:`~mcpsync.errors.ConnectionClosed`...),
+        or :class:`~mcpsync.errors.ConnectError` when the server is unavailable. ``defer_input`` as in
+        :meth:`mcpsync.Client.call_tool`: :class:`~mcpsync.input.InputRequired` goes to :meth:`resume`.
+        """
+        rec, tool = self._route(name, server)
+        client = self._client_for(rec)
+        idle = rec.config.timeout if timeout is DEFAULT else timeout
+        try:
+            result = client.call_tool(
+                tool,
+                arguments or {},
+                timeout=idle,
+                max_total_timeout=max_total_timeout,
+                progress=progress,
+                meta=meta,
+                defer_input=defer_input,
+            )
+        except ConnectionClosed as exc:
+            with rec.lock:
+                if rec.client is client and rec.status.status == CONNECTED:
+                    self._mark_lost(rec, exc)
+            raise
+        rec.served_by(client)  # this connection proved itself: the failure count resets
+        return result
+
+    def resume(
+        self, input_required: "InputRequired", answers: Optional[Dict[str, Any]] = None, *, timeout: Timeout = DEFAULT
+    ) -> Any:
+        """Continue a deferred call (:class:`~mcpsync.input.InputRequired`) on the server it came from
+        (``input_required.server``, a configured server's name). See :meth:`mcpsync.Client.resume`."""
+        if input_required.server is None:
+            raise InputNotResumable("this input request names no server")
+        rec = self._record(input_required.server)
+        return self._client_for(rec).resume(input_required, answers, timeout=timeout)
+
+    def input_schema(self, name: str) -> Optional[Dict[str, Any]]:
+        """The original input schema of the tool exposed as ``name`` (None when unknown). No I/O."""
+        _, by_name = self._table()
+        tool = by_name.get(name)
+        return tool.tool.input_schema if tool is not None else None
+
+    def call_from_tool_call(
+        self, tool_call: Any, *, provider: Optional[str] = None, raise_errors: bool = False
+    ) -> Dict[str, Any]:
+        """Execute an OpenAI / Responses / Anthropic tool call; return that provider's tool-result shape.
+
+        Blocks for the call. Failures become an error result the model can read
+        (see :func:`mcpsync.manager.adapters.execute_tool_call`) unless ``raise_errors``. A call to an MCP Apps
+        app-only tool (``_meta.ui.visibility`` without ``"model"``) is refused with :class:`~mcpsync.ToolDenied`
+        and never sent: a model cannot have seen it.
+        """
+
+        def call(name: str, arguments: Dict[str, Any]) -> CallToolResult:
+            rec, original = self._route(name, None)
+            with rec.lock:
+                listed = {t.name: t for t in rec.tools or []}
+            tool = listed.get(original)
+            if tool is not None and not tool.visible_to_model:
+                raise ToolDenied(
+                    "tool %r is app-only (MCP Apps visibility); a model may not call it" % name,
+                    tool=name,
+                    reason="app-only",
+                    by="visibility",
+                    server=rec.config.name,
+                    method="tools/call",
+                )
+            return self.call_tool(original, arguments, server=rec.config.name)
+
+        return _adapters.execute_tool_call(
+            tool_call,
+            call,
+            provider=provider,
+            schema_for=self.input_schema,
+            raise_errors=raise_errors,
+        )
+
+    # ------------------------------------------------------------------ prompts and resources
+
+    def _each(self, method: str, wrap: Callable[[str, Any], Any], capability: str) -> List[Any]:
+        out: List[Any] = []
+        for rec in self._ensure_all():
+            with rec.lock:
+                client = rec.client if rec.status.status == CONNECTED else None
+            if client is None:
+                continue
+            caps = getattr(client, "server_capabilities", None)
+            if isinstance(caps, dict) and capability not in caps:
+                continue
+            try:
+                items = getattr(client, method)(timeout=rec.config.timeout)
+            except (CapabilityError, MethodNotFound):
+                continue
+            except MCPError as exc:
+                log.warning("server %s: %s failed: %s", rec.config.name, method, exc)
+                continue
+            out += [wrap(rec.config.name, item) for item in items]
+        return out
+
+    def prompts(self) -> List[ServerPrompt]:
+        """Every connected server's prompts, each with its server's name. Blocks for the list requests."""
+        return self._each("list_prompts", ServerPrompt, "prompts")
+
+    def resources(self) -> List[ServerResource]:
+        """Every connected server's resources, each with its server's name. Blocks for the list requests."""
+        return self._each("list_resources", ServerResource, "resources")
+
+    def resource_templates(self) -> List[ServerResourceTemplate]:
+        """Every connected server's resource templates, each with its server's name."""
+        return self._each("list_resource_templates", ServerResourceTemplate, "resources")
+
+    def get_prompt(self, server: str, name: str, arguments: Optional[Dict[str, str]] = None) -> GetPromptResult:
+        """Get prompt ``name`` from ``server``. Blocks up to the server's timeout."""
+        rec = self._record(server)
+        return self._client_for(rec).get_prompt(name, arguments or {}, timeout=rec.config.timeout)
+
+    def read_resource(self, server: str, uri: str) -> ReadResourceResult:
+        """Read ``uri`` from ``server``. Blocks up to the server's timeout."""
+        rec = self._record(server)
+        return self._client_for(rec).read_resource(uri, timeout=rec.config.timeout)
+
+    # ------------------------------------------------------------------ OAuth
+
+    def _oauth_manager(self, cfg: Optional[ServerConfig] = None) -> OAuthManager:
+        with self._lock:
+            if self._oauth is None:
+                from ..auth import OAuthManager
+
+                options = dict(self._oauth_options)
+                options.setdefault("on_browser_open_failed", self._browser_failed)
+                self._oauth = OAuthManager(**options)
+                self._owns_oauth = True
+            oauth = self._oauth
+        if cfg is not None:
+            oauth.add_server(cfg.name, cfg.url or "", cfg.oauth_settings or True)
+            http = self._oauth_http(cfg)
+            if http is not None:
+                oauth.use_http(cfg.name, http)
+        return oauth
+
+
+    def _oauth_http(self, cfg: ServerConfig) -> Any:
+        """The HTTP settings ``cfg``'s client would use (the manager's ``client_options`` under the server's
+        own), so that OAuth steps run before any connection (``start_auth``, ``authenticate``, the probe) go
+        the way its MCP requests will; None when they are invalid (connecting reports that)."""
+        from ..transports.http.oauth_http import oauth_http_from
+
+        options = dict(self.client_options)
+        options.update(cfg.client_arguments()[1])
+        return oauth_http_from(options)
+
+    def _card_config(self, cfg: ServerConfig, seed: bool = True) -> ServerConfig:
+        """``cfg`` (a ``card`` entry) as the remote its Server Card describes: the card is fetched (or taken from
+        the card cache while fresh), checked and resolved now, on the connecting thread; ``seed``: the card's
+        protocol versions choose ``protocol`` (else it negotiates). Raises a CardError, MissingInput (a required
+        header or variable the entry does not give)."""
+        import dataclasses
+
+        from ..cards.connector import resolve_card
+
+        settings = dict(cfg.card_options)
+        http = {k: v for k, v in dict(self.client_options, **cfg.options).items()
+                if k in ("verify", "proxies", "trust_env")}
+        prepared = resolve_card(cfg.card or "", headers=cfg.headers or None, remote=settings.pop("remote", None),
+                                inputs=settings.pop("inputs", None), **settings, **http)
+        options = dict(cfg.options)
+        if seed and "protocol" not in options and "protocol" not in self.client_options:
+            options["protocol"] = prepared.protocol
+        return dataclasses.replace(
+            cfg, url=prepared.url, card=None, card_options={}, headers=dict(prepared.headers), options=options,
+            transport=cfg.transport if cfg.transport != "auto" else prepared.transport,
+        )
+
+    def _browser_failed(self, name: str, url: str) -> None:
+        self._events.emit("browser_open_failed", name, url)
+
+    def _oauth_for(self, name: str) -> OAuthManager:
+        cfg = self._record(name).config
+        if cfg.card and not cfg.url:
+            cfg = self._card_config(cfg)  # OAuth is for the card's remote (fetched, checked: it may raise)
+        if cfg.kind != "remote" or not cfg.url:
+            raise ConfigError("server %r is not a remote server; OAuth does not apply" % name, server=name)
+        if cfg.oauth is False:
+            raise ConfigError("OAuth is disabled for server %r (oauth: false)" % name, server=name)
+        return self._oauth_manager(cfg)
+
+    def supports_oauth(self, name: str) -> bool:
+        """True when ``name`` is a remote server with OAuth enabled (configuration only, no I/O)."""
+        cfg = self._record(name).config
+        return cfg.kind == "remote" and cfg.oauth is not False
+
+    def has_stored_tokens(self, name: str) -> bool:
+        """Whether tokens are stored for ``name`` (reads the credential store)."""
+        return bool(self._oauth_for(name).has_stored_tokens(name))
+
+    def get_auth_status(self, name: str) -> str:
+        """``authenticated``, ``expired`` or ``not_authenticated`` (reads the credential store)."""
+        return str(self._oauth_for(name).get_auth_status(name))
+
+    def remove_auth(self, name: str) -> None:
+        """Forget the stored credentials of ``name``."""
+        self._oauth_for(name).remove_auth(name)
+
+    def start_auth(self, name: str) -> str:
+        """Begin a login for ``name`` and return the authorization URL (finish with :meth:`finish_auth`).
+        Blocks for discovery and registration; records needs_client_registration when that fails."""
+        return self._auth_step(name, lambda oauth: oauth.start_auth(name), reconnect=False, probe=True)
+
+    def finish_auth(self, name: str, code_or_url: Any) -> ServerStatus:
+        """Complete a login with the redirect URL (or code); then reconnects ``name`` if enabled."""
+        self._auth_step(name, lambda oauth: oauth.finish_auth(name, code_or_url), reconnect=True)
+        return self._record(name).status
+
+    def authenticate(self, name: str, timeout: Optional[float] = None) -> ServerStatus:
+        """Run the whole browser login of ``name`` (works for a disabled server too), then reconnect it if
+        enabled. Blocks until the user approves (up to ``timeout``); returns the new status."""
+        self._auth_step(name, lambda oauth: oauth.authenticate(name, timeout), reconnect=True, probe=True)
+        return self._record(name).status
+
+    def _auth_step(self, name: str, step: Callable[[OAuthManager], _T], *, reconnect: bool, probe: bool = False) -> _T:
+        rec = self._record(name)
+        oauth = self._oauth_for(name)
+        if probe and rec.status.status != CONNECTED:
+            oauth.probe_challenge(name, dict(rec.config.headers))
+        try:
+            result = step(oauth)
+        except NeedsClientRegistration as exc:
+            with rec.lock:
+                self._set_status(rec, _classify(name, exc, rec.secrets(), [], rec.config.kind))
+            raise
+        if reconnect and rec.config.enabled:
+            self.connect(name)
+        return result
 
 

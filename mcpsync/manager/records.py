@@ -1,4 +1,4 @@
-"""Support for :mod:`mcpsync.manager`: statuses, result wrappers, events, per-server records, OAuth methods.
+"""Support for :mod:`mcpsync.manager`: statuses, result wrappers, events, per-server records.
 
 Private: import the public names from :mod:`mcpsync.manager`.
 """
@@ -8,33 +8,28 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Tuple, TypeVar
 
-from .. import _forks
 from .._threads import join, spawn
 from ..errors import (
     AuthRequired,
-    CapabilityError,
     ConfigError,
     HTTPStatusError,
     MCPError,
-    MethodNotFound,
     NeedsClientRegistration,
     RequestTimeout,
     ServerExited,
 )
-from ..types import GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool
+from ..types import Prompt, Resource, ResourceTemplate, Tool
 from .config import ServerConfig
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..auth import OAuthManager
     from ..client.client import Client
 
 _T = TypeVar("_T")
 
-log = logging.getLogger("mcpsync.manager")
+log = logging.getLogger(__name__)
 
 EVENTS = ("tools_changed", "status_changed", "browser_open_failed")
 
@@ -290,223 +285,3 @@ class _Server:
         values = list(cfg.env.values()) + list(cfg.headers.values()) + [cfg.bearer_token or ""] + (
             [str(v) for v in inputs.values()] if isinstance(inputs, dict) else [])
         return [v.split(" ", 1)[-1] for v in values] + values
-
-
-class OAuthMethods:
-    """The per-server OAuth API of the manager (mixed into :class:`mcpsync.manager.Manager`)."""
-
-    _lock: Any
-    _oauth: Optional[OAuthManager]
-    _oauth_options: Dict[str, Any]
-    _events: "_Events"
-
-    def _record(self, name: str) -> "_Server":  # pragma: no cover - provided by Manager
-        raise NotImplementedError
-
-    def _set_status(self, rec: "_Server", status: ServerStatus) -> None:  # pragma: no cover
-        raise NotImplementedError
-
-    def connect(
-        self, name: str, *, wait: bool = True, timeout: Optional[float] = None
-    ) -> ServerStatus:  # pragma: no cover
-        raise NotImplementedError
-
-    _owns_oauth = False
-
-    def _oauth_manager(self, cfg: Optional[ServerConfig] = None) -> OAuthManager:
-        with self._lock:
-            if self._oauth is None:
-                from ..auth import OAuthManager
-
-                options = dict(self._oauth_options)
-                options.setdefault("on_browser_open_failed", self._browser_failed)
-                self._oauth = OAuthManager(**options)
-                self._owns_oauth = True
-            oauth = self._oauth
-        if cfg is not None:
-            oauth.add_server(cfg.name, cfg.url or "", cfg.oauth_settings or True)
-            http = self._oauth_http(cfg)
-            if http is not None:
-                oauth.use_http(cfg.name, http)
-        return oauth
-
-    client_options: Dict[str, Any]
-
-    def _oauth_http(self, cfg: ServerConfig) -> Any:
-        """The HTTP settings ``cfg``'s client would use (the manager's ``client_options`` under the server's
-        own), so that OAuth steps run before any connection (``start_auth``, ``authenticate``, the probe) go
-        the way its MCP requests will; None when they are invalid (connecting reports that)."""
-        from ..transports.http.oauth_http import oauth_http_from
-
-        options = dict(self.client_options)
-        options.update(cfg.client_arguments()[1])
-        return oauth_http_from(options)
-
-    def _card_config(self, cfg: ServerConfig, seed: bool = True) -> ServerConfig:
-        """``cfg`` (a ``card`` entry) as the remote its Server Card describes: the card is fetched (or taken from
-        the card cache while fresh), checked and resolved now, on the connecting thread; ``seed``: the card's
-        protocol versions choose ``protocol`` (else it negotiates). Raises a CardError, MissingInput (a required
-        header or variable the entry does not give)."""
-        import dataclasses
-
-        from ..cards.connector import resolve_card
-
-        settings = dict(cfg.card_options)
-        http = {k: v for k, v in dict(self.client_options, **cfg.options).items()
-                if k in ("verify", "proxies", "trust_env")}
-        prepared = resolve_card(cfg.card or "", headers=cfg.headers or None, remote=settings.pop("remote", None),
-                                inputs=settings.pop("inputs", None), **settings, **http)
-        options = dict(cfg.options)
-        if seed and "protocol" not in options and "protocol" not in self.client_options:
-            options["protocol"] = prepared.protocol
-        return dataclasses.replace(
-            cfg, url=prepared.url, card=None, card_options={}, headers=dict(prepared.headers), options=options,
-            transport=cfg.transport if cfg.transport != "auto" else prepared.transport,
-        )
-
-    def _browser_failed(self, name: str, url: str) -> None:
-        self._events.emit("browser_open_failed", name, url)
-
-    def _oauth_for(self, name: str) -> OAuthManager:
-        cfg = self._record(name).config
-        if cfg.card and not cfg.url:
-            cfg = self._card_config(cfg)  # OAuth is for the card's remote (fetched, checked: it may raise)
-        if cfg.kind != "remote" or not cfg.url:
-            raise ConfigError("server %r is not a remote server; OAuth does not apply" % name, server=name)
-        if cfg.oauth is False:
-            raise ConfigError("OAuth is disabled for server %r (oauth: false)" % name, server=name)
-        return self._oauth_manager(cfg)
-
-    def supports_oauth(self, name: str) -> bool:
-        """True when ``name`` is a remote server with OAuth enabled (configuration only, no I/O)."""
-        cfg = self._record(name).config
-        return cfg.kind == "remote" and cfg.oauth is not False
-
-    def has_stored_tokens(self, name: str) -> bool:
-        """Whether tokens are stored for ``name`` (reads the credential store)."""
-        return bool(self._oauth_for(name).has_stored_tokens(name))
-
-    def get_auth_status(self, name: str) -> str:
-        """``authenticated``, ``expired`` or ``not_authenticated`` (reads the credential store)."""
-        return str(self._oauth_for(name).get_auth_status(name))
-
-    def remove_auth(self, name: str) -> None:
-        """Forget the stored credentials of ``name``."""
-        self._oauth_for(name).remove_auth(name)
-
-    def start_auth(self, name: str) -> str:
-        """Begin a login for ``name`` and return the authorization URL (finish with :meth:`finish_auth`).
-        Blocks for discovery and registration; records needs_client_registration when that fails."""
-        return self._auth_step(name, lambda oauth: oauth.start_auth(name), reconnect=False, probe=True)
-
-    def finish_auth(self, name: str, code_or_url: Any) -> ServerStatus:
-        """Complete a login with the redirect URL (or code); then reconnects ``name`` if enabled."""
-        self._auth_step(name, lambda oauth: oauth.finish_auth(name, code_or_url), reconnect=True)
-        return self._record(name).status
-
-    def authenticate(self, name: str, timeout: Optional[float] = None) -> ServerStatus:
-        """Run the whole browser login of ``name`` (works for a disabled server too), then reconnect it if
-        enabled. Blocks until the user approves (up to ``timeout``); returns the new status."""
-        self._auth_step(name, lambda oauth: oauth.authenticate(name, timeout), reconnect=True, probe=True)
-        return self._record(name).status
-
-    def _auth_step(self, name: str, step: Callable[[OAuthManager], _T], *, reconnect: bool, probe: bool = False) -> _T:
-        rec = self._record(name)
-        oauth = self._oauth_for(name)
-        if probe and rec.status.status != CONNECTED:
-            oauth.probe_challenge(name, dict(rec.config.headers))
-        try:
-            result = step(oauth)
-        except NeedsClientRegistration as exc:
-            with rec.lock:
-                self._set_status(rec, _classify(name, exc, rec.secrets(), [], rec.config.kind))
-            raise
-        if reconnect and rec.config.enabled:
-            self.connect(name)
-        return result
-
-
-class ListingMethods:
-    """Prompts and resources of every server (mixed into :class:`mcpsync.manager.Manager`)."""
-
-    def _ensure_all(self) -> List["_Server"]:  # pragma: no cover - provided by Manager
-        raise NotImplementedError
-
-    def _record(self, name: str) -> "_Server":  # pragma: no cover - provided by Manager
-        raise NotImplementedError
-
-    def _client_for(self, rec: "_Server", *, targeted: bool = True) -> Client:  # pragma: no cover
-        raise NotImplementedError
-
-    def _each(self, method: str, wrap: Callable[[str, Any], Any], capability: str) -> List[Any]:
-        out: List[Any] = []
-        for rec in self._ensure_all():
-            with rec.lock:
-                client = rec.client if rec.status.status == CONNECTED else None
-            if client is None:
-                continue
-            caps = getattr(client, "server_capabilities", None)
-            if isinstance(caps, dict) and capability not in caps:
-                continue
-            try:
-                items = getattr(client, method)(timeout=rec.config.timeout)
-            except (CapabilityError, MethodNotFound):
-                continue
-            except MCPError as exc:
-                log.warning("server %s: %s failed: %s", rec.config.name, method, exc)
-                continue
-            out += [wrap(rec.config.name, item) for item in items]
-        return out
-
-    def prompts(self) -> List[ServerPrompt]:
-        """Every connected server's prompts, each with its server's name. Blocks for the list requests."""
-        return self._each("list_prompts", ServerPrompt, "prompts")
-
-    def resources(self) -> List[ServerResource]:
-        """Every connected server's resources, each with its server's name. Blocks for the list requests."""
-        return self._each("list_resources", ServerResource, "resources")
-
-    def resource_templates(self) -> List[ServerResourceTemplate]:
-        """Every connected server's resource templates, each with its server's name."""
-        return self._each("list_resource_templates", ServerResourceTemplate, "resources")
-
-    def get_prompt(self, server: str, name: str, arguments: Optional[Dict[str, str]] = None) -> GetPromptResult:
-        """Get prompt ``name`` from ``server``. Blocks up to the server's timeout."""
-        rec = self._record(server)
-        return self._client_for(rec).get_prompt(name, arguments or {}, timeout=rec.config.timeout)
-
-    def read_resource(self, server: str, uri: str) -> ReadResourceResult:
-        """Read ``uri`` from ``server``. Blocks up to the server's timeout."""
-        rec = self._record(server)
-        return self._client_for(rec).read_resource(uri, timeout=rec.config.timeout)
-
-
-_MANAGERS: "weakref.WeakSet[Any]" = weakref.WeakSet()
-
-
-def reopen_after_fork(manager: Any) -> None:
-    """Make ``manager`` reopen its servers in any child forked from now on (see :func:`_reset_in_child`)."""
-    _MANAGERS.add(manager)
-
-
-def _reset_in_child() -> None:
-    """In a forked child (multiprocessing, gunicorn --preload, Celery prefork), for every manager: drop the
-    parent's connections without touching them (their clients are abandoned: descriptors released, no I/O,
-    no signals) and mark each enabled server not connected, so it reconnects, in this process, on next use.
-    Runs in the ``os.register_at_fork`` hook, so every lock a dead thread may hold is replaced."""
-    for m in list(_MANAGERS):
-        m._lock = threading.RLock()
-        m._events.reset_after_fork()
-        for rec in m._servers.values():
-            rec.lock = threading.Lock()
-            for client in (rec.client, rec.attempt.client if rec.attempt is not None else None):
-                if client is not None:
-                    m._close_quietly(client)
-            rec.client, rec.attempt, rec.refresh_thread = None, None, None
-            rec.generation += 1
-            rec.failures, rec.retry_at, rec.lost, rec.served = 0, 0.0, False, False
-            if rec.config.enabled and not m._closed:
-                rec.status = ServerStatus(rec.config.name, NOT_CONNECTED)
-
-
-_forks.after_fork_in_child(_reset_in_child)

@@ -16,6 +16,7 @@ See docs/guides/registry.md.
 
 from __future__ import annotations
 
+from types import MappingProxyType as _MappingProxyType
 from typing import TYPE_CHECKING, Any, List
 
 from .._lazy import exports
@@ -65,7 +66,7 @@ __all__ = [
     "update",
 ]
 
-_LAZY = {
+_LAZY = _MappingProxyType({
     "DEFAULT_REGISTRY_URL": ".client",
     "RegistryClient": ".client",
     "RegistryEntry": ".client",
@@ -91,7 +92,7 @@ _LAZY = {
     "update": ".installer",
     "ResolvedServer": ".resolver",
     "resolve": ".resolver",
-}
+})
 
 
 _load, _names = exports(__name__, _LAZY, globals())

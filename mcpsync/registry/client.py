@@ -67,18 +67,6 @@ MAX_PAGES = 1000
 STATUSES = ("active", "deprecated", "deleted")
 
 _WARN_INTERVAL = 30.0
-_last_warning: Dict[str, float] = {}
-_warn_lock = threading.Lock()
-
-
-def _warn(key: str, message: str, *args: Any) -> None:
-    """A warning at most once per ``_WARN_INTERVAL`` seconds for ``key`` (registry garbage is rate-limited)."""
-    now = time.monotonic()
-    with _warn_lock:
-        if now - _last_warning.get(key, -1e9) < _WARN_INTERVAL:
-            return
-        _last_warning[key] = now
-    log.warning(message, *args)
 
 
 def display_text(text: object) -> str:
@@ -226,9 +214,20 @@ class RegistryClient:
         self._session = session
         self._lock = threading.Lock()
         self._sock: Dict[str, Any] = {}  # the deadline of the request in flight (own session), for its reads
+        self._last_warning: Dict[str, float] = {}  # warning key -> when it was last logged
+        self._warn_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return "RegistryClient(%r)" % self.base_url
+
+    def _warn(self, key: str, message: str, *args: Any) -> None:
+        """A warning at most once per ``_WARN_INTERVAL`` seconds for ``key`` (registry garbage is rate-limited)."""
+        now = time.monotonic()
+        with self._warn_lock:
+            if now - self._last_warning.get(key, -1e9) < _WARN_INTERVAL:
+                return
+            self._last_warning[key] = now
+        log.warning(message, *args)
 
     def __enter__(self) -> "RegistryClient":
         return self
@@ -273,8 +272,13 @@ class RegistryClient:
             status, body, etag = self._get(url, headers, deadline or self._deadline(path))
         except RegistryUnavailable as exc:
             if cached is not None:
-                _warn("stale:" + self.base_url, "registry %s unreachable (%s); using a cached answer from %d s ago",
-                      self.base_url, exc.message, int(cached.age()))
+                self._warn(
+                    "stale:" + self.base_url,
+                    "registry %s unreachable (%s); using a cached answer from %d s ago",
+                    self.base_url,
+                    exc.message,
+                    int(cached.age()),
+                )
                 return self._decode(cached.body, url)
             raise
         if status == 304 and cached is not None:
@@ -285,8 +289,8 @@ class RegistryClient:
             raise RegistryNotFound("not found in the registry %s: %s" % (self.base_url, path))
         if status != 200:
             if cached is not None and status >= 500:
-                _warn("stale:" + self.base_url, "registry %s answered HTTP %d; using a cached answer",
-                      self.base_url, status)
+                self._warn("stale:" + self.base_url, "registry %s answered HTTP %d; using a cached answer",
+                           self.base_url, status)
                 return self._decode(cached.body, url)
             raise RegistryUnavailable("registry %s answered HTTP %d for %s" % (self.base_url, status, path),
                                       status=status, url=url)
@@ -351,8 +355,8 @@ class RegistryClient:
             try:
                 out.append(parse_entry(item, self.base_url))
             except InvalidServerJson as exc:
-                _warn("entry:" + self.base_url, "registry %s: skipping %s servers[%d]: %s",
-                      self.base_url, where, i, exc.message)
+                self._warn("entry:" + self.base_url, "registry %s: skipping %s servers[%d]: %s",
+                           self.base_url, where, i, exc.message)
         raw = page.get("metadata")
         cursor = raw.get("nextCursor") if isinstance(raw, dict) else None
         return out, cursor if isinstance(cursor, str) and cursor else None

@@ -139,8 +139,8 @@ class InputSource:
         return answer
 
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
-_TRUE = {"true", "yes", "1", "on"}
-_FALSE = {"false", "no", "0", "off"}
+_TRUE = frozenset({"true", "yes", "1", "on"})
+_FALSE = frozenset({"false", "no", "0", "off"})
 
 
 def check_value(request: InputRequest, value: str) -> str:

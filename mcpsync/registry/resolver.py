@@ -43,6 +43,7 @@ import re
 import shutil
 import sys
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 from urllib.parse import quote, urlsplit
 
@@ -57,17 +58,17 @@ MAX_TEXT = 64 * 1024
 
 Which = Callable[[str], Optional[str]]
 
-_RUNTIMES: Dict[str, Tuple[str, Tuple[str, ...]]] = {
+_RUNTIMES: Mapping[str, Tuple[str, Tuple[str, ...]]] = MappingProxyType({
     "npm": ("npx", ("-y",)),
     "pypi": ("uvx", ()),
     "oci": ("docker", ("run", "-i", "--rm")),
     "nuget": ("dnx", ()),
-}
-_HINT_PREFIX: Dict[str, Tuple[str, ...]] = {
+})
+_HINT_PREFIX: Mapping[str, Tuple[str, ...]] = MappingProxyType({
     "npx": ("-y",),
     "docker": ("run", "-i", "--rm"),
     "podman": ("run", "-i", "--rm"),
-}
+})
 _VAR = re.compile(r"\{([A-Za-z0-9_.-]+)\}")
 
 
