@@ -23,7 +23,7 @@ import contextlib
 import os
 import tempfile
 import time
-from typing import Optional, Union
+from typing import Callable, Optional, TypeVar, Union
 
 __all__ = ["CACHE_DIR_ENV", "REPLACE_PATIENCE", "cache_root", "read_bytes", "replace", "write_atomically"]
 
@@ -54,6 +54,26 @@ def cache_root() -> str:
     return os.path.join(base, "mcpsync")
 
 
+_T = TypeVar("_T")
+
+
+def _retry_permission(attempt: Callable[[], _T], patience: float) -> _T:
+    """``attempt()``, called again while it raises ``PermissionError`` (a Windows sharing refusal), with a
+    backoff of 5 ms doubling to 100 ms. Blocks at most about ``patience`` seconds, then raises the last
+    ``PermissionError``; any other exception is raised at once."""
+    deadline = time.monotonic() + patience
+    delay = 0.005
+    while True:
+        try:
+            return attempt()
+        except PermissionError:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise
+            time.sleep(min(delay, remaining))
+            delay = min(delay * 2, 0.1)
+
+
 #: How long :func:`replace` keeps retrying a rename refused with ``PermissionError`` (seconds).
 REPLACE_PATIENCE = 2.0
 
@@ -62,18 +82,7 @@ def replace(src: PathLike, dst: PathLike, *, patience: float = REPLACE_PATIENCE)
     """``os.replace(src, dst)``, retried while it raises ``PermissionError`` (a reader holds ``dst`` open on
     Windows), with a backoff of 5 ms doubling to 100 ms. Blocks at most about ``patience`` seconds, then
     raises the last ``PermissionError``; any other ``OSError`` is raised at once."""
-    deadline = time.monotonic() + patience
-    delay = 0.005
-    while True:
-        try:
-            os.replace(src, dst)
-            return
-        except PermissionError:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise
-            time.sleep(min(delay, remaining))
-            delay = min(delay * 2, 0.1)
+    _retry_permission(lambda: os.replace(src, dst), patience)
 
 
 def read_bytes(path: PathLike, limit: int = -1, *, patience: float = 0.5) -> bytes:
@@ -81,18 +90,12 @@ def read_bytes(path: PathLike, limit: int = -1, *, patience: float = 0.5) -> byt
     ``PermissionError``: on Windows a file being renamed over (delete pending) refuses new readers for that
     instant. Blocks at most about ``patience`` seconds, then raises; ``FileNotFoundError`` and any other
     ``OSError`` are raised at once."""
-    deadline = time.monotonic() + patience
-    delay = 0.005
-    while True:
-        try:
-            with open(path, "rb") as fh:
-                return fh.read(limit)
-        except PermissionError:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise
-            time.sleep(min(delay, remaining))
-            delay = min(delay * 2, 0.1)
+
+    def read() -> bytes:
+        with open(path, "rb") as fh:
+            return fh.read(limit)
+
+    return _retry_permission(read, patience)
 
 
 def write_atomically(

@@ -408,3 +408,34 @@ def test_the_toolkit_and_typed_results_need_no_pydantic(tmp_path: Path) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stdout + out.stderr
+
+
+def test_over_new_manager_closes_the_manager_when_the_build_fails(tmp_path: Path) -> None:
+    """The frameworks' ``from_servers`` / ``from_config``: the new Manager goes to the build; a failing build
+    closes it (its server process stops) and the error leaves unchanged."""
+    from mcpsync.integrations.core import over_new_manager
+
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": {"example": {"command": sys.executable,
+                                                           "args": ["-m", "mcpsync.example_server"]}}}))
+    built: List[Any] = []
+
+    def build_ok(manager: Any) -> McpToolkit:
+        built.append(manager)
+        return McpToolkit(manager)
+
+    kit = over_new_manager(str(path), build_ok)
+    try:
+        assert "example_echo" in {t.name for t in kit.tools()}
+    finally:
+        built[0].close()
+
+    def build_fails(manager: Any) -> McpToolkit:
+        built.append(manager)
+        assert "example_echo" in {t.name for t in McpToolkit(manager).tools()}
+        raise ValueError("bad option")
+
+    with pytest.raises(ValueError, match="bad option"):
+        over_new_manager(str(path), build_fails)
+    with pytest.raises(mcpsync.MCPError):
+        built[1].call_tool("example_echo", {"message": "after close"})

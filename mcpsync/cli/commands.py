@@ -47,14 +47,9 @@ def cmd_info(cli: Cli, client: Client) -> int:
 def cmd_tools(cli: Cli, client: Client) -> int:
     """``mcpsync tools``: every tool, with its arguments and description."""
     tools = client.list_tools()
-    if cli.json:
-        cli.emit_json({"tools": [t.raw or t.to_dict() for t in tools]})
-        return 0
-    if not tools:
-        cli.print("(no tools)")
-        return 0
-    cli.rows(out.tool_rows(tools))
-    return 0
+    return cli.listing(
+        tools, "tools", lambda: {"tools": [t.raw or t.to_dict() for t in tools]}, lambda: out.tool_rows(tools)
+    )
 
 
 def progress_mode(cli: Cli) -> str:
@@ -111,6 +106,11 @@ def cmd_call(cli: Cli, client: Client) -> int:
         exc.cli_hint = _unknown_tool_hint(client, cli.args.tool)  # type: ignore[attr-defined]
         raise
     cli.in_flight = False
+    return report_call_result(cli, cli.args.tool, result)
+
+
+def report_call_result(cli: Cli, tool: str, result: CallToolResult) -> int:
+    """Print a tool's result (JSON with ``--json``); the exit code: 1 when the tool reported isError, else 0."""
     if cli.json:
         cli.emit_json(result.raw)
     else:
@@ -118,7 +118,7 @@ def cmd_call(cli: Cli, client: Client) -> int:
         if text:
             cli.print(text)
     if result.is_error:
-        cli.err.line("mcpsync: tool %r reported an error (isError)" % cli.args.tool)
+        cli.err.line("mcpsync: tool %r reported an error (isError)" % tool)
         return 1
     return 0
 
@@ -137,14 +137,9 @@ def _unknown_tool_hint(client: Client, name: str) -> Optional[str]:
 def cmd_prompts(cli: Cli, client: Client) -> int:
     """``mcpsync prompts``: every prompt with its arguments (optional ones in brackets)."""
     prompts = client.list_prompts()
-    if cli.json:
-        cli.emit_json({"prompts": [p.raw for p in prompts]})
-        return 0
-    if not prompts:
-        cli.print("(no prompts)")
-        return 0
-    cli.rows(out.prompt_rows(prompts))
-    return 0
+    return cli.listing(
+        prompts, "prompts", lambda: {"prompts": [p.raw for p in prompts]}, lambda: out.prompt_rows(prompts)
+    )
 
 
 def cmd_prompt(cli: Cli, client: Client) -> int:

@@ -12,7 +12,7 @@ import difflib
 import json
 import os
 import sys
-from typing import IO, Any, Dict, Iterable, List, Optional, Sequence
+from typing import IO, Any, Callable, Dict, Iterable, List, Optional, Sequence
 
 from ..errors import TransportError
 from . import output as out
@@ -113,6 +113,23 @@ class Cli:
     def emit_json(self, value: Any) -> None:
         """Write one JSON document to stdout."""
         self.stdout.write(out.dump_json(value) + "\n")
+
+    def listing(
+        self,
+        items: Sequence[Any],
+        what: str,
+        as_json: Callable[[], Any],
+        rows: Callable[[], Sequence[Sequence[str]]],
+    ) -> int:
+        """A listing command's output: ``as_json()`` with ``--json``, else ``(no WHAT)`` when ``items`` is
+        empty, else the table ``rows()``. Returns the exit code, 0."""
+        if self.json:
+            self.emit_json(as_json())
+        elif not items:
+            self.print("(no %s)" % what)
+        else:
+            self.rows(rows())
+        return 0
 
     def rows(self, rows: Sequence[Sequence[str]], indent: str = "") -> None:
         """Print an aligned table, clipped to the terminal's width."""

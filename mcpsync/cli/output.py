@@ -197,22 +197,18 @@ def prompt_rows(prompts: Iterable[Prompt]) -> List[Tuple[str, str, str]]:
 
 def resource_rows(resources: Iterable[Resource]) -> List[Tuple[str, str, str]]:
     """One (uri, mime type, name: description) row per resource."""
-    rows = []
-    for r in resources:
-        label = r.title or r.name
-        desc = _first_line(r.description)
-        rows.append((r.uri, r.mime_type or "", "%s: %s" % (label, desc) if label and desc else label or desc))
-    return rows
+    return [(r.uri, r.mime_type or "", _label(r.title or r.name, r.description)) for r in resources]
 
 
 def template_rows(templates: Iterable[ResourceTemplate]) -> List[Tuple[str, str, str]]:
     """One (uri template, mime type, name: description) row per resource template."""
-    rows = []
-    for t in templates:
-        label = t.title or t.name
-        desc = _first_line(t.description)
-        rows.append((t.uri_template, t.mime_type or "", "%s: %s" % (label, desc) if label and desc else label or desc))
-    return rows
+    return [(t.uri_template, t.mime_type or "", _label(t.title or t.name, t.description)) for t in templates]
+
+
+def _label(label: str, description: Optional[str]) -> str:
+    """``label: first line of description``, or whichever of the two is there."""
+    desc = _first_line(description)
+    return "%s: %s" % (label, desc) if label and desc else label or desc
 
 
 def _b64_size(data: str) -> int:

@@ -42,6 +42,10 @@ def add_registry_parsers(subparsers: Any) -> None:
         p.add_argument("--input", "-i", dest="inputs", action="append", default=[], metavar="NAME=VALUE",
                        help="answer an input by the name server.json gives it (repeatable)")
 
+    def with_card_allow_local(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--allow-local", dest="card_allow_local", action="append", default=[], metavar="HOST",
+                       help="for servers installed from a Server Card on a local host: allow it (repeatable)")
+
     p = subparsers.add_parser("search", help="search an MCP Registry", description="Search an MCP Registry for "
                               "servers whose name contains TEXT (latest versions of active servers).")
     p.add_argument("text", metavar="TEXT", nargs="?", default=None)
@@ -76,8 +80,7 @@ def add_registry_parsers(subparsers: Any) -> None:
                               "whose registry has a newer version (or that were deprecated).")
     common(p)
     with_config(p)
-    p.add_argument("--allow-local", dest="card_allow_local", action="append", default=[], metavar="HOST",
-                   help="for servers installed from a Server Card on a local host: allow it (repeatable)")
+    with_card_allow_local(p)
     p.set_defaults(func=run_outdated)
 
     p = subparsers.add_parser("update", help="update registry-installed servers to their latest version",
@@ -87,8 +90,7 @@ def add_registry_parsers(subparsers: Any) -> None:
     common(p)
     with_config(p)
     with_consent(p)
-    p.add_argument("--allow-local", dest="card_allow_local", action="append", default=[], metavar="HOST",
-                   help="for servers installed from a Server Card on a local host: allow it (repeatable)")
+    with_card_allow_local(p)
     p.set_defaults(func=run_update)
 
     p = subparsers.add_parser("uninstall", help="remove an installed server and its stored secrets",

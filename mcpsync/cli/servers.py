@@ -160,15 +160,11 @@ def _tools(cli: Cli, mgr: Manager, status: Dict[str, ServerStatus]) -> int:
 
 def _prompts(cli: Cli, mgr: Manager, status: Dict[str, ServerStatus]) -> int:
     prompts = [p for p in mgr.prompts() if p.server in status]
-    if cli.json:
-        cli.emit_json([dict(p.prompt.raw, server=p.server) for p in prompts])
-        return 0
-    if not prompts:
-        cli.print("(no prompts)")
-        return 0
-    rows = out.prompt_rows([p.prompt for p in prompts])
-    cli.rows([(p.server,) + tuple(row) for p, row in zip(prompts, rows)])
-    return 0
+
+    def rows() -> List[Tuple[str, ...]]:
+        return [(p.server,) + tuple(row) for p, row in zip(prompts, out.prompt_rows([p.prompt for p in prompts]))]
+
+    return cli.listing(prompts, "prompts", lambda: [dict(p.prompt.raw, server=p.server) for p in prompts], rows)
 
 
 def _resources(cli: Cli, mgr: Manager, status: Dict[str, ServerStatus]) -> int:
@@ -294,16 +290,7 @@ def _call(cli: Cli, mgr: Manager) -> int:
     name = cli.args.tool
     tool, server = _resolve_tool(cli, mgr, name)
     result = mgr.call_tool(tool, getattr(cli.args, "arguments", None) or {}, server=server)
-    if cli.json:
-        cli.emit_json(result.raw)
-    else:
-        text = out.format_call_result(result)
-        if text:
-            cli.print(text)
-    if result.is_error:
-        cli.err.line("mcpsync: tool %r reported an error (isError)" % name)
-        return 1
-    return 0
+    return commands.report_call_result(cli, name, result)
 
 
 _COMMANDS: Mapping[str, Callable[[Cli, Manager, Dict[str, ServerStatus]], int]] = MappingProxyType({

@@ -36,7 +36,7 @@ import logging
 import threading
 import weakref
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, TypeVar, Union
 
 from ..errors import (
     ConfigError,
@@ -87,6 +87,23 @@ JSON = Dict[str, Any]
 Source = Union["Client", "Manager"]
 #: What the framework functions take: a Client, a Manager, or an McpToolkit over one of them.
 ToolSource = Union["Client", "Manager", "McpToolkit"]
+
+
+_T = TypeVar("_T")
+
+
+def over_new_manager(config: Any, build: Callable[[Source], _T]) -> _T:
+    """``build(manager)`` over a new :class:`~mcpsync.Manager` built from ``config`` (a path or a dict); the
+    manager is closed when ``build`` raises (otherwise what ``build`` returns owns it). Blocks while the servers
+    connect."""
+    from ..manager.manager import Manager
+
+    manager: Source = Manager(config)
+    try:
+        return build(manager)
+    except BaseException:
+        manager.close()
+        raise
 
 
 def failure(exc: BaseException, tool: str) -> Rendered:

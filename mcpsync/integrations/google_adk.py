@@ -34,7 +34,7 @@ from google.adk.tools.base_toolset import BaseToolset
 from google.genai import types
 from pydantic import ValidationError
 
-from .core import McpTool, McpToolkit, Source, ToolSource, toolkit_of
+from .core import McpTool, McpToolkit, ToolSource, over_new_manager, toolkit_of
 from .results import Rendered
 
 __all__ = ["McpsyncAdkTool", "McpsyncToolset", "adk_tools"]
@@ -155,14 +155,7 @@ class McpsyncToolset(BaseToolset):  # type: ignore[misc,unused-ignore]
     def from_servers(cls, config: Any, **options: Any) -> "McpsyncToolset":
         """A toolset over a new :class:`~mcpsync.Manager` built from ``config`` (a path or a dict), closed by
         :meth:`close`. Blocks while the servers connect."""
-        from ..manager.manager import Manager
-
-        manager: Source = Manager(config)
-        try:
-            return cls(manager, close_source=True, **options)
-        except BaseException:
-            manager.close()
-            raise
+        return over_new_manager(config, lambda manager: cls(manager, close_source=True, **options))
 
     async def get_tools(self, readonly_context: Any = None) -> List[BaseTool]:
         listed = await asyncio.to_thread(self.toolkit.tools)

@@ -35,7 +35,7 @@ from pydantic import ValidationError
 from strands.tools import ToolProvider
 from strands.types.tools import AgentTool
 
-from .core import McpTool, McpToolkit, Source, ToolSource, toolkit_of
+from .core import McpTool, McpToolkit, ToolSource, over_new_manager, toolkit_of
 from .results import Rendered
 
 
@@ -158,14 +158,7 @@ class McpsyncToolProvider(ToolProvider):  # type: ignore[misc,unused-ignore]
     def from_config(cls, config: Any, **options: Any) -> "McpsyncToolProvider":
         """A provider over a new :class:`~mcpsync.Manager` built from ``config`` (a path or a dict), closed with
         the provider. Blocks while the servers connect."""
-        from ..manager.manager import Manager
-
-        manager: Source = Manager(config)
-        try:
-            return cls(manager, close_source=True, **options)
-        except BaseException:
-            manager.close()
-            raise
+        return over_new_manager(config, lambda manager: cls(manager, close_source=True, **options))
 
     async def load_tools(self, **kwargs: Any) -> Sequence[AgentTool]:
         tools = await asyncio.to_thread(self.toolkit.tools)

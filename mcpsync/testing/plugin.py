@@ -147,24 +147,25 @@ def mcp_stderr(request: pytest.FixtureRequest) -> List[str]:
     return lines
 
 
-@pytest.fixture(scope="session")
-def _mcp_session_pool() -> Iterator[_Pool]:
-    """The session's shared clients and in-process servers (closed at the end of the run)."""
+def _pool_lifetime() -> Iterator[_Pool]:
+    """A new pool, closed when the generator is (a fixture's teardown)."""
     pool = _Pool()
     try:
         yield pool
     finally:
         pool.close()
+
+
+@pytest.fixture(scope="session")
+def _mcp_session_pool() -> Iterator[_Pool]:
+    """The session's shared clients and in-process servers (closed at the end of the run)."""
+    yield from _pool_lifetime()
 
 
 @pytest.fixture(scope="module")
 def _mcp_module_pool() -> Iterator[_Pool]:
     """The module's shared clients (closed at the end of the module)."""
-    pool = _Pool()
-    try:
-        yield pool
-    finally:
-        pool.close()
+    yield from _pool_lifetime()
 
 
 def _scope(request: pytest.FixtureRequest, kwargs: Dict[str, Any]) -> str:

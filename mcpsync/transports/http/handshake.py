@@ -166,7 +166,8 @@ class HandshakeSession:
             logger.warning("[%s] ignoring an Mcp-Session-Id with invalid characters", self._name)
 
     def stream_headers(self) -> Dict[str, str]:
-        """``MCP-Protocol-Version`` and ``Mcp-Session-Id`` for a GET (may wait for a renewal)."""
+        """``MCP-Protocol-Version`` and ``Mcp-Session-Id`` for a GET, or a POST after ``initialize`` (may wait
+        for a renewal)."""
         headers: Dict[str, str] = {}
         if self.version:
             headers["MCP-Protocol-Version"] = self.version

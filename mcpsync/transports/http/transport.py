@@ -353,11 +353,7 @@ class StreamableHTTPTransport(Transport):
                         headers.update(_mcpheaders.param_headers(spec, params.get("arguments")))
             return headers
         if method != "initialize":
-            if session.version:
-                headers["MCP-Protocol-Version"] = session.version
-            sid = session.current_session_id()
-            if sid:
-                headers["Mcp-Session-Id"] = sid
+            headers.update(session.stream_headers())
         return headers
 
     # ------------------------------------------------------------------ requests
@@ -407,6 +403,18 @@ class StreamableHTTPTransport(Transport):
         """The read timeout a request's POST was sent with (the call's own, or ``read_timeout``)."""
         return call.timeout if self._call_timeout_binds(call) else self.options.read_timeout
 
+    def _request_failed(self, call: _Call, exc: Exception, waiting_for: str) -> None:
+        """``call``'s POST (or the read of its answer) raised ``exc``: release it, then, unless the call was
+        cancelled or the transport closed, fail the call: a read timeout as the call's timeout (``waiting_for``
+        says what did not come), anything else as the converted transport error."""
+        _release(exc)
+        if self._closed or call.cancelled:
+            return
+        if _is_read_timeout(exc):
+            self._streams.timed_out(call, self._read_bound(call), waiting_for)
+            return
+        self._fail(call, convert_request_exception(exc, self.url))
+
     def _exchange(self, call: _Call) -> Any:
         """POST ``call`` and settle it, unless the answer is an event stream (returned, still open)."""
         replayed = False
@@ -420,13 +428,7 @@ class StreamableHTTPTransport(Transport):
             try:
                 response = self._post(body, headers, call.timeout)
             except Exception as exc:  # noqa: BLE001
-                _release(exc)
-                if self._closed or call.cancelled:
-                    return None
-                if _is_read_timeout(exc):
-                    self._streams.timed_out(call, self._read_bound(call), "no answer")
-                    return None
-                self._fail(call, convert_request_exception(exc, self.url))
+                self._request_failed(call, exc, "no answer")
                 return None
             status = response.status_code
             if 200 <= status < 300:
@@ -474,13 +476,7 @@ class StreamableHTTPTransport(Transport):
             return None
         except Exception as exc:  # noqa: BLE001
             response.close()
-            _release(exc)
-            if call.cancelled or self._closed:
-                return None
-            if _is_read_timeout(exc):
-                self._streams.timed_out(call, self._read_bound(call), "the response body did not arrive")
-                return None
-            self._fail(call, convert_request_exception(exc, self.url))
+            self._request_failed(call, exc, "the response body did not arrive")
             return None
         response.close()
         if not data.strip() or data.strip() == b"null":
