@@ -116,6 +116,7 @@ class _Tracker:
         # verify=False was chosen (and logged once by make_net): urllib3's per-request InsecureRequestWarning,
         # which it raises for a connection whose is_verified is False, is not repeated on every call
         self.unverified_ok = False
+        self.skip_hostname = False  # the user's SSLContext does not check host names: urllib3 must not either
 
     def register(self, sock: socket.socket, owned: List[Any]) -> None:
         """Called from the audit hook as ``sock`` is made or starts its TCP connect. After abort() it raises
@@ -243,6 +244,8 @@ def _pool_classes(tracker: _Tracker, socks: bool) -> Dict[str, Any]:
 
 
 def _tracked_pool(self: Any, *args: Any, **kwargs: Any) -> None:
+    if self.scheme == "https" and self.ConnectionCls.tracker.skip_hostname:
+        kwargs["assert_hostname"] = False  # never for a plain-HTTP pool: urllib3 < 2.7 passes it on and fails
     super(type(self), self).__init__(*args, **kwargs)
     self.ConnectionCls.tracker.pools.add(self)  # closed by PoolNet.close() (PoolManager.clear() only forgets them)
 
@@ -436,8 +439,7 @@ class PoolNet:
             kw["ssl_context"] = context
             kw["cert_reqs"] = "CERT_NONE" if context.verify_mode == ssl.CERT_NONE else "CERT_REQUIRED"
             self._tracker.unverified_ok = context.verify_mode == ssl.CERT_NONE
-            if not context.check_hostname:
-                kw["assert_hostname"] = False
+            self._tracker.skip_hostname = not context.check_hostname  # TLS pools only (_tracked_pool)
         socks = proxy is not None and proxy.kind.startswith("socks")
         if proxy is None:
             manager = urllib3.PoolManager(num_pools=_MAX_ROUTES, **kw)
