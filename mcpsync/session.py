@@ -368,7 +368,11 @@ class Session(TransportSink):
         """
         pending, msg = self.new_request(method, params, progress=progress, progress_token=progress_token)
         if before_send is not None:
-            before_send(pending.request_id)
+            try:
+                before_send(pending.request_id)
+            except BaseException:
+                self._pending.pop(pending.request_id, None)  # never sent: nothing will ever settle it
+                raise
         idle = self.default_timeout if timeout is DEFAULT else timeout
         if self.transport.send_blocks_for_response:
             if not self._senders.submit(self._send_request_quiet, pending, msg, idle):

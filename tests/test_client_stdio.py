@@ -5,6 +5,7 @@ from __future__ import annotations
 import queue
 import sys
 import threading
+from typing import Any
 
 import pytest
 
@@ -342,3 +343,22 @@ def test_progress_callbacks_all_run_before_the_result(era: str) -> None:
             events = []
             c.call_tool("slow", {"seconds": 0.05, "steps": 5}, progress=events.append)
             assert [e.progress for e in events] == [1, 2, 3, 4, 5]
+
+
+@pytest.mark.parametrize("blocking", [True, False])
+def test_a_before_send_hook_that_raises_leaves_no_pending_request(blocking: bool) -> None:
+    """The request never left: no entry may wait for an answer that cannot come (blocking and async alike)."""
+
+    def boom(request_id: Any) -> None:
+        raise RuntimeError("hook failed")
+
+    with mcpsync.connect(server_cmd(), protocol="legacy") as client:
+        session = client.session
+        before = dict(session._pending)
+        with pytest.raises(RuntimeError, match="hook failed"):
+            if blocking:
+                session.request("ping", before_send=boom)
+            else:
+                session.request_async("ping", before_send=boom)
+        assert session._pending == before
+        client.ping()  # the session is unharmed
