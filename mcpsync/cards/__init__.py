@@ -5,11 +5,11 @@ Importing this package is cheap (no urllib3, no jsonschema: the names below load
 
     import mcpsync.cards as cards
 
-    for card in cards.discover("example.com"):          # https://example.com/.well-known/ai-catalog.json
-        print(card.name, card.version, card.description)
+    found = cards.discover("example.com")             # https://example.com/.well-known/ai-catalog.json
+    names = [(card.name, card.version) for card in found]
 
     with cards.connect("https://example.com/mcp/server-card", inputs={"X-API-Key": key}) as client:
-        print(client.list_tools())
+        tools = client.list_tools()
 
     cards.install_card("https://example.com/mcp/server-card", config="~/.cursor/mcp.json",
                        approve=lambda request: ask_user(request.describe()))
