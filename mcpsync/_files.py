@@ -23,9 +23,18 @@ import contextlib
 import os
 import tempfile
 import time
-from typing import Callable, Optional, TypeVar, Union
+from typing import Any, Callable, Dict, Optional, TypeVar, Union
 
-__all__ = ["CACHE_DIR_ENV", "REPLACE_PATIENCE", "cache_root", "read_bytes", "replace", "write_atomically"]
+__all__ = [
+    "CACHE_DIR_ENV",
+    "REPLACE_PATIENCE",
+    "cache_root",
+    "read_bytes",
+    "read_json_by_url",
+    "replace",
+    "url_file",
+    "write_atomically",
+]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -149,3 +158,30 @@ def write_atomically(
                 os.fsync(dfd)
             finally:
                 os.close(dfd)
+
+
+def url_file(directory: str, url: str) -> str:
+    """The file of a cache keyed by URL: ``<directory>/<sha256 of the URL>.json``."""
+    import hashlib
+
+    return os.path.join(directory, hashlib.sha256(url.encode("utf-8")).hexdigest() + ".json")
+
+
+def read_json_by_url(directory: str, url: str, max_size: int) -> "Optional[Dict[str, Any]]":
+    """The JSON object a URL-keyed cache holds for ``url`` (see :func:`url_file`), or None: absent, larger than
+    ``max_size`` bytes, unreadable, not JSON, or not an object (logged at DEBUG; a cache never fails its caller).
+    The caller checks the object's own fields. Blocks on one small read (retried as :func:`read_bytes` does)."""
+    import json
+    import logging
+
+    path = url_file(directory, url)
+    try:
+        if os.path.getsize(path) > max_size:
+            return None
+        raw = json.loads(read_bytes(path).decode("utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+        logging.getLogger(__name__).debug("cache file %s unreadable: ignored", path)
+        return None
+    return raw if isinstance(raw, dict) else None

@@ -12,7 +12,6 @@ URL race harmlessly (the last complete answer wins). Blocks on small file I/O on
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -21,7 +20,7 @@ import time
 from dataclasses import dataclass
 from typing import Optional
 
-from .._files import read_bytes, write_atomically
+from .._files import read_json_by_url, url_file, write_atomically
 
 __all__ = ["CachedDocument", "CardCache", "cache_policy", "default_card_cache_dir"]
 
@@ -88,20 +87,11 @@ class CardCache:
         return "CardCache(%r)" % self.directory
 
     def _path(self, url: str) -> str:
-        return os.path.join(self.directory, hashlib.sha256(url.encode("utf-8")).hexdigest() + ".json")
+        return url_file(self.directory, url)
 
     def get(self, url: str) -> Optional[CachedDocument]:
         """The cached answer for ``url``, or None (absent, damaged, or another URL's)."""
-        path = self._path(url)
-        try:
-            if os.path.getsize(path) > MAX_CACHE_FILE:
-                return None
-            raw = json.loads(read_bytes(path).decode("utf-8"))  # retried while a rename is pending (Windows)
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
-            log.debug("card cache: unreadable file %s ignored", path)
-            return None
+        raw = read_json_by_url(self.directory, url, MAX_CACHE_FILE)
         if not isinstance(raw, dict) or raw.get("url") != url:
             return None
         body, etag, ctype = raw.get("body"), raw.get("etag"), raw.get("contentType")

@@ -13,7 +13,6 @@ holding the file open retries it, bounded (:func:`mcpsync._files.replace`).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -21,7 +20,7 @@ import time
 from dataclasses import dataclass
 from typing import Optional
 
-from .._files import cache_root, read_bytes, write_atomically
+from .._files import cache_root, read_json_by_url, url_file, write_atomically
 
 __all__ = ["CachedAnswer", "DiskCache", "default_cache_dir", "ENV_CACHE_DIR"]
 
@@ -63,20 +62,11 @@ class DiskCache:
         return "DiskCache(%r)" % self.directory
 
     def _path(self, url: str) -> str:
-        return os.path.join(self.directory, hashlib.sha256(url.encode("utf-8")).hexdigest() + ".json")
+        return url_file(self.directory, url)
 
     def get(self, url: str) -> Optional[CachedAnswer]:
         """The cached answer for ``url``, or None (absent, damaged, or for another URL)."""
-        path = self._path(url)
-        try:
-            if os.path.getsize(path) > MAX_CACHE_FILE:
-                return None
-            raw = json.loads(read_bytes(path).decode("utf-8"))  # retried while a rename is pending (Windows)
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
-            log.debug("registry cache: unreadable file %s ignored", path)
-            return None
+        raw = read_json_by_url(self.directory, url, MAX_CACHE_FILE)
         if not isinstance(raw, dict):
             return None
         body, etag, stored = raw.get("body"), raw.get("etag"), raw.get("storedAt")
