@@ -469,9 +469,9 @@ def test_same_origin_redirects_follow_requests_method_rules(raw: RawServer) -> N
 def test_a_header_with_a_line_break_is_never_sent(raw: RawServer) -> None:
     net = _net(raw.url)
     try:
-        with pytest.raises(mcpsync.MalformedHTTPRequest, match="X-Evil"):
+        with pytest.raises(mcpsync.errors.MalformedHTTPRequest, match="X-Evil"):
             _post(net, raw.url, **{"X-Evil": "a\r\nInjected: yes"})
-        with pytest.raises(mcpsync.MalformedHTTPRequest, match="X-Name"):
+        with pytest.raises(mcpsync.errors.MalformedHTTPRequest, match="X-Name"):
             _post(net, raw.url, **{"X-Name": "\u2603"})
         assert raw.requests == []
         assert _status(net, raw.url) == 200

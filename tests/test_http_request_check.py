@@ -3,7 +3,7 @@
 The HTTP engine of a transport (:func:`mcpsync.transports.http.net.make_net`, as every server gets it) sends to
 a raw-socket server that parses the bytes it receives with ``h11`` (:class:`tests.h11server.H11Server`).
 hypothesis draws request targets, header names and header values from every character class (controls, space,
-DEL, Latin-1, beyond Latin-1): each request is either refused with :class:`mcpsync.MalformedHTTPRequest` (the
+DEL, Latin-1, beyond Latin-1): each request is either refused with :class:`mcpsync.errors.MalformedHTTPRequest` (the
 server then received no byte, the message names no header value) or arrives exactly as given (a header value's
 surrounding blanks are not part of it; the target arrives RFC 3986 normalized as urllib3 writes it: escapes
 upper-cased, a character a URI may not hold percent-encoded as UTF-8).
@@ -94,7 +94,7 @@ def test_any_header_is_refused_or_arrives_as_given(served: Any, name: str, befor
     sent_before = len(server.raw)
     count = len(server.requests)
     if not (_token(name) and _writable_value(value)):
-        with pytest.raises(mcpsync.MalformedHTTPRequest) as caught:
+        with pytest.raises(mcpsync.errors.MalformedHTTPRequest) as caught:
             _post(net, server.url + "/mcp", {name: value})
         assert SECRET not in str(caught.value)
         assert caught.value.part in ("header name", "header value")
@@ -116,7 +116,7 @@ def test_any_request_target_is_refused_or_arrives_as_given(served: Any, path: st
     sent_before = len(server.raw)
     count = len(server.requests)
     if not _writable_url(path):
-        with pytest.raises(mcpsync.MalformedHTTPRequest) as caught:
+        with pytest.raises(mcpsync.errors.MalformedHTTPRequest) as caught:
             _post(net, url, {})
         assert caught.value.part == "target" and caught.value.header is None
         assert len(server.raw) == sent_before, "a byte of a refused request was sent"
@@ -135,7 +135,7 @@ def test_any_method_is_refused_or_arrives_as_given(served: Any, method: str) -> 
     if not _token(method) or method.upper() in ("HEAD", "CONNECT"):
         if _token(method):
             return  # a token, but an answer without a body (HEAD) or a tunnel (CONNECT): not this property
-        with pytest.raises(mcpsync.MalformedHTTPRequest) as caught:
+        with pytest.raises(mcpsync.errors.MalformedHTTPRequest) as caught:
             net.send(method, server.url + "/mcp", b"{}", {}, TIMEOUT)
         assert caught.value.part == "method"
         assert len(server.raw) == sent_before
@@ -150,11 +150,11 @@ def test_any_method_is_refused_or_arrives_as_given(served: Any, method: str) -> 
 
 def test_a_refused_request_leaves_the_connection_usable_and_the_client_typed(served: Any) -> None:
     server, net = served
-    with pytest.raises(mcpsync.MalformedHTTPRequest, match="X-Token"):
+    with pytest.raises(mcpsync.errors.MalformedHTTPRequest, match="X-Token"):
         _post(net, server.url + "/mcp", {"X-Token": "Bearer " + SECRET + "\r\nInjected: yes"})
-    with pytest.raises(mcpsync.MalformedHTTPRequest, match="not a token"):
+    with pytest.raises(mcpsync.errors.MalformedHTTPRequest, match="not a token"):
         _post(net, server.url + "/mcp", {"Bad Name": "v"})
-    with pytest.raises(mcpsync.MalformedHTTPRequest, match="space"):
+    with pytest.raises(mcpsync.errors.MalformedHTTPRequest, match="space"):
         _post(net, server.url + "/a b?x=1", {})
-    assert isinstance(mcpsync.MalformedHTTPRequest("x"), mcpsync.ConfigError)
+    assert isinstance(mcpsync.errors.MalformedHTTPRequest("x"), mcpsync.ConfigError)
     _post(net, server.url + "/mcp", {"X-Token": "fine"})
