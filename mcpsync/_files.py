@@ -29,6 +29,7 @@ __all__ = [
     "CACHE_DIR_ENV",
     "REPLACE_PATIENCE",
     "cache_root",
+    "clear_url_files",
     "read_bytes",
     "read_json_by_url",
     "replace",
@@ -185,3 +186,21 @@ def read_json_by_url(directory: str, url: str, max_size: int) -> "Optional[Dict[
         logging.getLogger(__name__).debug("cache file %s unreadable: ignored", path)
         return None
     return raw if isinstance(raw, dict) else None
+
+
+def clear_url_files(directory: str) -> int:
+    """Delete every ``.json`` file of a URL-keyed cache (see :func:`url_file`); returns how many were removed.
+    A file that cannot be removed is left; a missing directory removes nothing."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return 0
+    removed = 0
+    for name in names:
+        if name.endswith(".json"):
+            try:
+                os.unlink(os.path.join(directory, name))
+                removed += 1
+            except OSError:
+                pass
+    return removed

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from typing import Optional
 
-from .._files import read_json_by_url, url_file, write_atomically
+from .._files import clear_url_files, read_json_by_url, url_file, write_atomically
 
 __all__ = ["CachedDocument", "CardCache", "cache_policy", "default_card_cache_dir"]
 
@@ -115,16 +115,4 @@ class CardCache:
 
     def clear(self) -> int:
         """Delete every cached answer; returns how many files were removed."""
-        removed = 0
-        try:
-            names = os.listdir(self.directory)
-        except OSError:
-            return 0
-        for name in names:
-            if name.endswith(".json"):
-                try:
-                    os.unlink(os.path.join(self.directory, name))
-                    removed += 1
-                except OSError:
-                    pass
-        return removed
+        return clear_url_files(self.directory)

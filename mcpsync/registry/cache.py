@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from typing import Optional
 
-from .._files import cache_root, read_json_by_url, url_file, write_atomically
+from .._files import cache_root, clear_url_files, read_json_by_url, url_file, write_atomically
 
 __all__ = ["CachedAnswer", "DiskCache", "default_cache_dir", "ENV_CACHE_DIR"]
 
@@ -87,16 +87,4 @@ class DiskCache:
 
     def clear(self) -> int:
         """Delete every cached answer; returns how many files were removed."""
-        removed = 0
-        try:
-            names = os.listdir(self.directory)
-        except OSError:
-            return 0
-        for name in names:
-            if name.endswith(".json"):
-                try:
-                    os.unlink(os.path.join(self.directory, name))
-                    removed += 1
-                except OSError:
-                    pass
-        return removed
+        return clear_url_files(self.directory)
