@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from mcpsync._files import write_atomically
+from mcpsync._files import url_file, write_atomically
 
 
 def _mode(path: Path) -> int:
@@ -53,3 +54,21 @@ def test_a_named_temp_file_that_is_a_symlink_is_not_followed(tmp_path: Path) -> 
     with pytest.raises(OSError):
         write_atomically(tmp_path / "t", b"secret", temp=temp)
     assert victim.read_text() == "untouched" and not (tmp_path / "t").exists()
+
+
+def test_url_keyed_caches_clear_their_entries_only(tmp_path: Any) -> None:
+    """The Server Card and registry caches share one clear(): every entry goes, other files stay."""
+    from mcpsync.cards.cache import CardCache
+    from mcpsync.registry.cache import DiskCache
+
+    for cache in (CardCache(str(tmp_path / "cards")), DiskCache(str(tmp_path / "registry"))):
+        assert cache.clear() == 0  # no directory yet
+        for url in ("https://a.example/x", "https://b.example/y"):
+            os.makedirs(cache.directory, exist_ok=True)
+            with open(url_file(cache.directory, url), "w") as fh:
+                fh.write("{}")
+        keep = os.path.join(cache.directory, "notes.txt")
+        with open(keep, "w") as fh:
+            fh.write("x")
+        assert cache.clear() == 2
+        assert os.listdir(cache.directory) == ["notes.txt"]
