@@ -84,6 +84,7 @@ import sys
 import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
+from mcpsync.client import ClientOptions, HTTPOptions, StdioOptions
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -658,10 +659,10 @@ class MCPSyncRemote:
 
         self.c = mcpsync.connect(
             url,
-            transport="sse" if config.startswith("sse") else "http",
+            http=HTTPOptions(transport="sse" if config.startswith("sse") else "http"),
+            options=ClientOptions(validate_output=False),
             protocol="modern" if config.endswith("modern") else "legacy",
             timeout=120,
-            validate_output=False,
         )
 
     def call(self, tool: str, args: Dict[str, Any]) -> str:
@@ -696,10 +697,10 @@ class MCPSyncOAuth(MCPSyncRemote):
         self.oauth.authenticate("bench")
         self.c = mcpsync.connect(
             url,
-            transport="http",
+            http=HTTPOptions(transport="http"),
+            options=ClientOptions(validate_output=False),
             protocol="modern" if config.endswith("modern") else "legacy",
             timeout=120,
-            validate_output=False,
             auth=self.oauth.auth("bench"),
         )
 
@@ -725,11 +726,10 @@ class MCPSyncProxied(MCPSyncRemote):
 
         self.c = mcpsync.connect(
             url,
-            transport="http",
+            http=HTTPOptions(transport="http", proxies={"http": bench_proxy_url()}),
+            options=ClientOptions(validate_output=False),
             protocol="modern" if config.endswith("modern") else "legacy",
             timeout=120,
-            validate_output=False,
-            proxies={"http": bench_proxy_url()},
         )
 
 
@@ -744,12 +744,14 @@ class MCPSyncHTTPS(MCPSyncRemote):
 
         self.c = mcpsync.connect(
             url,
-            transport="http",
+            http=HTTPOptions(
+                transport="http",
+                verify=os.environ["MCPSYNC_BENCH_CA"],
+                proxies={"https": bench_proxy_url()} if self.tunnel else {},
+            ),
+            options=ClientOptions(validate_output=False),
             protocol="modern" if config.endswith("modern") else "legacy",
             timeout=120,
-            validate_output=False,
-            verify=os.environ["MCPSYNC_BENCH_CA"],
-            proxies={"https": bench_proxy_url()} if self.tunnel else {},
         )
 
 
@@ -998,7 +1000,7 @@ def worker_many(name: str) -> Dict[str, Any]:
         conns: List[Any] = [None] * N_SERVERS
 
         def one_m(i: int) -> None:
-            conns[i] = mcpsync.connect(ECHO, protocol="auto", name="echo%d" % i, inherit_env=True)
+            conns[i] = mcpsync.connect(ECHO, protocol="auto", name="echo%d" % i, stdio=StdioOptions(inherit_env=True))
 
         t0 = time.perf_counter()
         threads = [threading.Thread(target=one_m, args=(i,)) for i in range(N_SERVERS)]

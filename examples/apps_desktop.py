@@ -16,6 +16,7 @@ from typing import Any, Callable, List, Optional
 import mcpsync
 from mcpsync.apps import HostCallbacks
 from mcpsync.apps.desktop import DesktopApp
+from mcpsync.client import ClientOptions
 
 
 def make_app(client: mcpsync.Client, tool: str, report: Callable[[str, Any], None]) -> DesktopApp:
@@ -35,7 +36,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     server = (
         argv[argv.index("--") + 1 :] if "--" in argv else [sys.executable, "-m", "mcpsync.example_server", "--apps"]
     )
-    with mcpsync.Client(server, apps=True) as client:
+    with mcpsync.Client(server, options=ClientOptions(apps=True)) as client:
         app = make_app(client, tool, lambda kind, data: print(kind, json.dumps(data)))
         app.run({"start": 1} if tool == "show_counter" else {})
     return 0

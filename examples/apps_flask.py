@@ -29,6 +29,7 @@ from flask import Flask, abort, jsonify, redirect, request
 
 import mcpsync
 from mcpsync.apps import AppWebHost, HostCallbacks
+from mcpsync.client import ClientOptions
 
 
 def _arguments(args: Any) -> Dict[str, Any]:
@@ -47,7 +48,9 @@ def create_app(
     """The Flask app, its shared client (``app.extensions["mcpsync"]``) and its App host
     (``app.extensions["mcp_apps"]``); ``app.extensions["mcp_apps_activity"]`` is the bounded activity log."""
     app = Flask(__name__)
-    client = mcpsync.Client(server or [sys.executable, "-m", "mcpsync.example_server", "--apps"], apps=True)
+    client = mcpsync.Client(
+        server or [sys.executable, "-m", "mcpsync.example_server", "--apps"], options=ClientOptions(apps=True)
+    )
     client.open()
     # a page whose session has ended (closed, evicted, the server restarted) links back to the list of Apps
     host = AppWebHost(host_origin, sandbox_origin, ended_url="/")

@@ -34,6 +34,7 @@ from typing import Any, List, Optional, Union
 from flask import Flask, request
 
 import mcpsync
+from mcpsync.client import ClientOptions
 
 
 def default_target() -> Union[str, List[str]]:
@@ -67,7 +68,7 @@ def create_app(target: Any = None, secret: Optional[str] = None, seen: Optional[
     app = Flask(__name__)
     secret = secret or os.environ.get("MCPSYNC_FORM_SECRET") or secrets.token_urlsafe(32)
     used = mcpsync.input.open_seen_store(seen or os.environ.get("MCPSYNC_FORM_SEEN") or "memory")
-    client = mcpsync.Client(target or default_target(), name="shop", defer_input=True)
+    client = mcpsync.Client(target or default_target(), name="shop", options=ClientOptions(defer_input=True))
     lock = threading.Lock()
 
     def opened() -> mcpsync.Client:

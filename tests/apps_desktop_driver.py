@@ -15,6 +15,7 @@ import sys
 import threading
 from pathlib import Path
 from typing import Any, Dict, List
+from mcpsync.client import ClientOptions
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 
@@ -46,7 +47,9 @@ def main() -> int:
                     reload.daemon = True
                     reload.start()
 
-    with mcpsync.Client([sys.executable, "-m", "mcpsync.example_server", "--apps"], apps=True) as client:
+    with mcpsync.Client(
+        [sys.executable, "-m", "mcpsync.example_server", "--apps"], options=ClientOptions(apps=True)
+    ) as client:
         app = apps_desktop.make_app(client, "show_counter", report)
         holder.append(app)
         timer = threading.Timer(90, lambda: app.window.destroy())  # a bound, should the App never finish

@@ -14,11 +14,12 @@ from mcpsync import Client
 from mcpsync.apps import AppBridge, HostCallbacks
 
 from .conftest import misbehaving_cmd, fuzz_examples, server_cmd
+from mcpsync.client import ClientOptions
 
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[Client]:
-    with Client(server_cmd("--apps"), apps=True) as c:
+    with Client(server_cmd("--apps"), options=ClientOptions(apps=True)) as c:
         c.list_tools()
         yield c
 
@@ -259,7 +260,7 @@ def test_unknown_tool_names_do_not_flood_the_server_with_listings(tmp_path: Any)
     import json as _json
 
     record = tmp_path / "requests.jsonl"
-    with Client(misbehaving_cmd("--apps", "--record", str(record)), apps=True) as c:
+    with Client(misbehaving_cmd("--apps", "--record", str(record)), options=ClientOptions(apps=True)) as c:
         c.list_tools()
         bridge = AppBridge(c, c.get_tool("show_counter"))
         init(bridge)

@@ -31,6 +31,7 @@ from mcpsync.manager.adapters import definitions_by_name, to_openai_tools
 
 from .cdp import Chromium, find_chromium
 from .conftest import server_cmd, wait_for
+from mcpsync.client import ClientOptions
 
 pytestmark = pytest.mark.browser
 
@@ -137,7 +138,7 @@ def _screenshot(browser: Chromium, name: str) -> Path:
 
 def test_our_app_in_chromium_behind_the_sandbox_proxy(site: Site, browser: Chromium) -> None:
     seen = Seen()
-    with Client(server_cmd("--apps"), apps=True) as client:
+    with Client(server_cmd("--apps"), options=ClientOptions(apps=True)) as client:
         # the model side never sees the app-only tool
         model_tools = set(definitions_by_name(to_openai_tools(client.list_tools(audience="model"))))
         assert "show_counter" in model_tools and "counter_increment" not in model_tools
@@ -180,7 +181,7 @@ def _basic_bin() -> str:
 
 def test_official_basic_vanillajs_app_in_chromium(site: Site, browser: Chromium) -> None:
     seen = Seen()
-    with Client([_basic_bin(), "--stdio"], apps=True) as client:
+    with Client([_basic_bin(), "--stdio"], options=ClientOptions(apps=True)) as client:
         session = site.host.open(client, "get-time", callbacks=seen.callbacks())
         assert session.page.uri == "ui://get-time/mcp-app.html" and len(session.page.html) > 1000
         result = session.bridge.call_tool({})
@@ -275,7 +276,7 @@ _COUNT = "(document.getElementById('count')||{}).textContent || null"
 def test_reload_second_tab_and_dropped_stream_keep_the_app_alive(site: Site, browser: Chromium) -> None:
     """F5 on the App's page, a dropped event stream and a second tab: the App works again each time."""
     seen = Seen()
-    with Client(server_cmd("--apps"), apps=True) as client:
+    with Client(server_cmd("--apps"), options=ClientOptions(apps=True)) as client:
         session = site.host.open(client, "show_counter", callbacks=seen.callbacks())
         bridge = session.bridge
         bridge.call_tool({"start": 5})

@@ -22,6 +22,7 @@ from mcpsync.client.app_page import clean_domains, is_plain_origin, verify_page
 
 from .conftest import fuzz_examples
 from .test_apps_browser import Site
+from mcpsync.client import ClientOptions
 
 HOSTILE = str(Path(__file__).resolve().parent / "hostile_app_server.py")
 KEYS = ("connectDomains", "resourceDomains", "frameDomains", "baseUriDomains")
@@ -108,7 +109,7 @@ def test_the_sandbox_proxy_header_is_intact_on_a_real_http_server(site: Site) ->
         "frameDomains": ["https://f.example\x00"],
         "baseUriDomains": ["https://base.example\n"],
     }
-    with Client([sys.executable, HOSTILE, json.dumps(declared)], apps=True) as client:
+    with Client([sys.executable, HOSTILE, json.dumps(declared)], options=ClientOptions(apps=True)) as client:
         session = site.host.open(client, "show")
         assert session.page.csp == {
             "connectDomains": ("https://ok.example",),
@@ -142,7 +143,7 @@ class _Forged(AppResource):
 
 
 def test_the_web_host_refuses_to_send_a_header_with_a_control_character(site: Site) -> None:
-    with Client([sys.executable, HOSTILE, "{}"], apps=True) as client:
+    with Client([sys.executable, HOSTILE, "{}"], options=ClientOptions(apps=True)) as client:
         session = site.host.open(client, "show")
         session.page = _Forged(uri=session.page.uri, html=session.page.html)
         port = site.server.server_port

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Dict
 
 import pytest
+from mcpsync.client import ClientOptions
 
 pytestmark = pytest.mark.browser
 
@@ -96,7 +97,7 @@ def test_without_pywebview_the_error_says_what_to_install(monkeypatch: pytest.Mo
     from .conftest import server_cmd
 
     monkeypatch.setitem(sys.modules, "webview", None)  # "import webview" fails
-    with Client(server_cmd("--apps"), apps=True) as client:
+    with Client(server_cmd("--apps"), options=ClientOptions(apps=True)) as client:
         app = DesktopApp(client, "show_counter")
         try:
             with pytest.raises(ConfigError, match="mcpsync\\[desktop\\]"):

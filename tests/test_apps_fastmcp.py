@@ -22,6 +22,7 @@ from mcpsync import Client
 from mcpsync.apps import AppBridge, HostCallbacks
 
 from .conftest import wait_for
+from mcpsync.client import ClientOptions, StdioOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = str(ROOT / "tests" / "peers" / "fastmcp_app_server.py")
@@ -49,7 +50,7 @@ def _python() -> str:
 @pytest.fixture(scope="module")
 def client() -> Iterator[Client]:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    with Client([_python(), SERVER], apps=True, env=env) as c:
+    with Client([_python(), SERVER], stdio=StdioOptions(env=env), options=ClientOptions(apps=True)) as c:
         yield c
 
 

@@ -18,6 +18,7 @@ from mcpsync.example_server.apps import COUNTER_HTML
 from mcpsync.types import Tool
 
 from .conftest import server_cmd
+from mcpsync.client import ClientOptions
 
 MIME = "text/html;profile=mcp-app"
 RESTRICTIVE = (
@@ -49,7 +50,7 @@ def _read(ui: Any = None, **item: Any) -> Dict[str, Any]:
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
 def test_app_for_reads_and_verifies_a_real_page(era: str) -> None:
-    with Client(server_cmd("--apps"), protocol=era, apps=True) as client:
+    with Client(server_cmd("--apps"), protocol=era, options=ClientOptions(apps=True)) as client:
         page = client.app_for("show_counter")
         assert isinstance(page, AppResource)
         assert page.uri == "ui://example/counter" and page.html == COUNTER_HTML and page.tool == "show_counter"

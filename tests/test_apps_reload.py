@@ -23,6 +23,7 @@ from mcpsync.apps import AppBridge, AppWebHost
 from .conftest import fuzz_examples, server_cmd
 from .test_apps_bridge import drain, init, note, req
 from .test_apps_browser import Site
+from mcpsync.client import ClientOptions
 
 INPUT, PARTIAL = "ui/notifications/tool-input", "ui/notifications/tool-input-partial"
 RESULT, CANCELLED = "ui/notifications/tool-result", "ui/notifications/tool-cancelled"
@@ -30,7 +31,7 @@ RESULT, CANCELLED = "ui/notifications/tool-result", "ui/notifications/tool-cance
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[Client]:
-    with Client(server_cmd("--apps"), apps=True) as c:
+    with Client(server_cmd("--apps"), options=ClientOptions(apps=True)) as c:
         c.list_tools()
         yield c
 

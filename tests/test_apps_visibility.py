@@ -14,13 +14,14 @@ from mcpsync.manager.adapters import definitions_by_name, to_anthropic_tools, to
 from mcpsync.types import Tool
 
 from .conftest import server_cmd
+from mcpsync.client import ClientOptions
 
 UI = "io.modelcontextprotocol/ui"
 
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
 def test_apps_capability_is_declared_in_both_eras(era: str) -> None:
-    with Client(server_cmd("--apps"), protocol=era, apps=True) as client:
+    with Client(server_cmd("--apps"), protocol=era, options=ClientOptions(apps=True)) as client:
         seen = client.call_tool("app_host_capability").structured_content
         assert seen == {"apps": True, "mimeTypes": ["text/html;profile=mcp-app"]}
     with Client(server_cmd("--apps"), protocol=era) as client:
@@ -28,7 +29,7 @@ def test_apps_capability_is_declared_in_both_eras(era: str) -> None:
 
 
 def test_apps_capability_sits_beside_tasks_in_the_modern_envelope() -> None:
-    client = Client(server_cmd(), protocol="modern", apps=True)
+    client = Client(server_cmd(), protocol="modern", options=ClientOptions(apps=True))
     caps = client._capabilities(True)
     assert caps["extensions"][UI] == {"mimeTypes": ["text/html;profile=mcp-app"]}
     assert "io.modelcontextprotocol/tasks" in caps["extensions"]
@@ -37,7 +38,7 @@ def test_apps_capability_sits_beside_tasks_in_the_modern_envelope() -> None:
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
 def test_list_tools_audience(era: str) -> None:
-    with Client(server_cmd("--apps"), protocol=era, apps=True) as client:
+    with Client(server_cmd("--apps"), protocol=era, options=ClientOptions(apps=True)) as client:
         every = {t.name for t in client.list_tools()}
         model = {t.name for t in client.list_tools(audience="model")}
         app = {t.name for t in client.list_tools(audience="app")}

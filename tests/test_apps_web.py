@@ -17,11 +17,12 @@ from mcpsync.apps import AppWebHost
 
 from .conftest import fuzz_examples, server_cmd
 from .test_apps_browser import Site
+from mcpsync.client import ClientOptions
 
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[Client]:
-    with Client(server_cmd("--apps"), apps=True) as c:
+    with Client(server_cmd("--apps"), options=ClientOptions(apps=True)) as c:
         yield c
 
 

@@ -28,6 +28,7 @@ from mcpsync.registry.errors import ConsentRefused, ConsentRequired, MissingInpu
 from .cardserver import CARD_TYPE, SCHEMA, CardServer, card_document
 from .httpserver import MCPTestServer
 from .test_http_tls import pki  # noqa: F401 - the throwaway CA fixture
+from mcpsync.client import HTTPOptions
 
 LOCAL = ["127.0.0.1"]
 MODERN = "2026-07-28"
@@ -549,7 +550,9 @@ def test_https_cards_honour_verify_and_the_client_uses_it_too(pki):
         with pytest.raises(cards.CardUnavailable):  # the system's CAs do not know the test CA
             cards.CardFetcher(allow_local=LOCAL, cache=False).fetch_card(url)
         assert cards.CardFetcher(allow_local=LOCAL, cache=False, verify=False).fetch_card(url).name
-        with cards.connect(url, allow_local=LOCAL, verify=pki["ca.crt"], transport="http", cache=False) as client:
+        with cards.connect(
+            url, allow_local=LOCAL, cache=False, http=HTTPOptions(verify=pki["ca.crt"], transport="http")
+        ) as client:
             assert client.call_tool("echo", {"message": "tls card"}).text == "tls card"
 
 

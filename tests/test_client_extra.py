@@ -8,10 +8,11 @@ import concurrent.futures
 import mcpsync
 
 from .conftest import server_cmd, wait_for
+from mcpsync.client import ClientOptions
 
 
 def test_keepalive_pings_in_the_handshake_era() -> None:
-    with mcpsync.connect(server_cmd("--era", "legacy"), keepalive=0.1) as c:
+    with mcpsync.connect(server_cmd("--era", "legacy"), options=ClientOptions(keepalive=0.1)) as c:
         start = c.session._ids.next()  # noqa: SLF001
         assert wait_for(lambda: c.session._ids.next() > start + 3, 10)  # noqa: SLF001
         assert c.call_tool("echo", {"message": "alive"}).text == "alive"

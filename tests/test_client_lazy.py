@@ -17,6 +17,7 @@ import mcpsync
 from mcpsync import CapabilityError, ClientClosed, MCPError
 
 from .conftest import server_cmd
+from mcpsync.client import ClientOptions, StdioOptions
 
 BOUND = 60.0  # hang guard, never a measurement
 
@@ -66,7 +67,7 @@ def test_a_closed_client_raises_client_closed_not_capability_error(use: str) -> 
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
 def test_a_lazy_client_opens_on_its_first_use(era: str) -> None:
-    c = mcpsync.Client(server_cmd("--era", era), lazy=True)
+    c = mcpsync.Client(server_cmd("--era", era), options=ClientOptions(lazy=True))
     try:
         assert not c.connected and c.era is None  # nothing started by the constructor
         c.ping()  # the era is decided by the open, before ping chooses its method
@@ -82,9 +83,11 @@ def test_a_lazy_client_opens_on_its_first_use(era: str) -> None:
     "first", ["call_tool", "list_tools", "read_resource", "list_skills", "request", "start_task", "transport"]
 )
 def test_every_kind_of_first_use_opens_a_lazy_client(first: str) -> None:
-    with mcpsync.Client(server_cmd(), lazy=True) as c:  # `with` opens too; here: first use decides
+    with mcpsync.Client(
+        server_cmd(), options=ClientOptions(lazy=True)
+    ) as c:  # `with` opens too; here: first use decides
         pass
-    c = mcpsync.Client(server_cmd(), lazy=True)
+    c = mcpsync.Client(server_cmd(), options=ClientOptions(lazy=True))
     try:
         try:
             USES[first](c)
@@ -96,7 +99,7 @@ def test_every_kind_of_first_use_opens_a_lazy_client(first: str) -> None:
 
 
 def test_threads_racing_the_first_use_open_the_lazy_client_once() -> None:
-    c = mcpsync.Client(server_cmd(), lazy=True)
+    c = mcpsync.Client(server_cmd(), options=ClientOptions(lazy=True))
     n = 8
     barrier = threading.Barrier(n)
     pids: List[str] = []
@@ -127,7 +130,12 @@ def test_a_failed_lazy_open_is_reported_and_the_next_use_tries_again(tmp_path: A
     flag = tmp_path / "server-is-up"
     script = "import os, sys, runpy; os.path.exists(%r) or sys.exit(3); sys.argv = ['x']; " % str(flag)
     script += "runpy.run_module('mcpsync.example_server', run_name='__main__')"
-    c = mcpsync.Client([sys.executable, "-c", script], lazy=True, connect_timeout=30, env=dict(os.environ))
+    c = mcpsync.Client(
+        [sys.executable, "-c", script],
+        stdio=StdioOptions(env=dict(os.environ)),
+        options=ClientOptions(lazy=True),
+        connect_timeout=30,
+    )
     try:
         with pytest.raises(MCPError) as info:
             c.call_tool("echo", {"message": "x"})
@@ -141,7 +149,9 @@ def test_a_failed_lazy_open_is_reported_and_the_next_use_tries_again(tmp_path: A
 
 def test_racing_threads_share_one_failed_open() -> None:
     """Callers waiting for an open that fails get its error; they do not each start an open of their own."""
-    c = mcpsync.Client([sys.executable, "-c", "import sys; sys.exit(3)"], lazy=True, connect_timeout=30)
+    c = mcpsync.Client(
+        [sys.executable, "-c", "import sys; sys.exit(3)"], options=ClientOptions(lazy=True), connect_timeout=30
+    )
     n = 6
     barrier = threading.Barrier(n)
     errors: List[BaseException] = []
@@ -170,7 +180,7 @@ def test_a_lazy_http_client(era: str) -> None:
     from .httpserver import MCPTestServer
 
     with MCPTestServer(era=era) as srv:
-        c = mcpsync.Client(srv.url, lazy=True, timeout=30)
+        c = mcpsync.Client(srv.url, options=ClientOptions(lazy=True), timeout=30)
         try:
             assert srv.records("POST") == []  # nothing sent before the first use
             assert c.call_tool("echo", {"message": "over http"}).text == "over http"
@@ -182,7 +192,7 @@ def test_a_module_level_lazy_client_in_a_flask_app() -> None:
     """The web-app shape: a client made at import time, first used by concurrent requests (Flask's own
     request handling through its test client, from several threads at once)."""
     flask = pytest.importorskip("flask")
-    client = mcpsync.Client(server_cmd(), lazy=True)
+    client = mcpsync.Client(server_cmd(), options=ClientOptions(lazy=True))
     app = flask.Flask("lazy_app")
 
     @app.route("/echo/<text>")
@@ -212,4 +222,4 @@ def test_a_module_level_lazy_client_in_a_flask_app() -> None:
 
 def test_lazy_and_after_fork_are_checked() -> None:
     with pytest.raises(mcpsync.ConfigError, match="after_fork"):
-        mcpsync.Client(server_cmd(), after_fork="ignore")  # type: ignore[arg-type]
+        mcpsync.Client(server_cmd(), options=ClientOptions(after_fork="ignore"))  # type: ignore[arg-type]

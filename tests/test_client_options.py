@@ -17,6 +17,7 @@ from mcpsync import ConfigError, Manager
 
 from .conftest import fuzz_examples, server_cmd
 from .httpserver import MCPTestServer
+from mcpsync.client import HTTPOptions
 
 
 @pytest.mark.parametrize(
@@ -63,11 +64,11 @@ def test_transport_specific_options_follow_the_fallback() -> None:
     """``get_stream`` is a Streamable HTTP option: it must not break the fallback to legacy SSE, and
     ``reconnect`` (SSE) must not break Streamable HTTP."""
     with MCPTestServer(era="legacy") as srv:
-        with mcpsync.connect(srv.sse_url(), get_stream=False, reconnect=False, timeout=30) as c:
+        with mcpsync.connect(srv.sse_url(), http=HTTPOptions(get_stream=False, reconnect=False), timeout=30) as c:
             assert c.transport_kind == "sse"
             assert c.call_tool("echo", {"message": "sse"}).text == "sse"
         sse_gets = len(srv.records("GET"))
-        with mcpsync.connect(srv.url, get_stream=False, reconnect=False, timeout=30) as c:
+        with mcpsync.connect(srv.url, http=HTTPOptions(get_stream=False, reconnect=False), timeout=30) as c:
             assert c.transport_kind == "http"
             assert c.call_tool("echo", {"message": "http"}).text == "http"
             assert len(srv.records("GET")) == sse_gets  # get_stream=False reached the Streamable HTTP transport
@@ -75,9 +76,9 @@ def test_transport_specific_options_follow_the_fallback() -> None:
 
 def test_an_option_of_the_other_transport_is_refused_when_one_is_forced() -> None:
     with pytest.raises(ConfigError, match="reconnect apply to the legacy SSE transport only"):
-        mcpsync.connect("http://127.0.0.1:9/mcp", transport="http", reconnect=False)
+        mcpsync.connect("http://127.0.0.1:9/mcp", http=HTTPOptions(transport="http", reconnect=False))
     with pytest.raises(ConfigError, match="get_stream apply to the Streamable HTTP transport only"):
-        mcpsync.connect("http://127.0.0.1:9/sse", transport="sse", get_stream=False)
+        mcpsync.connect("http://127.0.0.1:9/sse", http=HTTPOptions(transport="sse", get_stream=False))
 
 
 @settings(max_examples=fuzz_examples(300, 60), deadline=None)

@@ -13,6 +13,7 @@ import mcpsync
 from mcpsync.client import handlers
 
 from .conftest import misbehaving_cmd, server_cmd, wait_for
+from mcpsync.client import Callbacks, ClientOptions, StdioOptions
 
 
 def connect(era: str, *flags: str, **options):  # type: ignore[no-untyped-def]
@@ -79,7 +80,7 @@ def test_cli_call_exits_4_on_invalid_output() -> None:
 
 
 def test_input_validation_before_sending(era: str) -> None:
-    with connect(era, validate_input=True) as c:
+    with connect(era, options=ClientOptions(validate_input=True)) as c:
         c.list_tools()
         with pytest.raises(mcpsync.errors.ToolInputInvalid) as info:
             c.call_tool("add", {"a": "x", "b": 1})
@@ -131,7 +132,7 @@ def test_progress_and_reset_on_progress(era: str) -> None:
 
 
 def test_hard_maximum_and_cancel_on_timeout(era: str) -> None:
-    with connect(era, log_level="debug") as c:
+    with connect(era, options=ClientOptions(log_level="debug")) as c:
         with pytest.raises(mcpsync.RequestTimeout) as info:
             c.call_tool("slow", {"seconds": 5, "steps": 50}, timeout=2, max_total_timeout=0.5)
         assert isinstance(info.value, TimeoutError)
@@ -211,7 +212,11 @@ def test_handler_exception_does_not_leak(era: str) -> None:
 def test_notifications_logs_and_list_changed(era: str) -> None:
     changed = threading.Event()
     logs = []
-    with connect(era, log_level="debug", on_tools_changed=changed.set, on_log=logs.append) as c:
+    with connect(
+        era,
+        callbacks=Callbacks(on_tools_changed=changed.set, on_log=logs.append),
+        options=ClientOptions(log_level="debug"),
+    ) as c:
         before = {t.name for t in c.list_tools()}
         c.call_tool("log", {"level": "warning", "message": "hello log"})
         assert wait_for(lambda: any("hello log" in str(p.get("data")) for p in logs))
@@ -222,7 +227,7 @@ def test_notifications_logs_and_list_changed(era: str) -> None:
 
 def test_resource_subscription_updates(era: str) -> None:
     updated = queue.Queue()
-    with connect(era, on_resource_updated=updated.put) as c:
+    with connect(era, callbacks=Callbacks(on_resource_updated=updated.put)) as c:
         c.subscribe_resource("example://hello")
         c.call_tool("touch", {"uri": "example://hello"})
         assert updated.get(timeout=30) == "example://hello"
@@ -230,7 +235,7 @@ def test_resource_subscription_updates(era: str) -> None:
 
 
 def test_notification_queue(era: str) -> None:
-    with connect(era, log_level="info") as c:
+    with connect(era, options=ClientOptions(log_level="info")) as c:
         c.call_tool("log", {"level": "error", "message": "queued"})
         while True:
             note = c.notifications.get(timeout=30)
@@ -269,7 +274,7 @@ def test_close_twice_and_use_after_close(era: str) -> None:
 
 def test_close_from_callback(era: str) -> None:
     done = threading.Event()
-    c = connect(era, log_level="info")
+    c = connect(era, options=ClientOptions(log_level="info"))
 
     def on_log(params):  # type: ignore[no-untyped-def]
         c.close()
@@ -321,7 +326,7 @@ def test_env_merge_still_finds_interpreter(monkeypatch: pytest.MonkeyPatch) -> N
 
     cmd = [os.path.basename(sys.executable), "-m", "mcpsync.example_server"]
     monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
-    with mcpsync.connect(cmd, env={"X": "1"}) as c:
+    with mcpsync.connect(cmd, stdio=StdioOptions(env={"X": "1"})) as c:
         assert c.call_tool("echo", {"message": "env"}).text == "env"
 
 

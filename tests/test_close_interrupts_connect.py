@@ -31,6 +31,7 @@ from .faultserver import FullBacklogServer, StalledTLSServer, _tcp_states
 from .httpserver import MCPTestServer
 from .proxyserver import ProxyServer, SocksServer
 from .test_http_tls import pki  # noqa: F401 - the throwaway CA fixture
+from mcpsync.client import HTTPOptions
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -152,7 +153,12 @@ def test_close_ends_an_open_stalled_on_the_way_to_its_first_request(
     """open() is held at one step of its first connection; close() ends it with ClientClosed / ConnectionClosed."""
     with _stalled_peer(kind, step, pki) as (stall, url, options):
         client = mcpsync.Client(
-            url, transport="http", protocol=era, timeout=CONNECT_TIMEOUT, connect_timeout=CONNECT_TIMEOUT, **options
+            url,
+            http=HTTPOptions(transport="http"),
+            protocol=era,
+            timeout=CONNECT_TIMEOUT,
+            connect_timeout=CONNECT_TIMEOUT,
+            **options,
         )
         stuck, errors = _in_thread(client.open, "test-stuck-open")
         assert stall.inside()
@@ -169,7 +175,7 @@ def test_close_ends_a_legacy_sse_open_stalled_on_the_way_to_its_event_stream(
     close() ends it with ClientClosed / ConnectionClosed."""
     with _stalled_peer(kind, step, pki) as (stall, url, options):
         client = mcpsync.Client(
-            url, transport="sse", timeout=CONNECT_TIMEOUT, connect_timeout=CONNECT_TIMEOUT, **options
+            url, http=HTTPOptions(transport="sse"), timeout=CONNECT_TIMEOUT, connect_timeout=CONNECT_TIMEOUT, **options
         )
         stuck, errors = _in_thread(client.open, "test-stuck-open")
         assert stall.inside()
@@ -199,13 +205,10 @@ def test_close_ends_a_call_stalled_on_a_new_connection(
         stall = _Stall(proxy.port, lambda: bool(proxy.stalled.wait(BOUND)))
         client = mcpsync.Client(
             "https://127.0.0.1:%d/mcp" % target.port,
-            transport="http",
+            http=HTTPOptions(transport="http", verify=pki["ca.crt"], proxies={"all": proxy_url}, get_stream=False),
             protocol=era,
             timeout=CONNECT_TIMEOUT,
             connect_timeout=CONNECT_TIMEOUT,
-            verify=pki["ca.crt"],
-            proxies={"all": proxy_url},
-            get_stream=False,
         )
         try:
             client.open()
@@ -362,13 +365,12 @@ def test_close_wakes_a_stalled_call_before_its_session_delete(pki: Dict[str, str
         stall = _Stall(proxy.port, lambda: bool(proxy.stalled.wait(BOUND)))
         client = mcpsync.Client(
             "https://127.0.0.1:%d/mcp" % target.port,
-            transport="http",
+            http=HTTPOptions(
+                transport="http", verify=pki["ca.crt"], proxies={"all": _proxy_url("http", proxy)}, get_stream=False
+            ),
             protocol="legacy",
             timeout=CONNECT_TIMEOUT,
             connect_timeout=CONNECT_TIMEOUT,
-            verify=pki["ca.crt"],
-            proxies={"all": _proxy_url("http", proxy)},
-            get_stream=False,
         )
         in_delete, release = threading.Event(), threading.Event()
         try:

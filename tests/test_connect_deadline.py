@@ -21,13 +21,16 @@ from mcpsync.client.negotiate import ERA_CACHE, Deadline, Negotiator
 from mcpsync.errors import RequestTimeout
 
 from .conftest import misbehaving_cmd, server_cmd
+from mcpsync.client import ClientOptions
 
 SILENT = ("--slow-start", "3600")  # reads nothing, answers nothing
 
 
 @pytest.mark.parametrize("protocol", ["auto", "legacy", "modern"])
 def test_silent_server_fails_with_connect_timeout(protocol: str) -> None:
-    c = mcpsync.Client(misbehaving_cmd(*SILENT), connect_timeout=0.6, probe_timeout=30.0, protocol=protocol)
+    c = mcpsync.Client(
+        misbehaving_cmd(*SILENT), connect_timeout=0.6, options=ClientOptions(probe_timeout=30.0), protocol=protocol
+    )
     with pytest.raises(mcpsync.errors.ConnectTimeout) as info:
         c.open()
     exc = info.value
@@ -148,6 +151,6 @@ def test_deadline_without_a_bound() -> None:
 
 
 def test_a_working_server_is_unaffected(era: str) -> None:
-    with mcpsync.connect(server_cmd("--era", era), connect_timeout=30, probe_timeout=5) as c:
+    with mcpsync.connect(server_cmd("--era", era), connect_timeout=30, options=ClientOptions(probe_timeout=5)) as c:
         assert c.era == era
         assert json.loads(json.dumps(c.call_tool("echo", {"message": "x"}).text)) == "x"

@@ -19,6 +19,7 @@ import mcpsync
 from mcpsync.client.hooks import ClientExtension
 from mcpsync.client.middleware import Next, RequestInfo
 from tests.conftest import server_cmd
+from mcpsync.client import ClientOptions
 
 PKG = pathlib.Path(mcpsync.__file__).parent
 
@@ -147,7 +148,7 @@ class Recorder(ClientExtension):
 
 def test_an_extension_sees_the_open_the_wire_requests_and_the_listings() -> None:
     recorder = Recorder()
-    client = mcpsync.Client(server_cmd(), protocol="modern", lazy=True)
+    client = mcpsync.Client(server_cmd(), protocol="modern", options=ClientOptions(lazy=True))
     client._extensions.append(recorder)  # noqa: SLF001 - the hook point extensions are attached at
     with client:
         client.list_tools()
@@ -168,7 +169,7 @@ def test_a_client_has_only_the_input_deferral_unless_an_option_asks_for_more() -
 def test_the_warm_cache_is_attached_as_an_extension(tmp_path: pathlib.Path) -> None:
     from mcpsync.client.warm import WarmCache, WarmStart
 
-    c = mcpsync.Client(server_cmd(), warm_cache=WarmCache(tmp_path), lazy=True)
+    c = mcpsync.Client(server_cmd(), options=ClientOptions(lazy=True), extensions=[WarmCache(tmp_path)])
     assert [type(e).__name__ for e in c._extensions] == ["InputDeferral", "WarmStart"]  # noqa: SLF001
     assert isinstance(c._extensions[1], WarmStart)  # noqa: SLF001
     c.close()

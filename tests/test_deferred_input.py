@@ -24,6 +24,8 @@ from mcpsync.client import negotiate as _negotiate
 
 from .conftest import server_cmd
 from .httpserver import MCPTestServer
+from mcpsync.client import ClientOptions
+from mcpsync.middleware import ToolPolicy
 
 ANSWER = {"name": "Ada", "age": 36}
 SECRET = "test-secret-not-a-credential"
@@ -71,7 +73,9 @@ def test_without_defer_the_handlers_still_answer() -> None:
 
 
 def test_several_rounds_raise_again_with_the_round_counted() -> None:
-    with mcpsync.connect(server_cmd("--era", "modern", "--mrtr-rounds", "3"), defer_input=True) as c:
+    with mcpsync.connect(
+        server_cmd("--era", "modern", "--mrtr-rounds", "3"), options=ClientOptions(defer_input=True)
+    ) as c:
         ir = _defer(c)
         rounds = [ir.round]
         while True:
@@ -89,7 +93,7 @@ def test_several_rounds_raise_again_with_the_round_counted() -> None:
 def test_resume_with_defer_off_lets_the_handlers_finish() -> None:
     with mcpsync.connect(
         server_cmd("--era", "modern", "--mrtr-rounds", "3"),
-        defer_input=True,
+        options=ClientOptions(defer_input=True),
         elicitation_handler=lambda r: r.accept(ANSWER),
     ) as c:
         ir = _defer(c)
@@ -99,7 +103,9 @@ def test_resume_with_defer_off_lets_the_handlers_finish() -> None:
 
 
 def test_the_round_limit_holds_across_resumes() -> None:
-    with mcpsync.connect(server_cmd("--era", "modern", "--mrtr-rounds", "11"), defer_input=True) as c:
+    with mcpsync.connect(
+        server_cmd("--era", "modern", "--mrtr-rounds", "11"), options=ClientOptions(defer_input=True)
+    ) as c:
         ir = _defer(c)
         with pytest.raises(mcpsync.ProtocolError, match="more than 10"):
             for _ in range(12):
@@ -110,7 +116,7 @@ def test_the_round_limit_holds_across_resumes() -> None:
 
 
 def test_unanswered_question_without_handler_is_refused_before_sending() -> None:
-    with mcpsync.connect(server_cmd("--era", "modern"), defer_input=True) as c:
+    with mcpsync.connect(server_cmd("--era", "modern"), options=ClientOptions(defer_input=True)) as c:
         ir = _defer(c)
         with pytest.raises(mcpsync.HandlerMissing):
             c.resume(ir, {})
@@ -123,7 +129,7 @@ def test_unanswered_question_without_handler_is_refused_before_sending() -> None
 
 
 def test_answer_is_checked_against_the_requested_schema() -> None:
-    with mcpsync.connect(server_cmd("--era", "modern"), defer_input=True) as c:
+    with mcpsync.connect(server_cmd("--era", "modern"), options=ClientOptions(defer_input=True)) as c:
         q = _defer(c).questions[0]
         with pytest.raises(mcpsync.SchemaValidationError, match="age"):
             q.accept({"name": "Ada"})
@@ -134,7 +140,10 @@ def test_answer_is_checked_against_the_requested_schema() -> None:
 def test_url_sampling_and_roots_questions() -> None:
     # sampling is declared only with a sampling handler; defer_input still defers its questions
     with mcpsync.connect(
-        server_cmd("--era", "modern"), defer_input=True, roots=["file:///work"], sampling_handler=lambda r: "unused"
+        server_cmd("--era", "modern"),
+        options=ClientOptions(defer_input=True),
+        roots=["file:///work"],
+        sampling_handler=lambda r: "unused",
     ) as c:
         url_q = _defer(c, "elicit_url", {}).questions[0]
         assert url_q.kind == "url" and url_q.url and url_q.url.startswith("https://")
@@ -147,7 +156,7 @@ def test_url_sampling_and_roots_questions() -> None:
 
 
 def test_resume_in_another_thread() -> None:
-    with mcpsync.connect(server_cmd("--era", "modern"), defer_input=True) as c:
+    with mcpsync.connect(server_cmd("--era", "modern"), options=ClientOptions(defer_input=True)) as c:
         ir = _defer(c)
         out: "queue.Queue[object]" = queue.Queue()
 
@@ -167,7 +176,7 @@ def test_resume_in_another_thread() -> None:
 def test_resume_in_another_process_over_http() -> None:
     """A web worker asks; a different process (a later request elsewhere) resumes from a signed token."""
     with MCPTestServer(era="modern") as srv:
-        with mcpsync.connect(srv.url, name="shop", defer_input=True) as c:
+        with mcpsync.connect(srv.url, name="shop", options=ClientOptions(defer_input=True)) as c:
             ir = _defer(c)
         token = ir.dumps(SECRET)
         assert "Confirm the order" not in token  # base64: not readable at a glance (but not secret either)
@@ -192,7 +201,7 @@ def test_resume_in_another_process_over_http() -> None:
 
 
 def test_resume_refuses_another_servers_question() -> None:
-    with mcpsync.connect(server_cmd("--era", "modern"), name="a", defer_input=True) as a:
+    with mcpsync.connect(server_cmd("--era", "modern"), name="a", options=ClientOptions(defer_input=True)) as a:
         ir = _defer(a)
     with mcpsync.connect(server_cmd("--era", "modern"), name="b") as b:
         with pytest.raises(mcpsync.ConfigError, match="belongs to server 'a'"):
@@ -200,7 +209,9 @@ def test_resume_refuses_another_servers_question() -> None:
 
 
 def test_a_tampered_tool_name_meets_the_policy_again() -> None:
-    with mcpsync.connect(server_cmd("--era", "modern"), defer_input=True, disabled_tools=["add"]) as c:
+    with mcpsync.connect(
+        server_cmd("--era", "modern"), options=ClientOptions(defer_input=True), middleware=[ToolPolicy(denied=["add"])]
+    ) as c:
         ir = _defer(c)
         d = ir.to_dict()
         d["params"] = {"name": "add", "arguments": {"a": 1, "b": 2}}
@@ -216,7 +227,9 @@ def test_approval_hook_sees_the_resumed_call() -> None:
         seen.append(req.tool)
         return mcpsync.middleware.Approval.approve()
 
-    with mcpsync.connect(server_cmd("--era", "modern"), defer_input=True, approval_handler=approve) as c:
+    with mcpsync.connect(
+        server_cmd("--era", "modern"), options=ClientOptions(defer_input=True), approval_handler=approve
+    ) as c:
         ir = _defer(c)
         c.resume(ir, {ir.questions[0].key: {"action": "decline"}})
     assert seen == ["elicit", "elicit"]
@@ -226,7 +239,7 @@ def test_approval_hook_sees_the_resumed_call() -> None:
 
 
 def test_pickle_json_and_signed_round_trips() -> None:
-    with mcpsync.connect(server_cmd("--era", "modern"), defer_input=True) as c:
+    with mcpsync.connect(server_cmd("--era", "modern"), options=ClientOptions(defer_input=True)) as c:
         ir = _defer(c)
     for copy in (
         pickle.loads(pickle.dumps(ir)),
@@ -292,7 +305,7 @@ def test_handshake_question_is_parked_for_another_thread(transport: str) -> None
     srv = MCPTestServer(era="legacy").start() if transport == "http" else None
     try:
         target = srv.url if srv is not None else server_cmd("--era", "legacy")
-        with mcpsync.connect(target, defer_input=True) as c:
+        with mcpsync.connect(target, options=ClientOptions(defer_input=True)) as c:
             assert c.era == "legacy"
             out: "queue.Queue[object]" = queue.Queue()
             t = threading.Thread(
@@ -319,7 +332,9 @@ def test_handshake_question_is_parked_for_another_thread(transport: str) -> None
 
 
 def test_handshake_wait_is_bounded_and_the_server_gets_cancel() -> None:
-    with mcpsync.connect(server_cmd("--era", "legacy"), defer_input=True, input_timeout=0.2) as c:
+    with mcpsync.connect(
+        server_cmd("--era", "legacy"), options=ClientOptions(defer_input=True, input_timeout=0.2)
+    ) as c:
         # nobody answers: after input_timeout the server is told "cancel" and the call ends
         assert c.call_tool("elicit", {}).structured_content == {"action": "cancel"}
         with pytest.raises(queue.Empty):
@@ -327,7 +342,7 @@ def test_handshake_wait_is_bounded_and_the_server_gets_cancel() -> None:
 
 
 def test_close_ends_a_parked_wait_and_no_answer_runs_after() -> None:
-    c = mcpsync.connect(server_cmd("--era", "legacy"), defer_input=True)
+    c = mcpsync.connect(server_cmd("--era", "legacy"), options=ClientOptions(defer_input=True))
     out: "queue.Queue[object]" = queue.Queue()
 
     def call() -> None:
@@ -361,7 +376,7 @@ def test_handshake_per_call_defer_parks_only_while_such_a_call_runs() -> None:
 
 
 def test_handshake_parking_is_bounded_and_the_overflow_is_cancelled() -> None:
-    with mcpsync.connect(server_cmd("--era", "legacy"), defer_input=True) as c:
+    with mcpsync.connect(server_cmd("--era", "legacy"), options=ClientOptions(defer_input=True)) as c:
         out: "queue.Queue[object]" = queue.Queue()
         threads = [
             threading.Thread(target=lambda: out.put(c.call_tool("elicit", {})), name="test-caller-%d" % i)
@@ -403,7 +418,7 @@ def test_manager_defers_and_resumes_on_the_right_server() -> None:
 
 
 def test_json_and_tokens_keep_the_servers_order() -> None:
-    with mcpsync.connect(server_cmd("--era", "modern"), defer_input=True) as c:
+    with mcpsync.connect(server_cmd("--era", "modern"), options=ClientOptions(defer_input=True)) as c:
         ir = _defer(c)
     props = list(ir.questions[0].requested_schema["properties"])  # type: ignore[index]
     assert props != sorted(props)  # the example server's order is not alphabetical
@@ -416,7 +431,7 @@ def test_json_and_tokens_keep_the_servers_order() -> None:
 def test_a_question_that_names_no_server_resumes_on_no_client() -> None:
     from mcpsync.manager import Manager
 
-    with mcpsync.connect(server_cmd("--era", "modern"), name="shop", defer_input=True) as c:
+    with mcpsync.connect(server_cmd("--era", "modern"), name="shop", options=ClientOptions(defer_input=True)) as c:
         ir = _defer(c)
         d = ir.to_dict()
         d["server"] = None  # an unsigned object edited, or made by hand

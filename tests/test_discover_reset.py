@@ -12,6 +12,7 @@ import pytest
 import mcpsync
 from mcpsync.wire import protocol as P
 from tests.faultserver import FaultServer
+from mcpsync.client import HTTPOptions
 
 
 @pytest.fixture(params=["sse", "json"])
@@ -48,7 +49,9 @@ def test_a_reset_discover_post_over_legacy_sse_falls_back_too(kind: str) -> None
     server.start()
     try:
         server.inject(kind, rpc="server/discover", times=None)
-        with mcpsync.connect(server.sse_url(), transport="sse", protocol="auto", timeout=30, connect_timeout=30) as c:
+        with mcpsync.connect(
+            server.sse_url(), http=HTTPOptions(transport="sse"), protocol="auto", timeout=30, connect_timeout=30
+        ) as c:
             assert c.transport_kind == "sse"
             assert c.protocol_version in P.HANDSHAKE_VERSIONS
             assert c.call_tool("echo", {"message": "sse"}).text == "sse"

@@ -18,6 +18,7 @@ import pytest
 import mcpsync
 
 from .conftest import EXAMPLE, WAIT_BOUND
+from mcpsync.client import StdioOptions
 
 _URL = re.compile(rb"serving Streamable HTTP at (http://\S+)")
 
@@ -118,7 +119,7 @@ def test_stdio_only_options_are_refused_with_http() -> None:
 def test_misbehaving_helper_runs_from_any_directory(tmp_path: "os.PathLike[str]") -> None:
     from .conftest import misbehaving_cmd
 
-    with mcpsync.connect(misbehaving_cmd("--junk-ids"), cwd=str(tmp_path)) as c:
+    with mcpsync.connect(misbehaving_cmd("--junk-ids"), stdio=StdioOptions(cwd=str(tmp_path))) as c:
         assert c.call_tool("echo", {"message": "junk around me"}).text == "junk around me"
 
 

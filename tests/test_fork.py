@@ -25,6 +25,7 @@ import mcpsync
 from mcpsync.manager import Manager
 
 from .conftest import server_cmd
+from mcpsync.client import ClientOptions, HTTPOptions
 
 pytestmark = [
     pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork() is POSIX only"),
@@ -85,7 +86,7 @@ def _try(fn: Callable[[], Any]) -> Dict[str, Any]:
 
 
 def test_raw_fork_raises_forked_client_error_and_parent_keeps_working(era: str) -> None:
-    with mcpsync.connect(server_cmd("--era", era), after_fork="error") as c:
+    with mcpsync.connect(server_cmd("--era", era), options=ClientOptions(after_fork="error")) as c:
         server_pid = c.call_tool("pid").text
         parent = os.getpid()
 
@@ -154,7 +155,7 @@ def _mp_child(client: Any, conn: Any) -> None:
 @pytest.mark.parametrize("after_fork", ["reopen", "error"])
 def test_multiprocessing_fork_context_holding_the_parents_client(after_fork: str) -> None:
     ctx = multiprocessing.get_context("fork")
-    with mcpsync.connect(server_cmd(), after_fork=after_fork) as c:
+    with mcpsync.connect(server_cmd(), options=ClientOptions(after_fork=after_fork)) as c:
         c.ping()
         parent_end, child_end = ctx.Pipe(duplex=False)
         p = ctx.Process(target=_mp_child, args=(c, child_end))
@@ -228,7 +229,7 @@ if sys.platform.startswith("linux"):
 
 
 def test_listen_stream_and_notification_queue_end_in_the_child() -> None:
-    with mcpsync.connect(server_cmd("--era", "modern"), after_fork="error") as c:
+    with mcpsync.connect(server_cmd("--era", "modern"), options=ClientOptions(after_fork="error")) as c:
         sub = c.listen(tools=True)
         assert sub.wait_acknowledged(BOUND)
 
@@ -269,7 +270,9 @@ def test_http_client_in_a_forked_child_closes_only_its_copies_of_the_sockets() -
     if not os.path.exists("/proc/self/net/tcp"):
         pytest.skip("needs Linux's /proc to count sockets")
     with MCPTestServer(era="legacy") as srv:
-        with mcpsync.connect(srv.url, transport="http", timeout=20, after_fork="error") as c:
+        with mcpsync.connect(
+            srv.url, http=HTTPOptions(transport="http"), options=ClientOptions(after_fork="error"), timeout=20
+        ) as c:
             assert c.call_tool("echo", {"message": "a"}).text == "a"
             before = sockets_to(srv.port)
             assert before >= 1
@@ -366,7 +369,7 @@ def test_threads_racing_the_first_use_in_the_child_reopen_once() -> None:
 
 
 def test_a_lazy_client_never_used_before_the_fork_opens_in_each_process() -> None:
-    c = mcpsync.Client(server_cmd(), lazy=True)
+    c = mcpsync.Client(server_cmd(), options=ClientOptions(lazy=True))
     try:
         report = in_child(lambda: {"echo": c.call_tool("echo", {"message": "child"}).text, "closed": _try(c.close)})
         assert report["echo"] == "child"

@@ -20,6 +20,7 @@ from mcpsync.transports.base import Transport, TransportSink
 from mcpsync.wire.drops import DropLog
 
 from .conftest import misbehaving_cmd, server_cmd
+from mcpsync.client import HTTPOptions
 
 
 def test_junk_ids_never_kill_a_stdio_connection(era: str, caplog: pytest.LogCaptureFixture) -> None:
@@ -170,7 +171,7 @@ def test_junk_ids_over_http(era: str, transport: str) -> None:
     with MCPTestServer(era=era, response_mode="sse") as srv:
         srv.faults.junk_ids = True
         url = srv.url if transport == "http" else srv.sse_url()
-        with mcpsync.connect(url, transport=transport, protocol=era, timeout=20) as c:
+        with mcpsync.connect(url, http=HTTPOptions(transport=transport), protocol=era, timeout=20) as c:
             for i in range(3):
                 assert c.call_tool("echo", {"message": "h%d" % i}).text == "h%d" % i
             events: List[Any] = []

@@ -15,6 +15,7 @@ from tests.authserver import AuthTestServer, approve_via_http, make_manager, no_
 from tests.httpserver import MCPTestServer
 from tests.test_http_auth_hooks import ResendOn401
 from tests.test_manager_http import _mcp_behind
+from mcpsync.client import HTTPOptions
 
 pytestmark = pytest.mark.usefixtures("no_auth_leaks")
 
@@ -122,7 +123,9 @@ def test_a_requests_auth_with_a_resending_response_hook_runs_on_the_standard_lib
     with MCPTestServer(era="legacy") as srv:
         srv.faults.require_token = "good"
         auth = ResendOn401("good")
-        with mcpsync.connect(srv.url, protocol="legacy", transport="http", auth=auth, timeout=30) as client:
+        with mcpsync.connect(
+            srv.url, protocol="legacy", http=HTTPOptions(transport="http"), auth=auth, timeout=30
+        ) as client:
             engine = _engine(client)
             assert engine.kind == "urllib3" and isinstance(engine, RequestsHookNet)
             assert client.call_tool("echo", {"message": "hi"}).text == "hi"
@@ -223,7 +226,7 @@ def test_a_requests_hook_that_reads_the_answer_it_returns() -> None:
 
     with MCPTestServer(era="modern", response_mode="json") as srv:
         srv.faults.require_token = "good"
-        with mcpsync.connect(srv.url, transport="http", auth=LogBodies(), timeout=30) as client:
+        with mcpsync.connect(srv.url, http=HTTPOptions(transport="http"), auth=LogBodies(), timeout=30) as client:
             assert isinstance(_engine(client), RequestsHookNet)
             assert client.call_tool("echo", {"message": "logged"}).text == "logged"
         assert seen and all(n > 0 for n in seen)

@@ -12,6 +12,7 @@ from requests.cookies import extract_cookies_to_jar
 import mcpsync
 
 from .httpserver import MCPTestServer
+from mcpsync.client import HTTPOptions
 
 
 class ResendOn401(requests.auth.AuthBase):
@@ -45,6 +46,6 @@ def test_a_response_hook_that_resends_the_request() -> None:
     with MCPTestServer(era="legacy") as srv:
         srv.faults.require_token = "good"
         auth = ResendOn401("good")
-        with mcpsync.connect(srv.url, protocol="legacy", transport="http", auth=auth) as client:
+        with mcpsync.connect(srv.url, protocol="legacy", http=HTTPOptions(transport="http"), auth=auth) as client:
             assert client.call_tool("echo", {"message": "hi"}).text == "hi"
         assert auth.resent >= 2  # initialize and every later request got a 401 first

@@ -17,6 +17,7 @@ from mcpsync.transports.http import remote as _remote
 
 from .conftest import wait_for
 from .faultserver import FaultServer, FullBacklogServer, StalledTLSServer, TaskRouter
+from mcpsync.client import HTTPOptions
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -49,7 +50,7 @@ def test_task_requests_carry_the_task_id_in_mcp_name(engine: str, how: str) -> N
     with TaskRouter(task_poll_interval_ms=20) as router:
         with mcpsync.connect(
             router.url,
-            transport="http",
+            http=HTTPOptions(transport="http"),
             protocol="modern",
             timeout=BOUND,
             elicitation_handler=lambda r: r.accept(),
@@ -80,7 +81,7 @@ def test_a_posts_answer_never_settles_another_call(engine: str, era: str, how: s
     """Call B is held inside the server; call A's answer carries a response with B's id, then A's own. A gets
     its own answer, B is not settled by A's POST (it gets its own later), the stray response is logged."""
     with FaultServer(era=era, response_mode=mode) as srv:
-        with mcpsync.connect(srv.url, transport="http", protocol=era, timeout=BOUND) as c:
+        with mcpsync.connect(srv.url, http=HTTPOptions(transport="http"), protocol=era, timeout=BOUND) as c:
             held = srv.inject("hold", rpc="tools/call", until_released=True)
             b = c.call_tool_async("echo", {"message": "b's own"})
             assert held.entered.wait(BOUND)
@@ -113,7 +114,7 @@ def test_legacy_sse_post_bodies_never_settle_a_call(engine: str) -> None:
 
     with FaultServer(era="auto") as srv:
         with mcpsync.connect(
-            srv.sse_url(), transport="sse", protocol="legacy", timeout=BOUND, elicitation_handler=hold
+            srv.sse_url(), http=HTTPOptions(transport="sse"), protocol="legacy", timeout=BOUND, elicitation_handler=hold
         ) as c:
             b = c.call_tool_async("elicit", {})
             assert asked.wait(BOUND)
@@ -134,7 +135,7 @@ def test_an_early_413_is_reported_and_the_call_sent_once(engine: str, era: str, 
     client's send fails mid-body on a reused keep-alive connection). The server sees the call exactly once and
     the caller gets HTTPStatusError(413); the client stays usable."""
     with FaultServer(era=era, response_mode="json") as srv:
-        with mcpsync.connect(srv.url, transport="http", protocol=era, timeout=BOUND) as c:
+        with mcpsync.connect(srv.url, http=HTTPOptions(transport="http"), protocol=era, timeout=BOUND) as c:
             assert c.call_tool("echo", {"message": "warm"}).text == "warm"  # a pooled connection to reuse
             rule = srv.inject("early_status", status=413, min_body=1 << 20)
             big = "x" * (16 << 20)
@@ -186,7 +187,9 @@ def test_close_ends_an_open_stuck_in_connect_or_tls(engine: str, era: str, stall
     """open() waits on a TCP connect that never completes (full accept queue) or a TLS handshake the server
     never answers, with connect_timeout=300: close() from another thread ends it at once with an MCPError."""
     with _stall(stall) as srv:
-        c = mcpsync.Client(srv.url, transport="http", protocol=era, timeout=BOUND, connect_timeout=300)
+        c = mcpsync.Client(
+            srv.url, http=HTTPOptions(transport="http"), protocol=era, timeout=BOUND, connect_timeout=300
+        )
         t, errors = _in_thread(c.open)
         assert _inside(srv)
         done = threading.Event()

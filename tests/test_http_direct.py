@@ -219,7 +219,7 @@ def test_a_proxy_of_an_unknown_scheme_is_a_config_error_naming_it(monkeypatch: p
     assert "secret" not in str(info.value) and "socks5h://" in str(info.value)  # what it does speak
     monkeypatch.setenv("HTTPS_PROXY", "gopher://proxy:70")
     with pytest.raises(ConfigError, match="gopher:// proxy"):
-        mcpsync.connect("https://mcp.example.com/mcp", transport="http", timeout=5)
+        mcpsync.connect("https://mcp.example.com/mcp", http=HTTPOptions(transport="http"), timeout=5)
     make_net("http://mcp.example.com/mcp", HTTPOptions()).close()  # that proxy is for https only
     make_net("https://mcp.example.com/mcp", HTTPOptions(trust_env=False)).close()
     monkeypatch.setenv("NO_PROXY", ".example.com")
@@ -232,12 +232,12 @@ def test_the_removed_engine_option_is_a_clear_config_error(monkeypatch: pytest.M
         with pytest.raises(ConfigError, match="engine option is gone.*drop the engine argument"):
             HTTPOptions(engine=engine)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="engine option is gone"):
-        mcpsync.connect("http://127.0.0.1:9/mcp", transport="http", engine="requests", timeout=5)  # type: ignore[arg-type]
+        mcpsync.connect("http://127.0.0.1:9/mcp", http=HTTPOptions(transport="http"), engine="requests", timeout=5)  # type: ignore[arg-type]
     monkeypatch.setenv("MCPSYNC_HTTP_ENGINE", "requests")  # a leftover from 0.1.0
     with pytest.raises(ConfigError, match="MCPSYNC_HTTP_ENGINE=requests.*unset the variable"):
         HTTPOptions()
     with pytest.raises(ConfigError, match="MCPSYNC_HTTP_ENGINE=requests"):
-        mcpsync.connect("http://127.0.0.1:9/mcp", transport="http", timeout=5)
+        mcpsync.connect("http://127.0.0.1:9/mcp", http=HTTPOptions(transport="http"), timeout=5)
     for harmless in ("stdlib", "auto", ""):
         monkeypatch.setenv("MCPSYNC_HTTP_ENGINE", harmless)
         assert HTTPOptions().engine == "auto"
@@ -302,7 +302,7 @@ def test_a_plain_connection_never_imports_requests() -> None:
 def test_sequential_calls_reuse_one_connection_and_close_leaves_no_socket() -> None:
     before = _open_sockets()
     with MCPTestServer(era="legacy", response_mode="json") as srv:
-        with mcpsync.connect(srv.url, transport="http", timeout=20, get_stream=False) as c:
+        with mcpsync.connect(srv.url, http=HTTPOptions(transport="http", get_stream=False), timeout=20) as c:
             for i in range(20):
                 assert c.call_tool("echo", {"message": str(i)}).text == str(i)
     assert _open_sockets() <= before
@@ -538,7 +538,7 @@ def test_read_timeout_and_connect_failure_are_engine_errors(raw: RawServer) -> N
         with pytest.raises(ConnectFailed):
             net.send("POST", dead, b"{}", {}, (5.0, 5.0))
         with pytest.raises(ConnectError, match="cannot connect"):
-            mcpsync.connect(dead, transport="http", timeout=5)
+            mcpsync.connect(dead, http=HTTPOptions(transport="http"), timeout=5)
 
 
 # ---------------------------------------------------------------------------------------------- hostile answers

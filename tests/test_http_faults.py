@@ -22,6 +22,7 @@ from mcpsync.transports.http.legacy_sse import endpoint_url
 
 from .conftest import wait_for
 from .faultserver import FaultServer, RecordingServer
+from mcpsync.client import HTTPOptions
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -288,7 +289,7 @@ def test_progress_restarts_the_idle_timeout(srv: FaultServer, how: str) -> None:
 
 
 def test_read_timeout_on_the_post_is_a_request_timeout(json_srv: FaultServer, era: str) -> None:
-    with connect(json_srv, read_timeout=0.3) as c:
+    with connect(json_srv, http=HTTPOptions(read_timeout=0.3)) as c:
         with pytest.raises(mcpsync.RequestTimeout):
             call(c, "blocking", "slow", {"seconds": 1.5, "steps": 0})
         _cancelled_upstream(json_srv, era)
@@ -424,7 +425,7 @@ def test_close_during_open(srv: FaultServer, era: str, rpc: str) -> None:
     if (era == "legacy") != (rpc == "initialize"):
         pytest.skip("the era negotiates with the other request")
     rule = srv.inject("stall", rpc=rpc)
-    c = mcpsync.Client(srv.url, transport="http", timeout=20, connect_timeout=60)
+    c = mcpsync.Client(srv.url, http=HTTPOptions(transport="http"), timeout=20, connect_timeout=60)
     errors: List[BaseException] = []
 
     def run() -> None:
@@ -549,7 +550,7 @@ def test_modern_header_mismatch_is_a_remote_error(era: str) -> None:
 
 def sse_connect(s: FaultServer, **options: Any) -> mcpsync.Client:
     options.setdefault("timeout", 20)
-    return mcpsync.connect(s.sse_url(), transport="sse", **options)
+    return mcpsync.connect(s.sse_url(), http=HTTPOptions(transport="sse"), **options)
 
 
 def test_sse_transport_speaks_the_era_asked_for(sse_any: FaultServer, sse_proto: str) -> None:

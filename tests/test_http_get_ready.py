@@ -11,6 +11,7 @@ from typing import Any, List
 import mcpsync
 
 from .httpserver import MCPTestServer
+from mcpsync.client import HTTPOptions
 
 
 def test_connect_waits_until_the_get_stream_is_answered() -> None:
@@ -20,7 +21,7 @@ def test_connect_waits_until_the_get_stream_is_answered() -> None:
         clients: List[Any] = []
 
         def run() -> None:
-            clients.append(mcpsync.connect(srv.url, protocol="legacy", transport="http"))
+            clients.append(mcpsync.connect(srv.url, protocol="legacy", http=HTTPOptions(transport="http")))
             done.set()
 
         t = threading.Thread(target=run, name="test-connect", daemon=True)
@@ -40,6 +41,6 @@ def test_connect_waits_until_the_get_stream_is_answered() -> None:
 def test_a_refused_get_stream_does_not_delay_the_connect() -> None:
     with MCPTestServer(era="legacy") as srv:
         srv.faults.get_status = 405
-        with mcpsync.connect(srv.url, protocol="legacy", transport="http") as client:
+        with mcpsync.connect(srv.url, protocol="legacy", http=HTTPOptions(transport="http")) as client:
             assert client.call_tool("echo", {"message": "hi"}).text == "hi"
         assert any(r.method == "GET" for r in srv.log)

@@ -16,6 +16,7 @@ from mcpsync.transports.http.transport import StreamableHTTPTransport
 
 from .conftest import wait_for
 from .httpserver import MCPTestServer
+from mcpsync.client import HTTPOptions
 
 V = "2026-07-28"
 META = {
@@ -342,7 +343,7 @@ def test_send_timeout_bounds_the_wait_for_a_json_answer() -> None:
 @pytest.mark.parametrize("era", ["legacy", "modern"])
 def test_idle_timeout_on_an_event_stream_times_out_once_and_never_reissues(era: str) -> None:
     with MCPTestServer(era=era, response_mode="sse") as srv:
-        with mcpsync.connect(srv.url, transport="http") as c:
+        with mcpsync.connect(srv.url, http=HTTPOptions(transport="http")) as c:
             with pytest.raises(mcpsync.RequestTimeout):
                 c.call_tool("slow", {"seconds": 1.5, "steps": 0}, timeout=0.4)
             assert c.call_tool("echo", {"message": "after"}).text == "after"

@@ -73,16 +73,18 @@ def test_http_through_the_proxy_from_the_environment(
 
 def test_explicit_proxies_and_all_proxy(proxy: ProxyServer, monkeypatch: pytest.MonkeyPatch) -> None:
     with MCPTestServer(era="modern") as srv:
-        with mcpsync.connect(srv.url, transport="http", timeout=30, proxies={"all": proxy.url}) as client:
+        with mcpsync.connect(
+            srv.url, http=HTTPOptions(transport="http", proxies={"all": proxy.url}), timeout=30
+        ) as client:
             assert client.call_tool("echo", {"message": "x"}).text == "x"
         assert proxy.forwarded
         seen = len(proxy.forwarded)
         monkeypatch.setenv("ALL_PROXY", proxy.url)
-        with mcpsync.connect(srv.url, transport="http", timeout=30) as client:
+        with mcpsync.connect(srv.url, http=HTTPOptions(transport="http"), timeout=30) as client:
             assert client.call_tool("echo", {"message": "y"}).text == "y"
         assert len(proxy.forwarded) > seen
         seen = len(proxy.forwarded)
-        with mcpsync.connect(srv.url, transport="http", timeout=30, trust_env=False) as client:
+        with mcpsync.connect(srv.url, http=HTTPOptions(transport="http", trust_env=False), timeout=30) as client:
             assert client.call_tool("echo", {"message": "z"}).text == "z"
         assert len(proxy.forwarded) == seen  # trust_env=False: the environment is ignored
 
@@ -92,7 +94,7 @@ def test_no_proxy_sends_directly(proxy: ProxyServer, monkeypatch: pytest.MonkeyP
     with MCPTestServer(era="modern") as srv:
         monkeypatch.setenv("HTTP_PROXY", proxy.url)
         monkeypatch.setenv("NO_PROXY", no_proxy.format(port=srv.port))
-        with mcpsync.connect(srv.url, transport="http", timeout=30) as client:
+        with mcpsync.connect(srv.url, http=HTTPOptions(transport="http"), timeout=30) as client:
             assert client.call_tool("echo", {"message": "direct"}).text == "direct"
         assert proxy.forwarded == [] and proxy.connections == 0
 
@@ -101,7 +103,7 @@ def test_no_proxy_for_another_port_still_proxies(proxy: ProxyServer, monkeypatch
     with MCPTestServer(era="modern") as srv:
         monkeypatch.setenv("HTTP_PROXY", proxy.url)
         monkeypatch.setenv("NO_PROXY", "127.0.0.1:%d,10.0.0.0/8,example.com" % (srv.port + 1))
-        with mcpsync.connect(srv.url, transport="http", timeout=30) as client:
+        with mcpsync.connect(srv.url, http=HTTPOptions(transport="http"), timeout=30) as client:
             assert client.call_tool("echo", {"message": "p"}).text == "p"
         assert proxy.forwarded
 
@@ -114,7 +116,7 @@ def test_the_operating_system_proxy_settings(proxy: ProxyServer, monkeypatch: py
     monkeypatch.setattr(http_proxy.sys, "platform", "darwin")
     monkeypatch.setattr(urllib.request, "getproxies", lambda: {"http": proxy.url, "no": "example.com"})
     with MCPTestServer(era="modern") as srv:
-        with mcpsync.connect(srv.url, transport="http", timeout=30) as client:
+        with mcpsync.connect(srv.url, http=HTTPOptions(transport="http"), timeout=30) as client:
             assert client.call_tool("echo", {"message": "os"}).text == "os"
         assert proxy.forwarded
 
@@ -125,7 +127,7 @@ def test_the_operating_system_proxy_settings(proxy: ProxyServer, monkeypatch: py
 def test_proxy_credentials_from_the_url(monkeypatch: pytest.MonkeyPatch) -> None:
     with ProxyServer(credentials=("us er", "p@ss:w/rd")) as proxy, MCPTestServer(era="modern") as srv:
         monkeypatch.setenv("HTTP_PROXY", proxy.url_with_credentials)
-        with mcpsync.connect(srv.url, transport="http", timeout=30) as client:
+        with mcpsync.connect(srv.url, http=HTTPOptions(transport="http"), timeout=30) as client:
             assert client.call_tool("echo", {"message": "a"}).text == "a"
         assert proxy.forwarded and all(auth == proxy.expected for _, _, auth in proxy.forwarded)
         assert proxy.refused == 0
@@ -136,7 +138,7 @@ def test_a_407_is_a_typed_proxy_error_without_the_credentials(monkeypatch: pytes
     with ProxyServer(credentials=("user", "right")) as proxy, MCPTestServer(era="modern") as srv:
         monkeypatch.setenv("HTTP_PROXY", proxy.url_with_credentials.replace("right", "wrong-secret"))
         with pytest.raises(mcpsync.errors.ProxyError) as info:
-            mcpsync.connect(srv.url, transport="http", timeout=30)
+            mcpsync.connect(srv.url, http=HTTPOptions(transport="http"), timeout=30)
         assert info.value.status_code == 407 and isinstance(info.value, mcpsync.errors.ConnectError)
         assert "wrong-secret" not in str(info.value) and "407" in str(info.value)
         assert srv.log == []
@@ -148,11 +150,11 @@ def test_netrc_credentials_for_the_server(monkeypatch: pytest.MonkeyPatch, tmp_p
     os.chmod(netrc, 0o600)
     monkeypatch.setenv("NETRC", str(netrc))
     with MCPTestServer(era="modern") as srv:
-        with mcpsync.connect(srv.url, transport="http", timeout=30) as client:
+        with mcpsync.connect(srv.url, http=HTTPOptions(transport="http"), timeout=30) as client:
             assert _engine(client).kind == "urllib3"
             assert client.call_tool("echo", {"message": "n"}).text == "n"
         assert {r.headers.get("authorization") for r in srv.log} == {"Basic YWxpY2U6czNjcmV0"}
-        with mcpsync.connect(srv.url, transport="http", timeout=30, bearer_token="tok") as client:
+        with mcpsync.connect(srv.url, http=HTTPOptions(transport="http"), timeout=30, bearer_token="tok") as client:
             client.call_tool("echo", {"message": "b"})
         assert srv.log[-1].headers.get("authorization") == "Bearer tok"  # a token wins over netrc
 
@@ -161,13 +163,11 @@ def test_netrc_credentials_for_the_server(monkeypatch: pytest.MonkeyPatch, tmp_p
 
 
 @pytest.mark.parametrize("credentials", [None, ("u", "pw")])
-def test_https_through_a_connect_tunnel(
-    pki: Dict[str, str], monkeypatch: pytest.MonkeyPatch, credentials: Any
-) -> None:
+def test_https_through_a_connect_tunnel(pki: Dict[str, str], monkeypatch: pytest.MonkeyPatch, credentials: Any) -> None:
     with ProxyServer(credentials=credentials) as proxy, _tls_server(pki) as srv:
         monkeypatch.setenv("HTTPS_PROXY", proxy.url_with_credentials if credentials else proxy.url)
         url = "https://127.0.0.1:%d/mcp" % srv.port
-        with mcpsync.connect(url, transport="http", timeout=30, verify=pki["ca.crt"]) as client:
+        with mcpsync.connect(url, http=HTTPOptions(transport="http", verify=pki["ca.crt"]), timeout=30) as client:
             assert _engine(client).kind == "urllib3"
             for i in range(3):
                 assert client.call_tool("echo", {"message": "t%d" % i}).text == "t%d" % i
@@ -182,22 +182,22 @@ def test_https_407_and_a_refused_tunnel_are_typed(pki: Dict[str, str], monkeypat
         url = "https://127.0.0.1:%d/mcp" % srv.port
         monkeypatch.setenv("HTTPS_PROXY", proxy.url)
         with pytest.raises(mcpsync.errors.ProxyError) as info:
-            mcpsync.connect(url, transport="http", timeout=30, verify=pki["ca.crt"])
+            mcpsync.connect(url, http=HTTPOptions(transport="http", verify=pki["ca.crt"]), timeout=30)
         assert info.value.status_code == 407
     with ProxyServer() as proxy, _tls_server(pki) as srv:
         url = "https://127.0.0.1:%d/mcp" % srv.port
         monkeypatch.setenv("HTTPS_PROXY", proxy.url)
         proxy.connect_answer = b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n"
         with pytest.raises(mcpsync.errors.ProxyError) as info:
-            mcpsync.connect(url, transport="http", timeout=30, verify=pki["ca.crt"])
+            mcpsync.connect(url, http=HTTPOptions(transport="http", verify=pki["ca.crt"]), timeout=30)
         assert info.value.status_code == 502
         proxy.connect_answer = b""  # hangs up on the CONNECT
         with pytest.raises(mcpsync.errors.ProxyError) as info:
-            mcpsync.connect(url, transport="http", timeout=30, verify=pki["ca.crt"])
+            mcpsync.connect(url, http=HTTPOptions(transport="http", verify=pki["ca.crt"]), timeout=30)
         assert info.value.status_code == 0
         proxy.connect_answer = b"garbage\r\n\r\n"
         with pytest.raises(mcpsync.errors.ProxyError):
-            mcpsync.connect(url, transport="http", timeout=30, verify=pki["ca.crt"])
+            mcpsync.connect(url, http=HTTPOptions(transport="http", verify=pki["ca.crt"]), timeout=30)
         assert srv.log == []
 
 
@@ -213,7 +213,7 @@ def test_sequential_calls_share_one_connection_to_a_forward_proxy(era: str) -> N
         proxies = {"http": proxy.url_with_credentials}
         # no event stream (a legacy-era client keeps it open on a connection of its own): the calls only
         options: Dict[str, Any] = {"protocol": era, "timeout": 30, "proxies": proxies, "get_stream": False}
-        with mcpsync.connect(srv.url, transport="http", **options) as client:
+        with mcpsync.connect(srv.url, http=HTTPOptions(transport="http"), **options) as client:
             for i in range(20):
                 assert client.call_tool("echo", {"message": str(i)}).text == str(i)
             calls = [t for m, t, _ in proxy.forwarded if m == "POST"]
@@ -229,7 +229,9 @@ def test_sequential_calls_share_one_connect_tunnel(pki: Dict[str, str]) -> None:
     with ProxyServer(credentials=("u", "pw")) as proxy, _tls_server(pki) as srv:
         url = "https://127.0.0.1:%d/mcp" % srv.port
         proxies = {"https": proxy.url_with_credentials}
-        with mcpsync.connect(url, transport="http", timeout=30, verify=pki["ca.crt"], proxies=proxies) as client:
+        with mcpsync.connect(
+            url, http=HTTPOptions(transport="http", verify=pki["ca.crt"], proxies=proxies), timeout=30
+        ) as client:
             for i in range(20):
                 assert client.call_tool("echo", {"message": str(i)}).text == str(i)
         assert proxy.forwarded == []  # nothing in the clear
@@ -325,7 +327,7 @@ def test_an_https_proxy_for_http_and_https_servers(pki: Dict[str, str]) -> None:
         with MCPTestServer(era="legacy") as plain:
             options: Dict[str, Any] = {"proxies": {"all": proxy.url_with_credentials}, "verify": pki["ca.crt"]}
             for url in (plain.url, "https://127.0.0.1:%d/mcp" % tls.port):
-                with mcpsync.connect(url, transport="http", timeout=30, **options) as client:
+                with mcpsync.connect(url, http=HTTPOptions(transport="http"), timeout=30, **options) as client:
                     assert _engine(client).kind == "urllib3"
                     for i in range(3):
                         assert client.call_tool("echo", {"message": "t%d" % i}).text == "t%d" % i
@@ -347,8 +349,9 @@ def test_an_https_proxy_with_an_untrusted_certificate_is_a_connect_error(
     monkeypatch.delenv("CURL_CA_BUNDLE", raising=False)
     with ProxyServer(tls=context) as proxy, MCPTestServer(era="modern") as srv:
         with pytest.raises(mcpsync.errors.ConnectError, match="(?i)certificate|tls|ssl"):
-            mcpsync.connect(srv.url, transport="http", timeout=30, proxies={"http": proxy.url})
+            mcpsync.connect(srv.url, http=HTTPOptions(transport="http", proxies={"http": proxy.url}), timeout=30)
         assert srv.log == []
+
 
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 @given(answer=st.one_of(
@@ -363,7 +366,9 @@ def test_a_hostile_connect_answer_is_a_connect_error_and_nothing_hangs(
         proxy.connect_answer = answer
         url = "https://127.0.0.1:%d/mcp" % srv.port
         with pytest.raises(mcpsync.errors.ConnectError):  # ProxyError, or a TLS error after a 2xx with junk
-            mcpsync.connect(url, transport="http", timeout=30, connect_timeout=10, verify=pki["ca.crt"])
+            mcpsync.connect(
+                url, http=HTTPOptions(transport="http", verify=pki["ca.crt"]), timeout=30, connect_timeout=10
+            )
         assert srv.log == []
 
 
@@ -391,7 +396,9 @@ def test_a_hostile_forward_proxy_answer_fails_that_call_only_and_nothing_is_sent
     Bytes of that request were sent, so it fails (``ConnectionClosed``) and is not sent again (RFC 9112 9.3.1:
     a POST is never retried automatically); the call after it is answered."""
     with ProxyServer() as proxy, MCPTestServer(era=era) as srv:
-        with mcpsync.connect(srv.url, transport="http", protocol=era, timeout=30, proxies={"http": proxy.url}) as c:
+        with mcpsync.connect(
+            srv.url, http=HTTPOptions(transport="http", proxies={"http": proxy.url}), protocol=era, timeout=30
+        ) as c:
             proxy.forward_answer = answer
             with pytest.raises(mcpsync.MCPError):
                 c.call_tool("echo", {"message": "lost"}, timeout=3)
@@ -414,7 +421,9 @@ def test_socks5_for_http_and_https(pki: Dict[str, str], scheme: str, credentials
     with SocksServer(credentials=credentials) as socks, MCPTestServer(era="modern") as plain, _tls_server(pki) as tls:
         proxy = (socks.url_with_credentials if credentials else socks.url).replace("socks5h://", scheme + "://")
         for url in (plain.url.replace("127.0.0.1", "localhost"), "https://localhost:%d/mcp" % tls.port):
-            with mcpsync.connect(url, transport="http", timeout=30, verify=pki["ca.crt"], proxies={"all": proxy}) as c:
+            with mcpsync.connect(
+                url, http=HTTPOptions(transport="http", verify=pki["ca.crt"], proxies={"all": proxy}), timeout=30
+            ) as c:
                 assert _engine(c).kind == "urllib3"
                 assert c.call_tool("echo", {"message": "via socks"}).text == "via socks"
         kinds = {kind for _, kind in socks.tunnels}
@@ -430,18 +439,20 @@ def test_socks5_refusals_are_typed() -> None:
     with SocksServer(credentials=("u", "right")) as socks, MCPTestServer(era="modern") as srv:
         bad = socks.url_with_credentials.replace("right", "wrong-secret")
         with pytest.raises(mcpsync.errors.ProxyError) as info:
-            mcpsync.connect(srv.url, transport="http", timeout=30, proxies={"http": bad})
+            mcpsync.connect(srv.url, http=HTTPOptions(transport="http", proxies={"http": bad}), timeout=30)
         assert info.value.status_code == 407 and "wrong-secret" not in str(info.value)
         with pytest.raises(mcpsync.errors.ProxyError) as info:
-            mcpsync.connect(srv.url, transport="http", timeout=30, proxies={"http": socks.url})  # no credentials
+            mcpsync.connect(
+                srv.url, http=HTTPOptions(transport="http", proxies={"http": socks.url}), timeout=30
+            )  # no credentials
         assert info.value.status_code == 407
     with SocksServer() as socks, MCPTestServer(era="modern") as srv:
         socks.connect_answer = b"\x05\x02\x00\x01" + bytes(6)  # not allowed by ruleset
         with pytest.raises(mcpsync.errors.ProxyError, match="not allowed"):
-            mcpsync.connect(srv.url, transport="http", timeout=30, proxies={"http": socks.url})
+            mcpsync.connect(srv.url, http=HTTPOptions(transport="http", proxies={"http": socks.url}), timeout=30)
         socks.connect_answer = b""
         with pytest.raises(mcpsync.errors.ProxyError):
-            mcpsync.connect(srv.url, transport="http", timeout=30, proxies={"http": socks.url})
+            mcpsync.connect(srv.url, http=HTTPOptions(transport="http", proxies={"http": socks.url}), timeout=30)
         assert srv.log == []
 
 
@@ -478,7 +489,9 @@ def test_a_hostile_socks_answer_is_a_typed_error_and_nothing_hangs(step: str, an
         proxy = socks.url_with_credentials if credentials else socks.url
         proxy = proxy.replace("socks5h://", step.split()[0] + "://")
         with pytest.raises(mcpsync.MCPError) as info:
-            mcpsync.connect(srv.url, transport="http", timeout=30, connect_timeout=10, proxies={"http": proxy})
+            mcpsync.connect(
+                srv.url, http=HTTPOptions(transport="http", proxies={"http": proxy}), timeout=30, connect_timeout=10
+            )
         assert srv.log == []
         assert "sock-secret" not in str(info.value)
 
@@ -488,13 +501,19 @@ def test_socks4_for_http_and_https(pki: Dict[str, str], scheme: str) -> None:
     with SocksServer(credentials=("ident", "")) as socks, MCPTestServer(era="modern") as plain, _tls_server(pki) as tls:
         proxy = "%s://ident@127.0.0.1:%d" % (scheme, socks.port)
         for url in (plain.url.replace("127.0.0.1", "localhost"), "https://localhost:%d/mcp" % tls.port):
-            with mcpsync.connect(url, transport="http", timeout=30, verify=pki["ca.crt"], proxies={"all": proxy}) as c:
+            with mcpsync.connect(
+                url, http=HTTPOptions(transport="http", verify=pki["ca.crt"], proxies={"all": proxy}), timeout=30
+            ) as c:
                 assert _engine(c).kind == "urllib3"
                 assert c.call_tool("echo", {"message": "via socks4"}).text == "via socks4"
         assert {kind for _, kind in socks.tunnels} == ({"4a"} if scheme == "socks4a" else {"4"})
         assert socks.refused == 0
         with pytest.raises(mcpsync.errors.ProxyError, match="rejected"):
-            mcpsync.connect(plain.url, transport="http", timeout=30, proxies={"all": proxy.replace("ident@", "x@")})
+            mcpsync.connect(
+                plain.url,
+                http=HTTPOptions(transport="http", proxies={"all": proxy.replace("ident@", "x@")}),
+                timeout=30,
+            )
         assert socks.refused >= 1
 
 
@@ -508,4 +527,6 @@ def test_a_socks_proxy_without_pysocks_names_the_extra_and_warns_nothing(monkeyp
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with pytest.raises(mcpsync.errors.ConfigError, match=r"PySocks \(pip install 'mcpsync\[socks\]'\)"):
-            mcpsync.Client("http://127.0.0.1:9/mcp", proxies={"all": "socks5h://127.0.0.1:9"}, connect_timeout=5).open()
+            mcpsync.Client(
+                "http://127.0.0.1:9/mcp", http=HTTPOptions(proxies={"all": "socks5h://127.0.0.1:9"}), connect_timeout=5
+            ).open()

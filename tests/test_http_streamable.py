@@ -13,6 +13,7 @@ from mcpsync.transports.http import remote as _remote
 
 from .conftest import wait_for
 from .httpserver import MCPTestServer
+from mcpsync.client import Callbacks, HTTPOptions
 
 MB = 1024 * 1024
 
@@ -181,7 +182,7 @@ def test_get_stream_other_statuses_never_surface(legacy: MCPTestServer, status: 
 
 def test_get_stream_delivers_unsolicited_notifications(legacy: MCPTestServer) -> None:
     changed = threading.Event()
-    with connect(legacy, on_tools_changed=changed.set) as c:
+    with connect(legacy, callbacks=Callbacks(on_tools_changed=changed.set)) as c:
         assert wait_for(lambda: len(legacy.get_streams) == 1)
         c.call_tool("add_tool", {"name": "fresh"})
         assert changed.wait(10)
@@ -321,7 +322,7 @@ def test_403_insufficient_scope(server: MCPTestServer) -> None:
 
 def test_read_timeout_is_a_separate_knob(era: str) -> None:
     with MCPTestServer(era=era, response_mode="json") as srv:
-        with connect(srv, read_timeout=0.3) as c:
+        with connect(srv, http=HTTPOptions(read_timeout=0.3)) as c:
             with pytest.raises(mcpsync.RequestTimeout):  # a read timeout is a timeout, and is cancelled upstream
                 c.call_tool("slow", {"seconds": 1.5, "steps": 0})
         with connect(srv) as c:  # default: no read timeout, the call timeout governs
@@ -337,14 +338,16 @@ def test_idle_connections_dropped_by_the_server_are_replaced(server: MCPTestServ
 
 def test_same_origin_redirect_is_followed(era: str) -> None:
     with MCPTestServer(era=era) as srv:
-        with mcpsync.connect("http://127.0.0.1:%d/moved" % srv.port, transport="http", timeout=20) as c:
+        with mcpsync.connect(
+            "http://127.0.0.1:%d/moved" % srv.port, http=HTTPOptions(transport="http"), timeout=20
+        ) as c:
             assert c.call_tool("echo", {"message": "x"}).text == "x"
 
 
 def test_cross_origin_redirect_is_refused(era: str) -> None:
     with MCPTestServer(era=era) as srv:
         with pytest.raises(mcpsync.MCPError) as info:
-            mcpsync.connect("http://127.0.0.1:%d/away" % srv.port, transport="http", timeout=5)
+            mcpsync.connect("http://127.0.0.1:%d/away" % srv.port, http=HTTPOptions(transport="http"), timeout=5)
         assert "307" in str(info.value)
         assert not [r for r in srv.records() if r.path == "/mcp"]
 

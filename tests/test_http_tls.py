@@ -18,6 +18,7 @@ import pytest
 import mcpsync
 
 from .httpserver import MCPTestServer
+from mcpsync.client import HTTPOptions
 
 pytestmark = pytest.mark.skipif(
     shutil.which("openssl") is None and os.environ.get("CI") != "true", reason="needs the openssl command"
@@ -64,7 +65,7 @@ def _url(srv: MCPTestServer) -> str:
 
 
 def test_a_ca_bundle_path_verifies_the_server(tls: MCPTestServer, pki: Dict[str, str]) -> None:
-    with mcpsync.connect(_url(tls), transport="http", timeout=20, verify=pki["ca.crt"]) as c:
+    with mcpsync.connect(_url(tls), http=HTTPOptions(transport="http", verify=pki["ca.crt"]), timeout=20) as c:
         assert c.call_tool("echo", {"message": "over tls"}).text == "over tls"
 
 
@@ -72,7 +73,7 @@ def test_an_untrusted_certificate_is_a_connect_error(tls: MCPTestServer, monkeyp
     monkeypatch.delenv("REQUESTS_CA_BUNDLE", raising=False)
     monkeypatch.delenv("CURL_CA_BUNDLE", raising=False)
     with pytest.raises(mcpsync.errors.ConnectError, match="(?i)tls|ssl|certificate"):
-        mcpsync.connect(_url(tls), transport="http", timeout=20)
+        mcpsync.connect(_url(tls), http=HTTPOptions(transport="http"), timeout=20)
     assert not tls.records("POST")
 
 
@@ -80,21 +81,23 @@ def test_requests_ca_bundle_from_the_environment_and_verify_false(
     tls: MCPTestServer, pki: Dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("REQUESTS_CA_BUNDLE", pki["ca.crt"])
-    with mcpsync.connect(_url(tls), transport="http", timeout=20) as c:
+    with mcpsync.connect(_url(tls), http=HTTPOptions(transport="http"), timeout=20) as c:
         assert c.call_tool("echo", {"message": "env bundle"}).text == "env bundle"
     monkeypatch.delenv("REQUESTS_CA_BUNDLE")
-    with mcpsync.connect(_url(tls), transport="http", timeout=20, verify=False) as c:
+    with mcpsync.connect(_url(tls), http=HTTPOptions(transport="http", verify=False), timeout=20) as c:
         assert c.call_tool("echo", {"message": "unverified"}).text == "unverified"
 
 
 def test_an_ssl_context_and_a_client_certificate(pki: Dict[str, str]) -> None:
     with _tls_server(pki, require_client_cert=True) as srv:
         with pytest.raises(mcpsync.errors.ConnectError):
-            mcpsync.connect(_url(srv), transport="http", timeout=20, verify=pki["ca.crt"])
+            mcpsync.connect(_url(srv), http=HTTPOptions(transport="http", verify=pki["ca.crt"]), timeout=20)
         cert = (pki["client.crt"], pki["client.key"])
-        with mcpsync.connect(_url(srv), transport="http", timeout=20, verify=pki["ca.crt"], cert=cert) as c:
+        with mcpsync.connect(
+            _url(srv), http=HTTPOptions(transport="http", verify=pki["ca.crt"], cert=cert), timeout=20
+        ) as c:
             assert c.call_tool("echo", {"message": "mutual"}).text == "mutual"
         ctx = ssl.create_default_context(cafile=pki["ca.crt"])
         ctx.load_cert_chain(*cert)
-        with mcpsync.connect(_url(srv), transport="http", timeout=20, verify=ctx) as c:
+        with mcpsync.connect(_url(srv), http=HTTPOptions(transport="http", verify=ctx), timeout=20) as c:
             assert c.call_tool("echo", {"message": "context"}).text == "context"

@@ -27,6 +27,7 @@ from mcpsync.client.deferred import InputRequired
 
 from .conftest import server_cmd
 from .redisserver import RedisServer, start_redis
+from mcpsync.client import ClientOptions
 
 SECRET = "test-secret-not-a-credential"
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="module")
 def paused() -> InputRequired:
     """A real paused call: the example server's elicit tool asked for a form."""
-    with mcpsync.connect(server_cmd("--era", "modern"), name="shop", defer_input=True) as c:
+    with mcpsync.connect(server_cmd("--era", "modern"), name="shop", options=ClientOptions(defer_input=True)) as c:
         with pytest.raises(mcpsync.input.InputRequired) as info:
             c.call_tool("elicit", {"message": "Confirm the order?"})
     return info.value

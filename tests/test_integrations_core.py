@@ -22,6 +22,7 @@ from mcpsync.integrations.results import ResultStore, render_result
 from mcpsync.manager.transforms import ArgTransform, ToolTransform, parse_transforms
 
 from .conftest import fuzz_examples
+from mcpsync.middleware import ToolPolicy
 
 HARD = [sys.executable, str(Path(__file__).parent / "integrations" / "hardserver.py")]
 FRAMEWORKS = [
@@ -102,7 +103,7 @@ def test_toolkit_visibility_policy_transforms_budget_and_spill(tmp_path: Path) -
         ),
         "payload": ToolTransform(arguments={"size": ArgTransform(description="how many characters")}),
     }
-    with mcpsync.connect(HARD, disabled_tools=["crash"]) as client:
+    with mcpsync.connect(HARD, middleware=[ToolPolicy(denied=["crash"])]) as client:
         kit = McpToolkit(client, transforms=transforms, max_result_tokens=100, spill=True, prefix=True)
         tools = {t.name: t for t in kit.tools()}
         assert "hard_app_only" not in tools and "hardserver_app_only" not in tools

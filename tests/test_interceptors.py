@@ -16,6 +16,7 @@ from mcpsync.manager.manager import Manager
 from tests.conftest import misbehaving_cmd, server_cmd, wait_for
 
 from .httpserver import MCPTestServer
+from mcpsync.client import ClientOptions, HTTPOptions
 
 
 class Recorder(Interceptor):
@@ -41,7 +42,7 @@ class Recorder(Interceptor):
 def test_hooks_run_in_onion_order_on_the_calling_thread() -> None:
     events: List[Tuple[str, ...]] = []
     a, b = Recorder("a", events), Recorder("b", events)
-    with mcpsync.connect(server_cmd(), interceptors=[a, b]) as c:
+    with mcpsync.connect(server_cmd(), middleware=[a, b]) as c:
         # the opening request went through the chain too (never retried)
         assert events[0][:3] == ("a", "request", "server/discover") and events[-1][:3] == (
             "a",
@@ -82,7 +83,7 @@ class Rewriter(Interceptor):
 @pytest.mark.parametrize("era", ["legacy", "modern"])
 def test_arguments_are_rewritten_and_results_redacted(era: str) -> None:
     args = {"message": "my secret"}
-    with mcpsync.connect(server_cmd("--era", era), interceptors=[Rewriter()]) as c:
+    with mcpsync.connect(server_cmd("--era", era), middleware=[Rewriter()]) as c:
         assert c.call_tool("echo", args).text == "my ****** (rewritten)"
     assert args == {"message": "my secret"}  # the caller's dict is never changed
 
@@ -96,9 +97,7 @@ def test_a_failing_on_request_sends_nothing_and_the_client_stays_usable(tmp_path
             if info.tool == "add":
                 raise mcpsync.ToolDenied("no adding here", tool="add", reason="veto", server=info.server)
 
-    with mcpsync.connect(
-        misbehaving_cmd("--record", str(record)), interceptors=[Recorder("outer", events), Veto()]
-    ) as c:
+    with mcpsync.connect(misbehaving_cmd("--record", str(record)), middleware=[Recorder("outer", events), Veto()]) as c:
         with pytest.raises(mcpsync.ToolDenied):
             c.call_tool("add", {"a": 1, "b": 2})
         assert events[-1] == ("outer", "error", "tools/call", "ToolDenied")
@@ -116,7 +115,7 @@ def test_a_failing_on_result_reaches_the_outer_interceptors_as_an_error() -> Non
                 raise ValueError("redaction failed")
             return result
 
-    with mcpsync.connect(server_cmd(), interceptors=[Recorder("outer", events), Broken()]) as c:
+    with mcpsync.connect(server_cmd(), middleware=[Recorder("outer", events), Broken()]) as c:
         with pytest.raises(ValueError, match="redaction failed"):
             c.call_tool("echo", {"message": "x"})
     assert events[-1] == ("outer", "error", "tools/call", "ValueError")
@@ -125,7 +124,7 @@ def test_a_failing_on_result_reaches_the_outer_interceptors_as_an_error() -> Non
 def test_async_calls_report_on_the_dispatch_thread() -> None:
     events: List[Tuple[str, ...]] = []
     rec = Recorder("r", events)
-    with mcpsync.connect(server_cmd(), interceptors=[rec, Rewriter()]) as c:
+    with mcpsync.connect(server_cmd(), middleware=[rec, Rewriter()]) as c:
         del events[:], rec.threads[:]  # (the opening request)
         handle = c.call_tool_async("echo", {"message": "async"})
         assert handle.result(timeout=10).text == "async (rewritten)"  # on_request rewrites async calls too
@@ -153,7 +152,7 @@ class Tenant(Interceptor):
 
 
 def test_headers_are_injected_into_that_request_only(http_server: MCPTestServer) -> None:
-    with mcpsync.connect(http_server.url, interceptors=[Tenant()]) as c:
+    with mcpsync.connect(http_server.url, middleware=[Tenant()]) as c:
         c.call_tool("echo", {"message": "x"})
         c.call_tool("add", {"a": 1, "b": 2})
     posts = [r for r in http_server.log if r.method == "POST" and isinstance(r.body, dict)]
@@ -166,7 +165,7 @@ def test_headers_are_injected_into_that_request_only(http_server: MCPTestServer)
 
 def test_headers_ride_legacy_sse_posts_too() -> None:
     with MCPTestServer(era="legacy") as srv:
-        with mcpsync.connect(srv.sse_url(), transport="sse", interceptors=[Tenant()]) as c:
+        with mcpsync.connect(srv.sse_url(), http=HTTPOptions(transport="sse"), middleware=[Tenant()]) as c:
             c.call_tool("echo", {"message": "x"})
         echo = [
             r
@@ -185,9 +184,9 @@ def test_manager_client_options_apply_interceptors() -> None:
 
 def test_bad_interceptor_objects_are_config_errors() -> None:
     with pytest.raises(mcpsync.ConfigError):
-        mcpsync.Client(server_cmd(), interceptors=[object()])  # type: ignore[list-item]
+        mcpsync.Client(server_cmd(), middleware=[object()])  # type: ignore[list-item]
     with pytest.raises(mcpsync.ConfigError):
-        mcpsync.Client(server_cmd(), retry=3)  # type: ignore[arg-type]
+        mcpsync.Client(server_cmd(), middleware=[3])  # type: ignore[arg-type]
 
 
 class _Watch(Interceptor):
@@ -218,13 +217,15 @@ class _Watch(Interceptor):
 
 def test_keepalive_pings_go_through_the_chain() -> None:
     watch = _Watch("ping")
-    with mcpsync.connect(server_cmd(), protocol="legacy", keepalive=0.05, interceptors=[watch]):
+    with mcpsync.connect(server_cmd(), protocol="legacy", options=ClientOptions(keepalive=0.05), middleware=[watch]):
         assert watch.requested.wait(30) and watch.ended.wait(30)
 
 
 def test_listen_streams_go_through_the_chain() -> None:
     watch = _Watch("subscriptions/listen")
-    with mcpsync.connect(server_cmd(), protocol="modern", interceptors=[watch], auto_relisten=False) as c:
+    with mcpsync.connect(
+        server_cmd(), protocol="modern", options=ClientOptions(auto_relisten=False), middleware=[watch]
+    ) as c:
         sub = c.listen(tools=True)
         assert watch.requested.is_set()  # on_request ran on the opening thread, before the stream was sent
         assert watch.meta and watch.meta[0]["_meta"]["x-intercepted"] is True

@@ -21,6 +21,7 @@ from mcpsync.transports.http import remote as _remote
 
 from .authserver import free_port
 from .interop_peers import PEERS, require_peer
+from mcpsync.client import HTTPOptions
 
 pytestmark = pytest.mark.interop
 
@@ -117,7 +118,7 @@ def test_everything_auto_detects_sse(everything: Tuple[str, str]) -> None:
     mode, url = everything
     if mode != "sse":
         pytest.skip("fallback only matters for the SSE server")
-    with mcpsync.connect(url, transport="auto", timeout=60, connect_timeout=60) as c:
+    with mcpsync.connect(url, http=HTTPOptions(transport="auto"), timeout=60, connect_timeout=60) as c:
         assert c.transport_kind == "sse"
     assert _remote.remembered(url) == "sse"
 

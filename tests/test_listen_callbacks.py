@@ -15,6 +15,7 @@ from typing import Any, Dict, List, Tuple
 import mcpsync
 
 from .conftest import server_cmd, wait_for
+from mcpsync.client import Callbacks
 
 URI = "example://hello"
 
@@ -66,7 +67,9 @@ def test_listen_fires_on_resource_updated_and_on_notification_like_subscribe_res
 
 def test_listen_fires_list_changed_callbacks_once() -> None:
     changed: List[str] = []
-    with mcpsync.connect(server_cmd("--era", "modern"), on_tools_changed=lambda: changed.append("tools")) as c:
+    with mcpsync.connect(
+        server_cmd("--era", "modern"), callbacks=Callbacks(on_tools_changed=lambda: changed.append("tools"))
+    ) as c:
         implicit = c._modern._implicit  # noqa: SLF001  (on_tools_changed opens it)
         assert implicit is not None and implicit.wait_acknowledged(10)
         sub = c.listen(tools=True)

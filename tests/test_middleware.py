@@ -12,6 +12,7 @@ import mcpsync
 from mcpsync.middleware import Interceptor, RequestInfo
 from mcpsync.client.middleware import Middleware, Next, chain
 from tests.conftest import server_cmd
+from mcpsync.client import ClientOptions
 
 
 class Log(Middleware):
@@ -44,7 +45,7 @@ class Hooks(Interceptor):
 
 def test_middleware_and_interceptors_nest_in_list_order_on_the_calling_thread() -> None:
     events: List[Tuple[Any, ...]] = []
-    with mcpsync.connect(server_cmd(), interceptors=[Log("a", events), Hooks(events), Log("b", events)]) as c:
+    with mcpsync.connect(server_cmd(), middleware=[Log("a", events), Hooks(events), Log("b", events)]) as c:
         assert [e[:3] for e in events][:3] == [("a", "in", "server/discover"), ("hooks", "in", "server/discover"),
                                               ("b", "in", "server/discover")]  # the opening request too
         del events[:]
@@ -71,7 +72,7 @@ class Rewrite(Middleware):
 
 def test_a_middleware_rewrites_the_request_and_the_result_and_the_callers_dict_is_untouched() -> None:
     args = {"message": "hi"}
-    with mcpsync.connect(server_cmd(), interceptors=[Rewrite()]) as c:
+    with mcpsync.connect(server_cmd(), middleware=[Rewrite()]) as c:
         assert c.call_tool("echo", args).text == "[t] hi"
         assert args == {"message": "hi"}
         assert c.call_tool("fail", {}).text == "redacted"
@@ -95,7 +96,7 @@ class Cached(Middleware):
 
 def test_a_middleware_may_answer_without_calling_next() -> None:
     cached = Cached()
-    with mcpsync.connect(server_cmd(), interceptors=[cached], cache=False) as c:
+    with mcpsync.connect(server_cmd(), options=ClientOptions(cache=False), middleware=[cached]) as c:
         first = [t.name for t in c.list_tools()]
         second = [t.name for t in c.list_tools()]
     assert first == second and "echo" in first and cached.sent == 1
@@ -120,7 +121,7 @@ class Twice(Middleware):
 
 def test_a_middleware_may_send_a_request_again() -> None:
     twice = Twice()
-    with mcpsync.connect(server_cmd(), interceptors=[twice]) as c:
+    with mcpsync.connect(server_cmd(), middleware=[twice]) as c:
         assert c.call_tool("add", {"a": 1, "b": 2}).structured_content is not None
     assert len(set(twice.ids)) == 2 and None not in twice.ids
 
@@ -142,7 +143,9 @@ def test_retry_and_trace_context_come_before_the_interceptors_each_attempt_afres
 
     retry = mcpsync.middleware.Retry(total=2, backoff_factor=0, backoff_jitter=0)
     with mcpsync.connect(
-        server_cmd(), interceptors=[Log("log", events), Flaky()], retry=retry, trace_context={"traceparent": "00-x"}
+        server_cmd(),
+        options=ClientOptions(trace_context={"traceparent": "00-x"}),
+        middleware=[retry, Log("log", events), Flaky()],
     ) as c:
         del events[:]
         assert "echo" in [t.name for t in c.list_tools()]
@@ -160,7 +163,7 @@ def test_an_error_raised_by_a_middleware_reaches_the_outer_ones_and_the_caller_a
                 raise mcpsync.ToolDenied("no", tool="echo", reason="no", by="policy")
             return next(request)
 
-    with mcpsync.connect(server_cmd(), interceptors=[Log("outer", events), Refuse()]) as c:
+    with mcpsync.connect(server_cmd(), middleware=[Log("outer", events), Refuse()]) as c:
         del events[:]
         with pytest.raises(mcpsync.ToolDenied):
             c.call_tool("echo", {"message": "x"})
@@ -169,7 +172,7 @@ def test_an_error_raised_by_a_middleware_reaches_the_outer_ones_and_the_caller_a
 
 def test_a_non_middleware_is_refused_when_the_client_is_built() -> None:
     with pytest.raises(mcpsync.ConfigError):
-        mcpsync.Client(server_cmd(), interceptors=[object()])  # type: ignore[list-item]
+        mcpsync.Client(server_cmd(), middleware=[object()])  # type: ignore[list-item]
 
 
 def test_chain_composes_outermost_first() -> None:

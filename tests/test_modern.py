@@ -10,6 +10,7 @@ import mcpsync
 from mcpsync.client import negotiate as _negotiate
 
 from .conftest import misbehaving_cmd, server_cmd, wait_for
+from mcpsync.client import Callbacks, ClientOptions
 
 
 @pytest.fixture(autouse=True)
@@ -38,17 +39,19 @@ def test_negotiation(flags, era) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_discover_never_answered_falls_back_after_probe_timeout() -> None:
-    with mcpsync.connect(misbehaving_cmd("--era", "legacy", "--discover", "never"), probe_timeout=0.5) as c:
+    with mcpsync.connect(
+        misbehaving_cmd("--era", "legacy", "--discover", "never"), options=ClientOptions(probe_timeout=0.5)
+    ) as c:
         assert c.era == "legacy"
 
 
 def test_verdict_is_cached_per_command() -> None:
     cmd = misbehaving_cmd("--era", "legacy", "--discover", "never")
-    with mcpsync.connect(cmd, probe_timeout=0.5) as c:
+    with mcpsync.connect(cmd, options=ClientOptions(probe_timeout=0.5)) as c:
         assert c.era == "legacy"
     assert _negotiate.ERA_CACHE.get(("cmd", tuple(cmd), None)) == "2025-11-25"
     # the second connect skips the probe (a probe would now cost a long timeout)
-    with mcpsync.connect(cmd, probe_timeout=30) as c:
+    with mcpsync.connect(cmd, options=ClientOptions(probe_timeout=30)) as c:
         assert c.era == "legacy"
 
 
@@ -59,7 +62,8 @@ def test_unsupported_initialize_version_is_an_error() -> None:
 
 def test_envelope_on_every_request() -> None:
     with mcpsync.connect(
-        server_cmd("--era", "modern"), log_level="info", trace_context={"traceparent": "00-ab-cd-01"}
+        server_cmd("--era", "modern"),
+        options=ClientOptions(log_level="info", trace_context={"traceparent": "00-ab-cd-01"}),
     ) as c:
         stamped = c._stamp({"x": 1})  # noqa: SLF001
         meta = stamped["_meta"]
@@ -113,7 +117,8 @@ def test_legacy_callbacks_ride_listen_in_modern_era() -> None:
     changed = threading.Event()
     updated = []
     with mcpsync.connect(
-        server_cmd("--era", "modern"), on_tools_changed=changed.set, on_resource_updated=updated.append
+        server_cmd("--era", "modern"),
+        callbacks=Callbacks(on_tools_changed=changed.set, on_resource_updated=updated.append),
     ) as c:
         c.subscribe_resource("example://hello")
         assert wait_for(lambda: c._modern._implicit is not None and c._modern._implicit.acknowledged.is_set())  # noqa: SLF001
@@ -133,7 +138,7 @@ def test_cache_honours_ttl_and_eviction() -> None:
         c.call_tool("add_tool", {"name": "cached_out"})
         c.clear_cache()
         assert "cached_out" in {t.name for t in c.list_tools()}
-    with mcpsync.connect(server_cmd("--era", "modern", "--ttl-ms", "60000"), cache=False) as c:
+    with mcpsync.connect(server_cmd("--era", "modern", "--ttl-ms", "60000"), options=ClientOptions(cache=False)) as c:
         c.list_tools()
         n = c.session._ids.next()  # noqa: SLF001
         c.list_tools()

@@ -89,7 +89,9 @@ def test_client_credentials_end_to_end_through_the_servers_proxy(
         with pytest.raises(AuthError):  # the default OAuth session goes direct: the internal name does not resolve
             oauth.login("box")
         assert not auth.token_requests()
-        with mcpsync.connect(url, auth=oauth.auth("box"), proxies={"all": proxy.url}, timeout=30) as client:
+        with mcpsync.connect(
+            url, auth=oauth.auth("box"), http=HTTPOptions(proxies={"all": proxy.url}), timeout=30
+        ) as client:
             assert oauth.probe_challenge("box")  # the unauthenticated probe of the MCP URL: through the proxy too
             assert client.call_tool("echo", {"message": "1"}).text == "1"  # 401, discovery, token, resend
             auth.access_tokens.clear()  # revoked: the next call gets a new token, through the proxy again
@@ -139,7 +141,7 @@ def test_no_proxy_sends_the_oauth_requests_it_names_direct(make_manager: Any, mo
         oauth = make_manager()
         oauth.add_server("box", url, _client_credentials(auth))
         proxies = {"all": proxy.url, "no_proxy": "127.0.0.0/8"}
-        with mcpsync.connect(url, auth=oauth.auth("box"), proxies=proxies, timeout=30) as client:
+        with mcpsync.connect(url, auth=oauth.auth("box"), http=HTTPOptions(proxies=proxies), timeout=30) as client:
             assert client.call_tool("echo", {"message": "x"}).text == "x"
         assert auth.token_requests("client_credentials")
         assert set(_through(proxy)) == {MCP_HOST}
@@ -154,7 +156,7 @@ def test_trust_env_false_keeps_the_oauth_requests_off_the_environments_proxy(
         oauth.add_server("box", mcp.url, _client_credentials(auth))
         monkeypatch.setenv("HTTP_PROXY", trap.url)
         monkeypatch.setenv("http_proxy", trap.url)
-        with mcpsync.connect(mcp.url, auth=oauth.auth("box"), trust_env=False, timeout=30) as client:
+        with mcpsync.connect(mcp.url, auth=oauth.auth("box"), http=HTTPOptions(trust_env=False), timeout=30) as client:
             assert oauth.probe_challenge("box")
             assert client.call_tool("echo", {"message": "y"}).text == "y"
         assert auth.token_requests("client_credentials")
@@ -213,12 +215,14 @@ def test_verify_and_cert_reach_an_authorization_server_with_a_private_ca_through
         proxies = {"all": proxy.url}
         # without the private CA the token endpoint is not trusted: a typed error, no token obtained
         with pytest.raises(MCPError) as caught:  # the first 401 comes at open(): OAuth runs there
-            with mcpsync.connect(url, auth=oauth.auth("box"), proxies=proxies, timeout=30) as client:
+            with mcpsync.connect(url, auth=oauth.auth("box"), http=HTTPOptions(proxies=proxies), timeout=30) as client:
                 client.call_tool("echo", {"message": "no"})
         assert "s3" not in str(caught.value)
         assert not auth.token_requests()
         # verify= names the CA bundle: discovery and token requests go through the CONNECT tunnel, verified
-        with mcpsync.connect(url, auth=oauth.auth("box"), proxies=proxies, verify=pki["ca.crt"], timeout=30) as c:
+        with mcpsync.connect(
+            url, auth=oauth.auth("box"), http=HTTPOptions(proxies=proxies, verify=pki["ca.crt"]), timeout=30
+        ) as c:
             assert c.call_tool("echo", {"message": "ca"}).text == "ca"
         assert len(auth.token_requests("client_credentials")) == 1
         with proxy.lock:
@@ -228,7 +232,7 @@ def test_verify_and_cert_reach_an_authorization_server_with_a_private_ca_through
 
         defaults = make_manager(verify=pki["ca.crt"], store=CredentialStore(str(tmp_path / "other.json")))
         defaults.add_server("box", url, _client_credentials(auth))
-        with mcpsync.connect(url, auth=defaults.auth("box"), proxies=proxies, timeout=30) as c:
+        with mcpsync.connect(url, auth=defaults.auth("box"), http=HTTPOptions(proxies=proxies), timeout=30) as c:
             assert c.call_tool("echo", {"message": "manager ca"}).text == "manager ca"
         assert len(auth.token_requests("client_credentials")) == 2
         # a client certificate (mutual TLS) the authorization server requires
@@ -236,10 +240,12 @@ def test_verify_and_cert_reach_an_authorization_server_with_a_private_ca_through
         oauth.remove_auth("box")
         cert = (pki["client.crt"], pki["client.key"])
         with pytest.raises(MCPError):  # no certificate: the handshake is refused
-            with mcpsync.connect(url, auth=oauth.auth("box"), proxies=proxies, verify=pki["ca.crt"], timeout=30) as c:
+            with mcpsync.connect(
+                url, auth=oauth.auth("box"), http=HTTPOptions(proxies=proxies, verify=pki["ca.crt"]), timeout=30
+            ) as c:
                 c.call_tool("echo", {"message": "no cert"})
         with mcpsync.connect(
-            url, auth=oauth.auth("box"), proxies=proxies, verify=pki["ca.crt"], cert=cert, timeout=30
+            url, auth=oauth.auth("box"), http=HTTPOptions(proxies=proxies, verify=pki["ca.crt"], cert=cert), timeout=30
         ) as c:
             assert c.call_tool("echo", {"message": "mtls"}).text == "mtls"
         assert len(auth.token_requests("client_credentials")) == 3
@@ -296,7 +302,9 @@ def test_socks_end_to_end_when_pysocks_is_installed(make_manager: Any, monkeypat
         url = _internal(auth, mcp, monkeypatch)
         oauth = make_manager()
         oauth.add_server("box", url, _client_credentials(auth))
-        with mcpsync.connect(url, auth=oauth.auth("box"), proxies={"all": proxy.url}, timeout=30) as client:
+        with mcpsync.connect(
+            url, auth=oauth.auth("box"), http=HTTPOptions(proxies={"all": proxy.url}), timeout=30
+        ) as client:
             assert client.call_tool("echo", {"message": "s"}).text == "s"
         assert auth.token_requests("client_credentials")
 
@@ -378,10 +386,14 @@ def test_verify_false_and_an_ssl_context_for_the_authorization_server(
         oauth = make_manager()
         oauth.add_server("box", url, _client_credentials(auth))
         proxies = {"all": proxy.url}
-        with mcpsync.connect(url, auth=oauth.auth("box"), proxies=proxies, verify=False, timeout=30) as client:
+        with mcpsync.connect(
+            url, auth=oauth.auth("box"), http=HTTPOptions(proxies=proxies, verify=False), timeout=30
+        ) as client:
             assert client.call_tool("echo", {"message": "unverified"}).text == "unverified"
         oauth.remove_auth("box")
         context = ssl.create_default_context(cafile=pki["ca.crt"])
-        with mcpsync.connect(url, auth=oauth.auth("box"), proxies=proxies, verify=context, timeout=30) as client:
+        with mcpsync.connect(
+            url, auth=oauth.auth("box"), http=HTTPOptions(proxies=proxies, verify=context), timeout=30
+        ) as client:
             assert client.call_tool("echo", {"message": "context"}).text == "context"
         assert len(auth.token_requests("client_credentials")) == 2

@@ -36,6 +36,7 @@ from .proxyserver import ProxyServer, SocksServer
 from .test_auth_transport import _dpop_mcp_behind
 from .test_http_tls import _tls_server, pki  # noqa: F401 - the throwaway CA fixture
 from .test_manager_http import _mcp_behind
+from mcpsync.client import HTTPOptions
 
 pytestmark = [pytest.mark.usefixtures("no_auth_leaks"), pytest.mark.timeout(180)]
 
@@ -228,15 +229,15 @@ def test_the_removed_engine_option_is_refused_and_nothing_is_sent(monkeypatch: p
     with MCPTestServer(era="modern") as srv:
         for engine in ("requests", "stdlib", "auto"):
             with pytest.raises(mcpsync.ConfigError, match="engine option is gone") as info:
-                mcpsync.connect(srv.url, transport="http", timeout=30, engine=engine)  # type: ignore[arg-type]
+                mcpsync.connect(srv.url, http=HTTPOptions(transport="http"), timeout=30, engine=engine)  # type: ignore[arg-type]
             assert "urllib3 carries every request" in str(info.value) and "drop the engine argument" in str(info.value)
         monkeypatch.setenv("MCPSYNC_HTTP_ENGINE", "requests")
         with pytest.raises(mcpsync.ConfigError, match="MCPSYNC_HTTP_ENGINE=requests.*unset the variable"):
-            mcpsync.connect(srv.url, transport="http", timeout=30)
+            mcpsync.connect(srv.url, http=HTTPOptions(transport="http"), timeout=30)
         with pytest.raises(mcpsync.ConfigError, match="MCPSYNC_HTTP_ENGINE=requests"):
-            mcpsync.connect(srv.sse_url(), transport="sse", timeout=30)
+            mcpsync.connect(srv.sse_url(), http=HTTPOptions(transport="sse"), timeout=30)
         assert srv.log == []
         monkeypatch.setenv("MCPSYNC_HTTP_ENGINE", "stdlib")  # a harmless leftover still works
-        with mcpsync.connect(srv.url, transport="http", timeout=30) as client:
+        with mcpsync.connect(srv.url, http=HTTPOptions(transport="http"), timeout=30) as client:
             _the_one_engine(client)
             assert client.call_tool("echo", {"message": "ok"}).text == "ok"

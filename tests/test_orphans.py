@@ -22,6 +22,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 import pytest
 
 from mcpsync.transports import lifeline
+from mcpsync.client import StdioOptions
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups and SIGKILL (Windows: jobs)")
 
@@ -217,7 +218,7 @@ def test_a_server_that_fails_to_start_leaves_no_reaper_behind(tmp_path: "os.Path
 
     missing = os.path.join(str(tmp_path), "no-such-dir")
     with pytest.raises(mcpsync.errors.ConnectError):
-        mcpsync.connect(server_cmd(), cwd=missing, connect_timeout=30)
+        mcpsync.connect(server_cmd(), stdio=StdioOptions(cwd=missing), connect_timeout=30)
     assert not _children_with(os.getpid(), b"mcpsync-reaper")
     assert lifeline.LIFELINE.reaper_pid is None
 

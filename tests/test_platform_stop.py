@@ -24,6 +24,7 @@ from mcpsync.transports import lifeline, stdio
 from mcpsync.transports.stdio import stop_tree, windows_creationflags
 
 from .conftest import misbehaving_cmd, server_cmd
+from mcpsync.client import StdioOptions
 
 
 class FakeProc:
@@ -198,7 +199,9 @@ def test_a_windows_server_is_created_suspended_assigned_resumed_and_its_job_ende
     monkeypatch: Any, console: bool
 ) -> None:
     win = FakeWin32(monkeypatch, console=console)
-    c = mcpsync.connect(misbehaving_cmd("--no-exit-on-eof"), protocol="legacy", shutdown_timeout=0.2)
+    c = mcpsync.connect(
+        misbehaving_cmd("--no-exit-on-eof"), protocol="legacy", stdio=StdioOptions(shutdown_timeout=0.2)
+    )
     try:
         assert c.call_tool("echo", {"message": "hi"}).text == "hi"
     finally:
@@ -218,7 +221,9 @@ def test_no_ctrl_break_goes_to_the_group_of_a_server_that_already_exited(monkeyp
     server's pid, which names no live group leader (Windows may then deliver the event to every process of the
     console, the host included). So no CTRL_BREAK_EVENT: the job is ended."""
     win = FakeWin32(monkeypatch, console=True)
-    c = mcpsync.connect(misbehaving_cmd("--spawn-grandchild"), protocol="legacy", shutdown_timeout=0.5)
+    c = mcpsync.connect(
+        misbehaving_cmd("--spawn-grandchild"), protocol="legacy", stdio=StdioOptions(shutdown_timeout=0.5)
+    )
     try:
         assert c.call_tool("echo", {"message": "hi"}).text == "hi"
         deadline = time.monotonic() + 30
@@ -249,7 +254,9 @@ def test_a_windows_server_whose_job_assignment_is_refused_is_still_stopped_by_cl
     """The system refuses the assignment (an old Windows, a host job that forbids nesting): the server runs
     unprotected, and close() must not count on a job that holds nothing; it ends the tree with taskkill."""
     win = FakeWin32(monkeypatch, console=False, assign_fails=True)
-    c = mcpsync.connect(misbehaving_cmd("--no-exit-on-eof"), protocol="legacy", shutdown_timeout=0.2)
+    c = mcpsync.connect(
+        misbehaving_cmd("--no-exit-on-eof"), protocol="legacy", stdio=StdioOptions(shutdown_timeout=0.2)
+    )
     try:
         assert c.call_tool("echo", {"message": "hi"}).text == "hi"
         assert win.log[1:] == ["refused+resumed JOB", "closed JOB"]  # the useless job is let go at once
@@ -279,7 +286,9 @@ def _win_alive(pid: int) -> bool:
 
 @pytest.mark.skipif(sys.platform != "win32", reason="a real Job Object (runs in .github/workflows/platforms.yml)")
 def test_on_windows_a_grandchild_is_in_the_servers_job_and_close_ends_it() -> None:
-    c = mcpsync.connect(misbehaving_cmd("--spawn-grandchild"), protocol="legacy", shutdown_timeout=1.0)
+    c = mcpsync.connect(
+        misbehaving_cmd("--spawn-grandchild"), protocol="legacy", stdio=StdioOptions(shutdown_timeout=1.0)
+    )
     try:
         assert c.call_tool("echo", {"message": "hi"}).text == "hi"
         transport = c.transport

@@ -46,7 +46,9 @@ def test_policy_matching_exact_and_glob() -> None:
 @pytest.mark.parametrize("era", ERAS)
 def test_denied_tools_are_hidden_and_never_reach_the_server(tmp_path: Path, era: str) -> None:
     record = tmp_path / "requests.jsonl"
-    with mcpsync.connect(misbehaving_cmd("--era", era, "--record", str(record)), disabled_tools=["ad*", "fail"]) as c:
+    with mcpsync.connect(
+        misbehaving_cmd("--era", era, "--record", str(record)), middleware=[ToolPolicy(denied=["ad*", "fail"])]
+    ) as c:
         names = [t.name for t in c.list_tools()]
         assert "echo" in names and "add" not in names and "fail" not in names
         assert c.get_tool("add") is None
@@ -64,7 +66,9 @@ def test_denied_tools_are_hidden_and_never_reach_the_server(tmp_path: Path, era:
 
 def test_allow_list_exposes_only_matching_tools(tmp_path: Path) -> None:
     record = tmp_path / "requests.jsonl"
-    with mcpsync.connect(misbehaving_cmd("--record", str(record)), allowed_tools=["echo", "sl?w"]) as c:
+    with mcpsync.connect(
+        misbehaving_cmd("--record", str(record)), middleware=[ToolPolicy(allowed=["echo", "sl?w"])]
+    ) as c:
         assert sorted(t.name for t in c.list_tools()) == ["echo", "slow"]
         with pytest.raises(ToolDenied, match="allow list"):
             c.call_tool("add", {"a": 1, "b": 2})

@@ -14,6 +14,7 @@ import mcpsync
 from mcpsync.client import negotiate as _negotiate
 
 from .conftest import server_cmd
+from mcpsync.client import Callbacks, ClientOptions, StdioOptions
 
 HEADER = textwrap.dedent(
     """
@@ -85,7 +86,7 @@ def test_request_state_is_echoed_exactly_and_never_invented(tmp_path) -> None:  
         """,
     )
     lines: List[str] = []
-    with mcpsync.connect(cmd, roots=["/tmp"], on_stderr=lines.append) as c:
+    with mcpsync.connect(cmd, roots=["/tmp"], stdio=StdioOptions(on_stderr=lines.append)) as c:
         assert c.call_tool("x").text == "ok"
         c.close()
     seen = [json.loads(line[5:]) for line in lines if line.startswith("SEEN ")]
@@ -113,7 +114,7 @@ def test_initialize_answered_with_32022_probes_again(tmp_path) -> None:  # type:
                 send({"jsonrpc": "2.0", "id": m["id"], "result": {"content": []}})
         """,
     )
-    with mcpsync.connect(cmd, probe_timeout=0.5) as c:
+    with mcpsync.connect(cmd, options=ClientOptions(probe_timeout=0.5)) as c:
         assert c.era == "modern"
 
 
@@ -144,7 +145,7 @@ def test_batch_of_server_requests_gets_a_batch_of_answers(tmp_path) -> None:  # 
         if line.startswith("SEEN ["):
             got.set()
 
-    with mcpsync.connect(cmd, roots=["/tmp"], on_stderr=on_stderr) as c:
+    with mcpsync.connect(cmd, roots=["/tmp"], stdio=StdioOptions(on_stderr=on_stderr)) as c:
         c.call_tool("x")
         assert got.wait(5)
     batch = json.loads([x for x in lines if x.startswith("SEEN [")][0][5:])
@@ -169,7 +170,7 @@ def test_request_handle_is_future_like() -> None:
 def test_task_status_callback_during_transparent_call() -> None:
     seen = []
     with mcpsync.connect(
-        server_cmd("--era", "modern", "--task-poll-interval-ms", "20"), on_task_status=seen.append
+        server_cmd("--era", "modern", "--task-poll-interval-ms", "20"), callbacks=Callbacks(on_task_status=seen.append)
     ) as c:
         assert "task done" in c.call_tool("task_work", {"seconds": 0.3}).text
     assert seen and seen[-1].status == "completed"

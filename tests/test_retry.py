@@ -85,7 +85,7 @@ def test_parse_retry_after() -> None:
 
 def test_503_with_retry_after_is_retried_after_that_wait(server: FaultServer) -> None:
     sleeps = Sleeps()
-    with mcpsync.connect(server.url, retry=policy(sleeps)) as c:
+    with mcpsync.connect(server.url, middleware=[policy(sleeps)]) as c:
         rule = server.inject("status", rpc="tools/list", times=2, status=503, headers={"Retry-After": "3"})
         assert "echo" in [t.name for t in c.list_tools()]
     assert sleeps.calls == [3.0, 3.0] and rule.hits == 2
@@ -94,7 +94,7 @@ def test_503_with_retry_after_is_retried_after_that_wait(server: FaultServer) ->
 
 def test_502_and_504_back_off_exponentially(server: FaultServer) -> None:
     sleeps = Sleeps()
-    with mcpsync.connect(server.url, retry=policy(sleeps, backoff_factor=0.5)) as c:
+    with mcpsync.connect(server.url, middleware=[policy(sleeps, backoff_factor=0.5)]) as c:
         server.inject("status", rpc="resources/read", status=502)
         server.inject("status", rpc="resources/read", status=504)
         assert c.read_resource("example://hello").contents
@@ -104,7 +104,7 @@ def test_502_and_504_back_off_exponentially(server: FaultServer) -> None:
 
 def test_exhausted_retries_raise_the_last_error(server: FaultServer) -> None:
     sleeps = Sleeps()
-    with mcpsync.connect(server.url, retry=policy(sleeps, total=1)) as c:
+    with mcpsync.connect(server.url, middleware=[policy(sleeps, total=1)]) as c:
         rule = server.inject("status", rpc="prompts/list", times=3, status=503)
         with pytest.raises(mcpsync.errors.HTTPStatusError) as info:
             c.list_prompts()
@@ -116,7 +116,7 @@ def test_exhausted_retries_raise_the_last_error(server: FaultServer) -> None:
 
 def test_a_retry_after_beyond_the_cap_is_not_waited_for(server: FaultServer) -> None:
     sleeps = Sleeps()
-    with mcpsync.connect(server.url, retry=policy(sleeps, max_retry_after=10)) as c:
+    with mcpsync.connect(server.url, middleware=[policy(sleeps, max_retry_after=10)]) as c:
         server.inject("status", rpc="tools/list", status=503, headers={"Retry-After": "3600"})
         with pytest.raises(mcpsync.errors.HTTPStatusError) as info:
             c.list_tools()
@@ -126,7 +126,7 @@ def test_a_retry_after_beyond_the_cap_is_not_waited_for(server: FaultServer) -> 
 
 def test_500_is_not_retried(server: FaultServer) -> None:
     sleeps = Sleeps()
-    with mcpsync.connect(server.url, retry=policy(sleeps)) as c:
+    with mcpsync.connect(server.url, middleware=[policy(sleeps)]) as c:
         server.inject("status", rpc="tools/list", status=500)
         with pytest.raises(mcpsync.errors.HTTPStatusError):
             c.list_tools()
@@ -136,7 +136,7 @@ def test_500_is_not_retried(server: FaultServer) -> None:
 @pytest.mark.parametrize("kind", ["reset", "reset_headers", "close_before_body"])
 def test_broken_connections_are_retried(server: FaultServer, kind: str) -> None:
     sleeps = Sleeps()
-    with mcpsync.connect(server.url, retry=policy(sleeps)) as c:
+    with mcpsync.connect(server.url, middleware=[policy(sleeps)]) as c:
         rule = server.inject(kind, rpc="tools/list")
         assert "echo" in [t.name for t in c.list_tools()]
     assert rule.hits == 1 and len(sleeps.calls) == 1
@@ -144,7 +144,7 @@ def test_broken_connections_are_retried(server: FaultServer, kind: str) -> None:
 
 def test_tools_call_is_never_retried_without_the_opt_in(server: FaultServer) -> None:
     sleeps = Sleeps()
-    with mcpsync.connect(server.url, retry=policy(sleeps)) as c:
+    with mcpsync.connect(server.url, middleware=[policy(sleeps)]) as c:
         c.list_tools()  # echo is listed as idempotentHint: true
         server.inject("status", rpc="tools/call", status=503)
         with pytest.raises(mcpsync.errors.HTTPStatusError):
@@ -157,7 +157,7 @@ def test_tools_call_is_never_retried_without_the_opt_in(server: FaultServer) -> 
 
 def test_idempotent_tools_are_retried_only_with_the_opt_in(server: FaultServer) -> None:
     sleeps = Sleeps()
-    with mcpsync.connect(server.url, retry=policy(sleeps, idempotent_tools=True)) as c:
+    with mcpsync.connect(server.url, middleware=[policy(sleeps, idempotent_tools=True)]) as c:
         c.list_tools()
         server.inject("status", rpc="tools/call", status=503)
         assert c.call_tool("echo", {"message": "x"}).text == "x"  # idempotentHint: retried
@@ -170,7 +170,7 @@ def test_idempotent_tools_are_retried_only_with_the_opt_in(server: FaultServer) 
 
 def test_stdio_crash_is_not_retried() -> None:
     sleeps = Sleeps()
-    with mcpsync.connect(server_cmd(), retry=policy(sleeps)) as c:
+    with mcpsync.connect(server_cmd(), middleware=[policy(sleeps)]) as c:
         with pytest.raises(mcpsync.errors.ConnectionClosed):
             c.call_tool("crash", {"code": 3})
         with pytest.raises(mcpsync.errors.ConnectionClosed):

@@ -15,6 +15,7 @@ import mcpsync
 from mcpsync.transports.http import remote as _remote
 
 from .httpserver import MCPTestServer
+from mcpsync.client import ClientOptions, HTTPOptions
 
 
 @pytest.fixture(autouse=True)
@@ -34,7 +35,7 @@ def _methods(srv: MCPTestServer) -> List[Optional[str]]:
 
 def test_auto_over_sse_speaks_2026_07_28_when_the_server_does() -> None:
     with MCPTestServer(era="auto") as srv:
-        with mcpsync.connect(srv.sse_url(), transport="sse", timeout=20) as c:
+        with mcpsync.connect(srv.sse_url(), http=HTTPOptions(transport="sse"), timeout=20) as c:
             assert c.transport_kind == "sse"
             assert c.era == "modern" and c.protocol_version == "2026-07-28"
             assert c.call_tool("echo", {"message": "m"}).text == "m"
@@ -44,7 +45,7 @@ def test_auto_over_sse_speaks_2026_07_28_when_the_server_does() -> None:
 
 def test_auto_over_sse_falls_back_to_the_handshake() -> None:
     with MCPTestServer(era="legacy") as srv:
-        with mcpsync.connect(srv.sse_url(), transport="sse", timeout=20) as c:
+        with mcpsync.connect(srv.sse_url(), http=HTTPOptions(transport="sse"), timeout=20) as c:
             assert c.era == "legacy"
             assert c.call_tool("echo", {"message": "l"}).text == "l"
         assert _methods(srv)[:2] == ["server/discover", "initialize"]
@@ -52,7 +53,13 @@ def test_auto_over_sse_falls_back_to_the_handshake() -> None:
 
 def test_auto_over_sse_silent_probe_is_bounded_then_falls_back() -> None:
     with MCPTestServer(era="auto", discover="never") as srv:
-        c = mcpsync.Client(srv.sse_url(), transport="sse", timeout=20, probe_timeout=0.5, connect_timeout=30)
+        c = mcpsync.Client(
+            srv.sse_url(),
+            http=HTTPOptions(transport="sse"),
+            options=ClientOptions(probe_timeout=0.5),
+            timeout=20,
+            connect_timeout=30,
+        )
         with c:
             assert c.era == "legacy"
             assert c.call_tool("echo", {"message": "s"}).text == "s"
@@ -62,7 +69,7 @@ def test_auto_over_sse_silent_probe_is_bounded_then_falls_back() -> None:
 
 def test_legacy_and_modern_modes_over_sse() -> None:
     with MCPTestServer(era="auto") as srv:
-        with mcpsync.connect(srv.sse_url(), transport="sse", protocol="legacy", timeout=20) as c:
+        with mcpsync.connect(srv.sse_url(), http=HTTPOptions(transport="sse"), protocol="legacy", timeout=20) as c:
             assert c.era == "legacy"
-        with mcpsync.connect(srv.sse_url(), transport="sse", protocol="modern", timeout=20) as c:
+        with mcpsync.connect(srv.sse_url(), http=HTTPOptions(transport="sse"), protocol="modern", timeout=20) as c:
             assert c.era == "modern"

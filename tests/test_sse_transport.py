@@ -13,6 +13,7 @@ from mcpsync.transports.http import remote as _remote
 
 from .conftest import wait_for
 from .httpserver import MCPTestServer
+from mcpsync.client import Callbacks, HTTPOptions
 
 MB = 1024 * 1024
 
@@ -105,7 +106,7 @@ def test_gives_up_after_the_reconnect_budget() -> None:
         from mcpsync.transports.http.legacy_sse import SSETransport
 
         t = SSETransport(s.sse_url(), max_reconnect_attempts=1, max_retry_delay=0.1)
-        c = mcpsync.connect(t, timeout=10, on_connection_lost=lambda exc: lost.set())
+        c = mcpsync.connect(t, timeout=10, callbacks=Callbacks(on_connection_lost=lambda exc: lost.set()))
         try:
             s.faults.require_token = "now-required"
             s.drop_sse_streams()
@@ -171,9 +172,9 @@ def test_auto_reports_both_errors_when_both_fail(srv: MCPTestServer) -> None:
 
 def test_forced_transports(srv: MCPTestServer) -> None:
     with pytest.raises(mcpsync.MCPError):
-        mcpsync.connect(srv.sse_url(), transport="http", timeout=10)
+        mcpsync.connect(srv.sse_url(), http=HTTPOptions(transport="http"), timeout=10)
     assert not srv.records("GET")
-    with mcpsync.connect(srv.url, transport="http", timeout=20) as c:
+    with mcpsync.connect(srv.url, http=HTTPOptions(transport="http"), timeout=20) as c:
         assert c.transport_kind == "http"
 
 

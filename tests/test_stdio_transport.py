@@ -16,6 +16,7 @@ import mcpsync
 from mcpsync.wire.framing import FrameReader
 
 from .conftest import misbehaving_cmd, server_cmd, wait_for
+from mcpsync.client import ClientOptions, StdioOptions
 
 
 def test_banner_and_garbage_are_skipped(caplog: pytest.LogCaptureFixture) -> None:
@@ -32,7 +33,7 @@ def test_crlf_and_blank_lines() -> None:
 
 
 def test_content_length_framing_both_ways() -> None:
-    with mcpsync.connect(server_cmd("--framing", "content-length"), framing="content-length") as c:
+    with mcpsync.connect(server_cmd("--framing", "content-length"), stdio=StdioOptions(framing="content-length")) as c:
         assert c.call_tool("echo", {"message": "cl"}).text == "cl"
         assert len(c.call_tool("payload", {"size": 100000}).text) == 100000
 
@@ -44,7 +45,9 @@ def test_content_length_autodetected_on_read() -> None:
 
 
 def test_server_batches_are_processed() -> None:
-    with mcpsync.connect(misbehaving_cmd("--era", "legacy", "--send-batch"), roots=["/tmp"], log_level="debug") as c:
+    with mcpsync.connect(
+        misbehaving_cmd("--era", "legacy", "--send-batch"), roots=["/tmp"], options=ClientOptions(log_level="debug")
+    ) as c:
         assert "file:///tmp" in c.call_tool("roots").text
 
 
@@ -55,7 +58,7 @@ def test_twenty_megabyte_message() -> None:
 
 
 def test_oversize_message_fails_only_that_call() -> None:
-    with mcpsync.connect(server_cmd(), max_message_size=1024 * 1024) as c:
+    with mcpsync.connect(server_cmd(), stdio=StdioOptions(max_message_size=1024 * 1024)) as c:
         with pytest.raises(mcpsync.errors.MessageTooLarge):
             c.call_tool("payload", {"size": 2 * 1024 * 1024})
         assert c.call_tool("echo", {"message": "still fine"}).text == "still fine"
@@ -63,7 +66,9 @@ def test_oversize_message_fails_only_that_call() -> None:
 
 def test_stderr_flood_never_blocks() -> None:
     lines = []
-    with mcpsync.connect(misbehaving_cmd("--stderr-flood", str(1024 * 1024)), on_stderr=lines.append) as c:
+    with mcpsync.connect(
+        misbehaving_cmd("--stderr-flood", str(1024 * 1024)), stdio=StdioOptions(on_stderr=lines.append)
+    ) as c:
         for i in range(3):
             assert c.call_tool("echo", {"message": str(i)}).text == str(i)
         assert c.stderr_tail
@@ -72,9 +77,9 @@ def test_stderr_flood_never_blocks() -> None:
 
 def test_stderr_without_fileno_on_host(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "stderr", io.StringIO())
-    with mcpsync.connect(server_cmd(), stderr="inherit") as c:
+    with mcpsync.connect(server_cmd(), stdio=StdioOptions(stderr="inherit")) as c:
         assert c.call_tool("echo", {"message": "nb"}).text == "nb"
-    with mcpsync.connect(server_cmd(), stderr="discard") as c:
+    with mcpsync.connect(server_cmd(), stdio=StdioOptions(stderr="discard")) as c:
         assert c.call_tool("echo", {"message": "d"}).text == "d"
 
 
@@ -120,7 +125,8 @@ def _pids_in_group(pgid: int) -> list:
 
 def test_grandchild_ignoring_sigterm_is_reaped() -> None:
     c = mcpsync.connect(
-        misbehaving_cmd("--spawn-grandchild", "--ignore-sigterm", "--no-exit-on-eof"), shutdown_timeout=0.5
+        misbehaving_cmd("--spawn-grandchild", "--ignore-sigterm", "--no-exit-on-eof"),
+        stdio=StdioOptions(shutdown_timeout=0.5),
     )
     pid = c.transport.pid  # type: ignore[attr-defined]
     assert wait_for(lambda: len(_pids_in_group(pid)) >= 2)
@@ -151,14 +157,16 @@ def test_well_behaved_server_is_not_signalled(tmp_path) -> None:  # type: ignore
     )
     # The server exits on EOF; under load that can take longer than the default 2 s grace, after which
     # close() would rightly send SIGTERM. A long grace costs nothing here: close() returns on the exit.
-    c = mcpsync.connect([sys.executable, str(script)], shutdown_timeout=30)
+    c = mcpsync.connect([sys.executable, str(script)], stdio=StdioOptions(shutdown_timeout=30))
     assert c.era == "legacy" and c.protocol_version == "2025-06-18"
     c.close()
     assert not marker.exists()
 
 
 def test_close_is_bounded_when_server_ignores_eof_and_sigterm() -> None:
-    c = mcpsync.connect(misbehaving_cmd("--ignore-sigterm", "--no-exit-on-eof"), shutdown_timeout=0.3)
+    c = mcpsync.connect(
+        misbehaving_cmd("--ignore-sigterm", "--no-exit-on-eof"), stdio=StdioOptions(shutdown_timeout=0.3)
+    )
     proc = c.transport.process  # type: ignore[attr-defined]
     c.close()
     assert proc.poll() == -signal.SIGKILL

@@ -22,6 +22,7 @@ import mcpsync
 from mcpsync.errors import ConnectTimeout, ServerExited, StdoutNotJSONRPC
 
 from .conftest import fuzz_examples, misbehaving_cmd, server_cmd, wait_for
+from mcpsync.client import StdioOptions
 
 ERAS = ["legacy", "modern", "auto"]
 
@@ -52,7 +53,9 @@ def _gone(tmp_path: Path) -> bool:
 
 @pytest.mark.parametrize("era", ERAS)
 def test_print_and_hang_fails_with_the_line_not_the_connect_timeout(tmp_path: Path, era: str) -> None:
-    client = mcpsync.Client(_hang(tmp_path, "Server started"), protocol=era, connect_timeout=120, stdout_grace=0.3)
+    client = mcpsync.Client(
+        _hang(tmp_path, "Server started"), protocol=era, connect_timeout=120, stdio=StdioOptions(stdout_grace=0.3)
+    )
     with pytest.raises(StdoutNotJSONRPC) as info:
         client.open()
     exc = info.value
@@ -89,13 +92,15 @@ def test_a_wrapper_that_exits_while_its_child_holds_stdout_fails_after_the_grace
     pidfile = tmp_path / "pid"
     cmd = ["sh", "-c", "echo Server started; sleep 120 & echo $! > %s; exit 0" % pidfile]
     with pytest.raises(StdoutNotJSONRPC) as info:
-        mcpsync.Client(cmd, connect_timeout=120, stdout_grace=0.3).open()
+        mcpsync.Client(cmd, connect_timeout=120, stdio=StdioOptions(stdout_grace=0.3)).open()
     assert info.value.stdout_lines == ["Server started"]
     assert wait_for(lambda: _gone(tmp_path))  # the child went with the server's process group
 
 
 def test_a_json_log_line_is_not_jsonrpc(tmp_path: Path) -> None:
-    client = mcpsync.Client(_hang(tmp_path, '{"level": "info", "msg": "up"}'), connect_timeout=120, stdout_grace=0.3)
+    client = mcpsync.Client(
+        _hang(tmp_path, '{"level": "info", "msg": "up"}'), connect_timeout=120, stdio=StdioOptions(stdout_grace=0.3)
+    )
     with pytest.raises(StdoutNotJSONRPC) as info:
         client.open()
     assert info.value.stdout_lines == ['{"level": "info", "msg": "up"}']
@@ -103,7 +108,7 @@ def test_a_json_log_line_is_not_jsonrpc(tmp_path: Path) -> None:
 
 def test_many_lines_keep_the_first_five_and_count_all(tmp_path: Path) -> None:
     lines = ["log line %d" % i for i in range(12)]
-    client = mcpsync.Client(_hang(tmp_path, *lines), connect_timeout=120, stdout_grace=0.5)
+    client = mcpsync.Client(_hang(tmp_path, *lines), connect_timeout=120, stdio=StdioOptions(stdout_grace=0.5))
     with pytest.raises(StdoutNotJSONRPC) as info:
         client.open()
     assert info.value.stdout_lines == lines[:5]
@@ -111,7 +116,9 @@ def test_many_lines_keep_the_first_five_and_count_all(tmp_path: Path) -> None:
 
 
 def test_stdout_grace_none_waits_for_the_connect_timeout(tmp_path: Path) -> None:
-    client = mcpsync.Client(_hang(tmp_path, "Server started"), connect_timeout=1.0, stdout_grace=None)
+    client = mcpsync.Client(
+        _hang(tmp_path, "Server started"), connect_timeout=1.0, stdio=StdioOptions(stdout_grace=None)
+    )
     with pytest.raises(ConnectTimeout):
         client.open()
 
@@ -128,7 +135,7 @@ def test_a_banner_before_working_frames_is_skipped(era: str, caplog: pytest.LogC
 
 def test_a_bad_stdout_grace_is_refused() -> None:
     with pytest.raises(mcpsync.ConfigError):
-        mcpsync.Client([sys.executable, "-c", "pass"], stdout_grace=-1).open()
+        mcpsync.Client([sys.executable, "-c", "pass"], stdio=StdioOptions(stdout_grace=-1)).open()
 
 
 def test_the_cli_names_the_line_without_verbose(tmp_path: Path) -> None:
@@ -191,7 +198,7 @@ def test_any_junk_then_exit_names_the_first_lines(lines: List[str]) -> None:
 
 
 def test_a_json_array_that_is_not_a_batch_is_not_an_answer(tmp_path: Path) -> None:
-    client = mcpsync.Client(_hang(tmp_path, "[1, 2]", "[]"), connect_timeout=120, stdout_grace=0.3)
+    client = mcpsync.Client(_hang(tmp_path, "[1, 2]", "[]"), connect_timeout=120, stdio=StdioOptions(stdout_grace=0.3))
     with pytest.raises(StdoutNotJSONRPC) as info:
         client.open()
     assert info.value.stdout_lines == ["[1, 2]", "[]"]

@@ -8,6 +8,7 @@ import sys
 from typing import Any, Dict, Iterator, List
 
 import pytest
+from mcpsync.client import ClientOptions
 
 pytest.importorskip("opentelemetry.sdk.trace", reason="opentelemetry-sdk (test extra) is not installed")
 
@@ -51,7 +52,9 @@ class MetaSpy(Interceptor):
 @pytest.mark.parametrize("era", ["legacy", "modern"])
 def test_spans_follow_the_mcp_semantic_conventions(exporter: InMemorySpanExporter, era: str) -> None:
     spy = MetaSpy()
-    with mcpsync.connect(server_cmd("--era", era), tracing=tracing(exporter), interceptors=[spy]) as c:
+    with mcpsync.connect(
+        server_cmd("--era", era), options=ClientOptions(tracing=tracing(exporter)), middleware=[spy]
+    ) as c:
         c.list_tools()
         assert c.call_tool("echo", {"message": "hi"}).text == "hi"
         assert c.call_tool("fail", {"message": "boom"}).is_error
@@ -97,7 +100,7 @@ def test_a_parent_span_and_tracestate_propagate(exporter: InMemorySpanExporter) 
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     tracer = provider.get_tracer("app")
-    with mcpsync.connect(server_cmd(), tracing=tracer_option, interceptors=[spy]) as c:
+    with mcpsync.connect(server_cmd(), options=ClientOptions(tracing=tracer_option), middleware=[spy]) as c:
         with tracer.start_as_current_span("handle-request") as parent:
             c.call_tool("echo", {"message": "x"})
     call = [s for s in exporter.get_finished_spans() if s.name == "tools/call echo"][0]
@@ -106,7 +109,7 @@ def test_a_parent_span_and_tracestate_propagate(exporter: InMemorySpanExporter) 
 
 
 def test_timeouts_and_lost_connections_set_error_type(exporter: InMemorySpanExporter) -> None:
-    with mcpsync.connect(server_cmd(), tracing=tracing(exporter)) as c:
+    with mcpsync.connect(server_cmd(), options=ClientOptions(tracing=tracing(exporter))) as c:
         with pytest.raises(mcpsync.RequestTimeout):
             c.call_tool("slow", {"seconds": 5, "steps": 1}, timeout=0.2, max_total_timeout=0.3)
         with pytest.raises(mcpsync.errors.ConnectionClosed):
@@ -122,11 +125,15 @@ def test_static_trace_context_is_sent_in_both_eras_and_a_span_wins(exporter: InM
     static = {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "tracestate": "a=b"}
     for era in ("legacy", "modern"):
         spy = MetaSpy()
-        with mcpsync.connect(server_cmd("--era", era), trace_context=static, tracing=False, interceptors=[spy]) as c:
+        with mcpsync.connect(
+            server_cmd("--era", era), options=ClientOptions(trace_context=static, tracing=False), middleware=[spy]
+        ) as c:
             c.call_tool("echo", {"message": "x"})
         assert spy.metas[-1]["traceparent"] == static["traceparent"] and spy.metas[-1]["tracestate"] == "a=b"
     spy = MetaSpy()
-    with mcpsync.connect(server_cmd(), trace_context=static, tracing=tracing(exporter), interceptors=[spy]) as c:
+    with mcpsync.connect(
+        server_cmd(), options=ClientOptions(trace_context=static, tracing=tracing(exporter)), middleware=[spy]
+    ) as c:
         c.call_tool("echo", {"message": "x"})
     assert spy.metas[-1]["traceparent"] != static["traceparent"]
 
@@ -168,7 +175,7 @@ def test_without_opentelemetry_imported_nothing_is_imported_or_built() -> None:
 def test_tracing_true_needs_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "opentelemetry", None)  # makes "from opentelemetry import ..." fail
     with pytest.raises(mcpsync.ConfigError, match=r"mcpsync\[otel\]"):
-        mcpsync.Client(server_cmd(), tracing=True)
+        mcpsync.Client(server_cmd(), options=ClientOptions(tracing=True))
     assert trace is not None
 
 
@@ -186,7 +193,7 @@ def test_http_spans_carry_tcp_and_the_session_id(exporter: InMemorySpanExporter)
     from tests.httpserver import MCPTestServer
 
     with MCPTestServer(era="legacy") as srv:
-        with mcpsync.connect(srv.url, tracing=tracing(exporter)) as c:
+        with mcpsync.connect(srv.url, options=ClientOptions(tracing=tracing(exporter))) as c:
             c.call_tool("echo", {"message": "x"})
             sid = c.transport.session_headers().get("Mcp-Session-Id")
         spans = {s.name: s for s in exporter.get_finished_spans()}

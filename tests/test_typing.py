@@ -107,6 +107,7 @@ def test_a_type_error_in_user_code_is_reported(tmp_path: pathlib.Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text(
         "import mcpsync\n"
+        "from mcpsync.client import ClientOptions, HTTPOptions\n"
         "client = mcpsync.connect(['x'], timeout='soon')\n"  # wrong option type
         "count: int = client.call_tool('echo').text\n"  # wrong result type
         "client.list_tools()[0].nme\n"  # typo on a result
@@ -115,22 +116,24 @@ def test_a_type_error_in_user_code_is_reported(tmp_path: pathlib.Path) -> None:
         "mcpsync.Client('https://h/mcp', bearer='t')\n"  # issue 19 item 9: remote options are typed
         "mcpsync.connect('https://h/mcp', timout=3)\n"
         "mcpsync.Client('https://h/mcp', header={'X': 'y'})\n"
-        "mcpsync.Client('https://h/mcp', transport='websocket')\n"
-        "mcpsync.Client('https://h/mcp', read_timeout='slow')\n"
-        "mcpsync.Client(['srv'], after_fork='ignore')\n"
+        "mcpsync.Client('https://h/mcp', http=HTTPOptions(transport='websocket'))\n"
+        "mcpsync.Client('https://h/mcp', http=HTTPOptions(read_timeout='slow'))\n"
+        "mcpsync.Client(['srv'], options=ClientOptions(after_fork='ignore'))\n"
+        "mcpsync.Client(['srv'], cwd='/tmp')\n"  # moved into StdioOptions
     )
     code, output = _run_mypy(tmp_path, bad)
     assert code == 1, output
-    assert 'bad.py:7: error: Unexpected keyword argument "bearer" for "Client"' in output, output
-    assert 'bad.py:8: error: Unexpected keyword argument "timout" for "connect"' in output, output
-    assert 'bad.py:9: error: Unexpected keyword argument "header" for "Client"' in output, output
-    assert 'bad.py:10: error: Argument "transport" to "Client"' in output, output
-    assert 'bad.py:11: error: Argument "read_timeout" to "Client"' in output, output
-    assert 'bad.py:12: error: Argument "after_fork" to "Client"' in output, output
-    assert 'bad.py:2: error: Argument "timeout" to "connect"' in output, output
-    assert "bad.py:3: error: Incompatible types in assignment" in output, output
-    assert 'bad.py:4: error: "Tool" has no attribute "nme"' in output, output
-    assert "bad.py:6: error:" in output, output
+    assert 'bad.py:8: error: Unexpected keyword argument "bearer" for "Client"' in output, output
+    assert 'bad.py:9: error: Unexpected keyword argument "timout" for "connect"' in output, output
+    assert 'bad.py:10: error: Unexpected keyword argument "header" for "Client"' in output, output
+    assert 'bad.py:11: error: Argument "transport" to "HTTPOptions"' in output, output
+    assert 'bad.py:12: error: Argument "read_timeout" to "HTTPOptions"' in output, output
+    assert 'bad.py:13: error: Argument "after_fork" to "ClientOptions"' in output, output
+    assert 'bad.py:3: error: Argument "timeout" to "connect"' in output, output
+    assert 'bad.py:14: error: Unexpected keyword argument "cwd" for "Client"' in output, output
+    assert "bad.py:4: error: Incompatible types in assignment" in output, output
+    assert 'bad.py:5: error: "Tool" has no attribute "nme"' in output, output
+    assert "bad.py:7: error:" in output, output
 
 
 def test_user_program_runs_against_the_example_server() -> None:

@@ -62,7 +62,7 @@ def _run(srv: MCPTestServer, cache_dir: Path, **opts: Any) -> List[str]:
     """One connection (as a new process would make it): list the tools, call echo; what the server saw."""
     _new_process_memory()
     n = len(srv.log)
-    with mcpsync.connect(srv.url, warm_cache=cache_dir, **opts) as c:
+    with mcpsync.connect(srv.url, extensions=[WarmCache(cache_dir)], **opts) as c:
         assert c.call_tool("echo", {"message": "hi"}).text == "hi"
     return _methods(srv, n)
 
@@ -72,7 +72,8 @@ def test_second_process_makes_one_round_trip_for_a_call(tmp_path: Path) -> None:
     exactly one HTTP request, the tools/call."""
     program = (
         "import sys, mcpsync\n"
-        "with mcpsync.connect(sys.argv[1], warm_cache=sys.argv[2]) as c:\n"
+        "from mcpsync.warm import WarmCache\n"
+        "with mcpsync.connect(sys.argv[1], extensions=[WarmCache(sys.argv[2])]) as c:\n"
         "    sys.stdout.write(c.call_tool('echo', {'message': 'hi'}).text)\n"
     )
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")]))
@@ -98,14 +99,14 @@ def test_listings_are_kept_for_their_ttl(tmp_path: Path) -> None:
         for expected in (["POST server/discover", "POST tools/list"], []):
             _new_process_memory()
             n = len(srv.log)
-            with mcpsync.connect(srv.url, warm_cache=tmp_path) as c:
+            with mcpsync.connect(srv.url, extensions=[WarmCache(tmp_path)]) as c:
                 names = {t.name for t in c.list_tools()}
                 assert "echo" in names
             assert _methods(srv, n) == expected
         # per-call choice: refresh asks and keeps, bypass asks and keeps nothing
         _new_process_memory()
         n = len(srv.log)
-        with mcpsync.connect(srv.url, warm_cache=tmp_path) as c:
+        with mcpsync.connect(srv.url, extensions=[WarmCache(tmp_path)]) as c:
             c.list_tools(cache="refresh")
             c.list_tools()
             c.list_tools(cache="bypass")
@@ -133,7 +134,7 @@ def test_stdio_modern_skips_discover(tmp_path: Path) -> None:
     cmd = server_cmd("--era", "modern", "--ttl-ms", str(TTL))
     for _ in range(2):
         _new_process_memory()
-        with mcpsync.connect(cmd, warm_cache=tmp_path) as c:
+        with mcpsync.connect(cmd, extensions=[WarmCache(tmp_path)]) as c:
             assert c.era == "modern" and c.call_tool("echo", {"message": "x"}).text == "x"
             assert c.server_capabilities.get("tools") is not None
     entry = json.loads(next(tmp_path.glob("*.json")).read_text())
@@ -143,7 +144,7 @@ def test_stdio_modern_skips_discover(tmp_path: Path) -> None:
 def test_a_server_that_changed_version_is_refreshed_on_its_first_answer(tmp_path: Path) -> None:
     with MCPTestServer(era="modern", ttl_ms=TTL) as srv:
         _new_process_memory()
-        with mcpsync.connect(srv.url, warm_cache=tmp_path) as c:
+        with mcpsync.connect(srv.url, extensions=[WarmCache(tmp_path)]) as c:
             c.list_tools()
         path = next(tmp_path.glob("*.json"))
         entry = json.loads(path.read_text())
@@ -151,7 +152,7 @@ def test_a_server_that_changed_version_is_refreshed_on_its_first_answer(tmp_path
         path.write_text(json.dumps(entry))
         _new_process_memory()
         n = len(srv.log)
-        with mcpsync.connect(srv.url, warm_cache=tmp_path) as c:
+        with mcpsync.connect(srv.url, extensions=[WarmCache(tmp_path)]) as c:
             assert c.server_info.version == "0.0.1-old"  # what the cache said
             assert c.call_tool("echo", {"message": "hi"}).text == "hi"
             assert c.server_info.version != "0.0.1-old"  # corrected from the first answer
@@ -166,7 +167,7 @@ def test_a_server_that_changed_era_is_renegotiated_and_the_call_runs_once(tmp_pa
         kept = json.loads(next(tmp_path.glob("*.json")).read_text())
     with MCPTestServer(era="legacy", ttl_ms=TTL) as legacy:
         # the same identity now answers in the handshake era only (as a redeployed server would)
-        client = mcpsync.Client(legacy.url, warm_cache=tmp_path)
+        client = mcpsync.Client(legacy.url, extensions=[WarmCache(tmp_path)])
         assert _warm(client) is not None  # noqa: SLF001
         key = WarmCache.key(_warm(client).identity())  # noqa: SLF001
         # the test server's new port is a new identity: the entry is rebound as the same server's would be
@@ -201,7 +202,7 @@ def test_the_default_directory_is_private(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setenv("MCPSYNC_CACHE_DIR", str(tmp_path / "cache"))  # the parent of every cache: warm/ here
     with MCPTestServer(era="modern", ttl_ms=TTL) as srv:
         _new_process_memory()
-        with mcpsync.connect(srv.url, warm_cache=True) as c:
+        with mcpsync.connect(srv.url, extensions=[WarmCache()]) as c:
             c.list_tools()
     warm = tmp_path / "cache" / "warm"
     assert stat.S_IMODE(warm.stat().st_mode) == 0o700
@@ -210,7 +211,7 @@ def test_the_default_directory_is_private(tmp_path: Path, monkeypatch: pytest.Mo
 
 def test_list_changed_drops_the_kept_pages(tmp_path: Path) -> None:
     cmd = server_cmd("--era", "modern", "--ttl-ms", str(TTL))
-    with mcpsync.connect(cmd, warm_cache=tmp_path) as c:
+    with mcpsync.connect(cmd, extensions=[WarmCache(tmp_path)]) as c:
         c.list_tools()
         assert _warm(c) is not None and _warm(c).link is not None  # noqa: SLF001
         assert _warm(c).link.pages()  # noqa: SLF001
@@ -258,7 +259,7 @@ def test_a_damaged_cache_file_never_breaks_a_connection(junk: bytes, tmp_path_fa
     """Whatever the file holds, the client connects and answers correctly (at worst it negotiates afresh)."""
     cache_dir = tmp_path_factory.mktemp("warm")
     cmd = server_cmd("--era", "modern", "--ttl-ms", str(TTL))
-    client = mcpsync.Client(cmd, warm_cache=cache_dir)
+    client = mcpsync.Client(cmd, extensions=[WarmCache(cache_dir)])
     assert _warm(client) is not None  # noqa: SLF001
     (cache_dir / ("%s.json" % WarmCache.key(_warm(client).identity()))).write_bytes(junk)  # noqa: SLF001
     _new_process_memory()
@@ -277,7 +278,9 @@ def test_warm_cache_option_values(tmp_path: Path) -> None:
     cache = WarmCache(tmp_path, max_age=5)
     assert WarmCache.coerce(cache) is cache
     with pytest.raises(mcpsync.ConfigError):
-        mcpsync.Client(server_cmd(), warm_cache=42)
+        mcpsync.Client(server_cmd(), extensions=[42])  # type: ignore[list-item]
+    with pytest.raises(mcpsync.ConfigError, match="warm_cache= moved: pass extensions="):
+        mcpsync.Client(server_cmd(), warm_cache=True)  # type: ignore[call-arg]
     cache.clear()
 
 
@@ -332,7 +335,7 @@ def _listed(srv: MCPTestServer, cache_dir: Path) -> Any:
     """A new connection lists the tools: (names, what the server saw)."""
     _new_process_memory()
     n = len(srv.log)
-    with mcpsync.connect(srv.url, warm_cache=cache_dir) as c:
+    with mcpsync.connect(srv.url, extensions=[WarmCache(cache_dir)]) as c:
         names = {t.name for t in c.list_tools()}
         if "planted" not in names:
             with pytest.raises(mcpsync.MCPError):  # unknown to the server, and nothing else answers it
@@ -376,7 +379,7 @@ def test_another_servers_entry_copied_in_is_not_used(tmp_path: Path) -> None:
         _listed(a, tmp_path)
         (a_file,) = tmp_path.glob("*.json")
         _plant(a_file)
-        client_b = mcpsync.Client(b.url, warm_cache=tmp_path)
+        client_b = mcpsync.Client(b.url, extensions=[WarmCache(tmp_path)])
         assert _warm(client_b) is not None  # noqa: SLF001
         b_file = tmp_path / ("%s.json" % WarmCache.key(_warm(client_b).identity()))  # noqa: SLF001
         b_file.write_bytes(a_file.read_bytes())

@@ -27,6 +27,7 @@ from mcpsync import (
 )
 from mcpsync.manager import ServerStatus
 from mcpsync.types import ProgressEvent, ServerNotification
+from mcpsync.client import ClientOptions, HTTPOptions
 
 EXAMPLE_SERVER = [sys.executable, "-m", "mcpsync.example_server"]
 
@@ -100,7 +101,9 @@ def main(command: Optional[List[str]] = None) -> Dict[str, str]:
         except queue.Empty:
             seen["notification"] = ""
 
-    lazy = Client(cmd, lazy=True, timeout=30)  # a module-level client in a web app: opens on first use
+    lazy = Client(
+        cmd, options=ClientOptions(lazy=True), timeout=30
+    )  # a module-level client in a web app: opens on first use
     try:
         seen["lazy"] = lazy.call_tool("echo", {"message": "lazily"}).text
     finally:
@@ -137,12 +140,8 @@ if TYPE_CHECKING:  # never runs: what a type checker sees at the main entry poin
         "https://mcp.example.com/mcp",
         headers={"X-Api-Key": "k"},
         bearer_token="t",
-        transport="http",
-        verify="system",
-        read_timeout=30.0,
-        get_stream=False,
-        lazy=True,
-        after_fork="reopen",
+        http=HTTPOptions(transport="http", verify="system", read_timeout=30.0, get_stream=False),
+        options=ClientOptions(lazy=True, after_fork="reopen"),
     )
     reveal_type(remote)  # revealed: Client
     reveal_type(remote.after_fork)  # revealed: Literal['reopen'] | Literal['error']

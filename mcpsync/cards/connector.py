@@ -87,6 +87,9 @@ def resolve_card(
 
 def _prepared(source: CardSource, remote: Union[None, int, str], inputs: Any, headers: Any,
               fetcher: Optional[CardFetcher], options: Dict[str, Any]) -> Tuple[CardConnection, Dict[str, Any]]:
+    from ..client.flat import flat_options, grouped
+
+    options = flat_options(options)  # an http=HTTPOptions(verify=...) is honoured by the fetch too
     fetch_options = _split(options)
     for key in ("verify", "proxies", "trust_env"):
         if key in options:
@@ -96,7 +99,7 @@ def _prepared(source: CardSource, remote: Union[None, int, str], inputs: Any, he
     client_options = prepared.client_options()  # the caller's headers= are in it, over the card's
     client_options.setdefault("name", prepared.card.name.rsplit("/", 1)[-1])
     client_options.update(options)
-    return prepared, client_options
+    return prepared, grouped(client_options, remote=True)
 
 
 def client_for(

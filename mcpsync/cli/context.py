@@ -160,7 +160,8 @@ class Cli:
     # the client -------------------------------------------------------------------
 
     def client_options(self) -> Dict[str, Any]:
-        """Keyword arguments for :class:`mcpsync.Client` from the options."""
+        """Keyword arguments for :class:`mcpsync.Client` from the options, by flat names (see
+        :func:`mcpsync.client.flat.grouped`)."""
         a = self.args
         opts: Dict[str, Any] = {
             "timeout": a.timeout,
@@ -179,6 +180,7 @@ class Cli:
     def connect(self) -> Any:
         """Open the client for the server given after ``--`` or with ``--url``."""
         from ..client.client import Client
+        from ..client.flat import grouped
 
         a = self.args
         opts = self.client_options()
@@ -205,7 +207,7 @@ class Cli:
                 auth = self.stored_auth(a.url)
                 if auth is not None:
                     opts["auth"] = auth
-            client = Client(a.url, **opts)
+            client = Client(a.url, **grouped(opts, remote=True))
         else:
             if not self.server_cmd:
                 raise UsageError(no_server_message(a.command))
@@ -215,7 +217,7 @@ class Cli:
             opts.update(cwd=a.cwd, env=_parse_env(a.env), inherit_env=a.inherit_env)
             if self.verbose:
                 opts["on_stderr"] = self.on_stderr
-            client = Client(list(self.server_cmd), **opts)
+            client = Client(list(self.server_cmd), **grouped(opts, remote=False))
         try:
             client.open()
         except ImportError as exc:

@@ -31,6 +31,7 @@ def _server_logs(client: Client) -> List[Dict[str, Any]]:
 def run_demo(cli: Cli) -> int:
     """Run the demo; returns the exit code."""
     from ..client.client import Client
+    from ..client.flat import grouped
 
     opts = cli.client_options()
     opts.pop("on_log", None)  # the demo shows log messages itself, in order
@@ -58,7 +59,7 @@ def run_demo(cli: Cli) -> int:
 
     say("Starting the example server: %s" % " ".join(("python",) + EXAMPLE_SERVER[1:]))
     started = time.monotonic()
-    client = Client(list(EXAMPLE_SERVER), **opts)
+    client = Client(list(EXAMPLE_SERVER), **grouped(opts, remote=False))
     client.open()
     try:
         say("Connected in %.2f s." % (time.monotonic() - started))

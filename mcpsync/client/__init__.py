@@ -3,23 +3,50 @@ funnel (:mod:`.core`), the 2026-07-28 features (:mod:`.modern`), tasks (:mod:`.t
 (:mod:`.handlers`) and schema validation (:mod:`.schema`).
 
 Besides :class:`Client` and :func:`connect` (also at the top level), this namespace holds what a client's
-callers meet less often: the callback types for server requests (:data:`SamplingHandler`,
-:data:`ElicitationHandler`), the queue of server notifications (:class:`NotificationQueue`), resource
-subscriptions (:class:`Subscription`) and the completion references (:func:`prompt_ref`, :func:`resource_ref`).
+callers meet less often: the option objects a client takes (:class:`StdioOptions` for a local server process,
+:class:`HTTPOptions` for a remote one, :class:`Callbacks` for server events, :class:`ClientOptions` for the
+protocol knobs), the callback types for server requests (:data:`SamplingHandler`, :data:`ElicitationHandler`),
+the queue of server notifications (:class:`NotificationQueue`), resource subscriptions (:class:`Subscription`)
+and the completion references (:func:`prompt_ref`, :func:`resource_ref`). ``HTTPOptions`` loads on first use.
 """
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
+from typing import List as _List
+
 from .._dispatch import NotificationQueue
+from .._lazy import exports as _exports
+from .callbacks import Callbacks
 from .client import Client, connect, prompt_ref, resource_ref
+from .client_options import ClientOptions
 from .handlers import ElicitationHandler, SamplingHandler
 from .modern import Subscription
+from .stdio_options import StdioOptions
+
+if _TYPE_CHECKING:  # loaded on first use (it imports ssl)
+    from ..transports.http.options import HTTPOptions
 
 __all__ = [
+    "Callbacks",
     "Client",
+    "ClientOptions",
     "ElicitationHandler",
+    "HTTPOptions",
     "NotificationQueue",
     "SamplingHandler",
+    "StdioOptions",
     "Subscription",
     "connect",
     "prompt_ref",
     "resource_ref",
 ]
+
+_load, _names = _exports(__name__, {"HTTPOptions": "..transports.http.options"}, globals())
+
+
+def __getattr__(name: str) -> _Any:
+    return _load(name)
+
+
+def __dir__() -> _List[str]:
+    return sorted(set(_names()) | set(globals()))

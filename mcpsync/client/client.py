@@ -92,61 +92,45 @@ class Client(ClientCore):
         target: a command list (``["python", "server.py"]``, run over stdio), an
             ``http(s)://`` URL (Streamable HTTP, falling back to legacy SSE), or a Transport.
         name: display name for logs, errors and thread names.
-        timeout: default idle timeout per request in seconds (None: none); 60 s.
-        max_total_timeout: default hard cap per request, progress or not (None: none).
-        connect_timeout: bound for starting the server and the handshake.
+        timeout: default idle timeout per request in seconds (None: none); 60 s. Progress notifications
+            restart it; ``ClientOptions(max_total_timeout=...)`` is the hard cap.
+        connect_timeout: one deadline for the whole open: starting the server or connecting, the era probe, a
+            fallback to legacy SSE and the handshake (30 s).
         protocol: "auto" (negotiate), "modern" (2026-07-28 only), "legacy"
             (initialize handshake only), or an explicit revision string.
-        probe_timeout: how long ``server/discover`` may take before falling back.
         client_info: overrides for ``clientInfo`` (name, version, title).
         roots: roots offered to the server (Root objects, file:// URIs or paths);
             None: the roots capability is not declared.
         sampling_handler: answers sampling requests (see :mod:`mcpsync.client.handlers`).
         elicitation_handler: answers elicitation requests (form and URL modes).
+        approval_handler: ``f(ToolApprovalRequest) -> Approval``, called before each tool call on
+            the calling thread; approves, denies with a reason, or edits the arguments.
         on_notification: called with every ServerNotification (dispatch thread). Callbacks run one at
             a time; when 1000 wait behind a slow one, newer ones are dropped and counted in
             :attr:`dropped_callbacks` (logged, rate-limited). None runs after ``close()`` returns.
-        on_log: called with each log message's params (dispatch thread); log messages
-            also go to the ``mcpsync.server.<name>`` logger.
-        log_level: ask the server for logs at this level and above.
-        on_tools_changed, on_prompts_changed, on_resources_changed: list_changed callbacks.
-        on_resource_updated: called with the URI of an updated resource.
-        on_connection_lost: called with the error when the connection ends by itself.
-        on_task_status: called with a TaskHandle whenever a task's status changes
-            while ``call_tool`` waits for it.
-        validate_input: check arguments against a listed tool's inputSchema before sending.
-        validate_output: check structuredContent against the tool's outputSchema (a result for a tool not yet
-            listed makes the client list the tools once, so the check never depends on listing first).
-        keepalive: seconds between keep-alive pings (handshake era only; None: off).
-        max_pages: guard against endless cursor loops in list methods.
-        cache: honour the 2026-07-28 ``ttlMs`` caching hints.
-        tasks: declare task support (2026-07-28 tasks extension).
-        apps: declare MCP Apps support (``extensions["io.modelcontextprotocol/ui"]``, in both eras), so
-            servers offer tools that link an interactive page; see :meth:`app_for` and ``docs/guides/apps.md``.
-        auto_relisten: re-open listen streams that end unexpectedly.
-        trace_context: W3C trace context (``traceparent``...) put in every request's ``_meta``
-            (with tracing active, the current span's context wins).
-        allowed_tools, disabled_tools: tool names or glob patterns; only allowed, not disabled tools
-            are listed and may be called (a refused call raises ToolDenied and is never sent).
-        approval_handler: ``f(ToolApprovalRequest) -> Approval``, called before each tool call on
-            the calling thread; approves, denies with a reason, or edits the arguments.
-        interceptors: :class:`~mcpsync.middleware.Interceptor` objects around every request and result.
-        retry: a :class:`~mcpsync.middleware.Retry` policy for requests that are safe to repeat.
-        tracing: "auto" (OpenTelemetry spans when the app set a tracer provider), True, False,
-            or an :class:`~mcpsync.middleware.OpenTelemetryTracing` with its own tracer provider.
-        cwd, env, inherit_env, stderr, on_stderr, framing, max_message_size,
-            shutdown_timeout, stdout_grace: stdio options (see :class:`~mcpsync.transports.stdio.StdioTransport`).
-        headers, bearer_token, auth, transport, verify, cert, proxies, trust_env, read_timeout,
-            pool_maxsize, engine: remote options (see :class:`~mcpsync.transports.http.options.HTTPOptions`;
-            None: the default). get_stream, max_stream_retries: Streamable HTTP only; reconnect,
-            max_reconnect_attempts: legacy SSE only; max_retry_delay: both. An unknown keyword is a
-            ConfigError naming the nearest option.
-        lazy: open on first use (thread-safe, single flight) instead of at ``open()``/``with``; for
-            module-level clients in web apps. A failed first open is retried by the next use.
-        after_fork: a client opened before ``os.fork()`` (gunicorn ``--preload``, Celery prefork,
-            multiprocessing "fork") is, in the child, ``"reopen"``: opened again there on first use (a new
-            server process or connection; the parent's is left alone), or ``"error"``: every use raises
-            :class:`~mcpsync.errors.ForkedClientError` (always so for a client made on a Transport object).
+        auth: an :class:`mcpsync.Auth` flow (e.g. ``OAuthManager.auth(name)``) or any ``requests.auth.AuthBase``
+            for a remote server.
+        bearer_token: sugar for a static token: ``Authorization: Bearer <token>`` (not with ``auth``).
+        headers: extra HTTP headers sent on every request to a remote server (over ``HTTPOptions.headers``).
+        middleware: what wraps each request, as a list: :class:`~mcpsync.middleware.Interceptor` and
+            :class:`~mcpsync.middleware.Middleware` objects (in list order), at most one
+            :class:`~mcpsync.middleware.Retry` policy (outermost, wherever it stands) and at most one
+            :class:`~mcpsync.middleware.ToolPolicy` (allowed / denied tool names or globs: only allowed tools
+            are listed and may be called; a refused call raises ToolDenied and is never sent). See
+            docs/guides/production.md for the order.
+        stdio: a :class:`~mcpsync.client.StdioOptions` for a command target (working directory, environment,
+            stderr, framing, shutdown).
+        http: a :class:`~mcpsync.client.HTTPOptions` for a URL target (TLS, proxies, read timeout, pool,
+            transport choice, stream resumption).
+        callbacks: a :class:`~mcpsync.client.Callbacks` with the rarer event callbacks (``on_log``, list
+            changes, resource updates, connection lost, task status).
+        options: a :class:`~mcpsync.client.ClientOptions` with the protocol knobs (validation, keep-alive,
+            caching, tasks, MCP Apps, resumable input, tracing, ``lazy``, ``after_fork``...).
+        extensions: extensions composed on the client: a :class:`mcpsync.warm.WarmCache` (near-instant
+            reconnects).
+
+    A keyword that moved into one of these objects (``cwd=``, ``verify=``, ``on_log=``...) is a ConfigError that
+    says where it went; an unknown keyword is a ConfigError naming the nearest option.
 
     Callbacks run on the client's dispatch thread, never on a reader thread; a
     callback may call the client, including ``close()``.

@@ -11,7 +11,6 @@ notification queue. The typed API lives in :mod:`mcpsync.client`.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from typing import (
     TYPE_CHECKING,
@@ -56,18 +55,20 @@ from .modern import ModernFeatures
 from .negotiate import Deadline, Negotiated, Negotiator
 from .notify import NotificationRouter
 from .schema import ValidatorCache
-from .tasks import TaskHandle, wait_task_result
+from .tasks import wait_task_result
 from .hooks import ClientExtension
 from .middleware import RequestInfo, run_chain
 
 if TYPE_CHECKING:
-    from ..transports.http.options import AuthHook, EngineName, TransportKind, VerifyType
-    from .middleware import Middleware
-    from .pipeline import Pipeline, TracingOption
+    from ..transports.http.options import AuthHook, HTTPOptions
+    from .controls import MiddlewareEntry
+    from .pipeline import Pipeline
     from .policy import ApprovalHandler
-    from .retry import Retry
-from .controls import build_pipeline
-from .options import REMOTE_OPTIONS
+from .callbacks import Callbacks
+from .client_options import ClientOptions
+from .controls import build_pipeline, split_middleware, warm_caches
+from .options import checked_groups, remote_arguments
+from .stdio_options import StdioOptions
 from .reopen import AfterFork
 from .targets import Target, cache_key, target_name, transport_candidates
 
@@ -108,86 +109,40 @@ class ClientCore:
         *,
         name: Optional[str] = None,
         timeout: Optional[float] = 60.0,
-        max_total_timeout: Optional[float] = None,
         connect_timeout: Optional[float] = 30.0,
         protocol: str = "auto",
-        probe_timeout: float = 5.0,
         client_info: Optional[Dict[str, Any]] = None,
         roots: Optional[Iterable[Union[Root, str, Dict[str, Any]]]] = None,
         sampling_handler: Optional[SamplingHandler] = None,
         elicitation_handler: Optional[ElicitationHandler] = None,
-        on_notification: Optional[Callable[[ServerNotification], object]] = None,
-        on_log: Optional[Callable[[Dict[str, Any]], object]] = None,
-        log_level: Optional[str] = None,
-        on_tools_changed: Optional[Callable[[], object]] = None,
-        on_prompts_changed: Optional[Callable[[], object]] = None,
-        on_resources_changed: Optional[Callable[[], object]] = None,
-        on_resource_updated: Optional[Callable[[str], object]] = None,
-        on_connection_lost: Optional[Callable[[BaseException], object]] = None,
-        on_task_status: Optional[Callable[[TaskHandle], object]] = None,
-        validate_input: bool = False,
-        validate_output: bool = True,
-        keepalive: Optional[float] = None,
-        max_pages: int = 1000,
-        cache: bool = True,
-        tasks: bool = True,
-        apps: bool = False,
-        auto_relisten: bool = True,
-        trace_context: Optional[Dict[str, str]] = None,
-        defer_input: bool = False,
-        input_timeout: Optional[float] = 300.0,
-        warm_cache: Union[bool, str, "os.PathLike[str]", object, None] = None,  # or a mcpsync.warm.WarmCache
-        # production controls (mcpsync.client.pipeline)
-        allowed_tools: Optional[Iterable[str]] = None,
-        disabled_tools: Optional[Iterable[str]] = None,
         approval_handler: Optional["ApprovalHandler"] = None,
-        interceptors: Optional[Iterable["Middleware"]] = None,
-        retry: Optional["Retry"] = None,
-        tracing: "TracingOption" = "auto",
-        # stdio
-        cwd: Optional[str] = None,
-        env: Optional[Dict[str, str]] = None,
-        inherit_env: bool = False,
-        stderr: str = "capture",
-        on_stderr: Optional[Callable[[str], object]] = None,
-        framing: str = "newline",
-        max_message_size: int = 64 * 1024 * 1024,
-        shutdown_timeout: float = 2.0,
-        stdout_grace: Optional[float] = 3.0,
-        # remote (HTTP / SSE; None: the transport's default): see mcpsync.transports.http.options.HTTPOptions
-        headers: Optional[Mapping[str, str]] = None,
-        bearer_token: Optional[str] = None,
+        on_notification: Optional[Callable[[ServerNotification], object]] = None,
         auth: Optional["AuthHook"] = None,
-        transport: Optional["TransportKind"] = None,
-        verify: Optional["VerifyType"] = None,
-        cert: Union[None, str, Tuple[str, str]] = None,
-        proxies: Optional[Mapping[str, str]] = None,
-        trust_env: Optional[bool] = None,
-        read_timeout: Optional[float] = None,
-        pool_maxsize: Optional[int] = None,
-        engine: Optional["EngineName"] = None,
-        get_stream: Optional[bool] = None,
-        max_stream_retries: Optional[int] = None,
-        reconnect: Optional[bool] = None,
-        max_reconnect_attempts: Optional[int] = None,
-        max_retry_delay: Optional[float] = None,
-        # lifecycle
-        lazy: bool = False,
-        after_fork: "AfterFork" = "reopen",
+        bearer_token: Optional[str] = None,
+        headers: Optional[Mapping[str, str]] = None,
+        middleware: Optional[Iterable["MiddlewareEntry"]] = None,
+        stdio: Optional[StdioOptions] = None,
+        http: Optional["HTTPOptions"] = None,
+        callbacks: Optional[Callbacks] = None,
+        options: Optional[ClientOptions] = None,
+        extensions: Optional[Iterable[object]] = None,
     ) -> None:
         if protocol not in ("auto", "modern", "legacy") and not P.era_of(protocol):
             raise ConfigError(
                 "protocol must be 'auto', 'modern', 'legacy' or one of %s"
                 % ", ".join(P.MODERN_VERSIONS + P.HANDSHAKE_VERSIONS)
             )
-        if log_level is not None and log_level not in P.LOG_LEVELS:
-            raise ConfigError("log_level must be one of %s" % ", ".join(P.LOG_LEVELS))
+        stdio, callbacks, options = checked_groups(stdio, http, callbacks, options)
+        self.stdio_options = stdio
+        self.http_options = http
+        self.callbacks = callbacks
+        self.options = options
         self._target = target
         self.timeout = timeout
-        self.max_total_timeout = max_total_timeout
+        self.max_total_timeout = options.max_total_timeout
         self.connect_timeout = connect_timeout
         self.protocol = protocol
-        self.probe_timeout = probe_timeout
+        self.probe_timeout = options.probe_timeout
         info = {"name": "mcpsync", "version": __version__, "title": "mcpsync"}
         info.update(client_info or {})
         self.client_info = info
@@ -195,51 +150,41 @@ class ClientCore:
         self.sampling_handler = sampling_handler
         self.elicitation_handler = elicitation_handler
         self.on_notification = on_notification
-        self.on_log = on_log
+        self.on_log = callbacks.on_log
         self._retired_drops = [0, 0]  # dropped callbacks, refused server requests of earlier sessions
-        self.log_level = log_level
-        self.on_tools_changed = on_tools_changed
-        self.on_prompts_changed = on_prompts_changed
-        self.on_resources_changed = on_resources_changed
-        self.on_resource_updated = on_resource_updated
-        self.on_connection_lost = on_connection_lost
-        self.on_task_status = on_task_status
-        self.validate_input = validate_input
-        self.validate_output = validate_output
-        self.keepalive = keepalive
-        self.max_pages = max_pages
-        self.use_cache = cache
-        self.tasks_enabled = tasks
-        self.apps_enabled = bool(apps)
-        self.auto_relisten = auto_relisten
-        self.trace_context = dict(trace_context or {})
-        self.defer_input = defer_input
-        self.input_timeout = input_timeout
+        self.log_level = options.log_level
+        self.on_tools_changed = callbacks.on_tools_changed
+        self.on_prompts_changed = callbacks.on_prompts_changed
+        self.on_resources_changed = callbacks.on_resources_changed
+        self.on_resource_updated = callbacks.on_resource_updated
+        self.on_connection_lost = callbacks.on_connection_lost
+        self.on_task_status = callbacks.on_task_status
+        self.validate_input = options.validate_input
+        self.validate_output = options.validate_output
+        self.keepalive = options.keepalive
+        self.max_pages = options.max_pages
+        self.use_cache = options.cache
+        self.tasks_enabled = options.tasks
+        self.apps_enabled = bool(options.apps)
+        self.auto_relisten = options.auto_relisten
+        self.trace_context = dict(options.trace_context or {})
+        self.defer_input = options.defer_input
+        self.input_timeout = options.input_timeout
         #: the extensions hooked into the core (mcpsync.client.hooks), in order; the warm cache is one
-        self._extensions: List[ClientExtension] = []
-        if warm_cache is not None and warm_cache is not False:  # near-instant reconnects, when asked for
-            self._extensions.append(_extension("warm", "WarmStart", self, warm_cache))
+        self._extensions: List[ClientExtension] = [
+            _extension("warm", "WarmStart", self, item) for item in warm_caches(extensions)
+        ]
+        policy, retry, chain = split_middleware(middleware)
         self._pipeline: Optional["Pipeline"] = build_pipeline(
-            allowed_tools, disabled_tools, approval_handler, interceptors, retry, tracing, self.trace_context
+            policy, approval_handler, chain, retry, options.tracing, self.trace_context
         )
-        self._stdio_options = dict(
-            cwd=cwd,
-            env=env,
-            inherit_env=inherit_env,
-            stderr=stderr,
-            on_stderr=on_stderr,
-            framing=framing,
-            max_message_size=max_message_size,
-            shutdown_timeout=shutdown_timeout,
-            stdout_grace=stdout_grace,
-        )
-        given = locals()  # the remote options given (None: the transport's default), by their parameter names
-        remote_options: Dict[str, Any] = {k: given[k] for k in REMOTE_OPTIONS if given[k] is not None}
+        self._stdio_options = stdio.transport_arguments()
+        remote_options = remote_arguments(http, headers, bearer_token, auth)
         self._remote_options = remote_options
-        if after_fork not in ("reopen", "error"):
-            raise ConfigError("after_fork must be 'reopen' or 'error', not %r" % (after_fork,))
-        self.lazy = bool(lazy)
-        self.after_fork = after_fork
+        if stdio != StdioOptions() and isinstance(target, str):
+            raise ConfigError("stdio= was given for a server URL (stdio options apply to a command list)")
+        self.lazy = bool(options.lazy)
+        self.after_fork: "AfterFork" = options.after_fork
         self.name = target_name(target, name, remote_options)
         self.notifications = NotificationQueue()
         self._tools_epoch = 0  # notifications/tools/list_changed received (read by tools_epoch)

@@ -71,7 +71,6 @@ def transport_candidates(
             target,
             name=name,
             connect_timeout=connect_timeout,
-            max_message_size=stdio_options["max_message_size"],
             **remote_options,
         )
     from ..transports.stdio import StdioTransport

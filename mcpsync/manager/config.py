@@ -130,7 +130,8 @@ class ServerConfig:
         disabled_tools: these tools (names or glob patterns) are hidden and refused; they win over
             ``allowed_tools``. In files: ``disabled_tools`` (native), ``disabledTools`` (Windsurf, Cline)
             or ``excludeTools`` (Gemini CLI).
-        options: further keyword arguments for :class:`mcpsync.Client` (``verify``, ``stderr``...).
+        options: further settings of the :class:`mcpsync.Client`, by the flat names of the option objects' fields
+            (``verify``, ``stderr``, ``on_log``, ``apps``...: see :func:`mcpsync.client.flat.grouped`).
         tool_transforms: ``{tool name: ToolTransform}``: how the framework integrations show this server's tools
             (a new name or description, arguments hidden and bound); ``tools`` in files
             (see :mod:`mcpsync.manager.transforms`).

@@ -60,6 +60,7 @@ from ..errors import (
     RequestTimeout,
     ToolDenied,
 )
+from ..client.flat import HTTP_FIELDS, flat_options, grouped
 from ..session import DEFAULT, Timeout
 from ..types import CallToolResult, GetPromptResult, ProgressEvent, ReadResourceResult, Tool
 from . import adapters as _adapters
@@ -129,8 +130,9 @@ class Manager:
             iterable of :class:`~mcpsync.manager.config.ServerConfig`, or None (add servers later).
         lazy: connect each server on first use rather than in :meth:`open`.
         client_options: keyword arguments for every :class:`~mcpsync.Client`
-            (``sampling_handler``, ``roots``, ``client_info``...); a server's ``options`` win.
-        apps: declare MCP Apps support to every server (``Client(apps=True)``; a server's
+            (``sampling_handler``, ``roots``, ``options=ClientOptions(...)``...; the flat names of the option
+            objects' fields, such as ``verify`` or ``on_log``, work here too); a server's ``options`` win.
+        apps: declare MCP Apps support to every server (``ClientOptions(apps=True)``; a server's
             ``options: {"apps": false}`` opts out). Model-facing listings never include app-only tools either way.
         oauth: an :class:`mcpsync.auth.OAuthManager` to use (default: one created on first need,
             with ``oauth_options``).
@@ -176,7 +178,7 @@ class Manager:
         else:
             configs = parse_config(config, env=env)
         self.lazy = lazy
-        self.client_options = dict(client_options or {})
+        self.client_options = flat_options(client_options or {})  # flat names: merged under each server's own
         if apps:
             self.client_options.setdefault("apps", True)
         self.restart_backoff = restart_backoff
@@ -324,7 +326,7 @@ class Manager:
         return self
 
     def _bound(self, rec: _Server) -> float:
-        probe = float(self.client_options.get("probe_timeout", 5.0))
+        probe = float(flat_options(self.client_options).get("probe_timeout", 5.0))
         return 2 * float(rec.config.connect_timeout) + probe + 5.0
 
     def _start(self, rec: _Server) -> _Attempt:
@@ -345,8 +347,8 @@ class Manager:
         if cfg.card and not cfg.url:
             cfg = self._card_config(cfg, seed=rec.card_seed)
         target, kwargs = cfg.client_arguments()
-        options = dict(self.client_options)
-        options.update(kwargs)
+        options = flat_options(self.client_options)
+        options.update(flat_options(kwargs))
         user_changed = options.pop("on_tools_changed", None)
         user_lost = options.pop("on_connection_lost", None)
 
@@ -365,14 +367,15 @@ class Manager:
         if cfg.kind == "remote" and cfg.oauth_enabled and "auth" not in options:
             options["auth"] = self._oauth_manager(cfg).auth(cfg.name)
         if cfg.kind == "stdio":
-            for key in ("headers", "auth", "bearer_token", "transport", "verify", "cert", "read_timeout"):
-                options.pop(key, None)
+            for key in ("headers", "auth", "bearer_token") + HTTP_FIELDS:
+                if key != "max_message_size":
+                    options.pop(key, None)
         factory = self._factory
         if factory is None:
             from ..client.client import Client
 
             factory = Client
-        return factory(target, **options)
+        return factory(target, **grouped(options, remote=cfg.kind == "remote"))
 
     def _registration_check(self, cfg: Any, exc: BaseException) -> BaseException:
         """A 401 from an OAuth-enabled server: discover and register now (no browser), as OpenCode does,
@@ -998,7 +1001,7 @@ class Manager:
         the way its MCP requests will; None when they are invalid (connecting reports that)."""
         from ..transports.http.oauth_route import oauth_route_from
 
-        options = dict(self.client_options)
+        options = flat_options(self.client_options)
         options.update(cfg.client_arguments()[1])
         return oauth_route_from(options)
 
@@ -1012,12 +1015,12 @@ class Manager:
         from ..cards.connector import resolve_card
 
         settings = dict(cfg.card_options)
-        http = {k: v for k, v in dict(self.client_options, **cfg.options).items()
+        http = {k: v for k, v in dict(flat_options(self.client_options), **cfg.options).items()
                 if k in ("verify", "proxies", "trust_env")}
         prepared = resolve_card(cfg.card or "", headers=cfg.headers or None, remote=settings.pop("remote", None),
                                 inputs=settings.pop("inputs", None), **settings, **http)
         options = dict(cfg.options)
-        if seed and "protocol" not in options and "protocol" not in self.client_options:
+        if seed and "protocol" not in options and "protocol" not in flat_options(self.client_options):
             options["protocol"] = prepared.protocol
         return dataclasses.replace(
             cfg, url=prepared.url, card=None, card_options={}, headers=dict(prepared.headers), options=options,

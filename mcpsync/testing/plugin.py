@@ -208,13 +208,16 @@ def mcp_client(
             where, options = _mcp_session_pool.serve(target), {"name": _server_name(target)}
         else:
             where, options = client_arguments(target)
-    options.update(kwargs)
+    from ..client.flat import flat_options, grouped
+
+    options = flat_options(options)  # flat names: the marker's keywords over the entry's settings
+    options.update(flat_options(kwargs))
     options.setdefault("protocol", mcp_era)
     sink = _Sink(mcp_stderr, options.pop("on_stderr", None))
     if isinstance(where, list):
         options["on_stderr"] = sink
     if scope == "function":
-        client = Client(where, **options)
+        client = Client(where, **grouped(options, remote=isinstance(where, str)))
         request.node.stash[_CLIENT_KEY] = client  # for the failure report: its stderr, also after a failed open
         client.open()
         try:
@@ -230,7 +233,7 @@ def mcp_client(
         entry[0].close()
         entry = None
     if entry is None:
-        client = Client(where, **options)
+        client = Client(where, **grouped(options, remote=isinstance(where, str)))
         request.node.stash[_CLIENT_KEY] = client
         client.open()
         entry = pool.clients[key] = (client, sink)

@@ -16,6 +16,7 @@ import pytest
 import mcpsync
 
 from ..interop_peers import require_peer
+from mcpsync.middleware import ToolPolicy
 
 HARD_SERVER = [sys.executable, str(Path(__file__).with_name("hardserver.py"))]
 REQUIRED = os.environ.get("MCPSYNC_FRAMEWORKS_REQUIRED", "") in ("1", "true")
@@ -65,7 +66,9 @@ def deny_add(request: mcpsync.middleware.ToolApprovalRequest) -> mcpsync.middlew
 def hard_client() -> Iterator[mcpsync.Client]:
     """The example server plus hard-schema tools; ``add`` is denied by the approval handler; ``crash`` is
     refused by the policy."""
-    with mcpsync.connect(HARD_SERVER, name="hard", approval_handler=deny_add, disabled_tools=["crash"]) as client:
+    with mcpsync.connect(
+        HARD_SERVER, name="hard", approval_handler=deny_add, middleware=[ToolPolicy(denied=["crash"])]
+    ) as client:
         yield client
 
 

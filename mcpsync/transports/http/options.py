@@ -37,7 +37,13 @@ class AuthHook(Protocol):
 
 
 class HTTPOptions:
-    """Per-server HTTP settings shared by the Streamable HTTP and legacy SSE transports.
+    """Per-server HTTP settings shared by the Streamable HTTP and legacy SSE transports; also what
+    ``Client(url, http=HTTPOptions(verify="system", read_timeout=30))`` takes. Checked when built (a bad value is
+    a ``ConfigError``); treat it as immutable once passed to a client.
+
+    A client's own ``headers=``, ``bearer_token=``, ``auth=`` and ``connect_timeout=`` are the usual place for
+    those four: a client merges its ``headers`` over these (its own win), refuses a token or auth given in both
+    places, and bounds its whole open with its own ``connect_timeout``.
 
     Args:
         headers: extra headers sent on every request (e.g. an API key).
@@ -60,6 +66,13 @@ class HTTPOptions:
             traffic"). Passing it, whatever its value, is a ``ConfigError`` that says so, as is a leftover
             ``MCPSYNC_HTTP_ENGINE=requests`` in the environment (the variable selects nothing; ``auto`` and
             ``stdlib`` there are ignored).
+        transport: ``"auto"`` (default: Streamable HTTP, falling back to legacy SSE and remembering what worked
+            per URL), ``"http"`` or ``"sse"`` to force one.
+        get_stream: Streamable HTTP only: open the optional GET stream for server-initiated messages (True).
+        max_stream_retries: Streamable HTTP only: how often a broken response stream is resumed (3).
+        reconnect: legacy SSE only: reconnect a broken event stream (True).
+        max_reconnect_attempts: legacy SSE only: how often in a row (5).
+        max_retry_delay: both: the longest wait a server's ``retry:`` field may ask for between reconnects (30 s).
     """
 
     def __init__(
@@ -77,6 +90,12 @@ class HTTPOptions:
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         pool_maxsize: int = 128,
         engine: Optional[str] = None,
+        transport: Optional[TransportKind] = None,
+        get_stream: Optional[bool] = None,
+        max_stream_retries: Optional[int] = None,
+        reconnect: Optional[bool] = None,
+        max_reconnect_attempts: Optional[int] = None,
+        max_retry_delay: Optional[float] = None,
     ) -> None:
         if bearer_token is not None and auth is not None:
             raise ConfigError("pass either bearer_token or auth, not both")
@@ -101,6 +120,35 @@ class HTTPOptions:
         self.max_message_size = max_message_size
         self.pool_maxsize = max(1, int(pool_maxsize))
         self.engine = _check_engine(engine)
+        if transport not in (None, "auto", "http", "sse"):
+            raise ConfigError("transport must be 'auto', 'http' or 'sse', not %r" % (transport,))
+        self.transport = transport
+        self.get_stream = get_stream
+        self.max_stream_retries = max_stream_retries
+        self.reconnect = reconnect
+        self.max_reconnect_attempts = max_reconnect_attempts
+        self.max_retry_delay = max_retry_delay
+
+    def client_arguments(self) -> Dict[str, Any]:
+        """The remote transports' keyword arguments these options stand for, as a client passes them (without
+        ``headers``, ``bearer_token``, ``auth`` and ``connect_timeout``, which the client merges; None: the
+        transport's default)."""
+        out: Dict[str, Any] = {
+            "verify": self.verify,
+            "cert": self.cert,
+            "proxies": self.proxies,
+            "trust_env": self.trust_env,
+            "read_timeout": self.read_timeout,
+            "pool_maxsize": self.pool_maxsize,
+            "max_message_size": self.max_message_size,
+            "transport": self.transport,
+            "get_stream": self.get_stream,
+            "max_stream_retries": self.max_stream_retries,
+            "reconnect": self.reconnect,
+            "max_reconnect_attempts": self.max_reconnect_attempts,
+            "max_retry_delay": self.max_retry_delay,
+        }
+        return {k: v for k, v in out.items() if v is not None}
 
     def __repr__(self) -> str:  # never show headers' values or tokens
         return "HTTPOptions(headers=%r, auth=%s, verify=%r, connect_timeout=%r, read_timeout=%r)" % (

@@ -1,0 +1,89 @@
+"""The protocol and behaviour settings of a client that most code leaves alone: :class:`ClientOptions`
+(``Client(options=...)``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal, Mapping, Optional, Union
+
+from ..errors import ConfigError
+from ..wire import protocol as P
+
+if TYPE_CHECKING:
+    from .interceptors import Interceptor
+
+__all__ = ["ClientOptions"]
+
+
+@dataclass(frozen=True)
+class ClientOptions:
+    """Protocol knobs and defaults of one client; ``Client(target, options=ClientOptions(validate_input=True))``.
+
+    Immutable and thread-safe; one object may serve many clients. Checked when built (a bad value is a
+    :class:`~mcpsync.errors.ConfigError`).
+
+    Args:
+        max_total_timeout: the default hard cap per request in seconds, progress or not (None: none); each
+            method's ``max_total_timeout=`` overrides it.
+        probe_timeout: how long the ``server/discover`` probe may take before ``protocol="auto"`` falls back to
+            the ``initialize`` handshake (clipped to what is left of ``connect_timeout``).
+        log_level: ask the server for logs at this level and above (``"debug"``... ``"emergency"``); they go
+            to ``Callbacks.on_log`` and the ``mcpsync.server.<name>`` logger.
+        validate_input: check arguments against a listed tool's ``inputSchema`` before sending (a bad call
+            raises ToolInputInvalid and is never sent).
+        validate_output: check ``structuredContent`` against the tool's ``outputSchema`` (a result for a tool
+            not yet listed makes the client list the tools once).
+        keepalive: seconds between keep-alive pings (handshake era only; None: off).
+        max_pages: guard against endless cursor loops in the ``list_*`` methods.
+        cache: honour the 2026-07-28 ``ttlMs`` caching hints of listings and reads.
+        tasks: declare task support (2026-07-28 tasks extension): long tool calls run as tasks.
+        apps: declare MCP Apps support (``extensions["io.modelcontextprotocol/ui"]``, both eras), so servers
+            offer tools that link an interactive page; see :meth:`mcpsync.Client.app_for` and
+            docs/guides/apps.md.
+        auto_relisten: re-open listen streams that end unexpectedly.
+        trace_context: W3C trace context (``traceparent``...) put into every request's ``_meta`` (with
+            tracing active, the current span's context wins).
+        tracing: ``"auto"`` (OpenTelemetry spans when the application set a tracer provider), True, False, or
+            an :class:`~mcpsync.middleware.OpenTelemetryTracing` with its own tracer provider (outermost of
+            the ``middleware=`` entries).
+        defer_input: turn a question the server asks during a call into
+            :class:`~mcpsync.input.InputRequired` (resumable input) instead of asking the handlers; each call
+            may override it. See docs/guides/input.md.
+        input_timeout: seconds a parked question of a deferred call waits for its answer (None: no limit).
+        lazy: open on first use (thread-safe, single flight) instead of at ``open()``/``with``; for module-level
+            clients in web apps. A failed first open is retried by the next use.
+        after_fork: a client opened before ``os.fork()`` (gunicorn ``--preload``, Celery prefork,
+            multiprocessing "fork") is, in the child, ``"reopen"``: opened again there on first use, or
+            ``"error"``: every use raises :class:`~mcpsync.errors.ForkedClientError`.
+    """
+
+    max_total_timeout: Optional[float] = None
+    probe_timeout: float = 5.0
+    log_level: Optional[str] = None
+    validate_input: bool = False
+    validate_output: bool = True
+    keepalive: Optional[float] = None
+    max_pages: int = 1000
+    cache: bool = True
+    tasks: bool = True
+    apps: bool = False
+    auto_relisten: bool = True
+    trace_context: Optional[Mapping[str, str]] = field(default=None, hash=False)
+    tracing: Union[bool, str, "Interceptor"] = "auto"
+    defer_input: bool = False
+    input_timeout: Optional[float] = 300.0
+    lazy: bool = False
+    after_fork: Literal["reopen", "error"] = "reopen"
+
+    def __post_init__(self) -> None:
+        if self.log_level is not None and self.log_level not in P.LOG_LEVELS:
+            raise ConfigError("ClientOptions.log_level must be one of %s" % ", ".join(P.LOG_LEVELS))
+        if self.after_fork not in ("reopen", "error"):
+            raise ConfigError("ClientOptions.after_fork must be 'reopen' or 'error', not %r" % (self.after_fork,))
+        if not isinstance(self.max_pages, int) or self.max_pages < 1:
+            raise ConfigError("ClientOptions.max_pages must be a positive integer")
+        if self.trace_context is not None and not (
+            isinstance(self.trace_context, Mapping)
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in self.trace_context.items())
+        ):
+            raise ConfigError("ClientOptions.trace_context must map strings to strings")
