@@ -154,11 +154,10 @@ def test_close_ends_an_open_stalled_on_the_way_to_its_first_request(
     with _stalled_peer(kind, step, pki) as (stall, url, options):
         client = mcpsync.Client(
             url,
-            http=HTTPOptions(transport="http"),
+            http=HTTPOptions(transport="http", **options),
             protocol=era,
             timeout=CONNECT_TIMEOUT,
             connect_timeout=CONNECT_TIMEOUT,
-            **options,
         )
         stuck, errors = _in_thread(client.open, "test-stuck-open")
         assert stall.inside()
@@ -175,7 +174,7 @@ def test_close_ends_a_legacy_sse_open_stalled_on_the_way_to_its_event_stream(
     close() ends it with ClientClosed / ConnectionClosed."""
     with _stalled_peer(kind, step, pki) as (stall, url, options):
         client = mcpsync.Client(
-            url, http=HTTPOptions(transport="sse"), timeout=CONNECT_TIMEOUT, connect_timeout=CONNECT_TIMEOUT, **options
+            url, http=HTTPOptions(transport="sse", **options), timeout=CONNECT_TIMEOUT, connect_timeout=CONNECT_TIMEOUT
         )
         stuck, errors = _in_thread(client.open, "test-stuck-open")
         assert stall.inside()

@@ -49,8 +49,8 @@ def _defer(client: mcpsync.Client, tool: str = "elicit", args=None, **kw):  # ty
 
 @pytest.mark.parametrize("per_call", [False, True])
 def test_modern_call_raises_then_resumes(per_call: bool) -> None:
-    opts = {} if per_call else {"defer_input": True}
-    with mcpsync.connect(server_cmd("--era", "modern"), **opts) as c:
+    options = ClientOptions(defer_input=not per_call)
+    with mcpsync.connect(server_cmd("--era", "modern"), options=options) as c:
         assert c.era == "modern"
         ir = _defer(c, defer_input=True) if per_call else _defer(c)
         assert ir.method == "tools/call" and ir.tool_name == "elicit"

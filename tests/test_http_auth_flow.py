@@ -9,6 +9,7 @@ from typing import Any, Dict, List
 import pytest
 
 import mcpsync
+from mcpsync.client.flat import grouped
 from mcpsync.httpauth import MAX_ROUND_TRIPS, Auth, AuthFlow, AuthRequest, BearerAuth
 from mcpsync.transports.http.auth import AuthNet, RequestsHookNet
 from tests.authserver import AuthTestServer, approve_via_http, make_manager, no_auth_leaks, store  # noqa: F401
@@ -49,7 +50,7 @@ def test_a_custom_flow_resends_after_a_401_and_no_call_runs_twice(kind: str) -> 
         auth = TokenOn401("good")
         url = srv.sse_url() if kind == "sse" else srv.url
         options: Dict[str, Any] = {"transport": "sse"} if kind == "sse" else {"protocol": kind, "transport": "http"}
-        with mcpsync.connect(url, auth=auth, timeout=30, **options) as client:
+        with mcpsync.connect(url, auth=auth, timeout=30, **grouped(options, remote=True)) as client:
             engine = _engine(client)
             assert engine.kind == "urllib3" and isinstance(engine, AuthNet)
             for i in range(3):

@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterator, List, Optional
 import pytest
 
 import mcpsync
+from mcpsync.client.flat import grouped
 from mcpsync.transports.http import remote as _remote
 from mcpsync.transports.http.transport import StreamableHTTPTransport
 from mcpsync.transports.http.legacy_sse import endpoint_url
@@ -95,7 +96,7 @@ def client_sockets(port: int) -> int:
 def connect(s: FaultServer, **options: Any) -> mcpsync.Client:
     options.setdefault("timeout", 20)
     options.setdefault("transport", "http")
-    return mcpsync.connect(s.url, **options)
+    return mcpsync.connect(s.url, **grouped(options, remote=True))
 
 
 def usable(c: mcpsync.Client) -> None:
@@ -550,7 +551,8 @@ def test_modern_header_mismatch_is_a_remote_error(era: str) -> None:
 
 def sse_connect(s: FaultServer, **options: Any) -> mcpsync.Client:
     options.setdefault("timeout", 20)
-    return mcpsync.connect(s.sse_url(), http=HTTPOptions(transport="sse"), **options)
+    options.setdefault("transport", "sse")
+    return mcpsync.connect(s.sse_url(), **grouped(options, remote=True))
 
 
 def test_sse_transport_speaks_the_era_asked_for(sse_any: FaultServer, sse_proto: str) -> None:

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mcpsync
+from mcpsync.client.flat import grouped
 from mcpsync.transports.http.net import make_net
 from mcpsync.transports.http.proxy import bypass, proxy_table
 from mcpsync.transports.http.options import HTTPOptions
@@ -57,7 +58,7 @@ def test_http_through_the_proxy_from_the_environment(
         options: Dict[str, Any] = {"transport": "sse"}
         if kind != "sse":
             options = {"transport": "http", "protocol": "legacy" if kind == "legacy" else "auto"}
-        with mcpsync.connect(url, timeout=30, **options) as client:
+        with mcpsync.connect(url, timeout=30, **grouped(options, remote=True)) as client:
             assert _engine(client).kind == "urllib3"
             for i in range(5):
                 assert client.call_tool("echo", {"message": str(i)}).text == str(i)
@@ -213,7 +214,7 @@ def test_sequential_calls_share_one_connection_to_a_forward_proxy(era: str) -> N
         proxies = {"http": proxy.url_with_credentials}
         # no event stream (a legacy-era client keeps it open on a connection of its own): the calls only
         options: Dict[str, Any] = {"protocol": era, "timeout": 30, "proxies": proxies, "get_stream": False}
-        with mcpsync.connect(srv.url, http=HTTPOptions(transport="http"), **options) as client:
+        with mcpsync.connect(srv.url, **grouped(dict(options, transport="http"), remote=True)) as client:
             for i in range(20):
                 assert client.call_tool("echo", {"message": str(i)}).text == str(i)
             calls = [t for m, t, _ in proxy.forwarded if m == "POST"]
@@ -327,7 +328,8 @@ def test_an_https_proxy_for_http_and_https_servers(pki: Dict[str, str]) -> None:
         with MCPTestServer(era="legacy") as plain:
             options: Dict[str, Any] = {"proxies": {"all": proxy.url_with_credentials}, "verify": pki["ca.crt"]}
             for url in (plain.url, "https://127.0.0.1:%d/mcp" % tls.port):
-                with mcpsync.connect(url, http=HTTPOptions(transport="http"), timeout=30, **options) as client:
+                flat = dict(options, transport="http")
+                with mcpsync.connect(url, timeout=30, **grouped(flat, remote=True)) as client:
                     assert _engine(client).kind == "urllib3"
                     for i in range(3):
                         assert client.call_tool("echo", {"message": "t%d" % i}).text == "t%d" % i

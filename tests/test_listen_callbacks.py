@@ -30,7 +30,7 @@ def _drain_callbacks(c: mcpsync.Client) -> None:
 def _recorder() -> Tuple[Dict[str, List[Any]], Dict[str, Any]]:
     seen: Dict[str, List[Any]] = {"updated": [], "notes": [], "tools": []}
     callbacks: Dict[str, Any] = {
-        "on_resource_updated": seen["updated"].append,
+        "callbacks": Callbacks(on_resource_updated=seen["updated"].append),
         "on_notification": lambda n: seen["notes"].append(n.method),
     }
     return seen, callbacks

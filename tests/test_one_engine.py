@@ -27,6 +27,7 @@ from typing import Any, Dict, List, Set, Tuple
 import pytest
 
 import mcpsync
+from mcpsync.client.flat import grouped
 from mcpsync.httpauth import BearerAuth
 from mcpsync.transports.http.pool import PoolNet
 
@@ -162,7 +163,7 @@ def test_every_configuration_is_carried_by_the_servers_urllib3_pools(
         if proxy is not None:
             watched.add(proxy.port)  # a forward proxy gets the pool; a tunnel's pool is keyed by the server
         del urllib3_pools[:]  # the setup's own requests (probe_challenge: OAuth discovery) are not MCP requests
-        with mcpsync.connect(url, **options) as client:
+        with mcpsync.connect(url, **grouped(options, remote=True)) as client:
             _the_one_engine(client)
             _calls(client, configuration)
         calls = mcp.records("POST", "tools/call")
@@ -192,7 +193,7 @@ runs = [
     (cfg["tls"], {"proxies": {"all": cfg["socks"]}, "verify": cfg["ca"]}),  # netrc's credentials, through SOCKS
 ]
 for url, options in runs:
-    with mcpsync.connect(url, transport="http", timeout=60, **options) as client:
+    with mcpsync.connect(url, timeout=60, **grouped(dict(options, transport="http"), remote=True)) as client:
         assert client.call_tool("echo", {"message": "x"}).text == "x"
         assert client.transport._net.kind == "urllib3"
 print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] == "requests")))

@@ -9,6 +9,7 @@ from typing import Any, Iterator, List
 import pytest
 
 import mcpsync
+from mcpsync.client.flat import grouped
 from mcpsync.transports.http import remote as _remote
 
 from .conftest import wait_for
@@ -34,7 +35,7 @@ def _forget_transports() -> Iterator[None]:
 def sse(srv: MCPTestServer, prefix: str = "", **options: Any) -> mcpsync.Client:
     options.setdefault("timeout", 20)
     options.setdefault("transport", "sse")
-    return mcpsync.connect(srv.sse_url(prefix), **options)
+    return mcpsync.connect(srv.sse_url(prefix), **grouped(options, remote=True))
 
 
 def test_calls_progress_and_notifications(srv: MCPTestServer) -> None:

@@ -55,8 +55,10 @@ def flat_options(kwargs: Mapping[str, Any]) -> Dict[str, Any]:
                 if getattr(value, name) != getattr(default, name):
                     out.setdefault(name, getattr(value, name))
         elif key == "http" and value is not None:
+            defaults = type(value)().client_arguments()
             for name, setting in value.client_arguments().items():
-                out.setdefault(name, setting)
+                if name not in defaults or setting != defaults[name]:
+                    out.setdefault(name, setting)
             if value.headers:
                 out["headers"] = dict(value.headers, **(kwargs.get("headers") or {}))
             for name in ("bearer_token", "auth"):
