@@ -41,7 +41,7 @@ def forked_error(parent_pid: int, **context: Any) -> ForkedClientError:
         "this client was opened in process %d and cannot be used in the forked child process %d "
         "(its connection and threads stayed in the parent); open clients after forking "
         "(e.g. in gunicorn's post_fork or Celery's worker_process_init hook, or inside the "
-        "multiprocessing worker), let them reopen in the child (Client(..., after_fork='reopen'), the default), "
+        "multiprocessing worker), let them reopen in the child (ClientOptions(after_fork='reopen'), the default), "
         "or use a Manager, which reopens its servers in the child" % (parent_pid, _pid),
         parent_pid=parent_pid,
         child_pid=_pid,

@@ -183,6 +183,7 @@ def test_every_configuration_is_carried_by_the_servers_urllib3_pools(
 _CHILD = r"""
 import json, sys
 import mcpsync
+from mcpsync.client import HTTPOptions
 from mcpsync.httpauth import BearerAuth
 cfg = json.loads(sys.argv[1])
 runs = [
@@ -193,7 +194,7 @@ runs = [
     (cfg["tls"], {"proxies": {"all": cfg["socks"]}, "verify": cfg["ca"]}),  # netrc's credentials, through SOCKS
 ]
 for url, options in runs:
-    with mcpsync.connect(url, timeout=60, **grouped(dict(options, transport="http"), remote=True)) as client:
+    with mcpsync.connect(url, timeout=60, http=HTTPOptions(transport="http", **options)) as client:
         assert client.call_tool("echo", {"message": "x"}).text == "x"
         assert client.transport._net.kind == "urllib3"
 print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] == "requests")))

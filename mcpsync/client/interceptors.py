@@ -1,6 +1,6 @@
 """Interceptors: a small chain of hooks around every outgoing request and its result.
 
-Pass ``interceptors=[...]`` to :class:`mcpsync.Client` (or ``client_options`` of a Manager). Each
+Pass ``middleware=[...]`` to :class:`mcpsync.Client` (or ``client_options`` of a Manager). Each
 interceptor subclasses :class:`Interceptor` and overrides any of three hooks:
 
 * ``on_request(info)``: before the request is sent. ``info.params`` is this request's own copy

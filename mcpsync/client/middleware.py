@@ -14,21 +14,21 @@ catches it. This is the shape of a WSGI middleware or of httpx's auth flow::
             finally:
                 log.info("%s took %.3fs", request.method, time.monotonic() - start)
 
-Pass middleware in ``interceptors=[...]`` beside (or instead of) :class:`~mcpsync.middleware.Interceptor`
+Pass middleware in ``Client(middleware=[...])`` beside (or instead of) :class:`~mcpsync.middleware.Interceptor`
 objects: an ``Interceptor`` is itself a middleware whose ``handle`` runs ``on_request``, ``next``,
 then ``on_result`` or ``on_error``.
 
 Order, outermost first (the first entry sees the request first and the result last):
 
-1. **retry** (``retry=``): runs everything below once per attempt, each with a fresh copy of the
-   request (``request.attempt`` counts from 1);
-2. **trace context** (``trace_context=``): its entries go into the request's ``_meta``;
-3. **tracing** (``tracing=``, OpenTelemetry): one span per attempt, around what follows;
-4. **``interceptors=``**, in list order;
+1. **retry** (a ``Retry`` in ``middleware=``, wherever it stands): runs everything below once per attempt,
+   each with a fresh copy of the request (``request.attempt`` counts from 1);
+2. **trace context** (``ClientOptions(trace_context=...)``): its entries go into the request's ``_meta``;
+3. **tracing** (``ClientOptions(tracing=...)``, OpenTelemetry): one span per attempt, around what follows;
+4. the other **``middleware=``** entries, in list order;
 5. the client's own funnel: the 2026-07-28 ``_meta`` envelope, the wire request, and in that era the
    ``input_required`` rounds and task waits.
 
-The tool policy (``allowed_tools`` / ``disabled_tools``) and the ``approval_handler`` run before a
+The tool policy (a ``ToolPolicy`` in ``middleware=``) and the ``approval_handler`` run before a
 tool call is built (once per call, never per attempt), so a denied call never enters the chain.
 
 Threads: every ``handle`` runs on the thread that called the client's blocking method (a keep-alive

@@ -1,5 +1,5 @@
-"""Opening a client on use: ``Client(..., lazy=True)``'s first use, and the first use in a child process of a
-client opened before ``os.fork()`` (``after_fork="reopen"``, the default).
+"""Opening a client on use: ``Client(..., options=ClientOptions(lazy=True))``'s first use, and the first use in a
+child process of a client opened before ``os.fork()`` (``after_fork="reopen"``, the default).
 
 :attr:`mcpsync.client.core.ClientCore.session` is the one funnel every method goes through; its fast path is an
 attribute check, and only a client that is not open comes here (:func:`open_on_use`). The open is single flight:
@@ -84,7 +84,8 @@ def open_on_use(client: Reopenable) -> Session:
     if not forked and not (client.lazy and not client._user_closed):
         if client._state == "new":
             raise ClientClosed(
-                "client is not open: call open() or use it in a with block first (or pass lazy=True)",
+                "client is not open: call open() or use it in a with block first "
+                "(or pass options=ClientOptions(lazy=True))",
                 server=client.name,
             )
         state = "still opening" if client._state == "opening" else "closed"

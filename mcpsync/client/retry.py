@@ -1,6 +1,6 @@
 """Retries of requests that are safe to repeat: an immutable :class:`Retry` policy, like urllib3's.
 
-``Client(..., retry=Retry(total=3))`` retries a request when it failed to reach the server or the
+``Client(..., middleware=[Retry(total=3)])`` retries a request when it failed to reach the server or the
 server (or a proxy) answered HTTP 502, 503 or 504, only for methods that are safe to repeat
 (``*/list``, ``resources/read``, ``prompts/get``, ``server/discover``, ``ping``,
 ``completion/complete``). ``tools/call`` is never retried, unless the tool's listing marks it

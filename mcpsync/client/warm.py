@@ -77,8 +77,8 @@ class WarmCache:
 
     @classmethod
     def coerce(cls, value: Any) -> Optional["WarmCache"]:
-        """What ``Client(warm_cache=...)`` takes: None/False (off), True (the default directory), a path, or a
-        WarmCache."""
+        """What a flat ``warm_cache`` setting (configuration files, ``Manager(client_options=...)``) takes:
+        None/False (off), True (the default directory), a path, or a WarmCache."""
         if value is None or value is False:
             return None
         if value is True:
@@ -314,7 +314,7 @@ class WarmStart(ClientExtension):
 
     @classmethod
     def of(cls, client: "WarmClient", option: Any) -> "WarmStart":
-        """The hooks for ``Client(warm_cache=option)`` (see :meth:`WarmCache.coerce`)."""
+        """The hooks for ``Client(extensions=[cache])`` (see :meth:`WarmCache.coerce`)."""
         return cls(client, WarmCache.coerce(option))
 
     def identity(self) -> Any:
