@@ -29,7 +29,8 @@ Clients:
 * ``requests``: the same client written on one shared ``requests.Session`` (pool of 128).
 * ``urllib3``: the same client written on one bare urllib3 ``HTTPConnectionPool`` (128 connections,
   ``retries=False``): the library mcpsync sends every request with, by itself.
-* ``mcpsync``: ``mcpsync.connect(url, transport=..., protocol=legacy|modern)``, one client shared by all threads.
+* ``mcpsync``: ``mcpsync.connect(url, http=HTTPOptions(transport=...), protocol=legacy|modern)``, one client
+  shared by all threads.
   For ``many``: ``mcpsync.connect(cmd, protocol="auto")`` in 20 threads, and ``manager``: one ``mcpsync.Manager``
   with the 20 servers, ``open()``.
 * ``sdk``: the official SDK ``mcp`` (``mcp.Client``, asyncio; tasks for calls in flight), when installed.

@@ -12,7 +12,7 @@ discover result carry ``ttlMs`` = 60 s) and in the handshake era (2025-11-25). C
 * ``mcpsync call (second)``: the same command again: the CLI keeps what the first learned
   (``$MCPSYNC_CACHE_DIR``), so it skips the probe (both eras) and ``server/discover`` (2026-07-28);
 * ``mcpsync call --no-cache``: the second run without the cache (what every run cost before);
-* ``mcpsync library (second)``: ``mcpsync.connect(url, warm_cache=DIR)`` and one call, second run;
+* ``mcpsync library (second)``: ``mcpsync.connect(url, extensions=[WarmCache(DIR)])`` and one call, second run;
 * ``official SDK``: ``mcp.Client(url, mode=...)`` (2.3.0), one call; it keeps nothing between processes;
 * ``FastMCP``: ``fastmcp.Client(url)`` (fastmcp-slim 4.2.3), one call, when installed.
 
@@ -40,7 +40,8 @@ sys.path.insert(0, ROOT)
 
 LIBRARY = """
 import sys, mcpsync
-with mcpsync.connect(sys.argv[1], warm_cache=sys.argv[2]) as c:
+from mcpsync.warm import WarmCache
+with mcpsync.connect(sys.argv[1], extensions=[WarmCache(sys.argv[2])]) as c:
     assert c.call_tool("echo", {"message": "hi"}).text == "hi"
 """
 

@@ -1,5 +1,6 @@
 """Issue 19 item 5: a client that is not open says so (ClientClosed, never a misleading CapabilityError), and
-``Client(..., lazy=True)`` opens on first use, once, however many threads race that first use (held at a barrier).
+``Client(..., options=ClientOptions(lazy=True))`` opens on first use, once, however many threads race that first
+use (held at a barrier).
 
 Everything runs against the bundled example server started for real (stdio) and behind the local HTTP server.
 """

@@ -17,6 +17,7 @@ import pytest
 
 import mcpsync
 from tests.interop_peers import require_peer
+from mcpsync.client import Callbacks
 
 pytestmark = pytest.mark.interop
 
@@ -269,7 +270,7 @@ def test_logging_level_and_log_messages(everything: List[str]) -> None:
         logs.append(params)
         got.set()
 
-    with _connect(everything, on_log=on_log) as c:
+    with _connect(everything, callbacks=Callbacks(on_log=on_log)) as c:
         c.set_logging_level("debug")
         c.call_tool("toggle-simulated-logging", {})
         assert got.wait(20), "no notifications/message within 20 s"
