@@ -177,3 +177,34 @@ def test_flat_settings_map_onto_the_groups_and_back(data: st.DataObject) -> None
     client = mcpsync.Client("http://127.0.0.1:9/mcp" if remote else server_cmd(), **kwargs)
     assert client.connected is False
     client.close()
+
+
+#: The 64 keyword arguments Client took before the option groups (the migration table maps each).
+_BEFORE = (
+    "after_fork allowed_tools approval_handler apps auth auto_relisten bearer_token cache cert client_info "
+    "connect_timeout cwd defer_input disabled_tools elicitation_handler engine env framing get_stream headers "
+    "inherit_env input_timeout interceptors keepalive lazy log_level max_message_size max_pages "
+    "max_reconnect_attempts max_retry_delay max_stream_retries max_total_timeout name on_connection_lost on_log "
+    "on_notification on_prompts_changed on_resource_updated on_resources_changed on_stderr on_task_status "
+    "on_tools_changed pool_maxsize probe_timeout protocol proxies read_timeout reconnect retry roots "
+    "sampling_handler shutdown_timeout stderr stdout_grace tasks timeout trace_context tracing transport trust_env "
+    "validate_input validate_output verify warm_cache"
+).split()
+
+
+def test_every_keyword_of_before_is_kept_moved_or_gone_with_a_reason() -> None:
+    names = keyword_names(mcpsync.Client) or frozenset()
+    assert len(_BEFORE) == 64
+    for keyword in _BEFORE:
+        assert keyword in names or keyword in MOVED_KEYWORDS or keyword == "engine", keyword
+
+
+def test_http_options_are_immutable_and_shared_safely() -> None:
+    http = HTTPOptions(verify=False, read_timeout=5.0)
+    with pytest.raises(AttributeError, match="immutable"):
+        http.verify = True  # type: ignore[misc]
+    first = mcpsync.Client("http://127.0.0.1:9/mcp", http=http, headers={"X-A": "1"})
+    second = mcpsync.Client("http://127.0.0.1:9/mcp", http=http, headers={"X-A": "2"})
+    assert first.http_options is second.http_options and http.headers == {}
+    first.close()
+    second.close()

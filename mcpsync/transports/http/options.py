@@ -39,7 +39,8 @@ class AuthHook(Protocol):
 class HTTPOptions:
     """Per-server HTTP settings shared by the Streamable HTTP and legacy SSE transports; also what
     ``Client(url, http=HTTPOptions(verify="system", read_timeout=30))`` takes. Checked when built (a bad value is
-    a ``ConfigError``); treat it as immutable once passed to a client.
+    a ``ConfigError``); immutable (setting an attribute raises AttributeError) and thread-safe, so one object may
+    serve many clients.
 
     A client's own ``headers=``, ``bearer_token=``, ``auth=`` and ``connect_timeout=`` are the usual place for
     those four: a client merges its ``headers`` over these (its own win), refuses a token or auth given in both
@@ -128,6 +129,12 @@ class HTTPOptions:
         self.reconnect = reconnect
         self.max_reconnect_attempts = max_reconnect_attempts
         self.max_retry_delay = max_retry_delay
+        object.__setattr__(self, "_frozen", True)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if getattr(self, "_frozen", False):
+            raise AttributeError("HTTPOptions is immutable: build a new one (it may be shared by many clients)")
+        object.__setattr__(self, name, value)
 
     def client_arguments(self) -> Dict[str, Any]:
         """The remote transports' keyword arguments these options stand for, as a client passes them (without
