@@ -208,3 +208,20 @@ def test_http_options_are_immutable_and_shared_safely() -> None:
     assert first.http_options is second.http_options and http.headers == {}
     first.close()
     second.close()
+
+
+def test_manager_defaults_go_to_the_servers_they_fit() -> None:
+    """A manager's client_options apply to every server: stdio settings to commands, HTTP settings to URLs."""
+    from .httpserver import MCPTestServer
+
+    with MCPTestServer(era="modern") as srv:
+        config = [ServerConfig("local", command=server_cmd()), ServerConfig("remote", url=srv.url)]
+        defaults = {"stdio": StdioOptions(stderr="discard"), "http": HTTPOptions(read_timeout=20.0),
+                    "options": ClientOptions(validate_input=True)}
+        with Manager(config, client_options=defaults) as mgr:
+            local, remote = mgr.client("local"), mgr.client("remote")
+            assert local.stdio_options.stderr == "discard" and local.http_options is None
+            assert remote.http_options is not None and remote.http_options.read_timeout == 20.0
+            assert local.options.validate_input and remote.options.validate_input
+            assert local.call_tool("echo", {"message": "l"}).text == "l"
+            assert remote.call_tool("echo", {"message": "r"}).text == "r"

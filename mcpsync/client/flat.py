@@ -19,7 +19,7 @@ from .client_options import ClientOptions
 from .options import moved_keyword_error
 from .stdio_options import StdioOptions
 
-__all__ = ["HTTP_FIELDS", "flat_options", "grouped"]
+__all__ = ["HTTP_FIELDS", "STDIO_FIELDS", "flat_options", "grouped"]
 
 #: The settings of :class:`~mcpsync.transports.http.options.HTTPOptions` a client takes through ``http=``.
 HTTP_FIELDS = (
@@ -37,7 +37,9 @@ HTTP_FIELDS = (
     "max_reconnect_attempts",
     "max_retry_delay",
 )
-_STDIO = tuple(StdioOptions.__dataclass_fields__)
+#: The settings of :class:`~mcpsync.client.StdioOptions` (``stdio=``).
+STDIO_FIELDS = tuple(StdioOptions.__dataclass_fields__)
+_STDIO = STDIO_FIELDS
 _CALLBACKS = tuple(Callbacks.__dataclass_fields__)
 _OPTIONS = tuple(ClientOptions.__dataclass_fields__)
 

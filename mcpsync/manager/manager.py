@@ -60,7 +60,7 @@ from ..errors import (
     RequestTimeout,
     ToolDenied,
 )
-from ..client.flat import HTTP_FIELDS, flat_options, grouped
+from ..client.flat import HTTP_FIELDS, STDIO_FIELDS, flat_options, grouped
 from ..session import DEFAULT, Timeout
 from ..types import CallToolResult, GetPromptResult, ProgressEvent, ReadResourceResult, Tool
 from . import adapters as _adapters
@@ -366,10 +366,11 @@ class Manager:
         options["on_connection_lost"] = lost
         if cfg.kind == "remote" and cfg.oauth_enabled and "auth" not in options:
             options["auth"] = self._oauth_manager(cfg).auth(cfg.name)
-        if cfg.kind == "stdio":
-            for key in ("headers", "auth", "bearer_token") + HTTP_FIELDS:
-                if key != "max_message_size":
-                    options.pop(key, None)
+        # the manager's client_options apply to every server: each kind keeps the settings that fit it
+        unfit = ("headers", "auth", "bearer_token") + HTTP_FIELDS if cfg.kind == "stdio" else STDIO_FIELDS
+        for key in unfit:
+            if key != "max_message_size":
+                options.pop(key, None)
         factory = self._factory
         if factory is None:
             from ..client.client import Client
