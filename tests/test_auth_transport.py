@@ -11,6 +11,7 @@ import mcpsync
 from tests.authserver import AuthTestServer, approve_via_http, make_manager, no_auth_leaks, store  # noqa: F401
 from tests.httpserver import MCPTestServer
 from tests.test_manager_http import _mcp_behind
+from mcpsync.client import HTTPOptions
 
 pytestmark = pytest.mark.usefixtures("no_auth_leaks")
 
@@ -70,7 +71,7 @@ def test_dpop_bound_tokens_over_the_transport(make_manager, monkeypatch, kind):
         auth.dpop_algs = ["ES256"]
         oauth = make_manager(authorize_handler=approve_via_http)
         oauth.add_server("box", url)
-        options: Dict[str, Any] = {"transport": "sse"} if kind == "sse" else {"protocol": kind}
+        options: Dict[str, Any] = {"http": HTTPOptions(transport="sse")} if kind == "sse" else {"protocol": kind}
         with mcpsync.connect(url, auth=oauth.auth("box", interactive=True), **options) as client:
             assert client.call_tool("echo", {"message": "hi"}).text == "hi"
             assert client.call_tool("echo", {"message": "again"}).text == "again"
