@@ -225,3 +225,15 @@ def test_manager_defaults_go_to_the_servers_they_fit() -> None:
             assert local.options.validate_input and remote.options.validate_input
             assert local.call_tool("echo", {"message": "l"}).text == "l"
             assert remote.call_tool("echo", {"message": "r"}).text == "r"
+
+
+@settings(max_examples=fuzz_examples(300, 60), deadline=None)
+@given(st.from_regex(r"[a-z_][a-z0-9_]{0,24}", fullmatch=True), st.one_of(st.none(), st.integers(), st.text()))
+def test_any_keyword_the_client_does_not_take_is_a_config_error(keyword: str, value: Any) -> None:
+    names = keyword_names(mcpsync.Client) or frozenset()
+    if keyword in names:
+        return
+    with pytest.raises(ConfigError) as info:
+        mcpsync.Client(server_cmd(), **{keyword: value})
+    message = str(info.value)
+    assert ("moved: pass" in message or "unknown Client option" in message or "engine" in message), message
