@@ -1,5 +1,5 @@
 """Generate docs/reference/errors.md from the exception classes and their docstrings. Run from the repository root:
-``python .ci/gen_reference.py`` (tests/test_docs_reference.py fails, naming this command, when the page is stale).
+``python .ci/gen_reference.py`` (tests/docs/test_docs_reference.py fails, naming this command, when the page is stale).
 """
 
 from __future__ import annotations

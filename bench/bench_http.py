@@ -35,14 +35,14 @@ Clients:
   with the 20 servers, ``open()``.
 * ``sdk``: the official SDK ``mcp`` (``mcp.Client``, asyncio; tasks for calls in flight), when installed.
 * ``oauth`` (Streamable HTTP configurations): the ``mcpsync`` client with ``auth=OAuthManager.auth(name)``: a real
-  local authorization server (``tests/authserver.py``, in the worker process) logs the worker in once
+  local authorization server (``tests/peers/authserver.py``, in the worker process) logs the worker in once
   (authorization code + PKCE, approved over HTTP) and issues access tokens that live 2 s, so the manager
   refreshes them (``refresh_token`` grant) again and again during the run; the worker reports how many times.
 * ``proxy``: the ``mcpsync`` client through a local forward proxy (absolute-form requests to an ``http://``
   server); ``floor-proxy``: the stdlib floor through the same proxy. ``--proxy`` picks the proxy: ``squid``
   (Debian's ``squid``, a C proxy, configured in a temp dir with keep-alive to clients and to servers, POSTs
   included), ``tinyproxy`` (C, but it closes every client connection after one answer: its forward rows pay a
-  new TCP connection per call), ``python`` (``tests/proxyserver.py``, stdlib, a thread per connection). The
+  new TCP connection per call), ``python`` (``tests/peers/proxyserver.py``, stdlib, a thread per connection). The
   default ``auto`` takes squid when it is installed, else the Python proxy; tinyproxy only when asked for (it
   also answers without ``Connection: close`` before closing, so a keep-alive client now and then sends its next
   request into a closing connection, and a POST that may have reached the proxy is not sent again: that call
@@ -287,9 +287,9 @@ class Server:
 
 
 class ProxyProcess(Server):
-    """tests/proxyserver.py in a process of its own (a proxy is another process in real life too)."""
+    """tests/peers/proxyserver.py in a process of its own (a proxy is another process in real life too)."""
 
-    describe = "python (tests/proxyserver.py: stdlib, a thread per connection, keep-alive to clients and servers)"
+    describe = "python (tests/peers/proxyserver.py: stdlib, a thread per connection, keep-alive to clients and servers)"
 
     def __init__(self) -> None:
         code = (
@@ -429,7 +429,7 @@ def find_program(name: str) -> Optional[str]:
 
 
 def start_proxy(kind: str) -> Any:
-    """The proxy of ``--proxy``: ``auto`` takes squid if installed, else tests/proxyserver.py (see the module
+    """The proxy of ``--proxy``: ``auto`` takes squid if installed, else tests/peers/proxyserver.py (see the module
     docstring for why not tinyproxy)."""
     if kind == "auto":
         kind = "squid" if find_program("squid") else "python"

@@ -5,7 +5,7 @@
 
 Every measurement is one whole new process (interpreter, imports, connect, one ``tools/call`` of ``echo``,
 close), timed from spawn to exit, against the example server behind a real local HTTP server
-(``tests/httpserver.py``, which logs every HTTP request it gets), in the 2026-07-28 era (its listings and
+(``tests/peers/httpserver.py``, which logs every HTTP request it gets), in the 2026-07-28 era (its listings and
 discover result carry ``ttlMs`` = 60 s) and in the handshake era (2025-11-25). Clients:
 
 * ``mcpsync call (first)``: ``python -m mcpsync --url URL call echo`` with an empty cache directory;

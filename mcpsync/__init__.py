@@ -108,8 +108,8 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers (at run time each l
 _logging.getLogger(__name__).addHandler(_logging.NullHandler())
 
 #: name -> module that defines it, imported on first use (keeps ``import mcpsync`` fast).
-#: Add every new name to the ``if TYPE_CHECKING:`` imports above too (tests/test_typing.py checks it).
-#: Keep the top level small (tests/test_public_api.py): a new name belongs in a namespace first.
+#: Add every new name to the ``if TYPE_CHECKING:`` imports above too (tests/project/test_typing.py checks it).
+#: Keep the top level small (tests/project/test_public_api.py): a new name belongs in a namespace first.
 _LAZY = _MappingProxyType(
     {
         "Auth": "httpauth",

@@ -15,7 +15,7 @@ import pytest
 
 import mcpsync
 
-from ..interop_peers import require_peer
+from tests.peers.interop_peers import require_peer
 from mcpsync.middleware import ToolPolicy
 
 HARD_SERVER = [sys.executable, str(Path(__file__).with_name("hardserver.py"))]

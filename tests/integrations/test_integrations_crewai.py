@@ -13,7 +13,7 @@ from .scenario import CALLS, OPTIONS, check
 
 need("crewai")
 # only where CrewAI runs (its own venv, .ci/frameworks): in the main run these would switch OpenTelemetry off for
-# every later test of the process (tests/test_docs_production.py's tracing example)
+# every later test of the process (tests/docs/test_docs_production.py's tracing example)
 os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("OTEL_SDK_DISABLED", "true")
 os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")

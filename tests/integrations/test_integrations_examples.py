@@ -13,7 +13,7 @@ from typing import Any, Dict, List
 
 import pytest
 
-from ..interop_peers import require_peer
+from tests.peers.interop_peers import require_peer
 from .conftest import need
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

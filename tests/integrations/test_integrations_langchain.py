@@ -128,7 +128,7 @@ def test_the_docs_fragment_runs_with_langchains_create_agent(tmp_path: Path) -> 
     """docs/guides/frameworks.md's LangChain fragment, executed as written: only its config file is made real (two real
     servers) and ``model`` is the scripted fake. The agent calls example_add(2, 3); the model is shown '5'."""
     need("langchain")
-    from ..interop_peers import require_peer
+    from tests.peers.interop_peers import require_peer
 
     everything = require_peer("everything")
     doc = (Path(__file__).resolve().parents[2] / "docs" / "guides" / "frameworks.md").read_text(encoding="utf-8")

@@ -12,7 +12,7 @@ import pytest
 
 import mcpsync
 
-from ..interop_peers import require_peer
+from tests.peers.interop_peers import require_peer
 from .conftest import need
 from .scenario import CALLS, OPTIONS, check
 
@@ -163,7 +163,7 @@ def test_in_jupyter_async_with_and_sync_with() -> None:
 def test_a_url_target_in_both_eras() -> None:
     """An http(s) URL (langchain.mcp's commonest target) against the example server behind a real local HTTP
     server, in each protocol era."""
-    from ..httpserver import MCPTestServer
+    from tests.peers.httpserver import MCPTestServer
 
     for era in ("legacy", "modern"):
         with MCPTestServer(era=era) as server:

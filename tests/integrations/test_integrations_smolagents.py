@@ -75,7 +75,7 @@ def test_tool_calling_agent(hard_client: mcpsync.Client) -> None:
 
 
 def test_collection_closes_its_manager_and_names_are_identifiers() -> None:
-    from ..interop_peers import require_peer
+    from tests.peers.interop_peers import require_peer
 
     everything = require_peer("everything")
     config = {
@@ -104,7 +104,7 @@ def test_collection_over_a_client() -> None:
 
 
 def test_from_config_prefix_false_gives_the_servers_own_names() -> None:
-    from ..interop_peers import require_peer
+    from tests.peers.interop_peers import require_peer
 
     everything = require_peer("everything")
     config = {

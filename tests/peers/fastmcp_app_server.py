@@ -1,4 +1,4 @@
-"""An MCP App server built on FastMCP 4.2 (``FastMCPApp``), run over stdio, for tests/test_apps_fastmcp.py.
+"""An MCP App server built on FastMCP 4.2 (``FastMCPApp``), run over stdio, for tests/apps/test_apps_fastmcp.py.
 
 The counter page is the example server's (``mcpsync.example_server.apps.COUNTER_HTML``: put the source tree on
 ``PYTHONPATH``), served by FastMCP as ``ui://fastmcp/counter``. The tools:

@@ -1,5 +1,5 @@
 """A small MCP server built on FastMCP (the ``fastmcp`` package), run over stdio, for the pytest plugin's tests
-(tests/test_testing_plugin.py). ``fastmcp`` is not a test dependency of the main virtualenv: the CI stage
+(tests/testing/test_testing_plugin.py). ``fastmcp`` is not a test dependency of the main virtualenv: the CI stage
 ``.ci/plugin-peers`` installs it into a virtualenv of its own."""
 
 from fastmcp import FastMCP

@@ -3,7 +3,7 @@
 Each frame is well-formed JSON whose id-like members have a type a client must check before any
 lookup (objects and arrays are unhashable in Python; floats, bools and huge integers must never
 match a pending integer id). A robust client drops every one of them and keeps the connection.
-Used by ``tests/peers/misbehaving_server.py --junk-ids`` (stdio) and by tests/httpserver.py (HTTP).
+Used by ``tests/peers/misbehaving_server.py --junk-ids`` (stdio) and by tests/peers/httpserver.py (HTTP).
 """
 
 from __future__ import annotations

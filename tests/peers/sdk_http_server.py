@@ -1,4 +1,4 @@
-"""The official-SDK interop peer (tests/peers/sdk_server.py) served over HTTP, for tests/test_interop_http.py.
+"""The official-SDK interop peer (tests/peers/sdk_server.py) served over HTTP, for tests/e2e/test_interop_http.py.
 
     python tests/peers/sdk_http_server.py streamable-http PORT [--json]
     python tests/peers/sdk_http_server.py sse PORT

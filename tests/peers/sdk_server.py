@@ -1,6 +1,6 @@
 """A small MCP server built on the official Python SDK (``mcp`` 2.x, ``MCPServer``), run over stdio.
 
-Test-only peer for tests/test_interop_sdk.py: ``python tests/peers/sdk_server.py``. It runs in the SDK's
+Test-only peer for tests/e2e/test_interop_sdk.py: ``python tests/peers/sdk_server.py``. It runs in the SDK's
 default mode (it answers both ``server/discover`` and ``initialize``; the client picks the era).
 """
 

@@ -1,0 +1,170 @@
+"""Hidden set-ups for docs snippets that use names from the surrounding text (tests/docs/test_doc_snippets.py).
+
+A ```python block preceded by ``<!-- snippet: setup NAME -->`` runs as: ``SETUPS[NAME].before``, then the block
+(with each ``replace`` key swapped for its value, a Python expression the set-up defines), then
+``SETUPS[NAME].after`` (which checks what the block did and cleans up; ``SNIPPET`` holds the block's text), in one fresh
+interpreter, against local peers only. The reader sees the block exactly as it runs.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, NamedTuple
+
+
+class Setup(NamedTuple):
+    before: str
+    after: str = ""
+    replace: Dict[str, str] = {}
+
+
+EXAMPLE = '["python", "-m", "mcpsync.example_server"]'
+
+SETUPS: Dict[str, Setup] = {
+    # docs/guides/example-server.md: embedding the server core behind a transport of your own
+    "example-server-core": Setup(
+        before="""
+from mcpsync.example_server import QueueConnection
+conn = QueueConnection()
+get_stream_conn = QueueConnection()
+message = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "docs", "version": "0"}}}
+""",
+        after="""
+answer = [m for m in conn.until_response(1, timeout=30) if m.get("id") == 1]
+assert answer and answer[0]["result"]["serverInfo"], answer
+""",
+    ),
+    # docs/guides/input.md: a paused call signed into a form, checked once when the form comes back
+    "input-token": Setup(
+        before="""
+import secrets
+import mcpsync
+from tests.peers.redisserver import RedisServer
+import shutil
+redis_server = RedisServer(shutil.which("redis-server"))
+redis_server.start()
+secret = secrets.token_bytes(32)
+from mcpsync.client import ClientOptions
+with mcpsync.connect(%s, name="shop", options=ClientOptions(defer_input=True)) as _client:
+    try:
+        _client.call_tool("elicit", {"message": "Confirm the order?"})
+    except mcpsync.input.InputRequired as paused:
+        ir = paused
+""" % EXAMPLE,
+        after="""
+try:
+    mcpsync.input.InputRequired.loads(token, secret, max_age=15 * 60, seen=seen)
+    raise AssertionError("a token was accepted twice")
+except mcpsync.errors.InputReplayed:
+    pass
+redis_server.close()
+""",
+        replace={'"redis://cache:6379/0"': "redis_server.url"},
+    ),
+    # docs/guides/oauth.md: the OAuthManager of the first example, with a store in a temporary folder
+    "oauth-manager": Setup(
+        before="""
+import os
+from mcpsync.auth import CredentialStore, OAuthManager
+oauth = OAuthManager(store=CredentialStore(os.path.join(os.getcwd(), "tokens.json")))
+""",
+        after="""
+assert oauth.supports_oauth("bank")
+oauth.close()
+""",
+    ),
+    # docs/guides/apps.md: a Flask app and a client of the example server with its counter App
+    "apps-flask": Setup(
+        before="""
+import mcpsync
+from flask import Flask, redirect
+app = Flask(__name__)
+client = mcpsync.connect(["python", "-m", "mcpsync.example_server", "--apps"])
+opened = []
+def ask_then_open(url):
+    opened.append(url)
+    return False
+""",
+        after="""
+answer = app.test_client().get("/show", headers={"Host": "127.0.0.1:5000"})
+assert answer.status_code in (302, 303), answer.status
+assert answer.headers["Location"], answer.headers
+host.close()
+client.close()
+""",
+    ),
+    # docs/guides/oauth.md: one Redis credential store for an OAuthManager and a Manager
+    "oauth-redis-store": Setup(
+        before="""
+import json
+import shutil
+import mcpsync
+from tests.peers.redisserver import RedisServer
+redis_server = RedisServer(shutil.which("redis-server"))
+redis_server.start()
+with open("opencode.json", "w") as fh:
+    json.dump({"mcp": {"example": {"type": "local", "command": ["python", "-m", "mcpsync.example_server"]}}}, fh)
+""",
+        after="""
+with manager:
+    assert manager.call_tool("add", {"a": 2, "b": 3}, server="example").text == "5"
+assert redis_server.client().ping()
+oauth.close()
+redis_server.close()
+""",
+        replace={'"redis://redis.internal:6379/0"': "redis_server.url"},
+    ),
+    # docs/guides/testing.md: a test file of a package whose server is an SDK MCPServer, run by pytest
+    "testing-in-process": Setup(
+        before="""
+import os
+os.makedirs("my_package", exist_ok=True)
+open(os.path.join("my_package", "__init__.py"), "w").close()
+with open(os.path.join("my_package", "server.py"), "w") as fh:
+    fh.write(
+        "from mcp.server.mcpserver import MCPServer\\n"
+        "mcp = MCPServer('adder')\\n"
+        "@mcp.tool()\\n"
+        "def add(a: int, b: int) -> int:\\n"
+        "    return a + b\\n"
+    )
+""",
+        after="""
+import subprocess, sys
+with open("test_adder.py", "w") as fh:
+    fh.write(SNIPPET)
+run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
+                      "test_adder.py"], capture_output=True, text=True, timeout=120)
+assert run.returncode == 0 and "2 passed" in run.stdout, run.stdout + run.stderr
+""",
+    ),
+    # docs/guides/skills.md: a stdio server that serves one skill with a supporting file (tests/peers/skillserver.py)
+    "skills-server": Setup(
+        before="""
+import hashlib, json, os, sys
+SKILL_URI = "skill://pdf-processing/SKILL.md"
+FORMS_URI = "skill://pdf-processing/references/FORMS.md"
+SKILL_MD = "---\\nname: pdf-processing\\ndescription: Extract, fill, and assemble PDF documents\\n---\\n\\n# PDF\\n"
+FORMS_MD = "Filling forms.\\n"
+def _file(uri, text):
+    data = text.encode("utf-8")
+    return {"uri": uri, "digest": "sha256:" + hashlib.sha256(data).hexdigest(), "size": len(data)}
+with open("skills.json", "w") as fh:
+    json.dump({"log": os.path.abspath("requests.jsonl"), "files": {SKILL_URI: SKILL_MD, FORMS_URI: FORMS_MD},
+               "skills": [{"uri": SKILL_URI, "frontmatter": {"name": "pdf-processing",
+                           "description": "Extract, fill, and assemble PDF documents"},
+                           "resources": [_file(SKILL_URI, SKILL_MD), _file(FORMS_URI, FORMS_MD)]}]}, fh)
+SKILL_SERVER = [sys.executable, os.path.join(os.environ["PYTHONPATH"].split(os.pathsep)[0],
+                                             "tests", "peers", "skillserver.py"),
+                "skills.json"]
+""",
+        after="""
+assert prompt_text == "\\n# PDF\\n" or prompt_text.strip() == "# PDF", repr(prompt_text)
+assert forms.text == FORMS_MD
+with open("requests.jsonl") as fh:
+    reads = [json.loads(line)["params"]["uri"] for line in fh if '"resources/read"' in line]
+assert reads == [SKILL_URI, FORMS_URI], reads
+""",
+        replace={'mcpsync.connect("https://host/mcp")': "mcpsync.connect(SKILL_SERVER)"},
+    ),
+}
