@@ -32,7 +32,7 @@ be called from any thread and never block.
 from __future__ import annotations
 
 import importlib.util
-
+import io
 import logging
 import os
 import re
@@ -40,7 +40,7 @@ import socket
 import sys
 import threading
 import weakref
-from http.client import HTTPException
+from http.client import HTTPException, HTTPResponse
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 from urllib.parse import urljoin, urlsplit
 
@@ -117,6 +117,7 @@ class _Tracker:
         # which it raises for a connection whose is_verified is False, is not repeated on every call
         self.unverified_ok = False
         self.skip_hostname = False  # the user's SSLContext does not check host names: urllib3 must not either
+        self.deadline = threading.local()  # .value: the overall deadline of the call this thread is sending
 
     def register(self, sock: socket.socket, owned: List[Any]) -> None:
         """Called from the audit hook as ``sock`` is made or starts its TCP connect. After abort() it raises
@@ -214,6 +215,23 @@ def _send(self: Any, data: Any) -> None:
     super(type(self), self).send(data)
 
 
+def _answer_class(tracker: _Tracker) -> Any:
+    """``http.client``'s answer class (what urllib3 parses the status line and headers with), reading through a
+    :class:`~.deadline_reader.DeadlineReader` while the sending thread's call has an overall deadline."""
+
+    class Answer(HTTPResponse):
+        def __init__(self, sock: Any, *args: Any, **kwargs: Any) -> None:
+            super().__init__(sock, *args, **kwargs)
+            deadline = getattr(tracker.deadline, "value", None)
+            if deadline is not None and isinstance(self.fp, io.BufferedReader):  # nothing was read yet
+                from .deadline_reader import DeadlineReader
+
+                raw = self.fp.detach()  # the makefile() reader lets go of its SocketIO without closing it
+                self.fp = io.BufferedReader(DeadlineReader(raw, sock, deadline))
+
+    return Answer
+
+
 def _pool_classes(tracker: _Tracker, socks: bool) -> Dict[str, Any]:
     """The connection pool classes of one net: urllib3's, whose connections register their sockets with
     ``tracker`` (``connect``) and say when they are in use (``request``). Subclasses made per net: the connection
@@ -231,12 +249,14 @@ def _pool_classes(tracker: _Tracker, socks: bool) -> Dict[str, Any]:
     else:
         bases = [(HTTPConnectionPool, HTTPConnection), (HTTPSConnectionPool, HTTPSConnection)]
     out: Dict[str, Any] = {}
+    answer = _answer_class(tracker)
     for scheme, (pool_base, conn_base) in zip(("http", "https"), bases):
         members = {
             "tracker": tracker,
             "connect": _tracked_connect,
             "request": _tracked_request,
             "send": _send,
+            "response_class": answer,
         }
         conn_cls = type("Tracked" + conn_base.__name__, (conn_base,), members)
         out[scheme] = type(pool_base.__name__, (pool_base,), {"ConnectionCls": conn_cls, "__init__": _tracked_pool})
@@ -531,6 +551,7 @@ class PoolNet:
         timeout: Timeouts,
         stream: bool = True,
         follow: bool = True,
+        deadline: Any = None,
     ) -> PoolResponse:
         """Send one request and return its answer with the body still to read (``follow=False``: a redirect is
         returned, not followed).
@@ -538,13 +559,24 @@ class PoolNet:
         Blocks until the status line and headers arrive (bounded by the connect timeout, then the read
         timeout). Raises :class:`~mcpsync.errors.MalformedHTTPRequest` before sending anything for a request that
         cannot be written, else the errors of :mod:`mcpsync.transports.http.netbase`, never another kind.
+
+        ``deadline`` (an object with ``remaining()`` seconds, e.g. the registry's ``Deadline``): every read of
+        the answer, its status line and headers included, waits at most what is left of it, however slowly a
+        peer trickles its bytes (:class:`~.deadline_reader.DeadlineReader`; no thread).
         """
         check_method(method)
         check_headers(headers.items())
         route = self._route(url)
         redirects = 0
         while True:
-            resp = self._exchange(route, method, body, headers, timeout)
+            if deadline is None:
+                resp = self._exchange(route, method, body, headers, timeout)
+            else:
+                self._tracker.deadline.value = deadline
+                try:
+                    resp = self._exchange(route, method, body, headers, timeout)
+                finally:
+                    self._tracker.deadline.value = None
             proxy = route.proxy
             if resp.status_code == 407 and route.forward:
                 resp.close()
