@@ -151,3 +151,32 @@ def test_a_requests_session_is_refused_with_a_config_error() -> None:
         RegistryClient("http://127.0.0.1:9", session=object())
     with pytest.raises(ConfigError, match="session=.*is gone"):
         download("https://example.invalid/b.mcpb", "0" * 64, session=object())
+
+
+_WITHOUT_REQUESTS = r"""
+import sys
+sys.modules["requests"] = None  # as if not installed: any import of it fails
+import mcpsync
+from mcpsync.errors import ConfigError
+from mcpsync.registry import RegistryClient
+with RegistryClient(sys.argv[1], cache_dir=False, timeout=10) as client:
+    print(client.get(sys.argv[2]).name)
+try:
+    with mcpsync.Client(sys.argv[1] + "/mcp", auth=lambda prepared: prepared) as c:
+        c.connect()
+except ConfigError as exc:
+    print("refused:", "requests" in str(exc))
+assert "requests" not in sys.modules or sys.modules["requests"] is None
+"""
+
+
+def test_the_registry_works_and_a_requests_auth_is_refused_without_requests(
+    registry: RegistryServer, no_env_proxy: pytest.MonkeyPatch
+) -> None:
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _WITHOUT_REQUESTS, registry.url, NAME], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:2] == [NAME, "refused: True"]

@@ -238,9 +238,19 @@ def discard(response: Any) -> None:
 
 def with_auth(net: HTTPEngine, auth: Any) -> HTTPEngine:
     """``net`` with ``auth`` applied to every request: an :class:`~mcpsync.httpauth.Auth` natively, any other
-    callable as a ``requests`` auth; ``net`` itself when ``auth`` is None."""
+    callable as a ``requests`` auth (a :class:`~mcpsync.errors.ConfigError` when ``requests``, an extra, is not
+    installed); ``net`` itself when ``auth`` is None."""
     if auth is None:
         return net
     if isinstance(auth, Auth):
         return AuthNet(net, auth)
+    try:
+        import requests  # noqa: F401 - only to say now, not at the first call, that it is missing
+    except ImportError:
+        from ...errors import ConfigError
+
+        raise ConfigError(
+            "auth=%s is a requests auth, and requests is not installed: install it (the `requests` extra) or "
+            "pass an mcpsync.Auth" % type(auth).__name__
+        )
     return RequestsHookNet(net, auth)
