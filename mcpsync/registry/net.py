@@ -61,7 +61,7 @@ class RegistryNet:
                 if self._proxies.needs_tls():
                     self._proxies.tls = context
                 self._net = PoolNet(url, self._headers, ssl_context=context, pool_maxsize=4, name="registry",
-                                    proxies=self._proxies or None)
+                                    proxies=self._proxies or None, deadlines=True)
             return self._net
 
     def get(self, url: str, deadline: Deadline, per_read: float, *, headers: Optional[Dict[str, str]] = None,

@@ -117,6 +117,7 @@ class _Tracker:
         # which it raises for a connection whose is_verified is False, is not repeated on every call
         self.unverified_ok = False
         self.skip_hostname = False  # the user's SSLContext does not check host names: urllib3 must not either
+        self.deadlines = False  # answers read through DeadlineReader while a call carries a deadline (PoolNet)
         self.deadline = threading.local()  # .value: the overall deadline of the call this thread is sending
 
     def register(self, sock: socket.socket, owned: List[Any]) -> None:
@@ -249,15 +250,16 @@ def _pool_classes(tracker: _Tracker, socks: bool) -> Dict[str, Any]:
     else:
         bases = [(HTTPConnectionPool, HTTPConnection), (HTTPSConnectionPool, HTTPSConnection)]
     out: Dict[str, Any] = {}
-    answer = _answer_class(tracker)
+    answer = _answer_class(tracker) if tracker.deadlines else None
     for scheme, (pool_base, conn_base) in zip(("http", "https"), bases):
         members = {
             "tracker": tracker,
             "connect": _tracked_connect,
             "request": _tracked_request,
             "send": _send,
-            "response_class": answer,
         }
+        if answer is not None:  # only a net made with deadlines=True: the MCP path keeps http.client's class
+            members["response_class"] = answer
         conn_cls = type("Tracked" + conn_base.__name__, (conn_base,), members)
         out[scheme] = type(pool_base.__name__, (pool_base,), {"ConnectionCls": conn_cls, "__init__": _tracked_pool})
     return out
@@ -418,6 +420,8 @@ class PoolNet:
             an ``https://`` proxy.
         pool_maxsize: idle connections kept per origin.
         proxies: the proxies to use (:class:`~mcpsync.transports.http.proxy.ProxyTable`), or None.
+        deadlines: honour :meth:`send`'s ``deadline`` (the registry's connections); off for MCP calls, whose
+            answers keep ``http.client``'s own reader.
     """
 
     kind = "urllib3"
@@ -430,6 +434,7 @@ class PoolNet:
         pool_maxsize: int = 128,
         name: str = "server",
         proxies: Any = None,
+        deadlines: bool = False,
     ) -> None:
         check_mapping(headers)  # the headers of every request: checked once
         self._headers = dict(headers)
@@ -438,6 +443,7 @@ class PoolNet:
         self._maxsize = max(1, pool_maxsize)
         self._proxies = proxies
         self._tracker = _Tracker()
+        self._tracker.deadlines = deadlines
         self._lock = threading.Lock()
         self._managers: Dict[Optional[str], Any] = {}
         self._routes: Dict[str, _Route] = {}
@@ -562,14 +568,15 @@ class PoolNet:
 
         ``deadline`` (an object with ``remaining()`` seconds, e.g. the registry's ``Deadline``): every read of
         the answer, its status line and headers included, waits at most what is left of it, however slowly a
-        peer trickles its bytes (:class:`~.deadline_reader.DeadlineReader`; no thread).
+        peer trickles its bytes (:class:`~.deadline_reader.DeadlineReader`; no thread). Only on a net made with
+        ``deadlines=True``; elsewhere it is ignored.
         """
         check_method(method)
         check_headers(headers.items())
         route = self._route(url)
         redirects = 0
         while True:
-            if deadline is None:
+            if deadline is None or not self._tracker.deadlines:
                 resp = self._exchange(route, method, body, headers, timeout)
             else:
                 self._tracker.deadline.value = deadline
