@@ -43,7 +43,7 @@ def test_every_runtime_dependency_has_a_plain_floor() -> None:
     for dep in deps:
         assert re.fullmatch(r"[A-Za-z0-9_.\-]+>=\d+(\.\d+){2}", dep), dep  # what .ci/lowest turns into ==
     floors = dict(d.split(">=") for d in deps)
-    assert _extras()["requests"] == ["requests>=2.32.2"]  # an extra; the floor .ci/lowest runs the requests-auth tests at
+    assert _extras()["requests"] == ["requests>=2.32.2"]  # an extra, at the floor .ci/lowest tests
     assert floors["jsonschema"] == "4.18.0"  # the referencing registry
 
 
