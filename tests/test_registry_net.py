@@ -14,6 +14,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Iterator
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from mcpsync.errors import ConfigError
 from mcpsync.registry import RegistryClient, RegistryUnavailable
@@ -180,3 +182,24 @@ def test_the_registry_works_and_a_requests_auth_is_refused_without_requests(
                          text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("\n")[:2] == [NAME, "refused: True"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(prefix=st.sampled_from(["", "/", "//127.0.0.1:1/", "http://127.0.0.1:1/", "https://127.0.0.1:1/", "ftp://x/",
+                               "http://[::1", "http://%zz/", "https:", "http://user:pw@127.0.0.1:1/"]),
+       rest=st.text(st.characters(max_codepoint=255, blacklist_characters="\r\n"), max_size=40),
+       status=st.sampled_from([301, 302, 303, 307, 308]))
+def test_any_redirect_ends_typed_or_followed(no_env_proxy: pytest.MonkeyPatch, prefix: str, rest: str,
+                                             status: int) -> None:
+    """Whatever a registry redirects to (hypothesis: schemes, authorities, bytes), the call ends with a
+    RegistryError (never another exception, never a hang past the deadline) and the client stays usable."""
+    from mcpsync.registry import RegistryError
+
+    with Redirector(status) as hop:
+        hop.location = prefix + rest
+        with RegistryClient(hop.url, cache_dir=False, timeout=3) as client:
+            with pytest.raises(RegistryError):
+                client.get(NAME)
+            hop.location = "/again"
+            with pytest.raises(RegistryUnavailable, match="more than 5 redirects"):
+                client.get(NAME)

@@ -82,15 +82,20 @@ class RegistryNet:
             try:
                 resp = self._pool(current).send("GET", current, None, headers or {}, (step, step), follow=False,
                                                 deadline=deadline)
-            except (EngineError, MalformedHTTPRequest) as exc:
+            except (EngineError, MalformedHTTPRequest, ValueError) as exc:  # ValueError: a URL urllib3 cannot split
                 if deadline.expired():
                     raise deadline.error(url) from None
                 raise RegistryUnavailable("%s failed: %s" % (what, exc), url=url) from None
             if not resp.is_redirect:
                 return resp
-            target = urljoin(current, resp.headers["Location"])
             resp.close()
-            if not _may_follow(current, target, https_only):
+            try:
+                target = urljoin(current, resp.headers["Location"])
+                follow = _may_follow(current, target, https_only)
+            except ValueError:  # a Location no URL parser reads (an unclosed IPv6 bracket...)
+                raise RegistryUnavailable("%s: the redirect's Location is not a URL" % what, url=url,
+                                          status=resp.status_code) from None
+            if not follow:
                 raise RegistryUnavailable("%s: refused a redirect to a %s:// URL" % (what, urlsplit(target).scheme),
                                           url=url, status=resp.status_code)
             current = target
