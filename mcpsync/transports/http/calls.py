@@ -182,6 +182,11 @@ def read_body(response: Any, limit: int, server: str) -> bytes:
         raise MessageTooLarge(
             "HTTP response of %s bytes exceeds the maximum message size (%d)" % (length, limit), server=server
         )
+    if length and length.isdigit() and not response.headers.get("Content-Encoding"):
+        # the whole body at once (one read, not read1 until the empty one): its size is known and within limit
+        data: bytes = response.read()
+        response.release_conn()
+        return data
     parts: List[bytes] = []
     size = 0
     for chunk in iter_response_bytes(response):
