@@ -193,7 +193,7 @@ def _as_requests_response(raw: Any, prepared: Any, connection: _Connection) -> A
 
 
 class _Replayed:
-    """An answer whose body a hook already read: status, headers and the body from memory (``raw`` is itself)."""
+    """An answer whose body a hook already read: status, headers and the body from memory ."""
 
     def __init__(self, response: Any) -> None:
         self.status_code = response.status_code
@@ -202,9 +202,11 @@ class _Replayed:
         self.url = response.url
         self._body = io.BytesIO(response.content)
 
-    @property
-    def raw(self) -> "_Replayed":
-        return self
+    def set_read_timeout(self, seconds: Optional[float], slack: float = 0.0) -> None:
+        """Nothing to bound: the body is in memory."""
+
+    def shutdown(self) -> None:
+        """Nothing to wake: reading from memory never blocks."""
 
     def read1(self, amt: int = -1, decode_content: bool = True) -> bytes:
         return self._body.read1(amt)
@@ -222,7 +224,7 @@ def discard(response: Any) -> None:
     """Drain a small unwanted answer so its connection can be reused; close a large or broken one."""
     try:
         left = _DRAIN_LIMIT
-        read1 = getattr(getattr(response, "raw", response), "read1", None)
+        read1 = getattr(response, "read1", None)
         while read1 is not None and left > 0:
             chunk = read1(left)
             if not chunk:

@@ -275,8 +275,8 @@ def _tracked_pool(self: Any, *args: Any, **kwargs: Any) -> None:
 class PoolResponse:
     """An HTTP answer whose body is still to read (the surface the transports use).
 
-    ``status_code``, ``reason``, ``headers`` (case-insensitive), ``url``; the body is read with ``raw.read1(n)`` /
-    ``raw.read(n)`` (``raw`` is this object), decoded from gzip or deflate. :meth:`release_conn` hands the
+    ``status_code``, ``reason``, ``headers`` (case-insensitive), ``url``; the body is read with ``read1(n)`` /
+    ``read(n)``, decoded from gzip or deflate. :meth:`release_conn` hands the
     connection back to the pool once the body is read whole; :meth:`close` does the same, or closes the
     connection when the body was not read to its end. One thread reads a response; :meth:`shutdown` (any thread)
     wakes it.
@@ -293,10 +293,6 @@ class PoolResponse:
         self.headers = resp.headers
         self.url = url
         self._done = False
-
-    @property
-    def raw(self) -> "PoolResponse":
-        return self
 
     @property
     def is_redirect(self) -> bool:
@@ -329,16 +325,29 @@ class PoolResponse:
             self.release_conn()
         return data
 
-    def set_read_timeout(self, seconds: Optional[float]) -> None:
-        """Bound the next reads by ``seconds`` without a byte (None: unbounded): the socket's timeout."""
-        conn = self._resp.connection
-        sock = getattr(conn, "sock", None)
-        if sock is not None:
-            try:
-                if sock.gettimeout() != seconds:
-                    sock.settimeout(seconds)
-            except OSError:
-                pass
+    def set_read_timeout(self, seconds: Optional[float], slack: float = 0.0) -> None:
+        """Bound the next reads by ``seconds`` without a byte (None: unbounded): the socket's timeout.
+
+        ``settimeout`` is a system call that releases the GIL (costly with many threads), so it is skipped when
+        the socket already holds ``seconds``, or, with ``slack``, a value at most ``slack`` times ``seconds`` (at
+        least 10 ms) above it: the bound then ends at most that much later."""
+        sock = getattr(self._resp.connection, "sock", None)
+        if sock is None:
+            return
+        try:
+            current = sock.gettimeout()
+            if current == seconds:
+                return
+            if (
+                slack
+                and current is not None
+                and seconds is not None
+                and seconds <= current <= seconds + max(0.01, slack * seconds)
+            ):
+                return
+            sock.settimeout(seconds)
+        except OSError:
+            pass
 
     def shutdown(self) -> None:
         """Wake a thread blocked reading this answer (its socket is shut down); never raises, never blocks."""
