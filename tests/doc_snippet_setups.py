@@ -15,11 +15,71 @@ class Setup(NamedTuple):
     before: str
     after: str = ""
     replace: Dict[str, str] = {}
+    stdin: str = ""  # what a person types at the terminal the block reads from
+    requires: str = ""  # a module the block needs (an optional framework): skipped, with the reason, without it
 
 
 EXAMPLE = '["python", "-m", "mcpsync.example_server"]'
 
+#: Cards: a local Server Card host, its AI Catalog, and the example server over HTTP behind the card's remote (a
+#: ``forecast`` tool added to it). Local addresses are refused by default (a card must not point at the local
+#: network); the swapped-in peers live on 127.0.0.1, so the policy's default allows that one host here.
+CARDS = """
+from mcpsync.cards import safety as _safety
+_make = _safety.URLPolicy.make.__func__
+_safety.URLPolicy.make = classmethod(
+    lambda cls, allow_local=False, *a, **k: _make(cls, allow_local or frozenset(["127.0.0.1"]), *a, **k))
+from tests.cardserver import CARD_TYPE, CardServer, card_document
+from tests.httpserver import MCPTestServer
+mcp = MCPTestServer(era="auto").start()
+mcp.core.extra_tools["forecast"] = {"name": "forecast", "description": "The weather in a city",
+    "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}}
+host = CardServer().__enter__()
+CARD_URL = host.route("/mcp/server-card", card_document(mcp.url, headers=[
+    {"name": "X-API-Key", "isRequired": True, "isSecret": True, "description": "API key for authentication"}]))
+host.catalog([{"identifier": "urn:air:example.com:mcp:weather", "type": CARD_TYPE, "url": "/mcp/server-card"}])
+key = "k3y"
+"""
+CARDS_AFTER = """
+sent = {r.headers.get("x-api-key") for r in mcp.records(method="POST")}
+host.__exit__(None, None, None)
+mcp.stop()
+"""
+
 SETUPS: Dict[str, Setup] = {
+    # docs/guides/cards.md: discover the cards of a domain (its AI Catalog on a local host)
+    "cards-discover": Setup(
+        before=CARDS,
+        after="""
+assert card.name == "io.example/weather" and remote.url == mcp.url, (card.name, remote.url)
+assert host.hits("/.well-known/ai-catalog.json") and host.hits("/mcp/server-card")
+"""
+        + CARDS_AFTER,
+        replace={'cards.discover("example.com")': "cards.discover(host.base)"},
+    ),
+    # docs/guides/cards.md: connect from a card, with the secret header the card requires
+    "cards-connect": Setup(
+        before=CARDS,
+        after=CARDS_AFTER
+        + """
+assert sent == {"k3y"}, sent
+""",
+        replace={'"https://weather.example.com/mcp/server-card"': "CARD_URL"},
+    ),
+    # docs/guides/cards.md: install a card into a configuration file; the person at the terminal answers y
+    "cards-install": Setup(
+        before=CARDS,
+        after="""
+import json, os
+config = json.load(open(os.path.expanduser("~/.cursor/mcp.json")))
+assert "k3y" not in json.dumps(config), config
+entry = next(iter(config["mcpServers"].values()))
+assert entry["url"] == mcp.url and entry["registry"]["card"] == CARD_URL, entry
+"""
+        + CARDS_AFTER,
+        replace={'"https://weather.example.com/mcp/server-card"': "CARD_URL"},
+        stdin="y\n",
+    ),
     # docs/guides/example-server.md: embedding the server core behind a transport of your own
     "example-server-core": Setup(
         before="""
@@ -50,7 +110,8 @@ with mcpsync.connect(%s, name="shop", options=ClientOptions(defer_input=True)) a
         _client.call_tool("elicit", {"message": "Confirm the order?"})
     except mcpsync.input.InputRequired as paused:
         ir = paused
-""" % EXAMPLE,
+"""
+        % EXAMPLE,
         after="""
 try:
     mcpsync.input.InputRequired.loads(token, secret, max_age=15 * 60, seen=seen)

@@ -36,9 +36,6 @@ URL = re.compile(r'"https://[^"\s]+/mcp"')
 #: Blocks that are only compiled, each for a reason no local peer covers yet (see the block's own comment).
 COMPILED_ONLY = [
     "docs/guides/apps.md",
-    "docs/guides/cards.md",
-    "docs/guides/cards.md",
-    "docs/guides/cards.md",
     "docs/guides/frameworks.md",
     "docs/guides/frameworks.md",
     "docs/guides/frameworks.md",
@@ -117,6 +114,10 @@ def test_python_snippet_runs(where: str, code: str, mark: str, http_server: MCPT
         return
     example = '["python", "-m", "mcpsync.example_server"]'
     setup = SETUPS.get(mark)
+    if setup and setup.requires:
+        pytest.importorskip(
+            setup.requires, reason="%s needs %s (the frameworks stage installs it)" % (where, setup.requires)
+        )
     for literal, expression in setup.replace.items() if setup else ():
         assert literal in code, "%s: set-up %s replaces %s, which the block no longer has" % (where, mark, literal)
         code = code.replace(literal, expression)
@@ -136,7 +137,13 @@ def test_python_snippet_runs(where: str, code: str, mark: str, http_server: MCPT
         PYTHONPATH=str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""),
     )
     proc = subprocess.run(
-        [sys.executable, "-c", code], cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=90
+        [sys.executable, "-c", code],
+        cwd=str(tmp_path),
+        env=env,
+        input=setup.stdin if setup else "",
+        capture_output=True,
+        text=True,
+        timeout=90,
     )
     assert proc.returncode == 0, "%s failed:\n%s\n%s" % (where, proc.stdout, proc.stderr)
     assert "Traceback" not in proc.stderr, proc.stderr
