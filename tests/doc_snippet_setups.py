@@ -47,6 +47,35 @@ mcp.stop()
 """
 
 SETUPS: Dict[str, Setup] = {
+    # docs/guides/registry.md: search, install, outdated and update against a local registry ($MCPSYNC_REGISTRY_URL)
+    # serving io.github.acme/weather 1.2.0 and 1.3.0 (a container server: a stand-in `docker` is on PATH, never run);
+    # the person at the terminal answers y to both consents
+    "registry-install": Setup(
+        before="""
+import json, os, stat
+from tests.registryserver import RegistryServer, entry, fixture
+v1 = fixture("oci-weather.json")
+v1["packages"][0]["runtimeArguments"] = v1["packages"][0]["runtimeArguments"][:1]   # no cache folder to ask for
+v2 = json.loads(json.dumps(v1).replace("1.2.0", "1.3.0"))
+registry_server = RegistryServer([entry(v1, latest=False), entry(v2)]).__enter__()
+os.environ["MCPSYNC_REGISTRY_URL"] = registry_server.url
+os.makedirs("bin")
+with open(os.path.join("bin", "docker"), "w") as fh:
+    fh.write("#!/bin/sh\\nexit 1\\n")
+os.chmod(os.path.join("bin", "docker"), stat.S_IRWXU)
+os.environ["PATH"] = os.path.abspath("bin") + os.pathsep + os.environ["PATH"]
+key = "k3y"
+""",
+        after="""
+assert result.config_name == "weather", result.config_name
+assert item.installed == "1.2.0" and item.latest == "1.3.0", item
+assert mcpsync.registry.outdated("~/.cursor/mcp.json") == []
+config = json.load(open(os.path.expanduser("~/.cursor/mcp.json")))["mcpServers"]["weather"]
+assert "ghcr.io/acme/weather-mcp:1.3.0" in config["args"] and config["args"][-2:] == ["Paris", "Oslo"], config
+registry_server.__exit__(None, None, None)
+""",
+        stdin="y\ny\n",
+    ),
     # docs/guides/cards.md: discover the cards of a domain (its AI Catalog on a local host)
     "cards-discover": Setup(
         before=CARDS,

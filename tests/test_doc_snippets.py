@@ -50,7 +50,6 @@ COMPILED_ONLY = [
     "docs/guides/frameworks.md",
     "docs/guides/oauth.md",
     "docs/guides/oauth.md",
-    "docs/guides/registry.md",
 ]
 
 
