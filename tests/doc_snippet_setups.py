@@ -46,7 +46,45 @@ host.__exit__(None, None, None)
 mcp.stop()
 """
 
+#: OAuth: a local authorization server (tests/authserver.py) in front of the example server over HTTP, which takes
+#: only the access tokens it issued; the "browser" is a command ($BROWSER, which webbrowser runs) that fetches the
+#: authorization URL and follows its redirect to mcpsync's callback, as a person approving in a browser would.
+OAUTH = """
+import os, shlex, sys, time
+from tests import httpserver
+from tests.authserver import AuthTestServer, free_port
+auth_server = AuthTestServer().__enter__()
+mcp = httpserver.MCPTestServer().start()
+auth_server.prm["resource"] = mcp.url
+_challenge = 'Bearer resource_metadata="%s%s"' % (auth_server.base, auth_server.prm_header_path)
+_auth_ok = httpserver._Handler._auth_ok
+def _only_issued_tokens(handler, msg):
+    token = handler.headers.get("Authorization", "")[len("Bearer "):]
+    with auth_server.lock:
+        info = auth_server.access_tokens.get(token)
+    if info is None or (info["exp"] is not None and info["exp"] < time.time()):
+        handler.reply(401, b'{"error":"unauthorized"}', headers={"WWW-Authenticate": _challenge})
+        return False
+    return bool(_auth_ok(handler, msg))
+httpserver._Handler._auth_ok = _only_issued_tokens
+os.environ["MCPSYNC_OAUTH_CALLBACK_PORT"] = str(free_port())
+os.environ["BROWSER"] = shlex.join(
+    [sys.executable, "-c", "import sys, urllib.request; urllib.request.urlopen(sys.argv[1]).read()"]) + " %s"
+"""
+
 SETUPS: Dict[str, Setup] = {
+    # docs/guides/oauth.md: the browser login, then a call with the token
+    "oauth-login": Setup(
+        before=OAUTH,
+        after="""
+assert [t["form"]["grant_type"] for t in auth_server.token_requests()] == ["authorization_code"]
+assert any(r.headers.get("authorization", "").startswith("Bearer ") for r in mcp.records(method="POST"))
+oauth.close()
+mcp.stop()
+auth_server.close()
+""",
+        replace={'"https://mcp.linear.app/mcp"': "mcp.url"},
+    ),
     # docs/guides/registry.md: search, install, outdated and update against a local registry ($MCPSYNC_REGISTRY_URL)
     # serving io.github.acme/weather 1.2.0 and 1.3.0 (a container server: a stand-in `docker` is on PATH, never run);
     # the person at the terminal answers y to both consents

@@ -49,7 +49,6 @@ COMPILED_ONLY = [
     "docs/guides/frameworks.md",
     "docs/guides/frameworks.md",
     "docs/guides/oauth.md",
-    "docs/guides/oauth.md",
 ]
 
 
