@@ -73,6 +73,35 @@ os.environ["BROWSER"] = shlex.join(
 """
 
 SETUPS: Dict[str, Setup] = {
+    # docs/guides/oauth.md: workload identity (jwt-bearer); the platform's token file holds a JWT signed by a key the
+    # local authorization server trusts; `oauth` is the OAuthManager of the first example
+    "oauth-workload": Setup(
+        before=OAUTH
+        + """
+import jwt
+from cryptography.hazmat.primitives.asymmetric import ec
+import mcpsync
+from mcpsync.auth import CredentialStore, OAuthManager
+_key = ec.generate_private_key(ec.SECP256R1())
+auth_server.workload_keys["https://kubernetes.default.svc"] = _key.public_key()
+auth_server.add_client("agent-prod", method="none")
+_now = int(time.time())
+with open("mcp-token", "w") as fh:
+    fh.write(jwt.encode({"iss": "https://kubernetes.default.svc", "sub": "system:serviceaccount:prod:agent",
+                         "aud": auth_server.issuer, "iat": _now, "exp": _now + 300, "jti": "w-1"}, _key, "ES256"))
+oauth = OAuthManager(store=CredentialStore(os.path.abspath("tokens.json")))
+""",
+        after="""
+forms = [t["form"] for t in auth_server.token_requests()]
+assert [f["grant_type"] for f in forms] == ["urn:ietf:params:oauth:grant-type:jwt-bearer"], forms
+assert forms[0]["client_id"] == "agent-prod" and forms[0]["assertion"] == open("mcp-token").read().strip()
+assert auth_server.requests_to("/authorize") == []
+oauth.close()
+mcp.stop()
+auth_server.close()
+""",
+        replace={'"https://mcp.internal/mcp"': "mcp.url", '"/var/run/secrets/tokens/mcp-token"': '"mcp-token"'},
+    ),
     # docs/guides/oauth.md: the browser login, then a call with the token
     "oauth-login": Setup(
         before=OAUTH,

@@ -48,7 +48,6 @@ COMPILED_ONLY = [
     "docs/guides/frameworks.md",
     "docs/guides/frameworks.md",
     "docs/guides/frameworks.md",
-    "docs/guides/oauth.md",
 ]
 
 
