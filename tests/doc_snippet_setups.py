@@ -324,3 +324,110 @@ assert reads == [SKILL_URI, FORMS_URI], reads
         replace={'mcpsync.connect("https://host/mcp")': "mcpsync.connect(SKILL_SERVER)"},
     ),
 }
+
+#: Frameworks (docs/guides/frameworks.md): each block runs the framework's own agent loop with the scripted (fake)
+#: model its integration test uses, against the example server, which records every request it receives
+#: (tests/peers/misbehaving_server.py ``--record``; ``mcp.json`` names it "example"). The check: the model's tool
+#: call reached the server as ``add``. Skipped where the framework is not installed (the frameworks stage has it).
+FRAMEWORK = """
+import json, os, sys
+RECORD = os.path.abspath("calls.jsonl")
+_root = os.environ["PYTHONPATH"].split(os.pathsep)[0]
+with open("recording_server.py", "w") as fh:   # this tree's mcpsync, whatever the server's environment
+    fh.write("import runpy, sys\\nsys.path[:0] = [%r, %r]\\nsys.argv[1:] = ['--record', %r]\\n"
+             "runpy.run_path(%r, run_name='__main__')\\n" % (_root, os.path.join(_root, "tests", "peers"), RECORD,
+             os.path.join(_root, "tests", "peers", "misbehaving_server.py")))
+SERVER = [sys.executable, os.path.abspath("recording_server.py")]
+with open("mcp.json", "w") as fh:
+    json.dump({"mcpServers": {"example": {"command": SERVER[0], "args": SERVER[1:]}}}, fh)
+CALLS = [("example_add", {"a": 2, "b": 3})]
+"""
+FRAMEWORK_AFTER = """
+with open(RECORD) as fh:
+    called = [json.loads(line)["tool"] for line in fh if json.loads(line)["method"] == "tools/call"]
+assert called == ["add"], called
+"""
+
+
+def _framework(requires: str, before: str, replace: Dict[str, str] = {}) -> Setup:  # noqa: B006 - never mutated
+    return Setup(before=FRAMEWORK + before, after=FRAMEWORK_AFTER, replace=replace, requires=requires)
+
+
+SETUPS.update(
+    {
+        "fw-langchain": _framework(
+            "langchain",
+            "from tests.integrations.test_integrations_langchain import script\nmodel = script(CALLS)\n",
+        ),
+        "fw-pydantic-ai": _framework(
+            "pydantic_ai",
+            "from tests.integrations.test_integrations_pydantic_ai import scripted\n",
+            {
+                '"openai:gpt-4o"': 'scripted([("add", {"a": 2, "b": 3})])',
+                EXAMPLE: "SERVER",
+            },
+        ),
+        "fw-smolagents": _framework(
+            "smolagents",
+            "from tests.integrations.test_integrations_smolagents import ScriptedModel\nmodel = ScriptedModel(CALLS)\n",
+        ),
+        "fw-openai-agents": _framework(
+            "agents",
+            "from tests.integrations.test_integrations_openai_agents import ScriptedModel\n"
+            "model = ScriptedModel(CALLS)\n",
+        ),
+        "fw-llamaindex": _framework(
+            "llama_index.core",
+            "from tests.integrations.test_integrations_llamaindex import scripted\nllm = scripted(CALLS)\n",
+        ),
+        "fw-crewai": _framework(
+            "crewai",
+            "from tests.integrations.test_integrations_crewai import ScriptedLLM\n"
+            'llm = ScriptedLLM(model="scripted", calls=CALLS, seen={}, turn=0)\n',
+        ),
+        "fw-dspy": _framework(
+            "dspy",
+            """
+import dspy
+from dspy.utils.dummies import DummyLM
+dspy.configure(lm=DummyLM([
+    {"next_thought": "add", "next_tool_name": "example_add", "next_tool_args": {"a": 2, "b": 3}},
+    {"next_thought": "finished", "next_tool_name": "finish", "next_tool_args": {}},
+    {"reasoning": "2 + 3 = 5", "answer": "5"},
+]), adapter=dspy.ChatAdapter())
+""",
+        ),
+        "fw-haystack": _framework(
+            "haystack",
+            "from tests.integrations.test_integrations_haystack import ScriptedGenerator\n"
+            "generator = ScriptedGenerator(CALLS)\n",
+        ),
+        "fw-agent-framework": _framework(
+            "agent_framework",
+            "from tests.integrations.test_integrations_agent_framework import ScriptedChatClient\n"
+            "chat_client = ScriptedChatClient(\n"
+            '    CALLS, function_invocation_configuration={"include_detailed_errors": True})\n',
+        ),
+        "fw-strands": _framework(
+            "strands",
+            "from tests.integrations.test_integrations_strands import ScriptedModel\nmodel = ScriptedModel(CALLS)\n",
+        ),
+        "fw-google-adk": _framework(
+            "google.adk",
+            "from tests.integrations.test_integrations_google_adk import ScriptedLlm\n"
+            'llm = ScriptedLlm(model="scripted", calls=CALLS)\n',
+            {'model="gemini-2.5-flash"': "model=llm"},
+        ),
+        # the adapter's configuration names one server, "math": math.py in the working folder runs the recording
+        # example server
+        "fw-langchain-mcp": _framework(
+            "langchain",
+            """
+with open("math.py", "w") as fh:
+    fh.write("import os, sys\\nos.execv(sys.executable, %r)\\n" % SERVER)
+from tests.integrations.test_integrations_langchain import script
+model = script([("add", {"a": 2, "b": 3})])
+""",
+        ),
+    }
+)

@@ -36,18 +36,6 @@ URL = re.compile(r'"https://[^"\s]+/mcp"')
 #: Blocks that are only compiled, each for a reason no local peer covers yet (see the block's own comment).
 COMPILED_ONLY = [
     "docs/guides/apps.md",
-    "docs/guides/frameworks.md",
-    "docs/guides/frameworks.md",
-    "docs/guides/frameworks.md",
-    "docs/guides/frameworks.md",
-    "docs/guides/frameworks.md",
-    "docs/guides/frameworks.md",
-    "docs/guides/frameworks.md",
-    "docs/guides/frameworks.md",
-    "docs/guides/frameworks.md",
-    "docs/guides/frameworks.md",
-    "docs/guides/frameworks.md",
-    "docs/guides/frameworks.md",
 ]
 
 
