@@ -418,15 +418,15 @@ dspy.configure(lm=DummyLM([
             'llm = ScriptedLlm(model="scripted", calls=CALLS)\n',
             {'model="gemini-2.5-flash"': "model=llm"},
         ),
-        # the adapter's configuration names one server, "math": math.py in the working folder runs the recording
+        # the adapter's configuration names one server, "math": math_server.py in the working folder runs the recording
         # example server
         "fw-langchain-mcp": _framework(
             "langchain",
             """
-with open("math.py", "w") as fh:
+with open("math_server.py", "w") as fh:
     fh.write("import os, sys\\nos.execv(sys.executable, %r)\\n" % SERVER)
 from tests.integrations.test_integrations_langchain import script
-model = script([("add", {"a": 2, "b": 3})])
+model = script([("math_add", {"a": 2, "b": 3})])
 """,
         ),
     }
