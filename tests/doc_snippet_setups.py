@@ -17,6 +17,7 @@ class Setup(NamedTuple):
     replace: Dict[str, str] = {}
     stdin: str = ""  # what a person types at the terminal the block reads from
     requires: str = ""  # a module the block needs (an optional framework): skipped, with the reason, without it
+    desktop: bool = False  # runs in the interpreter with pywebview and Qt (tests/test_apps_desktop.py), offscreen
 
 
 EXAMPLE = '["python", "-m", "mcpsync.example_server"]'
@@ -73,6 +74,31 @@ os.environ["BROWSER"] = shlex.join(
 """
 
 SETUPS: Dict[str, Setup] = {
+    # docs/guides/apps.md: the desktop window (pywebview, Qt offscreen) of the example server's counter App; the
+    # window is closed (as a person would) once the View has initialized
+    "apps-desktop": Setup(
+        before="""
+import sys, threading, time
+import mcpsync
+from mcpsync.client import ClientOptions, StdioOptions
+client = mcpsync.connect([sys.executable, "-m", "mcpsync.example_server", "--apps"], options=ClientOptions(apps=True),
+                         stdio=StdioOptions(inherit_env=True))   # this tree's mcpsync ($PYTHONPATH) in the server
+seen = {}
+def _close_once_initialized():
+    deadline = time.monotonic() + 120
+    while getattr(globals().get("app"), "window", None) is None and time.monotonic() < deadline:
+        time.sleep(0.05)   # the block has not made its window yet
+    seen["initialized"] = app.bridge.wait_initialized(max(0.0, deadline - time.monotonic()))
+    app.window.destroy()
+threading.Thread(target=_close_once_initialized, name="docs-close-window", daemon=True).start()
+""",
+        after="""
+assert seen == {"initialized": True}, seen
+app.close()
+client.close()
+""",
+        desktop=True,
+    ),
     # docs/guides/oauth.md: workload identity (jwt-bearer); the platform's token file holds a JWT signed by a key the
     # local authorization server trusts; `oauth` is the OAuthManager of the first example
     "oauth-workload": Setup(
