@@ -14,7 +14,7 @@ Importing this package is cheap (no urllib3, no jsonschema: the names below load
     cards.install_card("https://example.com/mcp/server-card", config="~/.cursor/mcp.json",
                        approve=lambda request: ask_user(request.describe()))
 
-Also ``mcpsync.Client.from_card(url, ...)``, ``mcpsync --card URL tools``, ``mcpsync install --card URL`` and
+Also ``mcpsync.cards.client_for(url, ...)``, ``mcpsync --card URL tools``, ``mcpsync install --card URL`` and
 ``{"card": URL}`` in a Manager configuration. See docs/guides/cards.md.
 """
 
