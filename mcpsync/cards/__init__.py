@@ -21,7 +21,7 @@ Also ``mcpsync.cards.client_for(url, ...)``, ``mcpsync --card URL tools``, ``mcp
 from __future__ import annotations
 
 from types import MappingProxyType as _MappingProxyType
-from typing import TYPE_CHECKING, Any, List
+from typing import TYPE_CHECKING
 
 from .._lazy import exports
 
@@ -134,12 +134,4 @@ _LAZY = _MappingProxyType({
     "URLPolicy": ".safety",
 })
 
-_load, _names = exports(__name__, _LAZY, globals())
-
-
-def __getattr__(name: str) -> Any:
-    return _load(name)
-
-
-def __dir__() -> List[str]:
-    return _names()
+__getattr__, __dir__ = exports(__name__, _LAZY, globals())
