@@ -1,6 +1,6 @@
 """Find and install MCP servers from an MCP Registry (the official one, or a subregistry).
 
-Importing this package is cheap: it imports neither requests nor jsonschema; the names below load their
+Importing this package is cheap: it imports neither urllib3 nor jsonschema; the names below load their
 module on first use. Typical use::
 
     from mcpsync.registry import RegistryClient, install
