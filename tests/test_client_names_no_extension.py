@@ -82,3 +82,18 @@ def test_the_scan_sees_every_kind_of_reference(tmp_path: pathlib.Path) -> None:
     found = list(_offences(bad))
     assert len(found) == 6, found
     assert core_modules() and all(p.name not in EXTENSION_MODULES for p in core_modules())
+
+
+def test_feature_parts_use_only_the_public_named_client_host() -> None:
+    """modern.py and tasks.py reach their client through ClientHost (public names), never a private member."""
+    found: List[str] = []
+    for name in ("modern.py", "tasks.py"):
+        tree = ast.parse((CLIENT / name).read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+                owner = node.value
+                if (isinstance(owner, ast.Name) and owner.id in ("client", "c")) or (
+                    isinstance(owner, ast.Attribute) and owner.attr == "client"
+                ):
+                    found.append("%s:%d .%s" % (name, node.lineno, node.attr))
+    assert found == []

@@ -171,7 +171,7 @@ class ClientCore:
         self.input_timeout = options.input_timeout
         #: the extensions hooked into the core (mcpsync.client.hooks), in order; the warm cache is one
         self._extensions: List[ClientExtension] = [
-            _extension("warm", "WarmStart", self, item) for item in warm_caches(extensions)
+            item.attach(self) for item in warm_caches(extensions)
         ]
         policy, retry, chain = split_middleware(middleware)
         self._pipeline: Optional["Pipeline"] = build_pipeline(
