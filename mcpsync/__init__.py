@@ -20,8 +20,6 @@ thread. The client, transports, namespaces and helpers are loaded on first attri
 import logging as _logging
 from types import MappingProxyType as _MappingProxyType
 from typing import TYPE_CHECKING
-from typing import Any as _Any
-from typing import List as _List
 
 from .__version__ import __version__ as __version__
 from ._lazy import exports as _exports
@@ -166,15 +164,7 @@ _SUBMODULES = frozenset(
     }
 )
 
-_load, _names = _exports(__name__, _LAZY, globals(), _SUBMODULES)
-
-
-def __getattr__(name: str) -> _Any:
-    return _load(name)
-
-
-def __dir__() -> _List[str]:
-    return _names()
+__getattr__, __dir__ = _exports(__name__, _LAZY, globals(), _SUBMODULES)
 
 
 __all__ = [

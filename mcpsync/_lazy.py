@@ -1,7 +1,11 @@
 """Lazy re-exports for the package ``__init__`` modules (``import mcpsync`` stays cheap).
 
-A package lists ``name -> module`` and gets a loader; its module-level ``__getattr__`` (PEP 562) calls the
-loader, which imports the defining module on first use, caches the value in the package's namespace (so the
+A package lists ``name -> module`` (built with :func:`table` from ``module -> names`` groups) and binds the
+pair :func:`exports` returns as its module-level ``__getattr__`` and ``__dir__`` (PEP 562)::
+
+    __getattr__, __dir__ = exports(__name__, _LAZY, globals())
+
+The loader imports the defining module on first use, caches the value in the package's namespace (so the
 next access is a plain attribute) and raises ``AttributeError`` for any other name. Thread-safe: the import
 lock serialises first imports; a race at worst stores the same object twice.
 """
@@ -9,9 +13,25 @@ lock serialises first imports; a race at worst stores the same object twice.
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable, Collection, Dict, List, Mapping
+from types import MappingProxyType
+from typing import Any, Callable, Collection, Dict, Iterable, List, Mapping
 
-__all__ = ["exports"]
+__all__ = ["exports", "table"]
+
+
+def table(groups: Mapping[str, Iterable[str]]) -> Mapping[str, str]:
+    """A read-only ``name -> module`` table for :func:`exports` from ``module -> names`` groups.
+
+    A package lists each defining module once (``{"..client.tasks": __all__}`` when one module defines every
+    name) instead of repeating it beside every name. A name listed under two modules is a programming error.
+    """
+    flat: Dict[str, str] = {}
+    for module, names in groups.items():
+        for name in names:
+            if name in flat:
+                raise ValueError("lazy name %r listed under %r and %r" % (name, flat[name], module))
+            flat[name] = module
+    return MappingProxyType(flat)
 
 
 def exports(

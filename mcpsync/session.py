@@ -20,7 +20,7 @@ import logging
 import threading
 import time
 from types import MappingProxyType
-from typing import Any, Callable, Dict, List, Mapping, Optional, TypeVar, cast
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, TypeVar, cast
 
 from . import _forks
 from ._dispatch import BatchReply, Dispatcher, NotificationQueue, RequestContext
@@ -335,16 +335,7 @@ class Session(TransportSink):
         Raises:
             RequestTimeout, RemoteError (by code), ConnectionClosed, ClientClosed.
         """
-        pending, msg = self.new_request(
-            method, params, progress=progress, progress_token=progress_token, owned_params=owned_params
-        )
-        if before_send is not None:
-            try:
-                before_send(pending.request_id)
-            except BaseException:
-                self._pending.pop(pending.request_id, None)
-                raise
-        idle = self.default_timeout if timeout is DEFAULT else timeout
+        pending, msg, idle = self._prepare(method, params, timeout, progress, progress_token, owned_params, before_send)
         # A blocking caller with no hard cap can let the transport read the answer in this thread.
         self._send_request(pending, msg, idle, inline=max_total_timeout is None)
         return self._wait(pending, idle, max_total_timeout)
@@ -366,20 +357,38 @@ class Session(TransportSink):
         ``before_send(request_id)`` runs before the request leaves, so a caller can
         route notifications that may arrive before this method returns.
         """
-        pending, msg = self.new_request(method, params, progress=progress, progress_token=progress_token)
-        if before_send is not None:
-            try:
-                before_send(pending.request_id)
-            except BaseException:
-                self._pending.pop(pending.request_id, None)  # never sent: nothing will ever settle it
-                raise
-        idle = self.default_timeout if timeout is DEFAULT else timeout
+        pending, msg, idle = self._prepare(method, params, timeout, progress, progress_token, False, before_send)
         if self.transport.send_blocks_for_response:
             if not self._senders.submit(self._send_request_quiet, pending, msg, idle):
                 self._finish(pending, ConnectionClosed("client is closed", server=self.name))
         else:
             self._send_request(pending, msg)
         return RequestHandle(self, pending, idle, max_total_timeout, transform)
+
+    def _prepare(
+        self,
+        method: str,
+        params: Optional[Dict[str, Any]],
+        timeout: Timeout,
+        progress: Optional[Callable[[ProgressEvent], object]],
+        progress_token: bool,
+        owned_params: bool,
+        before_send: Optional[Callable[[Any], object]],
+    ) -> Tuple[_Pending, Dict[str, Any], Optional[float]]:
+        """Register a request (see :meth:`new_request`), run ``before_send`` on its id, resolve its idle timeout.
+
+        A ``before_send`` that raises unregisters the request (never sent: nothing would ever settle it).
+        """
+        pending, msg = self.new_request(
+            method, params, progress=progress, progress_token=progress_token, owned_params=owned_params
+        )
+        if before_send is not None:
+            try:
+                before_send(pending.request_id)
+            except BaseException:
+                self._pending.pop(pending.request_id, None)
+                raise
+        return pending, msg, self.default_timeout if timeout is DEFAULT else timeout
 
     def _send_request(
         self, pending: _Pending, msg: Dict[str, Any], idle: Optional[float] = None, inline: bool = False

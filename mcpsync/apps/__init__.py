@@ -6,7 +6,7 @@ Nothing here is imported by ``import mcpsync``; names load on first use.
 """
 
 from types import MappingProxyType as _MappingProxyType
-from typing import TYPE_CHECKING, Any, List
+from typing import TYPE_CHECKING
 
 from .._lazy import exports
 
@@ -37,12 +37,4 @@ _LAZY = _MappingProxyType({
 })
 
 
-_load, _names = exports(__name__, _LAZY, globals())
-
-
-def __getattr__(name: str) -> Any:
-    return _load(name)
-
-
-def __dir__() -> List[str]:
-    return _names()
+__getattr__, __dir__ = exports(__name__, _LAZY, globals())

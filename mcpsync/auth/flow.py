@@ -37,7 +37,7 @@ from .discovery import (
 from .dpop import DPoPKey, DPoPState
 from .grants import ClientAuth, noninteractive_grant, token_request, tokens_from_response
 from .pkce import code_challenge, make_code_verifier, make_state
-from .refresh import RefreshMethods
+from .refresh import TokenRefresher
 from .registration import client_from_config, client_from_stored, known_client_id, resolve_client
 from .scopes import select_scopes, split_scope, union
 from .store_base import CredentialBackend, entry_for_url
@@ -66,7 +66,7 @@ class _ServerEntry:
         self.oauth = oauth
 
 
-class OAuthManager(RefreshMethods):
+class OAuthManager:
     """OAuth for a set of named remote servers, sharing one credential store.
 
     Args:
@@ -155,7 +155,6 @@ class OAuthManager(RefreshMethods):
         self.verify = verify
         self._lock = threading.Lock()
         self._servers: Dict[str, _ServerEntry] = {}
-        self._refresh_locks: Dict[str, threading.Lock] = {}
         self._login_locks: Dict[str, threading.RLock] = {}
         self._challenges: Dict[str, Dict[str, str]] = {}
         self._pending: Dict[str, _callback.PendingCallback] = {}
@@ -163,6 +162,14 @@ class OAuthManager(RefreshMethods):
         self._http_by_name: Dict[str, Tuple[Any, Any, Any]] = {}  # name -> (settings key, OAuthRoute, OAuthHTTPCall)
         self._closed = False
         self.dpop = DPoPState()  # DPoP keys, nonces and bound tokens (see mcpsync.auth.dpop)
+        self._refresher = TokenRefresher(
+            self.store,
+            self.dpop,
+            http_timeout,
+            target=self._refresh_target,
+            http=lambda name: self._http(name),
+            usable=lambda t: self._usable(t),
+        )
 
     def __repr__(self) -> str:
         return "OAuthManager(store=%r, redirect_uri=%r, servers=%r)" % (
@@ -213,6 +220,10 @@ class OAuthManager(RefreshMethods):
         if server.oauth is None:
             raise ConfigError("OAuth is disabled for server %r (oauth: false)" % name, server=name)
         return server, server.oauth
+
+    def _refresh_target(self, name: str) -> Tuple[str, OAuthConfig]:
+        server, cfg = self._oauth(name)
+        return server.url, cfg
 
     def use_http(self, name: str, http: Any) -> None:
         """Send the OAuth requests made for server ``name`` (the probe of its MCP URL, discovery, registration,
@@ -353,6 +364,23 @@ class OAuthManager(RefreshMethods):
             return False
         expires = tokens.get("expiresAt")
         return not (isinstance(expires, (int, float)) and expires - self.refresh_skew <= time.time())
+
+    def refresh(self, name: str, used_token: Optional[str]) -> Optional[str]:
+        """Refresh the tokens of ``name`` after ``used_token`` expired or was rejected.
+
+        Single flight per name in this process; across processes under the store's ``refresh_lock``,
+        re-reading first and skipping when the stored access token is no longer ``used_token``. Returns the
+        new access token, or None when no refresh is possible (``invalid_grant`` marks the entry
+        ``needsAuth`` without erasing anything newer). Blocks for one token request at most (plus waiting
+        for a concurrent refresh). Thread-safe.
+        """
+        return self._refresher.refresh(name, used_token)
+
+    def _forget_client(self, name: str) -> None:
+        def forget(e: Dict[str, Any]) -> None:
+            e.pop("clientInfo", None)
+
+        self.store.update(name, forget)
 
     def get_access_token(
         self, name: str, *, interactive: bool = False, timeout: Optional[float] = None

@@ -1,7 +1,8 @@
 """Refreshing tokens: single flight per server in this process and across processes (under the credential
 store's ``refresh_lock``), compare-and-set so a newer token is never overwritten, DPoP-bound refreshes, and what a
-refused refresh leaves behind. Mixed into :class:`mcpsync.auth.OAuthManager`, whose configuration it uses
-(declared below). Thread-safe.
+refused refresh leaves behind. :class:`TokenRefresher` is a collaborator that :class:`mcpsync.auth.OAuthManager`
+holds; it owns its per-server locks and reads the manager's servers, HTTP sessions and token policy through the
+callables it is given. Thread-safe.
 """
 
 from __future__ import annotations
@@ -18,30 +19,52 @@ from .grants import ClientAuth, token_request, tokens_from_response
 from .registration import client_from_config, client_from_stored
 from .store_base import CredentialBackend, entry_for_url
 
-__all__ = ["RefreshMethods"]
+__all__ = ["TokenRefresher"]
 
-log = logging.getLogger("mcpsync.auth.flow")
+log = logging.getLogger(__name__)
 
 
-class RefreshMethods:
-    """Token refresh (mixed into :class:`mcpsync.auth.OAuthManager`)."""
+class TokenRefresher:
+    """Refreshes the stored tokens of named servers (held by :class:`mcpsync.auth.OAuthManager`).
 
-    store: CredentialBackend
-    dpop: DPoPState
-    http_timeout: float
-    _refresh_locks: Dict[str, Any]
+    Args:
+        store: the credential store the tokens live in.
+        dpop: the manager's DPoP state (keys, nonces, bound tokens).
+        http_timeout: seconds for one token request.
+        target: ``name -> (server URL, OAuthConfig)``; raises :class:`~mcpsync.errors.ConfigError` for an
+            unknown server or one with OAuth disabled.
+        http: ``name -> OAuthHTTPCall``, the session the token request of that server goes through.
+        usable: whether a stored token dict is still good (present and not about to expire).
 
-    def _oauth(self, name: str) -> Tuple[Any, OAuthConfig]:  # pragma: no cover - provided by OAuthManager
-        raise NotImplementedError
+    Thread-safe: one lock per server name (created on first use) makes refreshes single flight in this
+    process; the store's ``refresh_lock`` does the same across processes.
+    """
 
-    def _named_lock(self, table: Dict[str, Any], name: str, factory: Callable[[], Any]) -> Any:  # pragma: no cover
-        raise NotImplementedError
+    def __init__(
+        self,
+        store: CredentialBackend,
+        dpop: DPoPState,
+        http_timeout: float,
+        *,
+        target: Callable[[str], Tuple[str, OAuthConfig]],
+        http: Callable[[str], Any],
+        usable: Callable[[Dict[str, Any]], bool],
+    ) -> None:
+        self.store = store
+        self.dpop = dpop
+        self.http_timeout = http_timeout
+        self._target = target
+        self._http = http
+        self._usable = usable
+        self._lock = threading.Lock()
+        self._locks: Dict[str, threading.Lock] = {}
 
-    def _http(self, name: Optional[str] = None) -> Any:  # pragma: no cover - provided by OAuthManager
-        raise NotImplementedError
-
-    def _usable(self, tokens: Dict[str, Any]) -> bool:  # pragma: no cover - provided by OAuthManager
-        raise NotImplementedError
+    def _name_lock(self, name: str) -> threading.Lock:
+        with self._lock:
+            lock = self._locks.get(name)
+            if lock is None:
+                lock = self._locks[name] = threading.Lock()
+            return lock
 
     def refresh(self, name: str, used_token: Optional[str]) -> Optional[str]:
         """Refresh the tokens of ``name`` after ``used_token`` expired or was rejected.
@@ -52,9 +75,9 @@ class RefreshMethods:
         (``invalid_grant`` marks the entry ``needsAuth`` without erasing anything newer).
         Blocks for one token request at most (plus waiting for a concurrent refresh).
         """
-        server, cfg = self._oauth(name)
-        with self._named_lock(self._refresh_locks, name, threading.Lock):
-            entry = entry_for_url(self.store, name, server.url) or {}
+        url, cfg = self._target(name)
+        with self._name_lock(name):
+            entry = entry_for_url(self.store, name, url) or {}
             tokens = entry.get("tokens") or {}
             if tokens.get("accessToken") != used_token and self._usable(tokens) and not entry.get("needsAuth"):
                 self.dpop.note_entry(entry)
@@ -62,7 +85,7 @@ class RefreshMethods:
             if not tokens.get("refreshToken"):
                 return None
             with self.store.refresh_lock(name):
-                entry = entry_for_url(self.store, name, server.url) or {}
+                entry = entry_for_url(self.store, name, url) or {}
                 tokens = entry.get("tokens") or {}
                 if tokens.get("accessToken") != used_token and self._usable(tokens) and not entry.get("needsAuth"):
                     log.debug("tokens of %s were already refreshed elsewhere", name)
@@ -83,7 +106,7 @@ class RefreshMethods:
                 form = {
                     "grant_type": "refresh_token",
                     "refresh_token": refresh_token,
-                    "resource": entry.get("resource") or canonical_resource(server.url),
+                    "resource": entry.get("resource") or canonical_resource(url),
                 }
                 try:
                     doc = token_request(
@@ -113,9 +136,9 @@ class RefreshMethods:
                     # they changed meanwhile (a login, or a refresh elsewhere after our lease
                     # ran out) the stored, newer tokens win and are returned instead.
                     current = e.get("tokens") or {}
-                    if e.get("serverUrl") != server.url or current.get("refreshToken") != refresh_token:
+                    if e.get("serverUrl") != url or current.get("refreshToken") != refresh_token:
                         stored = current.get("accessToken")
-                        return False, str(stored) if stored and e.get("serverUrl") == server.url else None
+                        return False, str(stored) if stored and e.get("serverUrl") == url else None
                     e["tokens"] = new
                     e.pop("needsAuth", None)
                     return True, None
@@ -124,7 +147,7 @@ class RefreshMethods:
                 if not saved:
                     log.info("the tokens of %s changed during the refresh; keeping the stored ones", name)
                     if newer:
-                        self.dpop.note_entry(entry_for_url(self.store, name, server.url) or {})
+                        self.dpop.note_entry(entry_for_url(self.store, name, url) or {})
                     return newer
                 self.dpop.note(new, key)
                 log.info("refreshed the access token of %s", name)
@@ -141,12 +164,6 @@ class RefreshMethods:
         log.warning(
             "the authorization server refused to refresh the tokens of %s (%s); a new login is needed", name, error
         )
-
-    def _forget_client(self, name: str) -> None:
-        def forget(e: Dict[str, Any]) -> None:
-            e.pop("clientInfo", None)
-
-        self.store.update(name, forget)
 
     def _client_for_tokens(self, cfg: OAuthConfig, entry: Dict[str, Any]) -> ClientAuth:
         source = (entry.get("tokenClient") or {}).get("source")

@@ -14,14 +14,14 @@ Importing this package is cheap (no urllib3, no jsonschema: the names below load
     cards.install_card("https://example.com/mcp/server-card", config="~/.cursor/mcp.json",
                        approve=lambda request: ask_user(request.describe()))
 
-Also ``mcpsync.Client.from_card(url, ...)``, ``mcpsync --card URL tools``, ``mcpsync install --card URL`` and
+Also ``mcpsync.cards.client_for(url, ...)``, ``mcpsync --card URL tools``, ``mcpsync install --card URL`` and
 ``{"card": URL}`` in a Manager configuration. See docs/guides/cards.md.
 """
 
 from __future__ import annotations
 
 from types import MappingProxyType as _MappingProxyType
-from typing import TYPE_CHECKING, Any, List
+from typing import TYPE_CHECKING
 
 from .._lazy import exports
 
@@ -134,12 +134,4 @@ _LAZY = _MappingProxyType({
     "URLPolicy": ".safety",
 })
 
-_load, _names = exports(__name__, _LAZY, globals())
-
-
-def __getattr__(name: str) -> Any:
-    return _load(name)
-
-
-def __dir__() -> List[str]:
-    return _names()
+__getattr__, __dir__ = exports(__name__, _LAZY, globals())

@@ -1,5 +1,5 @@
 """Connect to the server a Server Card describes: :func:`connect` (opened) and :func:`client_for` (not yet
-opened; what ``Client.from_card`` returns), :func:`load_card` and :func:`discover`.
+opened; an unopened client), :func:`load_card` and :func:`discover`.
 
 Blocking: fetching the card blocks for its HTTP requests (see :class:`~.fetch.CardFetcher`); :func:`connect`
 also blocks for the connection (up to ``connect_timeout``). Any thread may call these.

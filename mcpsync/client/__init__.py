@@ -11,8 +11,6 @@ and the completion references (:func:`prompt_ref`, :func:`resource_ref`). ``HTTP
 """
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
-from typing import Any as _Any
-from typing import List as _List
 
 from .._dispatch import NotificationQueue
 from .._lazy import exports as _exports
@@ -41,12 +39,4 @@ __all__ = [
     "resource_ref",
 ]
 
-_load, _names = _exports(__name__, {"HTTPOptions": "..transports.http.options"}, globals())
-
-
-def __getattr__(name: str) -> _Any:
-    return _load(name)
-
-
-def __dir__() -> _List[str]:
-    return sorted(set(_names()) | set(globals()))
+__getattr__, __dir__ = _exports(__name__, {"HTTPOptions": "..transports.http.options"}, globals())

@@ -141,16 +141,6 @@ class Client(ClientCore):
 
     # ------------------------------------------------------------------ basics
 
-    @classmethod
-    def from_card(cls, card: Any, **options: Any) -> "Client":
-        """A client (not opened) for the remote of a Server Card: its URL (fetched: blocks), a ServerCard or a
-        card document. Keywords: :func:`mcpsync.cards.client_for`'s (``inputs``, ``headers``, ``remote``,
-        ``allow_local``...) and this class's. Raises :class:`mcpsync.cards.CardError`; see docs/guides/cards.md."""
-        import importlib  # an extension above the client, looked up at call time: the client never imports it
-
-        client: "Client" = importlib.import_module("mcpsync.cards.connector").client_for(card, factory=cls, **options)
-        return client
-
     def ping(self, *, timeout: Timeout = DEFAULT) -> None:
         """Check the server is alive (blocks up to ``timeout``).
 

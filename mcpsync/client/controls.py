@@ -13,6 +13,7 @@ import sys
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple, Union
 
 from ..errors import ConfigError
+from .hooks import Extension
 from .middleware import Middleware
 from .otel import otel_configured
 
@@ -68,20 +69,25 @@ def split_middleware(
     return policy, retry, chain
 
 
-def warm_caches(entries: Optional[Iterable[object]]) -> List[object]:
+def warm_caches(entries: Optional[Iterable[object]]) -> List["Extension"]:
     """The ``extensions=`` list, checked: today a :class:`mcpsync.warm.WarmCache` (at most one) is the extension
-    a client takes this way. Raises ConfigError for anything else."""
+    a client takes this way; any object with the registration hook ``attach(client)``
+    (:class:`~mcpsync.client.hooks.Extension`) is taken, at most one of each type. Raises ConfigError for anything
+    else."""
     if entries is None:
         return []
     if isinstance(entries, (str, bytes)) or not isinstance(entries, Iterable):
         raise ConfigError("extensions must be a list, e.g. [mcpsync.warm.WarmCache()]")
-    found: List[object] = []
+    found: List["Extension"] = []
     for entry in entries:
-        if not _is(entry, "mcpsync.client.warm", "WarmCache"):
-            raise ConfigError("extensions entries must be mcpsync.warm.WarmCache objects, got %r" % (entry,))
-        if found:
-            raise ConfigError("extensions holds two WarmCache objects; pass one")
-        found.append(entry)
+        if not callable(getattr(entry, "attach", None)):
+            raise ConfigError(
+                "extensions entries must be mcpsync.warm.WarmCache objects (or other extensions with attach(client)),"
+                " got %r" % (entry,)
+            )
+        if any(type(other) is type(entry) for other in found):
+            raise ConfigError("extensions holds two %s objects; pass one" % type(entry).__name__)
+        found.append(entry)  # type: ignore[arg-type] # it has attach(), checked above
     return found
 
 

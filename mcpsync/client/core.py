@@ -55,7 +55,6 @@ from .modern import ModernFeatures
 from .negotiate import Deadline, Negotiated, Negotiator
 from .notify import NotificationRouter
 from .schema import ValidatorCache
-from .tasks import wait_task_result
 from .hooks import ClientExtension
 from .middleware import RequestInfo, run_chain
 
@@ -172,7 +171,7 @@ class ClientCore:
         self.input_timeout = options.input_timeout
         #: the extensions hooked into the core (mcpsync.client.hooks), in order; the warm cache is one
         self._extensions: List[ClientExtension] = [
-            _extension("warm", "WarmStart", self, item) for item in warm_caches(extensions)
+            item.attach(self) for item in warm_caches(extensions)
         ]
         policy, retry, chain = split_middleware(middleware)
         self._pipeline: Optional["Pipeline"] = build_pipeline(
@@ -742,6 +741,8 @@ class ClientCore:
             if rtype == "complete" or rtype is None:
                 return result
             if rtype == "task":
+                from .tasks import wait_task_result  # here: only a task-augmented call loads the task poller
+
                 return wait_task_result(self, method, result, total)
             if rtype != "input_required":
                 raise ProtocolError(

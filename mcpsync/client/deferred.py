@@ -38,13 +38,11 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
-import hashlib
 import logging
-import hmac
+import os
 import itertools
 import json
 import re
-import secrets
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Protocol, Tuple, Union
@@ -354,6 +352,8 @@ class InputRequired(MCPError):
         one token per question shown. The content is signed, not encrypted: whoever holds the token can read
         the arguments and questions.
         """
+        import secrets  # here, not at module level: a plain connect never signs a token
+
         body = self.to_dict()
         body["once"] = secrets.token_urlsafe(18)
         text = json.dumps(body, separators=(",", ":"))
@@ -407,6 +407,8 @@ class InputRequired(MCPError):
         # the encodings must be the canonical ones dumps() writes, so no two texts carry the same signature
         if _unpadded(sig) != parts[2] or _unpadded(raw) != parts[1]:
             raise InputForged("malformed InputRequired token")
+        import hmac  # here, not at module level: a plain connect never checks a token
+
         if not hmac.compare_digest(sig, _mac(secret, payload)):
             raise InputForged("the InputRequired token's signature does not match (changed, or another secret)")
         try:
@@ -458,6 +460,9 @@ def _unpadded(data: bytes) -> str:
 
 
 def _mac(secret: Union[str, bytes], payload: bytes) -> bytes:
+    import hashlib  # here, not at module level (with hmac): loaded by the first token signed or checked
+    import hmac
+
     key = secret.encode("utf-8") if isinstance(secret, str) else bytes(secret)
     if not key:
         raise ConfigError("an empty secret cannot sign an InputRequired")
@@ -506,7 +511,7 @@ class ParkedInputs:
         self._open: Dict[str, _Parked] = {}  # parked and not yet answered or expired
         # live ids are "<server>:<random per client>:<n>": a question parked by another client (or another
         # process) never matches one of ours, even for a server of the same name
-        self._id_prefix = "%s:%s" % (server, secrets.token_hex(6))
+        self._id_prefix = "%s:%s" % (server, os.urandom(6).hex())  # secrets.token_hex(6), without loading secrets
         self._ids = itertools.count(1)
         self._closed = False
 

@@ -29,11 +29,11 @@ thread). They must not raise except as documented.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Protocol
 
 from .middleware import Middleware
 
-__all__ = ["ClientExtension"]
+__all__ = ["ClientExtension", "Extension"]
 
 
 class ClientExtension(Middleware):
@@ -83,3 +83,15 @@ class ClientExtension(Middleware):
 
     def close(self) -> None:
         """The client is closing: release what the extension holds (wake waiting threads)."""
+
+
+class Extension(Protocol):
+    """An entry of ``Client(extensions=[...])`` (a :class:`mcpsync.warm.WarmCache`...): the registration hook.
+
+    The client calls :meth:`attach` once, while it is built, and keeps the returned hooks; it never looks an
+    extension up by module name. ``attach`` must not block nor open anything.
+    """
+
+    def attach(self, client: Any) -> ClientExtension:
+        """The hooks of this extension for ``client`` (a :class:`mcpsync.Client` being built)."""
+        ...

@@ -1,67 +1,76 @@
 """What the client's feature parts (2026-07-28 features, tasks) use of the client that owns them.
 
-:class:`~mcpsync.client.core.ClientCore` builds those parts and hands itself to them; they see it
-only through :class:`ClientHost`, so they import nothing above them (no import circle).
+The feature parts see their client only through :class:`ClientHost`: a narrow interface of public-named,
+documented members. :class:`~mcpsync.client.core_port.CorePort` implements it over a
+:class:`~mcpsync.client.core.ClientCore`; the feature parts import nothing above them (no import circle) and
+reach no private member of the core.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Protocol
+from typing import Any, Callable, Dict, Optional, Protocol
 
-from ..session import Session, Timeout
+from ..session import RequestHandle, Session, Timeout
 from ..transports.base import Transport
 from ..types import ProgressEvent, Tool
-
-if TYPE_CHECKING:
-    from .pipeline import Pipeline
-
 
 __all__ = ["ClientHost"]
 
 
 class ClientHost(Protocol):
-    """The client as its feature parts see it (implemented by :class:`~mcpsync.client.core.ClientCore`)."""
+    """The client as its feature parts see it. Thread-safe as the client is."""
 
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The server's name."""
 
     @property
-    def era(self) -> Optional[str]: ...
+    def era(self) -> Optional[str]:
+        """``"legacy"`` or ``"modern"`` once negotiated, else None."""
 
     @property
-    def server_capabilities(self) -> Dict[str, Any]: ...
+    def protocol_version(self) -> Optional[str]:
+        """The negotiated protocol revision."""
 
     @property
-    def use_cache(self) -> bool: ...
+    def server_capabilities(self) -> Dict[str, Any]:
+        """The server's capabilities."""
 
     @property
-    def auto_relisten(self) -> bool: ...
+    def use_cache(self) -> bool:
+        """Whether listings may be cached."""
 
     @property
-    def on_tools_changed(self) -> Optional[Callable[[], object]]: ...
+    def auto_relisten(self) -> bool:
+        """Whether a listen stream that ended is opened again."""
 
     @property
-    def on_prompts_changed(self) -> Optional[Callable[[], object]]: ...
+    def on_tools_changed(self) -> Optional[Callable[[], object]]:
+        """The user's tools/list_changed callback."""
 
     @property
-    def on_resources_changed(self) -> Optional[Callable[[], object]]: ...
+    def on_prompts_changed(self) -> Optional[Callable[[], object]]:
+        """The user's prompts/list_changed callback."""
 
     @property
-    def on_task_status(self) -> Optional[Callable[[Any], object]]: ...
-
-    #: The production controls (interceptors, tracing, retries, policy), or None when none is configured.
-    _pipeline: Optional["Pipeline"]
-    _tools_by_name: Dict[str, Tool]  # the last listing (name -> Tool)
-    _follow_tools: bool  # Client.follow_tool_changes() was called
+    def on_resources_changed(self) -> Optional[Callable[[], object]]:
+        """The user's resources/list_changed callback."""
 
     @property
-    def protocol_version(self) -> Optional[str]: ...
+    def on_task_status(self) -> Optional[Callable[[Any], object]]:
+        """The user's task status callback."""
 
     @property
-    def transport_kind(self) -> Optional[str]: ...
+    def follows_tools(self) -> bool:
+        """True once ``Client.follow_tool_changes()`` was called."""
 
     @property
-    def transport(self) -> Transport: ...
+    def transport_kind(self) -> Optional[str]:
+        """``"stdio"``, ``"http"`` or ``"sse"``."""
+
+    @property
+    def transport(self) -> Transport:
+        """The open transport."""
 
     @property
     def session(self) -> Session:
@@ -71,10 +80,10 @@ class ClientHost(Protocol):
     def connected(self) -> bool:
         """True while the session is open and the connection alive."""
 
-    def _stamp(self, params: Optional[Dict[str, Any]]) -> Dict[str, Any]:
-        """``params`` with the 2026-07-28 ``_meta`` envelope added (a fresh dict)."""
+    def stamp(self, params: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+        """``params`` with the 2026-07-28 ``_meta`` envelope added (a fresh dict). Does not block."""
 
-    def _call(
+    def call(
         self,
         method: str,
         params: Optional[Dict[str, Any]] = None,
@@ -85,17 +94,24 @@ class ClientHost(Protocol):
         progress_token: bool = False,
         owned_params: bool = False,
     ) -> Any:
-        """Send ``method`` through the request funnel and return its complete result."""
+        """Send ``method`` through the request funnel and return its complete result (blocks up to ``timeout``)."""
 
-    def _request_once(self, method: str, params: Optional[Dict[str, Any]]) -> Any:
-        """One request through the pipeline (stamped in the modern era), without its completion: the raw result."""
+    def request_once(self, method: str, params: Optional[Dict[str, Any]]) -> Any:
+        """One request through the middleware chain (stamped in the modern era), without its completion: the
+        raw result. Blocks until it is answered."""
 
-    def _authorize_tool(
+    def request_async(
+        self, method: str, params: Optional[Dict[str, Any]], *, before_send: Callable[[Any], None]
+    ) -> RequestHandle[Any]:
+        """Send ``method`` without waiting (no timeout); the interceptors' hooks see it. Does not block."""
+
+    def authorize_tool(
         self, name: str, arguments: Dict[str, Any], lookup: Optional[Callable[[str], Optional[Tool]]] = None
     ) -> Dict[str, Any]:
-        """Apply the tool policy and approval handler: the arguments to send (raises ToolDenied)."""
+        """Run the tool policy and approval handler: the arguments to send (raises ToolDenied). Blocks as long
+        as the approval handler does."""
 
-    def _complete(
+    def complete(
         self,
         method: str,
         params: Dict[str, Any],
@@ -105,9 +121,9 @@ class ClientHost(Protocol):
         progress: Optional[Callable[[ProgressEvent], object]],
         progress_token: bool,
     ) -> Any:
-        """Modern era: finish a result (``input_required`` rounds, tasks)."""
+        """Modern era: finish a result (``input_required`` rounds, tasks); blocks until it is final."""
 
-    def _route_notification(self, method: str, params: Dict[str, Any]) -> None:
+    def route_notification(self, method: str, params: Dict[str, Any]) -> None:
         """Deliver a notification to caches, callbacks and the notification queue."""
 
     def fulfil_input_requests(self, requests: Dict[str, Any], method: str) -> Dict[str, Any]:

@@ -20,6 +20,11 @@ then ``on_result`` or ``on_error``.
 
 Order, outermost first (the first entry sees the request first and the result last):
 
+0. for a tool call, the **gate stage**, once per call (never per attempt) and before the call is built:
+   the **tool policy** (a ``ToolPolicy`` in ``middleware=``, as a ``PolicyGate``), then the **approval
+   handler** (``Callbacks(approval_handler=...)``, as an ``ApprovalGate``; edited arguments are what every
+   later stage sees). A refused call raises ``ToolDenied`` and never enters the stages below nor the wire.
+   The gate stage also runs for non-blocking tool calls (``call_tool_async``, tasks);
 1. **retry** (a ``Retry`` in ``middleware=``, wherever it stands): runs everything below once per attempt,
    each with a fresh copy of the request (``request.attempt`` counts from 1);
 2. **trace context** (``ClientOptions(trace_context=...)``): its entries go into the request's ``_meta``;
@@ -27,9 +32,6 @@ Order, outermost first (the first entry sees the request first and the result la
 4. the other **``middleware=``** entries, in list order;
 5. the client's own funnel: the 2026-07-28 ``_meta`` envelope, the wire request, and in that era the
    ``input_required`` rounds and task waits.
-
-The tool policy (a ``ToolPolicy`` in ``middleware=``) and the ``approval_handler`` run before a
-tool call is built (once per call, never per attempt), so a denied call never enters the chain.
 
 Threads: every ``handle`` runs on the thread that called the client's blocking method (a keep-alive
 ping: the keep-alive thread). The opening requests (``initialize``, ``server/discover``) run through

@@ -20,6 +20,7 @@ from .._dispatch import NotificationQueue
 from ..errors import ConnectionClosed, MCPError, RequestCancelled
 from ..session import RequestHandle
 from ..types import ServerNotification, Tool
+from .core_port import port_of
 from .host import ClientHost
 
 __all__ = ["ModernFeatures", "Subscription"]
@@ -61,19 +62,13 @@ class Subscription:
 
     def _start(self) -> None:
         client = self._features.client
-        params = client._stamp({"notifications": self.filter})  # noqa: SLF001
+        params = client.stamp({"notifications": self.filter})
 
         def register(request_id: Any) -> None:
             self.request_id = request_id
             self._features.subs[request_id] = self
 
-        pipeline = client._pipeline  # noqa: SLF001 - interceptors and tracing see the stream's request too
-        if pipeline is None:
-            handle = client.session.request_async("subscriptions/listen", params, timeout=None, before_send=register)
-        else:
-            handle = pipeline.request_async(
-                client, client.session, "subscriptions/listen", params, before_send=register, timeout=None
-            )
+        handle = client.request_async("subscriptions/listen", params, before_send=register)
         self._handle = handle
         handle.add_done_callback(self._on_done)
 
@@ -172,8 +167,9 @@ def _refused(asked: Dict[str, Any], honoured: Dict[str, Any]) -> Dict[str, Any]:
 class ModernFeatures:
     """Cache, listen streams and tasks for one client. Thread-safe."""
 
-    def __init__(self, client: ClientHost) -> None:
-        self.client = client
+    def __init__(self, client: Any) -> None:
+        #: the client (a :class:`~mcpsync.client.core.ClientCore`), as the narrow ClientHost these features use
+        self.client: ClientHost = port_of(client)
         self._cache: Dict[Tuple[Any, ...], Tuple[float, Any]] = {}
         self._lock = threading.Lock()
         self.subs: Dict[Any, Subscription] = {}
@@ -307,7 +303,7 @@ class ModernFeatures:
             return False
         if sub is self._implicit:
             if method != "notifications/subscriptions/acknowledged":
-                self.client._route_notification(method, params)  # noqa: SLF001
+                self.client.route_notification(method, params)
             else:
                 sub._deliver(method, params)  # noqa: SLF001
             return True
@@ -315,7 +311,7 @@ class ModernFeatures:
             # exactly as for subscribe_resource(): caches evicted, on_resource_updated / on_*_changed /
             # on_notification fired and the client's notification queue fed (once: when the implicit
             # stream also carries this event, it does that); then the stream's own events
-            self.client._route_notification(method, params)  # noqa: SLF001
+            self.client.route_notification(method, params)
         sub._deliver(method, params)  # noqa: SLF001
         return True
 
@@ -342,7 +338,7 @@ class ModernFeatures:
     def _reopen_implicit(self) -> None:
         c = self.client
         old = self._implicit
-        want_tools = bool(c.on_tools_changed) or c._follow_tools  # noqa: SLF001
+        want_tools = bool(c.on_tools_changed) or c.follows_tools
         want_any = want_tools or c.on_prompts_changed or c.on_resources_changed or self._resource_uris
         if not want_any:
             self._implicit = None
@@ -364,7 +360,7 @@ class ModernFeatures:
         c = self.client
         if c.era != "modern":
             return
-        if c.on_tools_changed or c._follow_tools or c.on_prompts_changed or c.on_resources_changed:  # noqa: SLF001
+        if c.on_tools_changed or c.follows_tools or c.on_prompts_changed or c.on_resources_changed:
             try:
                 self._reopen_implicit()
             except MCPError as exc:

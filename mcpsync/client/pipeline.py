@@ -1,8 +1,10 @@
 """The client's production controls in one place: tool policy and approval, interceptors, tracing,
 retries and static trace context. :class:`~mcpsync.client.core.ClientCore` holds one
 :class:`Pipeline` (or None when nothing is configured, so the hot path pays one ``is None`` test) and
-calls it at three narrow points: :meth:`Pipeline.call` around each request of the funnel,
-:meth:`Pipeline.authorize_tool` before a tool call is built, :meth:`Pipeline.filter_tools` on listings.
+calls it at three narrow points: :meth:`Pipeline.authorize_tool` (the gate stage of the chain: tool policy and
+approval, as :class:`~mcpsync.client.policy_gate.PolicyGate` and :class:`~mcpsync.client.approval_gate.ApprovalGate`
+middleware) before a tool call is built, :meth:`Pipeline.call` around each request of the funnel (retry, trace
+context, tracing, the ``middleware=`` entries), :meth:`Pipeline.filter_tools` on listings.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Protocol, Sequence, Tuple, Union
 
-from ..errors import ConfigError, ToolDenied
+from ..errors import ConfigError
 from ..session import RequestHandle, Session
 from ..wire import protocol as P
 from ..transports.base import Transport
@@ -18,7 +20,9 @@ from ..types import Tool
 from . import interceptors as _chain
 from .interceptors import Interceptor
 from .middleware import Middleware, Next, RequestInfo, own_params, run_chain
-from .policy import Approval, ApprovalHandler, ToolApprovalRequest, ToolPolicy
+from .approval_gate import LOOKUP, ApprovalGate
+from .policy import ApprovalHandler, ToolPolicy
+from .policy_gate import PolicyGate
 from .retry import Retry
 
 __all__ = ["Pipeline", "PipelineHost", "RetryMiddleware", "SendFn", "TraceContext", "TracingOption"]
@@ -70,6 +74,13 @@ class Pipeline:
     ) -> None:
         self.policy = policy
         self.approval_handler = approval_handler
+        #: the gate stage, the head of the chain for a tool call: the policy, then the approval handler
+        gates: List[Middleware] = []
+        if policy is not None:
+            gates.append(PolicyGate(policy))
+        if approval_handler is not None:
+            gates.append(ApprovalGate(approval_handler))
+        self.gates: Tuple[Middleware, ...] = tuple(gates)
         #: ``interceptors=`` (Interceptor or Middleware objects), the tracer first when tracing is on
         self.interceptors: Tuple[Middleware, ...] = tuple(interceptors)
         #: the Interceptor entries: all a non-blocking request runs (its hooks, not ``handle``)
@@ -135,48 +146,34 @@ class Pipeline:
         arguments: Dict[str, Any],
         lookup: Optional[Callable[[str], Optional[Tool]]] = None,
     ) -> Dict[str, Any]:
-        """Check ``name`` against the policy and ask the approval handler; the arguments to send.
+        """Run the call through the gate stage of the chain (:attr:`gates`: the policy, then the approval
+        handler); the arguments to send. Runs once per call, before the call is built, so a refused call
+        never reaches the later stages (retry, tracing, interceptors) nor the wire.
 
         ``lookup(name)`` finds the tool's definition for the handler (default: the last listing).
+        Blocks as long as the approval handler does.
 
         Raises:
             ToolDenied: the policy or the handler refused (nothing is sent).
         """
-        if self.policy is not None:
-            reason = self.policy.check(name)
-            if reason is not None:
-                raise ToolDenied(
-                    "tool call refused by the tool policy: %s" % reason,
-                    tool=name,
-                    reason=reason,
-                    by="policy",
-                    server=host.name,
-                    method="tools/call",
-                )
-        handler = self.approval_handler
-        if handler is None:
+        if not self.gates:
             return arguments
-        definition = lookup(name) if lookup is not None else host._tools_by_name.get(name)  # noqa: SLF001
-        request = ToolApprovalRequest(
-            server=host.name,
-            tool=name,
-            arguments=dict(arguments),
-            annotations=dict(definition.annotations) if definition is not None else {},
-            definition=definition,
+        info = RequestInfo(
+            host.name,
+            "tools/call",
+            {"name": name, "arguments": dict(arguments)},
+            era=host.era,
+            protocol_version=host.protocol_version,
+            transport=host.transport_kind,
         )
-        answer = handler(request)
-        if not isinstance(answer, Approval):
-            raise ConfigError("approval_handler must return mcpsync.middleware.Approval.approve(...) or .deny(reason)")
-        if not answer.approved:
-            raise ToolDenied(
-                "tool call denied: %s" % answer.reason,
-                tool=name,
-                reason=answer.reason,
-                by="approval",
-                server=host.name,
-                method="tools/call",
-            )
-        return dict(answer.arguments) if answer.arguments is not None else arguments
+        info.state[LOOKUP] = lookup if lookup is not None else host._tools_by_name.get  # noqa: SLF001
+
+        def built(request: RequestInfo) -> Dict[str, Any]:
+            sent = (request.params or {}).get("arguments")
+            return dict(sent) if isinstance(sent, dict) else {}
+
+        result: Dict[str, Any] = run_chain(self.gates, info, built)
+        return result
 
     # ------------------------------------------------------------------ requests
 

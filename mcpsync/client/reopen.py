@@ -22,7 +22,6 @@ from ..session import Session
 from ..transports.base import Transport
 from ..types import Implementation
 from . import registry
-from .host import ClientHost
 from .modern import ModernFeatures
 
 __all__ = ["AfterFork", "Reopenable", "abandon_after_fork", "open_on_use"]
@@ -33,12 +32,16 @@ logger = logging.getLogger(__name__)
 AfterFork = Literal["reopen", "error"]
 
 
-class Reopenable(ClientHost, Protocol):
-    """The client's lifecycle state these functions work on (:class:`~mcpsync.client.core.ClientCore`'s)."""
+class Reopenable(Protocol):
+    """The client's lifecycle state these functions work on (:class:`~mcpsync.client.core.ClientCore`'s: this
+    module is part of the core's lifecycle, not a feature part)."""
+
+    @property
+    def name(self) -> str: ...
 
     lazy: bool
     after_fork: AfterFork
-    era: Optional[str]  # read-only for the feature parts (ClientHost); reset here
+    era: Optional[str]  # reset here
     protocol_version: Optional[str]
     server_info: Implementation
     server_capabilities: Dict[str, Any]

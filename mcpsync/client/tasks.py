@@ -29,6 +29,7 @@ from typing import Any, Callable, Dict, Literal, Optional, Union, overload
 
 from ..errors import ConfigError, ProtocolError, RemoteError, RequestTimeout, TaskFailed
 from ..types import CallToolResult
+from .core_port import port_of
 from .host import ClientHost
 
 
@@ -55,7 +56,7 @@ class TaskHandle:
 
     def __init__(
         self,
-        client: ClientHost,
+        client: Any,
         task_id: str,
         *,
         style: str,
@@ -64,7 +65,8 @@ class TaskHandle:
         poll_interval: Optional[float] = None,
         on_status: Optional[OnStatus] = None,
     ) -> None:
-        self.client = client
+        #: the client, as the narrow :class:`~mcpsync.client.host.ClientHost` the handle uses
+        self.client: ClientHost = port_of(client)
         self.task_id = task_id
         self.style = style
         self.method = method
@@ -77,7 +79,7 @@ class TaskHandle:
         self._lock = threading.Lock()
 
     @classmethod
-    def from_result(cls, client: ClientHost, result: Dict[str, Any], *, method: str = "tools/call") -> "TaskHandle":
+    def from_result(cls, client: Any, result: Dict[str, Any], *, method: str = "tools/call") -> "TaskHandle":
         """Build from a ``resultType: task`` (or CreateTaskResult) answer."""
         task = result.get("task")
         if not isinstance(task, dict):
@@ -112,7 +114,7 @@ class TaskHandle:
         """One ``tasks/get``; answers ``input_required`` through the client's handlers. Returns the status."""
         from ..session import DEFAULT
 
-        raw = self.client._call("tasks/get", {"taskId": self.task_id}, timeout=DEFAULT if timeout is None else timeout)
+        raw = self.client.call("tasks/get", {"taskId": self.task_id}, timeout=DEFAULT if timeout is None else timeout)
         if not isinstance(raw, dict):
             raise ProtocolError("tasks/get returned a non-object", server=self.client.name, method="tasks/get")
         given = raw.get("task")
@@ -130,7 +132,7 @@ class TaskHandle:
                 state = raw.get("requestState", task.get("requestState"))
                 if state is not None:
                     params["requestState"] = state
-                self.client._call("tasks/update", params)
+                self.client.call("tasks/update", params)
                 self.status = "working"
         return self.status
 
@@ -175,7 +177,7 @@ class TaskHandle:
 
     def _fetch_result(self, timeout: Optional[float]) -> None:
         try:
-            res = self.client._call("tasks/result", {"taskId": self.task_id}, timeout=timeout)
+            res = self.client.call("tasks/result", {"taskId": self.task_id}, timeout=timeout)
         except RemoteError as exc:
             self.status = "failed"
             self.status_message = exc.message
@@ -197,7 +199,7 @@ class TaskHandle:
             )
         if self._result is None:
             if self.style == "experimental" or "result" not in self.last:
-                res = self.client._call("tasks/result", {"taskId": self.task_id}, timeout=None)
+                res = self.client.call("tasks/result", {"taskId": self.task_id}, timeout=None)
             else:
                 res = self.last["result"]
             self._result = res if isinstance(res, dict) else {}
@@ -205,7 +207,7 @@ class TaskHandle:
 
     def cancel(self) -> str:
         """Ask the server to cancel (cooperative); returns the status it reports."""
-        raw = self.client._call("tasks/cancel", {"taskId": self.task_id})
+        raw = self.client.call("tasks/cancel", {"taskId": self.task_id})
         if isinstance(raw, dict):
             given = raw.get("task")
             self._update(given if isinstance(given, dict) else raw)
@@ -216,7 +218,7 @@ class TaskHandle:
 
 
 def start_task(
-    client: ClientHost,
+    client: Any,
     name: str,
     arguments: Optional[Dict[str, Any]] = None,
     *,
@@ -229,12 +231,12 @@ def start_task(
     CallToolResult is returned. The client's tool policy and approval handler apply
     (:class:`~mcpsync.ToolDenied`, nothing sent).
     """
-    arguments = client._authorize_tool(name, arguments or {})  # noqa: SLF001
+    arguments = port_of(client).authorize_tool(name, arguments or {})
     return start_authorized_task(client, name, arguments, ttl_ms=ttl_ms, on_status=on_status)
 
 
 def start_authorized_task(
-    client: ClientHost,
+    client: Any,
     name: str,
     arguments: Dict[str, Any],
     *,
@@ -242,21 +244,22 @@ def start_authorized_task(
     on_status: Any = None,
 ) -> Union[TaskHandle, CallToolResult]:
     """:func:`start_task` for arguments the tool policy and approval handler already passed."""
+    client = port_of(client)
     params: Dict[str, Any] = {"name": name, "arguments": arguments}
     if client.era != "modern":
         params["task"] = {"ttl": ttl_ms} if ttl_ms else {}
-    raw = client._request_once("tools/call", params)  # noqa: SLF001 - interceptors and tracing apply
+    raw = client.request_once("tools/call", params)  # interceptors and tracing apply
     if isinstance(raw, dict) and (raw.get("resultType") == "task" or ("task" in raw and "content" not in raw)):
         handle = TaskHandle.from_result(client, raw)
         handle.on_status = on_status
         return handle
     if client.era == "modern":
-        raw = client._complete("tools/call", params, raw, None, None, None, False)  # noqa: SLF001
+        raw = client.complete("tools/call", params, raw, None, None, None, False)
     return CallToolResult.from_dict(raw if isinstance(raw, dict) else {})
 
 
 def resume_task(
-    client: ClientHost, task_id: str, *, style: Optional[str] = None, on_status: Optional[OnStatus] = None
+    client: Any, task_id: str, *, style: Optional[str] = None, on_status: Optional[OnStatus] = None
 ) -> TaskHandle:
     """A handle for a task started earlier (possibly by another process); polls once."""
     if not isinstance(task_id, str) or not task_id:
@@ -268,8 +271,8 @@ def resume_task(
     return handle
 
 
-def wait_task_result(client: ClientHost, method: str, result: Dict[str, Any], total: Optional[float]) -> Dict[str, Any]:
+def wait_task_result(client: Any, method: str, result: Dict[str, Any], total: Optional[float]) -> Dict[str, Any]:
     """Poll a task-augmented answer (``resultType: task``) to its end and return the final result dict."""
     handle = TaskHandle.from_result(client, result, method=method)
-    handle.on_status = client.on_task_status
+    handle.on_status = handle.client.on_task_status
     return handle.wait(timeout=total, raw=True)

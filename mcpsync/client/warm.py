@@ -75,6 +75,11 @@ class WarmCache:
         self.max_age = float(max_age)
         self._lock = threading.Lock()
 
+    def attach(self, client: Any) -> "WarmStart":
+        """The registration hook of ``Client(extensions=[cache])``: this cache's hooks for ``client`` (a
+        :class:`~mcpsync.client.hooks.ClientExtension`). Does not block; opens nothing."""
+        return WarmStart(client, self)
+
     @classmethod
     def coerce(cls, value: Any) -> Optional["WarmCache"]:
         """What a flat ``warm_cache`` setting (configuration files, ``Manager(client_options=...)``) takes:
@@ -311,11 +316,6 @@ class WarmStart(ClientExtension):
         self._client = client
         self.cache = cache
         self.link: Optional[WarmLink] = None
-
-    @classmethod
-    def of(cls, client: "WarmClient", option: Any) -> "WarmStart":
-        """The hooks for ``Client(extensions=[cache])`` (see :meth:`WarmCache.coerce`)."""
-        return cls(client, WarmCache.coerce(option))
 
     def identity(self) -> Any:
         """The server identity and auth context the entry is kept under (digested into the file name)."""

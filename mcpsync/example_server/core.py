@@ -17,7 +17,7 @@ Mounting the core behind a transport
 ``conn`` is any object with a thread-safe ``send(message)`` method (see
 :class:`Connection`); ``message`` is a dict or, for batches, a list of dicts.
 ``send`` may be called from several threads at once and must serialise
-writes. An optional ``send_raw(data: bytes)`` lets misbehaviour modes inject
+writes. An optional ``send_raw(data: bytes)`` lets a subclass (the test suite's) inject
 invalid bytes. ``handle`` never blocks on tool work: each request runs on its
 own thread and its response (or error) is sent through the ``conn`` that was
 passed with it. Notifications (``initialized``, ``cancelled``) and the client's
@@ -110,7 +110,6 @@ class ExampleServer:
         self.extra_prompts: Dict[str, Dict[str, Any]] = {}
         self.extra_resources: Dict[str, Dict[str, Any]] = {}
         self.tasks = tasks.TaskStore(self)
-        self._version_rejected = False
         self._conn_sessions: Dict[int, ServerSession] = {}
 
     @property
@@ -259,8 +258,6 @@ class ExampleServer:
         meta = meta if isinstance(meta, dict) else {}
         if method == "initialize":
             return self._initialize(session, params)
-        if method == "server/discover" and self.options.discover not in (None, "normal"):
-            return self._discover_misbehaviour(msg, conn)
         era = self._era_for(session, method, meta)
         if era == "modern":
             return self._dispatch_modern(session, msg, params, meta, conn, ev)
@@ -276,20 +273,6 @@ class ExampleServer:
             self, session, conn, msg, params, "legacy", session.protocol_version, session.client_capabilities, ev
         )
         return handler(self, ctx)
-
-    def _discover_misbehaviour(self, msg: Dict[str, Any], conn: Connection) -> Any:
-        """``--discover`` modes other than normal (they apply whatever the era)."""
-        mode = self.options.discover
-        if mode == "method-not-found":
-            raise RpcError(METHOD_NOT_FOUND, "Method not found: server/discover")
-        if mode == "error":
-            raise RpcError(-32603, "Internal error")
-        if mode == "garbage":
-            send_raw = getattr(conn, "send_raw", None)
-            if callable(send_raw):
-                send_raw(b"this is not JSON {{{\n")
-            conn.send({"jsonrpc": "2.0", "id": msg["id"], "result": "garbage"})
-        return DEFER  # "never" (and "garbage", already answered)
 
     def _era_for(self, session: ServerSession, method: str, meta: Dict[str, Any]) -> str:
         era = self.options.era
@@ -314,10 +297,7 @@ class ExampleServer:
         version = meta.get(META_VERSION)
         if not isinstance(version, str):
             raise RpcError(INVALID_PARAMS, "Missing _meta %s (or send initialize first)" % META_VERSION)
-        with self.lock:
-            reject = self.options.reject_version_once and not self._version_rejected
-            self._version_rejected = self._version_rejected or reject
-        if reject or version not in MODERN_VERSIONS:
+        if version not in MODERN_VERSIONS:
             raise RpcError(
                 UNSUPPORTED_PROTOCOL_VERSION,
                 "Unsupported protocol version: %s" % version,
@@ -354,7 +334,7 @@ class ExampleServer:
             )
         if not isinstance(requested, str):
             raise RpcError(INVALID_PARAMS, "initialize: protocolVersion is required")
-        version = self.options.version or (requested if requested in LEGACY_VERSIONS else LATEST_LEGACY)
+        version = requested if requested in LEGACY_VERSIONS else LATEST_LEGACY
         caps = params.get("capabilities")
         info = params.get("clientInfo")
         with session.lock:
@@ -389,9 +369,6 @@ class ExampleServer:
     def _paginate(self, items: List[Dict[str, Any]], params: Dict[str, Any], key: str) -> Dict[str, Any]:
         size = max(0, int(self.options.page_size or 0))
         cursor = params.get("cursor")
-        if self.options.cursor_loop:
-            page = items[:size] if size else list(items)
-            return {key: page, "nextCursor": "loop"}
         if cursor is None:
             start = 0
         elif cursor == "":

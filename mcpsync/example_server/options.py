@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 __all__ = ["INSTRUCTIONS", "Options"]
 
@@ -13,27 +13,15 @@ INSTRUCTIONS = (
 
 
 class Options:
-    """Behaviour knobs of :class:`ExampleServer` (all keyword arguments of its constructor).
-
-    ``cursor_loop``, ``version``, ``discover`` (other than ``normal``), ``reject_version_once``, ``send_batch``,
-    ``out_of_order`` and ``ignore_client_capabilities`` make the server misbehave on purpose, for the test suite
-    (its ``tests/peers/misbehaving_server.py`` and HTTP test server); the command line does not offer them.
-    """
+    """Behaviour knobs of :class:`ExampleServer` (all keyword arguments of its constructor)."""
 
     era: str = "auto"
     page_size: int = 0  # 0 = everything on one page
-    cursor_loop: bool = False
-    version: Optional[str] = None  # force the initialize answer
-    discover: Optional[str] = None  # normal | method-not-found | never | garbage | error
-    reject_version_once: bool = False
     ttl_ms: int = 0
     cache_scope: str = "public"
     mrtr_rounds: int = 1
     refuse_resource_subscriptions: bool = False
-    send_batch: bool = False
-    out_of_order: bool = False
     strict_init: bool = False
-    ignore_client_capabilities: bool = False
     tasks: bool = True
     apps: bool = False  # MCP Apps: the counter App, its tools and ui:// pages (example_server/apps.py)
     task_poll_interval_ms: int = 100
@@ -47,5 +35,3 @@ class Options:
             setattr(self, key, value)
         if self.era not in ("auto", "legacy", "modern"):
             raise ValueError("era must be auto, legacy or modern")
-        if self.discover not in (None, "normal", "method-not-found", "never", "garbage", "error"):
-            raise ValueError("bad discover mode %r" % self.discover)

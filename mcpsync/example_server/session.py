@@ -10,7 +10,6 @@ by id when the client's response comes back through :meth:`ServerSession.handle`
 from __future__ import annotations
 
 import logging
-import random
 import threading
 import time
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Protocol, Set
@@ -218,15 +217,12 @@ class ServerSession:
         self.send_out([notification(method, params)], conn)
 
     def send_out(self, messages: List[Dict[str, Any]], conn: Optional[Connection] = None) -> None:
-        """Send server-initiated messages, as one batch array when ``send_batch`` is on."""
+        """Send server-initiated messages, one by one."""
         target = conn or self.default_conn
-        if target is None or not messages:
+        if target is None:
             return
-        if self.server.options.send_batch:
-            target.send(list(messages))
-        else:
-            for msg in messages:
-                target.send(msg)
+        for msg in messages:
+            target.send(msg)
 
     # ------------------------------------------------------------------ internals
 
@@ -319,8 +315,6 @@ class ServerSession:
         if ev.is_set() or response is None:
             sink(None)
             return
-        if self.server.options.out_of_order:
-            time.sleep(random.uniform(0.0, 0.02))
         sink(response)
 
 

@@ -237,8 +237,13 @@ def build_parser(parser_class: "type[argparse.ArgumentParser]" = _Parser) -> arg
     return p
 
 
-def server_from_args(args: argparse.Namespace, **options: Any) -> ExampleServer:
-    """An :class:`ExampleServer` configured by the parsed command line; ``options`` add or override knobs."""
+def server_from_args(
+    args: argparse.Namespace, factory: Callable[..., ExampleServer] = ExampleServer, **options: Any
+) -> ExampleServer:
+    """An :class:`ExampleServer` configured by the parsed command line; ``options`` add or override knobs.
+
+    ``factory`` builds it (a subclass of :class:`ExampleServer`, called with ``era=`` and the knobs as keywords).
+    """
     knobs: Dict[str, Any] = {
         "page_size": args.page_size,
         "ttl_ms": args.ttl_ms,
@@ -251,7 +256,7 @@ def server_from_args(args: argparse.Namespace, **options: Any) -> ExampleServer:
         "task_poll_interval_ms": args.task_poll_interval_ms,
     }
     knobs.update(options)
-    return ExampleServer(era=args.era, **knobs)
+    return factory(era=args.era, **knobs)
 
 
 def setup_logging(args: argparse.Namespace) -> None:

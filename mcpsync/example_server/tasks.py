@@ -140,11 +140,7 @@ class TaskStore:
         return {"task": task.base()}
 
     def create_modern(self, ctx: "RequestContext", args: Dict[str, Any]) -> Dict[str, Any]:
-        if (
-            args.get("ask")
-            and not isinstance(ctx.client_caps.get("elicitation"), dict)
-            and not self.server.options.ignore_client_capabilities
-        ):
+        if args.get("ask") and not isinstance(ctx.client_caps.get("elicitation"), dict):
             raise RpcError(
                 MISSING_CLIENT_CAPABILITY,
                 "Missing required client capability: elicitation",

@@ -345,7 +345,7 @@ def _need(ctx: Any, capability: str, sub: Optional[str] = None) -> None:
     ok = isinstance(caps.get(capability), dict)
     if ok and sub is not None:
         ok = isinstance(caps[capability].get(sub), dict)
-    if ok or ctx.options.ignore_client_capabilities:
+    if ok:
         return
     required: Dict[str, Any] = {capability: ({sub: {}} if sub else {})}
     if ctx.era == "modern":
@@ -459,11 +459,8 @@ def _client_input_tool(kind: str) -> ToolFn:
             return _mrtr(ctx, kind, args)
         key = "e%d" % next(ctx.server.counter)
         req = _input_request(ctx, kind, args, key)
-        companions: List[Dict[str, Any]] = []
-        if kind == "roots" and ctx.options.send_batch:
-            companions.append(ctx.log_message("info", "asking the client for its roots"))
         try:
-            result = ctx.client_request(req["method"], req.get("params"), companions=companions)
+            result = ctx.client_request(req["method"], req.get("params"))
         except RpcError as exc:
             return tool_result("client error %d: %s" % (exc.code, exc.message), is_error=True)
         if kind == "elicit_url" and ctx.version == "2025-11-25" and result.get("action") == "accept":

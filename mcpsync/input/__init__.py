@@ -7,12 +7,10 @@ form and back; a seen store (:class:`MemorySeenStore`, :class:`FileSeenStore`, :
 first use.
 """
 
-from types import MappingProxyType as _MappingProxyType
 from typing import TYPE_CHECKING as _TYPE_CHECKING
-from typing import Any as _Any
-from typing import List as _List
 
 from .._lazy import exports as _exports
+from .._lazy import table as _table
 
 if _TYPE_CHECKING:  # what the lazy names are, for type checkers (nothing is imported at run time)
     from ..client.deferred import InputExpired, InputQuestion, InputRequired
@@ -35,27 +33,15 @@ __all__ = [
     "render_form",
 ]
 
-_LAZY = _MappingProxyType(
+_LAZY = _table(
     {
-        "FileSeenStore": "..client.seen_file",
-        "InputExpired": "..client.deferred",
-        "InputQuestion": "..client.deferred",
-        "InputRequired": "..client.deferred",
-        "MemorySeenStore": "..client.seen_memory",
-        "RedisSeenStore": "..client.seen_redis",
-        "SeenStore": "..client.seen",
-        "open_seen_store": "..client.seen",
-        "parse_form": "..client.forms",
-        "render_form": "..client.forms",
+        "..client.deferred": ("InputExpired", "InputQuestion", "InputRequired"),
+        "..client.forms": ("parse_form", "render_form"),
+        "..client.seen": ("SeenStore", "open_seen_store"),
+        "..client.seen_file": ("FileSeenStore",),
+        "..client.seen_memory": ("MemorySeenStore",),
+        "..client.seen_redis": ("RedisSeenStore",),
     }
 )
 
-_load, _names = _exports(__name__, _LAZY, globals())
-
-
-def __getattr__(name: str) -> _Any:
-    return _load(name)
-
-
-def __dir__() -> _List[str]:
-    return _names()
+__getattr__, __dir__ = _exports(__name__, _LAZY, globals())

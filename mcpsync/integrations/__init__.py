@@ -19,7 +19,6 @@ transforms, result budget, error mapping). Importing this package imports no fra
 from __future__ import annotations
 
 from types import MappingProxyType as _MappingProxyType
-from typing import Any, List
 
 from .._lazy import exports
 
@@ -39,12 +38,4 @@ _LAZY = _MappingProxyType({
 })
 
 
-_load, _names = exports(__name__, _LAZY, globals())
-
-
-def __getattr__(name: str) -> Any:
-    return _load(name)
-
-
-def __dir__() -> List[str]:
-    return _names()
+__getattr__, __dir__ = exports(__name__, _LAZY, globals())

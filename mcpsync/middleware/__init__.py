@@ -5,12 +5,10 @@ tool policy and approval (:class:`ToolPolicy`, :class:`Approval`, :class:`ToolAp
 docs/guides/production.md. Names load on first use; importing this package imports no optional library.
 """
 
-from types import MappingProxyType as _MappingProxyType
 from typing import TYPE_CHECKING as _TYPE_CHECKING
-from typing import Any as _Any
-from typing import List as _List
 
 from .._lazy import exports as _exports
+from .._lazy import table as _table
 
 if _TYPE_CHECKING:  # what the lazy names are, for type checkers (nothing is imported at run time)
     from ..client.hooks import ClientExtension
@@ -34,28 +32,15 @@ __all__ = [
     "ToolPolicy",
 ]
 
-_LAZY = _MappingProxyType(
+_LAZY = _table(
     {
-        "Approval": "..client.policy",
-        "ClientExtension": "..client.hooks",
-        "Interceptor": "..client.interceptors",
-        "Middleware": "..client.middleware",
-        "Next": "..client.middleware",
-        "OpenTelemetryTracing": "..client.tracing",
-        "RequestInfo": "..client.middleware",
-        "Retry": "..client.retry",
-        "RetryEvent": "..client.retry",
-        "ToolApprovalRequest": "..client.policy",
-        "ToolPolicy": "..client.policy",
+        "..client.hooks": ("ClientExtension",),
+        "..client.interceptors": ("Interceptor",),
+        "..client.middleware": ("Middleware", "Next", "RequestInfo"),
+        "..client.policy": ("Approval", "ToolApprovalRequest", "ToolPolicy"),
+        "..client.retry": ("Retry", "RetryEvent"),
+        "..client.tracing": ("OpenTelemetryTracing",),
     }
 )
 
-_load, _names = _exports(__name__, _LAZY, globals())
-
-
-def __getattr__(name: str) -> _Any:
-    return _load(name)
-
-
-def __dir__() -> _List[str]:
-    return _names()
+__getattr__, __dir__ = _exports(__name__, _LAZY, globals())

@@ -1,6 +1,6 @@
 """Find and install MCP servers from an MCP Registry (the official one, or a subregistry).
 
-Importing this package is cheap: it imports neither requests nor jsonschema; the names below load their
+Importing this package is cheap: it imports neither urllib3 nor jsonschema; the names below load their
 module on first use. Typical use::
 
     from mcpsync.registry import RegistryClient, install
@@ -17,7 +17,7 @@ See docs/guides/registry.md.
 from __future__ import annotations
 
 from types import MappingProxyType as _MappingProxyType
-from typing import TYPE_CHECKING, Any, List
+from typing import TYPE_CHECKING
 
 from .._lazy import exports
 
@@ -95,14 +95,6 @@ _LAZY = _MappingProxyType({
 })
 
 
-_load, _names = exports(__name__, _LAZY, globals())
-
-
-def __getattr__(name: str) -> Any:
-    return _load(name)
-
-
-def __dir__() -> List[str]:
-    return _names()
+__getattr__, __dir__ = exports(__name__, _LAZY, globals())
 
 

@@ -23,9 +23,9 @@ Deadlines: ``timeout`` bounds each call as a whole -- :meth:`~RegistryClient.sea
 :meth:`~RegistryClient.versions` (every page, redirect and read; waiting for another thread's request too), and
 each page of :meth:`~RegistryClient.iter_servers` -- however slowly a registry trickles its answer
 (:class:`~.deadline.Deadline`, checked between reads, each read bounded by what is left; the status line and
-headers, read inside ``requests``, go through :class:`~.sockets.DeadlineReader`, which bounds each of their
-reads the same way). A ``session`` you pass, or a request through a proxy, keeps only the per-read bounds
-for its headers.
+headers, read inside urllib3, go through :class:`~mcpsync.transports.http.deadline_reader.DeadlineReader`,
+which bounds each of their reads the same way, through a proxy too). HTTP: mcpsync's urllib3 connections
+(:class:`~.net.RegistryNet`), with the proxies and TLS verification of an MCP server's connections.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from urllib.parse import quote, urlencode, urlsplit
 
 from .cache import DiskCache, default_cache_dir
 from .deadline import Deadline, read_body
+from .net import RegistryNet
 from .errors import InvalidServerJson, RegistryError, RegistryNotFound, RegistryUnavailable
 
 __all__ = [
@@ -187,7 +188,8 @@ class RegistryClient:
             revalidated with its ETag.
         timeout: seconds for each call as a whole (a search with all its pages, a get), whatever the network
             does; each network operation (connect, each read) gets at most what is left.
-        session: a ``requests.Session`` to use (default: a new one, closed by :meth:`close`).
+        session: no longer accepted (a :class:`~mcpsync.errors.ConfigError` if given): the client sends with
+            mcpsync's own urllib3 connections (proxies from the environment, as for MCP servers).
         statuses: the statuses listed by default (``("active",)``).
     """
 
@@ -210,10 +212,13 @@ class RegistryClient:
         self.ttl = float(ttl)
         self.timeout = float(timeout)
         self.statuses = tuple(statuses)
-        self._own_session = session is None
-        self._session = session
+        if session is not None:
+            from ..errors import ConfigError
+
+            raise ConfigError("RegistryClient(session=...) is gone: the registry client sends with mcpsync's "
+                              "urllib3 connections (set proxies with HTTPS_PROXY / NO_PROXY)")
+        self._net: Optional[RegistryNet] = None
         self._lock = threading.Lock()
-        self._sock: Dict[str, Any] = {}  # the deadline of the request in flight (own session), for its reads
         self._last_warning: Dict[str, float] = {}  # warning key -> when it was last logged
         self._warn_lock = threading.Lock()
 
@@ -236,23 +241,21 @@ class RegistryClient:
         self.close()
 
     def close(self) -> None:
-        """Close the HTTP session (when the client created it). Idempotent."""
+        """Close the HTTP connections. Idempotent; never blocks."""
         with self._lock:
-            session, self._session = self._session, None
-        if session is not None and self._own_session:
-            session.close()
+            net, self._net = self._net, None
+        if net is not None:
+            net.close()
 
     # ------------------------------------------------------------------ HTTP
 
-    def _http(self) -> Any:
-        if self._session is None:
+    def _http(self) -> RegistryNet:
+        if self._net is None:
             from ..__version__ import __version__
-            from .sockets import tracking_session
 
-            self._session = tracking_session(self._sock)
-            self._session.headers["User-Agent"] = "mcpsync/%s" % __version__
-            self._session.headers["Accept"] = "application/json"
-        return self._session
+            self._net = RegistryNet({"User-Agent": "mcpsync/%s" % __version__, "Accept": "application/json",
+                                     "Accept-Encoding": "gzip, deflate"})
+        return self._net
 
     def _deadline(self, what: str) -> Deadline:
         return Deadline(self.timeout, "the registry request (%s to %s)" % (what, self.base_url))
@@ -300,31 +303,18 @@ class RegistryClient:
         return value
 
     def _get(self, url: str, headers: Dict[str, str], deadline: Deadline) -> Tuple[int, str, Optional[str]]:
-        import requests
-
         if not self._lock.acquire(timeout=deadline.clip(self.timeout, url)):  # another thread's request
             raise deadline.error(url)
-        slot = self._sock
         try:
-            session = self._http()
+            net = self._http()
+            # the status line and headers too: every read ends by the deadline
+            resp = net.get(url, deadline, self.timeout, headers=headers,
+                           what="reaching the registry %s" % self.base_url)
             try:
-                step = deadline.clip(self.timeout, url)
-                slot["deadline"] = deadline  # the status line and headers too: every read ends by the deadline
-                try:
-                    resp = session.get(url, headers=headers, timeout=(step, step), stream=True,
-                                       allow_redirects=True)
-                    try:
-                        chunks = list(read_body(resp.raw, deadline, self.timeout, url=url, max_bytes=MAX_BODY))
-                    finally:
-                        resp.close()
-                finally:
-                    slot.pop("deadline", None)
-            except requests.RequestException as exc:
-                if deadline.expired():
-                    raise deadline.error(url) from None
-                raise RegistryUnavailable("cannot reach the registry %s: %s" % (self.base_url, exc), url=url) from None
+                chunks = list(read_body(resp, deadline, self.timeout, url=url, max_bytes=MAX_BODY))
+            finally:
+                resp.close()
         finally:
-            slot.pop("sock", None)
             self._lock.release()
         try:
             text = b"".join(chunks).decode("utf-8-sig")

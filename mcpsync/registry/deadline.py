@@ -6,12 +6,13 @@ gives the timeout for the next step (the per-read timeout, or less when the dead
 :class:`~.errors.RegistryUnavailable` once the time is up. :func:`read_body` reads a streamed response in
 single reads (``read1``: whatever has arrived, never waiting for a full buffer), setting the socket's timeout to
 the clipped value before each, so no read outlives the deadline. The status line and headers are read inside
-the HTTP library: the registry's own session reads them through :class:`~.sockets.DeadlineReader`, which clips
-the socket's timeout to the deadline before each read (see :mod:`.sockets`); no thread is involved.
+urllib3: :class:`~.net.RegistryNet` passes the deadline to the pool, whose answers are then read through
+:class:`~mcpsync.transports.http.deadline_reader.DeadlineReader`, which clips the socket's timeout to the
+deadline before each read; no thread is involved.
 
 The reader needs from the response only ``read1(amt, decode_content=True)`` (or ``read``), ``close()`` and,
-optionally, ``connection.sock`` (to bound a read that is already waiting); a ``urllib3`` response has all three,
-so the same code serves a ``requests`` response's ``raw`` and a plain ``urllib3`` one.
+optionally, ``set_read_timeout(seconds)`` (to bound a read that is already waiting), as a
+:class:`~mcpsync.transports.http.pool.PoolResponse` has.
 
 Pure bookkeeping apart from the reads; a Deadline is used by one thread (one call) at a
 time.
@@ -24,7 +25,7 @@ from typing import Any, Callable, Iterator, Optional
 
 from .errors import RegistryUnavailable
 
-__all__ = ["Deadline", "read_body", "response_socket"]
+__all__ = ["Deadline", "read_body"]
 
 #: The largest single read.
 READ_SIZE = 65536
@@ -69,20 +70,11 @@ class Deadline:
         return min(float(timeout), left)
 
 
-def response_socket(response: Any) -> Any:
-    """The socket a streamed ``urllib3`` response reads from, or None."""
-    connection = getattr(response, "connection", None) or getattr(response, "_connection", None)
-    return getattr(connection, "sock", None)
-
-
 def _bound_socket(response: Any, seconds: float) -> None:
-    """Make a read that is about to wait on ``response``'s socket give up after ``seconds`` (best effort)."""
-    sock = response_socket(response)
-    if sock is not None:
-        try:
-            sock.settimeout(seconds)
-        except OSError:
-            pass
+    """Make a read that is about to wait on ``response`` give up after ``seconds`` (its ``set_read_timeout``)."""
+    set_read_timeout = getattr(response, "set_read_timeout", None)
+    if set_read_timeout is not None:
+        set_read_timeout(seconds)
 
 
 def read_body(response: Any, deadline: Deadline, per_read: float, *, url: str = "",

@@ -64,11 +64,17 @@ def download(url: str, sha256: str, *, timeout: float = 60.0, max_bytes: int = M
              session: Any = None, total_timeout: float = 600.0) -> str:
     """Download ``url`` into a new temporary file and check its SHA-256; returns the file's path (the caller
     deletes it). Raises IntegrityError (hash mismatch, too large) or RegistryUnavailable (network). Each network
-    operation waits at most ``timeout`` seconds, the whole download ``total_timeout``."""
-    import requests
+    operation waits at most ``timeout`` seconds, the whole download ``total_timeout`` (every read, the status line
+    and headers included, ends by then; no thread). Sent with mcpsync's urllib3 connections
+    (:class:`~.net.RegistryNet`: proxies from the environment, ``https`` redirects only). ``session`` is no longer
+    accepted (a ConfigError if given)."""
+    if session is not None:
+        from ..errors import ConfigError
 
+        raise ConfigError("download(session=...) is gone: bundles are downloaded with mcpsync's urllib3 connections")
+    from ..__version__ import __version__
     from .deadline import Deadline, read_body
-    from .sockets import tracking_session
+    from .net import RegistryNet
 
     if not isinstance(sha256, str) or len(sha256) != 64:
         raise IntegrityError("an mcpb package needs a fileSha256 (64 hex digits); refusing to download %s" % url)
@@ -78,32 +84,25 @@ def download(url: str, sha256: str, *, timeout: float = 60.0, max_bytes: int = M
     fd, path = tempfile.mkstemp(prefix="mcpsync-", suffix=".mcpb")
     ok = False
     try:
-        slot: Dict[str, Any] = {}
-        http = session or tracking_session(slot)
+        http = RegistryNet({"User-Agent": "mcpsync/%s" % __version__, "Accept-Encoding": "gzip, deflate"})
         deadline = Deadline(total_timeout, "downloading the bundle")
         try:
-            slot["deadline"] = deadline  # every read, the headers' too, ends by the deadline
             with os.fdopen(fd, "wb") as fh:
-                step = deadline.clip(timeout, url)
-                resp = http.get(url, stream=True, timeout=(step, step))
+                # every read, the status line and headers too, ends by the deadline; https redirects only
+                resp = http.get(url, deadline, timeout, https_only=True, what="downloading %s" % url)
                 try:
                     if resp.status_code != 200:
                         raise RegistryUnavailable("downloading %s: HTTP %d" % (url, resp.status_code),
                                                   status=resp.status_code, url=url)
-                    for chunk in read_body(resp.raw, deadline, timeout, url=url, max_bytes=max_bytes,
+                    for chunk in read_body(resp, deadline, timeout, url=url, max_bytes=max_bytes,
                                            too_large=lambda: IntegrityError(
                                                "the bundle at %s is larger than %d bytes" % (url, max_bytes))):
                         digest.update(chunk)
                         fh.write(chunk)
                 finally:
                     resp.close()
-        except requests.RequestException as exc:
-            if deadline.expired():
-                raise deadline.error(url) from None
-            raise RegistryUnavailable("downloading %s: %s" % (url, exc), url=url) from None
         finally:
-            if session is None:
-                http.close()
+            http.close()
         got = digest.hexdigest()
         if got != sha256.lower():
             raise IntegrityError(

@@ -3,12 +3,10 @@
 id. See docs/guides/client.md. Names load on first use.
 """
 
-from types import MappingProxyType as _MappingProxyType
 from typing import TYPE_CHECKING as _TYPE_CHECKING
-from typing import Any as _Any
-from typing import List as _List
 
 from .._lazy import exports as _exports
+from .._lazy import table as _table
 
 if _TYPE_CHECKING:  # what the lazy names are, for type checkers (nothing is imported at run time)
     from ..client.tasks import TaskHandle, resume_task, start_task
@@ -19,20 +17,6 @@ __all__ = [
     "start_task",
 ]
 
-_LAZY = _MappingProxyType(
-    {
-        "TaskHandle": "..client.tasks",
-        "resume_task": "..client.tasks",
-        "start_task": "..client.tasks",
-    }
-)
+_LAZY = _table({"..client.tasks": __all__})
 
-_load, _names = _exports(__name__, _LAZY, globals())
-
-
-def __getattr__(name: str) -> _Any:
-    return _load(name)
-
-
-def __dir__() -> _List[str]:
-    return _names()
+__getattr__, __dir__ = _exports(__name__, _LAZY, globals())

@@ -4,12 +4,10 @@
 load on first use; a :class:`mcpsync.Client` picks one from its target, so most programs never name them.
 """
 
-from types import MappingProxyType as _MappingProxyType
 from typing import TYPE_CHECKING as _TYPE_CHECKING
-from typing import Any as _Any
-from typing import List as _List
 
 from .._lazy import exports as _exports
+from .._lazy import table as _table
 from .base import Transport, TransportSink
 
 if _TYPE_CHECKING:  # what the lazy names are, for type checkers (nothing is imported at run time)
@@ -19,20 +17,12 @@ if _TYPE_CHECKING:  # what the lazy names are, for type checkers (nothing is imp
 
 __all__ = ["SSETransport", "StdioTransport", "StreamableHTTPTransport", "Transport", "TransportSink"]
 
-_LAZY = _MappingProxyType(
+_LAZY = _table(
     {
-        "SSETransport": "http.legacy_sse",
-        "StdioTransport": "stdio",
-        "StreamableHTTPTransport": "http.transport",
+        "http.legacy_sse": ("SSETransport",),
+        "http.transport": ("StreamableHTTPTransport",),
+        "stdio": ("StdioTransport",),
     }
 )
 
-_load, _names = _exports(__name__, _LAZY, globals())
-
-
-def __getattr__(name: str) -> _Any:
-    return _load(name)
-
-
-def __dir__() -> _List[str]:
-    return _names()
+__getattr__, __dir__ = _exports(__name__, _LAZY, globals())

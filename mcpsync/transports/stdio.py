@@ -16,7 +16,6 @@ import io
 import json
 import logging
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -136,6 +135,8 @@ def find_executable(command: str, path: str, pathext: Optional[str]) -> Optional
     if pathext is None:
         if os.path.dirname(command):
             return command if os.path.isfile(command) and os.access(command, os.X_OK) else None
+        import shutil  # here, not at module level: a command with a directory part (sys.executable) needs no search
+
         return shutil.which(command, path=path)
     exts = [e for e in pathext.split(";") if e.strip()]
     lower = command.lower()

@@ -5,8 +5,6 @@ same server skips those round trips. See docs/guides/http.md. Names load on firs
 
 from types import MappingProxyType as _MappingProxyType
 from typing import TYPE_CHECKING as _TYPE_CHECKING
-from typing import Any as _Any
-from typing import List as _List
 
 from .._lazy import exports as _exports
 
@@ -23,12 +21,4 @@ _LAZY = _MappingProxyType(
     }
 )
 
-_load, _names = _exports(__name__, _LAZY, globals())
-
-
-def __getattr__(name: str) -> _Any:
-    return _load(name)
-
-
-def __dir__() -> _List[str]:
-    return _names()
+__getattr__, __dir__ = _exports(__name__, _LAZY, globals())

@@ -242,7 +242,7 @@ class EventParser:
 
 
 def iter_response_bytes(response: Any, read_size: int = _READ_SIZE) -> Iterator[bytes]:
-    """Yield the body of a streamed response (``response.raw.read1``) as bytes arrive.
+    """Yield the body of a streamed response (``response.read1``) as bytes arrive.
 
     Every body (chunked, ``Content-Length`` or close-delimited) is read with ``read1``, so an
     event is never held back waiting for a full buffer (for a chunked body the HTTP layer returns
@@ -250,7 +250,7 @@ def iter_response_bytes(response: Any, read_size: int = _READ_SIZE) -> Iterator[
     stops iterating early (its answer arrived) leaves the connection intact, so the rest of the
     body can still be drained and the connection reused. Content decoding (gzip) is applied.
     """
-    read1 = response.raw.read1
+    read1 = response.read1
     while True:
         chunk = read1(read_size, decode_content=True)
         if not chunk:

@@ -73,7 +73,7 @@ def test_invalid_grant_marks_needs_auth_and_raises_auth_required(srv, manager):
 
 def test_invalid_grant_never_erases_newer_credentials(srv, manager):
     manager.authenticate("srv")
-    manager._refresh_refused("srv", "an-older-refresh-token", "invalid_grant", drop_client=True)
+    manager._refresher._refresh_refused("srv", "an-older-refresh-token", "invalid_grant", drop_client=True)
     entry = manager.store.get("srv")
     assert "needsAuth" not in entry and entry["clientInfo"]
 

@@ -2,7 +2,7 @@
 Cache-Control, redirects, junk) and the example server over Streamable HTTP in both eras (tests/peers/httpserver.py).
 
 Discovery (url and inline data entries), the v1 schema, the disk cache across processes, the URL policy, connect
-(``mcpsync.cards.connect``, ``Client.from_card``, ``mcpsync --card``), the seeded protocol era (no probe of the
+(``mcpsync.cards.connect``, ``cards.client_for``, ``mcpsync --card``), the seeded protocol era (no probe of the
 other era), a Manager ``card`` entry, ``mcpsync install --card`` with consent and the credential store; every
 hostile card gets a typed CardError and nothing is written.
 """
@@ -334,15 +334,15 @@ def test_connect_in_each_era_without_probing_the_other(host, era):
             assert mcp.records(rpc="server/discover") == []  # the card said: no discover probe
 
 
-def test_client_from_card_with_a_required_secret_header(host, era):
+def test_client_for_card_with_a_required_secret_header(host, era):
     headers = [{"name": "Authorization", "isRequired": True, "isSecret": True, "value": "Bearer {token}",
                 "variables": {"token": {"isRequired": True, "isSecret": True}}}]
     with MCPTestServer(era=era) as mcp:
         mcp.faults.require_token = "t0k"
         url = host.route("/card", card_document(mcp.url, headers=headers))
         with pytest.raises(MissingInput):
-            mcpsync.Client.from_card(url, allow_local=LOCAL)
-        client = mcpsync.Client.from_card(url, inputs={"token": "t0k"}, allow_local=LOCAL, name="weather")
+            mcpsync.cards.client_for(url, allow_local=LOCAL)
+        client = mcpsync.cards.client_for(url, inputs={"token": "t0k"}, allow_local=LOCAL, name="weather")
         assert "t0k" not in repr(client)
         with client:
             assert client.call_tool("echo", {"message": "secret ok"}).text == "secret ok"
@@ -556,7 +556,7 @@ def test_https_cards_honour_verify_and_the_client_uses_it_too(pki):
             assert client.call_tool("echo", {"message": "tls card"}).text == "tls card"
 
 
-def test_importing_cards_is_cheap_and_from_card_keeps_a_subclass(host):
+def test_importing_cards_is_cheap_and_client_for_keeps_a_subclass(host):
     code = ("import sys, mcpsync, mcpsync.cards as c; c.CardError; "
             "heavy = [m for m in ('urllib3', 'jsonschema', 'requests', 'mcpsync.cards.fetch') if m in sys.modules]; "
             "assert not heavy, heavy")
@@ -567,6 +567,6 @@ def test_importing_cards_is_cheap_and_from_card_keeps_a_subclass(host):
         pass
 
     url = host.route("/card", card_document("http://127.0.0.1:1/mcp"))
-    client = Mine.from_card(url, allow_local=LOCAL)
+    client = mcpsync.cards.client_for(url, allow_local=LOCAL, factory=Mine)
     assert type(client) is Mine
     client.close()

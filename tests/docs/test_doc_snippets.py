@@ -3,8 +3,11 @@
 A snippet is a ```python block; it must run to completion in a fresh interpreter. A block that uses names from the
 surrounding text is preceded by ``<!-- snippet: setup NAME (why) -->``: the hidden set-up
 ``tests/docs/doc_snippet_setups.py`` ``SETUPS[NAME]`` defines those names before it and checks its effect after it.
-A block preceded by ``<!-- snippet: fragment (why) -->`` is only compiled: that is allowed only for the blocks
-listed in ``COMPILED_ONLY`` below (each needs a peer no test here can stand in for), and the list only shrinks.
+A block preceded by ``<!-- snippet: fragment (why) -->`` would only be compiled: that is allowed only for the blocks
+listed in ``COMPILED_ONLY`` below, which is empty (every block runs) and stays so unless a block needs a peer no
+test here can stand in for. A set-up may feed the block's stdin (a person typing at a prompt), name a module it
+needs (an agent framework: skipped without it, failing with ``MCPSYNC_FRAMEWORKS_REQUIRED=1`` as in the
+frameworks stage), or run it in the pywebview interpreter of tests/browser/test_apps_desktop.py (offscreen Qt).
 
 The peers are swapped for local ones, and nothing else is changed: the reference server's npx command becomes
 the bundled example server, an ``https://.../mcp`` URL becomes a local Streamable HTTP test server, and the
@@ -33,28 +36,8 @@ MARK = re.compile(r"<!--\s*snippet:\s*(fragment|setup\s+([\w-]+))")
 NPX = '["npx", "-y", "@modelcontextprotocol/server-everything"]'
 URL = re.compile(r'"https://[^"\s]+/mcp"')
 
-#: Blocks that are only compiled, each for a reason no local peer covers yet (see the block's own comment).
-COMPILED_ONLY = [
-    "docs/guides/apps.md",
-    "docs/guides/cards.md",
-    "docs/guides/cards.md",
-    "docs/guides/cards.md",
-    "docs/guides/frameworks.md",
-    "docs/guides/frameworks.md",
-    "docs/guides/frameworks.md",
-    "docs/guides/frameworks.md",
-    "docs/guides/frameworks.md",
-    "docs/guides/frameworks.md",
-    "docs/guides/frameworks.md",
-    "docs/guides/frameworks.md",
-    "docs/guides/frameworks.md",
-    "docs/guides/frameworks.md",
-    "docs/guides/frameworks.md",
-    "docs/guides/frameworks.md",
-    "docs/guides/oauth.md",
-    "docs/guides/oauth.md",
-    "docs/guides/registry.md",
-]
+#: Blocks that are only compiled, each for a reason no local peer covers (see the block's own comment): none.
+COMPILED_ONLY: List[str] = []
 
 
 def blocks(path: pathlib.Path) -> Iterator[Tuple[int, str, str, str]]:
@@ -110,13 +93,17 @@ def http_server() -> Iterator[MCPTestServer]:
         yield server
 
 
-@pytest.mark.parametrize("where, code, mark", PYTHON, ids=[s[0] for s in PYTHON])
+@pytest.mark.parametrize("where, code, mark", PYTHON, ids=[s[0] + ("-" + s[2] if s[2] else "") for s in PYTHON])
 def test_python_snippet_runs(where: str, code: str, mark: str, http_server: MCPTestServer, tmp_path) -> None:
     compile(code, where, "exec")
     if mark == "fragment":
         return
     example = '["python", "-m", "mcpsync.example_server"]'
     setup = SETUPS.get(mark)
+    if setup and setup.requires and os.environ.get("MCPSYNC_FRAMEWORKS_REQUIRED", "") not in ("1", "true"):
+        pytest.importorskip(
+            setup.requires, reason="%s needs %s (the frameworks stage installs it)" % (where, setup.requires)
+        )
     for literal, expression in setup.replace.items() if setup else ():
         assert literal in code, "%s: set-up %s replaces %s, which the block no longer has" % (where, mark, literal)
         code = code.replace(literal, expression)
@@ -135,8 +122,21 @@ def test_python_snippet_runs(where: str, code: str, mark: str, http_server: MCPT
         MCPSYNC_DATA_DIR=str(tmp_path / "data"),
         PYTHONPATH=str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""),
     )
+    python = sys.executable
+    if setup and setup.desktop:
+        from tests.browser.test_apps_desktop import _python as desktop_python  # skips (fails under CI) without one
+
+        python = desktop_python()
+        env.update(QT_QPA_PLATFORM="offscreen", QTWEBENGINE_DISABLE_SANDBOX="1", PYWEBVIEW_GUI="qt")
+        env["PATH"] = os.path.dirname(python) + os.pathsep + env["PATH"]
     proc = subprocess.run(
-        [sys.executable, "-c", code], cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=90
+        [python, "-c", code],
+        cwd=str(tmp_path),
+        env=env,
+        input=setup.stdin if setup else "",
+        capture_output=True,
+        text=True,
+        timeout=90,
     )
     assert proc.returncode == 0, "%s failed:\n%s\n%s" % (where, proc.stdout, proc.stderr)
     assert "Traceback" not in proc.stderr, proc.stderr

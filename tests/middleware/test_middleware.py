@@ -192,3 +192,47 @@ def test_chain_composes_outermost_first() -> None:
 
     call = chain([Tag("1"), Tag("2"), Middleware()], send)
     assert call(RequestInfo("s", "ping", None)) == {"ok": "ping"} and order == ["1", "2", "send"]
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_policy_then_approval_then_retry_then_middleware_once_per_call(era: str) -> None:
+    """The documented order, with real calls to the bundled example server: the tool policy refuses before the
+    approval handler is asked; the handler runs once per call (not per retry attempt) and its edited arguments
+    are what the retried middleware and the server see; a refused call never reaches the later stages."""
+    from mcpsync.middleware import Approval, ToolApprovalRequest, ToolPolicy
+
+    events: List[Tuple[Any, ...]] = []
+
+    def approve(req: ToolApprovalRequest) -> Approval:
+        events.append(("approval", req.tool, dict(req.arguments)))
+        return Approval.approve({"message": str(req.arguments["message"]).upper()})
+
+    class FlakyOnce(Middleware):
+        """Inside retry: the first attempt of each tool call fails as an unreachable server would."""
+
+        def handle(self, request: RequestInfo, next: Next) -> Any:  # noqa: A002
+            if request.method != "tools/call":
+                return next(request)
+            args = dict((request.params or {}).get("arguments") or {})
+            events.append(("middleware", request.tool, request.attempt, args))
+            if request.attempt == 1:
+                raise mcpsync.errors.ConnectError("unreachable", server=request.server)
+            return next(request)
+
+    retry = mcpsync.middleware.Retry(total=2, backoff_factor=0, backoff_jitter=0, idempotent_tools=True)
+    with mcpsync.connect(
+        server_cmd("--era", era),
+        middleware=[FlakyOnce(), retry, ToolPolicy(denied=["add"])],
+        approval_handler=approve,
+    ) as c:
+        c.list_tools()
+        del events[:]
+        assert c.call_tool("echo", {"message": "hi"}).text == "HI"
+        with pytest.raises(mcpsync.ToolDenied) as info:
+            c.call_tool("add", {"a": 1, "b": 2})
+        assert info.value.by == "policy"
+    assert events == [
+        ("approval", "echo", {"message": "hi"}),  # once, before retry
+        ("middleware", "echo", 1, {"message": "HI"}),  # the edited arguments, first attempt
+        ("middleware", "echo", 2, {"message": "HI"}),  # retried inside: the handler is not asked again
+    ]  # "add": refused by the policy, so neither the handler nor the middleware saw it

@@ -20,11 +20,12 @@ import threading
 import time
 from typing import Any, Dict, List, Optional
 
-from mcpsync.example_server import ExampleServer
+
 from mcpsync.example_server.http import EventStream, Handler, HTTPFront
 from mcpsync.example_server.session import ServerSession
 
 from tests.peers.junk import junk_frames
+from tests.peers.misbehaving_example import MisbehavingExampleServer
 
 
 class Faults:
@@ -255,14 +256,19 @@ class MCPTestServer(HTTPFront):
     Args:
         era: "auto" (both eras), "legacy" or "modern".
         response_mode: "sse" (answers are event streams) or "json".
-        **example_options: options of :class:`mcpsync.example_server.ExampleServer`.
+        **example_options: options of :class:`mcpsync.example_server.ExampleServer`, and the misbehaviours of
+            :class:`tests.peers.misbehaving_example.MisbehavingExampleServer`.
     """
 
     def __init__(self, era: str = "auto", response_mode: str = "sse", **example_options: Any) -> None:
         self.faults = Faults()
         self.log: List[Record] = []
         super().__init__(
-            ExampleServer(era=era, **example_options), "127.0.0.1", 0, response_mode=response_mode, handler=_Handler
+            MisbehavingExampleServer(era=era, **example_options),
+            "127.0.0.1",
+            0,
+            response_mode=response_mode,
+            handler=_Handler,
         )
 
     def extra_frames(self, message: Any) -> List[bytes]:

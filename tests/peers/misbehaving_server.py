@@ -3,8 +3,8 @@
 Run it as ``python tests/peers/misbehaving_server.py [flags]`` (``conftest.misbehaving_cmd(*flags)``); every flag of
 ``python -m mcpsync.example_server`` works here too. It builds on the package through its documented hooks
 (``stdio.build_parser``, ``stdio.server_from_args``, ``stdio.StdioConnection``, ``stdio.serve`` and the
-``ExampleServer`` knobs), so the protocol behaviour is the package's own. The misbehaviours are listed in
-docs/guides/example-server.md ("Test-only misbehaviours").
+``ExampleServer`` knobs), so the protocol behaviour is the package's own; the protocol misbehaviours live in
+``misbehaving_example.MisbehavingExampleServer``, the framing ones in this file.
 """
 
 from __future__ import annotations
@@ -23,8 +23,10 @@ from mcpsync.example_server.tools import write_stderr_bytes
 
 try:
     from .junk import junk_frames
+    from .misbehaving_example import MisbehavingExampleServer
 except ImportError:  # run as a script: this folder is sys.path[0]
     from junk import junk_frames  # type: ignore[no-redef]
+    from misbehaving_example import MisbehavingExampleServer  # type: ignore[no-redef]
 
 #: Frames written before every response with ``--garbage``.
 GARBAGE_FRAMES: List[bytes] = [
@@ -136,6 +138,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         _spawn_grandchild()
     server = stdio.server_from_args(
         args,
+        MisbehavingExampleServer,
         cursor_loop=args.cursor_loop,
         version=args.protocol_version,
         discover=args.discover,

@@ -144,7 +144,7 @@ def _post(net: PoolNet, url: str, body: bytes = b'{"a":1}', **headers: str) -> A
 
 def _status(net: PoolNet, url: str) -> int:
     r = _post(net, url)
-    r.raw.read()
+    r.read()
     r.close()
     return int(r.status_code)
 
@@ -253,7 +253,7 @@ def test_headers_and_a_large_body_arrive_whole_on_one_reused_connection(raw: Raw
     try:
         for body in (b'{"n": 0}', big, b'{"n": 2}'):
             r = _post(net, raw.url, body, **{"Mcp-Method": "tools/call"})
-            assert r.status_code == 200 and r.raw.read() == b"{}"
+            assert r.status_code == 200 and r.read() == b"{}"
             r.close()
         assert raw.connections == 1
         assert [req.split(b"\r\n\r\n", 1)[1] for req in raw.requests] == [b'{"n": 0}', big, b'{"n": 2}']
@@ -275,7 +275,7 @@ def test_a_requests_auth_runs_for_every_request_with_its_method_and_url(raw: Raw
     try:
         for path in ("/mcp", "/other"):
             r = net.send("POST", raw.url.replace("/mcp", path), b"{}", {"Content-Type": "application/json"}, (5, 5))
-            r.raw.read()
+            r.read()
             r.close()
     finally:
         net.close()
@@ -314,7 +314,7 @@ def test_keep_alive_pooling_one_connection_for_sequential_requests(raw: RawServe
     try:
         for _ in range(10):
             r = _post(net, raw.url)
-            assert r.status_code == 200 and r.raw.read() == b"{}"
+            assert r.status_code == 200 and r.read() == b"{}"
             r.close()
         assert raw.connections == 1
     finally:
@@ -336,7 +336,7 @@ def test_the_pool_keeps_at_most_pool_maxsize_idle_connections(raw: RawServer) ->
 
     def one() -> None:
         r = _post(net, raw.url)
-        results.append(len(r.raw.read()))
+        results.append(len(r.read()))
         r.close()
 
     threads = [threading.Thread(target=one) for _ in range(4)]
@@ -360,7 +360,7 @@ def test_an_idle_connection_the_server_closed_is_replaced(raw: RawServer) -> Non
         raw.close_all()  # an idle timeout on the server side, without "Connection: close"
         assert _client_saw_every_close(net)  # held there: the close reached the pooled socket
         r = _post(net, raw.url)
-        assert r.raw.read() == b"{}"
+        assert r.read() == b"{}"
         assert raw.connections == 2
         assert len(raw.requests) == 2  # nothing of the second request was written to the closed connection
     finally:
@@ -385,7 +385,7 @@ def test_a_reused_connection_the_server_closes_on_the_request_is_not_resent(raw:
             _post(net, raw.url)
         assert got.is_set() and len(raw.requests) == 2 and raw.connections == 1  # once, on the reused one
         r = _post(net, raw.url)
-        assert r.raw.read() == b"{}"
+        assert r.read() == b"{}"
         r.close()
         assert len(raw.requests) == 3 and raw.connections == 2
     finally:
@@ -403,7 +403,7 @@ def test_connection_close_and_close_delimited_bodies_are_not_reused(raw: RawServ
     try:
         for _ in range(3):
             r = _post(net, raw.url)
-            assert r.raw.read() == b"{}"
+            assert r.read() == b"{}"
             r.close()
         assert raw.connections == 3
         assert len(_sockets(net)) == 1  # the last one, kept alive
@@ -428,7 +428,7 @@ def test_chunked_gzip_and_deflate_bodies_are_decoded(raw: RawServer) -> None:
     try:
         for _ in range(3):
             r = _post(net, raw.url)
-            assert r.raw.read() == body
+            assert r.read() == body
             r.close()
         assert raw.connections == 1  # every body read to its end: the connection went back each time
     finally:
@@ -604,7 +604,7 @@ def test_any_answer_bytes_raise_only_engine_errors_and_the_next_call_works(
             junk_server.replies = [junk_then_close]
         try:
             r = net.send("POST", junk_server.url, b"{}", {}, (5.0, 2.0))
-            r.raw.read()
+            r.read()
             r.close()
         except EngineError:
             pass
@@ -616,7 +616,7 @@ def test_any_answer_bytes_raise_only_engine_errors_and_the_next_call_works(
         assert closed.wait(10)
         assert _client_saw_every_close(net)
         r = net.send("POST", junk_server.url, b"{}", {}, (5.0, 5.0))
-        assert r.status_code == 200 and r.raw.read() == b"{}"
+        assert r.status_code == 200 and r.read() == b"{}"
         r.close()
     finally:
         net.close()
@@ -650,9 +650,9 @@ def test_a_body_that_stalls_is_a_read_timeout_never_a_short_body(raw: RawServer,
     net = _net(raw.url)
     try:
         r = net.send("POST", raw.url, b"{}", {}, (5.0, 0.3))
-        assert r.raw.read1(2) == b"{}"
+        assert r.read1(2) == b"{}"
         with pytest.raises(ReadTimeout):
-            r.raw.read()
+            r.read()
     finally:
         release.set()
         net.close()
@@ -682,10 +682,10 @@ def test_set_read_timeout_rebounds_the_next_reads_with_no_watchdog_thread(raw: R
     net = _net(raw.url)
     try:
         r = net.send("POST", raw.url, b"{}", {}, (5.0, None))  # no bound at all
-        assert r.raw.read1(2) == b"{}"
+        assert r.read1(2) == b"{}"
         r.set_read_timeout(0.2)
         with pytest.raises(ReadTimeout):
-            r.raw.read()
+            r.read()
         assert not [t for t in threading.enumerate() if t.name.startswith("mcpsync-http")]  # a socket timeout
     finally:
         release.set()

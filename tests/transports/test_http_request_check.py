@@ -78,7 +78,7 @@ def _post(net: Any, url: str, headers: Any) -> None:
     response = net.send("POST", url, b"{}", headers, TIMEOUT)
     try:
         assert response.status_code == 200
-        assert response.raw.read() == b"{}"
+        assert response.read() == b"{}"
     finally:
         response.close()
 
@@ -142,7 +142,7 @@ def test_any_method_is_refused_or_arrives_as_given(served: Any, method: str) -> 
         return
     response = net.send(method, server.url + "/mcp", b"{}", {}, TIMEOUT)
     try:
-        assert response.raw.read() == b"{}"
+        assert response.read() == b"{}"
     finally:
         response.close()
     assert len(server.requests) == count + 1 and server.requests[-1][0] == method.encode("ascii")

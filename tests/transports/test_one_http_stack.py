@@ -3,10 +3,10 @@
 * no module makes a client socket connection for HTTP by itself: nothing calls ``socket.create_connection`` or
   ``urllib.request.urlopen``, and only :mod:`mcpsync.transports.http.pool` imports ``http.client`` (for the
   exception class urllib3 lets through);
-* ``requests`` is imported only by the modules listed in :data:`STILL_ON_REQUESTS`: the registry client and
-  ``.mcpb`` downloads (still on ``requests``, itself on urllib3; moving them onto urllib3 is the work left),
-  and the adapters that let a ``requests`` auth run on the pools and an ``mcpsync.Auth`` run in ``requests``. A new
-  module importing it fails here.
+* nothing sends with ``requests``: no module imports it at module level, and none calls its senders
+  (``requests.get``/``post``/..., ``requests.Session``, ``requests.adapters``). It is an extra: the one use left is
+  the adapter that runs a user's ``requests.auth.AuthBase`` (``auth=``) on the urllib3 pools, and
+  :class:`mcpsync.Auth`'s own ``requests`` compatibility, both importing it inside the function that needs it.
 """
 
 from __future__ import annotations
@@ -17,14 +17,9 @@ from typing import List, Set, Tuple
 
 PKG = Path(__file__).resolve().parents[2] / "mcpsync"
 
-#: modules that still import requests (see the module docstring); the list may only shrink
-STILL_ON_REQUESTS = {
-    "registry/client.py",
-    "registry/mcpb.py",
-    "registry/sockets.py",  # the registry session that tells the deadline which socket to shut down
-    "transports/http/auth.py",  # a requests.auth.AuthBase passed as auth= runs on the pools
-    "httpauth.py",  # an mcpsync.Auth used as a requests auth
-}
+#: what sends a request with requests (or opens its connection pools): used nowhere in mcpsync
+REQUESTS_SENDERS = {"requests." + name for name in ("get", "post", "put", "patch", "delete", "head", "options",
+                                                     "request", "Session", "session", "adapters", "sessions")}
 
 
 def _modules() -> List[Tuple[str, ast.AST]]:
@@ -58,10 +53,9 @@ def test_no_module_opens_an_http_connection_but_through_urllib3() -> None:
     for name, tree in _modules():
         imports = _imports(tree)
         calls = _attribute_calls(tree)
-        # registry/sockets.py: the registry still rides requests (and so urllib3); its deadline reader subclasses
-        # the response class that stack reads through, to cut each read's socket timeout to the time left. It
-        # goes when the registry moves onto the pool.
-        if name not in ("transports/http/pool.py", "registry/sockets.py") and any(
+        # pool.py subclasses http.client's answer class (what urllib3 parses the status line with) and catches
+        # the exception class urllib3 lets through
+        if name != "transports/http/pool.py" and any(
             i.startswith("http.client") for i in imports
         ):
             offenders.append((name, "imports http.client"))
@@ -72,6 +66,43 @@ def test_no_module_opens_an_http_connection_but_through_urllib3() -> None:
     assert offenders == []
 
 
-def test_requests_is_imported_only_where_it_still_carries_traffic() -> None:
-    using = {name for name, tree in _modules() if any(i.split(".")[0] == "requests" for i in _imports(tree))}
-    assert using <= STILL_ON_REQUESTS, using - STILL_ON_REQUESTS
+def _top_level_imports(tree: ast.Module) -> Set[str]:
+    found: Set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+def _dotted_uses(tree: ast.AST) -> Set[str]:
+    uses: Set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            uses.add("%s.%s" % (node.value.id, node.attr))
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            uses.update("%s.%s" % (node.module, alias.name) for alias in node.names)
+            uses.add(node.module)
+    return uses
+
+
+def test_nothing_sends_with_requests() -> None:
+    offenders = []
+    for name, tree in _modules():
+        assert isinstance(tree, ast.Module)
+        if any(i.split(".")[0] == "requests" for i in _top_level_imports(tree)):
+            offenders.append((name, "imports requests at module level"))
+        for use in sorted(_dotted_uses(tree) & REQUESTS_SENDERS):
+            offenders.append((name, use))
+    assert offenders == []
+
+
+def test_the_registry_and_bundle_downloads_send_through_the_pool() -> None:
+    """The registry client and .mcpb downloads use the urllib3 pool of the MCP path (PoolNet), not a stack
+    of their own."""
+    trees = dict(_modules())
+    net = trees["registry/net.py"]
+    assert "PoolNet" in {n.id for n in ast.walk(net) if isinstance(n, ast.Name)}
+    for name in ("registry/client.py", "registry/mcpb.py"):
+        assert "RegistryNet" in {n.id for n in ast.walk(trees[name]) if isinstance(n, ast.Name)}, name

@@ -17,7 +17,8 @@ One ``tools/call`` to a Streamable HTTP server goes down through:
   TLS settings, proxies from :mod:`.proxy`, netrc); :mod:`.request_check` refuses a request that cannot be written
   correctly before a byte is sent; :mod:`.pool` sends it on urllib3 (one pool manager per proxy, ``retries=False``:
   the no-resend rule, ``close()`` ending every connect, handshake and read at once, socket timeouts), and urllib3
-  parses the answer.
+  parses the answer. A call with an overall deadline (the registry client's, on a net made with
+  ``deadlines=True``) reads its answer, status line and headers included, through :mod:`.deadline_reader`.
 * :mod:`.oauth_route` sends the OAuth requests made for a server (probe, discovery, registration, token) on
   a :class:`~mcpsync.transports.http.pool.PoolNet` built from that server's settings: its proxies, ``no_proxy``,
   ``trust_env``, ``verify``, ``cert``; the auth package sees it only as an ``OAuthHTTPCall``.

@@ -193,7 +193,7 @@ def _as_requests_response(raw: Any, prepared: Any, connection: _Connection) -> A
 
 
 class _Replayed:
-    """An answer whose body a hook already read: status, headers and the body from memory (``raw`` is itself)."""
+    """An answer whose body a hook already read: status, headers and the body from memory ."""
 
     def __init__(self, response: Any) -> None:
         self.status_code = response.status_code
@@ -202,9 +202,11 @@ class _Replayed:
         self.url = response.url
         self._body = io.BytesIO(response.content)
 
-    @property
-    def raw(self) -> "_Replayed":
-        return self
+    def set_read_timeout(self, seconds: Optional[float], slack: float = 0.0) -> None:
+        """Nothing to bound: the body is in memory."""
+
+    def shutdown(self) -> None:
+        """Nothing to wake: reading from memory never blocks."""
 
     def read1(self, amt: int = -1, decode_content: bool = True) -> bytes:
         return self._body.read1(amt)
@@ -222,7 +224,7 @@ def discard(response: Any) -> None:
     """Drain a small unwanted answer so its connection can be reused; close a large or broken one."""
     try:
         left = _DRAIN_LIMIT
-        read1 = getattr(getattr(response, "raw", response), "read1", None)
+        read1 = getattr(response, "read1", None)
         while read1 is not None and left > 0:
             chunk = read1(left)
             if not chunk:
@@ -238,9 +240,19 @@ def discard(response: Any) -> None:
 
 def with_auth(net: HTTPEngine, auth: Any) -> HTTPEngine:
     """``net`` with ``auth`` applied to every request: an :class:`~mcpsync.httpauth.Auth` natively, any other
-    callable as a ``requests`` auth; ``net`` itself when ``auth`` is None."""
+    callable as a ``requests`` auth (a :class:`~mcpsync.errors.ConfigError` when ``requests``, an extra, is not
+    installed); ``net`` itself when ``auth`` is None."""
     if auth is None:
         return net
     if isinstance(auth, Auth):
         return AuthNet(net, auth)
+    try:
+        import requests  # noqa: F401 - only to say now, not at the first call, that it is missing
+    except ImportError:
+        from ...errors import ConfigError
+
+        raise ConfigError(
+            "auth=%s is a requests auth, and requests is not installed: install it (the `requests` extra) or "
+            "pass an mcpsync.Auth" % type(auth).__name__
+        )
     return RequestsHookNet(net, auth)

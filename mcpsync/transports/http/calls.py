@@ -95,7 +95,7 @@ def _abort(response: Any) -> None:
     """Wake a thread blocked reading ``response`` (its socket is shut down; close() alone does not)."""
     if response is None:
         return
-    shutdown = getattr(getattr(response, "raw", None), "shutdown", None)
+    shutdown = getattr(response, "shutdown", None)
     if shutdown is not None:
         shutdown()
 
@@ -107,28 +107,9 @@ def _set_read_timeout(response: Any, timeout: Optional[float], slack: float = 0.
     when the socket already holds ``timeout``, or, with ``slack``, a value at most ``slack`` times
     ``timeout`` (at least 10 ms) above it: the bound then ends at most that much later.
     """
-    raw = getattr(response, "raw", None)
-    own = getattr(raw, "set_read_timeout", None)
-    if own is not None:  # a PoolResponse: the socket timeout, set only when it changes
-        own(timeout)
-        return
-    conn = getattr(raw, "_connection", None) or getattr(raw, "connection", None)
-    sock = getattr(conn, "sock", None)
-    if sock is not None:
-        try:
-            current = sock.gettimeout()
-            if current == timeout:
-                return
-            if (
-                slack
-                and current is not None
-                and timeout is not None
-                and timeout <= current <= timeout + max(0.01, slack * timeout)
-            ):
-                return
-            sock.settimeout(timeout)
-        except OSError:
-            pass
+    own = getattr(response, "set_read_timeout", None)
+    if own is not None:  # a PoolResponse (the socket timeout, set only when it changes) or a body in memory
+        own(timeout, slack)
 
 
 def _is_read_timeout(exc: BaseException) -> bool:
@@ -201,6 +182,11 @@ def read_body(response: Any, limit: int, server: str) -> bytes:
         raise MessageTooLarge(
             "HTTP response of %s bytes exceeds the maximum message size (%d)" % (length, limit), server=server
         )
+    if length and length.isdigit() and not response.headers.get("Content-Encoding"):
+        # the whole body at once (one read, not read1 until the empty one): its size is known and within limit
+        data: bytes = response.read()
+        response.release_conn()
+        return data
     parts: List[bytes] = []
     size = 0
     for chunk in iter_response_bytes(response):
@@ -208,7 +194,7 @@ def read_body(response: Any, limit: int, server: str) -> bytes:
         if size > limit:
             raise MessageTooLarge("HTTP response exceeds the maximum message size (%d)" % limit, server=server)
         parts.append(chunk)
-    response.raw.release_conn()
+    response.release_conn()
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 

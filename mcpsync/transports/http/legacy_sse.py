@@ -333,7 +333,7 @@ class SSETransport(Transport):
                 try:
                     for _ in iter_response_bytes(response, 65536):
                         pass
-                    response.raw.release_conn()
+                    response.release_conn()
                 except Exception:  # noqa: BLE001 - accepted anyway
                     pass
                 return

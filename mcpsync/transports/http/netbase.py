@@ -41,7 +41,7 @@ __all__ = [
 class HTTPEngine(Protocol):
     """What a remote transport sends with (:class:`~mcpsync.transports.http.pool.PoolNet`, or an auth layer
     of :mod:`~mcpsync.transports.http.auth` around it). Thread-safe; answers are streamed (``status_code``,
-    ``headers``, ``raw.read1``, ``raw.release_conn``, ``close``)."""
+    ``headers``, ``read1``, ``read``, ``release_conn``, ``set_read_timeout``, ``shutdown``, ``close``)."""
 
     kind: str  # "urllib3": the one stack
 

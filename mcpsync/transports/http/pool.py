@@ -32,7 +32,7 @@ be called from any thread and never block.
 from __future__ import annotations
 
 import importlib.util
-
+import io
 import logging
 import os
 import re
@@ -40,7 +40,7 @@ import socket
 import sys
 import threading
 import weakref
-from http.client import HTTPException
+from http.client import HTTPException, HTTPResponse
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 from urllib.parse import urljoin, urlsplit
 
@@ -117,6 +117,8 @@ class _Tracker:
         # which it raises for a connection whose is_verified is False, is not repeated on every call
         self.unverified_ok = False
         self.skip_hostname = False  # the user's SSLContext does not check host names: urllib3 must not either
+        self.deadlines = False  # answers read through DeadlineReader while a call carries a deadline (PoolNet)
+        self.deadline = threading.local()  # .value: the overall deadline of the call this thread is sending
 
     def register(self, sock: socket.socket, owned: List[Any]) -> None:
         """Called from the audit hook as ``sock`` is made or starts its TCP connect. After abort() it raises
@@ -214,6 +216,23 @@ def _send(self: Any, data: Any) -> None:
     super(type(self), self).send(data)
 
 
+def _answer_class(tracker: _Tracker) -> Any:
+    """``http.client``'s answer class (what urllib3 parses the status line and headers with), reading through a
+    :class:`~.deadline_reader.DeadlineReader` while the sending thread's call has an overall deadline."""
+
+    class Answer(HTTPResponse):
+        def __init__(self, sock: Any, *args: Any, **kwargs: Any) -> None:
+            super().__init__(sock, *args, **kwargs)
+            deadline = getattr(tracker.deadline, "value", None)
+            if deadline is not None and isinstance(self.fp, io.BufferedReader):  # nothing was read yet
+                from .deadline_reader import DeadlineReader
+
+                raw = self.fp.detach()  # the makefile() reader lets go of its SocketIO without closing it
+                self.fp = io.BufferedReader(DeadlineReader(raw, sock, deadline))
+
+    return Answer
+
+
 def _pool_classes(tracker: _Tracker, socks: bool) -> Dict[str, Any]:
     """The connection pool classes of one net: urllib3's, whose connections register their sockets with
     ``tracker`` (``connect``) and say when they are in use (``request``). Subclasses made per net: the connection
@@ -231,6 +250,7 @@ def _pool_classes(tracker: _Tracker, socks: bool) -> Dict[str, Any]:
     else:
         bases = [(HTTPConnectionPool, HTTPConnection), (HTTPSConnectionPool, HTTPSConnection)]
     out: Dict[str, Any] = {}
+    answer = _answer_class(tracker) if tracker.deadlines else None
     for scheme, (pool_base, conn_base) in zip(("http", "https"), bases):
         members = {
             "tracker": tracker,
@@ -238,6 +258,8 @@ def _pool_classes(tracker: _Tracker, socks: bool) -> Dict[str, Any]:
             "request": _tracked_request,
             "send": _send,
         }
+        if answer is not None:  # only a net made with deadlines=True: the MCP path keeps http.client's class
+            members["response_class"] = answer
         conn_cls = type("Tracked" + conn_base.__name__, (conn_base,), members)
         out[scheme] = type(pool_base.__name__, (pool_base,), {"ConnectionCls": conn_cls, "__init__": _tracked_pool})
     return out
@@ -253,8 +275,8 @@ def _tracked_pool(self: Any, *args: Any, **kwargs: Any) -> None:
 class PoolResponse:
     """An HTTP answer whose body is still to read (the surface the transports use).
 
-    ``status_code``, ``reason``, ``headers`` (case-insensitive), ``url``; the body is read with ``raw.read1(n)`` /
-    ``raw.read(n)`` (``raw`` is this object), decoded from gzip or deflate. :meth:`release_conn` hands the
+    ``status_code``, ``reason``, ``headers`` (case-insensitive), ``url``; the body is read with ``read1(n)`` /
+    ``read(n)``, decoded from gzip or deflate. :meth:`release_conn` hands the
     connection back to the pool once the body is read whole; :meth:`close` does the same, or closes the
     connection when the body was not read to its end. One thread reads a response; :meth:`shutdown` (any thread)
     wakes it.
@@ -271,10 +293,6 @@ class PoolResponse:
         self.headers = resp.headers
         self.url = url
         self._done = False
-
-    @property
-    def raw(self) -> "PoolResponse":
-        return self
 
     @property
     def is_redirect(self) -> bool:
@@ -307,16 +325,29 @@ class PoolResponse:
             self.release_conn()
         return data
 
-    def set_read_timeout(self, seconds: Optional[float]) -> None:
-        """Bound the next reads by ``seconds`` without a byte (None: unbounded): the socket's timeout."""
-        conn = self._resp.connection
-        sock = getattr(conn, "sock", None)
-        if sock is not None:
-            try:
-                if sock.gettimeout() != seconds:
-                    sock.settimeout(seconds)
-            except OSError:
-                pass
+    def set_read_timeout(self, seconds: Optional[float], slack: float = 0.0) -> None:
+        """Bound the next reads by ``seconds`` without a byte (None: unbounded): the socket's timeout.
+
+        ``settimeout`` is a system call that releases the GIL (costly with many threads), so it is skipped when
+        the socket already holds ``seconds``, or, with ``slack``, a value at most ``slack`` times ``seconds`` (at
+        least 10 ms) above it: the bound then ends at most that much later."""
+        sock = getattr(self._resp.connection, "sock", None)
+        if sock is None:
+            return
+        try:
+            current = sock.gettimeout()
+            if current == seconds:
+                return
+            if (
+                slack
+                and current is not None
+                and seconds is not None
+                and seconds <= current <= seconds + max(0.01, slack * seconds)
+            ):
+                return
+            sock.settimeout(seconds)
+        except OSError:
+            pass
 
     def shutdown(self) -> None:
         """Wake a thread blocked reading this answer (its socket is shut down); never raises, never blocks."""
@@ -398,6 +429,8 @@ class PoolNet:
             an ``https://`` proxy.
         pool_maxsize: idle connections kept per origin.
         proxies: the proxies to use (:class:`~mcpsync.transports.http.proxy.ProxyTable`), or None.
+        deadlines: honour :meth:`send`'s ``deadline`` (the registry's connections); off for MCP calls, whose
+            answers keep ``http.client``'s own reader.
     """
 
     kind = "urllib3"
@@ -410,6 +443,7 @@ class PoolNet:
         pool_maxsize: int = 128,
         name: str = "server",
         proxies: Any = None,
+        deadlines: bool = False,
     ) -> None:
         check_mapping(headers)  # the headers of every request: checked once
         self._headers = dict(headers)
@@ -418,6 +452,7 @@ class PoolNet:
         self._maxsize = max(1, pool_maxsize)
         self._proxies = proxies
         self._tracker = _Tracker()
+        self._tracker.deadlines = deadlines
         self._lock = threading.Lock()
         self._managers: Dict[Optional[str], Any] = {}
         self._routes: Dict[str, _Route] = {}
@@ -531,6 +566,7 @@ class PoolNet:
         timeout: Timeouts,
         stream: bool = True,
         follow: bool = True,
+        deadline: Any = None,
     ) -> PoolResponse:
         """Send one request and return its answer with the body still to read (``follow=False``: a redirect is
         returned, not followed).
@@ -538,13 +574,25 @@ class PoolNet:
         Blocks until the status line and headers arrive (bounded by the connect timeout, then the read
         timeout). Raises :class:`~mcpsync.errors.MalformedHTTPRequest` before sending anything for a request that
         cannot be written, else the errors of :mod:`mcpsync.transports.http.netbase`, never another kind.
+
+        ``deadline`` (an object with ``remaining()`` seconds, e.g. the registry's ``Deadline``): every read of
+        the answer, its status line and headers included, waits at most what is left of it, however slowly a
+        peer trickles its bytes (:class:`~.deadline_reader.DeadlineReader`; no thread). Only on a net made with
+        ``deadlines=True``; elsewhere it is ignored.
         """
         check_method(method)
         check_headers(headers.items())
         route = self._route(url)
         redirects = 0
         while True:
-            resp = self._exchange(route, method, body, headers, timeout)
+            if deadline is None or not self._tracker.deadlines:
+                resp = self._exchange(route, method, body, headers, timeout)
+            else:
+                self._tracker.deadline.value = deadline
+                try:
+                    resp = self._exchange(route, method, body, headers, timeout)
+                finally:
+                    self._tracker.deadline.value = None
             proxy = route.proxy
             if resp.status_code == 407 and route.forward:
                 resp.close()

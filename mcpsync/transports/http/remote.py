@@ -148,7 +148,7 @@ def parse_www_authenticate(value: Optional[str]) -> Dict[str, str]:
 
 def _short_body(response: Any, limit: int = 500) -> str:
     try:
-        raw = response.raw.read(limit + 1, decode_content=True) or b""
+        raw = response.read(limit + 1, decode_content=True) or b""
     except Exception:  # noqa: BLE001 - a body we cannot read is just absent
         return ""
     return raw[:limit].decode("utf-8", "replace")

@@ -275,7 +275,7 @@ class EventStreams:
             _set_read_timeout(response, 1.0)
             for _ in iter_response_bytes(response, 65536):
                 pass
-            response.raw.release_conn()
+            response.release_conn()
         except Exception:  # noqa: BLE001 - the server kept the stream open: just close it
             pass
         finally:

@@ -1,0 +1,99 @@
+"""The core of the client names no extension: no module of ``mcpsync/client/`` outside the extension modules imports
+an extension package (``mcpsync.warm``, ``.input``, ``.skills``, ``.apps``, ``.cards``, ``.registry``,
+``.integrations``, ``.testing``), neither with an import statement nor through ``importlib`` / ``__import__`` with
+a module name in a string. Extensions build on the client's public API instead.
+
+The check reads the source (AST), so it sees imports inside functions and ``TYPE_CHECKING`` blocks too.
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+from typing import Iterator, List, Optional
+
+import mcpsync
+
+CLIENT = pathlib.Path(mcpsync.__file__).parent / "client"
+EXTENSIONS = ("warm", "input", "skills", "apps", "cards", "registry", "integrations", "testing")
+# The modules of mcpsync/client/ that are themselves (parts of) extensions: resumable input and forms, the warm
+# start, skills and their frontmatter, the MCP Apps page.
+EXTENSION_MODULES = {"deferred.py", "forms.py", "answers.py", "warm.py", "skills.py", "frontmatter.py", "app_page.py"}
+
+
+def _names_extension(module: Optional[str], level: int) -> bool:
+    """True when an import of ``module`` (relative ``level`` from mcpsync/client/) names an extension package."""
+    if not module:
+        return False
+    parts = module.split(".")
+    if level == 0:
+        return len(parts) > 1 and parts[0] == "mcpsync" and parts[1] in EXTENSIONS
+    return level >= 2 and parts[0] in EXTENSIONS  # ``from ..warm import ...``
+
+
+def _offences(path: pathlib.Path) -> Iterator[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    for node in ast.walk(tree):
+        where = "%s:%d" % (path.name, getattr(node, "lineno", 0))
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if _names_extension(alias.name, 0):
+                    yield "%s imports %s" % (where, alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            if _names_extension(node.module, node.level):
+                yield "%s imports %s%s" % (where, "." * node.level, node.module)
+            elif node.level >= 2 and node.module is None:
+                for alias in node.names:
+                    if alias.name in EXTENSIONS:
+                        yield "%s imports ..%s" % (where, alias.name)
+        elif isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if name in ("import_module", "__import__", "find_spec"):
+                for arg in node.args[:1]:
+                    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                        if _names_extension(arg.value, 0) or arg.value.lstrip(".").split(".")[0] in EXTENSIONS:
+                            yield "%s loads %r" % (where, arg.value)
+
+
+def core_modules() -> List[pathlib.Path]:
+    return sorted(p for p in CLIENT.glob("*.py") if p.name not in EXTENSION_MODULES)
+
+
+def test_no_core_client_module_names_an_extension_package() -> None:
+    found = [offence for path in core_modules() for offence in _offences(path)]
+    assert found == []
+
+
+def test_the_scan_sees_every_kind_of_reference(tmp_path: pathlib.Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "import importlib\n"
+        "import mcpsync.warm\n"
+        "from ..cards import connector\n"
+        "from .. import skills\n"
+        "from mcpsync.registry.client import x\n"
+        "def f():\n"
+        "    importlib.import_module('mcpsync.apps.host')\n"
+        "    __import__('mcpsync.testing')\n"
+        "from .middleware import chain\n"
+        "from ..errors import MCPError\n"
+    )
+    found = list(_offences(bad))
+    assert len(found) == 6, found
+    assert core_modules() and all(p.name not in EXTENSION_MODULES for p in core_modules())
+
+
+def test_feature_parts_use_only_the_public_named_client_host() -> None:
+    """modern.py and tasks.py reach their client through ClientHost (public names), never a private member."""
+    found: List[str] = []
+    for name in ("modern.py", "tasks.py"):
+        tree = ast.parse((CLIENT / name).read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+                owner = node.value
+                if (isinstance(owner, ast.Name) and owner.id in ("client", "c")) or (
+                    isinstance(owner, ast.Attribute) and owner.attr == "client"
+                ):
+                    found.append("%s:%d .%s" % (name, node.lineno, node.attr))
+    assert found == []
