@@ -42,6 +42,7 @@ __all__ = ["MCPAdapter"]
 def _source(target: Any, client_options: Mapping[str, Any]) -> Any:
     """A new (unopened) Client or Manager for ``target``."""
     from ..client.client import Client
+    from ..client.flat import grouped
     from ..manager.manager import Manager
 
     if isinstance(target, str):
@@ -50,15 +51,15 @@ def _source(target: Any, client_options: Mapping[str, Any]) -> Any:
                 "MCP target %r is not an http(s) URL; a local server is a Path, a command list, or a "
                 "configuration of servers (a string is never run as a program)" % target
             )
-        return Client(target, **dict(client_options))
+        return Client(target, **grouped(client_options, remote=True))
     if isinstance(target, Path):
         runner = {".py": [sys.executable], ".js": ["node"], ".mjs": ["node"]}
         command = runner.get(target.suffix.lower())
         if command is None:
             raise ConfigError("cannot tell how to run %s: give a command list instead" % target)
-        return Client(command + [str(target)], **dict(client_options))
+        return Client(command + [str(target)], **grouped(client_options, remote=False))
     if isinstance(target, (list, tuple)):
-        return Client([str(part) for part in target], **dict(client_options))
+        return Client([str(part) for part in target], **grouped(client_options, remote=False))
     if isinstance(target, Mapping):
         return Manager(dict(target), client_options=client_options or None)
     raise ConfigError("unsupported MCP target: %s" % type(target).__name__)
@@ -72,7 +73,9 @@ class MCPAdapter:
             script (``.py`` runs with this Python, ``.js`` with node), a command list, a configuration of
             servers (any format :class:`~mcpsync.Manager` reads: ``{"mcpServers": {...}}``...), or an open
             :class:`~mcpsync.Client` / :class:`~mcpsync.Manager` (which the adapter then does not close).
-        client_options: :class:`~mcpsync.Client` keyword arguments for the connections the adapter makes.
+        client_options: :class:`~mcpsync.Client` keyword arguments for the connections the adapter makes; flat
+            names (``cwd``, ``verify``, ``disabled_tools``...) are accepted as in a :class:`~mcpsync.Manager`'s
+            ``client_options`` and gathered into their option groups.
         options: :class:`~mcpsync.integrations.core.McpToolkit`'s (``timeout``, ``max_result_chars``,
             ``transforms``...).
 
