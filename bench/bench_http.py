@@ -294,7 +294,7 @@ class ProxyProcess(Server):
     def __init__(self) -> None:
         code = (
             "import sys, time; sys.path.insert(0, %r)\n"
-            "from tests.proxyserver import ProxyServer\n"
+            "from tests.peers.proxyserver import ProxyServer\n"
             "p = ProxyServer().start(); print(p.port, flush=True)\n"
             "sys.stdin.read()\n"
             "p.stop()\n" % ROOT
@@ -682,7 +682,7 @@ class MCPSyncOAuth(MCPSyncRemote):
         import mcpsync
         from mcpsync.auth import OAuthManager
         from mcpsync.auth.store import CredentialStore
-        from tests.authserver import AuthTestServer, approve_via_http
+        from tests.peers.authserver import AuthTestServer, approve_via_http
 
         self.auth_server = AuthTestServer().__enter__()
         self.auth_server.expires_in = 2
