@@ -109,6 +109,39 @@ def test_any_header_is_refused_or_arrives_as_given(served: Any, name: str, befor
     assert mine == [value.strip(" \t").encode("latin-1")]
 
 
+@given(
+    headers=st.dictionaries(
+        st.text(_CHARS, min_size=1, max_size=8) | st.sampled_from(["X-A\nX-B", "X-A", "X-B", "X-A\n"]),
+        st.text(_CHARS, max_size=6) | st.sampled_from(["a\tb", "a\nb", ""]),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_several_headers_are_refused_or_arrive_as_given(served: Any, headers: Any) -> None:
+    """The whole mapping is checked at once (names joined with line breaks, values with tabs): a name holding the
+    separator, or any one bad header among good ones, is still refused, naming the first bad one."""
+    server, net = served
+    headers = {k: v for k, v in headers.items() if k.lower() not in _RESERVED and k.lower() != "content-type"}
+    if not headers:
+        return
+    lowered = [k.lower() for k in headers]
+    if len(set(lowered)) != len(lowered):
+        return  # two spellings of one name: http.client sends both, h11 folds them
+    sent_before = len(server.raw)
+    bad = [k for k, v in headers.items() if not (_token(k) and _writable_value(v))]
+    if bad:
+        first = bad[0]
+        with pytest.raises(mcpsync.errors.MalformedHTTPRequest) as caught:
+            _post(net, server.url + "/mcp", headers)
+        assert caught.value.header == (first if _token(first) else None)
+        assert len(server.raw) == sent_before, "a byte of a refused request was sent"
+        return
+    _post(net, server.url + "/mcp", headers)
+    _method, _target, got = server.requests[-1]
+    for name, value in headers.items():
+        assert [v for k, v in got if k == name.lower().encode("ascii")] == [value.strip(" \t").encode("latin-1")]
+
+
 @given(path=st.text(_CHARS.filter(lambda c: c != "#"), max_size=24), fragment=st.booleans())
 def test_any_request_target_is_refused_or_arrives_as_given(served: Any, path: str, fragment: bool) -> None:
     server, net = served

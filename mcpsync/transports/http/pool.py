@@ -456,6 +456,7 @@ class PoolNet:
         self._lock = threading.Lock()
         self._managers: Dict[Optional[str], Any] = {}
         self._routes: Dict[str, _Route] = {}
+        self._timeouts: Dict[Timeouts, Any] = {}  # (connect, read) -> urllib3.Timeout, made once per pair
         self._closed = False
         self._cookies: Any = None
         self._route(url)
@@ -581,7 +582,7 @@ class PoolNet:
         ``deadlines=True``; elsewhere it is ignored.
         """
         check_method(method)
-        check_headers(headers.items())
+        check_mapping(headers)
         route = self._route(url)
         redirects = 0
         while True:
@@ -632,8 +633,12 @@ class PoolNet:
             if cookie and "cookie" not in {k.lower() for k in headers}:
                 check_headers((("Cookie", cookie),))
                 merged["Cookie"] = cookie
-        connect_timeout, read_timeout = timeout
-        u3_timeout = urllib3.Timeout(connect=connect_timeout, read=read_timeout)
+        u3_timeout = self._timeouts.get(timeout)
+        if u3_timeout is None:
+            u3_timeout = urllib3.Timeout(connect=timeout[0], read=timeout[1])  # urllib3 copies it before use
+            if len(self._timeouts) >= _MAX_ROUTES:
+                self._timeouts.clear()
+            self._timeouts[timeout] = u3_timeout
         for attempt in range(2):
             if self._closed or self._tracker.aborted:
                 raise ConnectionBroken("the HTTP connections are closed")
@@ -671,8 +676,8 @@ class PoolNet:
     def _merge(self, headers: Mapping[str, str]) -> Dict[str, str]:
         if not headers:
             return dict(self._headers)
-        own = {k.lower() for k in headers}
-        if own & self._header_names:
+        if not self._header_names.isdisjoint(map(str.lower, headers)):  # a request's own header wins
+            own = {k.lower() for k in headers}
             merged = {k: v for k, v in self._headers.items() if k.lower() not in own}
         else:
             merged = dict(self._headers)
