@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import logging
 import re
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 __all__ = [
     "ToolHeaders",
@@ -55,8 +55,9 @@ def encode_header_value(value: str) -> str:
     return "=?base64?%s?=" % base64.b64encode(value.encode("utf-8", "surrogatepass")).decode("ascii")
 
 
-def mcp_name(method: str, params: Any) -> Optional[str]:
-    """The ``Mcp-Name`` value for ``method``, encoded; else None.
+def mcp_name(method: str, params: Any, encode: Callable[[str], str] = encode_header_value) -> Optional[str]:
+    """The ``Mcp-Name`` value for ``method``, encoded (by ``encode``: :func:`encode_header_value` or a function
+    that returns what it would); else None.
 
     ``tools/call`` and ``prompts/get``: ``params.name``; ``resources/read``: ``params.uri``; ``tasks/get``,
     ``tasks/update`` and ``tasks/cancel`` (the tasks extension): ``params.taskId``.
@@ -67,7 +68,7 @@ def mcp_name(method: str, params: Any) -> Optional[str]:
     value = params.get(key)
     if not isinstance(value, str):
         return None
-    return encode_header_value(value)
+    return encode(value)
 
 
 def _walk(node: Any, path: Tuple[str, ...], found: List[Tuple[Tuple[str, ...], Any]]) -> None:

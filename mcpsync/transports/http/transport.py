@@ -61,6 +61,7 @@ import itertools
 import logging
 import threading
 import time
+from types import MappingProxyType
 from typing import Any, Dict, List, Optional
 
 from ...errors import (
@@ -100,6 +101,8 @@ from .remote import (
 )
 
 __all__ = ["StreamableHTTPTransport"]
+
+_BASE_HEADERS = MappingProxyType({"Accept": ACCEPT_BOTH, "Content-Type": "application/json"})  # every POST
 
 logger = logging.getLogger("mcpsync.transports.http.transport")
 
@@ -149,6 +152,7 @@ class StreamableHTTPTransport(Transport):
         self._close_reported = False
         self._calls: Dict[Any, _Call] = {}
         self._tool_headers: Dict[str, _mcpheaders.ToolHeaders] = {}
+        self._header_values: Dict[str, str] = {}  # see _header_value
         self._ids = itertools.count(1)
         session = HandshakeSession(
             url=self.url,
@@ -326,8 +330,11 @@ class StreamableHTTPTransport(Transport):
 
     def _headers_for(self, message: Dict[str, Any]) -> Dict[str, str]:
         extra = self.request_headers(message)  # an interceptor's headers (protocol headers below win)
-        headers = dict(extra) if extra else {}
-        headers.update({"Accept": ACCEPT_BOTH, "Content-Type": "application/json"})
+        if extra:
+            headers = dict(extra)
+            headers.update(_BASE_HEADERS)
+        else:
+            headers = dict(_BASE_HEADERS)
         method = message.get("method")
         params = message.get("params")
         meta_version = None
@@ -343,8 +350,8 @@ class StreamableHTTPTransport(Transport):
             if version:
                 headers["MCP-Protocol-Version"] = version
             if method is not None:
-                headers["Mcp-Method"] = _mcpheaders.encode_header_value(method)
-                name = _mcpheaders.mcp_name(method, params)
+                headers["Mcp-Method"] = self._header_value(method)
+                name = _mcpheaders.mcp_name(method, params, self._header_value)
                 if name is not None:
                     headers["Mcp-Name"] = name
                 if method == "tools/call" and isinstance(params, dict):
@@ -355,6 +362,20 @@ class StreamableHTTPTransport(Transport):
         if method != "initialize":
             headers.update(session.stream_headers())
         return headers
+
+    def _header_value(self, value: str) -> str:
+        """``value`` as an ``Mcp-*`` header sends it (:func:`~.headers.encode_header_value`), remembered: a
+        client calls few methods and tools, each many times (at most 256 values of at most 256 characters kept;
+        thread-safe)."""
+        if type(value) is not str or len(value) > 256:
+            return _mcpheaders.encode_header_value(value)
+        encoded = self._header_values.get(value)
+        if encoded is None:
+            encoded = _mcpheaders.encode_header_value(value)
+            if len(self._header_values) >= 256:
+                self._header_values.clear()
+            self._header_values[value] = encoded
+        return encoded
 
     # ------------------------------------------------------------------ requests
 
@@ -479,7 +500,8 @@ class StreamableHTTPTransport(Transport):
             self._request_failed(call, exc, "the response body did not arrive")
             return None
         response.close()
-        if not data.strip() or data.strip() == b"null":
+        stripped = data.strip()
+        if not stripped or stripped == b"null":
             self._fail(
                 call,
                 HTTPStatusError(
