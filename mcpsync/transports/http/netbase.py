@@ -13,6 +13,7 @@ recognises ``ConnectTimeout`` and ``ReadTimeout`` by class.
 from __future__ import annotations
 
 import logging
+from types import MappingProxyType
 from typing import Any, Mapping, Optional, Protocol, Tuple
 from urllib.parse import urlsplit
 
@@ -105,7 +106,7 @@ class TooManyRedirects(EngineError):
     """More than five redirects in a row."""
 
 
-_DEFAULT_PORTS = {"http": 80, "https": 443}
+_DEFAULT_PORTS = MappingProxyType({"http": 80, "https": 443})
 
 
 def origin(url: str) -> Tuple[str, str, int]:

@@ -28,6 +28,7 @@ import base64
 import logging
 import os
 import sys
+from types import MappingProxyType
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 from urllib.parse import unquote, urlsplit
 
@@ -40,7 +41,9 @@ logger = logging.getLogger("mcpsync.transports.http.transport")
 #: The proxy URL schemes this engine speaks (``https``: TLS to the proxy; ``socks5``/``socks4``: names resolved
 #: here; ``socks5h``/``socks4a``: by the proxy). Every scheme ``requests`` (with PySocks) speaks.
 SCHEMES = ("http", "https", "socks5", "socks5h", "socks4", "socks4a")
-_DEFAULT_PROXY_PORTS = {"http": 80, "https": 443, **{kind: 1080 for kind in ("socks5", "socks5h", "socks4", "socks4a")}}
+_DEFAULT_PROXY_PORTS = MappingProxyType(
+    {"http": 80, "https": 443, **{kind: 1080 for kind in ("socks5", "socks5h", "socks4", "socks4a")}}
+)
 
 
 class Proxy:
@@ -91,18 +94,6 @@ class Proxy:
 
     def __repr__(self) -> str:
         return "<Proxy %s%s>" % (self.shown, " (with credentials)" if self.authorization else "")
-
-
-_SOCKS_REPLIES = {
-    1: "general SOCKS server failure",
-    2: "connection not allowed by ruleset",
-    3: "network unreachable",
-    4: "host unreachable",
-    5: "connection refused",
-    6: "TTL expired",
-    7: "command not supported",
-    8: "address type not supported",
-}
 
 
 class ProxyTable:
