@@ -1,6 +1,6 @@
 """The connections of one server: urllib3 pools, every socket of which ``close()`` can end at once.
 
-:class:`PoolNet` is what the transports send with (the :class:`~mcpsync.transports.http.netbase.HTTPEngine`
+:class:`PoolNet` is what the transports send with (the :class:`~mcpsync.transports.http.contract.HTTPNet`
 protocol): one urllib3 pool manager per proxy a server's URLs resolve to (``PoolManager`` for direct connections,
 ``ProxyManager`` for ``http://`` and ``https://`` proxies, ``SOCKSProxyManager`` for ``socks4(a)://`` and
 ``socks5(h)://`` ones, from the ``socks`` extra), one TLS context, one redirect policy. Per call it:
@@ -56,12 +56,13 @@ from urllib3 import exceptions as u3
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
-from .netbase import (
+from .contract import (
     ConnectFailed,
     ConnectionBroken,
     ConnectTimeout,
     ProxyRefused,
     ReadTimeout,
+    Timeouts,
     TLSFailed,
     TooManyRedirects,
     redact_url,
@@ -76,7 +77,6 @@ logger = logging.getLogger("mcpsync.transports.http.transport")
 _REDIRECTS = (301, 302, 303, 307, 308)
 _MAX_REDIRECTS = 5
 _MAX_ROUTES = 32
-Timeouts = Tuple[Optional[float], Optional[float]]
 
 _NO_RETRIES = urllib3.Retry(total=False, redirect=False)  # immutable: never a second attempt, never a redirect
 
@@ -577,7 +577,6 @@ class PoolNet:
         body: Optional[bytes],
         headers: Mapping[str, str],
         timeout: Timeouts,
-        stream: bool = True,
         follow: bool = True,
         deadline: Any = None,
     ) -> PoolResponse:
@@ -586,7 +585,7 @@ class PoolNet:
 
         Blocks until the status line and headers arrive (bounded by the connect timeout, then the read
         timeout). Raises :class:`~mcpsync.errors.MalformedHTTPRequest` before sending anything for a request that
-        cannot be written, else the errors of :mod:`mcpsync.transports.http.netbase`, never another kind.
+        cannot be written, else the errors of :mod:`mcpsync.transports.http.contract`, never another kind.
 
         ``deadline`` (an object with ``remaining()`` seconds, e.g. the registry's ``Deadline``): every read of
         the answer, its status line and headers included, waits at most what is left of it, however slowly a

@@ -38,7 +38,7 @@ __all__ = ["Proxy", "ProxyTable", "bypass", "netrc_authorization", "proxy_table"
 logger = logging.getLogger("mcpsync.transports.http.transport")
 
 
-#: The proxy URL schemes this engine speaks (``https``: TLS to the proxy; ``socks5``/``socks4``: names resolved
+#: The proxy URL schemes the pools speak (``https``: TLS to the proxy; ``socks5``/``socks4``: names resolved
 #: here; ``socks5h``/``socks4a``: by the proxy). Every scheme ``requests`` (with PySocks) speaks.
 SCHEMES = ("http", "https", "socks5", "socks5h", "socks4", "socks4a")
 _DEFAULT_PROXY_PORTS = MappingProxyType(
@@ -71,7 +71,7 @@ class Proxy:
         parts = urlsplit(url)
         kind = parts.scheme.lower()
         if kind not in SCHEMES:
-            raise ValueError("%s:// is not a proxy scheme this engine speaks (%s)" % (kind, ", ".join(SCHEMES)))
+            raise ValueError("%s:// is not a proxy scheme mcpsync speaks (%s)" % (kind, ", ".join(SCHEMES)))
         if not parts.hostname:
             raise ValueError("a %s:// proxy URL without a host" % kind)
         port = parts.port or _DEFAULT_PROXY_PORTS[kind]
@@ -131,7 +131,8 @@ class ProxyTable:
         return None
 
     def for_url(self, url: str) -> Optional[Proxy]:
-        """The :class:`Proxy` for ``url``, or None (raises ``ValueError`` for a proxy this engine does not speak)."""
+        """The :class:`Proxy` for ``url``, or None (a ``ValueError`` for a proxy whose scheme is not in
+        :data:`SCHEMES`)."""
         found = self.url_for(url)
         if found is None:
             return None
