@@ -80,6 +80,7 @@ from .client_options import ClientOptions
 from .controls import build_pipeline, split_middleware, warm_caches
 from .handlers import ElicitationHandler, SamplingHandler
 from .hooks import ClientExtension
+from .memory import ServerMemory
 from .middleware import RequestInfo, run_chain
 from .modern import ModernFeatures, Subscription
 from .negotiate import Deadline, Negotiated, Negotiator
@@ -248,6 +249,8 @@ class Client:
         self.connect_timeout = connect_timeout
         self.protocol = protocol
         self.probe_timeout = options.probe_timeout
+        #: what this client learned about servers (eras, remote transports): its own, or the one it shares
+        self.memory: ServerMemory = options.memory if options.memory is not None else ServerMemory()
         info = {"name": "mcpsync", "version": __version__, "title": "mcpsync"}
         info.update(client_info or {})
         self.client_info = info
@@ -409,7 +412,10 @@ class Client:
         self, connect_timeout: Optional[float] = None
     ) -> List[Tuple[str, Callable[[], Transport]]]:
         timeout = self.connect_timeout if connect_timeout is None else connect_timeout
-        return transport_candidates(self._target, self.name, timeout, self._stdio_options, self._remote_options)
+        prefer = self.memory.transport(self._target) if isinstance(self._target, str) else None
+        return transport_candidates(
+            self._target, self.name, timeout, self._stdio_options, self._remote_options, prefer=prefer
+        )
 
     def open(self: _C) -> _C:
         """Start the transport and negotiate the protocol. Blocks up to ``connect_timeout`` in all.
@@ -509,9 +515,7 @@ class Client:
                 raise exc
             self.transport_kind = label
             if len(candidates) > 1 and isinstance(self._target, str):
-                from ..transports.http import remote as _remote
-
-                _remote.remember(self._target, label)
+                self.memory.remember_transport(self._target, label)
             break
         with self._lock:
             if self._state != "opening":  # closed concurrently
@@ -533,13 +537,9 @@ class Client:
             self._state = "new"
         if session is not None:
             session.close(1.0)
-        from .negotiate import ERA_CACHE
-
-        ERA_CACHE.forget(self._cache_key())
+        self.memory.forget_era(self._cache_key())
         if isinstance(self._target, str):
-            from ..transports.http import remote as _remote
-
-            _remote.forget(self._target)
+            self.memory.forget_transport(self._target)
         registry.untrack(self)
         self.open()
 
@@ -557,6 +557,7 @@ class Client:
             capabilities=self._capabilities,
             envelope=self._envelope,
             send=self._handshake_request if self._pipeline is not None else None,
+            memory=self.memory,
         )
 
     def _handshake_request(

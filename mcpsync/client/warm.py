@@ -41,6 +41,7 @@ from typing import Any, Dict, Optional, Protocol, Union
 from .._files import write_atomically
 from .._trust import untrusted_reason
 from .hooks import ClientExtension
+from .memory import ServerMemory
 
 __all__ = ["WarmCache", "WarmStart", "default_cache_dir"]
 
@@ -289,6 +290,7 @@ class WarmClient(Protocol):
     era: Optional[str]
     server_info: Any
     transport_kind: Optional[str]
+    memory: ServerMemory
     _remote_options: Dict[str, Any]
     _stdio_options: Dict[str, Any]
     _tools_by_name: Dict[str, Any]
@@ -361,14 +363,10 @@ class WarmStart(ClientExtension):
         link = self.link = WarmLink(self.cache, WarmCache.key(self.identity()))
         c = self._client
         if isinstance(target, str) and link.transport() is not None:
-            from ..transports.http import remote as _remote
-
-            _remote.remember(target, link.transport() or "http")
+            c.memory.remember_transport(target, link.transport() or "http")
         version = link.protocol_version()
         if c.protocol == "auto" and link.era() == "legacy" and version is not None:
-            from .negotiate import ERA_CACHE
-
-            ERA_CACHE.put(c._cache_key(), version)  # noqa: SLF001 - skip the discover probe
+            c.memory.remember_era(c._cache_key(), version)  # noqa: SLF001 - skip the discover probe
 
     def prior(self, session: Any) -> Optional[Any]:
         """A :class:`~mcpsync.client.negotiate.Negotiated` from a fresh kept discover result (2026-07-28),
