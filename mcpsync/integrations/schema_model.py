@@ -33,11 +33,11 @@ from typing import Annotated, Any, Dict, List, Mapping, Optional, Tuple, Union
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema, create_model
 
 from .._pointer import resolve_pointer
+from ..types import JSON
 from .values import to_json_value
 
 __all__ = ["Integer", "Number", "argument_model", "dump_arguments", "to_json_value"]
 
-JSON = Dict[str, Any]
 _MAX_DEPTH = 24
 
 

@@ -43,6 +43,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 from .._pointer import resolve_pointer
 from ..errors import ConfigError, MCPError
 from ..types import (
+    JSON,
     AudioContent,
     CallToolResult,
     EmbeddedResource,
@@ -72,7 +73,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-JSON = Dict[str, Any]
 PROVIDERS = ("openai", "openai-responses", "anthropic")
 _ALIASES = MappingProxyType(
     {"openai-chat": "openai", "chat": "openai", "responses": "openai-responses", "claude": "anthropic"}

@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
 from ..errors import ConfigError
+from ..types import JSON
 from .config_formats import claude_projects, from_gemini, is_gemini, project_key
 from .config_schema import (
     FOREIGN_KNOWN,
@@ -79,7 +80,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-JSON = Dict[str, Any]
 #: Seconds a tool call may stay idle (reset on each progress notification) unless configured.
 DEFAULT_CALL_TIMEOUT = 30.0
 #: Seconds connecting (spawn/TCP + initialize + the first tools/list) may take unless configured.
