@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..errors import ConfigError, MCPError
-from ..registry.errors import ConsentRefused, ConsentRequired
+from ..registry.errors import ConsentRequired
 from ..registry.inputs import InputCallback, inputs_from, reinstall_inputs
-from ..registry.installer import ConsentRequest, InstallResult
+from ..registry.installer import ConsentRequest, InstallResult, check_approval
 from .connection import _reveal, check_headers, check_remote_url, choose_remote, resolve_remote
 from .connector import CardSource, fetcher_for, load_card
 from .fetch import CardFetcher
@@ -81,13 +81,7 @@ def install_card(
             registry_url=source_url or "(inline card)", kind="remote", url=resolved.url,
             header_names=tuple(sorted(resolved.headers)),
         )
-        if approve is not None:
-            try:
-                approved = approve(request)
-            except Exception as exc:  # noqa: BLE001 - a failing hook is a refusal
-                raise ConsentRefused("the approval hook failed (%s); nothing was installed" % exc) from exc
-            if approved is not True:
-                raise ConsentRefused("installation of %s was not approved; nothing was installed" % card.name)
+        check_approval(approve, request)
         # ---- approved
         if resolved.secrets:
             from ..auth.secrets import store_secrets

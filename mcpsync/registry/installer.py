@@ -340,13 +340,7 @@ def _install(
             install_dir = _bundle_dir(resolved, data_dir)
             mcpb.plan(resolved, bundle, install_dir)
         request = _consent(entry, resolved, registry_url, config_path, download_url)
-        if approve is not None:
-            try:
-                approved = approve(request)
-            except Exception as exc:  # noqa: BLE001 - a failing hook is a refusal
-                raise ConsentRefused("the approval hook failed (%s); nothing was installed" % exc) from exc
-            if approved is not True:
-                raise ConsentRefused("installation of %s was not approved; nothing was installed" % entry.name)
+        check_approval(approve, request)
         if resolved.pending:  # approved: now ask what the consent showed as <NAME>, and resolve with the answers
             resolved = resolve_with(callback)
             if bundle is not None and install_dir is not None:
@@ -398,6 +392,19 @@ def _preview(callback: InputCallback) -> Optional[InputCallback]:
     if isinstance(callback, InputSource):
         return callback.preview if callback.ask is not None else None
     return Pending.of
+
+
+def check_approval(approve: Optional[Approve], request: "ConsentRequest") -> None:
+    """Ask ``approve`` about ``request`` (None: the caller passed ``yes=True``). Anything but True, or a hook that
+    raises, is a :class:`~.errors.ConsentRefused` and nothing is installed. Blocks for as long as the hook."""
+    if approve is None:
+        return
+    try:
+        approved = approve(request)
+    except Exception as exc:  # noqa: BLE001 - a failing hook is a refusal
+        raise ConsentRefused("the approval hook failed (%s); nothing was installed" % exc) from exc
+    if approved is not True:
+        raise ConsentRefused("installation of %s was not approved; nothing was installed" % request.server)
 
 
 def _consent(entry: RegistryEntry, resolved: ResolvedServer, registry_url: str, config_path: str,
