@@ -20,8 +20,7 @@ from .._dispatch import NotificationQueue
 from ..errors import ConnectionClosed, MCPError, RequestCancelled
 from ..session import RequestHandle
 from ..types import ServerNotification, Tool
-from .core_port import port_of
-from .host import ClientHost
+from .host import ClientHost, host_of
 
 __all__ = ["ModernFeatures", "Subscription"]
 
@@ -169,7 +168,7 @@ class ModernFeatures:
 
     def __init__(self, client: Any) -> None:
         #: the client (a :class:`~mcpsync.Client`), as the narrow ClientHost these features use
-        self.client: ClientHost = port_of(client)
+        self.client: ClientHost = host_of(client)
         self._cache: Dict[Tuple[Any, ...], Tuple[float, Any]] = {}
         self._lock = threading.Lock()
         self.subs: Dict[Any, Subscription] = {}
@@ -338,8 +337,8 @@ class ModernFeatures:
     def _reopen_implicit(self) -> None:
         c = self.client
         old = self._implicit
-        want_tools = bool(c.on_tools_changed) or c.follows_tools
-        want_any = want_tools or c.on_prompts_changed or c.on_resources_changed or self._resource_uris
+        want_tools, want_prompts, want_resources = c.follows("tools"), c.follows("prompts"), c.follows("resources")
+        want_any = want_tools or want_prompts or want_resources or self._resource_uris
         if not want_any:
             self._implicit = None
             if old is not None:
@@ -348,8 +347,8 @@ class ModernFeatures:
         caps = c.server_capabilities
         sub = self.listen(
             tools=want_tools and _has(caps, "tools", "listChanged"),
-            prompts=bool(c.on_prompts_changed) and _has(caps, "prompts", "listChanged"),
-            resources=bool(c.on_resources_changed) and _has(caps, "resources", "listChanged"),
+            prompts=want_prompts and _has(caps, "prompts", "listChanged"),
+            resources=want_resources and _has(caps, "resources", "listChanged"),
             resource_uris=list(self._resource_uris),
         )
         self._implicit = sub
@@ -360,7 +359,7 @@ class ModernFeatures:
         c = self.client
         if c.era != "modern":
             return
-        if c.on_tools_changed or c.follows_tools or c.on_prompts_changed or c.on_resources_changed:
+        if c.follows("tools") or c.follows("prompts") or c.follows("resources"):
             try:
                 self._reopen_implicit()
             except MCPError as exc:
