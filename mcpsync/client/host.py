@@ -15,6 +15,7 @@ from ..types import Tool
 
 __all__ = ["ClientHost", "host_of"]
 
+
 class ClientHost:
     """The client as its feature parts see it. Holds no state of its own beyond the client: thread-safe as the
     client is; cheap to build. Nothing here blocks unless its documentation says so."""
