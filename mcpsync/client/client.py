@@ -81,7 +81,7 @@ from .controls import build_pipeline, split_middleware, warm_caches
 from .handlers import ElicitationHandler, SamplingHandler
 from .hooks import ClientExtension
 from .middleware import RequestInfo, run_chain
-from .modern import ModernFeatures, Subscription
+from .modern import ModernFeatures, Subscription, listen_filter
 from .negotiate import Deadline, Negotiated, Negotiator
 from .notify import NotificationRouter
 from .options import checked_groups, remote_arguments
@@ -1580,14 +1580,8 @@ class Client:
                 server=self.name,
                 method="subscriptions/listen",
             )
-        return self._modern.listen(
-            tools=tools,
-            prompts=prompts,
-            resources=resources,
-            resource_uris=resource_uris,
-            on_event=on_event,
-            auto_relisten=auto_relisten,
-        )
+        flt = listen_filter(tools=tools, prompts=prompts, resources=resources, resource_uris=resource_uris)
+        return self._modern.listen(flt, on_event, auto_relisten)
 
     def clear_cache(self) -> None:
         """Forget every cached list and read result (2026-07-28 ``ttlMs`` caching)."""

@@ -22,7 +22,7 @@ from ..session import RequestHandle
 from ..types import ServerNotification, Tool
 from .host import ClientHost, host_of
 
-__all__ = ["ModernFeatures", "Subscription"]
+__all__ = ["ModernFeatures", "Subscription", "listen_filter"]
 
 logger = logging.getLogger(__name__)
 
@@ -147,6 +147,23 @@ class Subscription:
             h.cancel("listen closed by the client")
         self.events.close()
         self.ended.set()
+
+
+def listen_filter(
+    *, tools: bool = False, prompts: bool = False, resources: bool = False, resource_uris: Optional[List[str]] = None
+) -> Dict[str, Any]:
+    """The ``notifications`` filter of a ``subscriptions/listen`` request: the list_changed notifications asked
+    for, and ``notifications/resources/updated`` of ``resource_uris`` (copied)."""
+    flt: Dict[str, Any] = {}
+    if tools:
+        flt["toolsListChanged"] = True
+    if prompts:
+        flt["promptsListChanged"] = True
+    if resources:
+        flt["resourcesListChanged"] = True
+    if resource_uris:
+        flt["resourceSubscriptions"] = list(resource_uris)
+    return flt
 
 
 def _refused(asked: Dict[str, Any], honoured: Dict[str, Any]) -> Dict[str, Any]:
@@ -274,25 +291,14 @@ class ModernFeatures:
 
     def listen(
         self,
-        *,
-        tools: bool = False,
-        prompts: bool = False,
-        resources: bool = False,
-        resource_uris: Optional[List[str]] = None,
+        filter_: Dict[str, Any],
         on_event: Optional[Callable[[ServerNotification], object]] = None,
         auto_relisten: Optional[bool] = None,
     ) -> Subscription:
-        """Open a listen stream for the given notifications; see :class:`Subscription`."""
-        flt: Dict[str, Any] = {}
-        if tools:
-            flt["toolsListChanged"] = True
-        if prompts:
-            flt["promptsListChanged"] = True
-        if resources:
-            flt["resourcesListChanged"] = True
-        if resource_uris:
-            flt["resourceSubscriptions"] = list(resource_uris)
-        sub = Subscription(self, flt, on_event, self.client.auto_relisten if auto_relisten is None else auto_relisten)
+        """Open a listen stream for the notifications ``filter_`` names (see :func:`listen_filter`); see
+        :class:`Subscription`. Does not wait for the server's acknowledgement."""
+        relisten = self.client.auto_relisten if auto_relisten is None else auto_relisten
+        sub = Subscription(self, filter_, on_event, relisten)
         sub._start()  # noqa: SLF001
         return sub
 
@@ -345,12 +351,13 @@ class ModernFeatures:
                 old.close()
             return
         caps = c.server_capabilities
-        sub = self.listen(
+        flt = listen_filter(
             tools=want_tools and _has(caps, "tools", "listChanged"),
             prompts=want_prompts and _has(caps, "prompts", "listChanged"),
             resources=want_resources and _has(caps, "resources", "listChanged"),
-            resource_uris=list(self._resource_uris),
+            resource_uris=self._resource_uris,
         )
+        sub = self.listen(flt)
         self._implicit = sub
         if old is not None:
             old.close()
