@@ -1221,8 +1221,9 @@ class Client:
             if isinstance(handle, CallToolResult):
                 return handle
             return self._tool_result(name, handle.wait(timeout=total, raw=True), validate_output)
-        try:
-            raw = self._call(
+
+        def send() -> Any:
+            return self._call(
                 "tools/call",
                 params,
                 timeout=timeout,
@@ -1231,20 +1232,15 @@ class Client:
                 progress_token=True,
                 owned_params=True,
             )
+
+        try:
+            raw = send()
         except HeaderMismatch:
             # 2026-07-28: the Mcp-Param-* headers disagreed with the tool's current schema: re-list, retry once
             logger.info("[%s] header mismatch on %s; re-listing tools and retrying once", self.name, name)
             self._modern.evict_list("tools")
             self.list_tools(timeout=timeout)
-            raw = self._call(
-                "tools/call",
-                params,
-                timeout=timeout,
-                max_total_timeout=max_total_timeout,
-                progress=progress,
-                progress_token=True,
-                owned_params=True,
-            )
+            raw = send()
         return self._tool_result(name, raw, validate_output)
 
     def _task_required(self, name: str) -> bool:
