@@ -731,20 +731,14 @@ class Client:
         A client that is not open raises :class:`~mcpsync.ClientClosed` instead (a lazy one opens first)."""
         self.session  # noqa: B018 - opens a lazy client / reopens in a forked child, or raises ClientClosed
         caps = self.server_capabilities
+        declared = caps.get(capability)
         if capability not in caps:
-            raise CapabilityError(
-                "server %r did not declare the %r capability needed by %s" % (self.name, capability, method),
-                server=self.name,
-                method=method,
-            )
-        if sub is not None:
-            c = caps.get(capability)
-            if not (isinstance(c, dict) and c.get(sub)):
-                raise CapabilityError(
-                    "server %r does not support %s.%s (needed by %s)" % (self.name, capability, sub, method),
-                    server=self.name,
-                    method=method,
-                )
+            problem = "did not declare the %r capability needed by %s" % (capability, method)
+        elif sub is not None and not (isinstance(declared, dict) and declared.get(sub)):
+            problem = "does not support %s.%s (needed by %s)" % (capability, sub, method)
+        else:
+            return
+        raise CapabilityError("server %r %s" % (self.name, problem), server=self.name, method=method)
 
     def _call(
         self,

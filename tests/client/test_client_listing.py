@@ -4,6 +4,8 @@ into its type, in both eras, against the bundled example server paginating one i
 
 from __future__ import annotations
 
+import pathlib
+import sys
 from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
@@ -54,3 +56,18 @@ def test_each_typed_listing_returns_the_servers_pages(era: str, family: Tuple[st
             assert all(type(item) is kind for item in items)
             assert [item.raw for item in items] == [raw for page_items, _ in wire for raw in page_items], cache
         assert len(wire) > 1 or key == "resourceTemplates"  # a real walk over cursors (the first one is "")
+
+
+def test_a_listing_or_feature_the_server_did_not_declare_is_a_capability_error() -> None:
+    """A server declaring tools, resources (without ``subscribe``) and logging, but no prompts."""
+    peer = [sys.executable, str(pathlib.Path(__file__).resolve().parent.parent / "peers" / "escapeserver.py")]
+    with mcpsync.connect(peer) as client:
+        for call in (client.list_prompts, client.list_prompts_page):
+            with pytest.raises(mcpsync.CapabilityError) as info:
+                call()
+            assert "did not declare the 'prompts' capability needed by prompts/list" in str(info.value)
+            assert info.value.method == "prompts/list"
+        with pytest.raises(mcpsync.CapabilityError) as info:
+            client.subscribe_resource("file:///x")
+        assert "does not support resources.subscribe (needed by resources/subscribe)" in str(info.value)
+        assert len(client.list_tools()) == 2  # a declared listing goes through
