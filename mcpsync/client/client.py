@@ -82,7 +82,7 @@ from .handlers import ElicitationHandler, SamplingHandler
 from .hooks import ClientExtension
 from .memory import ServerMemory
 from .middleware import RequestInfo, run_chain
-from .modern import ModernFeatures, Subscription
+from .modern import ModernFeatures, Subscription, listen_filter
 from .negotiate import Deadline, Negotiated, Negotiator
 from .notify import NotificationRouter
 from .options import checked_groups, remote_arguments
@@ -732,20 +732,14 @@ class Client:
         A client that is not open raises :class:`~mcpsync.ClientClosed` instead (a lazy one opens first)."""
         self.session  # noqa: B018 - opens a lazy client / reopens in a forked child, or raises ClientClosed
         caps = self.server_capabilities
+        declared = caps.get(capability)
         if capability not in caps:
-            raise CapabilityError(
-                "server %r did not declare the %r capability needed by %s" % (self.name, capability, method),
-                server=self.name,
-                method=method,
-            )
-        if sub is not None:
-            c = caps.get(capability)
-            if not (isinstance(c, dict) and c.get(sub)):
-                raise CapabilityError(
-                    "server %r does not support %s.%s (needed by %s)" % (self.name, capability, sub, method),
-                    server=self.name,
-                    method=method,
-                )
+            problem = "did not declare the %r capability needed by %s" % (capability, method)
+        elif sub is not None and not (isinstance(declared, dict) and declared.get(sub)):
+            problem = "does not support %s.%s (needed by %s)" % (capability, sub, method)
+        else:
+            return
+        raise CapabilityError("server %r %s" % (self.name, problem), server=self.name, method=method)
 
     def _call(
         self,
@@ -1222,8 +1216,9 @@ class Client:
             if isinstance(handle, CallToolResult):
                 return handle
             return self._tool_result(name, handle.wait(timeout=total, raw=True), validate_output)
-        try:
-            raw = self._call(
+
+        def send() -> Any:
+            return self._call(
                 "tools/call",
                 params,
                 timeout=timeout,
@@ -1232,20 +1227,15 @@ class Client:
                 progress_token=True,
                 owned_params=True,
             )
+
+        try:
+            raw = send()
         except HeaderMismatch:
             # 2026-07-28: the Mcp-Param-* headers disagreed with the tool's current schema: re-list, retry once
             logger.info("[%s] header mismatch on %s; re-listing tools and retrying once", self.name, name)
             self._modern.evict_list("tools")
             self.list_tools(timeout=timeout)
-            raw = self._call(
-                "tools/call",
-                params,
-                timeout=timeout,
-                max_total_timeout=max_total_timeout,
-                progress=progress,
-                progress_token=True,
-                owned_params=True,
-            )
+            raw = send()
         return self._tool_result(name, raw, validate_output)
 
     def _task_required(self, name: str) -> bool:
@@ -1581,14 +1571,8 @@ class Client:
                 server=self.name,
                 method="subscriptions/listen",
             )
-        return self._modern.listen(
-            tools=tools,
-            prompts=prompts,
-            resources=resources,
-            resource_uris=resource_uris,
-            on_event=on_event,
-            auto_relisten=auto_relisten,
-        )
+        flt = listen_filter(tools=tools, prompts=prompts, resources=resources, resource_uris=resource_uris)
+        return self._modern.listen(flt, on_event, auto_relisten)
 
     def clear_cache(self) -> None:
         """Forget every cached list and read result (2026-07-28 ``ttlMs`` caching)."""

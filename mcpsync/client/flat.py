@@ -16,27 +16,11 @@ from typing import Any, Dict, List, Mapping, Optional
 from ..errors import ConfigError
 from .callbacks import Callbacks
 from .client_options import ClientOptions
-from .options import moved_keyword_error
+from .options import HTTP_FIELDS, moved_keyword_error
 from .stdio_options import StdioOptions
 
 __all__ = ["HTTP_FIELDS", "STDIO_FIELDS", "flat_options", "grouped"]
 
-#: The settings of :class:`~mcpsync.transports.http.options.HTTPOptions` a client takes through ``http=``.
-HTTP_FIELDS = (
-    "verify",
-    "cert",
-    "proxies",
-    "trust_env",
-    "read_timeout",
-    "pool_maxsize",
-    "max_message_size",
-    "transport",
-    "get_stream",
-    "max_stream_retries",
-    "reconnect",
-    "max_reconnect_attempts",
-    "max_retry_delay",
-)
 #: The settings of :class:`~mcpsync.client.StdioOptions` (``stdio=``).
 STDIO_FIELDS = tuple(StdioOptions.__dataclass_fields__)
 _STDIO = STDIO_FIELDS

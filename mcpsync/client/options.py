@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ..transports.http.options import HTTPOptions
 
 __all__ = [
+    "HTTP_FIELDS",
     "MOVED_KEYWORDS",
     "check_keywords",
     "checked_groups",
@@ -30,6 +31,23 @@ __all__ = [
     "remote_arguments",
     "unknown_option_error",
 ]
+
+#: The settings of :class:`~mcpsync.transports.http.options.HTTPOptions` a client takes through ``http=``.
+HTTP_FIELDS = (
+    "verify",
+    "cert",
+    "proxies",
+    "trust_env",
+    "read_timeout",
+    "pool_maxsize",
+    "max_message_size",
+    "transport",
+    "get_stream",
+    "max_stream_retries",
+    "reconnect",
+    "max_reconnect_attempts",
+    "max_retry_delay",
+)
 
 
 def _table() -> Mapping[str, str]:
@@ -43,21 +61,8 @@ def _table() -> Mapping[str, str]:
         for field_name in group.__dataclass_fields__:
             table[field_name] = spelling % field_name
     table["max_message_size"] = "stdio=StdioOptions(max_message_size=...) or http=HTTPOptions(max_message_size=...)"
-    for field_name in (
-        "transport",
-        "verify",
-        "cert",
-        "proxies",
-        "trust_env",
-        "read_timeout",
-        "pool_maxsize",
-        "get_stream",
-        "max_stream_retries",
-        "reconnect",
-        "max_reconnect_attempts",
-        "max_retry_delay",
-    ):
-        table[field_name] = "http=HTTPOptions(%s=...)" % field_name
+    for field_name in HTTP_FIELDS:
+        table.setdefault(field_name, "http=HTTPOptions(%s=...)" % field_name)
     table["cache"] = "options=ClientOptions(cache=...)"
     table["tasks"] = "options=ClientOptions(tasks=...)"
     table["interceptors"] = "middleware=[...] (the same Interceptor and Middleware objects, in the same order)"
