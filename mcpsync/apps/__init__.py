@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from .._lazy import exports
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..client.app_page import AppResource
+    from .page import AppResource
     from .bridge import APPS_PROTOCOL_VERSION, AppBridge, HostCallbacks
     from .desktop import DesktopApp
     from .web import AppSession, AppWebHost
@@ -29,7 +29,7 @@ __all__ = [
 _LAZY = _MappingProxyType({
     "APPS_PROTOCOL_VERSION": "bridge",
     "AppBridge": "bridge",
-    "AppResource": "..client.app_page",
+    "AppResource": ".page",
     "HostCallbacks": "bridge",
     "AppSession": "web",
     "AppWebHost": "web",

@@ -39,7 +39,7 @@ import threading
 from typing import Any, Callable, Deque, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 from urllib.parse import parse_qs, urlsplit
 
-from ..client.app_page import AppResource
+from .page import AppResource
 from ..types import Tool
 from .bridge import AppBridge, HostCallbacks
 from .web_pages import embed_snippet, host_page, sandbox_page

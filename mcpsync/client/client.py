@@ -56,9 +56,9 @@ CacheMode = Literal["use", "refresh", "bypass"]
 if TYPE_CHECKING:  # pragma: no cover
     from typing import ParamSpec
 
-    from .app_page import AppResource
+    from ..apps.page import AppResource
     from .deferred import InputDeferral, InputRequired, ParkedInputs
-    from .skills import LoadedSkill, Skill, SkillFile
+    from ..skills.skills import LoadedSkill, Skill, SkillFile
 
     _P = ParamSpec("_P")
 
@@ -651,11 +651,11 @@ class Client(ClientCore):
         ``tool`` is a :class:`~mcpsync.Tool` this client listed, or a tool name (the tools are listed once when
         not yet known). The page is read with ``resources/read`` from this server (a Tool whose listing on this
         server differs is refused: a page is only taken from the server that offers the tool) and checked by
-        :func:`mcpsync.client.app_page.verify_page` (``ui://``, the exact MIME type, text or base64 blob, at most
+        :func:`mcpsync.apps.page.verify_page` (``ui://``, the exact MIME type, text or base64 blob, at most
         ``max_bytes``, default 8 MiB; ``sha256`` pins the page's digest). Blocks up to ``timeout`` per request.
         Raises :class:`~mcpsync.AppResourceError` (``reason`` says which check failed) or the request's errors.
         """
-        from .app_page import read_page
+        from ..apps.page import read_page
 
         return read_page(self, tool, sha256=sha256, max_bytes=max_bytes, timeout=timeout)
 
@@ -685,13 +685,13 @@ class Client(ClientCore):
 
         Raises CapabilityError when the server did not declare ``io.modelcontextprotocol/skills``.
         """
-        from . import skills
+        from ..skills import skills
 
         return skills.list_skills(self, timeout=timeout, max_pages=self.max_pages)
 
     def get_skill(self, uri: str, *, timeout: Timeout = DEFAULT) -> "Skill":
         """The current entry of the skill whose ``SKILL.md`` is at ``uri`` (``skills/get``)."""
-        from . import skills
+        from ..skills import skills
 
         return skills.get_skill(self, uri, timeout=timeout)
 
@@ -704,7 +704,7 @@ class Client(ClientCore):
         ``skills/get`` fetches the entry first). Raises :class:`~mcpsync.SkillVerificationError` on
         any mismatch; the content is never returned unverified.
         """
-        from . import skills
+        from ..skills import skills
 
         return skills.load_skill(self, skill, allow_dynamic=allow_dynamic, timeout=timeout)
 
@@ -721,7 +721,7 @@ class Client(ClientCore):
         A file the skill's entry does not list raises :class:`~mcpsync.SkillVerificationError`
         without any request.
         """
-        from . import skills
+        from ..skills import skills
 
         return skills.read_skill_file(self, skill, path, allow_dynamic=allow_dynamic, timeout=timeout)
 

@@ -130,7 +130,7 @@ def grouped(kwargs: Mapping[str, Any], *, remote: bool) -> Dict[str, Any]:
             denied = list(value or ())
         elif key == "warm_cache":
             if value is not None and value is not False:
-                from .warm import WarmCache
+                from ..warm.cache import WarmCache
 
                 extensions.append(WarmCache.coerce(value))
         elif key == "engine":

@@ -9,7 +9,7 @@ from .._lazy import exports as _exports
 from .._lazy import table as _table
 
 if _TYPE_CHECKING:  # what the lazy names are, for type checkers (nothing is imported at run time)
-    from ..client.skills import LoadedSkill, Skill, SkillFile, SkillResource
+    from .skills import LoadedSkill, Skill, SkillFile, SkillResource
 
 __all__ = [
     "LoadedSkill",
@@ -18,6 +18,6 @@ __all__ = [
     "SkillResource",
 ]
 
-_LAZY = _table({"..client.skills": __all__})
+_LAZY = _table({".skills": __all__})
 
 __getattr__, __dir__ = _exports(__name__, _LAZY, globals())

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from mcpsync import AppResourceError, Client
 from mcpsync.apps import AppResource
-from mcpsync.client.app_page import verify_page
+from mcpsync.apps.page import verify_page
 from mcpsync.example_server.apps import COUNTER_HTML
 from mcpsync.types import Tool
 

@@ -26,10 +26,10 @@ PKG = pathlib.Path(mcpsync.__file__).parent
 #: extension modules of mcpsync.client, and the packages above the client
 EXTENSIONS = (
     "mcpsync.client.deferred",
-    "mcpsync.client.warm",
-    "mcpsync.client.skills",
-    "mcpsync.client.frontmatter",
-    "mcpsync.client.app_page",
+    "mcpsync.warm.cache",
+    "mcpsync.skills.skills",
+    "mcpsync.skills.frontmatter",
+    "mcpsync.apps.page",
     "mcpsync.client.forms",
     "mcpsync.apps",
     "mcpsync.registry",
@@ -115,8 +115,8 @@ def test_the_scan_sees_an_import(tmp_path: pathlib.Path) -> None:
         top = _offences([probe], runtime_top_only=True)
     finally:
         probe.unlink()
-    assert [o.split(" imports ")[1] for o in every] == ["mcpsync.client.warm", "mcpsync.client.skills", "mcpsync.apps"]
-    assert [o.split(" imports ")[1] for o in top] == ["mcpsync.client.warm"]
+    assert [o.split(" imports ")[1] for o in every] == ["mcpsync.warm.cache", "mcpsync.skills.skills", "mcpsync.apps"]
+    assert [o.split(" imports ")[1] for o in top] == ["mcpsync.warm.cache"]
 
 
 class Recorder(ClientExtension):
@@ -167,7 +167,7 @@ def test_a_client_has_only_the_input_deferral_unless_an_option_asks_for_more() -
 
 
 def test_the_warm_cache_is_attached_as_an_extension(tmp_path: pathlib.Path) -> None:
-    from mcpsync.client.warm import WarmCache, WarmStart
+    from mcpsync.warm.cache import WarmCache, WarmStart
 
     c = mcpsync.Client(server_cmd(), options=ClientOptions(lazy=True), extensions=[WarmCache(tmp_path)])
     assert [type(e).__name__ for e in c._extensions] == ["InputDeferral", "WarmStart"]  # noqa: SLF001

@@ -17,7 +17,7 @@ from typing import Any, Dict, Iterator, List, Optional
 import pytest
 
 import mcpsync
-from mcpsync.client.skills import Skill
+from mcpsync.skills.skills import Skill
 
 from tests.conftest import write_atomic
 

@@ -17,8 +17,8 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import mcpsync  # noqa: E402
-from mcpsync.client.frontmatter import FrontmatterError, parse_yaml, split_frontmatter  # noqa: E402
-from mcpsync.client.skills import Skill, _same  # noqa: E402
+from mcpsync.skills.frontmatter import FrontmatterError, parse_yaml, split_frontmatter  # noqa: E402
+from mcpsync.skills.skills import Skill, _same  # noqa: E402
 
 from tests.conftest import fuzz_examples, write_atomic  # noqa: E402
 from tests.skills.test_skills import SKILL_URI, SkillServer, entry, open_client  # noqa: E402

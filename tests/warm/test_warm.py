@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 import mcpsync
 from mcpsync.client import negotiate as _negotiate
-from mcpsync.client.warm import WarmCache
+from mcpsync.warm.cache import WarmCache
 from mcpsync.transports.http import remote as _remote
 
 from tests.conftest import server_cmd
@@ -33,7 +33,7 @@ TTL = 60000
 
 def _warm(client: Any) -> Any:
     """The client's warm cache hooks (one of its core extensions)."""
-    from mcpsync.client.warm import WarmStart
+    from mcpsync.warm.cache import WarmStart
 
     return next((e for e in client._extensions if isinstance(e, WarmStart)), None)  # noqa: SLF001
 

@@ -30,7 +30,7 @@ from ..errors import CapabilityError, SkillVerificationError
 from ..session import DEFAULT, Timeout
 
 if TYPE_CHECKING:
-    from .core import ClientCore
+    from ..client.core import ClientCore
 
 __all__ = ["EXTENSION", "LoadedSkill", "Skill", "SkillFile", "SkillResource"]
 

@@ -40,7 +40,7 @@ from typing import Any, Dict, Optional, Protocol, Union
 
 from .._files import write_atomically
 from .._trust import untrusted_reason
-from .hooks import ClientExtension
+from ..client.hooks import ClientExtension
 
 __all__ = ["WarmCache", "WarmStart", "default_cache_dir"]
 
@@ -366,7 +366,7 @@ class WarmStart(ClientExtension):
             _remote.remember(target, link.transport() or "http")
         version = link.protocol_version()
         if c.protocol == "auto" and link.era() == "legacy" and version is not None:
-            from .negotiate import ERA_CACHE
+            from ..client.negotiate import ERA_CACHE
 
             ERA_CACHE.put(c._cache_key(), version)  # noqa: SLF001 - skip the discover probe
 
@@ -383,7 +383,7 @@ class WarmStart(ClientExtension):
         if d is None or version not in P.MODERN_VERSIONS:
             return None
         from ..types import Implementation
-        from .negotiate import Negotiated
+        from ..client.negotiate import Negotiated
 
         session.transport.set_protocol(version, "modern")
         link.unconfirmed = True
