@@ -2,7 +2,7 @@
 ``elicitation/create`` and ``ping``, through the user's roots and handlers.
 
 Used for server requests (handshake era) and for the ``inputRequests`` of an ``input_required``
-result (2026-07-28 era) alike; :class:`~mcpsync.client.core.ClientCore` decides what a missing
+result (2026-07-28 era) alike; :class:`~mcpsync.Client` decides what a missing
 handler means in each case (``absent``).
 """
 

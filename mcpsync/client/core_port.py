@@ -1,5 +1,5 @@
 """The client core as its feature parts see it: :class:`CorePort` implements the narrow
-:class:`~mcpsync.client.host.ClientHost` over a :class:`~mcpsync.client.core.ClientCore`.
+:class:`~mcpsync.client.host.ClientHost` over a :class:`~mcpsync.Client`.
 
 This adapter is the one place outside the core that knows the core's private members; the feature parts
 (:mod:`~mcpsync.client.modern`, :mod:`~mcpsync.client.tasks`) use only its public-named ones. Holds no state of
@@ -23,7 +23,7 @@ class CorePort:
     __slots__ = ("core",)
 
     def __init__(self, core: Any) -> None:
-        #: the :class:`~mcpsync.client.core.ClientCore` (a :class:`mcpsync.Client`) this port serves
+        #: the :class:`mcpsync.Client` this port serves
         self.core = core
 
     # ------------------------------------------------------------------ state

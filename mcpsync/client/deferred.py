@@ -677,7 +677,7 @@ class InputDeferral(ClientExtension):
         client = self._client
         if not self.deferring() or client.defer_input or client.elicitation_handler is not None:
             return
-        meta = stamped["_meta"]  # a fresh dict (ClientCore._stamp); the capabilities dict is shared: copy it
+        meta = stamped["_meta"]  # a fresh dict (Client._stamp); the capabilities dict is shared: copy it
         caps = dict(meta.get(P.META_CLIENT_CAPABILITIES) or {})
         caps["elicitation"] = {"form": {}, "url": {}}
         meta[P.META_CLIENT_CAPABILITIES] = caps

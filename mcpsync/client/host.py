@@ -2,7 +2,7 @@
 
 The feature parts see their client only through :class:`ClientHost`: a narrow interface of public-named,
 documented members. :class:`~mcpsync.client.core_port.CorePort` implements it over a
-:class:`~mcpsync.client.core.ClientCore`; the feature parts import nothing above them (no import circle) and
+:class:`~mcpsync.Client`; the feature parts import nothing above them (no import circle) and
 reach no private member of the core.
 """
 

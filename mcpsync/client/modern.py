@@ -168,7 +168,7 @@ class ModernFeatures:
     """Cache, listen streams and tasks for one client. Thread-safe."""
 
     def __init__(self, client: Any) -> None:
-        #: the client (a :class:`~mcpsync.client.core.ClientCore`), as the narrow ClientHost these features use
+        #: the client (a :class:`~mcpsync.Client`), as the narrow ClientHost these features use
         self.client: ClientHost = port_of(client)
         self._cache: Dict[Tuple[Any, ...], Tuple[float, Any]] = {}
         self._lock = threading.Lock()

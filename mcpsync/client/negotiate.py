@@ -142,7 +142,7 @@ class Negotiated:
 class Negotiator:
     """Negotiates the protocol era of one connection (``server/discover`` first, ``initialize`` as the fallback).
 
-    A part of :class:`~mcpsync.client.core.ClientCore`, built for each connection attempt with what it
+    A part of :class:`~mcpsync.Client`, built for each connection attempt with what it
     needs of the client; :meth:`negotiate` returns the :class:`Negotiated` outcome and changes nothing else
     (the per-process :data:`ERA_CACHE` aside).
     """

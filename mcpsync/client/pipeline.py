@@ -1,5 +1,5 @@
 """The client's production controls in one place: tool policy and approval, interceptors, tracing,
-retries and static trace context. :class:`~mcpsync.client.core.ClientCore` holds one
+retries and static trace context. :class:`~mcpsync.Client` holds one
 :class:`Pipeline` (or None when nothing is configured, so the hot path pays one ``is None`` test) and
 calls it at three narrow points: :meth:`Pipeline.authorize_tool` (the gate stage of the chain: tool policy and
 approval, as :class:`~mcpsync.client.policy_gate.PolicyGate` and :class:`~mcpsync.client.approval_gate.ApprovalGate`

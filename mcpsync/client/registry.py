@@ -1,6 +1,6 @@
 """The process's open clients: closed at interpreter exit, abandoned in a forked child.
 
-:class:`~mcpsync.client.core.ClientCore` calls :func:`track` once open and :func:`untrack` when closed.
+:class:`~mcpsync.Client` calls :func:`track` once open and :func:`untrack` when closed.
 The set holds weak references: a client nobody uses any more is not kept alive by it.
 """
 

@@ -1,7 +1,7 @@
 """Opening a client on use: ``Client(..., options=ClientOptions(lazy=True))``'s first use, and the first use in a
 child process of a client opened before ``os.fork()`` (``after_fork="reopen"``, the default).
 
-:attr:`mcpsync.client.core.ClientCore.session` is the one funnel every method goes through; its fast path is an
+:attr:`mcpsync.Client.session` is the one funnel every method goes through; its fast path is an
 attribute check, and only a client that is not open comes here (:func:`open_on_use`). The open is single flight:
 it runs under the client's ``_open_lock`` (the lock ``open()`` itself takes), threads racing the first use wait
 for it, and when it fails every waiter of that attempt gets its error while the next use tries again. A client
@@ -33,7 +33,7 @@ AfterFork = Literal["reopen", "error"]
 
 
 class Reopenable(Protocol):
-    """The client's lifecycle state these functions work on (:class:`~mcpsync.client.core.ClientCore`'s: this
+    """The client's lifecycle state these functions work on (:class:`~mcpsync.Client`'s: this
     module is part of the core's lifecycle, not a feature part)."""
 
     @property

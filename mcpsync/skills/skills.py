@@ -24,13 +24,10 @@ import math
 import posixpath
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional, Union
 
 from ..errors import CapabilityError, SkillVerificationError
 from ..session import DEFAULT, Timeout
-
-if TYPE_CHECKING:
-    from ..client.core import ClientCore
 
 __all__ = ["EXTENSION", "LoadedSkill", "Skill", "SkillFile", "SkillResource"]
 
@@ -191,7 +188,7 @@ class LoadedSkill:
 # ---------------------------------------------------------------------------------------------- helpers
 
 
-def _require(client: "ClientCore", method: str) -> None:
+def _require(client: Any, method: str) -> None:
     client.session  # noqa: B018 - not open: ClientClosed (a lazy client opens here), never a CapabilityError
     ext = client.server_capabilities.get("extensions")
     if not (isinstance(ext, dict) and isinstance(ext.get(EXTENSION), dict)):
@@ -217,7 +214,7 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and bool(a == b)
 
 
-def _fetch(client: "ClientCore", uri: str, timeout: Timeout) -> SkillFile:
+def _fetch(client: Any, uri: str, timeout: Timeout) -> SkillFile:
     result = client._call("resources/read", {"uri": uri}, timeout=timeout)
     contents = result.get("contents") if isinstance(result, dict) else None
     items = [c for c in contents or [] if isinstance(c, dict)]
@@ -252,7 +249,7 @@ def _fetch(client: "ClientCore", uri: str, timeout: Timeout) -> SkillFile:
     return SkillFile(uri=uri, data=data, mime_type=mime if isinstance(mime, str) else None)
 
 
-def _verify(client: "ClientCore", skill: Skill, file: SkillFile) -> None:
+def _verify(client: Any, skill: Skill, file: SkillFile) -> None:
     entry = skill.resource(file.uri)
     if entry is None:  # pragma: no cover - callers check before fetching
         raise SkillVerificationError(
@@ -276,14 +273,14 @@ def _verify(client: "ClientCore", skill: Skill, file: SkillFile) -> None:
         )
 
 
-def _entry_for(client: "ClientCore", skill: Union[Skill, str], timeout: Timeout) -> Skill:
+def _entry_for(client: Any, skill: Union[Skill, str], timeout: Timeout) -> Skill:
     return skill if isinstance(skill, Skill) else get_skill(client, skill, timeout=timeout)
 
 
 # ---------------------------------------------------------------------------------------------- the API
 
 
-def list_skills(client: "ClientCore", *, timeout: Timeout = DEFAULT, max_pages: int = 1000) -> List[Skill]:
+def list_skills(client: Any, *, timeout: Timeout = DEFAULT, max_pages: int = 1000) -> List[Skill]:
     """Every skill entry of ``skills/list`` (following cursors); invalid entries are skipped with a warning."""
     _require(client, "skills/list")
     skills: List[Skill] = []
@@ -306,7 +303,7 @@ def list_skills(client: "ClientCore", *, timeout: Timeout = DEFAULT, max_pages: 
     return skills
 
 
-def get_skill(client: "ClientCore", uri: str, *, timeout: Timeout = DEFAULT) -> Skill:
+def get_skill(client: Any, uri: str, *, timeout: Timeout = DEFAULT) -> Skill:
     """The current entry of the skill whose ``SKILL.md`` is at ``uri`` (``skills/get``)."""
     _require(client, "skills/get")
     result = client._call("skills/get", {"uri": uri}, timeout=timeout)
@@ -327,7 +324,7 @@ def get_skill(client: "ClientCore", uri: str, *, timeout: Timeout = DEFAULT) -> 
 
 
 def load_skill(
-    client: "ClientCore", skill: Union[Skill, str], *, allow_dynamic: bool = False, timeout: Timeout = DEFAULT
+    client: Any, skill: Union[Skill, str], *, allow_dynamic: bool = False, timeout: Timeout = DEFAULT
 ) -> LoadedSkill:
     """Fetch and verify a skill's ``SKILL.md`` (given its entry, or its URI: then ``skills/get`` first)."""
     from .frontmatter import FrontmatterError, parse_yaml, split_frontmatter
@@ -376,7 +373,7 @@ def load_skill(
 
 
 def read_skill_file(
-    client: "ClientCore",
+    client: Any,
     skill: Union[Skill, LoadedSkill],
     path: str,
     *,

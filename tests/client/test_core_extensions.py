@@ -1,4 +1,4 @@
-"""The core knows no extension: ``client/core.py``, ``client/client.py``, the session and the transports import
+"""The core knows no extension: ``client/client.py``, the session and the transports import
 none of the extension modules (the input deferral, the warm cache, skills, MCP Apps pages, forms, the packages
 above the client). Extensions hook into the core through :class:`mcpsync.client.hooks.ClientExtension` (or the
 middleware chain); the input deferral, which every client has, is looked up by module name when a client is built;
@@ -92,7 +92,7 @@ def _offences(paths: List[pathlib.Path], *, runtime_top_only: bool) -> List[str]
 
 
 def test_the_session_the_transports_and_the_client_core_import_no_extension_at_all() -> None:
-    paths = [PKG / "session.py", PKG / "client" / "core.py", PKG / "client" / "hooks.py"]
+    paths = [PKG / "session.py", PKG / "client" / "hooks.py"]
     paths += [PKG / "client" / "middleware.py", PKG / "client" / "pipeline.py"]
     paths += sorted((PKG / "transports").rglob("*.py"))
     assert _offences(paths, runtime_top_only=False) == []

@@ -67,7 +67,7 @@ def test_a_bad_return_value_follows_the_same_rule() -> None:
 
 def test_modern_server_that_asks_again_after_an_error_answer_fails_the_call() -> None:
     """Only the error answer is sent once; a server that re-asks gets a local error with the handler's cause."""
-    from mcpsync.client.core import ClientCore
+    from mcpsync.client.client import Client
 
     calls: List[str] = []
 
@@ -81,7 +81,7 @@ def test_modern_server_that_asks_again_after_an_error_answer_fails_the_call() ->
                 "inputRequests": {"k": {"method": "elicitation/create", "params": {"message": "?"}}},
             }
 
-    c = ClientCore(server_cmd(), elicitation_handler=_boom)
+    c = Client(server_cmd(), elicitation_handler=_boom)
     c._session = FakeSession()  # type: ignore[assignment]  # noqa: SLF001
     c._state = "open"  # noqa: SLF001
     first = FakeSession().request("tools/call", {})

@@ -81,7 +81,7 @@ def _modules_after_first_tool_call() -> set[str]:
 def test_first_stdio_tool_call_loads_only_the_stdio_path() -> None:
     loaded = _modules_after_first_tool_call()
     # the stdio path itself is there (the test would prove nothing if the connect went elsewhere)
-    assert {"mcpsync.transports.stdio", "mcpsync.session", "mcpsync.client.core"} <= loaded
+    assert {"mcpsync.transports.stdio", "mcpsync.session", "mcpsync.client.client"} <= loaded
     unexpected = sorted(
         m for m in loaded for banned in NOT_MCPSYNC + NOT_OTHERS if m == banned or m.startswith(banned + ".")
     )
