@@ -166,6 +166,32 @@ class CorePort:
         answers: Dict[str, Any] = self.core.fulfil_input_requests(requests, method)
         return answers
 
+    # ------------------------------------------------------------------ for extensions
+
+    @property
+    def server_key(self) -> Any:
+        return self.core._cache_key()  # noqa: SLF001
+
+    def credentials(self) -> Dict[str, Any]:
+        remote = self.core._remote_options  # noqa: SLF001
+        out = {k: remote[k] for k in ("bearer_token", "headers", "auth") if remote.get(k) is not None}
+        env = self.core._stdio_options.get("env")  # noqa: SLF001
+        if env:
+            out["env"] = env
+        return out
+
+    def reconnect(self) -> None:
+        self.core._reconnect_cold()  # noqa: SLF001
+
+    def rediscover(self) -> Any:
+        core = self.core
+        agreed = core._negotiator().negotiate(core.session)  # noqa: SLF001
+        core._agreed(agreed)  # noqa: SLF001
+        core.clear_cache()
+        with core._tools_lock:  # noqa: SLF001
+            core._tools_by_name = {}  # noqa: SLF001
+        return agreed
+
     def __repr__(self) -> str:
         return "CorePort(%r)" % (self.core,)
 

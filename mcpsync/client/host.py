@@ -128,3 +128,25 @@ class ClientHost(Protocol):
 
     def fulfil_input_requests(self, requests: Dict[str, Any], method: str) -> Dict[str, Any]:
         """Answer each entry of ``inputRequests`` through the user's handlers."""
+
+    # ------------------------------------------------------------------ for extensions that keep state per server
+
+    @property
+    def server_key(self) -> Any:
+        """The server's identity (its URL, or its command and working directory; a JSON-able tuple): what a cache
+        of this server's answers is keyed on. Does not block."""
+
+    def credentials(self) -> Dict[str, Any]:
+        """What this client presents to its server, as configured: ``bearer_token``, ``headers``, ``auth``
+        (remote servers) and ``env`` (a stdio server's environment); keys not set are left out. Secret values:
+        an extension digests them and never logs nor stores them. Does not block."""
+
+    def reconnect(self) -> None:
+        """Close the connection and open a new one, negotiating afresh (the kept era verdict and transport
+        choice are forgotten). Calls in flight on the old connection fail with ConnectionClosed. Blocks up to
+        ``connect_timeout``."""
+
+    def rediscover(self) -> Any:
+        """Negotiate again on the open connection (2026-07-28: ``server/discover``) and take on the outcome
+        (server info, capabilities, instructions); every cached listing and the tool index are dropped.
+        Returns the :class:`~mcpsync.client.negotiate.Negotiated`. Blocks up to ``probe_timeout``."""

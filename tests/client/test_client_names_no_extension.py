@@ -16,9 +16,9 @@ import mcpsync
 
 CLIENT = pathlib.Path(mcpsync.__file__).parent / "client"
 EXTENSIONS = ("warm", "input", "skills", "apps", "cards", "registry", "integrations", "testing")
-# The modules of mcpsync/client/ that are themselves (parts of) extensions: resumable input and forms, the warm
-# start, skills and their frontmatter, the MCP Apps page.
-EXTENSION_MODULES = {"deferred.py", "forms.py", "answers.py", "warm.py", "skills.py", "frontmatter.py", "app_page.py"}
+# The modules of mcpsync/client/ that are themselves (parts of) extensions: resumable input and forms (the warm
+# cache, skills with their frontmatter and the MCP Apps page live in mcpsync.warm, .skills and .apps).
+EXTENSION_MODULES = {"deferred.py", "forms.py", "answers.py"}
 
 
 def _names_extension(module: Optional[str], level: int) -> bool:
@@ -62,6 +62,19 @@ def core_modules() -> List[pathlib.Path]:
 
 def test_no_core_client_module_names_an_extension_package() -> None:
     found = [offence for path in core_modules() for offence in _offences(path)]
+    assert found == []
+
+
+def test_no_core_client_module_mentions_the_warm_cache_skills_or_app_pages() -> None:
+    """Not even by name in a docstring or an error message: the core treats every ``extensions=[...]`` entry alike."""
+    words = ("warm", "skill", "app_page", "app_for", "frontmatter")
+    found = [
+        "%s:%d %s" % (path.name, number, word)
+        for path in core_modules()
+        for number, line in enumerate(path.read_text(encoding="utf-8").lower().splitlines(), 1)
+        for word in words
+        if word in line
+    ]
     assert found == []
 
 
