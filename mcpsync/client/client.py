@@ -77,7 +77,7 @@ from . import registry, reopen
 from .answers import answer_for, as_root, fulfil
 from .callbacks import Callbacks
 from .client_options import ClientOptions
-from .controls import build_pipeline, split_middleware, warm_caches
+from .controls import build_pipeline, checked_extensions, split_middleware
 from .handlers import ElicitationHandler, SamplingHandler
 from .hooks import ClientExtension
 from .memory import ServerMemory
@@ -102,9 +102,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .controls import MiddlewareEntry
     from .pipeline import Pipeline
     from .policy import ApprovalHandler
-    from .app_page import AppResource
     from .deferred import InputDeferral, InputRequired, ParkedInputs
-    from .skills import LoadedSkill, Skill, SkillFile
 
     _P = ParamSpec("_P")
 
@@ -185,8 +183,9 @@ class Client:
             changes, resource updates, connection lost, task status).
         options: a :class:`~mcpsync.client.ClientOptions` with the protocol knobs (validation, keep-alive,
             caching, tasks, MCP Apps, resumable input, tracing, ``lazy``, ``after_fork``...).
-        extensions: extensions composed on the client: a :class:`mcpsync.warm.WarmCache` (near-instant
-            reconnects).
+        extensions: extensions composed on the client: objects with ``attach(client)``
+            (:class:`~mcpsync.client.hooks.Extension`), at most one of each type; docs/guides/client.md lists
+            those mcpsync ships.
 
     A keyword that moved into one of these objects (``cwd=``, ``verify=``, ``on_log=``...) is a ConfigError that
     says where it went; an unknown keyword is a ConfigError naming the nearest option.
@@ -278,8 +277,8 @@ class Client:
         self.trace_context = dict(options.trace_context or {})
         self.defer_input = options.defer_input
         self.input_timeout = options.input_timeout
-        #: the extensions hooked into the core (mcpsync.client.hooks), in order; the warm cache is one
-        self._extensions: List[ClientExtension] = [item.attach(self) for item in warm_caches(extensions)]
+        #: the extensions hooked into the core (mcpsync.client.hooks), in order
+        self._extensions: List[ClientExtension] = [item.attach(self) for item in checked_extensions(extensions)]
         policy, retry, chain = split_middleware(middleware)
         self._pipeline: Optional["Pipeline"] = build_pipeline(
             policy, approval_handler, chain, retry, options.tracing, self.trace_context
@@ -531,7 +530,8 @@ class Client:
         return self
 
     def _reconnect_cold(self) -> None:
-        """A warm open met a server that no longer speaks the kept era: reconnect and negotiate afresh."""
+        """Close the connection and open a new one, negotiating afresh (the kept era verdict and transport choice
+        are forgotten). Reached through :meth:`mcpsync.client.host.ClientHost.reconnect`."""
         with self._lock:
             session, self._session = self._session, None
             self._state = "new"
@@ -1402,27 +1402,6 @@ class Client:
         assert isinstance(result, CallToolResult)
         return result
 
-    def app_for(
-        self,
-        tool: Union[Tool, str],
-        *,
-        sha256: Optional[str] = None,
-        max_bytes: Optional[int] = None,
-        timeout: Timeout = DEFAULT,
-    ) -> "AppResource":
-        """The verified MCP Apps page a tool links (``_meta.ui.resourceUri``, or the deprecated flat key).
-
-        ``tool`` is a :class:`~mcpsync.Tool` this client listed, or a tool name (the tools are listed once when
-        not yet known). The page is read with ``resources/read`` from this server (a Tool whose listing on this
-        server differs is refused: a page is only taken from the server that offers the tool) and checked by
-        :func:`mcpsync.client.app_page.verify_page` (``ui://``, the exact MIME type, text or base64 blob, at most
-        ``max_bytes``, default 8 MiB; ``sha256`` pins the page's digest). Blocks up to ``timeout`` per request.
-        Raises :class:`~mcpsync.AppResourceError` (``reason`` says which check failed) or the request's errors.
-        """
-        from .app_page import read_page
-
-        return read_page(self, tool, sha256=sha256, max_bytes=max_bytes, timeout=timeout)
-
     def subscribe_resource(self, uri: str, *, timeout: Timeout = DEFAULT) -> None:
         """Get ``notifications/resources/updated`` for ``uri`` (``on_resource_updated``, the queue).
 
@@ -1441,53 +1420,6 @@ class Client:
             self._modern.unsubscribe_resource(uri)
             return
         self._call("resources/unsubscribe", {"uri": uri}, timeout=timeout)
-
-    # ------------------------------------------------------------------ skills (SEP-2640 extension)
-
-    def list_skills(self, *, timeout: Timeout = DEFAULT) -> "List[Skill]":
-        """The server's skill entries (``skills/list``, every page). Fetches no skill file.
-
-        Raises CapabilityError when the server did not declare ``io.modelcontextprotocol/skills``.
-        """
-        from . import skills
-
-        return skills.list_skills(self, timeout=timeout, max_pages=self.max_pages)
-
-    def get_skill(self, uri: str, *, timeout: Timeout = DEFAULT) -> "Skill":
-        """The current entry of the skill whose ``SKILL.md`` is at ``uri`` (``skills/get``)."""
-        from . import skills
-
-        return skills.get_skill(self, uri, timeout=timeout)
-
-    def load_skill(
-        self, skill: "Union[Skill, str]", *, allow_dynamic: bool = False, timeout: Timeout = DEFAULT
-    ) -> "LoadedSkill":
-        """Fetch a skill's ``SKILL.md`` now and verify it (size, digest, frontmatter) against its entry.
-
-        ``skill`` is an entry from :meth:`list_skills`/:meth:`get_skill`, or a ``SKILL.md`` URI (then
-        ``skills/get`` fetches the entry first). Raises :class:`~mcpsync.SkillVerificationError` on
-        any mismatch; the content is never returned unverified.
-        """
-        from . import skills
-
-        return skills.load_skill(self, skill, allow_dynamic=allow_dynamic, timeout=timeout)
-
-    def read_skill_file(
-        self,
-        skill: "Union[Skill, LoadedSkill]",
-        path: str,
-        *,
-        allow_dynamic: bool = False,
-        timeout: Timeout = DEFAULT,
-    ) -> "SkillFile":
-        """Fetch one file of a skill now (a URI inside it or a path relative to its root) and verify it.
-
-        A file the skill's entry does not list raises :class:`~mcpsync.SkillVerificationError`
-        without any request.
-        """
-        from . import skills
-
-        return skills.read_skill_file(self, skill, path, allow_dynamic=allow_dynamic, timeout=timeout)
 
     def complete(
         self,

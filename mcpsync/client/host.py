@@ -135,6 +135,44 @@ class ClientHost:
         return answers
 
 
+    # ------------------------------------------------------------------ for extensions that keep state per server
+
+    @property
+    def server_key(self) -> Any:
+        """The server's identity (its URL, or its command and working directory; a JSON-able tuple): what a cache
+        of this server's answers is keyed on. Does not block."""
+        return self.client._cache_key()  # noqa: SLF001 - this class is the client's own view
+
+    def credentials(self) -> Dict[str, Any]:
+        """What this client presents to its server, as configured: ``bearer_token``, ``headers``, ``auth``
+        (remote servers) and ``env`` (a stdio server's environment); keys not set are left out. Secret values:
+        an extension digests them and never logs nor stores them. Does not block."""
+        remote = self.client._remote_options  # noqa: SLF001
+        out = {k: remote[k] for k in ("bearer_token", "headers", "auth") if remote.get(k) is not None}
+        env = self.client._stdio_options.get("env")  # noqa: SLF001
+        if env:
+            out["env"] = env
+        return out
+
+    def reconnect(self) -> None:
+        """Close the connection and open a new one, negotiating afresh (the kept era verdict and transport
+        choice are forgotten). Calls in flight on the old connection fail with ConnectionClosed. Blocks up to
+        ``connect_timeout``."""
+        self.client._reconnect_cold()  # noqa: SLF001
+
+    def rediscover(self) -> Any:
+        """Negotiate again on the open connection (2026-07-28: ``server/discover``) and take on the outcome
+        (server info, capabilities, instructions); every cached listing and the tool index are dropped.
+        Returns the :class:`~mcpsync.client.negotiate.Negotiated`. Blocks up to ``probe_timeout``."""
+        client = self.client
+        agreed = client._negotiator().negotiate(client.session)  # noqa: SLF001
+        client._agreed(agreed)  # noqa: SLF001
+        client.clear_cache()
+        with client._tools_lock:  # noqa: SLF001
+            client._tools_by_name = {}  # noqa: SLF001
+        return agreed
+
+
 def host_of(client: Any) -> ClientHost:
     """``client`` (a :class:`mcpsync.Client`) as its feature parts see it; a host is returned as it is."""
     return client if isinstance(client, ClientHost) else ClientHost(client)

@@ -239,7 +239,7 @@ class ModernFeatures:
         self._put(("list", method, cursor), result)
 
     def seed_list(self, method: str, cursor: Optional[str], result: Any, seconds: float) -> None:
-        """Put a page kept from an earlier process (mcpsync.client.warm) in the cache for ``seconds``."""
+        """Put a page kept from an earlier process (an extension's ``opened`` hook) in the cache for ``seconds``."""
         if not self.client.use_cache or not isinstance(result, dict) or seconds <= 0:
             return
         part = self._partition(result.get("cacheScope", "private"))

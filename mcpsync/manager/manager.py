@@ -379,6 +379,12 @@ class Manager:
         for key in unfit:
             if key != "max_message_size":
                 options.pop(key, None)
+        if "warm_cache" in options:  # the flat spelling (configuration files, client_options): an extension
+            from ..warm.cache import WarmCache
+
+            cache = WarmCache.coerce(options.pop("warm_cache"))
+            if cache is not None:
+                options["extensions"] = list(options.get("extensions") or ()) + [cache]
         factory = self._factory
         if factory is None:
             from ..client.client import Client
