@@ -16,9 +16,9 @@ import mcpsync
 
 CLIENT = pathlib.Path(mcpsync.__file__).parent / "client"
 EXTENSIONS = ("warm", "input", "skills", "apps", "cards", "registry", "integrations", "testing")
-# The modules of mcpsync/client/ that are themselves (parts of) extensions: resumable input and forms, the warm
-# start, skills and their frontmatter, the MCP Apps page.
-EXTENSION_MODULES = {"deferred.py", "forms.py", "answers.py", "warm.py", "skills.py", "frontmatter.py", "app_page.py"}
+# The modules of mcpsync/client/ that are themselves (parts of) extensions: the warm start, skills and their
+# frontmatter, the MCP Apps page.
+EXTENSION_MODULES = {"warm.py", "skills.py", "frontmatter.py", "app_page.py"}
 
 
 def _names_extension(module: Optional[str], level: int) -> bool:
