@@ -95,7 +95,7 @@ from .records import (
 if TYPE_CHECKING:  # pragma: no cover
     from ..auth import OAuthManager
     from ..client.client import Client
-    from ..client.deferred import InputRequired
+    from ..input.deferred import InputRequired
 
 __all__ = [
     "CONNECTED",

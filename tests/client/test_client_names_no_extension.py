@@ -16,9 +16,9 @@ import mcpsync
 
 CLIENT = pathlib.Path(mcpsync.__file__).parent / "client"
 EXTENSIONS = ("warm", "input", "skills", "apps", "cards", "registry", "integrations", "testing")
-# The modules of mcpsync/client/ that are themselves (parts of) extensions: resumable input and forms (the warm
-# cache, skills with their frontmatter and the MCP Apps page live in mcpsync.warm, .skills and .apps).
-EXTENSION_MODULES = {"deferred.py", "forms.py", "answers.py"}
+# The modules of mcpsync/client/ that are themselves (parts of) extensions: none (resumable input and forms, the
+# warm cache, skills with their frontmatter and the MCP Apps page live in mcpsync.input, .warm, .skills and .apps).
+EXTENSION_MODULES: set = set()
 
 
 def _names_extension(module: Optional[str], level: int) -> bool:
