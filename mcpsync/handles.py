@@ -208,6 +208,13 @@ class RequestHandle(Handle[_R]):
         f = self._pending.future
         return f.done() and isinstance(f.exception(0), RequestCancelled)
 
+    def answer_error(self) -> Optional[BaseException]:
+        """The request's own error once it ended (None while it runs, or when the server answered with a
+        result), before the answer is turned into an ``R``: never blocks and runs nothing, so a done-callback
+        can read it (``exception()`` would complete the call first, which may send requests)."""
+        f = self._pending.future
+        return f.exception(0) if f.done() else None
+
     def add_done_callback(self, fn: Callable[["RequestHandle[_R]"], object]) -> None:
         """Call ``fn(handle)`` once when the request finishes, on the session's dispatch thread (never on the
         transport's reader). Added after the end, it is dispatched at once. Dropped, like every callback,
