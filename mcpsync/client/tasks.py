@@ -214,14 +214,17 @@ class TaskHandle(Handle[CallToolResult]):
 
     def _timed_out(self, deadline: Optional[float]) -> RequestTimeout:
         return RequestTimeout(
-            "task %s still %s when the wait ended" % (self.task_id, self.status),
-            timeout=None if deadline is None else 0.0,
+            "task %s still %s when the wait ended (the task goes on)" % (self.task_id, self.status),
             server=self.client.name,
             method="tasks/get",
         )
 
     def _poll_once(self, timeout: Timeout) -> None:
-        raw = self.client.call("tasks/get", {"taskId": self.task_id}, timeout=timeout)
+        try:
+            raw = self.client.call("tasks/get", {"taskId": self.task_id}, timeout=timeout)
+        except RemoteError as exc:  # the server no longer answers for the task (unknown, expired): it is over
+            self._settle(None, exc)
+            raise
         if not isinstance(raw, dict):
             raise ProtocolError("tasks/get returned a non-object", server=self.client.name, method="tasks/get")
         given = raw.get("task")
@@ -302,10 +305,11 @@ class TaskHandle(Handle[CallToolResult]):
         if self.status in TERMINAL:
             self._conclude(None if deadline is None else max(0.0, deadline - time.monotonic()))
             return
-        if deadline is not None and time.monotonic() + self.poll_interval > deadline:
-            raise self._timed_out(deadline)
-        if (pause or self._pause)(self.poll_interval) or self._outcome is not None:
+        wait = self.poll_interval if deadline is None else min(self.poll_interval, deadline - time.monotonic())
+        if (pause or self._pause)(max(0.0, wait)) or self._outcome is not None:
             return
+        if deadline is not None and time.monotonic() >= deadline:
+            raise self._timed_out(deadline)  # waited up to the bound: no last poll that could outlast it
         self._poll_once(DEFAULT)
         if self.status in TERMINAL:
             self._conclude(None if deadline is None else max(0.0, deadline - time.monotonic()))

@@ -190,3 +190,14 @@ def test_the_old_name_wait_says_where_it_went(client: Any) -> None:
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         handle.nope  # type: ignore[attr-defined]  # noqa: B018
     handle.result(WAIT_BOUND)
+
+
+def test_a_task_the_server_does_not_know_ends_the_handle_with_its_error(client: Any, era: str) -> None:
+    handle = TaskHandle(client, "no-such-task", style="experimental" if era == "legacy" else "extension")
+    ended = threading.Event()
+    handle.add_done_callback(lambda h: ended.set())
+    assert ended.wait(WAIT_BOUND)  # the background poll learned that the task is gone
+    error = handle.exception(0)
+    assert isinstance(error, mcpsync.RemoteError)
+    with pytest.raises(mcpsync.RemoteError):
+        handle.result(0)
