@@ -1215,7 +1215,7 @@ class Client:
             handle = start_authorized_task(self, name, params["arguments"], on_status=self.on_task_status)
             if isinstance(handle, CallToolResult):
                 return handle
-            return self._tool_result(name, handle.wait(timeout=total, raw=True), validate_output)
+            return self._tool_result(name, handle.result_raw(total), validate_output)
 
         def send() -> Any:
             return self._call(
