@@ -832,7 +832,7 @@ class Client:
         :class:`~mcpsync.input.InputRequired` instead of asking the handlers (unless every question can be
         answered from configuration alone: the roots).
         """
-        rounds = sum(extension.input_rounds_before() for extension in self._extensions)
+        rounds: Optional[int] = None  # the input rounds so far: counted at the first input_required
         failed: Optional[Tuple[str, BaseException]] = None
         while True:
             if not isinstance(result, dict):
@@ -850,6 +850,8 @@ class Client:
                 )
             if method not in _MRTR_METHODS:
                 raise ProtocolError("%s may not answer input_required" % method, server=self.name, method=method)
+            if rounds is None:
+                rounds = sum(extension.input_rounds_before() for extension in self._extensions)
             rounds += 1
             self._modern.mark_mrtr()
             if rounds > MAX_INPUT_ROUNDS:

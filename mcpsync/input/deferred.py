@@ -45,7 +45,7 @@ import json
 import re
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Protocol, Tuple, Union
+from typing import TYPE_CHECKING, Any, ContextManager, Dict, Iterator, List, Mapping, Optional, Protocol, Tuple, Union
 
 from ..errors import (
     ConfigError,
@@ -622,10 +622,24 @@ class InputDeferral(ClientExtension):
         # the session answers server requests on 4 threads (Session handler_workers): parked questions may
         # hold 3 of them, so pings and other server requests always have one
         self.parked = ParkedInputs(client.name, maxsize=3)
+        self._no_scope: ContextManager[None] = contextlib.nullcontext()  # stateless: shared by every call
+
+    def scope(self, flag: Optional[bool], start_round: int = 0) -> ContextManager[None]:
+        """Run one call on this thread with its own ``defer_input`` (None: the client's).
+
+        A call that changes nothing (no ``defer_input`` of its own, round 0, and none set on this thread) gets
+        a shared no-op context: the common call pays no generator."""
+        if (
+            flag is None
+            and not start_round
+            and getattr(self._local, "flag", None) is None
+            and not getattr(self._local, "start_round", 0)
+        ):
+            return self._no_scope
+        return self._scope(flag, start_round)
 
     @contextlib.contextmanager
-    def scope(self, flag: Optional[bool], start_round: int = 0) -> Iterator[None]:
-        """Run one call on this thread with its own ``defer_input`` (None: the client's)."""
+    def _scope(self, flag: Optional[bool], start_round: int) -> Iterator[None]:
         local = self._local
         saved = (getattr(local, "flag", None), getattr(local, "start_round", 0))
         local.flag, local.start_round = flag, start_round
