@@ -29,6 +29,10 @@ Clients:
 * ``requests``: the same client written on one shared ``requests.Session`` (pool of 128).
 * ``urllib3``: the same client written on one bare urllib3 ``HTTPConnectionPool`` (128 connections,
   ``retries=False``): the library mcpsync sends every request with, by itself.
+  Both bound their waits as the ``mcpsync`` row does (connect 30 s, read 120 s: mcpsync's default connect
+  timeout and the call timeout the bench gives it, which bounds each POST's reads). A socket with a timeout
+  costs a ``poll`` before every send and receive (CPython), four more GIL releases a call: without the same
+  timeouts these rows measured a different configuration of the same library. The floor keeps none.
 * ``mcpsync``: ``mcpsync.connect(url, http=HTTPOptions(transport=...), protocol=legacy|modern)``, one client
   shared by all threads.
   For ``many``: ``mcpsync.connect(cmd, protocol="auto")`` in 20 threads, and ``manager``: one ``mcpsync.Manager``
@@ -598,6 +602,10 @@ class StdlibFloor:
             conn.close()
 
 
+# what the mcpsync rows bound their waits with (connect_timeout's default; the timeout= they are given)
+MCPSYNC_TIMEOUTS = (30.0, 120.0)
+
+
 class WholeAnswer:
     """An answer read whole (by requests or urllib3), read by the floor's code as an ``http.client`` answer.
 
@@ -632,7 +640,7 @@ class RequestsClient(StdlibFloor):
     def _post(self, body: bytes, extra: Dict[str, str]) -> Any:
         headers = dict(self.headers, **extra) if extra else self.headers
         target = "http://%s:%d%s" % (self.host, self.port, self.endpoint) if self.legacy_sse else self.url
-        r = self.session.post(target, data=body, headers=headers)
+        r = self.session.post(target, data=body, headers=headers, timeout=MCPSYNC_TIMEOUTS)
         return WholeAnswer(r.content, r.headers)
 
     def close(self) -> None:
@@ -649,7 +657,10 @@ class Urllib3Client(StdlibFloor):
         from urllib.parse import urlsplit
 
         parts = urlsplit(url)
-        self.pool = urllib3.HTTPConnectionPool(parts.hostname, parts.port or 80, maxsize=128, retries=False)
+        timeout = urllib3.Timeout(connect=MCPSYNC_TIMEOUTS[0], read=MCPSYNC_TIMEOUTS[1])
+        self.pool = urllib3.HTTPConnectionPool(
+            parts.hostname, parts.port or 80, maxsize=128, retries=False, timeout=timeout
+        )
         super().__init__(url, config)
 
     def _post(self, body: bytes, extra: Dict[str, str]) -> Any:
