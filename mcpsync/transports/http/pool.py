@@ -48,7 +48,7 @@ import sys
 import threading
 import weakref
 from http.client import HTTPException, HTTPResponse
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple
 from urllib.parse import urljoin, urlsplit
 
 import urllib3
@@ -122,7 +122,9 @@ class _Tracker:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.sockets: "weakref.WeakSet[socket.socket]" = weakref.WeakSet()
-        self.busy: "weakref.WeakSet[Any]" = weakref.WeakSet()
+        # the connections in use, as each one's own weak reference (made once, in its __init__: adding and
+        # discarding it per call makes no new weakref); a connection that is gone drops out by itself
+        self.busy: "Set[weakref.ref[Any]]" = set()
         self.pools: "weakref.WeakSet[Any]" = weakref.WeakSet()
         self.aborted = False
         # verify=False was chosen (and logged once by make_net): urllib3's per-request InsecureRequestWarning,
@@ -147,7 +149,7 @@ class _Tracker:
             raise ConnectionBroken("the HTTP connections are closed")
         owned: List[Any] = []
         conn.mcpsync_sockets = owned
-        self.busy.add(conn)
+        self.busy.add(conn.mcpsync_ref)
         try:
             do_connect()  # the audit hook finds ``self`` and ``owned`` in this frame
         except (OSError, HTTPException) as exc:
@@ -174,7 +176,10 @@ class _Tracker:
                 self.aborted = True
                 sockets.extend(self.sockets)
             else:
-                for conn in list(self.busy):
+                for ref in list(self.busy):
+                    conn = ref()
+                    if conn is None:
+                        continue
                     sockets.extend(getattr(conn, "mcpsync_sockets", ()))
                     sockets.append(getattr(conn, "sock", None))
         for sock in sockets:
@@ -194,6 +199,11 @@ def _outer(sock: Any) -> Any:
     return sock
 
 
+def _tracked_init(self: Any, *args: Any, **kwargs: Any) -> None:
+    super(type(self), self).__init__(*args, **kwargs)
+    self.mcpsync_ref = weakref.ref(self, self.tracker.busy.discard)  # how it is marked in use (_Tracker.busy)
+
+
 def _tracked_connect(self: Any) -> None:
     self.tracker.connect(self, super(type(self), self).connect)
 
@@ -205,7 +215,7 @@ def _tracked_request(self: Any, method: str, url: str, body: Any = None, headers
     """urllib3's ``request``, marking the connection in use, with a small ``bytes`` body written together with
     the head in one ``send`` (urllib3 and ``http.client`` write them in two: two system calls, and a head that may
     travel alone)."""
-    self.tracker.busy.add(self)
+    self.tracker.busy.add(self.mcpsync_ref)
     self.mcpsync_body = body if type(body) is bytes and 0 < len(body) <= _ONE_WRITE_MAX else None
     self.mcpsync_sent = None
     try:
@@ -267,6 +277,7 @@ def _pool_classes(tracker: _Tracker, socks: bool) -> Dict[str, Any]:
     for scheme, (pool_base, conn_base) in zip(("http", "https"), bases):
         members = {
             "tracker": tracker,
+            "__init__": _tracked_init,
             "connect": _tracked_connect,
             "request": _tracked_request,
             "send": _send,
@@ -387,7 +398,7 @@ class PoolResponse:
     def _idle(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
-            self._tracker.busy.discard(conn)
+            self._tracker.busy.discard(conn.mcpsync_ref)
 
     def _drop(self) -> None:
         if not self._done:
