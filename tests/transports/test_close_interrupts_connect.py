@@ -233,7 +233,7 @@ def test_an_abort_just_before_a_connect_or_handshake_starts_ends_it_as_a_closed_
     handshake (with a server that never answers) starts. That step then ends at once (a socket not yet
     connecting gets a microsecond timeout, a connected one is shut down) and the caller gets ConnectionBroken,
     long before the connect timeout; no socket is left."""
-    from mcpsync.transports.http.netbase import ConnectionBroken
+    from mcpsync.transports.http.contract import ConnectionBroken
     from mcpsync.transports.http.pool import PoolNet
 
     server = FullBacklogServer() if window == "tcp-connect" else StalledTLSServer()
@@ -325,7 +325,7 @@ def test_a_call_waiting_for_its_answer_inside_tls_in_tls_wakes(pki: Dict[str, st
     never answers: abort() (close) ends the wait with ConnectionBroken (it shuts the tunnel down at the proxy
     socket's descriptor), the read timeout (a socket timeout) with ReadTimeout; nothing is left connected."""
     from mcpsync.transports.http.pool import PoolNet
-    from mcpsync.transports.http.netbase import ConnectionBroken, ReadTimeout
+    from mcpsync.transports.http.contract import ConnectionBroken, ReadTimeout
     from mcpsync.transports.http.proxy import ProxyTable
 
     client_context = ssl.create_default_context(cafile=pki["ca.crt"])

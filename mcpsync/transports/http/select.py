@@ -7,6 +7,7 @@ transport of its kind is built.
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ...errors import ConfigError
@@ -17,7 +18,9 @@ __all__ = ["candidates", "make_transport", "transport_chain"]
 
 
 #: Options only one remote transport takes; with ``transport="auto"`` each is passed to its own kind only.
-_ONLY_FOR = {"http": ("get_stream", "max_stream_retries"), "sse": ("reconnect", "max_reconnect_attempts")}
+_ONLY_FOR = MappingProxyType(
+    {"http": ("get_stream", "max_stream_retries"), "sse": ("reconnect", "max_reconnect_attempts")}
+)
 
 
 def _for_kind(kind: str, options: Dict[str, Any]) -> Dict[str, Any]:
