@@ -1,6 +1,6 @@
-"""The client: :class:`Client` and :func:`connect` (:mod:`.client`), era negotiation (:mod:`.negotiate`), the request
-funnel (:mod:`.core`), the 2026-07-28 features (:mod:`.modern`), tasks (:mod:`.tasks`), server-request handlers
-(:mod:`.handlers`) and schema validation (:mod:`.schema`).
+"""The client: :class:`Client` and :func:`connect` (:mod:`.client`: lifecycle, the request funnel and the typed
+methods), era negotiation (:mod:`.negotiate`), the 2026-07-28 features (:mod:`.modern`), tasks (:mod:`.tasks`),
+server-request handlers (:mod:`.handlers`) and schema validation (:mod:`.schema`).
 
 Besides :class:`Client` and :func:`connect` (also at the top level), this namespace holds what a client's
 callers meet less often: the option objects a client takes (:class:`StdioOptions` for a local server process,

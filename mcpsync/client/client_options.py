@@ -39,8 +39,8 @@ class ClientOptions:
         cache: honour the 2026-07-28 ``ttlMs`` caching hints of listings and reads.
         tasks: declare task support (2026-07-28 tasks extension): long tool calls run as tasks.
         apps: declare MCP Apps support (``extensions["io.modelcontextprotocol/ui"]``, both eras), so servers
-            offer tools that link an interactive page; see :meth:`mcpsync.Client.app_for` and
-            docs/guides/apps.md.
+            offer tools that link an interactive page (a protocol declaration only: the page is read by the
+            ``mcpsync.apps`` extension, see docs/guides/apps.md).
         auto_relisten: re-open listen streams that end unexpectedly.
         trace_context: W3C trace context (``traceparent``...) put into every request's ``_meta`` (with
             tracing active, the current span's context wins).

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mcpsync
-from mcpsync.client.warm import WarmCache
+from mcpsync.warm.cache import WarmCache
 
 from tests.conftest import server_cmd
 from tests.peers.httpserver import MCPTestServer
@@ -31,7 +31,7 @@ TTL = 60000
 
 def _warm(client: Any) -> Any:
     """The client's warm cache hooks (one of its core extensions)."""
-    from mcpsync.client.warm import WarmStart
+    from mcpsync.warm.cache import WarmStart
 
     return next((e for e in client._extensions if isinstance(e, WarmStart)), None)  # noqa: SLF001
 
@@ -257,7 +257,7 @@ def test_warm_cache_option_values(tmp_path: Path) -> None:
     assert WarmCache.coerce(cache) is cache
     with pytest.raises(mcpsync.ConfigError):
         mcpsync.Client(server_cmd(), extensions=[42])  # type: ignore[list-item]
-    with pytest.raises(mcpsync.ConfigError, match="warm_cache= moved: pass extensions="):
+    with pytest.raises(mcpsync.ConfigError, match=r"unknown Client option 'warm_cache'.*extensions=\[\.\.\.\]"):
         mcpsync.Client(server_cmd(), warm_cache=True)  # type: ignore[call-arg]
     cache.clear()
 
@@ -291,6 +291,10 @@ def test_manager_option(tmp_path: Path) -> None:
             assert mgr.call_tool("a_echo", {"message": "m"}).text == "m"
     entry = json.loads(next(tmp_path.glob("*.json")).read_text())
     assert entry["era"] == "modern" and "tools/list|" in entry["lists"]
+    other = tmp_path / "objects"
+    with Manager({"a": {"command": cmd}}, client_options={"extensions": [WarmCache(other)]}) as mgr:
+        assert mgr.call_tool("a_echo", {"message": "m"}).text == "m"  # the new spelling: one cache, every server
+    assert len(list(other.glob("*.json"))) == 1
 
 
 # --------------------------------------------------------------------------- files the cache must not trust
