@@ -47,15 +47,7 @@ from ...errors import (
 from ...wire import jsonrpc
 from ...wire.drops import DropLog
 from ...wire.sse import SSEEvent
-from .calls import (
-    ACCEPT_BOTH,
-    _abort,
-    _content_type,
-    _is_response,
-    _release,
-    _set_read_timeout,
-    read_body,
-)
+from .calls import ACCEPT_BOTH, _abort, _content_type, _is_response, _release, _set_read_timeout, read_body
 from .contract import HTTPNet
 from .options import HTTPOptions
 from .remote import convert_request_exception

@@ -47,6 +47,7 @@ import socket
 import sys
 import threading
 import weakref
+from types import MappingProxyType
 from http.client import HTTPException, HTTPResponse
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 from urllib.parse import urljoin, urlsplit
@@ -79,6 +80,19 @@ _MAX_REDIRECTS = 5
 _MAX_ROUTES = 32
 
 _NO_RETRIES = urllib3.Retry(total=False, redirect=False)  # immutable: never a second attempt, never a redirect
+#: What every request is sent with: no retry and no redirect inside urllib3 (the no-resend rule; redirects are
+#: followed by PoolNet.send), any host on the pool (a proxy's), the body streamed and decoded, the connection held
+#: until the answer is released.
+_URLOPEN = MappingProxyType(
+    {
+        "retries": _NO_RETRIES,
+        "redirect": False,
+        "assert_same_host": False,
+        "preload_content": False,
+        "decode_content": True,
+        "release_conn": False,
+    }
+)
 
 
 def _audit(event: str, args: Tuple[Any, ...]) -> None:
@@ -651,17 +665,7 @@ class PoolNet:
                 raise ConnectionBroken("the HTTP connections are closed")
             try:
                 resp = route.pool.urlopen(
-                    method,
-                    route.target,
-                    body=body,
-                    headers=merged,
-                    retries=_NO_RETRIES,
-                    redirect=False,
-                    assert_same_host=False,
-                    timeout=u3_timeout,
-                    preload_content=False,
-                    decode_content=True,
-                    release_conn=False,
+                    method, route.target, body=body, headers=merged, timeout=u3_timeout, **_URLOPEN
                 )
             except u3.ClosedPoolError:
                 # the pool was closed before a connection was taken (evicted): nothing was sent

@@ -44,15 +44,7 @@ from ...errors import ConnectionClosed, MCPError, MessageTooLarge, ProtocolError
 from ...wire import jsonrpc
 from ...wire.drops import DropLog
 from ...wire.sse import EventParser, SSEEvent, iter_response_bytes
-from .calls import (
-    MODERN_META_VERSION,
-    _abort,
-    _Call,
-    _content_type,
-    _is_read_timeout,
-    _release,
-    _set_read_timeout,
-)
+from .calls import MODERN_META_VERSION, _abort, _Call, _content_type, _is_read_timeout, _release, _set_read_timeout
 from .contract import HTTPNet
 from .options import HTTPOptions
 
