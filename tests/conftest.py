@@ -140,16 +140,10 @@ def wait_for(pred: Callable[[], bool], timeout: float = WAIT_BOUND) -> bool:
 
 
 @pytest.fixture(autouse=True)
-def fresh_process_memory(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Forget the per-process era verdicts and transport choices: a server a test starts may get the port
-    of an earlier test's server of another era, whose cached verdict would then be used. For the same
-    reason every test gets an empty warm cache directory (the CLI keeps one by default), never the user's."""
-    from mcpsync.client.negotiate import ERA_CACHE
-    from mcpsync.transports.http.remote import forget
-
-    with ERA_CACHE._lock:
-        ERA_CACHE._data.clear()
-    forget()
+def fresh_warm_cache_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test gets an empty warm cache directory (the CLI keeps one by default), never the user's: a
+    server a test starts may get the port of an earlier test's server of another era, whose kept era would
+    then be used. (What clients learn while connecting lives in each client's own ServerMemory.)"""
     monkeypatch.setenv("MCPSYNC_CACHE_DIR", str(tmp_path_factory.mktemp("warm-cache")))
 
 

@@ -29,8 +29,7 @@ from typing import Any, Callable, Dict, Literal, Optional, Union, overload
 
 from ..errors import ConfigError, ProtocolError, RemoteError, RequestTimeout, TaskFailed
 from ..types import CallToolResult
-from .core_port import port_of
-from .host import ClientHost
+from .host import ClientHost, host_of
 
 
 __all__ = ["TaskHandle", "resume_task", "start_task", "wait_task_result"]
@@ -66,7 +65,7 @@ class TaskHandle:
         on_status: Optional[OnStatus] = None,
     ) -> None:
         #: the client, as the narrow :class:`~mcpsync.client.host.ClientHost` the handle uses
-        self.client: ClientHost = port_of(client)
+        self.client: ClientHost = host_of(client)
         self.task_id = task_id
         self.style = style
         self.method = method
@@ -231,7 +230,7 @@ def start_task(
     CallToolResult is returned. The client's tool policy and approval handler apply
     (:class:`~mcpsync.ToolDenied`, nothing sent).
     """
-    arguments = port_of(client).authorize_tool(name, arguments or {})
+    arguments = host_of(client).authorize_tool(name, arguments or {})
     return start_authorized_task(client, name, arguments, ttl_ms=ttl_ms, on_status=on_status)
 
 
@@ -244,7 +243,7 @@ def start_authorized_task(
     on_status: Any = None,
 ) -> Union[TaskHandle, CallToolResult]:
     """:func:`start_task` for arguments the tool policy and approval handler already passed."""
-    client = port_of(client)
+    client = host_of(client)
     params: Dict[str, Any] = {"name": name, "arguments": arguments}
     if client.era != "modern":
         params["task"] = {"ttl": ttl_ms} if ttl_ms else {}
@@ -254,7 +253,7 @@ def start_authorized_task(
         handle.on_status = on_status
         return handle
     if client.era == "modern":
-        raw = client.complete("tools/call", params, raw, None, None, None, False)
+        raw = client.complete("tools/call", params, raw)
     return CallToolResult.from_dict(raw if isinstance(raw, dict) else {})
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import abc
 import json
+from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 from urllib.parse import urljoin, urlsplit
 
@@ -37,17 +38,16 @@ MAX_REDIRECTS = 5
 _REDIRECTS = (301, 302, 303, 307, 308)
 
 
+@dataclass(frozen=True, repr=False)
 class OAuthAnswer:
     """One answer, read whole: ``status``, ``headers`` (looked up case-insensitively), ``body``, ``url`` (where
-    it came from, after the redirects followed)."""
+    it came from, after the redirects followed). Its ``repr`` shows the status only (a token answer's body
+    holds credentials)."""
 
-    __slots__ = ("status", "headers", "body", "url")
-
-    def __init__(self, status: int, headers: Mapping[str, str], body: bytes, url: str) -> None:
-        self.status = status
-        self.headers = headers
-        self.body = body
-        self.url = url
+    status: int
+    headers: Mapping[str, str]
+    body: bytes
+    url: str
 
     def __repr__(self) -> str:
         return "<OAuthAnswer [%d]>" % self.status

@@ -7,17 +7,9 @@ import threading
 import pytest
 
 import mcpsync
-from mcpsync.client import negotiate as _negotiate
 
 from tests.conftest import misbehaving_cmd, server_cmd, wait_for
-from mcpsync.client import Callbacks, ClientOptions
-
-
-@pytest.fixture(autouse=True)
-def _fresh_era_cache():  # type: ignore[no-untyped-def]
-    _negotiate.ERA_CACHE._data.clear()  # noqa: SLF001 - each test negotiates from scratch
-    yield
-    _negotiate.ERA_CACHE._data.clear()  # noqa: SLF001
+from mcpsync.client import Callbacks, ClientOptions, ServerMemory
 
 
 @pytest.mark.parametrize(
@@ -47,11 +39,12 @@ def test_discover_never_answered_falls_back_after_probe_timeout() -> None:
 
 def test_verdict_is_cached_per_command() -> None:
     cmd = misbehaving_cmd("--era", "legacy", "--discover", "never")
-    with mcpsync.connect(cmd, options=ClientOptions(probe_timeout=0.5)) as c:
+    memory = ServerMemory()  # shared by the two clients (as a Manager's clients share its memory)
+    with mcpsync.connect(cmd, options=ClientOptions(probe_timeout=0.5, memory=memory)) as c:
         assert c.era == "legacy"
-    assert _negotiate.ERA_CACHE.get(("cmd", tuple(cmd), None)) == "2025-11-25"
+    assert memory.era(("cmd", tuple(cmd), None)) == "2025-11-25"
     # the second connect skips the probe (a probe would now cost a long timeout)
-    with mcpsync.connect(cmd, options=ClientOptions(probe_timeout=30)) as c:
+    with mcpsync.connect(cmd, options=ClientOptions(probe_timeout=30, memory=memory)) as c:
         assert c.era == "legacy"
 
 

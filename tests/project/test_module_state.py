@@ -113,15 +113,6 @@ PROCESS_WIDE: Dict[Tuple[str, str], str] = {
     # A file lock (fcntl/msvcrt) does not exclude threads of one process: stores on one path share a thread lock.
     ("auth/store.py", "_PATH_LOCKS"): "in-process lock per credential file path",
     ("auth/store.py", "_PATH_LOCKS_GUARD"): "guards _PATH_LOCKS",
-    # The negotiated protocol era per server, shared by every client of the process so that a fleet of clients
-    # probes a server once (single flight); _DONE is the pre-set event handed to waiters when a verdict exists.
-    # (Owning it in an object the user holds would be a design change of the connect path.)
-    ("client/negotiate.py", "ERA_CACHE"): "process-wide era cache (documented in negotiate.py)",
-    ("client/negotiate.py", "_DONE"): "a pre-set event, never cleared",
-    # The transports/http package is being rewritten by another engineer (it remembers transports per URL in a
-    # module global, which is why several test files carry a _forget_transports fixture): remove with it.
-    ("transports/http/remote.py", "_memory"): "transports/http rewrite in progress",
-    ("transports/http/remote.py", "_memory_lock"): "transports/http rewrite in progress",
 }
 
 

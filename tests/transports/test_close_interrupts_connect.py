@@ -25,7 +25,6 @@ from typing import Any, Callable, Dict, Iterator, List, Tuple
 import pytest
 
 import mcpsync
-from mcpsync.transports.http import remote as _remote
 
 from tests.conftest import wait_for
 from tests.peers.faultserver import FullBacklogServer, StalledTLSServer, _tcp_states
@@ -64,11 +63,8 @@ def _ids(steps: List[Tuple[str, str]]) -> List[str]:
 
 
 @pytest.fixture(autouse=True)
-def _forget_transports(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.delenv("MCPSYNC_HTTP_ENGINE", raising=False)  # the standard-library engine: the one under test
-    _remote.forget()
-    yield
-    _remote.forget()
+def _no_stale_engine_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MCPSYNC_HTTP_ENGINE", raising=False)  # a leftover value would fail every open here
 
 
 class _Stall:

@@ -8,12 +8,11 @@ paths where the fault concerns them. docs/internals/reliability.md names these t
 from __future__ import annotations
 
 import threading
-from typing import Any, Iterator, List
+from typing import Any, List
 
 import pytest
 
 import mcpsync
-from mcpsync.transports.http import remote as _remote
 
 from tests.conftest import wait_for
 from tests.peers.faultserver import FaultServer, FullBacklogServer, StalledTLSServer, TaskRouter
@@ -23,12 +22,6 @@ pytestmark = pytest.mark.timeout(180)
 
 BOUND = 30.0
 
-
-@pytest.fixture(autouse=True)
-def _forget_transports() -> Iterator[None]:
-    _remote.forget()
-    yield
-    _remote.forget()
 
 
 @pytest.fixture

@@ -7,19 +7,17 @@ their lifecycle state is :class:`~mcpsync.transports.http.endpoint.RemoteEndpoin
   typed errors of :mod:`mcpsync.errors` (never with a token in the message);
   :func:`convert_request_exception` does the same for a failed request (the errors of
   :mod:`~mcpsync.transports.http.contract`).
-* :func:`should_fall_back`, :func:`remember` / :func:`remembered`: the ``transport="auto"``
-  policy (Streamable HTTP, then legacy HTTP+SSE only on 400/404/405) and the per-URL memory
-  of what worked; :mod:`mcpsync.transports.http.select` builds the ordered candidates.
+* :func:`should_fall_back`: the ``transport="auto"`` policy (Streamable HTTP, then legacy HTTP+SSE
+  only on 400/404/405); :mod:`mcpsync.transports.http.select` builds the ordered candidates (the
+  client keeps which kind worked per URL in its :class:`~mcpsync.client.memory.ServerMemory`).
 """
 
 from __future__ import annotations
 
 import logging
 import re
-import threading
 import time
 from typing import Any, Dict, List, Optional
-from urllib.parse import urlsplit
 
 from ...errors import (
     AuthRequired,
@@ -58,12 +56,9 @@ __all__ = [
     "check_url",
     "convert_request_exception",
     "error_for_status",
-    "forget",
     "origin",
     "parse_www_authenticate",
     "redact_url",
-    "remember",
-    "remembered",
     "same_origin",
     "should_fall_back",
 ]
@@ -239,8 +234,6 @@ def _exc_text(exc: BaseException) -> str:
 # ---------------------------------------------------------------------------
 
 _FALLBACK_STATUSES = (400, 404, 405)
-_memory: Dict[str, str] = {}
-_memory_lock = threading.Lock()
 
 
 def should_fall_back(exc: BaseException) -> bool:
@@ -260,29 +253,3 @@ def should_fall_back(exc: BaseException) -> bool:
     return False
 
 
-def _memory_key(url: str) -> str:
-    parts = urlsplit(url)
-    return "%s://%s%s?%s" % (parts.scheme.lower(), (parts.netloc or "").lower(), parts.path or "/", parts.query)
-
-
-def remember(url: str, kind: str) -> None:
-    """Record that ``kind`` ("http" or "sse") worked for ``url`` (process-wide)."""
-    if kind not in ("http", "sse"):
-        raise ValueError("kind must be 'http' or 'sse'")
-    with _memory_lock:
-        _memory[_memory_key(url)] = kind
-
-
-def remembered(url: str) -> Optional[str]:
-    """The transport kind that last worked for ``url``, or None."""
-    with _memory_lock:
-        return _memory.get(_memory_key(url))
-
-
-def forget(url: Optional[str] = None) -> None:
-    """Forget what worked for ``url`` (or for every URL)."""
-    with _memory_lock:
-        if url is None:
-            _memory.clear()
-        else:
-            _memory.pop(_memory_key(url), None)
