@@ -143,30 +143,16 @@ class StreamableHTTPTransport(Transport):
         self._tool_headers: Dict[str, _mcpheaders.ToolHeaders] = {}
         self._ids = itertools.count(1)
         session = HandshakeSession(
-            url=self.url,
-            name=self.name,
-            options=self.options,
-            net=self._net,
+            remote=remote,
             post=self._post,
             headers_for=self._headers_for,
             on_frame=self._on_server_frame,
-            drops=self._drops,
-            closing=self._closing,
-            closed=self._is_closed,
             ids=self._ids,
             get_stream=get_stream,
-            max_retry_delay=self._remote.max_retry_delay,
         )
         self._session = session
         self._streams = EventStreams(
-            url=self.url,
-            name=self.name,
-            options=self.options,
-            net=self._net,
-            drops=self._drops,
-            lock=self._lock,
-            closing=self._closing,
-            closed=self._is_closed,
+            remote=remote,
             era=lambda: session.era,
             deliver=self._deliver,
             fail=self._fail,
@@ -175,7 +161,6 @@ class StreamableHTTPTransport(Transport):
             session_headers=session.stream_headers,
             ids=self._ids,
             max_stream_retries=max(0, int(max_stream_retries)),
-            max_retry_delay=self._remote.max_retry_delay,
         )
 
     # ------------------------------------------------------------------ contract
@@ -529,9 +514,6 @@ class StreamableHTTPTransport(Transport):
         return read_body(response, self.options.max_message_size if limit is None else limit, self.name)
 
     # ------------------------------------------------------------------ delivery
-
-    def _is_closed(self) -> bool:
-        return self._remote.closed
 
     def _on_server_frame(self, frame: Any) -> None:
         """A frame from the GET stream (no call's answer): to the sink."""
