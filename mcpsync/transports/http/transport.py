@@ -91,11 +91,8 @@ from .calls import (
 )  # noqa: F401
 from ..base import Transport, TransportSink
 from .endpoint import RemoteEndpoint
-from .remote import (
-    convert_request_exception,
-    error_for_status,
-    redact_url,
-)
+from .contract import redact_url
+from .remote import convert_request_exception, error_for_status
 
 __all__ = ["StreamableHTTPTransport"]
 
@@ -118,7 +115,7 @@ class StreamableHTTPTransport(Transport):
         max_stream_retries: how many times a cut response stream is resumed (handshake era)
             or re-issued (2026-07-28) before the call fails.
         max_retry_delay: cap in seconds of the reconnect backoff (``retry:`` hints included).
-        **options: the :class:`~mcpsync.transports.http.remote.HTTPOptions` (``headers``,
+        **options: the :class:`~mcpsync.transports.http.options.HTTPOptions` (``headers``,
             ``bearer_token``, ``auth``, ``verify``, ``cert``, ``proxies``, ``trust_env``,
             ``connect_timeout``, ``read_timeout``, ``max_message_size``, ``pool_maxsize``).
     """
