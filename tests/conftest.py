@@ -7,10 +7,12 @@ remain (the check waits a little for things that are already on their way out).
 from __future__ import annotations
 
 import os
+import re
+import subprocess
 import sys
 import threading
 import time
-from typing import Callable, List, Set
+from typing import Callable, Iterator, List, Set
 
 import pytest
 
@@ -179,3 +181,31 @@ def era(request: pytest.FixtureRequest) -> str:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "allow_leaks: skip the after-test leak check")
+
+
+_SERVING = re.compile(rb"serving Streamable HTTP at (http://\S+)")
+
+
+@pytest.fixture
+def example_http() -> Iterator[Callable[..., str]]:
+    """Start the bundled example server over Streamable HTTP (``--http 0``) with the given flags; returns
+    its URL. Every server started is stopped (and reaped) after the test."""
+    procs: List["subprocess.Popen[bytes]"] = []
+
+    def start(*flags: str) -> str:
+        cmd = EXAMPLE + ["--http", "0"] + list(flags)
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        procs.append(proc)
+        assert proc.stderr is not None
+        found = _SERVING.search(proc.stderr.readline())  # blocks until the server announces itself (or dies)
+        assert found is not None, "the example server announced no URL"
+        return found.group(1).decode()
+
+    yield start
+    for proc in procs:
+        proc.terminate()
+        try:
+            proc.communicate(timeout=WAIT_BOUND)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()

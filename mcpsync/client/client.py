@@ -102,7 +102,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from .controls import MiddlewareEntry
     from .pipeline import Pipeline
     from .policy import ApprovalHandler
-    from .deferred import InputDeferral, InputRequired, ParkedInputs
 
     _P = ParamSpec("_P")
 
@@ -117,11 +116,12 @@ MAX_INPUT_ROUNDS = 10
 
 
 def _extension(module: str, name: str, client: "Client", option: Any) -> ClientExtension:
-    """The extension ``mcpsync.client.<module>.<name>(client, option)``, looked up when an option asks for it:
+    """The extension ``mcpsync.<module>.<name>(client, option)``, looked up when an option asks for it:
     the core never imports an extension."""
     import importlib
 
-    extension = getattr(importlib.import_module("%s.%s" % (__package__, module)), name).of(client, option)
+    package = (__package__ or "").rpartition(".")[0]
+    extension = getattr(importlib.import_module("%s.%s" % (package, module)), name).of(client, option)
     assert isinstance(extension, ClientExtension)
     return extension
 
@@ -296,7 +296,7 @@ class Client:
         self._follow_tools = False  # follow_tool_changes(): the 2026-07-28 listen stream carries tools
         self._follow_lock = threading.Lock()
         #: ``defer_input`` per call and, in the handshake era, the parked questions: an extension, always there
-        deferral: Any = _extension("deferred", "InputDeferral", self, None)
+        deferral: Any = _extension("input.deferred", "InputDeferral", self, None)
         self._deferral = deferral
         self._extensions.insert(0, deferral)
         self._lock = threading.RLock()
@@ -1186,7 +1186,7 @@ class Client:
         ``defer_input`` (None: the client's setting): when the server needs user input, raise
         :class:`~mcpsync.input.InputRequired` instead of asking the handlers, and continue later with
         :meth:`resume` (2026-07-28); in the handshake era the question is parked in ``pending_input``
-        for another thread while this call keeps waiting (see ``mcpsync.client.deferred``).
+        for another thread while this call keeps waiting (see ``mcpsync.input.deferred``).
 
         Raises:
             ToolInputInvalid: arguments fail the inputSchema (with validate_input).
@@ -1215,7 +1215,7 @@ class Client:
             handle = start_authorized_task(self, name, params["arguments"], on_status=self.on_task_status)
             if isinstance(handle, CallToolResult):
                 return handle
-            return self._tool_result(name, handle.wait(timeout=total, raw=True), validate_output)
+            return self._tool_result(name, handle.result_raw(total), validate_output)
 
         def send() -> Any:
             return self._call(
@@ -1337,17 +1337,17 @@ class Client:
 
     # ------------------------------------------------------------------ deferred input
 
-    _deferral: "InputDeferral"  # the core's deferral extension (mcpsync.client.deferred)
+    _deferral: Any  # the core's deferral extension (mcpsync.input.deferred)
 
     @property
-    def pending_input(self) -> "ParkedInputs":
+    def pending_input(self) -> Any:
         """Handshake era with ``defer_input``: the server's questions waiting for :meth:`resume` (a bounded
-        queue; see :mod:`mcpsync.client.deferred`). Thread-safe."""
+        queue; see :mod:`mcpsync.input.deferred`). Thread-safe."""
         return self._deferral.parked
 
     def resume(
         self,
-        input_required: InputRequired,
+        input_required: Any,
         answers: Optional[Dict[str, Any]] = None,
         *,
         timeout: Timeout = DEFAULT,
@@ -1378,15 +1378,17 @@ class Client:
             InputNotResumable: ``ir`` names no server, or another one (nothing is sent).
             InputExpired, InputRequired, HandlerMissing, and whatever the original call may raise.
         """
-        from .deferred import resume
+        import importlib
 
+        package = (__package__ or "").rpartition(".")[0]
+        resume = importlib.import_module("%s.input.deferred" % package).resume
         return resume(
             self, input_required, answers, timeout=timeout, max_total_timeout=max_total_timeout, defer_input=defer_input
         )
 
     def resume_tool(
         self,
-        input_required: InputRequired,
+        input_required: Any,
         answers: Optional[Dict[str, Any]] = None,
         *,
         timeout: Timeout = DEFAULT,

@@ -62,7 +62,7 @@ from ..errors import (
     ToolDenied,
 )
 from ..client.flat import HTTP_FIELDS, STDIO_FIELDS, flat_options, grouped
-from ..session import DEFAULT, Timeout
+from ..session import DEFAULT, RequestHandle, Timeout
 from ..types import CallToolResult, GetPromptResult, ProgressEvent, ReadResourceResult, Tool
 from . import adapters as _adapters
 from .config import ServerConfig, find_config, load_config, parse_config, server_config
@@ -95,7 +95,7 @@ from .records import (
 if TYPE_CHECKING:  # pragma: no cover
     from ..auth import OAuthManager
     from ..client.client import Client
-    from ..client.deferred import InputRequired
+    from ..input.deferred import InputRequired
 
 __all__ = [
     "CONNECTED",
@@ -894,6 +894,40 @@ class Manager:
             raise
         rec.served_by(client)  # this connection proved itself: the failure count resets
         return result
+
+    def call_tool_async(
+        self,
+        name: str,
+        arguments: Optional[Dict[str, Any]] = None,
+        *,
+        server: Optional[str] = None,
+        timeout: Timeout = DEFAULT,
+        progress: Optional[Callable[[ProgressEvent], object]] = None,
+        meta: Optional[Dict[str, Any]] = None,
+        max_total_timeout: Timeout = DEFAULT,
+    ) -> RequestHandle[CallToolResult]:
+        """Start a tool call (named as in :meth:`call_tool`) and return at once with its
+        :class:`~mcpsync.handles.RequestHandle`, the same handle :meth:`mcpsync.Client.call_tool_async` returns:
+        ``result(timeout)`` blocks like :meth:`call_tool`, ``cancel()`` sends ``notifications/cancelled``,
+        ``add_done_callback(fn)`` runs ``fn`` on that server's dispatch thread.
+
+        Blocks only to route the name and, for a lazy or dead server, to connect it (up to the connect bound).
+        ``timeout`` defaults to the server's configured ``timeout``. Raises :class:`UnknownTool`,
+        :class:`~mcpsync.errors.ConnectError` or the client's errors for a request that cannot be sent.
+        """
+        rec, tool = self._route(name, server)
+        client = self._client_for(rec)
+        idle = rec.config.timeout if timeout is DEFAULT else timeout
+        handle = client.call_tool_async(
+            tool, arguments or {}, timeout=idle, max_total_timeout=max_total_timeout, progress=progress, meta=meta
+        )
+
+        def ended(h: RequestHandle[CallToolResult]) -> None:  # on the dispatch thread; a lost connection is
+            if h.answer_error() is None:  # reported by the client's on_connection_lost, as for call_tool
+                rec.served_by(client)  # this connection proved itself: the failure count resets
+
+        handle.add_done_callback(ended)
+        return handle
 
     def resume(
         self, input_required: "InputRequired", answers: Optional[Dict[str, Any]] = None, *, timeout: Timeout = DEFAULT

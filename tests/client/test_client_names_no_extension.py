@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import ast
 import pathlib
-from typing import Iterator, List, Optional
+from typing import Iterator, List, Optional, Set
 
 import mcpsync
 
 CLIENT = pathlib.Path(mcpsync.__file__).parent / "client"
 EXTENSIONS = ("warm", "input", "skills", "apps", "cards", "registry", "integrations", "testing")
-# The modules of mcpsync/client/ that are themselves (parts of) extensions: resumable input and forms (the warm
-# cache, skills with their frontmatter and the MCP Apps page live in mcpsync.warm, .skills and .apps).
-EXTENSION_MODULES = {"deferred.py", "forms.py", "answers.py"}
+# The modules of mcpsync/client/ that are themselves (parts of) extensions: none (resumable input and forms, the
+# warm cache, skills with their frontmatter and the MCP Apps page live in mcpsync.input, .warm, .skills and .apps).
+EXTENSION_MODULES: Set[str] = set()
 
 
 def _names_extension(module: Optional[str], level: int) -> bool:

@@ -26,8 +26,6 @@ PKG = pathlib.Path(mcpsync.__file__).parent
 
 #: extension modules of mcpsync.client, and the packages above the client
 EXTENSIONS = (
-    "mcpsync.client.deferred",
-    "mcpsync.client.forms",
     "mcpsync.input",
     "mcpsync.warm",
     "mcpsync.skills",
@@ -166,7 +164,7 @@ def test_an_extension_sees_the_open_the_wire_requests_and_the_listings() -> None
 
 
 def test_a_client_has_only_the_input_deferral_unless_an_option_asks_for_more() -> None:
-    from mcpsync.client.deferred import InputDeferral
+    from mcpsync.input.deferred import InputDeferral
 
     with mcpsync.connect(server_cmd()) as c:
         assert [type(e) for e in c._extensions] == [InputDeferral]  # noqa: SLF001

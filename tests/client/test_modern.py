@@ -146,11 +146,11 @@ def test_task_extension_is_transparent_and_resumable() -> None:
         handle = mcpsync.tasks.start_task(c, "task_work", {"seconds": 0.3}, on_status=statuses.append)
         assert isinstance(handle, mcpsync.tasks.TaskHandle)
         again = mcpsync.tasks.resume_task(c, handle.task_id)
-        assert "task done" in again.wait(timeout=30).text
+        assert "task done" in again.result(timeout=30).text
         slow = mcpsync.tasks.start_task(c, "task_work", {"seconds": 30})
         slow.cancel()
         with pytest.raises(mcpsync.TaskFailed):
-            slow.wait(timeout=30)
+            slow.result(timeout=30)
 
 
 def test_task_input_required_via_tasks_update() -> None:
@@ -165,4 +165,4 @@ def test_legacy_experimental_tasks() -> None:
     with mcpsync.connect(server_cmd("--era", "legacy", "--task-poll-interval-ms", "50"), protocol="legacy") as c:
         handle = mcpsync.tasks.start_task(c, "task_work", {"seconds": 0.2})
         assert isinstance(handle, mcpsync.tasks.TaskHandle) and handle.style == "experimental"
-        assert "task done" in handle.wait(timeout=30).text
+        assert "task done" in handle.result(timeout=30).text

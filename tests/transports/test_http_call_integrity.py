@@ -51,7 +51,7 @@ def test_task_requests_carry_the_task_id_in_mcp_name(engine: str, how: str) -> N
             done = mcpsync.tasks.start_task(c, "task_work", {"seconds": 0.2})
             slow = mcpsync.tasks.start_task(c, "task_work", {"seconds": 60})
             assert isinstance(done, mcpsync.tasks.TaskHandle) and isinstance(slow, mcpsync.tasks.TaskHandle)
-            assert "task done" in done.wait(timeout=BOUND).text
+            assert "task done" in done.result(timeout=BOUND).text
             slow.cancel()
             if how == "blocking":
                 asked = c.call_tool("task_work", {"seconds": 0.1, "ask": True})
