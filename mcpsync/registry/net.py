@@ -33,7 +33,8 @@ def _may_follow(from_url: str, to_url: str, https_only: bool) -> bool:
 
 class RegistryNet:
     """urllib3 connections for GET requests with an overall deadline (module docstring). ``headers`` go with
-    every request."""
+    every request. Made without blocking: the proxies and TLS settings are resolved (a
+    :class:`~mcpsync.errors.ConfigError` for a CA bundle that does not exist), nothing is opened."""
 
     def __init__(self, headers: Mapping[str, str]) -> None:
         from ..transports.http.net import FirstUseNet
