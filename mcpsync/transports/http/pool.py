@@ -44,6 +44,7 @@ import logging
 import os
 import re
 import socket
+import ssl
 import sys
 import threading
 import weakref
@@ -76,6 +77,7 @@ __all__ = ["PoolNet", "PoolResponse"]
 logger = logging.getLogger("mcpsync.transports.http.transport")
 
 _REDIRECTS = (301, 302, 303, 307, 308)
+_TLS_ERRORS = (u3.SSLError, ssl.SSLError)  # ssl.SSLError: also the certificate and EOF errors (its subclasses)
 _MAX_REDIRECTS = 5
 _MAX_ROUTES = 32
 
@@ -496,8 +498,6 @@ class PoolNet:
         kw: Dict[str, Any] = {"maxsize": self._maxsize, "block": False, "retries": False}
         context = self._ssl_context
         if context is not None:
-            import ssl
-
             kw["ssl_context"] = context
             kw["cert_reqs"] = "CERT_NONE" if context.verify_mode == ssl.CERT_NONE else "CERT_REQUIRED"
             self._tracker.unverified_ok = context.verify_mode == ssl.CERT_NONE
@@ -713,7 +713,7 @@ class PoolNet:
                 return ConnectTimeout("timed out connecting to %s" % route.where)
             if isinstance(inner, u3.NewConnectionError):
                 return ConnectFailed("cannot connect to %s: %s" % (route.where, _text(inner)))
-            if isinstance(inner, (u3.SSLError,)) or "SSL" in type(inner).__name__:
+            if isinstance(inner, _TLS_ERRORS):
                 return TLSFailed("TLS error talking to %s: %s" % (route.where, _text(inner)))
             if route.forward:  # urllib3 calls any failure on a forward proxy's connection a proxy error
                 if isinstance(inner, socket.timeout):
@@ -737,7 +737,7 @@ class PoolNet:
             tail = exc.args[1] if len(exc.args) > 1 and isinstance(exc.args[1], BaseException) else None
             if tail is not None and isinstance(tail, socket.timeout):
                 return ReadTimeout("no answer from %s within the read timeout" % url)
-            if tail is not None and "SSL" in type(tail).__name__:
+            if isinstance(tail, _TLS_ERRORS):
                 return TLSFailed("TLS error talking to %s: %s" % (url, _text(tail)))
         return ConnectionBroken("connection to %s broken: %s" % (url, _text(exc)))
 
