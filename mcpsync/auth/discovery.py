@@ -5,7 +5,7 @@ authorization server metadata (RFC 8414 / OpenID Connect Discovery), in the orde
 Every request carries ``MCP-Protocol-Version``. A candidate URL answering any 4xx (or a
 200 that is not a JSON object) is skipped for the next one. Functions block for at most
 ``timeout`` seconds per HTTP request and are thread-safe (they share only the
-:class:`~mcpsync.auth.http_hook.OAuthHTTPCall` passed in, which is thread-safe).
+:class:`~mcpsync.wire.http_call.OAuthHTTPCall` passed in, which is thread-safe).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import AuthError, TransportError
 from .http_direct import DirectHTTP
-from .http_hook import OAuthHTTPCall, answer_json
+from ..wire.http_call import OAuthHTTPCall, answer_json
 
 __all__ = [
     "AuthServerMetadata",
@@ -383,7 +383,7 @@ class AuthServerMetadata:
 
 
 class Discovery:
-    """Runs discovery requests through an :class:`~mcpsync.auth.http_hook.OAuthHTTPCall`.
+    """Runs discovery requests through an :class:`~mcpsync.wire.http_call.OAuthHTTPCall`.
 
     Args:
         session: the HTTP to send with (not closed here).
