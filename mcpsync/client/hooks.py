@@ -1,4 +1,4 @@
-"""The narrow hooks an extension has into the client core (the input deferral and the warm cache are two).
+"""The narrow hooks an extension has into the client core (the input deferral is one; see below for the rest).
 
 An extension subclasses :class:`ClientExtension` and overrides what it needs; every hook does nothing
 by default. The core calls them at fixed points and knows nothing else of the extension:
@@ -86,7 +86,7 @@ class ClientExtension(Middleware):
 
 
 class Extension(Protocol):
-    """An entry of ``Client(extensions=[...])`` (a :class:`mcpsync.warm.WarmCache`...): the registration hook.
+    """An entry of ``Client(extensions=[...])``: the registration hook. The client treats every entry alike.
 
     The client calls :meth:`attach` once, while it is built, and keeps the returned hooks; it never looks an
     extension up by module name. ``attach`` must not block nor open anything.

@@ -13,12 +13,12 @@ from .._lazy import exports as _exports
 from .._lazy import table as _table
 
 if _TYPE_CHECKING:  # what the lazy names are, for type checkers (nothing is imported at run time)
-    from ..client.deferred import InputExpired, InputQuestion, InputRequired
-    from ..client.forms import parse_form, render_form
-    from ..client.seen import SeenStore, open_seen_store
-    from ..client.seen_file import FileSeenStore
-    from ..client.seen_memory import MemorySeenStore
-    from ..client.seen_redis import RedisSeenStore
+    from .deferred import InputExpired, InputQuestion, InputRequired
+    from .forms import parse_form, render_form
+    from .seen import SeenStore, open_seen_store
+    from .seen_file import FileSeenStore
+    from .seen_memory import MemorySeenStore
+    from .seen_redis import RedisSeenStore
 
 __all__ = [
     "FileSeenStore",
@@ -35,12 +35,12 @@ __all__ = [
 
 _LAZY = _table(
     {
-        "..client.deferred": ("InputExpired", "InputQuestion", "InputRequired"),
-        "..client.forms": ("parse_form", "render_form"),
-        "..client.seen": ("SeenStore", "open_seen_store"),
-        "..client.seen_file": ("FileSeenStore",),
-        "..client.seen_memory": ("MemorySeenStore",),
-        "..client.seen_redis": ("RedisSeenStore",),
+        ".deferred": ("InputExpired", "InputQuestion", "InputRequired"),
+        ".forms": ("parse_form", "render_form"),
+        ".seen": ("SeenStore", "open_seen_store"),
+        ".seen_file": ("FileSeenStore",),
+        ".seen_memory": ("MemorySeenStore",),
+        ".seen_redis": ("RedisSeenStore",),
     }
 )
 

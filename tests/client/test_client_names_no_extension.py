@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import ast
 import pathlib
-from typing import Iterator, List, Optional
+from typing import Iterator, List, Optional, Set
 
 import mcpsync
 
 CLIENT = pathlib.Path(mcpsync.__file__).parent / "client"
 EXTENSIONS = ("warm", "input", "skills", "apps", "cards", "registry", "integrations", "testing")
-# The modules of mcpsync/client/ that are themselves (parts of) extensions: resumable input and forms, the warm
-# start, skills and their frontmatter, the MCP Apps page.
-EXTENSION_MODULES = {"deferred.py", "forms.py", "answers.py", "warm.py", "skills.py", "frontmatter.py", "app_page.py"}
+# The modules of mcpsync/client/ that are themselves (parts of) extensions: none (resumable input and forms, the
+# warm cache, skills with their frontmatter and the MCP Apps page live in mcpsync.input, .warm, .skills and .apps).
+EXTENSION_MODULES: Set[str] = set()
 
 
 def _names_extension(module: Optional[str], level: int) -> bool:
@@ -65,6 +65,19 @@ def test_no_core_client_module_names_an_extension_package() -> None:
     assert found == []
 
 
+def test_no_core_client_module_mentions_the_warm_cache_skills_or_app_pages() -> None:
+    """Not even by name in a docstring or an error message: the core treats every ``extensions=[...]`` entry alike."""
+    words = ("warm", "skill", "app_page", "app_for", "frontmatter")
+    found = [
+        "%s:%d %s" % (path.name, number, word)
+        for path in core_modules()
+        for number, line in enumerate(path.read_text(encoding="utf-8").lower().splitlines(), 1)
+        for word in words
+        if word in line
+    ]
+    assert found == []
+
+
 def test_the_scan_sees_every_kind_of_reference(tmp_path: pathlib.Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text(
@@ -84,16 +97,27 @@ def test_the_scan_sees_every_kind_of_reference(tmp_path: pathlib.Path) -> None:
     assert core_modules() and all(p.name not in EXTENSION_MODULES for p in core_modules())
 
 
+def _private_uses(path: pathlib.Path) -> Iterator[str]:
+    """``client._x``, ``c._x``, ``self.client._x``, ``self._client._x``, ``self._port._x`` in ``path``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+            owner = node.value
+            if (isinstance(owner, ast.Name) and owner.id in ("client", "c")) or (
+                isinstance(owner, ast.Attribute) and owner.attr in ("client", "_client", "_port")
+            ):
+                yield "%s:%d .%s" % (path.name, node.lineno, node.attr)
+
+
 def test_feature_parts_use_only_the_public_named_client_host() -> None:
     """modern.py and tasks.py reach their client through ClientHost (public names), never a private member."""
-    found: List[str] = []
-    for name in ("modern.py", "tasks.py"):
-        tree = ast.parse((CLIENT / name).read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
-                owner = node.value
-                if (isinstance(owner, ast.Name) and owner.id in ("client", "c")) or (
-                    isinstance(owner, ast.Attribute) and owner.attr == "client"
-                ):
-                    found.append("%s:%d .%s" % (name, node.lineno, node.attr))
-    assert found == []
+    assert [use for name in ("modern.py", "tasks.py") for use in _private_uses(CLIENT / name)] == []
+
+
+def test_the_extension_packages_use_only_the_public_api_and_the_port() -> None:
+    """The warm cache, skills and MCP Apps pages reach their client through its public API and the
+    :class:`~mcpsync.client.host.ClientHost` port, never a private member."""
+    root = CLIENT.parent
+    paths = [root / "warm" / "cache.py", root / "skills" / "skills.py", root / "apps" / "page.py"]
+    assert all(path.exists() for path in paths)
+    assert [use for path in paths for use in _private_uses(path)] == []

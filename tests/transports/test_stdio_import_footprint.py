@@ -29,15 +29,15 @@ NOT_MCPSYNC = [
     "mcpsync.auth",
     "mcpsync.httpauth",
     "mcpsync.client.tasks",
-    "mcpsync.client.app_page",
-    "mcpsync.client.skills",
-    "mcpsync.client.warm",
+    "mcpsync.apps.page",
+    "mcpsync.skills.skills",
+    "mcpsync.warm.cache",
     "mcpsync.client.tracing",
     "mcpsync.client.retry",
     "mcpsync.client.policy",
     "mcpsync.client.pipeline",
-    "mcpsync.client.seen_file",
-    "mcpsync.client.seen_redis",
+    "mcpsync.input.seen_file",
+    "mcpsync.input.seen_redis",
     "mcpsync.apps",
     "mcpsync.tasks",
     "mcpsync.skills",
@@ -47,7 +47,6 @@ NOT_MCPSYNC = [
     "mcpsync.adapters",
     "mcpsync.integrations",
     "mcpsync.middleware",
-    "mcpsync.input",
     "mcpsync.cli",
 ]
 #: stdlib and third-party modules a stdio connect and a tool call never need
@@ -61,7 +60,7 @@ NOT_OTHERS = [
     "ssl",
     "socket",
     "asyncio",
-    "hashlib",  # token signing (mcpsync.client.deferred) loads it on the first token
+    "hashlib",  # token signing (mcpsync.input.deferred) loads it on the first token
     "hmac",
     "secrets",
     "random",

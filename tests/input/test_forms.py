@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mcpsync
-from mcpsync.client.forms import check_form_schema, parse_form, render_form
+from mcpsync.input.forms import check_form_schema, parse_form, render_form
 
 SCHEMA: Dict[str, Any] = {
     "type": "object",
@@ -139,7 +139,7 @@ def test_hostile_schema_and_form_data(props: Dict[str, Any], required: Any, data
     content, errors = parse_form(schema, {"f_" + k: v for k, v in data.items()})
     assert set(content) <= set(props)
     if not errors:
-        from mcpsync.client.forms import validate_content
+        from mcpsync.input.forms import validate_content
 
         assert validate_content(schema, content) == {}
 

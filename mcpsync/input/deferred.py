@@ -27,7 +27,7 @@ and its ``requestState``. Never a token, a header or a credential. The arguments
 what the user typed; keep the object as private as the call itself. To hand it to a browser or another
 service, sign it: :meth:`InputRequired.dumps` (HMAC-SHA256 with a secret of yours, a time stamp and a fresh
 one-time id) and :meth:`InputRequired.loads` (which refuses a forged token, with ``max_age`` an old or
-future-dated one, and with ``seen=`` a second use: see :mod:`mcpsync.client.seen`). A resumed tool call
+future-dated one, and with ``seen=`` a second use: see :mod:`mcpsync.input.seen`). A resumed tool call
 passes the tool policy and approval hook again, so a tampered object can never reach a tool the client
 would not call; the ``requestState`` is the server's to protect (the spec says servers must treat it as
 untrusted).
@@ -58,7 +58,7 @@ from ..errors import (
     SchemaValidationError,
 )
 from ..wire import protocol as P
-from .hooks import ClientExtension
+from ..client.hooks import ClientExtension
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..session import RequestContext

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mcpsync
-from mcpsync.client.deferred import InputRequired
+from mcpsync.input.deferred import InputRequired
 
 from tests.conftest import server_cmd
 from tests.peers.redisserver import RedisServer, start_redis
