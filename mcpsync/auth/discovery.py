@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import re
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 from urllib.parse import urlsplit, urlunsplit
 
@@ -297,6 +298,7 @@ class ProtectedResourceMetadata:
         )
 
 
+@dataclass(frozen=True, eq=False)
 class AuthServerMetadata:
     """Authorization server metadata (RFC 8414 or OpenID Connect), or the 2025-03-26 defaults.
 
@@ -308,17 +310,11 @@ class AuthServerMetadata:
         defaults: True when no document exists and ``/authorize`` ``/token`` ``/register`` are assumed.
     """
 
-    def __init__(
-        self, issuer: str, raw: Dict[str, Any], url: Optional[str], *, legacy: bool = False, defaults: bool = False
-    ) -> None:
-        self.issuer = issuer
-        self.raw = raw
-        self.url = url
-        self.legacy = legacy
-        self.defaults = defaults
-
-    def __repr__(self) -> str:
-        return "AuthServerMetadata(issuer=%r, legacy=%r, defaults=%r)" % (self.issuer, self.legacy, self.defaults)
+    issuer: str
+    raw: Dict[str, Any] = field(repr=False)
+    url: Optional[str] = field(repr=False)
+    legacy: bool = False
+    defaults: bool = False
 
     def _str(self, key: str) -> Optional[str]:
         value = self.raw.get(key)

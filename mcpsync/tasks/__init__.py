@@ -8,15 +8,14 @@ from typing import TYPE_CHECKING as _TYPE_CHECKING
 from .._lazy import exports as _exports
 from .._lazy import table as _table
 
-if _TYPE_CHECKING:  # what the lazy names are, for type checkers (nothing is imported at run time)
-    from ..client.tasks import TaskHandle, resume_task, start_task
+if _TYPE_CHECKING:  # the lazy names, for type checkers ("X as X" re-exports each; nothing is imported at run time)
+    from ..client.tasks import TaskHandle as TaskHandle, resume_task as resume_task, start_task as start_task
 
-__all__ = [
-    "TaskHandle",
-    "resume_task",
-    "start_task",
-]
-
-_LAZY = _table({"..client.tasks": __all__})
+_LAZY = _table(
+    {
+        "..client.tasks": ("TaskHandle", "resume_task", "start_task"),
+    }
+)
+__all__ = sorted(_LAZY)
 
 __getattr__, __dir__ = _exports(__name__, _LAZY, globals())
