@@ -18,7 +18,7 @@ import threading
 import time
 from typing import Any, Callable, Generic, Optional, Protocol, Tuple, TypeVar, Union, cast
 
-from .errors import RequestCancelled
+from .errors import RequestCancelled, RequestTimeout, seconds_text
 from .types import ProgressEvent
 
 __all__ = ["DEFAULT", "Handle", "HandleOwner", "RequestHandle", "Timeout"]
@@ -132,8 +132,8 @@ class RequestHandle(Handle[_R]):
     transports that cancel that way) and fails the request with :class:`~mcpsync.RequestCancelled`.
     ``RequestHandle[R]``: :meth:`result` returns an ``R`` (``call_tool_async`` gives a
     ``RequestHandle[CallToolResult]``). The answer is turned into an ``R`` once, by the first thread that
-    gets it (in the 2026-07-28 era that may answer the server's ``input_required`` rounds); every other
-    waiter gets the same value or error.
+    gets it (in the 2026-07-28 era that may answer the server's ``input_required`` rounds, with the request's
+    timeouts); every other waiter gets the same value or error, waiting for it up to its own idle timeout.
     """
 
     def __init__(
@@ -149,7 +149,8 @@ class RequestHandle(Handle[_R]):
         self._timeout = timeout
         self._max_total = max_total_timeout
         self._transform = transform
-        self._final_lock = threading.Lock()  # held while the first waiter runs the transform
+        self._final_cond = threading.Condition(threading.Lock())
+        self._finishing = False  # a waiter is running the transform (under _final_cond)
         self._final: Optional[Tuple[Any, Optional[BaseException]]] = None
 
     @property
@@ -188,16 +189,41 @@ class RequestHandle(Handle[_R]):
         value = self._session._wait(self._pending, idle, self._max_total)  # noqa: SLF001
         if self._transform is None:
             return cast(_R, value)  # no transform: the raw result (a RequestHandle[Any])
-        with self._final_lock:
-            if self._final is None:
-                try:
-                    self._final = (self._transform(value), None)
-                except Exception as exc:  # noqa: BLE001 - kept and raised to every waiter
-                    self._final = (None, exc)
-            final, error = self._final
-        if error is not None:
-            raise error
-        return cast(_R, final)
+        final = self._finish(value, idle)
+        if final[1] is not None:
+            raise final[1]
+        return cast(_R, final[0])
+
+    def _finish(self, value: Any, idle: Optional[float]) -> Tuple[Any, Optional[BaseException]]:
+        """Turn the answer into an ``R`` once: the first waiter runs the transform, the others wait for it
+        (up to ``idle`` seconds each: then RequestTimeout, and the first waiter carries on)."""
+        with self._final_cond:
+            while self._final is None and self._finishing:
+                if not self._final_cond.wait(idle) and self._final is None:
+                    raise RequestTimeout(
+                        "the answer is still being completed by another thread (%s)" % seconds_text(idle),
+                        timeout=idle,
+                        method=self._pending.method,
+                        request_id=self._pending.request_id,
+                    )
+            if self._final is not None:
+                return self._final
+            self._finishing = True
+        assert self._transform is not None
+        try:
+            final: Tuple[Any, Optional[BaseException]] = (self._transform(value), None)
+        except Exception as exc:  # noqa: BLE001 - kept and raised to every waiter
+            final = (None, exc)
+        except BaseException:  # Ctrl-C in this waiter: another waiter may complete the answer
+            with self._final_cond:
+                self._finishing = False
+                self._final_cond.notify_all()
+            raise
+        with self._final_cond:
+            self._final = final
+            self._finishing = False
+            self._final_cond.notify_all()
+        return final
 
     def cancel(self, reason: str = "cancelled by the client") -> bool:
         """Cancel the request; returns False when it had already finished (its answer wins then)."""

@@ -161,3 +161,32 @@ def test_the_namespace_exports_the_contract() -> None:
         "cancelled",
         "add_done_callback",
     }
+
+
+def test_other_waiters_wait_for_the_one_completing_the_answer_up_to_their_timeout() -> None:
+    """2026-07-28: the answer asks for input (input_required); the first waiter answers it through the
+    elicitation handler, held here on an event. A second waiter waits for that, up to its own timeout, and
+    then gets the very same result; the server is asked once."""
+    asked, release = threading.Event(), threading.Event()
+    answers: List[str] = []
+
+    def elicit(request: Any) -> Any:
+        answers.append(threading.current_thread().name)
+        asked.set()
+        release.wait(WAIT_BOUND)
+        return request.accept({"name": "Ada", "age": 36})
+
+    with mcpsync.connect(server_cmd("--era", "modern", "--mrtr-rounds", "1"), elicitation_handler=elicit) as c:
+        handle = c.call_tool_async("elicit", {})
+        got: List[Any] = []
+        first = threading.Thread(target=lambda: got.append(handle.result(WAIT_BOUND)))
+        first.start()
+        assert asked.wait(WAIT_BOUND)  # the first waiter is completing the answer
+        with pytest.raises(mcpsync.RequestTimeout, match="still being completed"):
+            handle.result(0.05)
+        assert not handle.cancelled()  # that wait ended, the call did not
+        release.set()
+        second = handle.result(WAIT_BOUND)
+        first.join(WAIT_BOUND)
+        assert got == [second] and got[0] is second
+        assert len(answers) == 1  # the input was asked (and answered) once
