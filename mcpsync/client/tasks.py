@@ -91,6 +91,7 @@ class TaskHandle(Handle[CallToolResult]):
         self._outcome: Optional[Tuple[Optional[Dict[str, Any]], Optional[BaseException]]] = None
         self._callbacks: List[Callable[["TaskHandle"], object]] = []
         self._watching = False
+        self._typed: Optional[CallToolResult] = None
 
     @classmethod
     def from_result(cls, client: Any, result: Dict[str, Any], *, method: str = "tools/call") -> "TaskHandle":
@@ -271,7 +272,11 @@ class TaskHandle(Handle[CallToolResult]):
             TaskFailed: the task failed or was cancelled.
             RequestTimeout: ``timeout`` passed first (the task keeps running: wait again, or resume later).
         """
-        return CallToolResult.from_dict(self.result_raw(timeout))
+        raw = self.result_raw(timeout)
+        with self._cond:  # one CallToolResult for every waiter
+            if self._typed is None:
+                self._typed = CallToolResult.from_dict(raw)
+            return self._typed
 
     def result_raw(self, timeout: Timeout = DEFAULT) -> Dict[str, Any]:
         """:meth:`result` as the result dict."""

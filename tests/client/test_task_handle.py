@@ -10,6 +10,8 @@ import threading
 from typing import Any, Callable, Dict, List
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import mcpsync
 from mcpsync.client import ClientOptions
@@ -17,7 +19,7 @@ from mcpsync.handles import Handle
 from mcpsync.middleware import Interceptor, RequestInfo
 from mcpsync.tasks import TaskHandle, resume_task, start_task
 
-from tests.conftest import WAIT_BOUND, server_cmd, wait_for
+from tests.conftest import WAIT_BOUND, fuzz_examples, server_cmd, wait_for
 
 
 class _Polls(Interceptor):
@@ -201,3 +203,69 @@ def test_a_task_the_server_does_not_know_ends_the_handle_with_its_error(client: 
     assert isinstance(error, mcpsync.RemoteError)
     with pytest.raises(mcpsync.RemoteError):
         handle.result(0)
+
+
+_OPS = st.sampled_from(["result", "exception", "cancel", "callback", "done", "poll"])
+
+
+@settings(max_examples=fuzz_examples(60, 10))
+@given(plans=st.lists(st.lists(_OPS, min_size=1, max_size=5), min_size=1, max_size=4))
+def test_any_interleaving_gives_one_outcome_and_each_callback_once(
+    client: Any, polls: _Polls, plans: List[List[str]]
+) -> None:
+    """Threads calling result / exception / cancel / poll / add_done_callback / done on one task handle in any
+    order: one outcome object for everyone, never two tasks/get at once, every callback exactly once."""
+    handle = _start(client, 0.1)
+    lock = threading.Lock()
+    outcomes: List[Any] = []
+    added: List[int] = []
+    ran: List[int] = []
+    problems: List[BaseException] = []
+
+    def run(plan: List[str], who: int) -> None:
+        for step, op in enumerate(plan):
+            try:
+                if op == "result":
+                    try:
+                        got: Any = handle.result(WAIT_BOUND)
+                    except mcpsync.MCPError as exc:
+                        got = exc
+                    with lock:
+                        outcomes.append(got)
+                elif op == "exception":
+                    error = handle.exception(WAIT_BOUND)
+                    with lock:
+                        outcomes.append(error if error is not None else handle.result(0))
+                elif op == "cancel":
+                    handle.cancel()
+                elif op == "poll":
+                    handle.poll()
+                elif op == "callback":
+                    token = who * 100 + step
+
+                    def record(h: TaskHandle, token: int = token) -> None:
+                        with lock:
+                            ran.append(token)
+
+                    with lock:
+                        added.append(token)
+                    handle.add_done_callback(record)
+                else:
+                    handle.done()
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                problems.append(exc)
+
+    threads = [threading.Thread(target=run, args=(plan, i)) for i, plan in enumerate(plans)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(WAIT_BOUND)
+    assert problems == []
+    final = handle.exception(WAIT_BOUND)
+    outcome = final if final is not None else handle.result(0)
+    assert all(o is outcome for o in outcomes)
+    assert polls.most == 1
+    last = threading.Event()
+    handle.add_done_callback(lambda h: last.set())
+    assert last.wait(WAIT_BOUND)
+    assert sorted(ran) == sorted(added)
