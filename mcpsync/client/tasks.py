@@ -46,6 +46,9 @@ OnStatus = Callable[["TaskHandle"], object]
 
 TERMINAL = ("completed", "failed", "cancelled")
 
+#: A task whose ``tasks/get`` answers are unreadable this many times in a row ends with the ProtocolError.
+UNREADABLE_LIMIT = 5
+
 
 class TaskHandle(Handle[CallToolResult]):
     """A server-side task, as a :class:`~mcpsync.handles.Handle`: ``result()``, ``done()``, ``cancel()``,
@@ -92,6 +95,7 @@ class TaskHandle(Handle[CallToolResult]):
         self._callbacks: List[Callable[["TaskHandle"], object]] = []
         self._watching = False
         self._typed: Optional[CallToolResult] = None
+        self._unreadable = 0  # tasks/get answers in a row that were not a task (under the poller role)
 
     @classmethod
     def from_result(cls, client: Any, result: Dict[str, Any], *, method: str = "tools/call") -> "TaskHandle":
@@ -314,7 +318,16 @@ class TaskHandle(Handle[CallToolResult]):
             return
         if deadline is not None and time.monotonic() >= deadline:
             raise self._timed_out(deadline)  # waited up to the bound: no last poll that could outlast it
-        self._poll_once(DEFAULT)
+        try:
+            self._poll_once(DEFAULT)
+        except ProtocolError as exc:  # an unreadable answer: skipped (logged, rate-limited), polled again
+            self._unreadable += 1
+            if self._unreadable >= UNREADABLE_LIMIT:
+                self._settle(None, exc)  # the server cannot tell us: the handle ends with the error
+                return
+            self.client.session.drops.drop("unreadable tasks/get answer", "task %s: %s" % (self.task_id, exc))
+            return
+        self._unreadable = 0
         if self.status in TERMINAL:
             self._conclude(None if deadline is None else max(0.0, deadline - time.monotonic()))
         elif self.status == "input_required" and self.style == "experimental":
@@ -377,9 +390,11 @@ class TaskHandle(Handle[CallToolResult]):
                     return  # the outcome is known: the callbacks were dispatched
                 try:
                     self._step(None, session.wait_ended)
+                except RequestTimeout as exc:  # one slow poll: the next one may be answered
+                    logger.debug("task %s: a background poll timed out: %s", self.task_id, exc)
                 finally:
                     self._release()
-        except MCPError as exc:  # the connection ended, or the server misbehaves: result() will tell
+        except MCPError as exc:  # the connection ended (a refused task ended the handle already)
             logger.debug("task %s: background poll stopped: %s", self.task_id, exc)
         finally:
             with self._cond:

@@ -6,6 +6,8 @@ the background on a thread close() joins; cancel() racing the end is held open w
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 from typing import Any, Callable, Dict, List
 
@@ -269,3 +271,46 @@ def test_any_interleaving_gives_one_outcome_and_each_callback_once(
     handle.add_done_callback(lambda h: last.set())
     assert last.wait(WAIT_BOUND)
     assert sorted(ran) == sorted(added)
+
+
+# ---------------------------------------------------------------------------- a hostile task server
+
+_HOSTILE = [sys.executable, os.path.join(os.path.dirname(os.path.dirname(__file__)), "peers", "hostile_task_server.py")]
+
+
+def _hostile(*flags: str, **options: Any) -> Any:
+    return mcpsync.connect(_HOSTILE + list(flags), protocol="legacy", **options)
+
+
+def test_unreadable_polls_are_skipped(caplog: pytest.LogCaptureFixture) -> None:
+    with _hostile("--garbage", "3") as c:
+        handle = _start_job(c)
+        ended = threading.Event()
+        handle.add_done_callback(lambda h: ended.set())
+        assert handle.result(WAIT_BOUND).text == "job done"  # three garbage answers later
+        assert ended.wait(WAIT_BOUND)
+    assert "unreadable tasks/get answer" in caplog.text
+
+
+def test_a_server_that_never_tells_ends_the_handle_with_protocol_error() -> None:
+    with _hostile("--garbage", "-1") as c:
+        handle = _start_job(c)
+        ended = threading.Event()
+        handle.add_done_callback(lambda h: ended.set())
+        assert ended.wait(WAIT_BOUND)
+        assert isinstance(handle.exception(0), mcpsync.ProtocolError)
+
+
+def test_a_hanging_poll_times_out_and_the_background_poll_goes_on() -> None:
+    with _hostile("--hang", "2", timeout=0.3) as c:
+        handle = _start_job(c)
+        ended = threading.Event()
+        handle.add_done_callback(lambda h: ended.set())  # two polls time out (0.3 s each), the next ones answer
+        assert ended.wait(WAIT_BOUND)
+        assert handle.result(0).text == "job done"
+
+
+def _start_job(c: Any) -> TaskHandle:
+    handle = start_task(c, "job", {})
+    assert isinstance(handle, TaskHandle)
+    return handle
