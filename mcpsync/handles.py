@@ -16,7 +16,7 @@ import concurrent.futures
 import enum
 import threading
 import time
-from typing import Any, Callable, Generic, Optional, Protocol, Tuple, TypeVar, Union, cast
+from typing import Any, Callable, Generic, List, Optional, Protocol, Tuple, TypeVar, Union, cast
 
 from .errors import RequestCancelled, RequestTimeout, seconds_text
 from .types import ProgressEvent
@@ -55,7 +55,8 @@ class Handle(abc.ABC, Generic[_R]):
     - :meth:`cancel`: ask for the work to stop; False when it had already ended.
     - :meth:`cancelled`: True when the work ended by cancellation.
     - :meth:`add_done_callback`: ``fn(handle)`` runs once when the work ends, on the client's dispatch thread
-      (never on a thread that reads the connection); added after the end, it is dispatched at once.
+      (never on a thread that reads the connection), in the order the callbacks were added; added after the
+      end, it is dispatched at once, behind the earlier ones.
     """
 
     @property
@@ -152,6 +153,9 @@ class RequestHandle(Handle[_R]):
         self._final_cond = threading.Condition(threading.Lock())
         self._finishing = False  # a waiter is running the transform (under _final_cond)
         self._final: Optional[Tuple[Any, Optional[BaseException]]] = None
+        self._callback_lock = threading.Lock()
+        self._callbacks: Optional[List[Callable[["RequestHandle[_R]"], object]]] = None  # None: not hooked yet
+        self._fired = False  # the request ended and the callbacks went to the dispatch thread
 
     @property
     def id(self) -> Any:
@@ -243,9 +247,24 @@ class RequestHandle(Handle[_R]):
 
     def add_done_callback(self, fn: Callable[["RequestHandle[_R]"], object]) -> None:
         """Call ``fn(handle)`` once when the request finishes, on the session's dispatch thread (never on the
-        transport's reader). Added after the end, it is dispatched at once. Dropped, like every callback,
-        when the client is closed or its callback backlog is full."""
-        self._pending.future.add_done_callback(lambda _f: self._session.dispatch(fn, self))
+        transport's reader), in the order the callbacks were added. Added after the end, it is dispatched at
+        once (after the earlier ones). Dropped, like every callback, when the client is closed or its callback
+        backlog is full. Does not block."""
+        with self._callback_lock:
+            if self._fired:
+                self._session.dispatch(fn, self)
+                return
+            hook = self._callbacks is None
+            self._callbacks = (self._callbacks or []) + [fn]
+        if hook:  # one hook on the future, whatever the number of callbacks (runs here if it is done already)
+            self._pending.future.add_done_callback(self._fire)
+
+    def _fire(self, _future: "concurrent.futures.Future[Any]") -> None:
+        with self._callback_lock:  # dispatched under the lock: a callback added meanwhile queues behind these
+            self._fired = True
+            for fn in self._callbacks or ():
+                self._session.dispatch(fn, self)
+            self._callbacks = []
 
     def __repr__(self) -> str:
         state = "done" if self.done() else "pending"

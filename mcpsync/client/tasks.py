@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Un
 
 from ..errors import ConfigError, MCPError, ProtocolError, RemoteError, RequestTimeout, TaskFailed
 from ..handles import DEFAULT, Handle, Timeout
+from ..session import Session
 from ..types import CallToolResult
 from .host import ClientHost, host_of
 
@@ -142,20 +143,25 @@ class TaskHandle(Handle[CallToolResult]):
         return self._outcome is not None and self.status == "cancelled"
 
     def _settle(self, result: Optional[Dict[str, Any]], error: Optional[BaseException]) -> None:
-        with self._cond:
+        session = self._session()  # looked up before the lock: a client's session property may block
+        with self._cond:  # dispatched under the lock (that never blocks): later callbacks queue behind these
             if self._outcome is not None:
                 return
             self._outcome = (result, error)
             callbacks, self._callbacks = self._callbacks, []
             self._cond.notify_all()
-        for fn in callbacks:
-            self._dispatch(fn)
+            for fn in callbacks:
+                self._dispatch(session, fn)
 
-    def _dispatch(self, fn: Callable[["TaskHandle"], object]) -> None:
+    def _session(self) -> Optional[Session]:
         try:
-            self.client.session.dispatch(fn, self)
+            return self.client.session
         except MCPError:  # the client is closed: no user code runs after close()
-            logger.debug("task %s ended after its client closed; done-callback dropped", self.task_id)
+            return None
+
+    def _dispatch(self, session: Optional[Session], fn: Callable[["TaskHandle"], object]) -> None:
+        if session is None or not session.dispatch(fn, self):
+            logger.debug("task %s: a done-callback was not dispatched (client closed or backlog full)", self.task_id)
 
     def _conclude(self, timeout: Optional[float]) -> None:
         """The status is terminal (or the 2025-11-25 input_required): fetch the outcome and settle it."""
@@ -358,22 +364,24 @@ class TaskHandle(Handle[CallToolResult]):
         return True
 
     def add_done_callback(self, fn: Callable[["TaskHandle"], object]) -> None:
-        """Call ``fn(handle)`` once when the task ends, on the client's dispatch thread.
+        """Call ``fn(handle)`` once when the task ends, on the client's dispatch thread, in the order the callbacks
+        were added.
 
         Until then the handle polls the task in the background on the thread ``mcpsync-task:<task_id>``
         (one per handle, whatever the number of callbacks; it stops when the task ends or the connection
         does, and ``Client.close()`` joins it). Added after the end, ``fn`` is dispatched at once. Does not block.
         """
+        session = self._session()
         with self._cond:
             ended = self._outcome is not None
-            if not ended:
+            if ended:
+                self._dispatch(session, fn)  # behind the callbacks the end dispatched
+            else:
                 self._callbacks.append(fn)
             start = not ended and not self._watching
             if start:
                 self._watching = True
-        if ended:
-            self._dispatch(fn)
-        elif start and not self.client.session.watch("mcpsync-task:%s" % self.task_id, self._watch):
+        if start and (session is None or not session.watch("mcpsync-task:%s" % self.task_id, self._watch)):
             with self._cond:
                 self._watching = False
 

@@ -144,6 +144,29 @@ def test_a_callback_added_after_the_end_runs_once(client: Any) -> None:
     assert calls == [handle]
 
 
+def test_callbacks_run_in_the_order_added_even_when_one_is_added_while_the_reader_hands_over(client: Any) -> None:
+    """The reader has set the answer and is held (an event) before it hands the callbacks over; the caller,
+    already woken by the answer, adds another callback: it runs after the earlier one, once each."""
+    handle = client.call_tool_async("slow", {"seconds": 0.5, "steps": 1})  # answered after the hold is in place
+    entered, go = threading.Event(), threading.Event()
+
+    def hold(_future: Any) -> None:  # runs on the reader, before the handle's own hook
+        entered.set()
+        go.wait(WAIT_BOUND)
+
+    handle._pending.future.add_done_callback(hold)  # noqa: SLF001 - the racy point, inside the handle
+    order: List[int] = []
+    handle.add_done_callback(lambda h: order.append(0))
+    handle.result(WAIT_BOUND)
+    assert entered.wait(WAIT_BOUND)  # the answer is set, its callbacks not yet handed over
+    handle.add_done_callback(lambda h: order.append(1))
+    go.set()
+    last = threading.Event()
+    handle.add_done_callback(lambda h: last.set())
+    assert last.wait(WAIT_BOUND)
+    assert order == [0, 1]
+
+
 def test_close_fails_the_waiters_and_runs_no_callback_after(client: Any) -> None:
     handle = client.call_tool_async("slow", {"seconds": 30, "steps": 1})
     client.close()
