@@ -1,6 +1,7 @@
-"""Long-running tool calls as tasks: :func:`start_task` returns a :class:`TaskHandle` (``poll``, ``wait``,
-``cancel``); :func:`resume_task` gives a handle for a task started earlier, possibly by another process, from its
-id. See docs/guides/client.md. Names load on first use.
+"""Long-running tool calls as tasks: :func:`start_task` returns a :class:`TaskHandle`, a
+:class:`~mcpsync.handles.Handle` like a request's (``result``, ``done``, ``cancel``, ``add_done_callback``) with
+``poll`` and ``status`` besides; :func:`resume_task` gives a handle for a task started earlier, possibly by another
+process, from its id. See docs/guides/client.md. Names load on first use.
 """
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
