@@ -34,7 +34,9 @@ __all__ = [
     "read_json_by_url",
     "replace",
     "url_file",
+    "user_dir",
     "write_atomically",
+    "write_json_by_url",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -43,25 +45,34 @@ CACHE_DIR_ENV = "MCPSYNC_CACHE_DIR"
 """Environment variable: mcpsync's cache directory, the parent of every cache (``warm/``, ``registry/``)."""
 
 
-def cache_root() -> str:
-    """mcpsync's per-user cache directory (not created): ``$MCPSYNC_CACHE_DIR``, else the platform's
-    (``$XDG_CACHE_HOME/mcpsync`` or ``~/.cache/mcpsync``; ``~/Library/Caches/mcpsync``;
-    ``%LOCALAPPDATA%\\mcpsync\\Cache``). Each cache is a subdirectory: the warm cache ``warm``, the registry
-    cache ``registry``. Pure computation (reads the environment)."""
+def user_dir(override_env: str, *, windows: str, darwin: str, xdg_env: str, xdg_default: str) -> str:
+    """A per-user directory of mcpsync (not created): ``$override_env`` when set, else the platform's, as
+    ``platformdirs`` places it: Windows ``%LOCALAPPDATA%\\<windows>`` (local, not roaming), macOS
+    ``~/Library/<darwin>``, elsewhere ``$<xdg_env>/mcpsync`` (an absolute one) or ``~/<xdg_default>/mcpsync``.
+    Pure computation (reads the environment)."""
     import sys
 
-    env_dir = os.environ.get(CACHE_DIR_ENV)
+    env_dir = os.environ.get(override_env)
     if env_dir:
         return os.path.abspath(os.path.expanduser(env_dir))
     home = os.path.expanduser("~")
     if sys.platform.startswith("win"):
         base = os.environ.get("LOCALAPPDATA") or os.path.join(home, "AppData", "Local")
-        return os.path.join(base, "mcpsync", "Cache")
+        return os.path.join(base, windows)
     if sys.platform == "darwin":
-        return os.path.join(home, "Library", "Caches", "mcpsync")
-    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
-    base = xdg if xdg and os.path.isabs(xdg) else os.path.join(home, ".cache")
+        return os.path.join(home, "Library", darwin)
+    xdg = os.environ.get(xdg_env, "").strip()
+    base = xdg if xdg and os.path.isabs(xdg) else os.path.join(home, xdg_default)
     return os.path.join(base, "mcpsync")
+
+
+def cache_root() -> str:
+    """mcpsync's per-user cache directory (not created): ``$MCPSYNC_CACHE_DIR``, else the platform's
+    (``$XDG_CACHE_HOME/mcpsync`` or ``~/.cache/mcpsync``; ``~/Library/Caches/mcpsync``;
+    ``%LOCALAPPDATA%\\mcpsync\\Cache``). Each cache is a subdirectory: the warm cache ``warm``, the registry
+    cache ``registry``. Pure computation (reads the environment)."""
+    return user_dir(CACHE_DIR_ENV, windows=os.path.join("mcpsync", "Cache"), darwin=os.path.join("Caches", "mcpsync"),
+                    xdg_env="XDG_CACHE_HOME", xdg_default=".cache")
 
 
 _T = TypeVar("_T")
@@ -170,8 +181,9 @@ def url_file(directory: str, url: str) -> str:
 
 def read_json_by_url(directory: str, url: str, max_size: int) -> "Optional[Dict[str, Any]]":
     """The JSON object a URL-keyed cache holds for ``url`` (see :func:`url_file`), or None: absent, larger than
-    ``max_size`` bytes, unreadable, not JSON, or not an object (logged at DEBUG; a cache never fails its caller).
-    The caller checks the object's own fields. Blocks on one small read (retried as :func:`read_bytes` does)."""
+    ``max_size`` bytes, unreadable, not JSON, not an object, or another URL's (its ``"url"`` is not ``url``;
+    logged at DEBUG: a cache never fails its caller). The caller checks the object's other fields. Blocks on one
+    small read (retried as :func:`read_bytes` does)."""
     import json
     import logging
 
@@ -185,7 +197,17 @@ def read_json_by_url(directory: str, url: str, max_size: int) -> "Optional[Dict[
     except (OSError, ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
         logging.getLogger(__name__).debug("cache file %s unreadable: ignored", path)
         return None
-    return raw if isinstance(raw, dict) else None
+    return raw if isinstance(raw, dict) and raw.get("url") == url else None
+
+
+def write_json_by_url(directory: str, url: str, record: "Dict[str, Any]") -> None:
+    """Store ``record`` (with ``"url": url``) as the JSON object of ``url`` in a URL-keyed cache, creating the
+    directory (0700) when needed; the file is replaced atomically (:func:`write_atomically`). Raises OSError
+    (and ValueError for a record that is not JSON): a cache logs it and goes on. Blocks on one small write."""
+    import json
+
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    write_atomically(url_file(directory, url), json.dumps(dict(record, url=url)).encode("utf-8"))
 
 
 def clear_url_files(directory: str) -> int:

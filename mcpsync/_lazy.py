@@ -5,6 +5,10 @@ pair :func:`exports` returns as its module-level ``__getattr__`` and ``__dir__``
 
     __getattr__, __dir__ = exports(__name__, _LAZY, globals())
 
+A package may derive its ``__all__`` from the table (``__all__ = sorted(_LAZY)``) and import each name as
+``X as X`` under ``TYPE_CHECKING`` (an explicit re-export for type checkers): each name is then written twice, in
+the table and for the type checkers, and the two lists cannot drift from a third.
+
 The loader imports the defining module on first use, caches the value in the package's namespace (so the
 next access is a plain attribute) and raises ``AttributeError`` for any other name. Thread-safe: the import
 lock serialises first imports; a race at worst stores the same object twice.

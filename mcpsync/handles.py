@@ -16,9 +16,9 @@ import concurrent.futures
 import enum
 import threading
 import time
-from typing import Any, Callable, Generic, Optional, Protocol, Tuple, TypeVar, Union, cast
+from typing import Any, Callable, Generic, List, Optional, Protocol, Tuple, TypeVar, Union, cast
 
-from .errors import RequestCancelled
+from .errors import RequestCancelled, RequestTimeout, seconds_text
 from .types import ProgressEvent
 
 __all__ = ["DEFAULT", "Handle", "HandleOwner", "RequestHandle", "Timeout"]
@@ -55,7 +55,8 @@ class Handle(abc.ABC, Generic[_R]):
     - :meth:`cancel`: ask for the work to stop; False when it had already ended.
     - :meth:`cancelled`: True when the work ended by cancellation.
     - :meth:`add_done_callback`: ``fn(handle)`` runs once when the work ends, on the client's dispatch thread
-      (never on a thread that reads the connection); added after the end, it is dispatched at once.
+      (never on a thread that reads the connection), in the order the callbacks were added; added after the
+      end, it is dispatched at once, behind the earlier ones.
     """
 
     @property
@@ -132,8 +133,8 @@ class RequestHandle(Handle[_R]):
     transports that cancel that way) and fails the request with :class:`~mcpsync.RequestCancelled`.
     ``RequestHandle[R]``: :meth:`result` returns an ``R`` (``call_tool_async`` gives a
     ``RequestHandle[CallToolResult]``). The answer is turned into an ``R`` once, by the first thread that
-    gets it (in the 2026-07-28 era that may answer the server's ``input_required`` rounds); every other
-    waiter gets the same value or error.
+    gets it (in the 2026-07-28 era that may answer the server's ``input_required`` rounds, with the request's
+    timeouts); every other waiter gets the same value or error, waiting for it up to its own idle timeout.
     """
 
     def __init__(
@@ -149,18 +150,19 @@ class RequestHandle(Handle[_R]):
         self._timeout = timeout
         self._max_total = max_total_timeout
         self._transform = transform
-        self._final_lock = threading.Lock()  # held while the first waiter runs the transform
+        self._final_cond = threading.Condition(threading.Lock())
+        self._finishing = False  # a waiter is running the transform (under _final_cond)
         self._final: Optional[Tuple[Any, Optional[BaseException]]] = None
-
-    @property
-    def id(self) -> Any:
-        """The JSON-RPC id of the request (the same as :attr:`request_id`)."""
-        return self._pending.request_id
+        self._callback_lock = threading.Lock()
+        self._callbacks: Optional[List[Callable[["RequestHandle[_R]"], object]]] = None  # None: not hooked yet
+        self._fired = False  # the request ended and the callbacks went to the dispatch thread
 
     @property
     def request_id(self) -> Any:
-        """The JSON-RPC id of the request."""
+        """The JSON-RPC id of the request (also readable as ``id``)."""
         return self._pending.request_id
+
+    id = request_id
 
     @property
     def method(self) -> str:
@@ -188,16 +190,41 @@ class RequestHandle(Handle[_R]):
         value = self._session._wait(self._pending, idle, self._max_total)  # noqa: SLF001
         if self._transform is None:
             return cast(_R, value)  # no transform: the raw result (a RequestHandle[Any])
-        with self._final_lock:
-            if self._final is None:
-                try:
-                    self._final = (self._transform(value), None)
-                except Exception as exc:  # noqa: BLE001 - kept and raised to every waiter
-                    self._final = (None, exc)
-            final, error = self._final
-        if error is not None:
-            raise error
-        return cast(_R, final)
+        final = self._finish(value, idle)
+        if final[1] is not None:
+            raise final[1]
+        return cast(_R, final[0])
+
+    def _finish(self, value: Any, idle: Optional[float]) -> Tuple[Any, Optional[BaseException]]:
+        """Turn the answer into an ``R`` once: the first waiter runs the transform, the others wait for it
+        (up to ``idle`` seconds each: then RequestTimeout, and the first waiter carries on)."""
+        with self._final_cond:
+            while self._final is None and self._finishing:
+                if not self._final_cond.wait(idle) and self._final is None:
+                    raise RequestTimeout(
+                        "the answer is still being completed by another thread (%s)" % seconds_text(idle),
+                        timeout=idle,
+                        method=self._pending.method,
+                        request_id=self._pending.request_id,
+                    )
+            if self._final is not None:
+                return self._final
+            self._finishing = True
+        assert self._transform is not None
+        try:
+            final: Tuple[Any, Optional[BaseException]] = (self._transform(value), None)
+        except Exception as exc:  # noqa: BLE001 - kept and raised to every waiter
+            final = (None, exc)
+        except BaseException:  # Ctrl-C in this waiter: another waiter may complete the answer
+            with self._final_cond:
+                self._finishing = False
+                self._final_cond.notify_all()
+            raise
+        with self._final_cond:
+            self._final = final
+            self._finishing = False
+            self._final_cond.notify_all()
+        return final
 
     def cancel(self, reason: str = "cancelled by the client") -> bool:
         """Cancel the request; returns False when it had already finished (its answer wins then)."""
@@ -217,9 +244,24 @@ class RequestHandle(Handle[_R]):
 
     def add_done_callback(self, fn: Callable[["RequestHandle[_R]"], object]) -> None:
         """Call ``fn(handle)`` once when the request finishes, on the session's dispatch thread (never on the
-        transport's reader). Added after the end, it is dispatched at once. Dropped, like every callback,
-        when the client is closed or its callback backlog is full."""
-        self._pending.future.add_done_callback(lambda _f: self._session.dispatch(fn, self))
+        transport's reader), in the order the callbacks were added. Added after the end, it is dispatched at
+        once (after the earlier ones). Dropped, like every callback, when the client is closed or its callback
+        backlog is full. Does not block."""
+        with self._callback_lock:
+            if self._fired:
+                self._session.dispatch(fn, self)
+                return
+            hook = self._callbacks is None
+            self._callbacks = (self._callbacks or []) + [fn]
+        if hook:  # one hook on the future, whatever the number of callbacks (runs here if it is done already)
+            self._pending.future.add_done_callback(self._fire)
+
+    def _fire(self, _future: "concurrent.futures.Future[Any]") -> None:
+        with self._callback_lock:  # dispatched under the lock: a callback added meanwhile queues behind these
+            self._fired = True
+            for fn in self._callbacks or ():
+                self._session.dispatch(fn, self)
+            self._callbacks = []
 
     def __repr__(self) -> str:
         state = "done" if self.done() else "pending"

@@ -113,7 +113,7 @@ class Auth:
     def bind_http(self, http: Any) -> None:
         """Called by each remote transport built with this auth, with its server's HTTP settings (an
         :class:`~mcpsync.transports.http.oauth_route.OAuthRoute`: ``http.session(verify)`` opens an
-        :class:`~mcpsync.auth.http_hook.OAuthHTTPCall` on the server's own urllib3 route: proxies, TLS settings).
+        :class:`~mcpsync.wire.http_call.OAuthHTTPCall` on the server's own urllib3 route: proxies, TLS settings).
         A flow that makes HTTP requests of its own (OAuth
         discovery, registration, token) sends them that way; the default ignores it. Does not block."""
 

@@ -6,48 +6,25 @@ API takes; :func:`parse_tool_call` and :func:`execute_tool_call` run the model's
 shapes the answer. See docs/guides/manager.md. Names load on first use.
 """
 
-from types import MappingProxyType as _MappingProxyType
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from .._lazy import exports as _exports
+from .._lazy import table as _table
 
-if _TYPE_CHECKING:  # what the lazy names are, for type checkers (nothing is imported at run time)
-    from ..manager.adapters import (
-        PROVIDERS,
-        ParsedToolCall,
-        execute_tool_call,
-        format_tool_result,
-        parse_tool_call,
-        to_anthropic_tools,
-        to_openai_responses_tools,
-        to_openai_tools,
-        tool_definitions,
-    )
+if _TYPE_CHECKING:  # the lazy names, for type checkers ("X as X" re-exports each; nothing is imported at run time)
+    from ..manager.adapters import PROVIDERS as PROVIDERS, ParsedToolCall as ParsedToolCall
+    from ..manager.adapters import execute_tool_call as execute_tool_call, format_tool_result as format_tool_result
+    from ..manager.adapters import parse_tool_call as parse_tool_call, to_anthropic_tools as to_anthropic_tools
+    from ..manager.adapters import to_openai_responses_tools as to_openai_responses_tools
+    from ..manager.adapters import to_openai_tools as to_openai_tools, tool_definitions as tool_definitions
 
-__all__ = [
-    "PROVIDERS",
-    "ParsedToolCall",
-    "execute_tool_call",
-    "format_tool_result",
-    "parse_tool_call",
-    "to_anthropic_tools",
-    "to_openai_responses_tools",
-    "to_openai_tools",
-    "tool_definitions",
-]
-
-_LAZY = _MappingProxyType(
+_LAZY = _table(
     {
-        "PROVIDERS": "..manager.adapters",
-        "ParsedToolCall": "..manager.adapters",
-        "execute_tool_call": "..manager.adapters",
-        "format_tool_result": "..manager.adapters",
-        "parse_tool_call": "..manager.adapters",
-        "to_anthropic_tools": "..manager.adapters",
-        "to_openai_responses_tools": "..manager.adapters",
-        "to_openai_tools": "..manager.adapters",
-        "tool_definitions": "..manager.adapters",
+        "..manager.adapters": ("PROVIDERS", "ParsedToolCall", "execute_tool_call", "format_tool_result",
+                               "parse_tool_call", "to_anthropic_tools", "to_openai_responses_tools", "to_openai_tools",
+                               "tool_definitions"),
     }
 )
+__all__ = sorted(_LAZY)
 
 __getattr__, __dir__ = _exports(__name__, _LAZY, globals())

@@ -6,38 +6,26 @@ built on the client's public API; it blocks for its requests and is thread-safe)
 Nothing here is imported by ``import mcpsync``; names load on first use.
 """
 
-from types import MappingProxyType as _MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from .._lazy import exports
+from .._lazy import exports as _exports
+from .._lazy import table as _table
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .bridge import APPS_PROTOCOL_VERSION, AppBridge, HostCallbacks
-    from .desktop import DesktopApp
-    from .page import AppResource, app_for
-    from .web import AppSession, AppWebHost
+if _TYPE_CHECKING:  # the lazy names, for type checkers ("X as X" re-exports each; nothing is imported at run time)
+    from .bridge import APPS_PROTOCOL_VERSION as APPS_PROTOCOL_VERSION, AppBridge as AppBridge
+    from .bridge import HostCallbacks as HostCallbacks
+    from .desktop import DesktopApp as DesktopApp
+    from .page import AppResource as AppResource, app_for as app_for
+    from .web import AppSession as AppSession, AppWebHost as AppWebHost
 
-__all__ = [
-    "APPS_PROTOCOL_VERSION",
-    "AppBridge",
-    "AppResource",
-    "AppSession",
-    "AppWebHost",
-    "DesktopApp",
-    "HostCallbacks",
-    "app_for",
-]
+_LAZY = _table(
+    {
+        ".bridge": ("APPS_PROTOCOL_VERSION", "AppBridge", "HostCallbacks"),
+        ".desktop": ("DesktopApp",),
+        ".page": ("AppResource", "app_for"),
+        ".web": ("AppSession", "AppWebHost"),
+    }
+)
+__all__ = sorted(_LAZY)
 
-_LAZY = _MappingProxyType({
-    "APPS_PROTOCOL_VERSION": "bridge",
-    "AppBridge": "bridge",
-    "AppResource": "page",
-    "app_for": "page",
-    "HostCallbacks": "bridge",
-    "AppSession": "web",
-    "AppWebHost": "web",
-    "DesktopApp": "desktop",
-})
-
-
-__getattr__, __dir__ = exports(__name__, _LAZY, globals())
+__getattr__, __dir__ = _exports(__name__, _LAZY, globals())

@@ -16,70 +16,42 @@ See docs/guides/oauth.md.
 
 from __future__ import annotations
 
-from types import MappingProxyType as _MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from .._lazy import exports
+from .._lazy import exports as _exports
+from .._lazy import table as _table
 
-if TYPE_CHECKING:  # what the lazy names below are, for type checkers (nothing is imported at run time)
-    from ..httpauth import Auth, AuthRequest, AuthResponse, BearerAuth
-    from .backends import open_store
-    from .callback import AuthorizationRequest, CallbackResult
-    from .config import OAuthConfig
-    from .discovery import canonical_resource, parse_www_authenticate
-    from .flow import OAuthManager
-    from .grants import ClientAuth
-    from .oauth_auth import OAuthAuth
-    from .store import CredentialStore, default_store_path
-    from .store_base import CredentialBackend, CredentialStoreBase
-    from .store_keyring import KeyringCredentialStore
-    from .store_redis import RedisCredentialStore
+if _TYPE_CHECKING:  # the lazy names, for type checkers ("X as X" re-exports each; nothing is imported at run time)
+    from ..httpauth import Auth as Auth, AuthRequest as AuthRequest, AuthResponse as AuthResponse
+    from ..httpauth import BearerAuth as BearerAuth
+    from .backends import open_store as open_store
+    from .callback import AuthorizationRequest as AuthorizationRequest, CallbackResult as CallbackResult
+    from .config import OAuthConfig as OAuthConfig
+    from .discovery import canonical_resource as canonical_resource, parse_www_authenticate as parse_www_authenticate
+    from .flow import OAuthManager as OAuthManager
+    from .grants import ClientAuth as ClientAuth
+    from .oauth_auth import OAuthAuth as OAuthAuth
+    from .store import CredentialStore as CredentialStore, default_store_path as default_store_path
+    from .store_base import CredentialBackend as CredentialBackend, CredentialStoreBase as CredentialStoreBase
+    from .store_keyring import KeyringCredentialStore as KeyringCredentialStore
+    from .store_redis import RedisCredentialStore as RedisCredentialStore
 
-__all__ = [
-    "Auth",
-    "AuthRequest",
-    "AuthResponse",
-    "AuthorizationRequest",
-    "BearerAuth",
-    "CallbackResult",
-    "ClientAuth",
-    "CredentialBackend",
-    "CredentialStore",
-    "CredentialStoreBase",
-    "KeyringCredentialStore",
-    "OAuthAuth",
-    "OAuthConfig",
-    "OAuthManager",
-    "RedisCredentialStore",
-    "canonical_resource",
-    "default_store_path",
-    "open_store",
-    "parse_www_authenticate",
-]
+_LAZY = _table(
+    {
+        "..httpauth": ("Auth", "AuthRequest", "AuthResponse", "BearerAuth"),
+        ".backends": ("open_store",),
+        ".callback": ("AuthorizationRequest", "CallbackResult"),
+        ".config": ("OAuthConfig",),
+        ".discovery": ("canonical_resource", "parse_www_authenticate"),
+        ".flow": ("OAuthManager",),
+        ".grants": ("ClientAuth",),
+        ".oauth_auth": ("OAuthAuth",),
+        ".store": ("CredentialStore", "default_store_path"),
+        ".store_base": ("CredentialBackend", "CredentialStoreBase"),
+        ".store_keyring": ("KeyringCredentialStore",),
+        ".store_redis": ("RedisCredentialStore",),
+    }
+)
+__all__ = sorted(_LAZY)
 
-_LAZY = _MappingProxyType({
-    "AuthorizationRequest": ".callback",
-    "OAuthManager": ".flow",
-    "Auth": "..httpauth",
-    "AuthRequest": "..httpauth",
-    "AuthResponse": "..httpauth",
-    "BearerAuth": "..httpauth",
-    "CallbackResult": ".callback",
-    "ClientAuth": ".grants",
-    "CredentialStore": ".store",
-    "CredentialBackend": ".store_base",
-    "CredentialStoreBase": ".store_base",
-    "open_store": ".backends",
-    "KeyringCredentialStore": ".store_keyring",
-    "RedisCredentialStore": ".store_redis",
-    "default_store_path": ".store",
-    "OAuthAuth": ".oauth_auth",
-    "OAuthConfig": ".config",
-    "canonical_resource": ".discovery",
-    "parse_www_authenticate": ".discovery",
-})
-
-
-__getattr__, __dir__ = exports(__name__, _LAZY, globals())
-
-
+__getattr__, __dir__ = _exports(__name__, _LAZY, globals())

@@ -32,6 +32,7 @@ import socket
 import sys
 import threading
 import time
+from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 from urllib.parse import parse_qsl, urlsplit
 
@@ -88,6 +89,7 @@ class CallbackResult:
         )
 
 
+@dataclass(frozen=True)
 class AuthorizationRequest:
     """What an authorization handler receives.
 
@@ -98,16 +100,10 @@ class AuthorizationRequest:
         state: the ``state`` of this login.
     """
 
-    __slots__ = ("server", "url", "redirect_uri", "state")
-
-    def __init__(self, server: str, url: str, redirect_uri: str, state: str) -> None:
-        self.server = server
-        self.url = url
-        self.redirect_uri = redirect_uri
-        self.state = state
-
-    def __repr__(self) -> str:
-        return "AuthorizationRequest(server=%r, redirect_uri=%r)" % (self.server, self.redirect_uri)
+    server: str
+    url: str = field(repr=False)
+    redirect_uri: str
+    state: str = field(repr=False)
 
 
 def parse_redirect(value: Any, fallback_state: Optional[str] = None) -> Dict[str, str]:

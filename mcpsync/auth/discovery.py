@@ -5,19 +5,20 @@ authorization server metadata (RFC 8414 / OpenID Connect Discovery), in the orde
 Every request carries ``MCP-Protocol-Version``. A candidate URL answering any 4xx (or a
 200 that is not a JSON object) is skipped for the next one. Functions block for at most
 ``timeout`` seconds per HTTP request and are thread-safe (they share only the
-:class:`~mcpsync.auth.http_hook.OAuthHTTPCall` passed in, which is thread-safe).
+:class:`~mcpsync.wire.http_call.OAuthHTTPCall` passed in, which is thread-safe).
 """
 
 from __future__ import annotations
 
 import logging
 import re
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import AuthError, TransportError
 from .http_direct import DirectHTTP
-from .http_hook import OAuthHTTPCall, answer_json
+from ..wire.http_call import OAuthHTTPCall, answer_json
 
 __all__ = [
     "AuthServerMetadata",
@@ -297,6 +298,7 @@ class ProtectedResourceMetadata:
         )
 
 
+@dataclass(frozen=True, eq=False)
 class AuthServerMetadata:
     """Authorization server metadata (RFC 8414 or OpenID Connect), or the 2025-03-26 defaults.
 
@@ -308,17 +310,11 @@ class AuthServerMetadata:
         defaults: True when no document exists and ``/authorize`` ``/token`` ``/register`` are assumed.
     """
 
-    def __init__(
-        self, issuer: str, raw: Dict[str, Any], url: Optional[str], *, legacy: bool = False, defaults: bool = False
-    ) -> None:
-        self.issuer = issuer
-        self.raw = raw
-        self.url = url
-        self.legacy = legacy
-        self.defaults = defaults
-
-    def __repr__(self) -> str:
-        return "AuthServerMetadata(issuer=%r, legacy=%r, defaults=%r)" % (self.issuer, self.legacy, self.defaults)
+    issuer: str
+    raw: Dict[str, Any] = field(repr=False)
+    url: Optional[str] = field(repr=False)
+    legacy: bool = False
+    defaults: bool = False
 
     def _str(self, key: str) -> Optional[str]:
         value = self.raw.get(key)
@@ -383,7 +379,7 @@ class AuthServerMetadata:
 
 
 class Discovery:
-    """Runs discovery requests through an :class:`~mcpsync.auth.http_hook.OAuthHTTPCall`.
+    """Runs discovery requests through an :class:`~mcpsync.wire.http_call.OAuthHTTPCall`.
 
     Args:
         session: the HTTP to send with (not closed here).

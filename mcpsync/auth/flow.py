@@ -228,7 +228,7 @@ class OAuthManager:
     def use_http(self, name: str, http: Any) -> None:
         """Send the OAuth requests made for server ``name`` (the probe of its MCP URL, discovery, registration,
         token and refresh requests) through ``http.session(verify)``: an
-        :class:`~mcpsync.auth.http_hook.OAuthHTTPCall` on that server's own connections and HTTP settings (its
+        :class:`~mcpsync.wire.http_call.OAuthHTTPCall` on that server's own connections and HTTP settings (its
         proxies, TLS verification, client certificate, ``trust_env``). Each remote transport built with
         :meth:`auth` calls this with its settings (an
         :class:`~mcpsync.transports.http.oauth_route.OAuthRoute`), and so does a :class:`~mcpsync.Manager` for
@@ -253,7 +253,7 @@ class OAuthManager:
             old.close()
 
     def _http(self, name: Optional[str] = None) -> Any:
-        """The :class:`~mcpsync.auth.http_hook.OAuthHTTPCall` for the OAuth requests of server ``name`` (see
+        """The :class:`~mcpsync.wire.http_call.OAuthHTTPCall` for the OAuth requests of server ``name`` (see
         :meth:`use_http`)."""
         with self._lock:
             routed = self._http_by_name.get(name) if name is not None else None

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple
 from urllib.parse import quote_plus, urlencode
 
 from ..errors import AuthError, ConfigError, OAuthError, TransportError
-from .http_hook import answer_json
+from ..wire.http_call import answer_json
 
 if TYPE_CHECKING:
     from .dpop import DPoPKey, NonceCache

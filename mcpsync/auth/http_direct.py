@@ -3,7 +3,8 @@
 Used for a server whose HTTP settings nobody handed over (an :class:`~mcpsync.auth.OAuthManager` used on its
 own, e.g. ``requests.get(url, auth=oauth.auth(name))``): TLS verified with the manager's ``verify=`` (a bool, a CA
 bundle path or an ``ssl.SSLContext``), proxies from the ``*_PROXY`` / ``NO_PROXY`` environment (the standard
-library's reading of it), redirects followed as :class:`~mcpsync.auth.http_hook.OAuthHTTPCall` says.
+library's reading of it), redirects followed as :class:`~mcpsync.wire.http_call.OAuthHTTPCall` says (a ``GET``'s,
+to any origin; no other request's).
 
 Thread-safe (urllib3's pool managers are); :meth:`DirectHTTP.close` may be called from any thread.
 """
@@ -13,26 +14,13 @@ from __future__ import annotations
 import os
 import ssl
 import threading
-from dataclasses import dataclass
 from typing import Any, Dict, Mapping, Optional
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
 from ..errors import ConfigError, ConnectError, ProxyError, TransportError
-from .http_hook import MAX_BODY
+from ..wire.http_call import MAX_BODY, OAuthAnswer, OAuthHTTPCall
 
-__all__ = ["DirectAnswer", "DirectHTTP"]
-
-_MAX_REDIRECTS = 5
-
-
-@dataclass(frozen=True)
-class DirectAnswer:
-    """An answer read whole (:class:`~mcpsync.auth.http_hook.OAuthAnswer`)."""
-
-    status: int
-    headers: Mapping[str, str]
-    body: bytes
-    url: str
+__all__ = ["DirectHTTP"]
 
 
 def _context(verify: Any) -> Optional[ssl.SSLContext]:
@@ -53,7 +41,7 @@ def _context(verify: Any) -> Optional[ssl.SSLContext]:
     return ssl.create_default_context()
 
 
-class DirectHTTP:
+class DirectHTTP(OAuthHTTPCall):
     """urllib3 with the environment's proxies (see the module docstring). ``verify`` as the manager's."""
 
     def __init__(self, verify: Any = True) -> None:
@@ -97,51 +85,38 @@ class DirectHTTP:
                 self._managers[proxy] = manager
             return manager, proxy
 
-    def request(
-        self,
-        method: str,
-        url: str,
-        *,
-        headers: Mapping[str, str],
-        body: Optional[bytes] = None,
-        timeout: float = 30.0,
-        follow_redirects: bool = True,
-    ) -> DirectAnswer:
-        """One request, its answer read whole (blocks up to ``timeout`` per wait; see the module docstring)."""
+    def exchange(
+        self, method: str, url: str, headers: Mapping[str, str], body: Optional[bytes], timeout: float, follow: bool
+    ) -> OAuthAnswer:
+        """One request, at most ``MAX_BODY + 1`` bytes of its answer (blocks up to ``timeout`` per wait); no
+        redirect followed here."""
         from urllib3 import exceptions as u3
 
-        for _ in range(_MAX_REDIRECTS + 1):
-            manager, proxy = self._manager(url)
+        manager, proxy = self._manager(url)
+        try:
+            resp = manager.urlopen(
+                method,
+                url,
+                body=body,
+                headers=dict(headers),
+                retries=False,
+                redirect=False,
+                timeout=timeout,
+                preload_content=False,
+            )
             try:
-                resp = manager.urlopen(
-                    method,
-                    url,
-                    body=body,
-                    headers=dict(headers),
-                    retries=False,
-                    redirect=False,
-                    timeout=timeout,
-                    preload_content=False,
-                )
-                try:
-                    data = resp.read(MAX_BODY + 1)
-                finally:
-                    resp.release_conn()
-            except u3.ProxyError as exc:
-                raise ProxyError("the proxy refused or broke off the request to %s" % _where(url)) from exc
-            except (u3.NewConnectionError, u3.ConnectTimeoutError, u3.SSLError) as exc:
-                raise ConnectError("cannot connect to %s: %s" % (_where(url), type(exc).__name__)) from exc
-            except (u3.HTTPError, OSError) as exc:
-                raise TransportError("the request to %s failed: %s" % (_where(url), type(exc).__name__)) from exc
-            if len(data) > MAX_BODY:
-                raise TransportError("the answer of %s is larger than %d bytes" % (_where(url), MAX_BODY))
-            if resp.status == 407 and proxy is not None:
-                raise ProxyError("the proxy refused the request (HTTP 407 Proxy Authentication Required)")
-            location = resp.headers.get("Location")
-            if not (follow_redirects and method == "GET" and resp.status in (301, 302, 303, 307, 308) and location):
-                return DirectAnswer(resp.status, resp.headers, data, url)
-            url = urljoin(url, location)
-        raise TransportError("more than %d redirects from %s" % (_MAX_REDIRECTS, _where(url)))
+                data = resp.read(MAX_BODY + 1)
+            finally:
+                resp.release_conn()
+        except u3.ProxyError as exc:
+            raise ProxyError("the proxy refused or broke off the request to %s" % _where(url)) from exc
+        except (u3.NewConnectionError, u3.ConnectTimeoutError, u3.SSLError) as exc:
+            raise ConnectError("cannot connect to %s: %s" % (_where(url), type(exc).__name__)) from exc
+        except (u3.HTTPError, OSError) as exc:
+            raise TransportError("the request to %s failed: %s" % (_where(url), type(exc).__name__)) from exc
+        if resp.status == 407 and proxy is not None:
+            raise ProxyError("the proxy refused the request (HTTP 407 Proxy Authentication Required)")
+        return OAuthAnswer(resp.status, resp.headers, data, url)
 
     def close(self) -> None:
         """Close every pooled connection (idempotent)."""

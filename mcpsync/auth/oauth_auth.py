@@ -1,4 +1,4 @@
-"""``OAuthAuth``: OAuth for the HTTP transports as an engine-neutral :class:`~mcpsync.httpauth.Auth` flow.
+"""``OAuthAuth``: OAuth for the HTTP transports as an :class:`~mcpsync.httpauth.Auth` flow.
 
 For each request the flow adds ``Authorization: Bearer <token>`` (refreshing an expiring token first, single
 flight), or for a DPoP-bound token ``Authorization: DPoP <token>`` and a fresh ``DPoP`` proof for that
@@ -14,7 +14,7 @@ request's method and URL (RFC 9449), yields it, and looks at the answer:
 
 At most ``max_authorization_attempts`` (default 3) authorizations per request, then a clear error. The
 per-request state lives in the generator, so one instance serves many threads at once. The MCP transports
-run the flow in their own (standard-library) engine; ``requests.get(url, auth=oauth.auth(name))`` runs the
+run the flow around the server's urllib3 connections; ``requests.get(url, auth=oauth.auth(name))`` runs the
 same flow through a ``requests`` response hook (see :class:`~mcpsync.httpauth.Auth`).
 """
 

@@ -15,7 +15,7 @@ from ..errors import NeedsClientRegistration, RegistrationUnavailable, Transport
 from .config import OAuthConfig
 from .discovery import AuthServerMetadata
 from .grants import ClientAuth
-from .http_hook import answer_json
+from ..wire.http_call import answer_json
 
 __all__ = [
     "choose_auth_method",

@@ -1,6 +1,6 @@
 """The former home of :class:`~mcpsync.auth.oauth_auth.OAuthAuth` (kept so existing imports work).
 
-``OAuthAuth`` is now an engine-neutral :class:`~mcpsync.httpauth.Auth` flow; it still works as a
+``OAuthAuth`` is now an :class:`~mcpsync.httpauth.Auth` flow; it still works as a
 ``requests`` auth (``requests.get(url, auth=oauth.auth(name))``).
 """
 

@@ -68,7 +68,7 @@ import threading
 import time
 from typing import Any, Callable, ContextManager, Dict, Iterator, List, Mapping, Optional
 
-from .._files import read_bytes, replace, write_atomically
+from .._files import read_bytes, replace, user_dir, write_atomically
 from ..errors import CredentialStoreError
 from .store_base import add_callback, CredentialStoreBase, callback_params, clean_callback, clean_entry
 
@@ -118,18 +118,8 @@ def user_data_dir() -> str:
     macOS ``~/Library/Application Support/mcpsync``; Windows ``%LOCALAPPDATA%\\mcpsync`` (local, not roaming:
     credentials stay on the machine that obtained them).
     """
-    env_dir = os.environ.get(ENV_DATA_DIR)
-    if env_dir:
-        return os.path.abspath(os.path.expanduser(env_dir))
-    home = os.path.expanduser("~")
-    if sys.platform.startswith("win"):
-        base = os.environ.get("LOCALAPPDATA") or os.path.join(home, "AppData", "Local")
-    elif sys.platform == "darwin":
-        base = os.path.join(home, "Library", "Application Support")
-    else:
-        xdg = os.environ.get("XDG_DATA_HOME", "").strip()
-        base = xdg if xdg and os.path.isabs(xdg) else os.path.join(home, ".local", "share")
-    return os.path.join(base, "mcpsync")
+    return user_dir(ENV_DATA_DIR, windows="mcpsync", darwin=os.path.join("Application Support", "mcpsync"),
+                    xdg_env="XDG_DATA_HOME", xdg_default=os.path.join(".local", "share"))
 
 
 def _roaming_store_path() -> Optional[str]:

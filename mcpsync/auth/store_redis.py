@@ -35,8 +35,8 @@ import json
 import logging
 import time
 from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple, Type, TypeVar
-from urllib.parse import urlsplit
 
+from .._redis import open_redis
 from ..errors import ConfigError, CredentialStoreError
 from .store_base import CALLBACK_KEYS, CALLBACK_TTL, CredentialStoreBase, callback_params, clean_callback, clean_entry
 
@@ -57,42 +57,8 @@ return 0
 _MAX_ATTEMPTS = 200
 
 
-def _import_redis() -> Any:
-    try:
-        import redis
-    except ImportError as exc:
-        raise ConfigError("RedisCredentialStore needs the 'redis' package: pip install 'mcpsync[redis]'") from exc
-    return redis
-
-
 def _glob_escape(text: str) -> str:
     return "".join("\\" + c if c in "*?[]\\" else c for c in text)
-
-
-def _location_of_url(url: str, prefix: str) -> str:
-    """``scheme://host:port/db#prefix`` without user, password or query (no secrets)."""
-    parts = urlsplit(url)
-    if parts.scheme == "unix":
-        where = "unix://%s" % parts.path
-    else:
-        host = parts.hostname or "localhost"
-        if ":" in host:
-            host = "[%s]" % host
-        try:
-            port = parts.port or 6379
-        except ValueError:
-            port = 6379
-        where = "%s://%s:%d%s" % (parts.scheme, host, port, parts.path or "/0")
-    return "%s#%s" % (where, prefix)
-
-
-def _location_of_client(client: Any, prefix: str) -> str:
-    kwargs: Dict[str, Any] = {}
-    with contextlib.suppress(Exception):
-        kwargs = dict(client.connection_pool.connection_kwargs)
-    if kwargs.get("path"):
-        return "unix://%s#%s" % (kwargs["path"], prefix)
-    return "redis://%s:%s/%s#%s" % (kwargs.get("host", "?"), kwargs.get("port", "?"), kwargs.get("db", 0), prefix)
 
 
 class RedisCredentialStore(CredentialStoreBase):
@@ -120,29 +86,18 @@ class RedisCredentialStore(CredentialStoreBase):
         lock_timeout: float = 90.0,
         socket_timeout: float = 10.0,
     ) -> None:
-        redis = _import_redis()
-        if (url is None) == (client is None):
-            raise ConfigError("RedisCredentialStore needs exactly one of url= or client=")
-        if not prefix or not isinstance(prefix, str):
-            raise ConfigError("the Redis key prefix must be a non-empty string")
         if lock_lease <= 0 or lock_timeout < 0:
             raise ConfigError("lock_lease must be positive and lock_timeout not negative")
+        redis, client, self.location = open_redis(
+            "RedisCredentialStore", "the credential store", url, client, prefix, socket_timeout
+        )
+        if getattr(client, "connection_pool", None) is not None and client.connection_pool.connection_kwargs.get(
+            "decode_responses"
+        ):
+            raise ConfigError("RedisCredentialStore needs a client with decode_responses=False (raw bytes)")
         self._errors_base: Tuple[Type[BaseException], ...] = (redis.RedisError,)
         self._watch_error: Type[BaseException] = redis.WatchError
         self._lock_error: Type[BaseException] = redis.exceptions.LockError
-        if client is None:
-            assert url is not None
-            try:
-                client = redis.Redis.from_url(url, socket_timeout=socket_timeout, socket_connect_timeout=socket_timeout)
-            except ValueError as exc:
-                raise ConfigError("invalid Redis URL for the credential store (%s)" % type(exc).__name__) from None
-            self.location = _location_of_url(url, prefix)
-        else:
-            if getattr(client, "connection_pool", None) is not None and client.connection_pool.connection_kwargs.get(
-                "decode_responses"
-            ):
-                raise ConfigError("RedisCredentialStore needs a client with decode_responses=False (raw bytes)")
-            self.location = _location_of_client(client, prefix)
         self._redis = client
         self.prefix = prefix
         self.lock_lease = float(lock_lease)

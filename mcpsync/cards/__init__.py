@@ -20,118 +20,44 @@ Also ``mcpsync.cards.client_for(url, ...)``, ``mcpsync --card URL tools``, ``mcp
 
 from __future__ import annotations
 
-from types import MappingProxyType as _MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from .._lazy import exports
+from .._lazy import exports as _exports
+from .._lazy import table as _table
 
-if TYPE_CHECKING:
-    from .cache import CardCache
-    from .connector import client_for, connect, discover, load_card, resolve_card
-    from .connection import CardConnection, prepare, protocol_for
-    from .errors import (
-        CardContentTypeError,
-        CardDomainMismatch,
-        CardError,
-        CardInvalid,
-        CardNotFound,
-        CardRedirectError,
-        CardTooLarge,
-        CardUnavailable,
-        CardUnsafeURL,
-    )
-    from .fetch import CardFetcher, catalog_url
-    from .install import OutdatedCard, install_card, installed_cards, outdated_cards, update_cards
-    from .model import (
-        CARD_MEDIA_TYPE,
-        CARD_SCHEMA_URL,
-        CATALOG_MEDIA_TYPE,
-        CardInput,
-        CatalogEntry,
-        Remote,
-        ServerCard,
-        card_schema,
-        parse_card,
-        parse_catalog,
-    )
-    from .safety import URLPolicy
+if _TYPE_CHECKING:  # the lazy names, for type checkers ("X as X" re-exports each; nothing is imported at run time)
+    from .cache import CardCache as CardCache
+    from .connection import CardConnection as CardConnection, prepare as prepare, protocol_for as protocol_for
+    from .connector import client_for as client_for, connect as connect, discover as discover
+    from .connector import load_card as load_card, resolve_card as resolve_card
+    from .errors import CardContentTypeError as CardContentTypeError, CardDomainMismatch as CardDomainMismatch
+    from .errors import CardError as CardError, CardInvalid as CardInvalid, CardNotFound as CardNotFound
+    from .errors import CardRedirectError as CardRedirectError, CardTooLarge as CardTooLarge
+    from .errors import CardUnavailable as CardUnavailable, CardUnsafeURL as CardUnsafeURL
+    from .fetch import CardFetcher as CardFetcher, catalog_url as catalog_url
+    from .install import OutdatedCard as OutdatedCard, install_card as install_card
+    from .install import installed_cards as installed_cards, outdated_cards as outdated_cards
+    from .install import update_cards as update_cards
+    from .model import CARD_MEDIA_TYPE as CARD_MEDIA_TYPE, CARD_SCHEMA_URL as CARD_SCHEMA_URL
+    from .model import CATALOG_MEDIA_TYPE as CATALOG_MEDIA_TYPE, CardInput as CardInput, CatalogEntry as CatalogEntry
+    from .model import Remote as Remote, ServerCard as ServerCard, card_schema as card_schema
+    from .model import parse_card as parse_card, parse_catalog as parse_catalog
+    from .safety import URLPolicy as URLPolicy
 
-__all__ = [
-    "CARD_MEDIA_TYPE",
-    "CARD_SCHEMA_URL",
-    "CATALOG_MEDIA_TYPE",
-    "CardCache",
-    "CardConnection",
-    "CardContentTypeError",
-    "CardDomainMismatch",
-    "CardError",
-    "CardFetcher",
-    "CardInput",
-    "CardInvalid",
-    "CardNotFound",
-    "CardRedirectError",
-    "CardTooLarge",
-    "CardUnavailable",
-    "CardUnsafeURL",
-    "CatalogEntry",
-    "OutdatedCard",
-    "Remote",
-    "ServerCard",
-    "URLPolicy",
-    "card_schema",
-    "catalog_url",
-    "client_for",
-    "connect",
-    "discover",
-    "install_card",
-    "installed_cards",
-    "load_card",
-    "outdated_cards",
-    "parse_card",
-    "parse_catalog",
-    "prepare",
-    "protocol_for",
-    "resolve_card",
-    "update_cards",
-]
+_LAZY = _table(
+    {
+        ".cache": ("CardCache",),
+        ".connection": ("CardConnection", "prepare", "protocol_for"),
+        ".connector": ("client_for", "connect", "discover", "load_card", "resolve_card"),
+        ".errors": ("CardContentTypeError", "CardDomainMismatch", "CardError", "CardInvalid", "CardNotFound",
+                    "CardRedirectError", "CardTooLarge", "CardUnavailable", "CardUnsafeURL"),
+        ".fetch": ("CardFetcher", "catalog_url"),
+        ".install": ("OutdatedCard", "install_card", "installed_cards", "outdated_cards", "update_cards"),
+        ".model": ("CARD_MEDIA_TYPE", "CARD_SCHEMA_URL", "CATALOG_MEDIA_TYPE", "CardInput", "CatalogEntry", "Remote",
+                   "ServerCard", "card_schema", "parse_card", "parse_catalog"),
+        ".safety": ("URLPolicy",),
+    }
+)
+__all__ = sorted(_LAZY)
 
-_LAZY = _MappingProxyType({
-    "CardCache": ".cache",
-    "client_for": ".connector",
-    "connect": ".connector",
-    "discover": ".connector",
-    "load_card": ".connector",
-    "resolve_card": ".connector",
-    "CardConnection": ".connection",
-    "prepare": ".connection",
-    "protocol_for": ".connection",
-    "CardContentTypeError": ".errors",
-    "CardDomainMismatch": ".errors",
-    "CardError": ".errors",
-    "CardInvalid": ".errors",
-    "CardNotFound": ".errors",
-    "CardRedirectError": ".errors",
-    "CardTooLarge": ".errors",
-    "CardUnavailable": ".errors",
-    "CardUnsafeURL": ".errors",
-    "CardFetcher": ".fetch",
-    "catalog_url": ".fetch",
-    "install_card": ".install",
-    "installed_cards": ".install",
-    "outdated_cards": ".install",
-    "update_cards": ".install",
-    "OutdatedCard": ".install",
-    "CARD_MEDIA_TYPE": ".model",
-    "CARD_SCHEMA_URL": ".model",
-    "CATALOG_MEDIA_TYPE": ".model",
-    "CardInput": ".model",
-    "CatalogEntry": ".model",
-    "Remote": ".model",
-    "ServerCard": ".model",
-    "card_schema": ".model",
-    "parse_card": ".model",
-    "parse_catalog": ".model",
-    "URLPolicy": ".safety",
-})
-
-__getattr__, __dir__ = exports(__name__, _LAZY, globals())
+__getattr__, __dir__ = _exports(__name__, _LAZY, globals())

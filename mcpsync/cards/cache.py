@@ -12,7 +12,6 @@ URL race harmlessly (the last complete answer wins). Blocks on small file I/O on
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -20,7 +19,7 @@ import time
 from dataclasses import dataclass
 from typing import Optional
 
-from .._files import clear_url_files, read_json_by_url, url_file, write_atomically
+from .._files import clear_url_files, read_json_by_url, write_json_by_url
 
 __all__ = ["CachedDocument", "CardCache", "cache_policy", "default_card_cache_dir"]
 
@@ -86,13 +85,10 @@ class CardCache:
     def __repr__(self) -> str:
         return "CardCache(%r)" % self.directory
 
-    def _path(self, url: str) -> str:
-        return url_file(self.directory, url)
-
     def get(self, url: str) -> Optional[CachedDocument]:
         """The cached answer for ``url``, or None (absent, damaged, or another URL's)."""
         raw = read_json_by_url(self.directory, url, MAX_CACHE_FILE)
-        if not isinstance(raw, dict) or raw.get("url") != url:
+        if raw is None:
             return None
         body, etag, ctype = raw.get("body"), raw.get("etag"), raw.get("contentType")
         stored, max_age = raw.get("storedAt"), raw.get("maxAge")
@@ -106,10 +102,9 @@ class CardCache:
     def put(self, url: str, body: bytes, etag: Optional[str], content_type: str, max_age: float) -> None:
         """Store (or refresh) the answer for ``url``. A failure to write is logged, never raised."""
         try:
-            os.makedirs(self.directory, mode=0o700, exist_ok=True)
-            record = {"url": url, "etag": etag, "contentType": content_type, "storedAt": time.time(),
-                      "maxAge": max_age, "body": body.decode("utf-8")}
-            write_atomically(self._path(url), json.dumps(record).encode("utf-8"))
+            record = {"etag": etag, "contentType": content_type, "storedAt": time.time(), "maxAge": max_age,
+                      "body": body.decode("utf-8")}
+            write_json_by_url(self.directory, url, record)
         except (OSError, UnicodeDecodeError) as exc:
             log.warning("card cache: cannot write to %s: %s", self.directory, exc)
 

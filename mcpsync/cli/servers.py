@@ -15,7 +15,8 @@ from types import MappingProxyType
 from typing import Any, Callable, Dict, IO, List, Mapping, Optional, Sequence, Tuple
 
 from ..errors import ConfigError
-from ..manager.manager import Manager, ServerStatus, UnknownTool
+from ..manager.manager import Manager
+from ..manager.records import ServerStatus, UnknownTool
 from . import commands
 from . import output as out
 from .context import Cli, UsageError, did_you_mean

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Un
 
 from ..errors import ConfigError, MCPError, ProtocolError, RemoteError, RequestTimeout, TaskFailed
 from ..handles import DEFAULT, Handle, Timeout
+from ..session import Session
 from ..types import CallToolResult
 from .host import ClientHost, host_of
 
@@ -45,6 +46,9 @@ logger = logging.getLogger(__name__)
 OnStatus = Callable[["TaskHandle"], object]
 
 TERMINAL = ("completed", "failed", "cancelled")
+
+#: A task whose ``tasks/get`` answers are unreadable this many times in a row ends with the ProtocolError.
+UNREADABLE_LIMIT = 5
 
 
 class TaskHandle(Handle[CallToolResult]):
@@ -91,6 +95,8 @@ class TaskHandle(Handle[CallToolResult]):
         self._outcome: Optional[Tuple[Optional[Dict[str, Any]], Optional[BaseException]]] = None
         self._callbacks: List[Callable[["TaskHandle"], object]] = []
         self._watching = False
+        self._typed: Optional[CallToolResult] = None
+        self._unreadable = 0  # tasks/get answers in a row that were not a task (under the poller role)
 
     @classmethod
     def from_result(cls, client: Any, result: Dict[str, Any], *, method: str = "tools/call") -> "TaskHandle":
@@ -137,20 +143,25 @@ class TaskHandle(Handle[CallToolResult]):
         return self._outcome is not None and self.status == "cancelled"
 
     def _settle(self, result: Optional[Dict[str, Any]], error: Optional[BaseException]) -> None:
-        with self._cond:
+        session = self._session()  # looked up before the lock: a client's session property may block
+        with self._cond:  # dispatched under the lock (that never blocks): later callbacks queue behind these
             if self._outcome is not None:
                 return
             self._outcome = (result, error)
             callbacks, self._callbacks = self._callbacks, []
             self._cond.notify_all()
-        for fn in callbacks:
-            self._dispatch(fn)
+            for fn in callbacks:
+                self._dispatch(session, fn)
 
-    def _dispatch(self, fn: Callable[["TaskHandle"], object]) -> None:
+    def _session(self) -> Optional[Session]:
         try:
-            self.client.session.dispatch(fn, self)
+            return self.client.session
         except MCPError:  # the client is closed: no user code runs after close()
-            logger.debug("task %s ended after its client closed; done-callback dropped", self.task_id)
+            return None
+
+    def _dispatch(self, session: Optional[Session], fn: Callable[["TaskHandle"], object]) -> None:
+        if session is None or not session.dispatch(fn, self):
+            logger.debug("task %s: a done-callback was not dispatched (client closed or backlog full)", self.task_id)
 
     def _conclude(self, timeout: Optional[float]) -> None:
         """The status is terminal (or the 2025-11-25 input_required): fetch the outcome and settle it."""
@@ -271,7 +282,11 @@ class TaskHandle(Handle[CallToolResult]):
             TaskFailed: the task failed or was cancelled.
             RequestTimeout: ``timeout`` passed first (the task keeps running: wait again, or resume later).
         """
-        return CallToolResult.from_dict(self.result_raw(timeout))
+        raw = self.result_raw(timeout)
+        with self._cond:  # one CallToolResult for every waiter
+            if self._typed is None:
+                self._typed = CallToolResult.from_dict(raw)
+            return self._typed
 
     def result_raw(self, timeout: Timeout = DEFAULT) -> Dict[str, Any]:
         """:meth:`result` as the result dict."""
@@ -309,7 +324,16 @@ class TaskHandle(Handle[CallToolResult]):
             return
         if deadline is not None and time.monotonic() >= deadline:
             raise self._timed_out(deadline)  # waited up to the bound: no last poll that could outlast it
-        self._poll_once(DEFAULT)
+        try:
+            self._poll_once(DEFAULT)
+        except ProtocolError as exc:  # an unreadable answer: skipped (logged, rate-limited), polled again
+            self._unreadable += 1
+            if self._unreadable >= UNREADABLE_LIMIT:
+                self._settle(None, exc)  # the server cannot tell us: the handle ends with the error
+                return
+            self.client.session.drops.drop("unreadable tasks/get answer", "task %s: %s" % (self.task_id, exc))
+            return
+        self._unreadable = 0
         if self.status in TERMINAL:
             self._conclude(None if deadline is None else max(0.0, deadline - time.monotonic()))
         elif self.status == "input_required" and self.style == "experimental":
@@ -340,22 +364,24 @@ class TaskHandle(Handle[CallToolResult]):
         return True
 
     def add_done_callback(self, fn: Callable[["TaskHandle"], object]) -> None:
-        """Call ``fn(handle)`` once when the task ends, on the client's dispatch thread.
+        """Call ``fn(handle)`` once when the task ends, on the client's dispatch thread, in the order the callbacks
+        were added.
 
         Until then the handle polls the task in the background on the thread ``mcpsync-task:<task_id>``
         (one per handle, whatever the number of callbacks; it stops when the task ends or the connection
         does, and ``Client.close()`` joins it). Added after the end, ``fn`` is dispatched at once. Does not block.
         """
+        session = self._session()
         with self._cond:
             ended = self._outcome is not None
-            if not ended:
+            if ended:
+                self._dispatch(session, fn)  # behind the callbacks the end dispatched
+            else:
                 self._callbacks.append(fn)
             start = not ended and not self._watching
             if start:
                 self._watching = True
-        if ended:
-            self._dispatch(fn)
-        elif start and not self.client.session.watch("mcpsync-task:%s" % self.task_id, self._watch):
+        if start and (session is None or not session.watch("mcpsync-task:%s" % self.task_id, self._watch)):
             with self._cond:
                 self._watching = False
 
@@ -372,9 +398,11 @@ class TaskHandle(Handle[CallToolResult]):
                     return  # the outcome is known: the callbacks were dispatched
                 try:
                     self._step(None, session.wait_ended)
+                except RequestTimeout as exc:  # one slow poll: the next one may be answered
+                    logger.debug("task %s: a background poll timed out: %s", self.task_id, exc)
                 finally:
                     self._release()
-        except MCPError as exc:  # the connection ended, or the server misbehaves: result() will tell
+        except MCPError as exc:  # the connection ended (a refused task ended the handle already)
             logger.debug("task %s: background poll stopped: %s", self.task_id, exc)
         finally:
             with self._cond:

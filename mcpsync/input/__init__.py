@@ -12,26 +12,13 @@ from typing import TYPE_CHECKING as _TYPE_CHECKING
 from .._lazy import exports as _exports
 from .._lazy import table as _table
 
-if _TYPE_CHECKING:  # what the lazy names are, for type checkers (nothing is imported at run time)
-    from .deferred import InputExpired, InputQuestion, InputRequired
-    from .forms import parse_form, render_form
-    from .seen import SeenStore, open_seen_store
-    from .seen_file import FileSeenStore
-    from .seen_memory import MemorySeenStore
-    from .seen_redis import RedisSeenStore
-
-__all__ = [
-    "FileSeenStore",
-    "InputExpired",
-    "InputQuestion",
-    "InputRequired",
-    "MemorySeenStore",
-    "RedisSeenStore",
-    "SeenStore",
-    "open_seen_store",
-    "parse_form",
-    "render_form",
-]
+if _TYPE_CHECKING:  # the lazy names, for type checkers ("X as X" re-exports each; nothing is imported at run time)
+    from .deferred import InputExpired as InputExpired, InputQuestion as InputQuestion, InputRequired as InputRequired
+    from .forms import parse_form as parse_form, render_form as render_form
+    from .seen import SeenStore as SeenStore, open_seen_store as open_seen_store
+    from .seen_file import FileSeenStore as FileSeenStore
+    from .seen_memory import MemorySeenStore as MemorySeenStore
+    from .seen_redis import RedisSeenStore as RedisSeenStore
 
 _LAZY = _table(
     {
@@ -43,5 +30,6 @@ _LAZY = _table(
         ".seen_redis": ("RedisSeenStore",),
     }
 )
+__all__ = sorted(_LAZY)
 
 __getattr__, __dir__ = _exports(__name__, _LAZY, globals())

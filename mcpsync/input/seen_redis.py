@@ -6,24 +6,10 @@ import math
 import time
 from typing import Any, Optional
 
-from ..errors import ConfigError, InputSeenStoreError
+from .._redis import open_redis
+from ..errors import InputSeenStoreError
 
 __all__ = ["RedisSeenStore"]
-
-
-def _location(url: str, prefix: str) -> str:
-    """``scheme://host:port/db#prefix``: the URL without user, password or query (never a secret)."""
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
-    if parts.scheme == "unix":
-        return "unix://%s#%s" % (parts.path, prefix)
-    host = parts.hostname or "localhost"
-    try:
-        port = parts.port or 6379
-    except ValueError:
-        port = 6379
-    return "%s://%s:%d%s#%s" % (parts.scheme, "[%s]" % host if ":" in host else host, port, parts.path or "/0", prefix)
 
 
 class RedisSeenStore:
@@ -51,30 +37,10 @@ class RedisSeenStore:
         prefix: str = "mcpsync",
         socket_timeout: float = 10.0,
     ) -> None:
-        try:
-            import redis
-        except ImportError as exc:
-            raise ConfigError("RedisSeenStore needs the 'redis' package: pip install 'mcpsync[redis]'") from exc
-        if (url is None) == (client is None):
-            raise ConfigError("RedisSeenStore needs exactly one of url= or client=")
-        if not prefix or not isinstance(prefix, str):
-            raise ConfigError("the Redis key prefix must be a non-empty string")
+        redis, client, self.location = open_redis(
+            "RedisSeenStore", "the seen store", url, client, prefix, socket_timeout
+        )
         self._errors = redis.RedisError
-        if client is None:
-            assert url is not None
-            try:
-                client = redis.Redis.from_url(url, socket_timeout=socket_timeout, socket_connect_timeout=socket_timeout)
-            except ValueError as exc:
-                raise ConfigError("invalid Redis URL for the seen store (%s)" % type(exc).__name__) from None
-            self.location = _location(url, prefix)
-        else:
-            kwargs = getattr(getattr(client, "connection_pool", None), "connection_kwargs", {}) or {}
-            self.location = "redis://%s:%s/%s#%s" % (
-                kwargs.get("host", "?"),
-                kwargs.get("port", "?"),
-                kwargs.get("db", 0),
-                prefix,
-            )
         self._redis = client
         self.prefix = prefix
 

@@ -18,24 +18,21 @@ transforms, result budget, error mapping). Importing this package imports no fra
 
 from __future__ import annotations
 
-from types import MappingProxyType as _MappingProxyType
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from .._lazy import exports
+from .._lazy import exports as _exports
+from .._lazy import table as _table
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # what the lazy names are, for type checkers (mypy reads TYPE_CHECKING as true)
-    from .core import McpTool, McpToolkit
-    from .results import Rendered, ResultBudget, ResultStore
+if _TYPE_CHECKING:  # the lazy names, for type checkers ("X as X" re-exports each; nothing is imported at run time)
+    from .core import McpTool as McpTool, McpToolkit as McpToolkit
+    from .results import Rendered as Rendered, ResultBudget as ResultBudget, ResultStore as ResultStore
 
-__all__ = ["McpTool", "McpToolkit", "Rendered", "ResultBudget", "ResultStore"]
+_LAZY = _table(
+    {
+        ".core": ("McpTool", "McpToolkit"),
+        ".results": ("Rendered", "ResultBudget", "ResultStore"),
+    }
+)
+__all__ = sorted(_LAZY)
 
-_LAZY = _MappingProxyType({
-    "McpTool": "core",
-    "McpToolkit": "core",
-    "Rendered": "results",
-    "ResultBudget": "results",
-    "ResultStore": "results",
-})
-
-
-__getattr__, __dir__ = exports(__name__, _LAZY, globals())
+__getattr__, __dir__ = _exports(__name__, _LAZY, globals())

@@ -29,7 +29,6 @@ from typing import Any, List, Literal, Optional
 
 from agent_framework import Content, FunctionTool
 from agent_framework.exceptions import ToolExecutionException
-from pydantic import ValidationError
 
 from .core import McpTool, McpToolkit, ToolSource, toolkit_of
 from .results import Rendered
@@ -56,11 +55,7 @@ def agent_framework_tool(tool: McpTool, *, approval_mode: Optional[ApprovalMode]
     thread for the tool's duration (the agent calls it on a worker thread)."""
 
     def run(**kwargs: Any) -> Any:
-        try:
-            arguments = tool.args_model.model_validate(kwargs)
-        except ValidationError as exc:
-            raise ToolExecutionException("Error: invalid arguments for %s: %s" % (tool.name, exc)) from None
-        rendered = tool.call(arguments)
+        rendered = tool.call_validated(kwargs)
         if rendered.is_error:
             raise ToolExecutionException(rendered.text)
         return _output(rendered)

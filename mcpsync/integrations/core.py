@@ -163,6 +163,19 @@ class McpTool:
             raise ConfigError("this McpTool is not bound to a toolkit")
         return self._kit._call(self, arguments, timeout, budget)
 
+    def call_validated(self, values: Any, *, timeout: Timeout = DEFAULT) -> Rendered:
+        """Validate the model's ``values`` (keyword arguments as a mapping) against :attr:`args_model`, then
+        :meth:`call`. Invalid arguments are never sent: the answer is a failed :class:`Rendered` ("Error: invalid
+        arguments for NAME: ...", its ``error`` the pydantic ``ValidationError``) the model can correct. Blocks
+        for the call; never raises for what the tool, its server or the arguments do."""
+        from pydantic import ValidationError
+
+        try:
+            arguments = self.args_model.model_validate(values)
+        except ValidationError as exc:
+            return Rendered(text="Error: invalid arguments for %s: %s" % (self.name, exc), is_error=True, error=exc)
+        return self.call(arguments, timeout=timeout)
+
     def json_schema(self) -> JSON:
         """A deep copy of :attr:`parameters` (frameworks may mutate what they are given)."""
         return copy.deepcopy(self.parameters)

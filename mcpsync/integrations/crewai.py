@@ -21,7 +21,7 @@ import asyncio
 from typing import Any, List, Optional
 
 from crewai.tools import BaseTool
-from pydantic import ConfigDict, PrivateAttr, ValidationError
+from pydantic import ConfigDict, PrivateAttr
 
 from ..errors import RequestTimeout
 from .core import McpTool, McpToolkit, ToolSource, toolkit_of
@@ -63,11 +63,7 @@ class McpsyncCrewTool(BaseTool):  # type: ignore[misc,unused-ignore]
         tool: McpTool = self._mcp
         if args and len(args) == 1 and isinstance(args[0], dict) and not kwargs:
             kwargs = dict(args[0])
-        try:
-            arguments = tool.args_model.model_validate(kwargs)
-        except ValidationError as exc:
-            return _failure(Rendered(text="Error: invalid arguments for %s: %s" % (tool.name, exc), is_error=True))
-        rendered = tool.call(arguments)
+        rendered = tool.call_validated(kwargs)
         return _failure(rendered) if rendered.is_error else rendered.text
 
     async def _arun(self, *args: Any, **kwargs: Any) -> Any:

@@ -20,7 +20,6 @@ import copy
 from typing import Any, Dict, List, Optional
 
 import dspy
-from pydantic import ValidationError
 
 from .core import McpTool, McpToolkit, ToolSource, toolkit_of
 
@@ -39,11 +38,7 @@ def dspy_tool(tool: McpTool) -> Any:
     arg_desc = {k: str(v.get("description")) for k, v in args.items() if v.get("description")}
 
     def run(**kwargs: Any) -> str:
-        try:
-            arguments = tool.args_model.model_validate(kwargs)
-        except ValidationError as exc:
-            return "Error: invalid arguments for %s: %s" % (tool.name, exc)
-        return tool.call(arguments).text
+        return tool.call_validated(kwargs).text
 
     async def arun(**kwargs: Any) -> str:
         return await asyncio.to_thread(run, **kwargs)

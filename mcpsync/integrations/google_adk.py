@@ -32,7 +32,6 @@ from typing import Any, Callable, Dict, List, Optional, Union
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.base_toolset import BaseToolset
 from google.genai import types
-from pydantic import ValidationError
 
 from .core import McpTool, McpToolkit, ToolSource, over_new_manager, toolkit_of
 from .results import Rendered
@@ -72,11 +71,7 @@ class McpsyncAdkTool(BaseTool):  # type: ignore[misc,unused-ignore]
     def invoke(self, args: Any) -> Dict[str, Any]:
         """Call the tool with the model's ``args`` and return the function response dict. Blocks for the call;
         raises nothing for what the tool, its server or the arguments do."""
-        try:
-            model = self.mcp_tool.args_model.model_validate(args if args is not None else {})
-        except ValidationError as exc:
-            return {"error": "Error: invalid arguments for %s: %s" % (self.name, exc)}
-        return _response(self.mcp_tool.call(model))
+        return _response(self.mcp_tool.call_validated(args if args is not None else {}))
 
     async def check_require_confirmation(self, args: Dict[str, Any], tool_context: Any) -> bool:
         if callable(self.require_confirmation):

@@ -25,7 +25,6 @@ import threading
 from typing import Any, Dict, List, Optional
 
 from haystack.tools import Tool, Toolset
-from pydantic import ValidationError
 
 from .core import McpTool, McpToolkit, ToolSource, toolkit_of
 
@@ -40,11 +39,7 @@ def haystack_tool(tool: McpTool) -> Any:
     """One :class:`~mcpsync.integrations.core.McpTool` as a Haystack ``Tool``."""
 
     def run(**kwargs: Any) -> str:
-        try:
-            arguments = tool.args_model.model_validate(kwargs)
-        except ValidationError as exc:
-            raise McpToolFailed("invalid arguments for %s: %s" % (tool.name, exc)) from None
-        rendered = tool.call(arguments)
+        rendered = tool.call_validated(kwargs)
         if rendered.is_error:  # Haystack prefixes "Failed to invoke Tool ... Error: " itself
             raise McpToolFailed(rendered.text[7:] if rendered.text.startswith("Error: ") else rendered.text)
         return rendered.text

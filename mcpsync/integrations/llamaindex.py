@@ -21,7 +21,6 @@ from typing import Any, List, Optional
 
 from llama_index.core.base.llms.types import ImageBlock, TextBlock
 from llama_index.core.tools import FunctionTool
-from pydantic import ValidationError
 
 from .core import McpTool, McpToolkit, ToolSource, toolkit_of
 from .results import Rendered
@@ -49,11 +48,7 @@ def llamaindex_tool(tool: McpTool) -> Any:
     model = tool.args_model
 
     def run(**kwargs: Any) -> Any:
-        try:
-            arguments = model.model_validate(kwargs)
-        except ValidationError as exc:
-            raise McpToolFailed("Error: invalid arguments for %s: %s" % (tool.name, exc)) from None
-        return _output(tool.call(arguments))
+        return _output(tool.call_validated(kwargs))
 
     async def arun(**kwargs: Any) -> Any:
         return await asyncio.to_thread(run, **kwargs)

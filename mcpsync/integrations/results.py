@@ -28,14 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..errors import ConfigError
-from ..types import (
-    AudioContent,
-    CallToolResult,
-    EmbeddedResource,
-    ImageContent,
-    ResourceLink,
-    TextContent,
-)
+from ..manager.adapters import content_parts
+from ..types import CallToolResult
 
 __all__ = ["Rendered", "ResultBudget", "ResultStore", "render_result"]
 
@@ -104,32 +98,19 @@ class Rendered:
 
 
 def _text_parts(result: CallToolResult) -> Tuple[List[str], List[Tuple[str, str]]]:
+    """The texts (an image as ``[image N: MIME]``) and the ``(mime, base64 data)`` images of ``result``; the
+    ``structuredContent`` as JSON first when there is no text besides images."""
     texts: List[str] = []
     images: List[Tuple[str, str]] = []
-    for block in result.content:
-        if isinstance(block, TextContent):
-            texts.append(block.text)
-        elif isinstance(block, ImageContent):
-            images.append((block.mime_type or "image/png", block.data))
-            texts.append("[image %d: %s]" % (len(images), block.mime_type or "image/png"))
-        elif isinstance(block, AudioContent):
-            texts.append("[audio %s: %d base64 characters not shown]" % (block.mime_type, len(block.data)))
-        elif isinstance(block, EmbeddedResource) and block.resource is not None:
-            res = block.resource
-            if res.text is not None:
-                texts.append(res.text)
-            elif res.blob is not None and (res.mime_type or "").startswith("image/"):
-                images.append((res.mime_type or "image/png", res.blob))
-                texts.append("[image %d: %s (%s)]" % (len(images), res.mime_type, res.uri))
-            else:
-                texts.append("[resource %s (%s): binary content not shown]" % (res.uri, res.mime_type or "?"))
-        elif isinstance(block, ResourceLink):
-            texts.append("[resource link: %s <%s>]" % (block.name, block.uri))
+    for kind, value, mime in content_parts(result):
+        if kind == "image":
+            images.append((mime or "image/png", value))
+            texts.append("[image %d: %s]" % (len(images), mime or "image/png"))
         else:
-            texts.append(json.dumps(block.raw, ensure_ascii=False, default=str))
+            texts.append(value)
     if not [t for t in texts if not t.startswith("[image ")] and result.structured_content is not None:
         texts.insert(0, json.dumps(result.structured_content, ensure_ascii=False, default=str))
-    return [t for t in texts if t], images
+    return texts, images
 
 
 class ResultStore:

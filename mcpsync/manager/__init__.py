@@ -1,19 +1,10 @@
 """Many servers at once: :class:`Manager` (:mod:`.manager`), configuration files (:mod:`.config`), tool naming
-(:mod:`.naming`), provider adapters (:mod:`.adapters`) and the per-server records (:mod:`.records`)."""
+(:mod:`.naming`) and the per-server records (:mod:`.records`). The provider formats of the tools
+(:mod:`.adapters`) are public as :mod:`mcpsync.adapters`."""
 
-from .adapters import (
-    PROVIDERS,
-    ParsedToolCall,
-    execute_tool_call,
-    format_tool_result,
-    parse_tool_call,
-    to_anthropic_tools,
-    to_openai_responses_tools,
-    to_openai_tools,
-    tool_definitions,
-)
 from .config import ServerConfig, config_search_paths, find_config, interpolate, load_config, parse_config
-from .manager import (
+from .manager import Manager, ServerTool
+from .records import (
     CONNECTED,
     CONNECTING,
     DISABLED,
@@ -23,12 +14,10 @@ from .manager import (
     NEEDS_AUTH,
     NEEDS_CLIENT_REGISTRATION,
     NOT_CONNECTED,
-    Manager,
     ServerPrompt,
     ServerResource,
     ServerResourceTemplate,
     ServerStatus,
-    ServerTool,
     UnknownTool,
 )
 from .transforms import ArgTransform, ToolTransform
@@ -45,8 +34,6 @@ __all__ = [
     "NEEDS_AUTH",
     "NEEDS_CLIENT_REGISTRATION",
     "NOT_CONNECTED",
-    "PROVIDERS",
-    "ParsedToolCall",
     "ServerConfig",
     "ServerPrompt",
     "ServerResource",
@@ -56,15 +43,8 @@ __all__ = [
     "ToolTransform",
     "UnknownTool",
     "config_search_paths",
-    "execute_tool_call",
     "find_config",
-    "format_tool_result",
     "interpolate",
     "load_config",
     "parse_config",
-    "parse_tool_call",
-    "to_anthropic_tools",
-    "to_openai_responses_tools",
-    "to_openai_tools",
-    "tool_definitions",
 ]

@@ -57,6 +57,7 @@ __all__ = [
     "PROVIDERS",
     "ParsedToolCall",
     "ServerTool",
+    "content_parts",
     "execute_tool_call",
     "format_tool_result",
     "inline_refs",
@@ -559,8 +560,11 @@ def parse_tool_call(tool_call: Any, provider: Optional[str] = None) -> ParsedToo
     return parsed
 
 
-def _parts(result: CallToolResult) -> List[Tuple[str, str, str]]:
-    """(kind, text_or_data, mime) parts: kind is "text" or "image"."""
+def content_parts(result: CallToolResult) -> List[Tuple[str, str, str]]:
+    """What a model is shown of ``result``'s content, in order: ``(kind, text or base64 data, mime type)`` with
+    ``kind`` ``"text"`` or ``"image"`` (an image block, or an embedded image resource). Audio, binary resources
+    and resource links become a short text saying what is left out; an unknown block its JSON; a result with no
+    content its ``structuredContent`` as JSON. Empty texts are dropped. Pure, thread-safe."""
     parts: List[Tuple[str, str, str]] = []
     for block in result.content:
         if isinstance(block, TextContent):
@@ -612,7 +616,7 @@ def format_tool_result(provider: str, call_id: str, result: Union[CallToolResult
     target = _normalize_provider(provider)
     if isinstance(result, CallToolResult):
         is_error = result.is_error
-        parts = _parts(result)
+        parts = content_parts(result)
     else:
         is_error = True
         message = str(result) if str(result) else type(result).__name__

@@ -72,7 +72,6 @@ from .records import (
     CONNECTING,
     DISABLED,
     DISCONNECTED,
-    EVENTS,
     FAILED,
     NEEDS_AUTH,
     NEEDS_CLIENT_REGISTRATION,
@@ -97,24 +96,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..client.client import Client
     from ..input.deferred import InputRequired
 
-__all__ = [
-    "CONNECTED",
-    "CONNECTING",
-    "DISABLED",
-    "DISCONNECTED",
-    "EVENTS",
-    "FAILED",
-    "Manager",
-    "NEEDS_AUTH",
-    "NEEDS_CLIENT_REGISTRATION",
-    "NOT_CONNECTED",
-    "ServerPrompt",
-    "ServerResource",
-    "ServerResourceTemplate",
-    "ServerStatus",
-    "ServerTool",
-    "UnknownTool",
-]
+__all__ = ["Manager", "ServerTool"]  # the status names and records: mcpsync.manager (from .records)
 
 _T = TypeVar("_T")
 

@@ -10,27 +10,14 @@ from typing import TYPE_CHECKING as _TYPE_CHECKING
 from .._lazy import exports as _exports
 from .._lazy import table as _table
 
-if _TYPE_CHECKING:  # what the lazy names are, for type checkers (nothing is imported at run time)
-    from ..client.hooks import ClientExtension
-    from ..client.interceptors import Interceptor
-    from ..client.middleware import Middleware, Next, RequestInfo
-    from ..client.policy import Approval, ToolApprovalRequest, ToolPolicy
-    from ..client.retry import Retry, RetryEvent
-    from ..client.tracing import OpenTelemetryTracing
-
-__all__ = [
-    "Approval",
-    "ClientExtension",
-    "Interceptor",
-    "Middleware",
-    "Next",
-    "OpenTelemetryTracing",
-    "RequestInfo",
-    "Retry",
-    "RetryEvent",
-    "ToolApprovalRequest",
-    "ToolPolicy",
-]
+if _TYPE_CHECKING:  # the lazy names, for type checkers ("X as X" re-exports each; nothing is imported at run time)
+    from ..client.hooks import ClientExtension as ClientExtension
+    from ..client.interceptors import Interceptor as Interceptor
+    from ..client.middleware import Middleware as Middleware, Next as Next, RequestInfo as RequestInfo
+    from ..client.policy import Approval as Approval, ToolApprovalRequest as ToolApprovalRequest
+    from ..client.policy import ToolPolicy as ToolPolicy
+    from ..client.retry import Retry as Retry, RetryEvent as RetryEvent
+    from ..client.tracing import OpenTelemetryTracing as OpenTelemetryTracing
 
 _LAZY = _table(
     {
@@ -42,5 +29,6 @@ _LAZY = _table(
         "..client.tracing": ("OpenTelemetryTracing",),
     }
 )
+__all__ = sorted(_LAZY)
 
 __getattr__, __dir__ = _exports(__name__, _LAZY, globals())

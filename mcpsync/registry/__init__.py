@@ -16,85 +16,34 @@ See docs/guides/registry.md.
 
 from __future__ import annotations
 
-from types import MappingProxyType as _MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from .._lazy import exports
+from .._lazy import exports as _exports
+from .._lazy import table as _table
 
-if TYPE_CHECKING:
-    from .client import DEFAULT_REGISTRY_URL, RegistryClient, RegistryEntry, registry_url
-    from .errors import (
-        ConsentRefused,
-        ConsentRequired,
-        IntegrityError,
-        InvalidInput,
-        InvalidServerJson,
-        MissingInput,
-        RegistryError,
-        RegistryNotFound,
-        RegistryUnavailable,
-    )
-    from .inputs import InputRequest, InputSource, inputs_from
-    from .installer import ConsentRequest, InstallResult, Outdated, install, outdated, uninstall, update
-    from .resolver import ResolvedServer, resolve
+if _TYPE_CHECKING:  # the lazy names, for type checkers ("X as X" re-exports each; nothing is imported at run time)
+    from .client import DEFAULT_REGISTRY_URL as DEFAULT_REGISTRY_URL, RegistryClient as RegistryClient
+    from .client import RegistryEntry as RegistryEntry, registry_url as registry_url
+    from .errors import ConsentRefused as ConsentRefused, ConsentRequired as ConsentRequired
+    from .errors import IntegrityError as IntegrityError, InvalidInput as InvalidInput
+    from .errors import InvalidServerJson as InvalidServerJson, MissingInput as MissingInput
+    from .errors import RegistryError as RegistryError, RegistryNotFound as RegistryNotFound
+    from .errors import RegistryUnavailable as RegistryUnavailable
+    from .inputs import InputRequest as InputRequest, InputSource as InputSource, inputs_from as inputs_from
+    from .installer import ConsentRequest as ConsentRequest, InstallResult as InstallResult, Outdated as Outdated
+    from .installer import install as install, outdated as outdated, uninstall as uninstall, update as update
+    from .resolver import ResolvedServer as ResolvedServer, resolve as resolve
 
-__all__ = [
-    "ConsentRefused",
-    "ConsentRequest",
-    "ConsentRequired",
-    "DEFAULT_REGISTRY_URL",
-    "InputRequest",
-    "InputSource",
-    "InstallResult",
-    "IntegrityError",
-    "InvalidInput",
-    "InvalidServerJson",
-    "MissingInput",
-    "Outdated",
-    "RegistryClient",
-    "RegistryEntry",
-    "RegistryError",
-    "RegistryNotFound",
-    "RegistryUnavailable",
-    "ResolvedServer",
-    "inputs_from",
-    "install",
-    "outdated",
-    "registry_url",
-    "resolve",
-    "uninstall",
-    "update",
-]
+_LAZY = _table(
+    {
+        ".client": ("DEFAULT_REGISTRY_URL", "RegistryClient", "RegistryEntry", "registry_url"),
+        ".errors": ("ConsentRefused", "ConsentRequired", "IntegrityError", "InvalidInput", "InvalidServerJson",
+                    "MissingInput", "RegistryError", "RegistryNotFound", "RegistryUnavailable"),
+        ".inputs": ("InputRequest", "InputSource", "inputs_from"),
+        ".installer": ("ConsentRequest", "InstallResult", "Outdated", "install", "outdated", "uninstall", "update"),
+        ".resolver": ("ResolvedServer", "resolve"),
+    }
+)
+__all__ = sorted(_LAZY)
 
-_LAZY = _MappingProxyType({
-    "DEFAULT_REGISTRY_URL": ".client",
-    "RegistryClient": ".client",
-    "RegistryEntry": ".client",
-    "registry_url": ".client",
-    "ConsentRefused": ".errors",
-    "ConsentRequired": ".errors",
-    "IntegrityError": ".errors",
-    "InvalidInput": ".errors",
-    "InvalidServerJson": ".errors",
-    "MissingInput": ".errors",
-    "RegistryError": ".errors",
-    "RegistryNotFound": ".errors",
-    "RegistryUnavailable": ".errors",
-    "InputRequest": ".inputs",
-    "InputSource": ".inputs",
-    "inputs_from": ".inputs",
-    "ConsentRequest": ".installer",
-    "InstallResult": ".installer",
-    "Outdated": ".installer",
-    "install": ".installer",
-    "outdated": ".installer",
-    "uninstall": ".installer",
-    "update": ".installer",
-    "ResolvedServer": ".resolver",
-    "resolve": ".resolver",
-})
-
-
-__getattr__, __dir__ = exports(__name__, _LAZY, globals())
-
-
+__getattr__, __dir__ = _exports(__name__, _LAZY, globals())

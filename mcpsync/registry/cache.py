@@ -13,14 +13,12 @@ holding the file open retries it, bounded (:func:`mcpsync._files.replace`).
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 import time
 from dataclasses import dataclass
 from typing import Optional
 
-from .._files import cache_root, clear_url_files, read_json_by_url, url_file, write_atomically
+from .._files import cache_root, clear_url_files, read_json_by_url, write_json_by_url
 
 __all__ = ["CachedAnswer", "DiskCache", "default_cache_dir", "ENV_CACHE_DIR"]
 
@@ -61,16 +59,13 @@ class DiskCache:
     def __repr__(self) -> str:
         return "DiskCache(%r)" % self.directory
 
-    def _path(self, url: str) -> str:
-        return url_file(self.directory, url)
-
     def get(self, url: str) -> Optional[CachedAnswer]:
         """The cached answer for ``url``, or None (absent, damaged, or for another URL)."""
         raw = read_json_by_url(self.directory, url, MAX_CACHE_FILE)
-        if not isinstance(raw, dict):
+        if raw is None:
             return None
         body, etag, stored = raw.get("body"), raw.get("etag"), raw.get("storedAt")
-        if raw.get("url") != url or not isinstance(body, str):
+        if not isinstance(body, str):
             return None
         if not isinstance(stored, (int, float)) or isinstance(stored, bool) or stored != stored:
             return None
@@ -79,9 +74,7 @@ class DiskCache:
     def put(self, url: str, body: str, etag: Optional[str]) -> None:
         """Store (or refresh) the answer for ``url``. A failure to write is logged, never raised."""
         try:
-            os.makedirs(self.directory, mode=0o700, exist_ok=True)
-            record = {"url": url, "etag": etag, "storedAt": time.time(), "body": body}
-            write_atomically(self._path(url), json.dumps(record).encode("utf-8"))
+            write_json_by_url(self.directory, url, {"etag": etag, "storedAt": time.time(), "body": body})
         except OSError as exc:
             log.warning("registry cache: cannot write to %s: %s", self.directory, exc.strerror or exc)
 

@@ -81,10 +81,11 @@ def download(url: str, sha256: str, *, timeout: float = 60.0, max_bytes: int = M
     if not _allowed_url(url):
         raise IntegrityError("an mcpb bundle is only downloaded over https, not from %r" % url)
     digest = hashlib.sha256()
+    # made first: it resolves the proxies and TLS settings (a ConfigError for a missing CA bundle) and opens nothing
+    http = RegistryNet({"User-Agent": "mcpsync/%s" % __version__, "Accept-Encoding": "gzip, deflate"})
     fd, path = tempfile.mkstemp(prefix="mcpsync-", suffix=".mcpb")
     ok = False
     try:
-        http = RegistryNet({"User-Agent": "mcpsync/%s" % __version__, "Accept-Encoding": "gzip, deflate"})
         deadline = Deadline(total_timeout, "downloading the bundle")
         try:
             with os.fdopen(fd, "wb") as fh:

@@ -13,7 +13,6 @@ Thread-safety: the connections may be used by several threads; :meth:`close` end
 
 from __future__ import annotations
 
-import threading
 from typing import Any, Dict, Mapping, Optional
 from urllib.parse import urljoin, urlsplit
 
@@ -34,35 +33,20 @@ def _may_follow(from_url: str, to_url: str, https_only: bool) -> bool:
 
 class RegistryNet:
     """urllib3 connections for GET requests with an overall deadline (module docstring). ``headers`` go with
-    every request."""
+    every request. Made without blocking: the proxies and TLS settings are resolved (a
+    :class:`~mcpsync.errors.ConfigError` for a CA bundle that does not exist), nothing is opened."""
 
     def __init__(self, headers: Mapping[str, str]) -> None:
-        self._headers = dict(headers)
-        self._lock = threading.Lock()
-        self._net: Any = None
-        self._proxies: Any = None
-        self._closed = False
+        from ..transports.http.net import FirstUseNet
+        from ..transports.http.options import HTTPOptions
+
+        self._nets = FirstUseNet(HTTPOptions(), headers, name="registry", pool_maxsize=4, deadlines=True)
 
     def _pool(self, url: str) -> Any:
-        from ..transports.http.net import direct_ssl_context, refuse_unknown_proxy
-        from ..transports.http.options import HTTPOptions
-        from ..transports.http.pool import PoolNet
-        from ..transports.http.proxy import proxy_table
-
-        with self._lock:
-            if self._closed:
-                raise RegistryUnavailable("the registry connections are closed", url=url)
-            if self._proxies is None:
-                self._proxies = proxy_table(HTTPOptions())
-            refuse_unknown_proxy(url, self._proxies)
-            if self._net is None:
-                options = HTTPOptions()
-                context = direct_ssl_context(options)
-                if self._proxies.needs_tls():
-                    self._proxies.tls = context
-                self._net = PoolNet(url, self._headers, ssl_context=context, pool_maxsize=4, name="registry",
-                                    proxies=self._proxies or None, deadlines=True)
-            return self._net
+        net = self._nets.pool(url)
+        if net is None:
+            raise RegistryUnavailable("the registry connections are closed", url=url)
+        return net
 
     def get(self, url: str, deadline: Deadline, per_read: float, *, headers: Optional[Dict[str, str]] = None,
             https_only: bool = False, what: str = "") -> Any:
@@ -103,8 +87,4 @@ class RegistryNet:
 
     def close(self) -> None:
         """Close every connection (idempotent; never blocks)."""
-        with self._lock:
-            self._closed = True
-            net, self._net = self._net, None
-        if net is not None:
-            net.close()
+        self._nets.close()

@@ -125,6 +125,19 @@ def _escape(value: str) -> str:
     return value.replace("$", "$$")
 
 
+def _substitute(template: str, fill: Callable[["re.Match[str]"], str]) -> str:
+    """``template`` with each ``{var}`` replaced by ``fill(match)`` (which escapes what it returns), in order,
+    and the text around them escaped (``$`` -> ``$$``)."""
+    pieces: List[str] = []
+    pos = 0
+    for match in _VAR.finditer(template):
+        pieces.append(_escape(template[pos:match.start()]))
+        pieces.append(fill(match))
+        pos = match.end()
+    pieces.append(_escape(template[pos:]))
+    return "".join(pieces)
+
+
 def config_name_for(registry_name: str) -> str:
     """A configuration name from a registry name: its last part, reduced to letters, digits, ``-`` and ``_``."""
     tail = registry_name.rsplit("/", 1)[-1]
@@ -262,20 +275,16 @@ class _Answers:
                 secret_vars.add(var)
         if request.secret or not secret_vars:  # a secret as a whole, or no secret at all: the raw text
             return [_VAR.sub(lambda m: answers.get(m.group(1), m.group(0)), fixed)], request.secret
+
         # Secret variables inside a public value ("Bearer {token}"): only the variable is a secret, stored once
         # under its own name and referenced in place ("Bearer ${secret:NAME/token}"); the rest stays readable.
-        pieces: List[str] = []
-        pos = 0
-        for match in _VAR.finditer(fixed):
-            pieces.append(_escape(fixed[pos:match.start()]))
-            pos = match.end()
+        def fill(match: "re.Match[str]") -> str:
             var = match.group(1)
             if var in secret_vars:
-                pieces.append(secret_reference(self.config_name, var))
-            else:
-                pieces.append(_escape(answers.get(var, match.group(0))))
-        pieces.append(_escape(fixed[pos:]))
-        return [_Protected("".join(pieces))], False
+                return secret_reference(self.config_name, var)
+            return _escape(answers.get(var, match.group(0)))
+
+        return [_Protected(_substitute(fixed, fill))], False
 
 
 # ---------------------------------------------------------------------------- packages
@@ -451,25 +460,21 @@ def _remote(answers: _Answers, out: ResolvedServer, remote: Dict[str, Any], wher
     variables = remote.get("variables") or {}
     if not isinstance(variables, dict) or len(variables) > MAX_ITEMS:
         raise InvalidServerJson("server.json %s must be an object" % _where(where, "variables"))
-    pieces: List[str] = []
-    pos = 0
-    for match in _VAR.finditer(template):
-        pieces.append(_escape(template[pos:match.start()]))
-        pos = match.end()
+
+    def fill(match: "re.Match[str]") -> str:
         var = match.group(1)
         spec = variables.get(var)
         if spec is None:
-            pieces.append(_escape(match.group(0)))
-            continue
+            return _escape(match.group(0))
         if not isinstance(spec, dict):
             raise InvalidServerJson("server.json %s must be an object" % _where(_where(where, "variables"), var))
         request = answers.request(spec, var, "url", _where(_where(where, "variables"), var))
         values = answers.ask(request)
         value = values[0] if values else ""
         raw = value if match.start() == 0 or isinstance(value, Pending) else quote(value, safe="/")
-        pieces.append(answers.protect(raw, var, request.secret))
-    pieces.append(_escape(template[pos:]))
-    url = "".join(pieces)
+        return answers.protect(raw, var, request.secret)
+
+    url = _substitute(template, fill)
     check = url.replace("$$", "$")
     if "${secret:" not in check and not answers.pending:  # a consent preview checks the URL after asking
         parts = urlsplit(check)

@@ -12,29 +12,13 @@ from typing import TYPE_CHECKING as _TYPE_CHECKING
 from .._lazy import exports as _exports
 from .._lazy import table as _table
 
-if _TYPE_CHECKING:  # what the lazy names are, for type checkers (nothing is imported at run time)
-    from .skills import (
-        LoadedSkill,
-        Skill,
-        SkillFile,
-        SkillResource,
-        get_skill,
-        list_skills,
-        load_skill,
-        read_skill_file,
-    )
+if _TYPE_CHECKING:  # the lazy names, for type checkers ("X as X" re-exports each; nothing is imported at run time)
+    from .skills import LoadedSkill as LoadedSkill, Skill as Skill, SkillFile as SkillFile
+    from .skills import SkillResource as SkillResource, get_skill as get_skill, list_skills as list_skills
+    from .skills import load_skill as load_skill, read_skill_file as read_skill_file
 
-__all__ = [
-    "LoadedSkill",
-    "Skill",
-    "SkillFile",
-    "SkillResource",
-    "get_skill",
-    "list_skills",
-    "load_skill",
-    "read_skill_file",
-]
-
-_LAZY = _table({".skills": __all__})
+_LAZY = _table({".skills": ("LoadedSkill", "Skill", "SkillFile", "SkillResource", "get_skill", "list_skills",
+                            "load_skill", "read_skill_file")})
+__all__ = sorted(_LAZY)
 
 __getattr__, __dir__ = _exports(__name__, _LAZY, globals())

@@ -3,22 +3,19 @@ choice, discover results and listings, each for as long as it may be trusted), s
 same server skips those round trips. See docs/guides/http.md. Names load on first use.
 """
 
-from types import MappingProxyType as _MappingProxyType
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from .._lazy import exports as _exports
+from .._lazy import table as _table
 
-if _TYPE_CHECKING:  # what the lazy names are, for type checkers (nothing is imported at run time)
-    from .cache import WarmCache
+if _TYPE_CHECKING:  # the lazy names, for type checkers ("X as X" re-exports each; nothing is imported at run time)
+    from .cache import WarmCache as WarmCache
 
-__all__ = [
-    "WarmCache",
-]
-
-_LAZY = _MappingProxyType(
+_LAZY = _table(
     {
-        "WarmCache": ".cache",
+        ".cache": ("WarmCache",),
     }
 )
+__all__ = sorted(_LAZY)
 
 __getattr__, __dir__ = _exports(__name__, _LAZY, globals())

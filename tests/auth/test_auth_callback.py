@@ -81,6 +81,26 @@ def test_error_parameter_fails_the_login_and_shows_escaped_page(store):
         assert info.value.error == "access_denied" and "<script>" in info.value.description
 
 
+def test_a_pending_login_has_the_handle_names(store):
+    """Not a Handle (no done-callback: see its docstring), but the same names for the same jobs."""
+    port = free_port()
+    with callback.expect_callback("s1", port=port, store=store) as waiter:
+        assert waiter.id == "s1" and not waiter.done() and not waiter.cancelled()
+        with pytest.raises(CallbackError, match="timed out"):
+            waiter.exception(0.05)  # the wait ended, the login did not: raised, not returned
+        get(port, {"code": "C", "state": "s1"})
+        assert waiter.exception(5) is None and waiter.done()
+        assert waiter.result(0).code == "C"
+        assert waiter.cancel() is False and not waiter.cancelled()  # delivered first: the redirect stands
+    with callback.expect_callback("s2", port=port, store=store) as waiter:
+        assert waiter.cancel("stop") is True and waiter.cancelled() and waiter.done()
+        assert isinstance(waiter.exception(0), CallbackError)
+        get(port, {"code": "late", "state": "s2"})  # a redirect after the cancel is not delivered
+        with pytest.raises(CallbackError, match="stop"):
+            waiter.result(0)
+    assert not hasattr(callback.PendingCallback, "wait")
+
+
 def test_pages_escape_everything():
     assert "<b>" not in pages.success_page("<b>x</b>")
     page = pages.error_page("e&<", "d\"'>")

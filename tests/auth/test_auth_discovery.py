@@ -16,7 +16,8 @@ from mcpsync.auth.discovery import (
     protected_resource_metadata_urls,
     resource_matches,
 )
-from mcpsync.auth.http_direct import DirectAnswer, DirectHTTP
+from mcpsync.auth.http_direct import DirectHTTP
+from mcpsync.wire.http_call import OAuthAnswer
 from mcpsync.errors import AuthError
 
 pytestmark = pytest.mark.usefixtures("no_auth_leaks")
@@ -213,10 +214,10 @@ class CannedHTTP:
         body: Optional[bytes] = None,
         timeout: float = 30.0,
         follow_redirects: bool = True,
-    ) -> DirectAnswer:
+    ) -> OAuthAnswer:
         self.calls.append((method, url, dict(headers)))
         status, doc = self.table.get(url, (404, None))
-        return DirectAnswer(status, {}, json.dumps(doc).encode() if doc is not None else b"", url)
+        return OAuthAnswer(status, {}, json.dumps(doc).encode() if doc is not None else b"", url)
 
     def close(self) -> None:
         pass

@@ -6,10 +6,14 @@ the background on a thread close() joins; cancel() racing the end is held open w
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 from typing import Any, Callable, Dict, List
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import mcpsync
 from mcpsync.client import ClientOptions
@@ -17,7 +21,7 @@ from mcpsync.handles import Handle
 from mcpsync.middleware import Interceptor, RequestInfo
 from mcpsync.tasks import TaskHandle, resume_task, start_task
 
-from tests.conftest import WAIT_BOUND, server_cmd, wait_for
+from tests.conftest import WAIT_BOUND, fuzz_examples, server_cmd, wait_for
 
 
 class _Polls(Interceptor):
@@ -201,3 +205,112 @@ def test_a_task_the_server_does_not_know_ends_the_handle_with_its_error(client: 
     assert isinstance(error, mcpsync.RemoteError)
     with pytest.raises(mcpsync.RemoteError):
         handle.result(0)
+
+
+_OPS = st.sampled_from(["result", "exception", "cancel", "callback", "done", "poll"])
+
+
+@settings(max_examples=fuzz_examples(60, 10))
+@given(plans=st.lists(st.lists(_OPS, min_size=1, max_size=5), min_size=1, max_size=4))
+def test_any_interleaving_gives_one_outcome_and_each_callback_once(
+    client: Any, polls: _Polls, plans: List[List[str]]
+) -> None:
+    """Threads calling result / exception / cancel / poll / add_done_callback / done on one task handle in any
+    order: one outcome object for everyone, never two tasks/get at once, every callback exactly once."""
+    handle = _start(client, 0.1)
+    lock = threading.Lock()
+    outcomes: List[Any] = []
+    added: List[int] = []
+    ran: List[int] = []
+    problems: List[BaseException] = []
+
+    def run(plan: List[str], who: int) -> None:
+        for step, op in enumerate(plan):
+            try:
+                if op == "result":
+                    try:
+                        got: Any = handle.result(WAIT_BOUND)
+                    except mcpsync.MCPError as exc:
+                        got = exc
+                    with lock:
+                        outcomes.append(got)
+                elif op == "exception":
+                    error = handle.exception(WAIT_BOUND)
+                    with lock:
+                        outcomes.append(error if error is not None else handle.result(0))
+                elif op == "cancel":
+                    handle.cancel()
+                elif op == "poll":
+                    handle.poll()
+                elif op == "callback":
+                    token = who * 100 + step
+
+                    def record(h: TaskHandle, token: int = token) -> None:
+                        with lock:
+                            ran.append(token)
+
+                    with lock:
+                        added.append(token)
+                    handle.add_done_callback(record)
+                else:
+                    handle.done()
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                problems.append(exc)
+
+    threads = [threading.Thread(target=run, args=(plan, i)) for i, plan in enumerate(plans)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(WAIT_BOUND)
+    assert problems == []
+    final = handle.exception(WAIT_BOUND)
+    outcome = final if final is not None else handle.result(0)
+    assert all(o is outcome for o in outcomes)
+    assert polls.most == 1
+    last = threading.Event()
+    handle.add_done_callback(lambda h: last.set())
+    assert last.wait(WAIT_BOUND)
+    assert sorted(ran) == sorted(added)
+
+
+# ---------------------------------------------------------------------------- a hostile task server
+
+_HOSTILE = [sys.executable, os.path.join(os.path.dirname(os.path.dirname(__file__)), "peers", "hostile_task_server.py")]
+
+
+def _hostile(*flags: str, **options: Any) -> Any:
+    return mcpsync.connect(_HOSTILE + list(flags), protocol="legacy", **options)
+
+
+def test_unreadable_polls_are_skipped(caplog: pytest.LogCaptureFixture) -> None:
+    with _hostile("--garbage", "3") as c:
+        handle = _start_job(c)
+        ended = threading.Event()
+        handle.add_done_callback(lambda h: ended.set())
+        assert handle.result(WAIT_BOUND).text == "job done"  # three garbage answers later
+        assert ended.wait(WAIT_BOUND)
+    assert "unreadable tasks/get answer" in caplog.text
+
+
+def test_a_server_that_never_tells_ends_the_handle_with_protocol_error() -> None:
+    with _hostile("--garbage", "-1") as c:
+        handle = _start_job(c)
+        ended = threading.Event()
+        handle.add_done_callback(lambda h: ended.set())
+        assert ended.wait(WAIT_BOUND)
+        assert isinstance(handle.exception(0), mcpsync.ProtocolError)
+
+
+def test_a_hanging_poll_times_out_and_the_background_poll_goes_on() -> None:
+    with _hostile("--hang", "2", timeout=0.3) as c:
+        handle = _start_job(c)
+        ended = threading.Event()
+        handle.add_done_callback(lambda h: ended.set())  # two polls time out (0.3 s each), the next ones answer
+        assert ended.wait(WAIT_BOUND)
+        assert handle.result(0).text == "job done"
+
+
+def _start_job(c: Any) -> TaskHandle:
+    handle = start_task(c, "job", {})
+    assert isinstance(handle, TaskHandle)
+    return handle

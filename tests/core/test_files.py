@@ -72,3 +72,29 @@ def test_url_keyed_caches_clear_their_entries_only(tmp_path: Any) -> None:
             fh.write("x")
         assert cache.clear() == 2
         assert os.listdir(cache.directory) == ["notes.txt"]
+
+
+def test_the_cache_root_follows_platformdirs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """cache_root() (the shared user_dir() with the cache conventions) is where platformdirs puts caches."""
+    pytest.importorskip("platformdirs")
+    import sys
+
+    from platformdirs.macos import MacOS
+    from platformdirs.unix import Unix
+
+    from mcpsync._files import cache_root
+
+    monkeypatch.delenv("MCPSYNC_CACHE_DIR", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for xdg in ("", str(tmp_path / "xdg")):
+        monkeypatch.setenv("XDG_CACHE_HOME", xdg)
+        monkeypatch.setattr(sys, "platform", "linux")
+        assert cache_root() == Unix(appname="mcpsync", appauthor=False).user_cache_dir
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setattr(sys, "platform", "darwin")
+    assert cache_root() == MacOS(appname="mcpsync", appauthor=False).user_cache_dir
+    monkeypatch.setattr(sys, "platform", "win32")
+    monkeypatch.setenv("LOCALAPPDATA", str(tmp_path / "Local"))
+    assert cache_root() == os.path.join(str(tmp_path / "Local"), "mcpsync", "Cache")
+    monkeypatch.setenv("MCPSYNC_CACHE_DIR", "~/elsewhere")
+    assert cache_root() == str(tmp_path / "elsewhere")

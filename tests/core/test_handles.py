@@ -10,11 +10,13 @@ import threading
 from typing import Any, Callable, Dict, List
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import mcpsync
 from mcpsync.handles import Handle, RequestHandle
 
-from tests.conftest import WAIT_BOUND, server_cmd, wait_for
+from tests.conftest import WAIT_BOUND, fuzz_examples, server_cmd, wait_for
 
 
 @pytest.fixture(params=["stdio", "http"])
@@ -142,6 +144,29 @@ def test_a_callback_added_after_the_end_runs_once(client: Any) -> None:
     assert calls == [handle]
 
 
+def test_callbacks_run_in_the_order_added_even_when_one_is_added_while_the_reader_hands_over(client: Any) -> None:
+    """The reader has set the answer and is held (an event) before it hands the callbacks over; the caller,
+    already woken by the answer, adds another callback: it runs after the earlier one, once each."""
+    handle = client.call_tool_async("slow", {"seconds": 0.5, "steps": 1})  # answered after the hold is in place
+    entered, go = threading.Event(), threading.Event()
+
+    def hold(_future: Any) -> None:  # runs on the reader, before the handle's own hook
+        entered.set()
+        go.wait(WAIT_BOUND)
+
+    handle._pending.future.add_done_callback(hold)  # noqa: SLF001 - the racy point, inside the handle
+    order: List[int] = []
+    handle.add_done_callback(lambda h: order.append(0))
+    handle.result(WAIT_BOUND)
+    assert entered.wait(WAIT_BOUND)  # the answer is set, its callbacks not yet handed over
+    handle.add_done_callback(lambda h: order.append(1))
+    go.set()
+    last = threading.Event()
+    handle.add_done_callback(lambda h: last.set())
+    assert last.wait(WAIT_BOUND)
+    assert order == [0, 1]
+
+
 def test_close_fails_the_waiters_and_runs_no_callback_after(client: Any) -> None:
     handle = client.call_tool_async("slow", {"seconds": 30, "steps": 1})
     client.close()
@@ -161,3 +186,107 @@ def test_the_namespace_exports_the_contract() -> None:
         "cancelled",
         "add_done_callback",
     }
+
+
+def test_other_waiters_wait_for_the_one_completing_the_answer_up_to_their_timeout() -> None:
+    """2026-07-28: the answer asks for input (input_required); the first waiter answers it through the
+    elicitation handler, held here on an event. A second waiter waits for that, up to its own timeout, and
+    then gets the very same result; the server is asked once."""
+    asked, release = threading.Event(), threading.Event()
+    answers: List[str] = []
+
+    def elicit(request: Any) -> Any:
+        answers.append(threading.current_thread().name)
+        asked.set()
+        release.wait(WAIT_BOUND)
+        return request.accept({"name": "Ada", "age": 36})
+
+    with mcpsync.connect(server_cmd("--era", "modern", "--mrtr-rounds", "1"), elicitation_handler=elicit) as c:
+        handle = c.call_tool_async("elicit", {})
+        got: List[Any] = []
+        first = threading.Thread(target=lambda: got.append(handle.result(WAIT_BOUND)))
+        first.start()
+        assert asked.wait(WAIT_BOUND)  # the first waiter is completing the answer
+        with pytest.raises(mcpsync.RequestTimeout, match="still being completed"):
+            handle.result(0.05)
+        assert not handle.cancelled()  # that wait ended, the call did not
+        release.set()
+        second = handle.result(WAIT_BOUND)
+        first.join(WAIT_BOUND)
+        assert got == [second] and got[0] is second
+        assert len(answers) == 1  # the input was asked (and answered) once
+
+
+_OPS = st.sampled_from(["result", "exception", "cancel", "callback", "done"])
+
+
+@settings(max_examples=fuzz_examples(150, 20))
+@given(
+    plans=st.lists(st.lists(_OPS, min_size=1, max_size=6), min_size=1, max_size=4),
+    tool=st.sampled_from(["echo", "slow"]),
+)
+def test_any_interleaving_gives_one_outcome_and_each_callback_once(
+    client: Any, plans: List[List[str]], tool: str
+) -> None:
+    """Threads calling result / exception / cancel / add_done_callback / done on one handle in any order: one
+    outcome (the very same value or error object for everyone), at most one successful cancel, and every
+    callback run exactly once, on the dispatch thread."""
+    args = {"message": "m"} if tool == "echo" else {"seconds": 0.02, "steps": 2}
+    handle = client.call_tool_async(tool, args)
+    lock = threading.Lock()
+    outcomes: List[Any] = []
+    cancels: List[bool] = []
+    added: List[int] = []
+    ran: List[int] = []
+    problems: List[BaseException] = []
+
+    def run(plan: List[str], who: int) -> None:
+        for step, op in enumerate(plan):
+            try:
+                if op == "result":
+                    try:
+                        got: Any = handle.result(WAIT_BOUND)
+                    except mcpsync.MCPError as exc:
+                        got = exc
+                    with lock:
+                        outcomes.append(got)
+                elif op == "exception":
+                    error = handle.exception(WAIT_BOUND)
+                    with lock:
+                        outcomes.append(error if error is not None else handle.result(0))
+                elif op == "cancel":
+                    ok = handle.cancel()
+                    with lock:
+                        cancels.append(ok)
+                elif op == "callback":
+                    token = who * 100 + step
+
+                    def record(h: RequestHandle[Any], token: int = token) -> None:
+                        assert threading.current_thread().name.startswith("mcpsync-dispatch:")
+                        with lock:
+                            ran.append(token)
+
+                    with lock:
+                        added.append(token)
+                    handle.add_done_callback(record)
+                else:
+                    handle.done()
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                problems.append(exc)
+
+    threads = [threading.Thread(target=run, args=(plan, i)) for i, plan in enumerate(plans)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(WAIT_BOUND)
+    assert problems == []
+    final = handle.exception(WAIT_BOUND)
+    outcome = final if final is not None else handle.result(0)
+    assert all(o is outcome for o in outcomes)
+    assert cancels.count(True) <= 1
+    if True in cancels:
+        assert isinstance(outcome, mcpsync.RequestCancelled)
+    last = threading.Event()
+    handle.add_done_callback(lambda h: last.set())  # the dispatch thread runs callbacks in order
+    assert last.wait(WAIT_BOUND)
+    assert sorted(ran) == sorted(added)

@@ -14,7 +14,7 @@ import pytest
 
 from mcpsync.client.client import Client
 from mcpsync.errors import ClientClosed, ConfigError, ConnectError, RequestTimeout, ServerExited
-from mcpsync.manager.manager import Manager, ServerStatus, UnknownTool
+from mcpsync.manager import Manager, ServerStatus, UnknownTool
 from tests.conftest import misbehaving_cmd, server_cmd, wait_for
 
 PY = sys.executable

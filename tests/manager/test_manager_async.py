@@ -10,7 +10,7 @@ import pytest
 
 import mcpsync
 from mcpsync.handles import Handle, RequestHandle
-from mcpsync.manager.manager import Manager, UnknownTool
+from mcpsync.manager import Manager, UnknownTool
 
 from tests.conftest import WAIT_BOUND, server_cmd
 

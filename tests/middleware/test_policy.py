@@ -16,7 +16,7 @@ import pytest
 import mcpsync
 from mcpsync import ConfigError, ToolDenied
 from mcpsync.middleware import Approval, ToolApprovalRequest, ToolPolicy
-from mcpsync.manager.manager import Manager, UnknownTool
+from mcpsync.manager import Manager, UnknownTool
 from tests.conftest import misbehaving_cmd
 
 ERAS = ["legacy", "modern"]

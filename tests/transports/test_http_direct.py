@@ -492,6 +492,32 @@ def test_request_headers_override_defaults_case_insensitively(raw: RawServer) ->
         net.close()
 
 
+def test_a_net_registers_only_the_sockets_its_own_connections_make(raw: RawServer) -> None:
+    """The audit hook that lets close() reach a connecting socket keeps no state: a socket is handed to the net
+    whose connection's connect() is on the making thread's stack, and to no other net; a socket made outside
+    any connect() (on the same thread, right after a request) is handed to none; an aborted net refuses a new
+    connect at once, while another net on the same thread still connects."""
+    first, second = _net(raw.url), _net(raw.url)
+    try:
+        assert _status(first, raw.url) == 200
+        mine = _sockets(first)
+        assert len(mine) == 1 and _sockets(second) == []
+        outside = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            outside.connect(("127.0.0.1", raw.port))
+            assert outside not in first._tracker.sockets and outside not in second._tracker.sockets
+        finally:
+            outside.close()
+        first.close()
+        with pytest.raises(ConnectionBroken):
+            _post(first, raw.url)
+        assert _status(second, raw.url) == 200
+        assert len(_sockets(second)) == 1 and not set(_sockets(second)) & set(mine)
+    finally:
+        first.close()
+        second.close()
+
+
 def test_abort_wakes_a_thread_blocked_on_an_answer(raw: RawServer) -> None:
     arrived = threading.Event()
     release = threading.Event()

@@ -103,6 +103,8 @@ def test_the_registry_and_bundle_downloads_send_through_the_pool() -> None:
     of their own."""
     trees = dict(_modules())
     net = trees["registry/net.py"]
-    assert "PoolNet" in {n.id for n in ast.walk(net) if isinstance(n, ast.Name)}
+    # transports/http/net.FirstUseNet: the PoolNet of a server's OAuth requests and of the registry, made on first use
+    assert "FirstUseNet" in {n.id for n in ast.walk(net) if isinstance(n, ast.Name)}
+    assert "PoolNet" in {n.id for n in ast.walk(trees["transports/http/net.py"]) if isinstance(n, ast.Name)}
     for name in ("registry/client.py", "registry/mcpb.py"):
         assert "RegistryNet" in {n.id for n in ast.walk(trees[name]) if isinstance(n, ast.Name)}, name

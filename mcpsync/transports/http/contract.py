@@ -51,14 +51,8 @@ class HTTPNet(Protocol):
 
     kind: str  # "urllib3": the one stack
 
-    def send(
-        self,
-        method: str,
-        url: str,
-        body: Optional[bytes],
-        headers: Mapping[str, str],
-        timeout: Timeouts,
-    ) -> Any: ...
+    def send(self, method: str, url: str, body: Optional[bytes], headers: Mapping[str, str], timeout: Timeouts) -> Any:
+        """Send one request; the answer's body is streamed (see :class:`~mcpsync.transports.http.pool.PoolNet`)."""
 
     def get(self, url: str, headers: Mapping[str, str], timeout: Timeouts) -> Any: ...
 

@@ -17,10 +17,10 @@
   reconnect with capped backoff (``Last-Event-ID`` and ``retry:`` honoured);
 * ``DELETE`` of the session on close, best effort.
 
-What it needs of the rest of the transport comes in through its constructor: the server's connections
-and options, ``post`` (a POST with the transport's timeouts), ``headers_for`` (the full headers of a
-message), ``on_frame`` (hand a GET-stream frame to the sink), the drop log, the ``closing`` event and
-``closed`` flag, the id counter.
+What it needs of the rest of the transport comes in through its constructor: the transport's
+:class:`~mcpsync.transports.http.endpoint.RemoteEndpoint` (connections, options, drop log, ``closing`` event,
+closed flag), ``post`` (a POST with the transport's timeouts), ``headers_for`` (the full headers of a
+message), ``on_frame`` (hand a GET-stream frame to the sink), the id counter.
 
 Threads and blocking: :meth:`~HandshakeSession.current_session_id` may block the caller while another
 thread renews the session, at most ``2 * connect_timeout + 5`` seconds; :meth:`~HandshakeSession.renew`
@@ -38,28 +38,20 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any, Callable, Dict, Iterator, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional
 
 from ..._threads import join, spawn
 from ...errors import (
     ProtocolError,
 )
 from ...wire import jsonrpc
-from ...wire.drops import DropLog
 from ...wire.sse import SSEEvent
-from .calls import (
-    ACCEPT_BOTH,
-    _abort,
-    _content_type,
-    _is_response,
-    _release,
-    _set_read_timeout,
-    read_body,
-)
-from .contract import HTTPNet
-from .options import HTTPOptions
+from .calls import ACCEPT_BOTH, _abort, _content_type, _is_response, _release, _set_read_timeout, read_body
 from .remote import convert_request_exception
 from .streams import backoff, read_events
+
+if TYPE_CHECKING:
+    from .endpoint import RemoteEndpoint
 
 __all__: List[str] = []
 
@@ -73,48 +65,31 @@ class HandshakeSession:
     """The negotiated protocol session of one Streamable HTTP transport (see the module docstring).
 
     Args (keyword-only, all given by the transport that owns it):
-        url, name, options, net: the endpoint, the server's display name, the HTTP options, the server's
-            connections (an :class:`~mcpsync.transports.http.contract.HTTPNet`).
+        remote: the transport's :class:`~mcpsync.transports.http.endpoint.RemoteEndpoint`: the endpoint, the
+            server's display name, the HTTP options and connections, the drop log, the ``closing`` event (waits
+            end at once when it is set), the closed flag and the reconnect backoff cap.
         post: ``post(body, headers, timeout)`` POSTs with the transport's timeouts; returns the response.
         headers_for: the headers the transport sends with a message (for ``notifications/initialized``).
         on_frame: hand one frame read from the GET stream to the sink (never raises).
-        drops: the transport's rate-limited drop log.
-        closing: set when the transport closes (waits end at once).
-        closed: the transport's closed flag.
         ids: the transport's counter for ids it makes up.
         get_stream: open the GET stream in the handshake era.
-        max_retry_delay: cap of the GET stream's reconnect backoff.
     """
 
     def __init__(
         self,
         *,
-        url: str,
-        name: str,
-        options: HTTPOptions,
-        net: HTTPNet,
+        remote: "RemoteEndpoint",
         post: Callable[[bytes, Dict[str, str], Optional[float]], Any],
         headers_for: Callable[[Dict[str, Any]], Dict[str, str]],
         on_frame: Callable[[Any], None],
-        drops: DropLog,
-        closing: threading.Event,
-        closed: Callable[[], bool],
         ids: Iterator[int],
         get_stream: bool,
-        max_retry_delay: float,
     ) -> None:
-        self._url = url
-        self._name = name
-        self._options = options
-        self._net = net
+        self._remote = remote
         self._post = post
         self._headers_for = headers_for
         self._on_frame = on_frame
-        self._drops = drops
-        self._closing = closing
-        self._closed = closed
         self._ids = ids
-        self._max_retry_delay = max_retry_delay
         self.get_enabled = get_stream
         self.era: Optional[str] = None
         self.version: Optional[str] = None
@@ -164,7 +139,7 @@ class HandshakeSession:
         if sid and all(0x21 <= ord(c) <= 0x7E for c in sid):
             self.session_id = sid
         elif sid:
-            logger.warning("[%s] ignoring an Mcp-Session-Id with invalid characters", self._name)
+            logger.warning("[%s] ignoring an Mcp-Session-Id with invalid characters", self._remote.name)
 
     def stream_headers(self) -> Dict[str, str]:
         """``MCP-Protocol-Version`` and ``Mcp-Session-Id`` for a GET, or a POST after ``initialize`` (may wait
@@ -181,7 +156,7 @@ class HandshakeSession:
 
     def _renew_bound(self) -> float:
         """How long a caller waits for another thread's renewal (two POSTs bounded by connect_timeout)."""
-        return 2.0 * (self._options.connect_timeout or 30.0) + 5.0
+        return 2.0 * (self._remote.options.connect_timeout or 30.0) + 5.0
 
     def current_session_id(self) -> Optional[str]:
         """The session id for a request about to be built; waits while another thread renews the session.
@@ -194,7 +169,7 @@ class HandshakeSession:
             with self._renewed:
                 self.renew_waiters += 1
                 try:
-                    while self._renewing and not self._closed():
+                    while self._renewing and not self._remote.closed:
                         left = deadline - time.monotonic()
                         if left <= 0 or not self._renewed.wait(left):
                             break
@@ -214,14 +189,14 @@ class HandshakeSession:
             waited = False
             self.renew_waiters += 1
             try:
-                while self._renewing and not self._closed():
+                while self._renewing and not self._remote.closed:
                     waited = True
                     left = deadline - time.monotonic()
                     if left <= 0 or not self._renewed.wait(left):
                         return False
             finally:
                 self.renew_waiters -= 1
-            if self._closed():
+            if self._remote.closed:
                 return False
             if self.session_id is not None and self.session_id != sid_sent:
                 return True  # another thread already renewed it
@@ -253,31 +228,33 @@ class HandshakeSession:
     def _reinitialize(self, sid_sent: str) -> bool:
         init = self._init_msg
         assert init is not None
-        logger.info("[%s] HTTP session expired (404); initializing a new session", self._name)
+        logger.info("[%s] HTTP session expired (404); initializing a new session", self._remote.name)
         msg = dict(init)
         msg["id"] = "mcpsync-reinit-%d" % next(self._ids)
         headers = {"Accept": ACCEPT_BOTH, "Content-Type": "application/json"}
         try:
-            response = self._post(jsonrpc.encode(msg), headers, self._options.connect_timeout)
+            response = self._post(jsonrpc.encode(msg), headers, self._remote.options.connect_timeout)
         except Exception as exc:  # noqa: BLE001
             _release(exc)
-            logger.warning("[%s] re-initializing failed: %s", self._name, convert_request_exception(exc, self._url))
+            logger.warning(
+                "[%s] re-initializing failed: %s", self._remote.name, convert_request_exception(exc, self._remote.url)
+            )
             return False
         try:
             if not 200 <= response.status_code < 300:
-                logger.warning("[%s] re-initializing failed: HTTP %d", self._name, response.status_code)
+                logger.warning("[%s] re-initializing failed: HTTP %d", self._remote.name, response.status_code)
                 return False
             self.capture_session_id(response)
             answer = self._read_answer(response, msg["id"])
         finally:
             response.close()
         if answer is None or "error" in answer or self.session_id == sid_sent:
-            logger.warning("[%s] re-initializing failed: %s", self._name, answer and answer.get("error"))
+            logger.warning("[%s] re-initializing failed: %s", self._remote.name, answer and answer.get("error"))
             return False
         note = self._initialized_msg or jsonrpc.notification("notifications/initialized")
         try:
             headers = self._headers_for(note)
-            r = self._post(jsonrpc.encode(note), headers, self._options.connect_timeout)
+            r = self._post(jsonrpc.encode(note), headers, self._remote.options.connect_timeout)
             r.close()
         except Exception:  # noqa: BLE001 - the next request will tell
             pass
@@ -301,11 +278,11 @@ class HandshakeSession:
                         return True
                 return False
 
-            _set_read_timeout(response, self._options.connect_timeout)
+            _set_read_timeout(response, self._remote.options.connect_timeout)
             self._read_events(response, on_event)
         else:
             try:
-                frame = jsonrpc.decode(read_body(response, self._options.max_message_size, self._name))
+                frame = jsonrpc.decode(read_body(response, self._remote.options.max_message_size, self._remote.name))
             except Exception:  # noqa: BLE001
                 return None
             for m in jsonrpc.iter_messages(frame):
@@ -317,10 +294,10 @@ class HandshakeSession:
         return read_events(
             response,
             on_event,
-            max_message_size=self._options.max_message_size,
-            drops=self._drops,
-            name=self._name,
-            stopped=self._closed,
+            max_message_size=self._remote.options.max_message_size,
+            drops=self._remote.drops,
+            name=self._remote.name,
+            stopped=lambda: self._remote.closed,
         )
 
     # ------------------------------------------------------------------ close
@@ -343,11 +320,11 @@ class HandshakeSession:
         if self.version:
             headers["MCP-Protocol-Version"] = self.version
         try:
-            r = self._net.delete(self._url, headers, (min(timeout, 2.0) or 0.1, timeout or 0.1))
-            logger.debug("[%s] DELETE session: HTTP %d", self._name, r.status_code)
+            r = self._remote.net.delete(self._remote.url, headers, (min(timeout, 2.0) or 0.1, timeout or 0.1))
+            logger.debug("[%s] DELETE session: HTTP %d", self._remote.name, r.status_code)
             r.close()
         except Exception as exc:  # noqa: BLE001 - best effort, never raises
-            logger.debug("[%s] DELETE session failed: %r", self._name, exc)
+            logger.debug("[%s] DELETE session failed: %r", self._remote.name, exc)
 
     def join(self, timeout: float) -> None:
         """Wait up to ``timeout`` seconds for the GET thread to end (after :meth:`stop`)."""
@@ -365,7 +342,7 @@ class HandshakeSession:
         that holds the GET's headers back delays the connect at most GET_SETTLE_WAIT seconds (and
         never more than ``connect_timeout``).
         """
-        if not self.get_enabled or self.era != "legacy" or not self._initialized_sent or self._closed():
+        if not self.get_enabled or self.era != "legacy" or not self._initialized_sent or self._remote.closed:
             return
         settled = threading.Event()
         with self._lock:
@@ -373,9 +350,11 @@ class HandshakeSession:
             if not force and (alive or self._get_thread is not None):
                 return
             self._get_settled = settled
-            self._get_thread = spawn("mcpsync-http-get:%s" % self._name, self._get_loop)
-        if not settled.wait(min(GET_SETTLE_WAIT, self._options.connect_timeout or GET_SETTLE_WAIT)):
-            logger.debug("[%s] the GET stream was not answered within %ss; going on", self._name, GET_SETTLE_WAIT)
+            self._get_thread = spawn("mcpsync-http-get:%s" % self._remote.name, self._get_loop)
+        if not settled.wait(min(GET_SETTLE_WAIT, self._remote.options.connect_timeout or GET_SETTLE_WAIT)):
+            logger.debug(
+                "[%s] the GET stream was not answered within %ss; going on", self._remote.name, GET_SETTLE_WAIT
+            )
 
     def _get_loop(self) -> None:
         try:
@@ -384,14 +363,14 @@ class HandshakeSession:
             self._get_settled.set()
 
     def _backoff(self, attempt: int, retry_ms: Optional[int]) -> float:
-        return backoff(attempt, retry_ms, self._max_retry_delay)
+        return backoff(attempt, retry_ms, self._remote.max_retry_delay)
 
     def _get_stream_loop(self) -> None:
         last_id: Optional[str] = None
         retry_ms: Optional[int] = None
         failures = 0
         outage_logged = False
-        while not self._closing.is_set():
+        while not self._remote.closing.is_set():
             headers = {"Accept": "text/event-stream"}
             if self.version:
                 headers["MCP-Protocol-Version"] = self.version
@@ -401,25 +380,25 @@ class HandshakeSession:
             if last_id:
                 headers["Last-Event-ID"] = last_id
             try:
-                response = self._net.get(self._url, headers, (self._options.connect_timeout, None))
+                response = self._remote.net.get(self._remote.url, headers, (self._remote.options.connect_timeout, None))
             except Exception as exc:  # noqa: BLE001
                 _release(exc)
                 self._get_settled.set()
-                if self._closing.is_set():
+                if self._remote.closing.is_set():
                     return
                 failures += 1
                 if not outage_logged:
                     logger.warning(
                         "[%s] GET stream unavailable, will retry: %s",
-                        self._name,
-                        convert_request_exception(exc, self._url),
+                        self._remote.name,
+                        convert_request_exception(exc, self._remote.url),
                     )
                     outage_logged = True
-                if self._closing.wait(self._backoff(failures, retry_ms)):
+                if self._remote.closing.wait(self._backoff(failures, retry_ms)):
                     return
                 continue
             with self._lock:
-                if self._closed():
+                if self._remote.closed:
                     response.close()
                     return
                 self._get_response = response
@@ -435,22 +414,22 @@ class HandshakeSession:
                             self.get_stopped = True  # a renewal restarts it
                     if renewed:
                         continue
-                    logger.debug("[%s] GET stream: session gone (HTTP 404)", self._name)
+                    logger.debug("[%s] GET stream: session gone (HTTP 404)", self._remote.name)
                     return
                 if refused:
-                    logger.debug("[%s] no GET stream (HTTP %d); not retrying", self._name, status)
+                    logger.debug("[%s] no GET stream (HTTP %d); not retrying", self._remote.name, status)
                     self.get_stopped = True
                     return
                 if status >= 300:
                     failures += 1
                     if not outage_logged:
-                        logger.warning("[%s] GET stream: HTTP %d, will retry", self._name, status)
+                        logger.warning("[%s] GET stream: HTTP %d, will retry", self._remote.name, status)
                         outage_logged = True
-                    if self._closing.wait(self._backoff(failures, retry_ms)):
+                    if self._remote.closing.wait(self._backoff(failures, retry_ms)):
                         return
                     continue
                 if outage_logged:
-                    logger.info("[%s] GET stream restored", self._name)
+                    logger.info("[%s] GET stream restored", self._remote.name)
                     outage_logged = False
                 got = [False]
 
@@ -465,11 +444,11 @@ class HandshakeSession:
                         try:
                             frame = jsonrpc.decode(ev.data)
                         except ProtocolError as exc:
-                            self._drops.drop("undecodable event", str(exc)[:200])
+                            self._remote.drops.drop("undecodable event", str(exc)[:200])
                             return False
                         self._on_frame(frame)
                     elif ev.oversized:
-                        self._drops.drop("event larger than the maximum message size")
+                        self._remote.drops.drop("event larger than the maximum message size")
                     return False
 
                 self._read_events(response, on_event)
@@ -477,8 +456,8 @@ class HandshakeSession:
                 with self._lock:
                     self._get_response = None
                 response.close()
-            if self._closing.is_set():
+            if self._remote.closing.is_set():
                 return
             failures = 0 if got[0] else failures + 1
-            if self._closing.wait(self._backoff(max(1, failures), retry_ms)):
+            if self._remote.closing.wait(self._backoff(max(1, failures), retry_ms)):
                 return

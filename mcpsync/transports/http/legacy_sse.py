@@ -40,11 +40,8 @@ from ...wire.sse import EventParser, SSEEvent, iter_response_bytes
 from ..base import Transport, TransportSink
 from .calls import _abort, _content_type, _is_read_timeout, _is_response, _release, deliver
 from .endpoint import RemoteEndpoint
-from .remote import (
-    convert_request_exception,
-    error_for_status,
-    redact_url,
-)
+from .contract import redact_url
+from .remote import convert_request_exception, error_for_status
 
 __all__ = ["SSETransport", "endpoint_url"]
 

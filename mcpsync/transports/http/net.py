@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import logging
 import ssl
-from typing import TYPE_CHECKING, Optional
+import threading
+from typing import TYPE_CHECKING, Mapping, Optional
 from urllib.parse import urlsplit
 
 from ...errors import ConfigError
@@ -21,9 +22,10 @@ from .contract import HTTPNet, redact_url
 from .options import USER_AGENT, HTTPOptions
 
 if TYPE_CHECKING:
+    from .pool import PoolNet
     from .proxy import ProxyTable
 
-__all__ = ["direct_ssl_context", "make_net", "refuse_unknown_proxy"]
+__all__ = ["FirstUseNet", "direct_ssl_context", "make_net", "refuse_unknown_proxy"]
 
 logger = logging.getLogger("mcpsync.transports.http.transport")
 
@@ -136,3 +138,66 @@ def make_net(url: str, options: HTTPOptions, name: str = "server") -> HTTPNet:
         url, headers, ssl_context=context, pool_maxsize=options.pool_maxsize, name=name, proxies=proxies or None
     )
     return with_auth(net, options.auth)
+
+
+class FirstUseNet:
+    """The connections of requests made on a server's or a user's behalf beside MCP calls (a server's OAuth
+    requests, the registry client): a :class:`~mcpsync.transports.http.pool.PoolNet` made from ``options`` on the
+    first request (a ``PoolNet`` starts from a first URL) with ``headers`` on every request.
+
+    The proxies and TLS settings are resolved when it is made (a :class:`~mcpsync.errors.ConfigError` for a CA
+    bundle that does not exist or an unreadable certificate); nothing is opened before the first request. No
+    netrc, no static ``Authorization``. Thread-safe; :meth:`close` may be called from any thread, never blocks.
+    """
+
+    def __init__(
+        self,
+        options: HTTPOptions,
+        headers: Mapping[str, str],
+        *,
+        name: str,
+        pool_maxsize: int,
+        deadlines: bool = False,
+    ) -> None:
+        from .proxy import proxy_table
+
+        self._proxies = proxy_table(options)
+        self._context = direct_ssl_context(options)
+        if self._proxies.needs_tls():  # an https:// proxy is verified as the server would be
+            self._proxies.tls = self._context
+        self._headers = dict(headers)
+        self._name = name
+        self._maxsize = pool_maxsize
+        self._deadlines = deadlines
+        self._lock = threading.Lock()
+        self._net: Optional["PoolNet"] = None
+        self._closed = False
+
+    def pool(self, url: str) -> Optional["PoolNet"]:
+        """The connections to send ``url`` on (made now on the first call), or None once closed. Raises
+        :class:`~mcpsync.errors.ConfigError` when ``url`` goes to a proxy of an unknown scheme."""
+        from .pool import PoolNet
+
+        refuse_unknown_proxy(url, self._proxies)
+        with self._lock:
+            if self._closed:
+                return None
+            if self._net is None:
+                self._net = PoolNet(
+                    url,
+                    self._headers,
+                    ssl_context=self._context,
+                    pool_maxsize=self._maxsize,
+                    name=self._name,
+                    proxies=self._proxies or None,
+                    deadlines=self._deadlines,
+                )
+            return self._net
+
+    def close(self) -> None:
+        """Close every connection (idempotent; :meth:`pool` returns None afterwards)."""
+        with self._lock:
+            self._closed = True
+            net, self._net = self._net, None
+        if net is not None:
+            net.close()

@@ -9,7 +9,7 @@ certificate, needs the authorization server reached like that too. :class:`OAuth
 (explicit ``proxies=`` with their ``no_proxy``, else the ``*_PROXY`` / ``NO_PROXY`` environment with CIDR and
 ``*``, else the OS settings; nothing when ``trust_env=False``; SOCKS through the ``socks`` extra), the same
 TLS context (``verify=``, ``cert=``), the same request checks and error mapping (a forward proxy's ``407`` is a
-:class:`~mcpsync.errors.ProxyError`). It implements :class:`~mcpsync.auth.http_hook.OAuthHTTPCall`, the
+:class:`~mcpsync.errors.ProxyError`). It implements :class:`~mcpsync.wire.http_call.OAuthHTTPCall`, the
 narrow interface the OAuth code (which never imports the transports) sends through. It sends no static
 headers of the server's (its ``Authorization`` belongs to the MCP endpoint) and no netrc credentials.
 
@@ -20,19 +20,17 @@ Thread-safety: an :class:`OAuthRoute` is immutable; an :class:`OAuthNet` serves 
 from __future__ import annotations
 
 import ssl
-import threading
-from typing import Any, Mapping, Optional, Tuple
-from urllib.parse import urljoin
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Tuple
 
 from ...errors import ConfigError, ConnectError, ProxyError, TransportError
-from .contract import ConnectFailed, ConnectTimeout, NetError, ProxyRefused, TLSFailed, redact_url
+from ...wire.http_call import MAX_BODY, OAuthAnswer, OAuthHTTPCall
+from .contract import ConnectFailed, ConnectTimeout, NetError, ProxyRefused, TLSFailed
 from .options import USER_AGENT, HTTPOptions
 
-__all__ = ["MAX_OAUTH_BODY", "OAuthAnswer", "OAuthNet", "OAuthRoute", "oauth_route_from"]
+if TYPE_CHECKING:
+    from .net import FirstUseNet
 
-#: The largest OAuth answer read (as the auth package's ``MAX_BODY``).
-MAX_OAUTH_BODY = 1 << 20
-_MAX_REDIRECTS = 5
+__all__ = ["OAuthNet", "OAuthRoute", "oauth_route_from"]
 
 
 def _key_part(value: Any) -> Any:
@@ -69,19 +67,15 @@ class OAuthRoute:
         """New connections following these settings; ``default_verify`` (the OAuth manager's own ``verify=``)
         applies when the server's ``verify`` is the default ``True``. Raises :class:`~mcpsync.errors.ConfigError`
         for a CA bundle that does not exist or an unreadable certificate. Opens nothing yet."""
-        from .net import direct_ssl_context
-        from .proxy import proxy_table
+        from .net import FirstUseNet
 
         options = self.options
         if options.verify is True and default_verify is not True:
             options = HTTPOptions(
                 verify=default_verify, cert=options.cert, trust_env=options.trust_env, proxies=options.proxies
             )
-        proxies = proxy_table(options)
-        context = direct_ssl_context(options)
-        if proxies.needs_tls():
-            proxies.tls = context
-        return OAuthNet(proxies, context, options.pool_maxsize)
+        headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "gzip, deflate"}
+        return OAuthNet(FirstUseNet(options, headers, name="oauth", pool_maxsize=self.options.pool_maxsize))
 
 
 def oauth_route_from(options: Mapping[str, Any]) -> Optional[OAuthRoute]:
@@ -97,88 +91,34 @@ def oauth_route_from(options: Mapping[str, Any]) -> Optional[OAuthRoute]:
     return OAuthRoute(http_options)
 
 
-class OAuthAnswer:
-    """An answer read whole (:class:`~mcpsync.auth.http_hook.OAuthAnswer`)."""
+class OAuthNet(OAuthHTTPCall):
+    """The urllib3 connections of one server's OAuth requests (module docstring), made on the first request."""
 
-    __slots__ = ("status", "headers", "body", "url")
+    def __init__(self, nets: "FirstUseNet") -> None:
+        self._nets = nets
 
-    def __init__(self, status: int, headers: Mapping[str, str], body: bytes, url: str) -> None:
-        self.status = status
-        self.headers = headers
-        self.body = body
-        self.url = url
-
-
-class OAuthNet:
-    """The urllib3 connections of one server's OAuth requests (module docstring). The pool is made on the
-    first request (a :class:`~mcpsync.transports.http.pool.PoolNet` needs a first URL)."""
-
-    def __init__(self, proxies: Any, context: ssl.SSLContext, pool_maxsize: int = 10) -> None:
-        self._proxies = proxies
-        self._context = context
-        self._maxsize = pool_maxsize
-        self._lock = threading.Lock()
-        self._net: Any = None
-        self._closed = False
-
-    def _pool(self, url: str) -> Any:
-        from .net import refuse_unknown_proxy
-        from .pool import PoolNet
-
-        refuse_unknown_proxy(url, self._proxies)
-        with self._lock:
-            if self._closed:
-                raise TransportError("the OAuth HTTP connections are closed")
-            if self._net is None:
-                self._net = PoolNet(
-                    url,
-                    {"User-Agent": USER_AGENT, "Accept-Encoding": "gzip, deflate"},
-                    ssl_context=self._context,
-                    pool_maxsize=self._maxsize,
-                    name="oauth",
-                    proxies=self._proxies or None,
-                )
-            return self._net
-
-    def request(
-        self,
-        method: str,
-        url: str,
-        *,
-        headers: Mapping[str, str],
-        body: Optional[bytes] = None,
-        timeout: float = 30.0,
-        follow_redirects: bool = True,
+    def exchange(
+        self, method: str, url: str, headers: Mapping[str, str], body: Optional[bytes], timeout: float, follow: bool
     ) -> OAuthAnswer:
-        """One request, its answer read whole (:class:`~mcpsync.auth.http_hook.OAuthHTTPCall`): blocks up to
-        ``timeout`` for the connect and for each read."""
-        for _ in range(_MAX_REDIRECTS + 1):
-            net = self._pool(url)
+        """One request, at most ``MAX_BODY + 1`` bytes of its answer; same-origin redirects followed when
+        ``follow`` (the pools' rules). Blocks up to ``timeout`` for the connect and for each read."""
+        net = self._nets.pool(url)
+        if net is None:
+            raise TransportError("the OAuth HTTP connections are closed")
+        try:
+            resp = net.send(method, url, body, headers, (timeout, timeout), follow=follow)
             try:
-                resp = net.send(method, url, body, headers, (timeout, timeout), follow=follow_redirects)
-                try:
-                    data = resp.read(MAX_OAUTH_BODY + 1)
-                finally:
-                    resp.close()
-            except ProxyRefused as exc:
-                raise ProxyError(str(exc)) from None
-            except (ConnectFailed, ConnectTimeout, TLSFailed) as exc:
-                raise ConnectError(str(exc)) from None
-            except NetError as exc:
-                raise TransportError(str(exc)) from None
-            if len(data) > MAX_OAUTH_BODY:
-                raise TransportError("the answer of %s is larger than %d bytes" % (redact_url(url), MAX_OAUTH_BODY))
-            location = resp.headers.get("Location")
-            redirect = resp.status_code in (301, 302, 303, 307, 308) and location
-            if not (follow_redirects and method == "GET" and redirect):
-                return OAuthAnswer(resp.status_code, resp.headers, data, resp.url)
-            url = urljoin(resp.url, location)  # a discovery document on another origin (no credential is sent)
-        raise TransportError("more than %d redirects from %s" % (_MAX_REDIRECTS, redact_url(url)))
+                data = resp.read(MAX_BODY + 1)
+            finally:
+                resp.close()
+        except ProxyRefused as exc:
+            raise ProxyError(str(exc)) from None
+        except (ConnectFailed, ConnectTimeout, TLSFailed) as exc:
+            raise ConnectError(str(exc)) from None
+        except NetError as exc:
+            raise TransportError(str(exc)) from None
+        return OAuthAnswer(resp.status_code, resp.headers, data, resp.url)
 
     def close(self) -> None:
         """Close every connection (idempotent; later requests fail)."""
-        with self._lock:
-            self._closed = True
-            net, self._net = self._net, None
-        if net is not None:
-            net.close()
+        self._nets.close()

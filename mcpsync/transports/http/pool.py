@@ -44,9 +44,11 @@ import logging
 import os
 import re
 import socket
+import ssl
 import sys
 import threading
 import weakref
+from types import MappingProxyType
 from http.client import HTTPException, HTTPResponse
 from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple
 from urllib.parse import urljoin, urlsplit
@@ -75,10 +77,24 @@ __all__ = ["PoolNet", "PoolResponse"]
 logger = logging.getLogger("mcpsync.transports.http.transport")
 
 _REDIRECTS = (301, 302, 303, 307, 308)
+_TLS_ERRORS = (u3.SSLError, ssl.SSLError)  # ssl.SSLError: also the certificate and EOF errors (its subclasses)
 _MAX_REDIRECTS = 5
 _MAX_ROUTES = 32
 
 _NO_RETRIES = urllib3.Retry(total=False, redirect=False)  # immutable: never a second attempt, never a redirect
+#: What every request is sent with: no retry and no redirect inside urllib3 (the no-resend rule; redirects are
+#: followed by PoolNet.send), any host on the pool (a proxy's), the body streamed and decoded, the connection held
+#: until the answer is released.
+_URLOPEN = MappingProxyType(
+    {
+        "retries": _NO_RETRIES,
+        "redirect": False,
+        "assert_same_host": False,
+        "preload_content": False,
+        "decode_content": True,
+        "release_conn": False,
+    }
+)
 
 
 def _audit(event: str, args: Tuple[Any, ...]) -> None:
@@ -494,8 +510,6 @@ class PoolNet:
         kw: Dict[str, Any] = {"maxsize": self._maxsize, "block": False, "retries": False}
         context = self._ssl_context
         if context is not None:
-            import ssl
-
             kw["ssl_context"] = context
             kw["cert_reqs"] = "CERT_NONE" if context.verify_mode == ssl.CERT_NONE else "CERT_REQUIRED"
             self._tracker.unverified_ok = context.verify_mode == ssl.CERT_NONE
@@ -667,17 +681,7 @@ class PoolNet:
                 raise ConnectionBroken("the HTTP connections are closed")
             try:
                 resp = route.pool.urlopen(
-                    method,
-                    route.target,
-                    body=body,
-                    headers=merged,
-                    retries=_NO_RETRIES,
-                    redirect=False,
-                    assert_same_host=False,
-                    timeout=u3_timeout,
-                    preload_content=False,
-                    decode_content=True,
-                    release_conn=False,
+                    method, route.target, body=body, headers=merged, timeout=u3_timeout, **_URLOPEN
                 )
             except u3.ClosedPoolError:
                 # the pool was closed before a connection was taken (evicted): nothing was sent
@@ -725,7 +729,7 @@ class PoolNet:
                 return ConnectTimeout("timed out connecting to %s" % route.where)
             if isinstance(inner, u3.NewConnectionError):
                 return ConnectFailed("cannot connect to %s: %s" % (route.where, _text(inner)))
-            if isinstance(inner, (u3.SSLError,)) or "SSL" in type(inner).__name__:
+            if isinstance(inner, _TLS_ERRORS):
                 return TLSFailed("TLS error talking to %s: %s" % (route.where, _text(inner)))
             if route.forward:  # urllib3 calls any failure on a forward proxy's connection a proxy error
                 if isinstance(inner, socket.timeout):
@@ -749,7 +753,7 @@ class PoolNet:
             tail = exc.args[1] if len(exc.args) > 1 and isinstance(exc.args[1], BaseException) else None
             if tail is not None and isinstance(tail, socket.timeout):
                 return ReadTimeout("no answer from %s within the read timeout" % url)
-            if tail is not None and "SSL" in type(tail).__name__:
+            if isinstance(tail, _TLS_ERRORS):
                 return TLSFailed("TLS error talking to %s: %s" % (url, _text(tail)))
         return ConnectionBroken("connection to %s broken: %s" % (url, _text(exc)))
 

@@ -30,8 +30,6 @@ from ...errors import (
     RemoteError,
     TransportError,
 )
-from .options import DEFAULT_MAX_MESSAGE_SIZE, USER_AGENT, HTTPOptions, split_options
-from .net import make_net
 from .calls import _is_read_timeout
 from .contract import (
     ConnectFailed,
@@ -41,25 +39,14 @@ from .contract import (
     ReadTimeout,
     TLSFailed,
     TooManyRedirects,
-    check_url,
-    origin,
     redact_url,
-    same_origin,
 )
 
 __all__ = [
-    "DEFAULT_MAX_MESSAGE_SIZE",
-    "HTTPOptions",
-    "USER_AGENT",
-    "make_net",
-    "split_options",
-    "check_url",
     "convert_request_exception",
     "error_for_status",
-    "origin",
+    "parse_retry_after",
     "parse_www_authenticate",
-    "redact_url",
-    "same_origin",
     "should_fall_back",
 ]
 

@@ -1,7 +1,7 @@
 """Which remote transport to try for a URL: Streamable HTTP, legacy HTTP+SSE, or both in order.
 
-The one module that knows both remote transports (:mod:`.http` and :mod:`.sse`); the shared
-remote code in :mod:`.remote` imports neither. Each transport module is imported only when a
+The one module that knows both remote transports (:mod:`.transport` and :mod:`.legacy_sse`); what they
+share (:mod:`.endpoint`, :mod:`.remote`) imports neither. Each transport module is imported only when a
 transport of its kind is built.
 """
 
@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ...errors import ConfigError
 from ..base import Transport
-from .remote import check_url
+from .contract import check_url
 
 __all__ = ["candidates", "make_transport", "transport_chain"]
 

@@ -18,11 +18,11 @@
 
 It does not own the calls: the transport keeps the table of calls in flight, and settles them through
 the ``deliver`` / ``fail`` callables given here (a frame is delivered in order, the final response once).
-What it needs of the rest of the transport comes in through its constructor: the server's connections, the
-options, ``exchange`` (re-POST a call), ``send_oneway`` (a cancellation), ``session_headers`` (the
-handshake era's ``MCP-Protocol-Version`` / ``Mcp-Session-Id`` for a resume GET), ``era``, the
-transport's lock (``call.done`` / ``call.cancelled`` are read under it), its ``closing`` event and
-``closed`` flag.
+What it needs of the rest of the transport comes in through its constructor: the transport's
+:class:`~mcpsync.transports.http.endpoint.RemoteEndpoint` (connections, options, drop log, the lock under which
+``call.done`` / ``call.cancelled`` are read, ``closing`` event, closed flag), ``exchange`` (re-POST a call),
+``send_oneway`` (a cancellation), ``session_headers`` (the handshake era's ``MCP-Protocol-Version`` /
+``Mcp-Session-Id`` for a resume GET), ``era``.
 
 Blocking: :meth:`EventStreams.read` blocks the calling thread until the answer arrives, the call is
 cancelled or times out (idle bound), or the transport closes; a resume waits at most the backoff
@@ -36,25 +36,17 @@ from __future__ import annotations
 import collections
 import logging
 import random
-import threading
-from typing import Any, Callable, Dict, Iterator, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional
 
 from ..._dispatch import Dispatcher
 from ...errors import ConnectionClosed, MCPError, MessageTooLarge, ProtocolError, RequestTimeout, seconds_text
 from ...wire import jsonrpc
 from ...wire.drops import DropLog
 from ...wire.sse import EventParser, SSEEvent, iter_response_bytes
-from .calls import (
-    MODERN_META_VERSION,
-    _abort,
-    _Call,
-    _content_type,
-    _is_read_timeout,
-    _release,
-    _set_read_timeout,
-)
-from .contract import HTTPNet
-from .options import HTTPOptions
+from .calls import MODERN_META_VERSION, _abort, _Call, _content_type, _is_read_timeout, _release, _set_read_timeout
+
+if TYPE_CHECKING:
+    from .endpoint import RemoteEndpoint
 
 __all__: List[str] = []
 
@@ -149,12 +141,9 @@ class EventStreams:
     """Reads calls' event streams to their answers; recovers cut streams; fails calls that time out.
 
     Args (keyword-only, all given by the transport that owns it):
-        url, name, options, net: the endpoint, the server's display name, the HTTP options, the server's
-            connections (an :class:`~mcpsync.transports.http.contract.HTTPNet`).
-        drops: the transport's rate-limited drop log.
-        lock: the transport's lock (guards ``call.done`` / ``call.cancelled`` and the call table).
-        closing: set when the transport closes (backoff waits end at once).
-        closed: the transport's closed flag.
+        remote: the transport's :class:`~mcpsync.transports.http.endpoint.RemoteEndpoint`: the endpoint, the
+            server's display name, the HTTP options and connections, the drop log, the transport's lock (``call.done``
+            and ``call.cancelled`` are read under it), the ``closing`` event, the closed flag and the backoff cap.
         era: the negotiated era ("legacy", "modern" or None).
         deliver: hand a frame read from a call's stream to the sink; True when it held the call's answer.
         fail: fail a call (once) with an error.
@@ -162,20 +151,13 @@ class EventStreams:
         send_oneway: POST a notification (``notifications/cancelled``); raises on failure.
         session_headers: the handshake-era headers of a resume GET (version, session id).
         ids: the transport's counter for ids it makes up.
-        max_stream_retries, max_retry_delay: the recovery budget.
+        max_stream_retries: how often a cut stream is resumed or re-issued (the backoff cap is ``remote``'s).
     """
 
     def __init__(
         self,
         *,
-        url: str,
-        name: str,
-        options: HTTPOptions,
-        net: HTTPNet,
-        drops: DropLog,
-        lock: threading.Lock,
-        closing: threading.Event,
-        closed: Callable[[], bool],
+        remote: "RemoteEndpoint",
         era: Callable[[], Optional[str]],
         deliver: Callable[[_Call, Any], bool],
         fail: Callable[[_Call, BaseException], None],
@@ -184,16 +166,8 @@ class EventStreams:
         session_headers: Callable[[], Dict[str, str]],
         ids: Iterator[int],
         max_stream_retries: int,
-        max_retry_delay: float,
     ) -> None:
-        self._url = url
-        self._name = name
-        self._options = options
-        self._net = net
-        self._drops = drops
-        self._lock = lock
-        self._closing = closing
-        self._closed = closed
+        self._remote = remote
         self._era = era
         self._deliver = deliver
         self._fail = fail
@@ -202,9 +176,8 @@ class EventStreams:
         self._session_headers = session_headers
         self._ids = ids
         self._max_stream_retries = max_stream_retries
-        self._max_retry_delay = max_retry_delay
         self._cancelled_upstream: "collections.OrderedDict[Any, None]" = collections.OrderedDict()
-        self._threads = Dispatcher("mcpsync-http-stream:%s" % name, max_workers=1024)
+        self._threads = Dispatcher("mcpsync-http-stream:%s" % remote.name, max_workers=1024)
 
     # ------------------------------------------------------------------ reading a call's stream
 
@@ -225,7 +198,7 @@ class EventStreams:
                 self._finish_stream(response)
                 return
             response.close()
-            if how == "closed" or call.done or call.cancelled or self._closed():
+            if how == "closed" or call.done or call.cancelled or self._remote.closed:
                 return
             if how == "idle":
                 self.timed_out(call, call.timeout, "no progress")
@@ -236,14 +209,14 @@ class EventStreams:
         """:func:`read_events` for ``call``'s stream (or a stream of no call): an inline call keeps its idle bound."""
         idle = None
         if call is not None and call.inline and call.timeout is not None:
-            idle = _IdleBound(call, self._options.read_timeout)
+            idle = _IdleBound(call, self._remote.options.read_timeout)
         return read_events(
             response,
             on_event,
-            max_message_size=self._options.max_message_size,
-            drops=self._drops,
-            name=self._name,
-            stopped=lambda: self._closed() or (call is not None and call.cancelled),
+            max_message_size=self._remote.options.max_message_size,
+            drops=self._remote.drops,
+            name=self._remote.name,
+            stopped=lambda: self._remote.closed or (call is not None and call.cancelled),
             idle=idle,
         )
 
@@ -256,7 +229,9 @@ class EventStreams:
             if ev.oversized:
                 self._fail(
                     call,
-                    MessageTooLarge("an event exceeded the maximum message size (%d)" % self._options.max_message_size),
+                    MessageTooLarge(
+                        "an event exceeded the maximum message size (%d)" % self._remote.options.max_message_size
+                    ),
                 )
                 return True
             if not ev.data or ev.event != "message":
@@ -264,7 +239,7 @@ class EventStreams:
             try:
                 frame = jsonrpc.decode(ev.data)
             except ProtocolError as exc:
-                self._drops.drop("undecodable event", str(exc)[:200])
+                self._remote.drops.drop("undecodable event", str(exc)[:200])
                 return False
             return self._deliver(call, frame) or call.done
 
@@ -286,9 +261,9 @@ class EventStreams:
 
     def timed_out(self, call: _Call, seconds: Optional[float], what: str) -> None:
         """Fail ``call`` with RequestTimeout and cancel it upstream (unless it is already settled)."""
-        with self._lock:
+        with self._remote.lock:
             settled = call.done or call.cancelled
-        if settled or self._closed():
+        if settled or self._remote.closed:
             return
         self._fail(call, RequestTimeout("%s within %s" % (what, seconds_text(seconds)), timeout=seconds))
         _abort(call.response)
@@ -296,7 +271,7 @@ class EventStreams:
 
     def cancelled_upstream(self, wire_id: Any) -> bool:
         """True when this transport already sent ``notifications/cancelled`` for ``wire_id`` (a hashable id)."""
-        with self._lock:
+        with self._remote.lock:
             return wire_id in self._cancelled_upstream
 
     def cancel_upstream(self, call: _Call, reason: str) -> None:
@@ -306,9 +281,9 @@ class EventStreams:
         ``notifications/cancelled`` from the session for a call this transport already cancelled is dropped.
         Blocks for one POST (bounded by the transport's timeouts); never raises an MCPError.
         """
-        if self._is_modern(call) or self._closed() or call.method == "initialize":
+        if self._is_modern(call) or self._remote.closed or call.method == "initialize":
             return
-        with self._lock:
+        with self._remote.lock:
             if call.wire_id in self._cancelled_upstream:
                 return
             self._cancelled_upstream[call.wire_id] = None
@@ -323,7 +298,7 @@ class EventStreams:
                 }
             )
         except MCPError as exc:
-            logger.debug("[%s] could not send the cancellation: %s", self._name, exc)
+            logger.debug("[%s] could not send the cancellation: %s", self._remote.name, exc)
 
     # ------------------------------------------------------------------ recovery
 
@@ -334,7 +309,7 @@ class EventStreams:
                 self._fail(call, ConnectionClosed("the event stream ended before the response"))
                 return None
             call.reissues += 1
-            if call.reissues > 1 and self._closing.wait(self._backoff(call.reissues - 1, None)):
+            if call.reissues > 1 and self._remote.closing.wait(self._backoff(call.reissues - 1, None)):
                 return None
             new_id = "mcpsync-%s-retry-%d" % (call.orig_id, next(self._ids))
             msg = dict(call.message)
@@ -342,7 +317,11 @@ class EventStreams:
             call.message = msg
             call.wire_id = new_id
             logger.debug(
-                "[%s] re-issuing %s id=%r as %r after a broken stream", self._name, call.method, call.orig_id, new_id
+                "[%s] re-issuing %s id=%r as %r after a broken stream",
+                self._remote.name,
+                call.method,
+                call.orig_id,
+                new_id,
             )
             return self._exchange(call)
         if call.last_event_id is None:
@@ -360,32 +339,35 @@ class EventStreams:
         return self._era() == "modern"
 
     def _backoff(self, attempt: int, retry_ms: Optional[int]) -> float:
-        return backoff(attempt, retry_ms, self._max_retry_delay)
+        return backoff(attempt, retry_ms, self._remote.max_retry_delay)
 
     def _resume(self, call: _Call) -> Any:
         """GET with ``Last-Event-ID`` until an event stream answers (or give up); returns it open."""
         attempts = 0
         while attempts < self._max_stream_retries:
             attempts += 1
-            if self._closing.wait(self._backoff(attempts, call.retry_ms)):
+            if self._remote.closing.wait(self._backoff(attempts, call.retry_ms)):
                 return None
             if call.done or call.cancelled:
                 return None
             headers = {"Accept": "text/event-stream", "Last-Event-ID": call.last_event_id or ""}
             headers.update(self._session_headers())
             try:
-                response = self._net.get(
-                    self._url, headers, (self._options.connect_timeout, self._options.read_timeout)
+                response = self._remote.net.get(
+                    self._remote.url, headers, (self._remote.options.connect_timeout, self._remote.options.read_timeout)
                 )
             except Exception as exc:  # noqa: BLE001
                 _release(exc)
-                if self._closed() or call.cancelled:
+                if self._remote.closed or call.cancelled:
                     return None
-                logger.debug("[%s] resuming the stream of id=%r failed: %r", self._name, call.orig_id, exc)
+                logger.debug("[%s] resuming the stream of id=%r failed: %r", self._remote.name, call.orig_id, exc)
                 continue
             if 200 <= response.status_code < 300 and _content_type(response) == "text/event-stream":
                 logger.debug(
-                    "[%s] resumed the stream of id=%r after event %r", self._name, call.orig_id, call.last_event_id
+                    "[%s] resumed the stream of id=%r after event %r",
+                    self._remote.name,
+                    call.orig_id,
+                    call.last_event_id,
                 )
                 return response
             try:

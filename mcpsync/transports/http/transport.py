@@ -91,11 +91,8 @@ from .calls import (
 )  # noqa: F401
 from ..base import Transport, TransportSink
 from .endpoint import RemoteEndpoint
-from .remote import (
-    convert_request_exception,
-    error_for_status,
-    redact_url,
-)
+from .contract import redact_url
+from .remote import convert_request_exception, error_for_status
 
 __all__ = ["StreamableHTTPTransport"]
 
@@ -118,7 +115,7 @@ class StreamableHTTPTransport(Transport):
         max_stream_retries: how many times a cut response stream is resumed (handshake era)
             or re-issued (2026-07-28) before the call fails.
         max_retry_delay: cap in seconds of the reconnect backoff (``retry:`` hints included).
-        **options: the :class:`~mcpsync.transports.http.remote.HTTPOptions` (``headers``,
+        **options: the :class:`~mcpsync.transports.http.options.HTTPOptions` (``headers``,
             ``bearer_token``, ``auth``, ``verify``, ``cert``, ``proxies``, ``trust_env``,
             ``connect_timeout``, ``read_timeout``, ``max_message_size``, ``pool_maxsize``).
     """
@@ -144,30 +141,16 @@ class StreamableHTTPTransport(Transport):
         self._header_values: Dict[str, str] = {}  # see _header_value
         self._ids = itertools.count(1)
         session = HandshakeSession(
-            url=self.url,
-            name=self.name,
-            options=self.options,
-            net=self._net,
+            remote=remote,
             post=self._post,
             headers_for=self._headers_for,
             on_frame=self._on_server_frame,
-            drops=self._drops,
-            closing=self._closing,
-            closed=self._is_closed,
             ids=self._ids,
             get_stream=get_stream,
-            max_retry_delay=self._remote.max_retry_delay,
         )
         self._session = session
         self._streams = EventStreams(
-            url=self.url,
-            name=self.name,
-            options=self.options,
-            net=self._net,
-            drops=self._drops,
-            lock=self._lock,
-            closing=self._closing,
-            closed=self._is_closed,
+            remote=remote,
             era=lambda: session.era,
             deliver=self._deliver,
             fail=self._fail,
@@ -176,7 +159,6 @@ class StreamableHTTPTransport(Transport):
             session_headers=session.stream_headers,
             ids=self._ids,
             max_stream_retries=max(0, int(max_stream_retries)),
-            max_retry_delay=self._remote.max_retry_delay,
         )
 
     # ------------------------------------------------------------------ contract
@@ -546,9 +528,6 @@ class StreamableHTTPTransport(Transport):
         return read_body(response, self.options.max_message_size if limit is None else limit, self.name)
 
     # ------------------------------------------------------------------ delivery
-
-    def _is_closed(self) -> bool:
-        return self._remote.closed
 
     def _on_server_frame(self, frame: Any) -> None:
         """A frame from the GET stream (no call's answer): to the sink."""
