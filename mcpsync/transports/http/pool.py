@@ -48,7 +48,6 @@ import ssl
 import sys
 import threading
 import weakref
-from types import MappingProxyType
 from http.client import HTTPException, HTTPResponse
 from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple
 from urllib.parse import urljoin, urlsplit
@@ -82,19 +81,6 @@ _MAX_REDIRECTS = 5
 _MAX_ROUTES = 32
 
 _NO_RETRIES = urllib3.Retry(total=False, redirect=False)  # immutable: never a second attempt, never a redirect
-#: What every request is sent with: no retry and no redirect inside urllib3 (the no-resend rule; redirects are
-#: followed by PoolNet.send), any host on the pool (a proxy's), the body streamed and decoded, the connection held
-#: until the answer is released.
-_URLOPEN = MappingProxyType(
-    {
-        "retries": _NO_RETRIES,
-        "redirect": False,
-        "assert_same_host": False,
-        "preload_content": False,
-        "decode_content": True,
-        "release_conn": False,
-    }
-)
 
 
 def _audit(event: str, args: Tuple[Any, ...]) -> None:
@@ -680,8 +666,21 @@ class PoolNet:
             if self._closed or self._tracker.aborted:
                 raise ConnectionBroken("the HTTP connections are closed")
             try:
+                # no retry and no redirect inside urllib3 (the no-resend rule; PoolNet.send follows redirects), any
+                # host on the pool (a proxy's), the body streamed and decoded, the connection held until the answer
+                # is released. Spelled out: a ``**`` of a MappingProxyType costs a generic mapping walk per call.
                 resp = route.pool.urlopen(
-                    method, route.target, body=body, headers=merged, timeout=u3_timeout, **_URLOPEN
+                    method,
+                    route.target,
+                    body=body,
+                    headers=merged,
+                    timeout=u3_timeout,
+                    retries=_NO_RETRIES,
+                    redirect=False,
+                    assert_same_host=False,
+                    preload_content=False,
+                    decode_content=True,
+                    release_conn=False,
                 )
             except u3.ClosedPoolError:
                 # the pool was closed before a connection was taken (evicted): nothing was sent
