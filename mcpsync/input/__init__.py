@@ -1,8 +1,12 @@
 """Resumable input: a tool call that needs an answer from a person becomes :class:`InputRequired`.
 
-The call is parked behind a signed token; :func:`render_form` / :func:`parse_form` turn its questions into a web
-form and back; a seen store (:class:`MemorySeenStore`, :class:`FileSeenStore`, :class:`RedisSeenStore`, or
-:func:`open_seen_store` from a URL) makes each token work once. The errors are in :mod:`mcpsync.errors`
+The client extension :class:`DeferInput` (``Client(..., extensions=[DeferInput()])``) makes a client's calls defer
+the server's questions instead of asking its handlers; :func:`deferring` switches that per call (per thread);
+:func:`resume` / :func:`resume_tool` continue the call with the answers, and :func:`pending_input` holds the
+handshake era's parked questions. The call is kept as plain data or behind a signed token; :func:`render_form`
+/ :func:`parse_form` turn its questions into a web form and back; a seen store (:class:`MemorySeenStore`,
+:class:`FileSeenStore`, :class:`RedisSeenStore`, or :func:`open_seen_store` from a URL) makes each token work
+once. The errors are in :mod:`mcpsync.errors`
 (``InputTokenError`` and its subclasses, ``InputSeenStoreError``). See docs/guides/input.md. Names load on
 first use.
 """
@@ -14,29 +18,41 @@ from .._lazy import table as _table
 
 if _TYPE_CHECKING:  # what the lazy names are, for type checkers (nothing is imported at run time)
     from .deferred import InputExpired, InputQuestion, InputRequired
+    from .extension import DeferInput, deferring, pending_input
     from .forms import parse_form, render_form
+    from .parked import ParkedInputs
+    from .resume import resume, resume_tool
     from .seen import SeenStore, open_seen_store
     from .seen_file import FileSeenStore
     from .seen_memory import MemorySeenStore
     from .seen_redis import RedisSeenStore
 
 __all__ = [
+    "DeferInput",
     "FileSeenStore",
     "InputExpired",
     "InputQuestion",
     "InputRequired",
     "MemorySeenStore",
+    "ParkedInputs",
     "RedisSeenStore",
     "SeenStore",
+    "deferring",
     "open_seen_store",
     "parse_form",
+    "pending_input",
     "render_form",
+    "resume",
+    "resume_tool",
 ]
 
 _LAZY = _table(
     {
         ".deferred": ("InputExpired", "InputQuestion", "InputRequired"),
+        ".extension": ("DeferInput", "deferring", "pending_input"),
         ".forms": ("parse_form", "render_form"),
+        ".parked": ("ParkedInputs",),
+        ".resume": ("resume", "resume_tool"),
         ".seen": ("SeenStore", "open_seen_store"),
         ".seen_file": ("FileSeenStore",),
         ".seen_memory": ("MemorySeenStore",),
