@@ -93,6 +93,11 @@ BIG = 10 * 1000 * 1000
 LEGACY = "2025-11-25"
 MODERN = "2026-07-28"
 META_KEY = "io.modelcontextprotocol/protocolVersion"
+MODERN_META = {
+    META_KEY: MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "floor", "version": "1"},
+}
 N_SERVERS = 20
 sys.path.insert(0, ROOT)
 ECHO = [sys.executable, "-m", "mcpsync.example_server.echo", "--handshake-only"]
@@ -523,8 +528,8 @@ class StdlibFloor:
         with self.lock:
             self.next_id += 1
             rid = self.next_id
-        if self.modern:
-            params = dict(params, _meta={META_KEY: MODERN})
+        if self.modern:  # what 2026-07-28 asks of every request: version, capabilities (MUST), clientInfo (SHOULD)
+            params = dict(params, _meta=dict(MODERN_META))
         body = json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}).encode()
         extra = {"Mcp-Method": method}
         if method == "tools/call":
@@ -593,6 +598,25 @@ class StdlibFloor:
             conn.close()
 
 
+class WholeAnswer:
+    """An answer read whole (by requests or urllib3), read by the floor's code as an ``http.client`` answer.
+
+    One class for every call: a class made per call (as this bench once did) is a reference cycle per call,
+    which made the garbage collector run every few dozen calls and cost those rows ~15 us a call."""
+
+    __slots__ = ("data", "headers")
+
+    def __init__(self, data: bytes, headers: Any) -> None:
+        self.data = data
+        self.headers = headers
+
+    def read(self) -> bytes:
+        return self.data
+
+    def getheader(self, name: str, default: str) -> str:
+        return self.headers.get(name, default)  # type: ignore[no-any-return]
+
+
 class RequestsClient(StdlibFloor):
     """The same client on one shared requests.Session (pool of 128): what plain requests costs."""
 
@@ -609,15 +633,7 @@ class RequestsClient(StdlibFloor):
         headers = dict(self.headers, **extra) if extra else self.headers
         target = "http://%s:%d%s" % (self.host, self.port, self.endpoint) if self.legacy_sse else self.url
         r = self.session.post(target, data=body, headers=headers)
-
-        class _Resp:
-            def read(self) -> bytes:
-                return r.content
-
-            def getheader(self, name: str, default: str) -> str:
-                return r.headers.get(name, default)  # type: ignore[no-any-return]
-
-        return _Resp()
+        return WholeAnswer(r.content, r.headers)
 
     def close(self) -> None:
         super().close()
@@ -639,15 +655,7 @@ class Urllib3Client(StdlibFloor):
     def _post(self, body: bytes, extra: Dict[str, str]) -> Any:
         headers = dict(self.headers, **extra) if extra else self.headers
         r = self.pool.urlopen("POST", self.endpoint if self.legacy_sse else self.path, body=body, headers=headers)
-
-        class _Resp:
-            def read(self) -> bytes:
-                return r.data  # type: ignore[no-any-return]
-
-            def getheader(self, name: str, default: str) -> str:
-                return r.headers.get(name, default)  # type: ignore[no-any-return]
-
-        return _Resp()
+        return WholeAnswer(r.data, r.headers)
 
     def close(self) -> None:
         super().close()

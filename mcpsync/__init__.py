@@ -6,6 +6,7 @@ and :class:`MCPError` with its first-level subclasses. Everything else lives in 
 ``__all__``:
 
 * :mod:`mcpsync.errors` -- every error class; :mod:`mcpsync.types` -- every protocol type
+* :mod:`mcpsync.handles` -- :class:`~mcpsync.handles.Handle`, the one contract of every handle for unfinished work
 * :mod:`mcpsync.client`, :mod:`mcpsync.session`, :mod:`mcpsync.transports` -- the layers under a client
 * :mod:`mcpsync.auth` -- OAuth, credential stores, :class:`~mcpsync.auth.BearerAuth`
 * :mod:`mcpsync.adapters` -- tools in the OpenAI / Anthropic formats; :mod:`mcpsync.integrations` -- agent frameworks
@@ -53,6 +54,7 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers (at run time each l
         auth as auth,
         client as client,
         errors as errors,
+        handles as handles,
         input as input,
         integrations as integrations,
         manager as manager,
@@ -150,6 +152,7 @@ _SUBMODULES = frozenset(
         "auth",
         "client",
         "errors",
+        "handles",
         "input",
         "integrations",
         "manager",

@@ -1,4 +1,4 @@
-"""The engine-neutral HTTP auth interface: an :class:`Auth` is a generator of requests.
+"""The HTTP auth interface: an :class:`Auth` is a generator of requests.
 
 Modelled on ``httpx.Auth.auth_flow``: for each MCP request the transport calls
 ``auth.auth_flow(request)``, a generator that
@@ -101,7 +101,7 @@ AuthFlow = Generator[AuthRequest, AuthResponse, None]
 
 
 class Auth:
-    """Base class of an engine-neutral HTTP auth (see the module docstring for the contract).
+    """Base class of an HTTP auth (see the module docstring for the contract).
 
     The default flow sends the request unchanged. Subclasses override :meth:`auth_flow`.
     """

@@ -23,6 +23,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, TypeVar, cast
 
 from . import _forks
+from ._threads import join, spawn
 from ._dispatch import BatchReply, Dispatcher, NotificationQueue, RequestContext
 from .handles import DEFAULT, RequestHandle, Timeout, _Pending
 from .errors import (
@@ -135,6 +136,8 @@ class Session(TransportSink):
         self._lock = threading.Lock()
         self._state = SessionState.NEW
         self._lost: Optional[BaseException] = None
+        self._ended = threading.Event()  # set when close() starts or the connection is lost
+        self._watchers: List[threading.Thread] = []  # background waits close() joins (see watch())
         self._callbacks = Dispatcher("mcpsync-dispatch:%s" % name, 1, max_backlog=callback_backlog, what="callback")
         self._handlers = Dispatcher(
             "mcpsync-handler:%s" % name, handler_workers, max_backlog=handler_backlog, what="server request"
@@ -189,6 +192,7 @@ class Session(TransportSink):
             if self._state in (SessionState.CLOSING, SessionState.CLOSED):
                 return
             self._state = SessionState.CLOSING
+        self._ended.set()
         # every caller waiting for an answer gets it now, not after the transport's own shutdown (an HTTP
         # session's best-effort DELETE, a stdio server's exit): no answer is wanted once close() began
         self._fail_all(ConnectionClosed("connection closed by the client", server=self.name))
@@ -204,9 +208,32 @@ class Session(TransportSink):
         for fn, args in self._callbacks.stop(2.0, discard=True):  # queued user callbacks never start
             if fn == self._settle:  # a call's answer queued behind its progress callbacks: library code
                 self._settle(*args)
+        with self._lock:
+            watchers, self._watchers = self._watchers, []
+        for thread in watchers:  # each ends at once: _ended is set and its requests fail
+            join(thread, 2.0)
         if self._owns_queue:
             self.notifications.close()
         self._state = SessionState.CLOSED
+
+    def wait_ended(self, timeout: Optional[float]) -> bool:
+        """Block up to ``timeout`` seconds (None: no bound) until the session closes or its connection is
+        lost; True then, False when the time passed first. Thread-safe."""
+        return self._ended.wait(timeout)
+
+    def watch(self, name: str, target: Callable[[], object]) -> bool:
+        """Run ``target()`` on the named daemon thread ``name``, joined (up to 2 s) by :meth:`close`.
+
+        For background waits tied to this connection (a task handle's done-callback poller): ``target``
+        must end soon after :meth:`wait_ended` turns True. False (nothing started) when the session is
+        already closing. Does not block; thread-safe.
+        """
+        with self._lock:
+            if self._state is not SessionState.OPEN or self._ended.is_set():
+                return False
+            self._watchers = [t for t in self._watchers if t.is_alive()]
+            self._watchers.append(spawn(name, target))
+        return True
 
     @property
     def dropped_callbacks(self) -> int:
@@ -770,6 +797,7 @@ class Session(TransportSink):
             exc = wrapped
         exc.with_context(server=self.name)
         self._lost = exc
+        self._ended.set()
         self._fail_all(exc)
         for ctx in list(self._server_requests.values()):
             ctx.cancelled.set()

@@ -7,10 +7,12 @@ remain (the check waits a little for things that are already on their way out).
 from __future__ import annotations
 
 import os
+import re
+import subprocess
 import sys
 import threading
 import time
-from typing import Callable, List, Set
+from typing import Callable, Iterator, List, Set
 
 import pytest
 
@@ -140,16 +142,10 @@ def wait_for(pred: Callable[[], bool], timeout: float = WAIT_BOUND) -> bool:
 
 
 @pytest.fixture(autouse=True)
-def fresh_process_memory(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Forget the per-process era verdicts and transport choices: a server a test starts may get the port
-    of an earlier test's server of another era, whose cached verdict would then be used. For the same
-    reason every test gets an empty warm cache directory (the CLI keeps one by default), never the user's."""
-    from mcpsync.client.negotiate import ERA_CACHE
-    from mcpsync.transports.http.remote import forget
-
-    with ERA_CACHE._lock:
-        ERA_CACHE._data.clear()
-    forget()
+def fresh_warm_cache_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test gets an empty warm cache directory (the CLI keeps one by default), never the user's: a
+    server a test starts may get the port of an earlier test's server of another era, whose kept era would
+    then be used. (What clients learn while connecting lives in each client's own ServerMemory.)"""
     monkeypatch.setenv("MCPSYNC_CACHE_DIR", str(tmp_path_factory.mktemp("warm-cache")))
 
 
@@ -185,3 +181,31 @@ def era(request: pytest.FixtureRequest) -> str:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "allow_leaks: skip the after-test leak check")
+
+
+_SERVING = re.compile(rb"serving Streamable HTTP at (http://\S+)")
+
+
+@pytest.fixture
+def example_http() -> Iterator[Callable[..., str]]:
+    """Start the bundled example server over Streamable HTTP (``--http 0``) with the given flags; returns
+    its URL. Every server started is stopped (and reaped) after the test."""
+    procs: List["subprocess.Popen[bytes]"] = []
+
+    def start(*flags: str) -> str:
+        cmd = EXAMPLE + ["--http", "0"] + list(flags)
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        procs.append(proc)
+        assert proc.stderr is not None
+        found = _SERVING.search(proc.stderr.readline())  # blocks until the server announces itself (or dies)
+        assert found is not None, "the example server announced no URL"
+        return found.group(1).decode()
+
+    yield start
+    for proc in procs:
+        proc.terminate()
+        try:
+            proc.communicate(timeout=WAIT_BOUND)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()

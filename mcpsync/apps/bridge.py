@@ -61,7 +61,7 @@ from urllib.parse import urlsplit
 
 from .._threads import spawn
 from ..errors import MCPError, RemoteError
-from ..types import CallToolResult, Tool
+from ..types import JSON, CallToolResult, Tool
 
 __all__ = ["APPS_PROTOCOL_VERSION", "AppBridge", "HostCallbacks"]
 
@@ -80,8 +80,6 @@ INTERNAL_ERROR = -32603
 HOST_BUSY = -32000
 #: seconds between re-listings of the server's tools for a tools/call naming a tool not (yet) listed
 RELIST_INTERVAL = 10.0
-
-JSON = Dict[str, Any]
 
 
 class _Refused(Exception):

@@ -29,6 +29,7 @@ from .._threads import spawn
 from ..errors import ConfigError
 from ..types import Tool
 from .bridge import AppBridge, HostCallbacks
+from .page import app_for
 from .web_pages import js_value
 
 __all__ = ["DesktopApp", "desktop_document"]
@@ -131,7 +132,7 @@ class DesktopApp:
         grant_permissions: bool = False,
         **bridge_options: Any,
     ) -> None:
-        self.page = client.app_for(tool, sha256=sha256)
+        self.page = app_for(client, tool, sha256=sha256)
         listed = client.get_tool(self.page.tool)
         context: Dict[str, Any] = {"platform": "desktop"}
         context.update(host_context or {})

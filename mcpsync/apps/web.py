@@ -39,7 +39,7 @@ import threading
 from typing import Any, Callable, Deque, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 from urllib.parse import parse_qs, urlsplit
 
-from ..client.app_page import AppResource
+from .page import AppResource, app_for
 from ..types import Tool
 from .bridge import AppBridge, HostCallbacks
 from .web_pages import embed_snippet, host_page, sandbox_page
@@ -198,10 +198,10 @@ class AppWebHost:
         title: Optional[str] = None,
         **bridge_options: Any,
     ) -> AppSession:
-        """Fetch and verify ``tool``'s page from ``client`` (:meth:`mcpsync.Client.app_for`, blocks for the read)
+        """Fetch and verify ``tool``'s page from ``client`` (:func:`mcpsync.apps.app_for`, blocks for the read)
         and start a session for it. Show ``session.url`` (or ``session.embed_html()``) in a browser, then run the
         tool with ``session.bridge.call_tool(arguments)``: the View gets the input and the result once it is up."""
-        page = client.app_for(tool, sha256=sha256)
+        page = app_for(client, tool, sha256=sha256)
         listed = client.get_tool(page.tool)
         context = {"platform": "web"}
         context.update(host_context or {})

@@ -2,7 +2,7 @@
 
 ``expect_callback(state, ...)`` returns a :class:`PendingCallback` registered under the
 login's ``state`` *before* the browser is sent to the authorization server;
-``PendingCallback.wait()`` blocks until the redirect arrives (or ``finish_auth`` pastes it
+``PendingCallback.result()`` blocks until the redirect arrives (or ``finish_auth`` pastes it
 back, or the timeout passes). The server listens on ``127.0.0.1:19876`` by default, is
 started on demand in the daemon thread ``mcpsync-oauth-callback`` and stops (thread
 joined) as soon as no login is pending.
@@ -140,7 +140,12 @@ def _store_tag(store: Any) -> str:
 class PendingCallback:
     """One login waiting for its redirect. Thread-safe; the first delivery wins.
 
-    Use as a context manager (or call :meth:`close`) so the server stops when idle.
+    Its members have the names of :class:`~mcpsync.handles.Handle`'s (``id``, ``done()``, ``result(timeout)``,
+    ``exception(timeout)``, ``cancel()``, ``cancelled()``) but it is not a ``Handle``: there is no
+    ``add_done_callback``, because the redirect is delivered on the callback server's HTTP thread, or (when
+    another mcpsync process holds the port) only while someone waits in :meth:`result` polling the shared
+    store, and a login has no client whose dispatch thread could run the callback. Use as a context manager
+    (or call :meth:`close`) so the server stops when idle.
     """
 
     def __init__(self, state: str, server: Optional["_CallbackServer"], key: Tuple[str, int, str], store: Any) -> None:
@@ -161,6 +166,19 @@ class PendingCallback:
         self.close()
 
     @property
+    def id(self) -> str:
+        """The login's OAuth ``state`` (the same as :attr:`state`)."""
+        return self.state
+
+    def done(self) -> bool:
+        """True once the redirect was delivered or the wait cancelled. Never blocks."""
+        return self._event.is_set()
+
+    def cancelled(self) -> bool:
+        """True when :meth:`cancel` ended the wait before a redirect arrived."""
+        return self._cancelled is not None
+
+    @property
     def relayed(self) -> bool:
         """True while another mcpsync process holds the port and relays through the store."""
         return self._server is None
@@ -175,7 +193,7 @@ class PendingCallback:
         return True
 
     def cancel(self, reason: str = "the login was cancelled") -> bool:
-        """Make :meth:`wait` raise :class:`~mcpsync.errors.CallbackError` with ``reason``."""
+        """Make :meth:`result` raise :class:`~mcpsync.errors.CallbackError` with ``reason``."""
         with self._lock:
             if self._result is not None or self._cancelled is not None:
                 return False
@@ -183,11 +201,22 @@ class PendingCallback:
         self._event.set()
         return True
 
-    def wait(self, timeout: Optional[float] = DEFAULT_WAIT) -> CallbackResult:
+    def exception(self, timeout: Optional[float] = DEFAULT_WAIT) -> Optional[BaseException]:
+        """Wait like :meth:`result`; return its error instead of raising it (None on success). A timeout is
+        raised, not returned: the login may still complete."""
+        try:
+            self.result(timeout)
+        except (CallbackError, OAuthError) as exc:
+            if not self.done():
+                raise
+            return exc
+        return None
+
+    def result(self, timeout: Optional[float] = DEFAULT_WAIT) -> CallbackResult:
         """Block until the redirect arrives, at most ``timeout`` seconds (None: forever).
 
         Raises :class:`~mcpsync.errors.OAuthError` when the redirect carries ``error``,
-        :class:`~mcpsync.errors.CallbackError` on timeout.
+        :class:`~mcpsync.errors.CallbackError` on timeout or when the wait was cancelled.
         """
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
@@ -575,7 +604,7 @@ def authorize_in_browser(manager: Any, name: str, url: str, state: str, timeout:
                 log.warning(
                     "could not open a browser for the login of %s; paste the redirect URL into finish_auth", name
                 )
-        result = waiter.wait(manager.callback_timeout if timeout is None else timeout)
+        result = waiter.result(manager.callback_timeout if timeout is None else timeout)
     finally:
         with manager._lock:
             if manager._pending.get(name) is waiter:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import ssl
 import threading
+from dataclasses import dataclass
 from typing import Any, Dict, Mapping, Optional
 from urllib.parse import urljoin, urlsplit
 
@@ -24,16 +25,14 @@ __all__ = ["DirectAnswer", "DirectHTTP"]
 _MAX_REDIRECTS = 5
 
 
+@dataclass(frozen=True)
 class DirectAnswer:
     """An answer read whole (:class:`~mcpsync.auth.http_hook.OAuthAnswer`)."""
 
-    __slots__ = ("status", "headers", "body", "url")
-
-    def __init__(self, status: int, headers: Mapping[str, str], body: bytes, url: str) -> None:
-        self.status = status
-        self.headers = headers
-        self.body = body
-        self.url = url
+    status: int
+    headers: Mapping[str, str]
+    body: bytes
+    url: str
 
 
 def _context(verify: Any) -> Optional[ssl.SSLContext]:

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..errors import ConfigError, MCPError
-from ..registry.errors import ConsentRefused, ConsentRequired
-from ..registry.inputs import InputCallback, inputs_from
-from ..registry.installer import ConsentRequest, InstallResult
+from ..registry.errors import ConsentRequired
+from ..registry.inputs import InputCallback, inputs_from, reinstall_inputs
+from ..registry.installer import ConsentRequest, InstallResult, check_approval
 from .connection import _reveal, check_headers, check_remote_url, choose_remote, resolve_remote
 from .connector import CardSource, fetcher_for, load_card
 from .fetch import CardFetcher
@@ -81,13 +81,7 @@ def install_card(
             registry_url=source_url or "(inline card)", kind="remote", url=resolved.url,
             header_names=tuple(sorted(resolved.headers)),
         )
-        if approve is not None:
-            try:
-                approved = approve(request)
-            except Exception as exc:  # noqa: BLE001 - a failing hook is a refusal
-                raise ConsentRefused("the approval hook failed (%s); nothing was installed" % exc) from exc
-            if approved is not True:
-                raise ConsentRefused("installation of %s was not approved; nothing was installed" % card.name)
+        check_approval(approve, request)
         # ---- approved
         if resolved.secrets:
             from ..auth.secrets import store_secrets
@@ -188,35 +182,19 @@ def update_cards(
     """Install again, from its card, every card-installed server of ``config`` whose card changed version (only
     ``names`` when given). Inputs are answered from ``inputs``, then from the previous installation (secrets
     from the credential store), then ``inputs``' callback; each needs consent again (the URL may change)."""
-    from ..auth.secrets import read_secret
     from ..registry.installer import _default_config_path
 
     if approve is None and not yes:
         raise ConsentRequired("updating rewrites your configuration: pass approve=... or yes=True")
     path = str(Path(config).expanduser()) if config is not None else _default_config_path()
     metas = dict(installed_cards(path))
-    fallback: InputCallback = inputs if callable(inputs) else inputs_from(inputs or {})
-    given: Mapping[str, Any] = inputs if isinstance(inputs, Mapping) else {}
     results: List[InstallResult] = []
     for item in outdated_cards(path, **fetch_options):
         if not item.outdated or (names and item.config_name not in names):
             continue
         raw = metas.get(item.config_name, {}).get("inputs")
         recorded: Dict[str, Any] = raw if isinstance(raw, dict) else {}
-
-        def answer(request: Any, recorded: Mapping[str, Any] = recorded, config_name: str = item.config_name) -> Any:
-            for key in request.names:
-                if key in given:
-                    return given[key]
-            for key in request.names:
-                if key in recorded:
-                    return recorded[key]
-            if request.secret:
-                stored = read_secret("%s/%s" % (config_name, request.name), store)
-                if stored is not None:
-                    return stored
-            return fallback(request)
-
+        answer = reinstall_inputs(inputs, recorded, item.config_name, store)
         results.append(install_card(item.card_url, config=path, name=item.config_name, replace=True, inputs=answer,
                                     approve=approve, yes=yes, store=store, **fetch_options))
     return results

@@ -167,9 +167,11 @@ class Cli:
             "timeout": a.timeout,
             "connect_timeout": a.connect_timeout,
             "protocol": a.protocol,
-            # near-instant reconnects: on for the CLI (each run is a new process), off with --no-cache
-            "warm_cache": not getattr(a, "no_cache", False),
         }
+        if not getattr(a, "no_cache", False):  # near-instant reconnects: on for the CLI (each run is a new process)
+            from ..warm import WarmCache
+
+            opts["extensions"] = [WarmCache()]
         if a.name:
             opts["name"] = a.name
         if self.verbose:

@@ -1,11 +1,12 @@
-"""The client: :class:`Client` and :func:`connect` (:mod:`.client`), era negotiation (:mod:`.negotiate`), the request
-funnel (:mod:`.core`), the 2026-07-28 features (:mod:`.modern`), tasks (:mod:`.tasks`), server-request handlers
-(:mod:`.handlers`) and schema validation (:mod:`.schema`).
+"""The client: :class:`Client` and :func:`connect` (:mod:`.client`: lifecycle, the request funnel and the typed
+methods), era negotiation (:mod:`.negotiate`), the 2026-07-28 features (:mod:`.modern`), tasks (:mod:`.tasks`),
+server-request handlers (:mod:`.handlers`) and schema validation (:mod:`.schema`).
 
 Besides :class:`Client` and :func:`connect` (also at the top level), this namespace holds what a client's
 callers meet less often: the option objects a client takes (:class:`StdioOptions` for a local server process,
 :class:`HTTPOptions` for a remote one, :class:`Callbacks` for server events, :class:`ClientOptions` for the
-protocol knobs), the callback types for server requests (:data:`SamplingHandler`, :data:`ElicitationHandler`),
+protocol knobs), what clients learned about servers (:class:`ServerMemory`: a client's own, or shared by the
+clients of a manager), the callback types for server requests (:data:`SamplingHandler`, :data:`ElicitationHandler`),
 the queue of server notifications (:class:`NotificationQueue`), resource subscriptions (:class:`Subscription`)
 and the completion references (:func:`prompt_ref`, :func:`resource_ref`). ``HTTPOptions`` loads on first use.
 """
@@ -18,6 +19,7 @@ from .callbacks import Callbacks
 from .client import Client, connect, prompt_ref, resource_ref
 from .client_options import ClientOptions
 from .handlers import ElicitationHandler, SamplingHandler
+from .memory import ServerMemory
 from .modern import Subscription
 from .stdio_options import StdioOptions
 
@@ -32,6 +34,7 @@ __all__ = [
     "HTTPOptions",
     "NotificationQueue",
     "SamplingHandler",
+    "ServerMemory",
     "StdioOptions",
     "Subscription",
     "connect",

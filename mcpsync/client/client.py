@@ -78,11 +78,12 @@ from . import registry, reopen
 from .answers import answer_for, as_root, fulfil
 from .callbacks import Callbacks
 from .client_options import ClientOptions
-from .controls import build_pipeline, split_middleware, warm_caches
+from .controls import build_pipeline, checked_extensions, split_middleware
 from .handlers import ElicitationHandler, SamplingHandler
 from .hooks import ClientExtension
+from .memory import ServerMemory
 from .middleware import RequestInfo, run_chain
-from .modern import ModernFeatures, Subscription
+from .modern import ModernFeatures, Subscription, listen_filter
 from .negotiate import Deadline, Negotiated, Negotiator
 from .notify import NotificationRouter
 from .options import call_keyword_error, checked_groups, remote_arguments
@@ -102,8 +103,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from .controls import MiddlewareEntry
     from .pipeline import Pipeline
     from .policy import ApprovalHandler
-    from .app_page import AppResource
-    from .skills import LoadedSkill, Skill, SkillFile
 
     _P = ParamSpec("_P")
 
@@ -175,8 +174,9 @@ class Client:
             changes, resource updates, connection lost, task status).
         options: a :class:`~mcpsync.client.ClientOptions` with the protocol knobs (validation, keep-alive,
             caching, tasks, MCP Apps, resumable input, tracing, ``lazy``, ``after_fork``...).
-        extensions: extensions composed on the client: a :class:`mcpsync.warm.WarmCache` (near-instant
-            reconnects).
+        extensions: extensions composed on the client: objects with ``attach(client)``
+            (:class:`~mcpsync.client.hooks.Extension`), at most one of each type; docs/guides/client.md lists
+            those mcpsync ships.
 
     A keyword that moved into one of these objects (``cwd=``, ``verify=``, ``on_log=``...) is a ConfigError that
     says where it went; an unknown keyword is a ConfigError naming the nearest option.
@@ -239,6 +239,8 @@ class Client:
         self.connect_timeout = connect_timeout
         self.protocol = protocol
         self.probe_timeout = options.probe_timeout
+        #: what this client learned about servers (eras, remote transports): its own, or the one it shares
+        self.memory: ServerMemory = options.memory if options.memory is not None else ServerMemory()
         info = {"name": "mcpsync", "version": __version__, "title": "mcpsync"}
         info.update(client_info or {})
         self.client_info = info
@@ -264,8 +266,8 @@ class Client:
         self.apps_enabled = bool(options.apps)
         self.auto_relisten = options.auto_relisten
         self.trace_context = dict(options.trace_context or {})
-        #: the extensions hooked into the core (mcpsync.client.hooks), in order; the warm cache is one
-        self._extensions: List[ClientExtension] = [item.attach(self) for item in warm_caches(extensions)]
+        #: the extensions hooked into the core (mcpsync.client.hooks), in order
+        self._extensions: List[ClientExtension] = [item.attach(self) for item in checked_extensions(extensions)]
         policy, retry, chain = split_middleware(middleware)
         self._pipeline: Optional["Pipeline"] = build_pipeline(
             policy, approval_handler, chain, retry, options.tracing, self.trace_context
@@ -394,7 +396,10 @@ class Client:
         self, connect_timeout: Optional[float] = None
     ) -> List[Tuple[str, Callable[[], Transport]]]:
         timeout = self.connect_timeout if connect_timeout is None else connect_timeout
-        return transport_candidates(self._target, self.name, timeout, self._stdio_options, self._remote_options)
+        prefer = self.memory.transport(self._target) if isinstance(self._target, str) else None
+        return transport_candidates(
+            self._target, self.name, timeout, self._stdio_options, self._remote_options, prefer=prefer
+        )
 
     def open(self: _C) -> _C:
         """Start the transport and negotiate the protocol. Blocks up to ``connect_timeout`` in all.
@@ -494,9 +499,7 @@ class Client:
                 raise exc
             self.transport_kind = label
             if len(candidates) > 1 and isinstance(self._target, str):
-                from ..transports.http import remote as _remote
-
-                _remote.remember(self._target, label)
+                self.memory.remember_transport(self._target, label)
             break
         with self._lock:
             if self._state != "opening":  # closed concurrently
@@ -512,19 +515,16 @@ class Client:
         return self
 
     def _reconnect_cold(self) -> None:
-        """A warm open met a server that no longer speaks the kept era: reconnect and negotiate afresh."""
+        """Close the connection and open a new one, negotiating afresh (the kept era verdict and transport choice
+        are forgotten). Reached through :meth:`mcpsync.client.host.ClientHost.reconnect`."""
         with self._lock:
             session, self._session = self._session, None
             self._state = "new"
         if session is not None:
             session.close(1.0)
-        from .negotiate import ERA_CACHE
-
-        ERA_CACHE.forget(self._cache_key())
+        self.memory.forget_era(self._cache_key())
         if isinstance(self._target, str):
-            from ..transports.http import remote as _remote
-
-            _remote.forget(self._target)
+            self.memory.forget_transport(self._target)
         registry.untrack(self)
         self.open()
 
@@ -542,6 +542,7 @@ class Client:
             capabilities=self._capabilities,
             envelope=self._envelope,
             send=self._handshake_request if self._pipeline is not None else None,
+            memory=self.memory,
         )
 
     def _handshake_request(
@@ -717,20 +718,14 @@ class Client:
         A client that is not open raises :class:`~mcpsync.ClientClosed` instead (a lazy one opens first)."""
         self.session  # noqa: B018 - opens a lazy client / reopens in a forked child, or raises ClientClosed
         caps = self.server_capabilities
+        declared = caps.get(capability)
         if capability not in caps:
-            raise CapabilityError(
-                "server %r did not declare the %r capability needed by %s" % (self.name, capability, method),
-                server=self.name,
-                method=method,
-            )
-        if sub is not None:
-            c = caps.get(capability)
-            if not (isinstance(c, dict) and c.get(sub)):
-                raise CapabilityError(
-                    "server %r does not support %s.%s (needed by %s)" % (self.name, capability, sub, method),
-                    server=self.name,
-                    method=method,
-                )
+            problem = "did not declare the %r capability needed by %s" % (capability, method)
+        elif sub is not None and not (isinstance(declared, dict) and declared.get(sub)):
+            problem = "does not support %s.%s (needed by %s)" % (capability, sub, method)
+        else:
+            return
+        raise CapabilityError("server %r %s" % (self.name, problem), server=self.name, method=method)
 
     def _call(
         self,
@@ -1200,9 +1195,10 @@ class Client:
             handle = start_authorized_task(self, name, params["arguments"], on_status=self.on_task_status)
             if isinstance(handle, CallToolResult):
                 return handle
-            return self._tool_result(name, handle.wait(timeout=total, raw=True), validate_output)
-        try:
-            raw = self._call(
+            return self._tool_result(name, handle.result_raw(total), validate_output)
+
+        def send() -> Any:
+            return self._call(
                 "tools/call",
                 params,
                 timeout=timeout,
@@ -1211,20 +1207,15 @@ class Client:
                 progress_token=True,
                 owned_params=True,
             )
+
+        try:
+            raw = send()
         except HeaderMismatch:
             # 2026-07-28: the Mcp-Param-* headers disagreed with the tool's current schema: re-list, retry once
             logger.info("[%s] header mismatch on %s; re-listing tools and retrying once", self.name, name)
             self._modern.evict_list("tools")
             self.list_tools(timeout=timeout)
-            raw = self._call(
-                "tools/call",
-                params,
-                timeout=timeout,
-                max_total_timeout=max_total_timeout,
-                progress=progress,
-                progress_token=True,
-                owned_params=True,
-            )
+            raw = send()
         return self._tool_result(name, raw, validate_output)
 
     def _task_required(self, name: str) -> bool:
@@ -1333,27 +1324,6 @@ class Client:
         returned), or None. How an extension's own functions find their state on a client; no I/O."""
         return next((e for e in self._extensions if isinstance(e, kind)), None)
 
-    def app_for(
-        self,
-        tool: Union[Tool, str],
-        *,
-        sha256: Optional[str] = None,
-        max_bytes: Optional[int] = None,
-        timeout: Timeout = DEFAULT,
-    ) -> "AppResource":
-        """The verified MCP Apps page a tool links (``_meta.ui.resourceUri``, or the deprecated flat key).
-
-        ``tool`` is a :class:`~mcpsync.Tool` this client listed, or a tool name (the tools are listed once when
-        not yet known). The page is read with ``resources/read`` from this server (a Tool whose listing on this
-        server differs is refused: a page is only taken from the server that offers the tool) and checked by
-        :func:`mcpsync.client.app_page.verify_page` (``ui://``, the exact MIME type, text or base64 blob, at most
-        ``max_bytes``, default 8 MiB; ``sha256`` pins the page's digest). Blocks up to ``timeout`` per request.
-        Raises :class:`~mcpsync.AppResourceError` (``reason`` says which check failed) or the request's errors.
-        """
-        from .app_page import read_page
-
-        return read_page(self, tool, sha256=sha256, max_bytes=max_bytes, timeout=timeout)
-
     def subscribe_resource(self, uri: str, *, timeout: Timeout = DEFAULT) -> None:
         """Get ``notifications/resources/updated`` for ``uri`` (``on_resource_updated``, the queue).
 
@@ -1372,53 +1342,6 @@ class Client:
             self._modern.unsubscribe_resource(uri)
             return
         self._call("resources/unsubscribe", {"uri": uri}, timeout=timeout)
-
-    # ------------------------------------------------------------------ skills (SEP-2640 extension)
-
-    def list_skills(self, *, timeout: Timeout = DEFAULT) -> "List[Skill]":
-        """The server's skill entries (``skills/list``, every page). Fetches no skill file.
-
-        Raises CapabilityError when the server did not declare ``io.modelcontextprotocol/skills``.
-        """
-        from . import skills
-
-        return skills.list_skills(self, timeout=timeout, max_pages=self.max_pages)
-
-    def get_skill(self, uri: str, *, timeout: Timeout = DEFAULT) -> "Skill":
-        """The current entry of the skill whose ``SKILL.md`` is at ``uri`` (``skills/get``)."""
-        from . import skills
-
-        return skills.get_skill(self, uri, timeout=timeout)
-
-    def load_skill(
-        self, skill: "Union[Skill, str]", *, allow_dynamic: bool = False, timeout: Timeout = DEFAULT
-    ) -> "LoadedSkill":
-        """Fetch a skill's ``SKILL.md`` now and verify it (size, digest, frontmatter) against its entry.
-
-        ``skill`` is an entry from :meth:`list_skills`/:meth:`get_skill`, or a ``SKILL.md`` URI (then
-        ``skills/get`` fetches the entry first). Raises :class:`~mcpsync.SkillVerificationError` on
-        any mismatch; the content is never returned unverified.
-        """
-        from . import skills
-
-        return skills.load_skill(self, skill, allow_dynamic=allow_dynamic, timeout=timeout)
-
-    def read_skill_file(
-        self,
-        skill: "Union[Skill, LoadedSkill]",
-        path: str,
-        *,
-        allow_dynamic: bool = False,
-        timeout: Timeout = DEFAULT,
-    ) -> "SkillFile":
-        """Fetch one file of a skill now (a URI inside it or a path relative to its root) and verify it.
-
-        A file the skill's entry does not list raises :class:`~mcpsync.SkillVerificationError`
-        without any request.
-        """
-        from . import skills
-
-        return skills.read_skill_file(self, skill, path, allow_dynamic=allow_dynamic, timeout=timeout)
 
     def complete(
         self,
@@ -1502,14 +1425,8 @@ class Client:
                 server=self.name,
                 method="subscriptions/listen",
             )
-        return self._modern.listen(
-            tools=tools,
-            prompts=prompts,
-            resources=resources,
-            resource_uris=resource_uris,
-            on_event=on_event,
-            auto_relisten=auto_relisten,
-        )
+        flt = listen_filter(tools=tools, prompts=prompts, resources=resources, resource_uris=resource_uris)
+        return self._modern.listen(flt, on_event, auto_relisten)
 
     def clear_cache(self) -> None:
         """Forget every cached list and read result (2026-07-28 ``ttlMs`` caching)."""

@@ -12,6 +12,7 @@ from ..wire import protocol as P
 
 if TYPE_CHECKING:
     from .interceptors import Interceptor
+    from .memory import ServerMemory
 
 __all__ = ["ClientOptions", "LEFT_THE_CORE"]
 
@@ -51,8 +52,8 @@ class ClientOptions:
         cache: honour the 2026-07-28 ``ttlMs`` caching hints of listings and reads.
         tasks: declare task support (2026-07-28 tasks extension): long tool calls run as tasks.
         apps: declare MCP Apps support (``extensions["io.modelcontextprotocol/ui"]``, both eras), so servers
-            offer tools that link an interactive page; see :meth:`mcpsync.Client.app_for` and
-            docs/guides/apps.md.
+            offer tools that link an interactive page (a protocol declaration only: the page is read by the
+            ``mcpsync.apps`` extension, see docs/guides/apps.md).
         auto_relisten: re-open listen streams that end unexpectedly.
         trace_context: W3C trace context (``traceparent``...) put into every request's ``_meta`` (with
             tracing active, the current span's context wins).
@@ -64,6 +65,11 @@ class ClientOptions:
         after_fork: a client opened before ``os.fork()`` (gunicorn ``--preload``, Celery prefork,
             multiprocessing "fork") is, in the child, ``"reopen"``: opened again there on first use, or
             ``"error"``: every use raises :class:`~mcpsync.errors.ForkedClientError`.
+        memory: the :class:`~mcpsync.client.ServerMemory` the client keeps what it learns about servers in (the
+            protocol era each spoke, the remote transport that worked for a URL) and reads it from on its next
+            connections. None (the default): a memory of the client's own. Clients given one memory share it, so
+            a fleet probes each server once; a :class:`~mcpsync.Manager` gives its clients its own
+            (``manager.memory``). Not part of the options' equality.
     """
 
     max_total_timeout: Optional[float] = None
@@ -81,6 +87,7 @@ class ClientOptions:
     tracing: Union[bool, str, "Interceptor"] = "auto"
     lazy: bool = False
     after_fork: Literal["reopen", "error"] = "reopen"
+    memory: Optional["ServerMemory"] = field(default=None, compare=False, hash=False, repr=False)
 
     def __new__(cls: Type[_O], *args: Any, **kwargs: Any) -> _O:
         # a field that left for an extension is a ConfigError naming its new spelling (Python's TypeError
@@ -102,3 +109,8 @@ class ClientOptions:
             and all(isinstance(k, str) and isinstance(v, str) for k, v in self.trace_context.items())
         ):
             raise ConfigError("ClientOptions.trace_context must map strings to strings")
+        if self.memory is not None:
+            from .memory import ServerMemory
+
+            if not isinstance(self.memory, ServerMemory):
+                raise ConfigError("ClientOptions.memory must be a mcpsync.client.ServerMemory, got %r" % (self.memory,))

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     #: at most one ToolPolicy.
     MiddlewareEntry = Union[Middleware, Retry, ToolPolicy]
 
-__all__ = ["build_pipeline", "otel_configured", "split_middleware", "warm_caches"]
+__all__ = ["build_pipeline", "checked_extensions", "otel_configured", "split_middleware"]
 
 
 def _is(entry: object, module: str, name: str) -> bool:
@@ -69,21 +69,20 @@ def split_middleware(
     return policy, retry, chain
 
 
-def warm_caches(entries: Optional[Iterable[object]]) -> List["Extension"]:
-    """The ``extensions=`` list, checked: today a :class:`mcpsync.warm.WarmCache` (at most one) is the extension
-    a client takes this way; any object with the registration hook ``attach(client)``
-    (:class:`~mcpsync.client.hooks.Extension`) is taken, at most one of each type. Raises ConfigError for anything
-    else."""
+def checked_extensions(entries: Optional[Iterable[object]]) -> List["Extension"]:
+    """The ``extensions=`` list, checked: every entry is an object with the registration hook ``attach(client)``
+    (:class:`~mcpsync.client.hooks.Extension`), at most one of each type, all treated alike. Raises ConfigError
+    for anything else."""
     if entries is None:
         return []
     if isinstance(entries, (str, bytes)) or not isinstance(entries, Iterable):
-        raise ConfigError("extensions must be a list, e.g. [mcpsync.warm.WarmCache()]")
+        raise ConfigError("extensions must be a list of objects with attach(client), got %r" % (entries,))
     found: List["Extension"] = []
     for entry in entries:
         if not callable(getattr(entry, "attach", None)):
             raise ConfigError(
-                "extensions entries must be mcpsync.warm.WarmCache objects (or other extensions with attach(client)),"
-                " got %r" % (entry,)
+                "extensions entries must be objects with attach(client) (mcpsync.client.hooks.Extension), got %r"
+                % (entry,)
             )
         if any(type(other) is type(entry) for other in found):
             raise ConfigError("extensions holds two %s objects; pass one" % type(entry).__name__)

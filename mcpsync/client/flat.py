@@ -16,27 +16,11 @@ from typing import Any, Dict, List, Mapping, Optional
 from ..errors import ConfigError
 from .callbacks import Callbacks
 from .client_options import ClientOptions
-from .options import moved_keyword_error
+from .options import HTTP_FIELDS, moved_keyword_error
 from .stdio_options import StdioOptions
 
 __all__ = ["HTTP_FIELDS", "STDIO_FIELDS", "flat_options", "grouped"]
 
-#: The settings of :class:`~mcpsync.transports.http.options.HTTPOptions` a client takes through ``http=``.
-HTTP_FIELDS = (
-    "verify",
-    "cert",
-    "proxies",
-    "trust_env",
-    "read_timeout",
-    "pool_maxsize",
-    "max_message_size",
-    "transport",
-    "get_stream",
-    "max_stream_retries",
-    "reconnect",
-    "max_reconnect_attempts",
-    "max_retry_delay",
-)
 #: The settings of :class:`~mcpsync.client.StdioOptions` (``stdio=``).
 STDIO_FIELDS = tuple(StdioOptions.__dataclass_fields__)
 _STDIO = STDIO_FIELDS
@@ -47,8 +31,9 @@ _OPTIONS = tuple(ClientOptions.__dataclass_fields__)
 def flat_options(kwargs: Mapping[str, Any]) -> Dict[str, Any]:
     """``kwargs`` (a client's keyword arguments, new or flat spelling) with every option object spread into flat
     names: ``stdio``, ``http``, ``callbacks``, ``options`` into their fields (those that differ from the default),
-    ``middleware`` into ``interceptors`` / ``retry`` / ``allowed_tools`` / ``disabled_tools``, ``extensions``
-    into ``warm_cache``. Flat names already in ``kwargs`` win over a group's."""
+    ``middleware`` into ``interceptors`` / ``retry`` / ``allowed_tools`` / ``disabled_tools``; ``extensions`` stays
+    a list (checked; of two entries of one type the first is kept). Flat names already in ``kwargs`` win over a
+    group's."""
     out: Dict[str, Any] = {}
     for key, value in kwargs.items():
         if key in ("stdio", "callbacks", "options") and value is not None:
@@ -80,10 +65,11 @@ def flat_options(kwargs: Mapping[str, Any]) -> Dict[str, Any]:
                 if policy.denied:
                     out.setdefault("disabled_tools", list(policy.denied))
         elif key == "extensions" and value is not None:
-            from .controls import warm_caches
+            from .controls import checked_extensions
 
-            for cache in warm_caches(value):
-                out.setdefault("warm_cache", cache)
+            kept = list(out.get("extensions") or ())
+            kept += [e for e in checked_extensions(value) if not any(type(k) is type(e) for k in kept)]
+            out["extensions"] = kept
         elif key == "headers" and "headers" in out:
             out["headers"] = dict(out["headers"], **(value or {}))
         elif value is not None or key not in out:
@@ -128,11 +114,6 @@ def grouped(kwargs: Mapping[str, Any], *, remote: bool) -> Dict[str, Any]:
             allowed = None if value is None else list(value)
         elif key == "disabled_tools":
             denied = list(value or ())
-        elif key == "warm_cache":
-            if value is not None and value is not False:
-                from .warm import WarmCache
-
-                extensions.append(WarmCache.coerce(value))
         elif key == "engine":
             error = moved_keyword_error(key, value)
             assert error is not None

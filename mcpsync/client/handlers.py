@@ -17,7 +17,7 @@ of the exception leaks to the server).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -35,6 +35,12 @@ __all__ = [
 ]
 
 JSON = Dict[str, Any]
+
+
+def _field(params: JSON, key: str, kind: Union[type, Tuple[type, ...]], default: Any = None) -> Any:
+    """``params[key]`` when it is a ``kind``, else ``default``: a malformed field of a server's request is dropped."""
+    value = params.get(key)
+    return value if isinstance(value, kind) else default
 
 
 @dataclass
@@ -82,18 +88,15 @@ class SamplingRequest:
     def from_params(cls, params: JSON, server: Optional[str] = None) -> "SamplingRequest":
         """Build from ``sampling/createMessage`` params."""
         msgs = params.get("messages")
-        mt = params.get("maxTokens")
         return cls(
             messages=[m for m in msgs if isinstance(m, dict)] if isinstance(msgs, list) else [],
-            max_tokens=mt if isinstance(mt, int) else None,
-            system_prompt=params.get("systemPrompt") if isinstance(params.get("systemPrompt"), str) else None,
-            temperature=params.get("temperature") if isinstance(params.get("temperature"), (int, float)) else None,
-            stop_sequences=params.get("stopSequences") if isinstance(params.get("stopSequences"), list) else None,
-            model_preferences=params.get("modelPreferences")
-            if isinstance(params.get("modelPreferences"), dict)
-            else None,
-            tools=params.get("tools") if isinstance(params.get("tools"), list) else None,
-            tool_choice=params.get("toolChoice") if isinstance(params.get("toolChoice"), dict) else None,
+            max_tokens=_field(params, "maxTokens", int),
+            system_prompt=_field(params, "systemPrompt", str),
+            temperature=_field(params, "temperature", (int, float)),
+            stop_sequences=_field(params, "stopSequences", list),
+            model_preferences=_field(params, "modelPreferences", dict),
+            tools=_field(params, "tools", list),
+            tool_choice=_field(params, "toolChoice", dict),
             server=server,
             raw=params,
         )
@@ -155,15 +158,12 @@ class ElicitationRequest:
     @classmethod
     def from_params(cls, params: JSON, server: Optional[str] = None) -> "ElicitationRequest":
         """Build from ``elicitation/create`` params (a request without ``mode`` is a form)."""
-        mode = params.get("mode")
-        message = params.get("message")
-        schema = params.get("requestedSchema")
         return cls(
-            message=message if isinstance(message, str) else "",
-            mode=mode if isinstance(mode, str) else "form",
-            requested_schema=schema if isinstance(schema, dict) else {},
-            url=params.get("url") if isinstance(params.get("url"), str) else None,
-            elicitation_id=params.get("elicitationId") if isinstance(params.get("elicitationId"), str) else None,
+            message=_field(params, "message", str, ""),
+            mode=_field(params, "mode", str, "form"),
+            requested_schema=_field(params, "requestedSchema", dict, {}),
+            url=_field(params, "url", str),
+            elicitation_id=_field(params, "elicitationId", str),
             server=server,
             raw=params,
         )

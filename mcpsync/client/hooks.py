@@ -95,7 +95,7 @@ class ClientExtension(Middleware):
 
 
 class Extension(Protocol):
-    """An entry of ``Client(extensions=[...])`` (a :class:`mcpsync.warm.WarmCache`...): the registration hook.
+    """An entry of ``Client(extensions=[...])``: the registration hook. The client treats every entry alike.
 
     The client calls :meth:`attach` once, while it is built, and keeps the returned hooks; it never looks an
     extension up by module name. ``attach`` must not block nor open anything.

@@ -20,10 +20,9 @@ from .._dispatch import NotificationQueue
 from ..errors import ConnectionClosed, MCPError, RequestCancelled
 from ..session import RequestHandle
 from ..types import ServerNotification, Tool
-from .core_port import port_of
-from .host import ClientHost
+from .host import ClientHost, host_of
 
-__all__ = ["ModernFeatures", "Subscription"]
+__all__ = ["ModernFeatures", "Subscription", "listen_filter"]
 
 logger = logging.getLogger(__name__)
 
@@ -150,6 +149,23 @@ class Subscription:
         self.ended.set()
 
 
+def listen_filter(
+    *, tools: bool = False, prompts: bool = False, resources: bool = False, resource_uris: Optional[List[str]] = None
+) -> Dict[str, Any]:
+    """The ``notifications`` filter of a ``subscriptions/listen`` request: the list_changed notifications asked
+    for, and ``notifications/resources/updated`` of ``resource_uris`` (copied)."""
+    flt: Dict[str, Any] = {}
+    if tools:
+        flt["toolsListChanged"] = True
+    if prompts:
+        flt["promptsListChanged"] = True
+    if resources:
+        flt["resourcesListChanged"] = True
+    if resource_uris:
+        flt["resourceSubscriptions"] = list(resource_uris)
+    return flt
+
+
 def _refused(asked: Dict[str, Any], honoured: Dict[str, Any]) -> Dict[str, Any]:
     out: Dict[str, Any] = {}
     for k, v in asked.items():
@@ -169,7 +185,7 @@ class ModernFeatures:
 
     def __init__(self, client: Any) -> None:
         #: the client (a :class:`~mcpsync.Client`), as the narrow ClientHost these features use
-        self.client: ClientHost = port_of(client)
+        self.client: ClientHost = host_of(client)
         self._cache: Dict[Tuple[Any, ...], Tuple[float, Any]] = {}
         self._lock = threading.Lock()
         self.subs: Dict[Any, Subscription] = {}
@@ -223,7 +239,7 @@ class ModernFeatures:
         self._put(("list", method, cursor), result)
 
     def seed_list(self, method: str, cursor: Optional[str], result: Any, seconds: float) -> None:
-        """Put a page kept from an earlier process (mcpsync.client.warm) in the cache for ``seconds``."""
+        """Put a page kept from an earlier process (an extension's ``opened`` hook) in the cache for ``seconds``."""
         if not self.client.use_cache or not isinstance(result, dict) or seconds <= 0:
             return
         part = self._partition(result.get("cacheScope", "private"))
@@ -275,25 +291,14 @@ class ModernFeatures:
 
     def listen(
         self,
-        *,
-        tools: bool = False,
-        prompts: bool = False,
-        resources: bool = False,
-        resource_uris: Optional[List[str]] = None,
+        filter_: Dict[str, Any],
         on_event: Optional[Callable[[ServerNotification], object]] = None,
         auto_relisten: Optional[bool] = None,
     ) -> Subscription:
-        """Open a listen stream for the given notifications; see :class:`Subscription`."""
-        flt: Dict[str, Any] = {}
-        if tools:
-            flt["toolsListChanged"] = True
-        if prompts:
-            flt["promptsListChanged"] = True
-        if resources:
-            flt["resourcesListChanged"] = True
-        if resource_uris:
-            flt["resourceSubscriptions"] = list(resource_uris)
-        sub = Subscription(self, flt, on_event, self.client.auto_relisten if auto_relisten is None else auto_relisten)
+        """Open a listen stream for the notifications ``filter_`` names (see :func:`listen_filter`); see
+        :class:`Subscription`. Does not wait for the server's acknowledgement."""
+        relisten = self.client.auto_relisten if auto_relisten is None else auto_relisten
+        sub = Subscription(self, filter_, on_event, relisten)
         sub._start()  # noqa: SLF001
         return sub
 
@@ -338,20 +343,21 @@ class ModernFeatures:
     def _reopen_implicit(self) -> None:
         c = self.client
         old = self._implicit
-        want_tools = bool(c.on_tools_changed) or c.follows_tools
-        want_any = want_tools or c.on_prompts_changed or c.on_resources_changed or self._resource_uris
+        want_tools, want_prompts, want_resources = c.follows("tools"), c.follows("prompts"), c.follows("resources")
+        want_any = want_tools or want_prompts or want_resources or self._resource_uris
         if not want_any:
             self._implicit = None
             if old is not None:
                 old.close()
             return
         caps = c.server_capabilities
-        sub = self.listen(
+        flt = listen_filter(
             tools=want_tools and _has(caps, "tools", "listChanged"),
-            prompts=bool(c.on_prompts_changed) and _has(caps, "prompts", "listChanged"),
-            resources=bool(c.on_resources_changed) and _has(caps, "resources", "listChanged"),
-            resource_uris=list(self._resource_uris),
+            prompts=want_prompts and _has(caps, "prompts", "listChanged"),
+            resources=want_resources and _has(caps, "resources", "listChanged"),
+            resource_uris=self._resource_uris,
         )
+        sub = self.listen(flt)
         self._implicit = sub
         if old is not None:
             old.close()
@@ -360,7 +366,7 @@ class ModernFeatures:
         c = self.client
         if c.era != "modern":
             return
-        if c.on_tools_changed or c.follows_tools or c.on_prompts_changed or c.on_resources_changed:
+        if c.follows("tools") or c.follows("prompts") or c.follows("resources"):
             try:
                 self._reopen_implicit()
             except MCPError as exc:

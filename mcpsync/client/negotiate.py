@@ -1,13 +1,13 @@
 """Protocol era negotiation: ``server/discover`` first, the ``initialize`` handshake as the fallback.
 
-The verdict (which revision a server speaks) is cached per server command or URL
-within the process, and probed again when a cached verdict fails.
+The verdict (which revision a server speaks) is kept per server command or URL in the
+:class:`~mcpsync.client.memory.ServerMemory` the negotiator is given (the client's, or its manager's),
+and probed again when a kept verdict fails.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from typing import Any, Callable, Dict, List, Optional
 
@@ -28,59 +28,11 @@ from ..errors import (
 from ..session import Session
 from ..types import Implementation
 from ..wire import protocol as P
+from .memory import ServerMemory
 
-__all__ = ["ERA_CACHE", "Deadline", "Negotiated", "Negotiator"]
+__all__ = ["Deadline", "Negotiated", "Negotiator"]
 
 logger = logging.getLogger(__name__)
-
-
-class _EraCache:
-    """Per-process memory of which era each server spoke (keyed by command or URL). Thread-safe.
-
-    Single flight: while one connection probes a key, others connecting to the same server at the same
-    time wait for its verdict (while their own server starts) instead of each probing again, so a fleet
-    of handshake-only servers pays one ``server/discover`` round trip, not one per server.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._data: Dict[Any, str] = {}
-        self._probing: Dict[Any, threading.Event] = {}
-
-    def begin_probe(self, key: Any) -> Optional[threading.Event]:
-        """None: the caller probes ``key`` and must call :meth:`end_probe`. Else the event of the probe under way."""
-        with self._lock:
-            if key in self._data:
-                return _DONE
-            running = self._probing.get(key)
-            if running is not None:
-                return running
-            self._probing[key] = threading.Event()
-            return None
-
-    def end_probe(self, key: Any) -> None:
-        """The probe of ``key`` ended (with a verdict or not): wake whoever waits for it."""
-        with self._lock:
-            event = self._probing.pop(key, None)
-        if event is not None:
-            event.set()
-
-    def get(self, key: Any) -> Optional[str]:
-        with self._lock:
-            return self._data.get(key)
-
-    def put(self, key: Any, version: str) -> None:
-        with self._lock:
-            self._data[key] = version
-
-    def forget(self, key: Any) -> None:
-        with self._lock:
-            self._data.pop(key, None)
-
-
-_DONE = threading.Event()
-_DONE.set()
-ERA_CACHE = _EraCache()
 
 
 class Deadline:
@@ -144,7 +96,8 @@ class Negotiator:
 
     A part of :class:`~mcpsync.Client`, built for each connection attempt with what it
     needs of the client; :meth:`negotiate` returns the :class:`Negotiated` outcome and changes nothing else
-    (the per-process :data:`ERA_CACHE` aside).
+    (but the verdict it keeps in ``memory``, the client's :class:`~mcpsync.client.memory.ServerMemory`; a fresh
+    one when none is given).
     """
 
     def __init__(
@@ -161,6 +114,7 @@ class Negotiator:
         envelope: Callable[[str], Dict[str, Any]],
         deadline: Optional[Deadline] = None,
         send: Optional[Callable[[Session, str, Dict[str, Any], Optional[float]], Any]] = None,
+        memory: Optional[ServerMemory] = None,
     ) -> None:
         self.name = name
         self.protocol = protocol
@@ -169,6 +123,7 @@ class Negotiator:
         self.client_info = client_info
         self.log_level = log_level
         self._key = cache_key
+        self.memory = memory if memory is not None else ServerMemory()
         self._capabilities = capabilities
         self._envelope = envelope
         self.deadline = deadline if deadline is not None else Deadline(connect_timeout)
@@ -207,17 +162,17 @@ class Negotiator:
                     "server does not speak the 2026-07-28 protocol", offered=version, server=self.name
                 )
             return agreed
-        cached = ERA_CACHE.get(key)
+        cached = self.memory.era(key)
         if cached is None:
-            running = ERA_CACHE.begin_probe(key)
+            running = self.memory.begin_probe(key)
             if running is None:
                 try:
                     return self._auto(session, key)
                 finally:
-                    ERA_CACHE.end_probe(key)
+                    self.memory.end_probe(key)
             # another connection to this server is probing: wait for its verdict (bounded like a probe)
             running.wait(self._timeout(self.probe_timeout))
-            cached = ERA_CACHE.get(key)
+            cached = self.memory.era(key)
         if cached is not None:
             try:
                 if P.era_of(cached) == "legacy":
@@ -229,18 +184,18 @@ class Negotiator:
                 if session.closed or self.deadline.expired():
                     raise
                 logger.info("[%s] cached protocol verdict %s failed; probing again", self.name, cached)
-                ERA_CACHE.forget(key)
+                self.memory.forget_era(key)
         return self._auto(session, key)
 
     def _auto(self, session: Session, key: Any, reprobed: bool = False) -> Negotiated:
         agreed = self._discover(session, P.LATEST_MODERN_VERSION, strict=False)
         if agreed is not None:
-            ERA_CACHE.put(key, agreed.protocol_version)
+            self.memory.remember_era(key, agreed.protocol_version)
             return agreed
         # the verdict is "handshake era" as of now: connections waiting for it start their handshakes while
         # this one does its own (a server that then refuses initialize makes them probe again)
-        ERA_CACHE.put(key, P.LATEST_HANDSHAKE_VERSION)
-        ERA_CACHE.end_probe(key)
+        self.memory.remember_era(key, P.LATEST_HANDSHAKE_VERSION)
+        self.memory.end_probe(key)
         try:
             agreed = self._initialize(session, P.LATEST_HANDSHAKE_VERSION)
         except UnsupportedVersionError:
@@ -248,7 +203,7 @@ class Negotiator:
                 raise
             # The server locked itself modern after a slow probe: probe once more.
             return self._auto(session, key, reprobed=True)
-        ERA_CACHE.put(key, agreed.protocol_version or P.LATEST_HANDSHAKE_VERSION)
+        self.memory.remember_era(key, agreed.protocol_version or P.LATEST_HANDSHAKE_VERSION)
         return agreed
 
     def _discover(self, session: Session, version: str, *, strict: bool, attempts: int = 2) -> Optional[Negotiated]:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ..transports.http.options import HTTPOptions
 
 __all__ = [
+    "HTTP_FIELDS",
     "MOVED_KEYWORDS",
     "call_keyword_error",
     "check_keywords",
@@ -31,6 +32,23 @@ __all__ = [
     "remote_arguments",
     "unknown_option_error",
 ]
+
+#: The settings of :class:`~mcpsync.transports.http.options.HTTPOptions` a client takes through ``http=``.
+HTTP_FIELDS = (
+    "verify",
+    "cert",
+    "proxies",
+    "trust_env",
+    "read_timeout",
+    "pool_maxsize",
+    "max_message_size",
+    "transport",
+    "get_stream",
+    "max_stream_retries",
+    "reconnect",
+    "max_reconnect_attempts",
+    "max_retry_delay",
+)
 
 
 def _table() -> Mapping[str, str]:
@@ -44,21 +62,8 @@ def _table() -> Mapping[str, str]:
         for field_name in group.__dataclass_fields__:
             table[field_name] = spelling % field_name
     table["max_message_size"] = "stdio=StdioOptions(max_message_size=...) or http=HTTPOptions(max_message_size=...)"
-    for field_name in (
-        "transport",
-        "verify",
-        "cert",
-        "proxies",
-        "trust_env",
-        "read_timeout",
-        "pool_maxsize",
-        "get_stream",
-        "max_stream_retries",
-        "reconnect",
-        "max_reconnect_attempts",
-        "max_retry_delay",
-    ):
-        table[field_name] = "http=HTTPOptions(%s=...)" % field_name
+    for field_name in HTTP_FIELDS:
+        table.setdefault(field_name, "http=HTTPOptions(%s=...)" % field_name)
     table["cache"] = "options=ClientOptions(cache=...)"
     table["tasks"] = "options=ClientOptions(tasks=...)"
     table["interceptors"] = "middleware=[...] (the same Interceptor and Middleware objects, in the same order)"
@@ -66,7 +71,6 @@ def _table() -> Mapping[str, str]:
     table["allowed_tools"] = "middleware=[ToolPolicy(allowed=(...)), ...]"
     table["disabled_tools"] = "middleware=[ToolPolicy(denied=(...)), ...]"
     table.update(LEFT_THE_CORE)
-    table["warm_cache"] = "extensions=[WarmCache(...)] (warm_cache=True: WarmCache(); a path: WarmCache(path))"
     return MappingProxyType(table)
 
 
@@ -80,7 +84,6 @@ _IMPORTS = (
     ("ClientOptions", "mcpsync.client"),
     ("Retry", "mcpsync.middleware"),
     ("ToolPolicy", "mcpsync.middleware"),
-    ("WarmCache", "mcpsync.warm"),
 )
 
 
@@ -174,15 +177,17 @@ def _spelled(name: str) -> str:
     return repr(name) if where is None else "%r (now %s)" % (name, where)
 
 
-def unknown_option_error(unknown: str, known: "Any", what: str) -> ConfigError:
-    """The error for an unknown option ``unknown`` among ``known`` names, with the nearest as a suggestion."""
+def unknown_option_error(unknown: str, known: "Any", what: str, note: str = "") -> ConfigError:
+    """The error for an unknown option ``unknown`` among ``known`` names, with the nearest as a suggestion (and
+    ``note`` after it)."""
     import difflib  # only on an error
 
     close = difflib.get_close_matches(unknown, sorted(known), n=3, cutoff=0.6)
     if not close:  # a prefix or a part of a name (``bearer`` -> ``bearer_token``)
         close = sorted(n for n in known if len(unknown) >= 3 and (n.startswith(unknown) or unknown in n))[:3]
     hint = "; did you mean %s?" % " or ".join(_spelled(c) for c in close) if close else ""
-    return ConfigError("unknown %s option %r%s" % (what, unknown, hint))
+    message = "unknown %s option %r%s" % (what, unknown, hint)
+    return ConfigError(message + ("%s %s" % ("" if hint else ".", note) if note else ""))
 
 
 def check_keywords(cls: type, kwargs: Mapping[str, Any]) -> None:
@@ -196,4 +201,5 @@ def check_keywords(cls: type, kwargs: Mapping[str, Any]) -> None:
             moved = moved_keyword_error(key, kwargs[key])
             if moved is not None:
                 raise moved
-            raise unknown_option_error(key, names | frozenset(MOVED_KEYWORDS), cls.__name__)
+            note = "An extension goes in extensions=[...]; docs/reference/client-options.md maps every removed keyword."
+            raise unknown_option_error(key, names | frozenset(MOVED_KEYWORDS), cls.__name__, note)

@@ -43,7 +43,8 @@ def target_name(target: Target, name: Optional[str], remote_options: Dict[str, A
 
 
 def cache_key(target: Target, cwd: Any) -> Any:
-    """The identity of a target for caches shared by clients (negotiated eras, remembered transports)."""
+    """The identity of a target for what clients sharing a :class:`~mcpsync.client.memory.ServerMemory` learned
+    about it (the negotiated era)."""
     if isinstance(target, str):
         from urllib.parse import urlsplit
 
@@ -60,8 +61,11 @@ def transport_candidates(
     connect_timeout: Optional[float],
     stdio_options: Dict[str, Any],
     remote_options: Dict[str, Any],
+    prefer: Optional[str] = None,
 ) -> List[Tuple[str, Callable[[], Transport]]]:
-    """The ``(kind, factory)`` pairs to try in order; each factory builds a fresh, unstarted transport."""
+    """The ``(kind, factory)`` pairs to try in order; each factory builds a fresh, unstarted transport.
+    ``prefer``: for a URL with ``transport="auto"``, the remote transport to try first (the one that last worked,
+    from the client's :class:`~mcpsync.client.memory.ServerMemory`)."""
     if isinstance(target, Transport):
         return [(target.kind, lambda: target)]
     if isinstance(target, str):
@@ -71,6 +75,7 @@ def transport_candidates(
             target,
             name=name,
             connect_timeout=connect_timeout,
+            prefer=prefer,
             **remote_options,
         )
     from ..transports.stdio import StdioTransport

@@ -50,7 +50,7 @@ from ..manager.adapters import provider_schema, restore_arguments
 from ..manager.naming import NameTable
 from ..manager.transforms import ToolTransform, apply_transform
 from ..session import DEFAULT, Timeout
-from ..types import CallToolResult, Tool
+from ..types import JSON, CallToolResult, Tool
 from .results import Rendered, ResultBudget, ResultStore, error_text, render_result
 from .values import to_json_value
 
@@ -83,7 +83,6 @@ TOOLKIT_OPTIONS = frozenset(
 
 log = logging.getLogger(__name__)
 
-JSON = Dict[str, Any]
 Source = Union["Client", "Manager"]
 #: What the framework functions take: a Client, a Manager, or an McpToolkit over one of them.
 ToolSource = Union["Client", "Manager", "McpToolkit"]

@@ -32,11 +32,12 @@ from typing import Annotated, Any, Dict, List, Mapping, Optional, Tuple, Union
 
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema, create_model
 
+from .._pointer import resolve_pointer
+from ..types import JSON
 from .values import to_json_value
 
 __all__ = ["Integer", "Number", "argument_model", "dump_arguments", "to_json_value"]
 
-JSON = Dict[str, Any]
 _MAX_DEPTH = 24
 
 
@@ -95,21 +96,6 @@ def _field_name(prop: str, taken: set) -> str:  # type: ignore[type-arg]
     return name
 
 
-def _pointer(root: JSON, ref: str) -> Any:
-    if ref == "#":
-        return root
-    if not ref.startswith("#/"):
-        return None
-    node: Any = root
-    for raw in ref[2:].split("/"):
-        part = raw.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        else:
-            return None
-    return node
-
-
 def _literal_ok(values: List[Any]) -> bool:
     return bool(values) and all(v is None or isinstance(v, (str, int, bool, float)) for v in values)
 
@@ -135,7 +121,7 @@ class _Builder:
             return Any
         ref = schema.get("$ref")
         if isinstance(ref, str):
-            target = _pointer(self.root, ref)
+            target = resolve_pointer(self.root, ref)
             if not isinstance(target, dict):
                 return Any
             if ref in self.by_ref:
@@ -167,7 +153,7 @@ class _Builder:
             merged: JSON = {}
             for sub in all_of:
                 if isinstance(sub, dict) and isinstance(sub.get("$ref"), str):
-                    sub = _pointer(self.root, sub["$ref"]) or {}
+                    sub = resolve_pointer(self.root, sub["$ref"]) or {}
                 if isinstance(sub, dict):
                     for k, v in sub.items():
                         if k == "properties" and isinstance(v, dict):

@@ -3,11 +3,11 @@ original names, leaving out fields the model did not set and optional ones left 
 
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Any
+
+from ..types import JSON
 
 __all__ = ["to_json_value"]
-
-JSON = Dict[str, Any]
 
 
 def _is_model(value: Any) -> bool:

@@ -40,8 +40,10 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
+from .._pointer import resolve_pointer
 from ..errors import ConfigError, MCPError
 from ..types import (
+    JSON,
     AudioContent,
     CallToolResult,
     EmbeddedResource,
@@ -71,7 +73,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-JSON = Dict[str, Any]
 PROVIDERS = ("openai", "openai-responses", "anthropic")
 _ALIASES = MappingProxyType(
     {"openai-chat": "openai", "chat": "openai", "responses": "openai-responses", "claude": "anthropic"}
@@ -175,23 +176,6 @@ def _walk(node: Any, fn: Callable[[Any], Any]) -> Any:
     return out
 
 
-def _pointer(root: JSON, ref: str) -> Any:
-    if ref == "#":
-        return root
-    if not ref.startswith("#/"):
-        return None
-    node: Any = root
-    for raw in ref[2:].split("/"):
-        part = raw.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return None
-    return node
-
-
 def inline_refs(schema: Any, *, max_depth: int = 32) -> Any:
     """Replace local ``$ref`` pointers with the schema they point at.
 
@@ -211,7 +195,7 @@ def inline_refs(schema: Any, *, max_depth: int = 32) -> Any:
             return node
         ref = node.get("$ref")
         if isinstance(ref, str) and ref.startswith("#"):
-            target = _pointer(root, ref)
+            target = resolve_pointer(root, ref)
             if target is None:
                 return _walk(node, lambda n: visit(n, stack))
             if ref in stack or len(stack) >= max_depth:
@@ -460,7 +444,7 @@ def _allows_null(schema: Any, root: JSON, depth: int = 0) -> bool:
         return True
     ref = schema.get("$ref")
     if isinstance(ref, str):
-        target = _pointer(root, ref)
+        target = resolve_pointer(root, ref)
         return _allows_null(target, root, depth + 1) if target is not None else True
     types = _types_of(schema)
     if "null" in types:
@@ -487,7 +471,7 @@ def restore_arguments(arguments: Any, input_schema: Any) -> Any:
             return value
         ref = schema.get("$ref")
         if isinstance(ref, str):
-            target = _pointer(root, ref)
+            target = resolve_pointer(root, ref)
             if isinstance(target, dict):
                 schema = target
         props = schema.get("properties")

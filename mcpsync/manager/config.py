@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
 from ..errors import ConfigError
+from ..types import JSON
 from .config_formats import claude_projects, from_gemini, is_gemini, project_key
 from .config_schema import (
     FOREIGN_KNOWN,
@@ -79,7 +80,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-JSON = Dict[str, Any]
 #: Seconds a tool call may stay idle (reset on each progress notification) unless configured.
 DEFAULT_CALL_TIMEOUT = 30.0
 #: Seconds connecting (spawn/TCP + initialize + the first tools/list) may take unless configured.
@@ -371,6 +371,20 @@ def _check_type(entry: Mapping[str, Any], where: str) -> None:
         raise ConfigError("%s.url: %r servers need a url" % (where, entry.get("type")))
 
 
+def _remote_auth(entry: Mapping[str, Any], expand: _Expander, where: str) -> JSON:
+    """The headers, ``oauth`` settings and bearer token of a remote entry (a URL or a card), interpolated."""
+    out: JSON = {"headers": expand(dict(entry.get("headers") or {}), where + ".headers")}
+    if "oauth" in entry:
+        oauth = entry["oauth"]
+        if isinstance(oauth, dict):
+            oauth = _oauth_settings(expand(dict(oauth), where + ".oauth"))
+        out["oauth"] = oauth
+    for key in ("bearer_token", "bearerToken"):
+        if entry.get(key):
+            out["bearer_token"] = expand(entry[key], where + "." + key)
+    return out
+
+
 def _native_fields(name: str, entry: Mapping[str, Any], expand: _Expander, where: str) -> JSON:
     """Map one native / foreign entry to ServerConfig keyword arguments (interpolated)."""
     kind = str(entry.get("type") or "").lower()
@@ -381,20 +395,11 @@ def _native_fields(name: str, entry: Mapping[str, Any], expand: _Expander, where
         settings = dict(card) if isinstance(card, dict) else {"url": card}
         out["card"] = expand(settings.pop("url", None), where + ".card")
         out["card_options"] = expand(settings, where + ".card")
-        out["headers"] = expand(dict(entry.get("headers") or {}), where + ".headers")
         if entry.get("transport"):
             out["transport"] = entry["transport"]
-        if "oauth" in entry:
-            oauth = entry["oauth"]
-            if isinstance(oauth, dict):
-                oauth = _oauth_settings(expand(dict(oauth), where + ".oauth"))
-            out["oauth"] = oauth
-        for key in ("bearer_token", "bearerToken"):
-            if entry.get(key):
-                out["bearer_token"] = expand(entry[key], where + "." + key)
+        out.update(_remote_auth(entry, expand, where))
     elif url is not None:
         out["url"] = expand(url, where + ".url")
-        out["headers"] = expand(dict(entry.get("headers") or {}), where + ".headers")
         if entry.get("transport"):
             out["transport"] = entry["transport"]
         elif kind == "sse":
@@ -403,14 +408,7 @@ def _native_fields(name: str, entry: Mapping[str, Any], expand: _Expander, where
             out["transport"] = "http"
         else:
             out["transport"] = "auto"
-        if "oauth" in entry:
-            oauth = entry["oauth"]
-            if isinstance(oauth, dict):
-                oauth = _oauth_settings(expand(dict(oauth), where + ".oauth"))
-            out["oauth"] = oauth
-        for key in ("bearer_token", "bearerToken"):
-            if entry.get(key):
-                out["bearer_token"] = expand(entry[key], where + "." + key)
+        out.update(_remote_auth(entry, expand, where))
     else:
         command = entry.get("command")
         command = [command] if isinstance(command, str) else list(command or [])

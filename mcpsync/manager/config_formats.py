@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Union
 
 from ..errors import ConfigError
+from ..types import JSON
 
 __all__ = ["GEMINI_DEFAULT_TIMEOUT", "claude_projects", "from_gemini", "is_gemini", "project_key"]
 
 log = logging.getLogger("mcpsync.manager.config")  # the loader's logger: one place to configure
-JSON = Dict[str, Any]
 
 _GEMINI_ENTRY_KEYS = frozenset({"httpUrl", "trust", "authProviderType", "extensionName"})
 _GEMINI_MCP_KEYS = frozenset({"allowed", "excluded", "serverCommand"})

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 from types import MappingProxyType
-from typing import Any, Dict, Iterable, Tuple
+from typing import Any, Iterable, Tuple
 
 from ..errors import ConfigError
+from ..types import JSON
 
 __all__ = ["FOREIGN_KNOWN", "GEMINI_KNOWN", "REMOTE_TYPES", "STDIO_TYPES", "validate_document"]
 
-JSON = Dict[str, Any]
 #: The ``type`` values of a stdio server, and of a remote one.
 STDIO_TYPES = frozenset({"stdio", "local"})
 REMOTE_TYPES = frozenset({"http", "remote", "streamable-http", "streamable_http", "streamablehttp", "sse"})

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Literal, Mapping, O
 
 from .. import _forks
 from .._threads import join, spawn
+from ..client.memory import ServerMemory
 from ..errors import (
     AuthRequired,
     CapabilityError,
@@ -62,7 +63,7 @@ from ..errors import (
     ToolDenied,
 )
 from ..client.flat import HTTP_FIELDS, STDIO_FIELDS
-from ..session import DEFAULT, Timeout
+from ..session import DEFAULT, RequestHandle, Timeout
 from ..types import CallToolResult, GetPromptResult, ProgressEvent, ReadResourceResult, Tool
 from . import adapters as _adapters
 from .config import ServerConfig, find_config, load_config, parse_config, server_config
@@ -134,6 +135,9 @@ class Manager:
         client_options: keyword arguments for every :class:`~mcpsync.Client`
             (``sampling_handler``, ``roots``, ``options=ClientOptions(...)``...; the flat names of the option
             objects' fields, such as ``verify`` or ``on_log``, work here too); a server's ``options`` win.
+            The clients share one :class:`~mcpsync.client.ServerMemory` (:attr:`memory`: the protocol era each
+            server spoke, the remote transport that worked per URL), so that a fleet probes each server once and
+            the new client of a restarted server starts from what the old one learned; ``memory=`` here names another.
         apps: declare MCP Apps support to every server (``ClientOptions(apps=True)``; a server's
             ``options: {"apps": false}`` opts out). Model-facing listings never include app-only tools either way.
         oauth: an :class:`mcpsync.auth.OAuthManager` to use (default: one created on first need,
@@ -183,6 +187,9 @@ class Manager:
         self.client_options = flat_options(client_options or {})  # flat names: merged under each server's own
         if apps:
             self.client_options.setdefault("apps", True)
+        given = self.client_options.pop("memory", None)
+        #: what the manager's clients learned about their servers, shared by all of them (thread-safe)
+        self.memory: ServerMemory = given if isinstance(given, ServerMemory) else ServerMemory()
         self.restart_backoff = restart_backoff
         self.stable_after = stable_after
         self._clock = clock
@@ -351,6 +358,7 @@ class Manager:
         target, kwargs = cfg.client_arguments()
         options = flat_options(self.client_options)
         options.update(flat_options(kwargs))
+        options.setdefault("memory", self.memory)  # one memory for the fleet: each server is probed once
         user_changed = options.pop("on_tools_changed", None)
         user_lost = options.pop("on_connection_lost", None)
 
@@ -373,6 +381,12 @@ class Manager:
         for key in unfit:
             if key != "max_message_size":
                 options.pop(key, None)
+        if "warm_cache" in options:  # the flat spelling (configuration files, client_options): an extension
+            from ..warm.cache import WarmCache
+
+            cache = WarmCache.coerce(options.pop("warm_cache"))
+            if cache is not None:
+                options["extensions"] = list(options.get("extensions") or ()) + [cache]
         factory = self._factory
         if factory is None:
             from ..client.client import Client
@@ -895,6 +909,40 @@ class Manager:
             raise
         rec.served_by(client)  # this connection proved itself: the failure count resets
         return result
+
+    def call_tool_async(
+        self,
+        name: str,
+        arguments: Optional[Dict[str, Any]] = None,
+        *,
+        server: Optional[str] = None,
+        timeout: Timeout = DEFAULT,
+        progress: Optional[Callable[[ProgressEvent], object]] = None,
+        meta: Optional[Dict[str, Any]] = None,
+        max_total_timeout: Timeout = DEFAULT,
+    ) -> RequestHandle[CallToolResult]:
+        """Start a tool call (named as in :meth:`call_tool`) and return at once with its
+        :class:`~mcpsync.handles.RequestHandle`, the same handle :meth:`mcpsync.Client.call_tool_async` returns:
+        ``result(timeout)`` blocks like :meth:`call_tool`, ``cancel()`` sends ``notifications/cancelled``,
+        ``add_done_callback(fn)`` runs ``fn`` on that server's dispatch thread.
+
+        Blocks only to route the name and, for a lazy or dead server, to connect it (up to the connect bound).
+        ``timeout`` defaults to the server's configured ``timeout``. Raises :class:`UnknownTool`,
+        :class:`~mcpsync.errors.ConnectError` or the client's errors for a request that cannot be sent.
+        """
+        rec, tool = self._route(name, server)
+        client = self._client_for(rec)
+        idle = rec.config.timeout if timeout is DEFAULT else timeout
+        handle = client.call_tool_async(
+            tool, arguments or {}, timeout=idle, max_total_timeout=max_total_timeout, progress=progress, meta=meta
+        )
+
+        def ended(h: RequestHandle[CallToolResult]) -> None:  # on the dispatch thread; a lost connection is
+            if h.answer_error() is None:  # reported by the client's on_connection_lost, as for call_tool
+                rec.served_by(client)  # this connection proved itself: the failure count resets
+
+        handle.add_done_callback(ended)
+        return handle
 
     def resume(
         self, input_required: "InputRequired", answers: Optional[Dict[str, Any]] = None, *, timeout: Timeout = DEFAULT

@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Mapping, Optional, Tuple
 
 from ..errors import ConfigError
+from ..types import JSON
 from .naming import NAME_PATTERN
 
 __all__ = ["ArgTransform", "ToolTransform", "apply_transform", "parse_transforms"]
 
-JSON = Dict[str, Any]
 _MISSING = object()
 
 

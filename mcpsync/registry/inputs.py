@@ -24,7 +24,7 @@ import math
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Callable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .errors import InvalidInput
 
@@ -36,6 +36,7 @@ __all__ = [
     "Pending",
     "check_value",
     "inputs_from",
+    "reinstall_inputs",
 ]
 
 Answer = Union[None, str, Sequence[str]]
@@ -193,6 +194,39 @@ def inputs_from(
         return None
 
     return InputSource(known, fallback)
+
+
+def reinstall_inputs(
+    inputs: Union[InputCallback, Mapping[str, Any], None],
+    recorded: Mapping[str, Any],
+    config_name: str,
+    store: Any = None,
+) -> InputSource:
+    """The inputs of installing ``config_name`` again (an update): a value given in ``inputs`` (a mapping), then
+    what the previous installation recorded, then for a secret the credential store's ``config_name/INPUT``
+    (``store``, default :func:`mcpsync.auth.open_store`), then what ``inputs`` (a callback) knows; only then is
+    ``inputs``' ``ask`` asked (after consent, when the installation previews). Reads the store when called."""
+    from ..auth.secrets import read_secret
+
+    fallback: InputCallback = inputs if callable(inputs) else inputs_from(inputs or {})
+    given: Mapping[str, Any] = inputs if isinstance(inputs, Mapping) else {}
+    ask: Optional[InputCallback] = fallback.ask if isinstance(fallback, InputSource) else fallback
+    also_known: Optional[InputCallback] = fallback.known if isinstance(fallback, InputSource) else None
+
+    def known(request: InputRequest) -> Answer:
+        for key in request.names:
+            if key in given:
+                return given[key]  # type: ignore[no-any-return]
+        for key in request.names:
+            if key in recorded:
+                return recorded[key]  # type: ignore[no-any-return]
+        if request.secret:
+            stored = read_secret("%s/%s" % (config_name, request.name), store)
+            if stored is not None:
+                return stored
+        return also_known(request) if also_known is not None else None
+
+    return InputSource(known, ask)
 
 
 def ask_all(callback: InputCallback, request: InputRequest) -> List[str]:

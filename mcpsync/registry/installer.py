@@ -36,7 +36,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .client import RegistryClient, RegistryEntry
 from .errors import ConsentRefused, ConsentRequired, RegistryError
-from .inputs import InputCallback, InputRequest, InputSource, Pending, inputs_from
+from .inputs import InputCallback, InputRequest, InputSource, Pending, inputs_from, reinstall_inputs
 from .resolver import ResolvedServer, resolve
 
 __all__ = [
@@ -340,13 +340,7 @@ def _install(
             install_dir = _bundle_dir(resolved, data_dir)
             mcpb.plan(resolved, bundle, install_dir)
         request = _consent(entry, resolved, registry_url, config_path, download_url)
-        if approve is not None:
-            try:
-                approved = approve(request)
-            except Exception as exc:  # noqa: BLE001 - a failing hook is a refusal
-                raise ConsentRefused("the approval hook failed (%s); nothing was installed" % exc) from exc
-            if approved is not True:
-                raise ConsentRefused("installation of %s was not approved; nothing was installed" % entry.name)
+        check_approval(approve, request)
         if resolved.pending:  # approved: now ask what the consent showed as <NAME>, and resolve with the answers
             resolved = resolve_with(callback)
             if bundle is not None and install_dir is not None:
@@ -398,6 +392,19 @@ def _preview(callback: InputCallback) -> Optional[InputCallback]:
     if isinstance(callback, InputSource):
         return callback.preview if callback.ask is not None else None
     return Pending.of
+
+
+def check_approval(approve: Optional[Approve], request: "ConsentRequest") -> None:
+    """Ask ``approve`` about ``request`` (None: the caller passed ``yes=True``). Anything but True, or a hook that
+    raises, is a :class:`~.errors.ConsentRefused` and nothing is installed. Blocks for as long as the hook."""
+    if approve is None:
+        return
+    try:
+        approved = approve(request)
+    except Exception as exc:  # noqa: BLE001 - a failing hook is a refusal
+        raise ConsentRefused("the approval hook failed (%s); nothing was installed" % exc) from exc
+    if approved is not True:
+        raise ConsentRefused("installation of %s was not approved; nothing was installed" % request.server)
 
 
 def _consent(entry: RegistryEntry, resolved: ResolvedServer, registry_url: str, config_path: str,
@@ -499,7 +506,6 @@ def update(
     """Update the outdated registry-installed servers of ``config`` (only ``names`` when given) to their latest
     version: each is resolved again, answering inputs from the previous installation first (secrets from the
     credential store), and needs consent again (the command changes)."""
-    from ..auth.secrets import read_secret
     from . import writer
 
     if approve is None and not yes:
@@ -513,27 +519,7 @@ def update(
         previous = metas.get(item.config_name, {})
         raw_inputs = previous.get("inputs")
         recorded: Dict[str, Any] = raw_inputs if isinstance(raw_inputs, dict) else {}
-        fallback: InputCallback = inputs if callable(inputs) else inputs_from(inputs or {})
-        given: Mapping[str, Any] = inputs if isinstance(inputs, Mapping) else {}
-        # what the previous installation answered is known; the caller's source asks the rest after consent
-        ask: Optional[InputCallback] = fallback.ask if isinstance(fallback, InputSource) else fallback
-        also_known: Optional[InputCallback] = fallback.known if isinstance(fallback, InputSource) else None
-
-        def known(request: Any, recorded: Mapping[str, Any] = recorded, given: Mapping[str, Any] = given,
-                  also_known: Optional[InputCallback] = also_known, config_name: str = item.config_name) -> Any:
-            for key in request.names:
-                if key in given:
-                    return given[key]
-            for key in request.names:
-                if key in recorded:
-                    return recorded[key]
-            if request.secret:
-                stored = read_secret("%s/%s" % (config_name, request.name), store)
-                if stored is not None:
-                    return stored
-            return also_known(request) if also_known is not None else None
-
-        answer = InputSource(known, ask)
+        answer = reinstall_inputs(inputs, recorded, item.config_name, store)
 
         target = previous.get("registryType") if isinstance(previous.get("registryType"), str) else None
         results.append(install(

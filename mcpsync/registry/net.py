@@ -73,7 +73,7 @@ class RegistryNet:
         :class:`~.errors.RegistryUnavailable` (with ``url``) for a network failure, a refused request, a
         redirect it does not follow or a passed deadline."""
         from ..errors import MalformedHTTPRequest
-        from ..transports.http.netbase import EngineError
+        from ..transports.http.contract import NetError
 
         what = what or "reaching %s" % url
         current = url
@@ -82,7 +82,7 @@ class RegistryNet:
             try:
                 resp = self._pool(current).send("GET", current, None, headers or {}, (step, step), follow=False,
                                                 deadline=deadline)
-            except (EngineError, MalformedHTTPRequest, ValueError) as exc:  # ValueError: a URL urllib3 cannot split
+            except (NetError, MalformedHTTPRequest, ValueError) as exc:  # ValueError: a URL urllib3 cannot split
                 if deadline.expired():
                     raise deadline.error(url) from None
                 raise RegistryUnavailable("%s failed: %s" % (what, exc), url=url) from None

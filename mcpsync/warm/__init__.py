@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING as _TYPE_CHECKING
 from .._lazy import exports as _exports
 
 if _TYPE_CHECKING:  # what the lazy names are, for type checkers (nothing is imported at run time)
-    from ..client.warm import WarmCache
+    from .cache import WarmCache
 
 __all__ = [
     "WarmCache",
@@ -17,7 +17,7 @@ __all__ = [
 
 _LAZY = _MappingProxyType(
     {
-        "WarmCache": "..client.warm",
+        "WarmCache": ".cache",
     }
 )
 

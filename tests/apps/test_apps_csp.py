@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from mcpsync import AppResourceError, Client
 from mcpsync.apps import AppResource
 from mcpsync.apps import AppWebHost
-from mcpsync.client.app_page import clean_domains, is_plain_origin, verify_page
+from mcpsync.apps.page import clean_domains, is_plain_origin, verify_page
 
 from tests.conftest import fuzz_examples
 from tests.browser.test_apps_browser import Site
@@ -162,7 +162,7 @@ def test_host_origins_with_control_characters_are_refused(origin: str) -> None:
 
 
 def test_the_last_line_of_defence_raises_a_typed_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from mcpsync.client import app_page
+    from mcpsync.apps import page as app_page
 
     page = AppResource(uri="ui://x/p", html="x", csp={"connectDomains": ("https://ok.example\n",)})
     assert page.csp_header().split("; ")[5] == "connect-src 'none'"  # the filter drops it

@@ -1,4 +1,4 @@
-"""MCP Apps, part 2: ``client.app_for(tool)`` reads and verifies a ``ui://`` page from a real server, and the page's
+"""MCP Apps, part 2: ``app_for(client, tool)`` reads and verifies a ``ui://`` page from a real server, and the page's
 CSP and ``allow`` attribute follow the spec's template and never admit an undeclared or hostile origin."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mcpsync import AppResourceError, Client
-from mcpsync.apps import AppResource
-from mcpsync.client.app_page import verify_page
+from mcpsync.apps import AppResource, app_for
+from mcpsync.apps.page import verify_page
 from mcpsync.example_server.apps import COUNTER_HTML
 from mcpsync.types import Tool
 
@@ -51,7 +51,7 @@ def _read(ui: Any = None, **item: Any) -> Dict[str, Any]:
 @pytest.mark.parametrize("era", ["legacy", "modern"])
 def test_app_for_reads_and_verifies_a_real_page(era: str) -> None:
     with Client(server_cmd("--apps"), protocol=era, options=ClientOptions(apps=True)) as client:
-        page = client.app_for("show_counter")
+        page = app_for(client, "show_counter")
         assert isinstance(page, AppResource)
         assert page.uri == "ui://example/counter" and page.html == COUNTER_HTML and page.tool == "show_counter"
         assert page.sha256 == hashlib.sha256(COUNTER_HTML.encode()).hexdigest()
@@ -59,22 +59,22 @@ def test_app_for_reads_and_verifies_a_real_page(era: str) -> None:
         assert page.allow_attribute() == "clipboard-write"
         assert page.csp_header() == RESTRICTIVE  # declared csp with empty lists: nothing is loosened
         # the deprecated flat key links the same page; a listed Tool object works too
-        assert client.app_for("show_legacy_link").sha256 == page.sha256
+        assert app_for(client, "show_legacy_link").sha256 == page.sha256
         tool = client.get_tool("show_counter")
-        assert tool is not None and client.app_for(tool, sha256=page.sha256).html == COUNTER_HTML
+        assert tool is not None and app_for(client, tool, sha256=page.sha256).html == COUNTER_HTML
         with pytest.raises(AppResourceError) as info:
-            client.app_for("show_counter", sha256="0" * 64)
+            app_for(client, "show_counter", sha256="0" * 64)
         assert info.value.reason == "digest"
         with pytest.raises(AppResourceError) as info:
-            client.app_for("show_counter", max_bytes=100)
+            app_for(client, "show_counter", max_bytes=100)
         assert info.value.reason == "size"
         with pytest.raises(AppResourceError) as info:
-            client.app_for("echo")
+            app_for(client, "echo")
         assert info.value.reason == "link"
         # a Tool from elsewhere claiming another page is not read from this server
         forged = Tool.from_dict({"name": "show_counter", "_meta": {"ui": {"resourceUri": "ui://example/wrong-mime"}}})
         with pytest.raises(AppResourceError) as info:
-            client.app_for(forged)
+            app_for(client, forged)
         assert info.value.reason == "origin"
         # the hostile pages of the same server
         for uri, reason in (

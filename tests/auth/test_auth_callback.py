@@ -50,7 +50,7 @@ def test_success_page_and_delivery(store):
         assert status == 200 and "Authorization successful" in text and "#4ade80" in text
         assert "linear" in text and "window.close" in text and "2000" in text
         assert headers["X-MCPSync-Callback"] == "1"
-        result = waiter.wait(5)
+        result = waiter.result(5)
         assert (result.code, result.state, result.iss) == ("C0DE", "s1", "https://as")
         assert "C0DE" not in repr(result)
     assert callback.running_servers() == []
@@ -77,7 +77,7 @@ def test_error_parameter_fails_the_login_and_shows_escaped_page(store):
         assert "<script>alert(1)</script>" not in text and "&lt;script&gt;" in text
         assert "monospace" in text
         with pytest.raises(OAuthError) as info:
-            waiter.wait(5)
+            waiter.result(5)
         assert info.value.error == "access_denied" and "<script>" in info.value.description
 
 
@@ -91,11 +91,11 @@ def test_timeout_and_cancel(store):
     port = free_port()
     with callback.expect_callback("s1", port=port, store=store) as waiter:
         with pytest.raises(CallbackError, match="timed out"):
-            waiter.wait(0.3)
+            waiter.result(0.3)
     with callback.expect_callback("s2", port=port, store=store) as waiter:
         waiter.cancel("stop")
         with pytest.raises(CallbackError, match="stop"):
-            waiter.wait(5)
+            waiter.result(5)
 
 
 def test_two_logins_share_one_server_until_both_finish(store):
@@ -106,7 +106,7 @@ def test_two_logins_share_one_server_until_both_finish(store):
     a.close()
     assert callback.running_servers() == [("127.0.0.1", port)]
     get(port, {"state": "b", "code": "cb"})
-    assert b.wait(5).code == "cb"
+    assert b.result(5).code == "cb"
     b.close()
     assert callback.running_servers() == []
 
@@ -161,7 +161,7 @@ _HOLDER = textwrap.dedent(
     store.update_oauth_state("holder", "holder-state")
     with callback.expect_callback("holder-state", port=int(sys.argv[2]), store=store) as w:
         print("ready", flush=True)
-        r = w.wait(60)
+        r = w.result(60)
         print("holder got", r.code, flush=True)
     """
 )
@@ -184,7 +184,7 @@ def test_port_held_by_another_mcpsync_process_still_completes(store):
             assert waiter.relayed
             status, text, _ = get(port, {"code": "MYCODE", "state": "my-state"})
             assert status == 200 and "Authorization successful" in text
-            assert waiter.wait(10).code == "MYCODE"
+            assert waiter.result(10).code == "MYCODE"
         # the holder still completes its own login
         get(port, {"code": "HC", "state": "holder-state"})
         assert holder.wait(20) == 0
@@ -223,7 +223,7 @@ def test_waiter_takes_the_port_over_when_the_holder_leaves(store):
 
             t = threading.Thread(target=browser)
             t.start()
-            assert waiter.wait(20).code == "LATE"
+            assert waiter.result(20).code == "LATE"
             t.join()
     finally:
         if holder.poll() is None:

@@ -19,6 +19,7 @@ from mcpsync import CapabilityError, ClientClosed, MCPError
 
 from tests.conftest import server_cmd
 from mcpsync.client import ClientOptions, StdioOptions
+from mcpsync.skills import list_skills
 
 BOUND = 60.0  # hang guard, never a measurement
 
@@ -37,7 +38,7 @@ USES: Dict[str, Callable[[mcpsync.Client], Any]] = {
     "unsubscribe_resource": lambda c: c.unsubscribe_resource("example://hello"),
     "complete": lambda c: c.complete(mcpsync.client.prompt_ref("greet"), "name", "a"),
     "set_logging_level": lambda c: c.set_logging_level("info"),
-    "list_skills": lambda c: c.list_skills(),
+    "list_skills": lambda c: list_skills(c),
     "ping": lambda c: c.ping(),
     "request": lambda c: c.request("tools/list"),
     "notify": lambda c: c.notify("notifications/roots/list_changed"),

@@ -94,3 +94,20 @@ def test_any_unknown_keyword_is_a_config_error_never_a_type_error(name: str) -> 
     with pytest.raises(ConfigError) as info:
         mcpsync.Client("http://127.0.0.1:9/mcp", **{name: 1})
     assert repr(name) in str(info.value)
+
+
+def test_http_fields_name_every_transport_setting_of_http_options() -> None:
+    """One list of the HTTP settings serves the moved-keyword messages and the flat spelling alike, and it is
+    exactly what HTTPOptions hands the transports (each set to a non-default value here, so none is left out)."""
+    from mcpsync.client.flat import HTTP_FIELDS as flat_fields
+    from mcpsync.client.options import HTTP_FIELDS, MOVED_KEYWORDS
+
+    assert flat_fields is HTTP_FIELDS
+    every = HTTPOptions(
+        verify=False, cert="c.pem", proxies={"https": "http://p:1"}, trust_env=False, read_timeout=5,
+        pool_maxsize=3, max_message_size=1024, transport="http", get_stream=False, max_stream_retries=1,
+        max_retry_delay=2.0,
+    )  # fmt: skip
+    sse = HTTPOptions(transport="sse", reconnect=False, max_reconnect_attempts=2)
+    assert set(every.client_arguments()) | set(sse.client_arguments()) == set(HTTP_FIELDS)
+    assert all("HTTPOptions(%s=" % name in MOVED_KEYWORDS[name] for name in HTTP_FIELDS)

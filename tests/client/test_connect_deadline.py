@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import pytest
 
 import mcpsync
-from mcpsync.client.negotiate import ERA_CACHE, Deadline, Negotiator
+from mcpsync.client.negotiate import Deadline, Negotiator
 from mcpsync.errors import RequestTimeout
 
 from tests.conftest import misbehaving_cmd, server_cmd
@@ -137,7 +137,6 @@ def test_short_probe_then_handshake_gets_the_rest() -> None:
     with pytest.raises(mcpsync.errors.ConnectTimeout):
         _negotiator(clock, connect_timeout=8.0, probe_timeout=5.0).negotiate(session)  # type: ignore[arg-type]
     assert session.sent == [("server/discover", 5.0), ("initialize", 3.0)]
-    ERA_CACHE.forget(("test-deadline", id(clock)))
 
 
 def test_deadline_without_a_bound() -> None:

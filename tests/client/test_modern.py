@@ -7,17 +7,9 @@ import threading
 import pytest
 
 import mcpsync
-from mcpsync.client import negotiate as _negotiate
 
 from tests.conftest import misbehaving_cmd, server_cmd, wait_for
-from mcpsync.client import Callbacks, ClientOptions
-
-
-@pytest.fixture(autouse=True)
-def _fresh_era_cache():  # type: ignore[no-untyped-def]
-    _negotiate.ERA_CACHE._data.clear()  # noqa: SLF001 - each test negotiates from scratch
-    yield
-    _negotiate.ERA_CACHE._data.clear()  # noqa: SLF001
+from mcpsync.client import Callbacks, ClientOptions, ServerMemory
 
 
 @pytest.mark.parametrize(
@@ -47,11 +39,12 @@ def test_discover_never_answered_falls_back_after_probe_timeout() -> None:
 
 def test_verdict_is_cached_per_command() -> None:
     cmd = misbehaving_cmd("--era", "legacy", "--discover", "never")
-    with mcpsync.connect(cmd, options=ClientOptions(probe_timeout=0.5)) as c:
+    memory = ServerMemory()  # shared by the two clients (as a Manager's clients share its memory)
+    with mcpsync.connect(cmd, options=ClientOptions(probe_timeout=0.5, memory=memory)) as c:
         assert c.era == "legacy"
-    assert _negotiate.ERA_CACHE.get(("cmd", tuple(cmd), None)) == "2025-11-25"
+    assert memory.era(("cmd", tuple(cmd), None)) == "2025-11-25"
     # the second connect skips the probe (a probe would now cost a long timeout)
-    with mcpsync.connect(cmd, options=ClientOptions(probe_timeout=30)) as c:
+    with mcpsync.connect(cmd, options=ClientOptions(probe_timeout=30, memory=memory)) as c:
         assert c.era == "legacy"
 
 
@@ -153,11 +146,11 @@ def test_task_extension_is_transparent_and_resumable() -> None:
         handle = mcpsync.tasks.start_task(c, "task_work", {"seconds": 0.3}, on_status=statuses.append)
         assert isinstance(handle, mcpsync.tasks.TaskHandle)
         again = mcpsync.tasks.resume_task(c, handle.task_id)
-        assert "task done" in again.wait(timeout=30).text
+        assert "task done" in again.result(timeout=30).text
         slow = mcpsync.tasks.start_task(c, "task_work", {"seconds": 30})
         slow.cancel()
         with pytest.raises(mcpsync.TaskFailed):
-            slow.wait(timeout=30)
+            slow.result(timeout=30)
 
 
 def test_task_input_required_via_tasks_update() -> None:
@@ -172,4 +165,4 @@ def test_legacy_experimental_tasks() -> None:
     with mcpsync.connect(server_cmd("--era", "legacy", "--task-poll-interval-ms", "50"), protocol="legacy") as c:
         handle = mcpsync.tasks.start_task(c, "task_work", {"seconds": 0.2})
         assert isinstance(handle, mcpsync.tasks.TaskHandle) and handle.style == "experimental"
-        assert "task done" in handle.wait(timeout=30).text
+        assert "task done" in handle.result(timeout=30).text

@@ -1,4 +1,5 @@
-"""Connections to the same server started together probe its era once (ERA_CACHE single flight).
+"""Connections to the same server started together probe its era once, when they share a ServerMemory
+(single flight: a Manager's clients share its memory).
 
 The probing connection is held inside its ``server/discover`` (threading.Event), so the others are
 known to connect while the probe is under way; they must send no probe of their own, start their
@@ -12,7 +13,8 @@ from typing import Any, Dict, List, Optional
 
 import pytest
 
-from mcpsync.client.negotiate import ERA_CACHE, Negotiator
+from mcpsync.client.memory import ServerMemory
+from mcpsync.client.negotiate import Negotiator
 from mcpsync.errors import ConnectionClosed, RemoteError
 
 KEY = ("cmd", ("single-flight-test-server",), None)
@@ -66,7 +68,7 @@ class _Server:
         return send
 
 
-def _negotiator(server: _Server, who: str) -> Negotiator:
+def _negotiator(server: _Server, who: str, memory: ServerMemory) -> Negotiator:
     return Negotiator(
         name=who,
         protocol="auto",
@@ -78,22 +80,17 @@ def _negotiator(server: _Server, who: str) -> Negotiator:
         capabilities=lambda modern: {},
         envelope=lambda version: {"io.modelcontextprotocol/protocolVersion": version},
         send=server.send_for(who),
+        memory=memory,
     )
-
-
-@pytest.fixture(autouse=True)
-def _clean_cache() -> Any:
-    ERA_CACHE.forget(KEY)
-    yield
-    ERA_CACHE.forget(KEY)
 
 
 def test_concurrent_connections_wait_for_one_probe() -> None:
     server = _Server(hold_first_probe=True)
+    memory = ServerMemory()
     results: Dict[str, Any] = {}
 
     def connect(who: str) -> None:
-        results[who] = _negotiator(server, who).negotiate(_Session())  # type: ignore[arg-type]
+        results[who] = _negotiator(server, who, memory).negotiate(_Session())  # type: ignore[arg-type]
 
     first = threading.Thread(target=connect, args=("first",))
     first.start()
@@ -115,12 +112,13 @@ def test_concurrent_connections_wait_for_one_probe() -> None:
 
 def test_a_failed_probe_lets_the_waiters_probe_themselves() -> None:
     server = _Server(hold_first_probe=True, fail_first_probe=True)
+    memory = ServerMemory()
     errors: Dict[str, BaseException] = {}
     results: Dict[str, Any] = {}
 
     def connect(who: str) -> None:
         try:
-            results[who] = _negotiator(server, who).negotiate(_Session())  # type: ignore[arg-type]
+            results[who] = _negotiator(server, who, memory).negotiate(_Session())  # type: ignore[arg-type]
         except BaseException as exc:  # noqa: BLE001 - checked below
             errors[who] = exc
 
@@ -136,3 +134,43 @@ def test_a_failed_probe_lets_the_waiters_probe_themselves() -> None:
     assert isinstance(errors["first"], ConnectionClosed)
     assert server.sent["waiter"] == ["server/discover", "initialize"]
     assert results["waiter"].era == "legacy"
+
+
+def test_connections_with_memories_of_their_own_probe_each() -> None:
+    """Nothing is shared behind the user's back: a connection with another memory does not wait for the probe
+    under way, it probes itself (held probe or not)."""
+    server = _Server(hold_first_probe=True)
+    results: Dict[str, Any] = {}
+
+    def connect(who: str) -> None:
+        results[who] = _negotiator(server, who, ServerMemory()).negotiate(_Session())  # type: ignore[arg-type]
+
+    first = threading.Thread(target=connect, args=("first",))
+    first.start()
+    assert server.in_probe.wait(10)
+    connect("other")  # not held: the first connection's probe is still under way
+    assert server.sent["other"] == ["server/discover", "initialize"]
+    server.release.set()
+    first.join(10)
+    assert not first.is_alive()
+    assert results["first"].era == results["other"].era == "legacy"
+
+
+def test_a_fork_child_does_not_wait_for_a_probe_of_the_parent() -> None:
+    """A probe under way in the parent at fork time has no thread in the child: the child probes itself; the
+    verdicts learned before the fork carry over."""
+    import os
+
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this platform")
+    memory = ServerMemory()
+    memory.remember_era(("known",), "2025-11-25")
+    assert memory.begin_probe(KEY) is None  # "a connection of the parent probes KEY"
+    pid = os.fork()
+    if pid == 0:  # the child: report through the exit status only
+        ok = memory.begin_probe(KEY) is None and memory.era(("known",)) == "2025-11-25"
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    memory.end_probe(KEY)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    assert memory.begin_probe(KEY) is None  # the parent's probe ended: the next caller probes again

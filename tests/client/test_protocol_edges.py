@@ -11,7 +11,6 @@ from typing import List
 import pytest
 
 import mcpsync
-from mcpsync.client import negotiate as _negotiate
 
 from tests.conftest import server_cmd
 from mcpsync.client import Callbacks, ClientOptions, StdioOptions
@@ -34,12 +33,6 @@ def script(tmp_path, body: str) -> List[str]:  # type: ignore[no-untyped-def]
     path = tmp_path / "server.py"
     path.write_text(HEADER + textwrap.dedent(body))
     return [sys.executable, str(path)]
-
-
-@pytest.fixture(autouse=True)
-def _fresh_era_cache():  # type: ignore[no-untyped-def]
-    _negotiate.ERA_CACHE._data.clear()  # noqa: SLF001
-    yield
 
 
 def test_unknown_result_type_is_a_protocol_error(tmp_path) -> None:  # type: ignore[no-untyped-def]

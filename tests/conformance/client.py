@@ -33,6 +33,7 @@ if ROOT not in sys.path:  # run from a checkout: use this tree's mcpsync
 
 import mcpsync  # noqa: E402
 from mcpsync.auth import OAuthManager  # noqa: E402
+from mcpsync.skills import list_skills, load_skill, read_skill_file  # noqa: E402
 
 LEGACY = "2025-11-25"
 CLIENT_INFO = {"name": "mcpsync-conformance-client", "version": mcpsync.__version__}
@@ -187,19 +188,19 @@ def run_invalid_tool_headers(url: str) -> None:
 def run_skills_no_prefetch(url: str) -> None:
     """sep-2640-client-no-prefetch: list the skills; nothing is fetched until a skill is loaded."""
     with connect(url) as client:
-        skills = client.list_skills()
+        skills = list_skills(client)
         log.info("listed %d skill(s): %s", len(skills), ", ".join(s.name for s in skills))
 
 
 def run_skills_verify(url: str) -> None:
     """sep-2640-client-verify-*: load each skill and read its files; a verification failure stops it."""
     with connect(url) as client:
-        for skill in client.list_skills():
+        for skill in list_skills(client):
             try:
-                loaded = client.load_skill(skill)
+                loaded = load_skill(client, skill)
                 for entry in skill.resources:
                     if entry.uri != skill.uri:
-                        client.read_skill_file(skill, entry.uri)
+                        read_skill_file(client, skill, entry.uri)
                 log.info("loaded skill %s (%d bytes)", loaded.name, len(loaded.content))
             except mcpsync.SkillVerificationError as exc:
                 # the expected outcome when the server serves tampered content: refuse and stop

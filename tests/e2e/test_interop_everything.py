@@ -332,13 +332,13 @@ def test_task_required_tool_runs_as_a_task(bare_client: Any) -> None:
     )
     assert isinstance(handle, mcpsync.tasks.TaskHandle)
     assert handle.task_id
-    result = handle.wait(timeout=60)
+    result = handle.result(timeout=60)
     assert "interop" in result.text
     assert handle.status == "completed"
 
 
 def test_task_input_required_elicitation(client: Any, recorder: Recorder) -> None:
     handle = mcpsync.tasks.start_task(client, "simulate-research-query", {"topic": "python", "ambiguous": True})
-    result = handle.wait(timeout=15)
+    result = handle.result(timeout=15)
     assert recorder.elicitation
     assert "python" in result.text

@@ -17,7 +17,6 @@ from typing import Iterator, List, Tuple
 import pytest
 
 import mcpsync
-from mcpsync.transports.http import remote as _remote
 
 from tests.peers.authserver import free_port
 from tests.peers.interop_peers import PEERS, require_peer
@@ -74,13 +73,6 @@ def _stop(proc: "subprocess.Popen[bytes]") -> None:
             proc.wait(5)
 
 
-@pytest.fixture(autouse=True)
-def _forget() -> Iterator[None]:
-    _remote.forget()
-    yield
-    _remote.forget()
-
-
 # ---------------------------------------------------------------------------- server-everything
 
 
@@ -120,7 +112,7 @@ def test_everything_auto_detects_sse(everything: Tuple[str, str]) -> None:
         pytest.skip("fallback only matters for the SSE server")
     with mcpsync.connect(url, http=HTTPOptions(transport="auto"), timeout=60, connect_timeout=60) as c:
         assert c.transport_kind == "sse"
-    assert _remote.remembered(url) == "sse"
+        assert c.memory.transport(url) == "sse"
 
 
 def test_everything_progress(everything: Tuple[str, str]) -> None:

@@ -20,7 +20,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mcpsync
-from mcpsync.client import negotiate as _negotiate
 
 from tests.conftest import server_cmd
 from tests.peers.httpserver import MCPTestServer
@@ -29,13 +28,6 @@ from mcpsync.middleware import ToolPolicy
 
 ANSWER = {"name": "Ada", "age": 36}
 SECRET = "test-secret-not-a-credential"
-
-
-@pytest.fixture(autouse=True)
-def _fresh_era_cache():  # type: ignore[no-untyped-def]
-    _negotiate.ERA_CACHE._data.clear()  # noqa: SLF001 - each test negotiates from scratch
-    yield
-    _negotiate.ERA_CACHE._data.clear()  # noqa: SLF001
 
 
 def _defer(client: mcpsync.Client, tool: str = "elicit", args=None, **kw):  # type: ignore[no-untyped-def]

@@ -18,7 +18,7 @@ import pytest
 from mcpsync import _files
 from mcpsync.auth.store import CredentialStore
 from mcpsync.cards.cache import CardCache
-from mcpsync.client.warm import WarmCache
+from mcpsync.warm.cache import WarmCache
 from mcpsync.registry.cache import DiskCache
 
 from tests.peers.winsemantics import WindowsReplace

@@ -30,6 +30,7 @@ RANK: Dict[str, int] = {
     "_files": 0,
     "_trust": 0,
     "_lazy": 0,
+    "_pointer": 0,
     "_structured": 0,
     "wire": 1,
     "httpauth": 1,

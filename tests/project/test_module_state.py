@@ -92,12 +92,6 @@ CONSTANTS: Dict[Tuple[str, str], str] = {
     ("manager/config_schema.py", "_FOREIGN_ENTRY"): "JSON Schema",
     ("manager/config_schema.py", "_GEMINI_ENTRY"): "JSON Schema",
     ("manager/config_schema.py", "_CARD"): "JSON Schema",
-    # mcpsync/transports/http/ is being rewritten by another engineer: its constant tables are left as they are.
-    ("transports/http/netbase.py", "_DEFAULT_PORTS"): "transports/http rewrite in progress",
-    ("transports/http/headers.py", "_NAME_METHODS"): "transports/http rewrite in progress",
-    ("transports/http/proxy.py", "_DEFAULT_PROXY_PORTS"): "transports/http rewrite in progress",
-    ("transports/http/proxy.py", "_SOCKS_REPLIES"): "transports/http rewrite in progress",
-    ("transports/http/select.py", "_ONLY_FOR"): "transports/http rewrite in progress",
 }
 
 #: Mutable state that is process-wide by nature, with the reason. Keep this list short.
@@ -119,17 +113,6 @@ PROCESS_WIDE: Dict[Tuple[str, str], str] = {
     # A file lock (fcntl/msvcrt) does not exclude threads of one process: stores on one path share a thread lock.
     ("auth/store.py", "_PATH_LOCKS"): "in-process lock per credential file path",
     ("auth/store.py", "_PATH_LOCKS_GUARD"): "guards _PATH_LOCKS",
-    # The negotiated protocol era per server, shared by every client of the process so that a fleet of clients
-    # probes a server once (single flight); _DONE is the pre-set event handed to waiters when a verdict exists.
-    # (Owning it in an object the user holds would be a design change of the connect path.)
-    ("client/negotiate.py", "ERA_CACHE"): "process-wide era cache (documented in negotiate.py)",
-    ("client/negotiate.py", "_DONE"): "a pre-set event, never cleared",
-    # The transports/http package is being rewritten by another engineer (it remembers transports per URL in a
-    # module global, which is why several test files carry a _forget_transports fixture): remove with it.
-    ("transports/http/remote.py", "_memory"): "transports/http rewrite in progress",
-    ("transports/http/remote.py", "_memory_lock"): "transports/http rewrite in progress",
-    # A thread-local slot the (process-global) audit hook reads while a thread runs a connection's connect().
-    ("transports/http/pool.py", "_CONNECTING"): "per-thread slot for sys.addaudithook (transports/http)",
 }
 
 

@@ -28,6 +28,7 @@ NAMESPACES = [
     "mcpsync.auth",
     "mcpsync.client",
     "mcpsync.errors",
+    "mcpsync.handles",
     "mcpsync.input",
     "mcpsync.integrations",
     "mcpsync.manager",

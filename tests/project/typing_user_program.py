@@ -169,7 +169,14 @@ if TYPE_CHECKING:  # never runs: what a type checker sees at the main entry poin
     reveal_type(m.call_tool("example_echo"))  # revealed: CallToolResult
     reveal_type(m.on("tools_changed", print))  # revealed: def ()
     reveal_type(mcpsync.tasks.start_task(c, "slow"))  # revealed: TaskHandle | CallToolResult
-    reveal_type(mcpsync.tasks.resume_task(c, "t1").wait())  # revealed: CallToolResult
+    reveal_type(mcpsync.tasks.resume_task(c, "t1").result())  # revealed: CallToolResult
+    reveal_type(m.call_tool_async("example_echo"))  # revealed: RequestHandle[CallToolResult]
+    unfinished: List[mcpsync.handles.Handle[mcpsync.CallToolResult]] = [
+        c.call_tool_async("echo"),
+        mcpsync.tasks.resume_task(c, "t1"),
+    ]
+    reveal_type(unfinished[0].result(timeout=5))  # revealed: CallToolResult
+    reveal_type(unfinished[1].exception())  # revealed: BaseException | None
     reveal_type(mcpsync.OAuthManager().auth("x"))  # revealed: OAuthAuth
 
 

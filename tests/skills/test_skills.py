@@ -17,7 +17,7 @@ from typing import Any, Dict, Iterator, List, Optional
 import pytest
 
 import mcpsync
-from mcpsync.client.skills import Skill
+from mcpsync.skills import Skill, get_skill, list_skills, load_skill, read_skill_file
 
 from tests.conftest import write_atomic
 
@@ -106,7 +106,7 @@ def server(tmp_path: Any) -> Iterator[SkillServer]:
 
 def test_listing_returns_typed_entries_and_fetches_nothing(server: SkillServer) -> None:
     with open_client(server) as client:
-        skills = client.list_skills()
+        skills = list_skills(client)
         assert len(skills) == 1
         skill = skills[0]
         assert isinstance(skill, mcpsync.skills.Skill)
@@ -141,9 +141,9 @@ def test_listing_follows_cursors(tmp_path: Any) -> None:
         )
     server = SkillServer(tmp_path, skills=skills, files=files, page_size=2)
     with open_client(server) as client:
-        names = [s.name for s in client.list_skills()]
+        names = [s.name for s in list_skills(client)]
         assert names == ["skill-%d" % i for i in range(5)]
-        loaded = client.load_skill(client.list_skills()[3])
+        loaded = load_skill(client, list_skills(client)[3])
         assert loaded.body == "body\n"
     assert len(server.requests("skills/list")) == 6
     assert server.reads() == ["skill://skill-3/SKILL.md"]
@@ -162,19 +162,19 @@ def test_invalid_entries_are_skipped_and_valid_ones_kept(tmp_path: Any) -> None:
     ]
     server = SkillServer(tmp_path, skills=bad_entries + [entry()])
     with open_client(server) as client:
-        skills = client.list_skills()
+        skills = list_skills(client)
         assert [s.uri for s in skills] == [SKILL_URI]
-        assert client.load_skill(skills[0]).name == "pdf-processing"
+        assert load_skill(client, skills[0]).name == "pdf-processing"
 
 
 def test_a_server_without_the_extension_is_refused_before_sending(tmp_path: Any) -> None:
     server = SkillServer(tmp_path, extension=False)
     with open_client(server) as client:
         with pytest.raises(mcpsync.CapabilityError) as err:
-            client.list_skills()
+            list_skills(client)
         assert "io.modelcontextprotocol/skills" in str(err.value)
         with pytest.raises(mcpsync.CapabilityError):
-            client.get_skill(SKILL_URI)
+            get_skill(client, SKILL_URI)
     assert server.requests("skills/list") == [] and server.requests("skills/get") == []
 
 
@@ -183,26 +183,26 @@ def test_a_server_without_the_extension_is_refused_before_sending(tmp_path: Any)
 
 def test_load_skill_fetches_skill_md_only_and_verifies_it(server: SkillServer) -> None:
     with open_client(server) as client:
-        skill = client.list_skills()[0]
+        skill = list_skills(client)[0]
         assert server.reads() == []
-        loaded = client.load_skill(skill)
+        loaded = load_skill(client, skill)
         assert isinstance(loaded, mcpsync.skills.LoadedSkill)
         assert loaded.content == SKILL_MD
         assert loaded.frontmatter == FRONTMATTER
         assert loaded.body.startswith("\n# PDF processing")
         assert server.reads() == [SKILL_URI]  # the supporting file is not prefetched
-        forms = client.read_skill_file(loaded, "references/FORMS.md")
+        forms = read_skill_file(client, loaded, "references/FORMS.md")
         assert isinstance(forms, mcpsync.skills.SkillFile)
         assert forms.text == FORMS_MD and forms.data == FORMS_MD.encode("utf-8")
         assert forms.mime_type == "text/markdown"
         assert server.reads() == [SKILL_URI, FORMS_URI]
         # a full URI inside the skill works the same way
-        assert client.read_skill_file(skill, FORMS_URI).text == FORMS_MD
+        assert read_skill_file(client, skill, FORMS_URI).text == FORMS_MD
 
 
 def test_load_by_uri_gets_the_entry_first(server: SkillServer) -> None:
     with open_client(server) as client:
-        loaded = client.load_skill(SKILL_URI)
+        loaded = load_skill(client, SKILL_URI)
         assert loaded.skill.frontmatter == FRONTMATTER
     assert [r["method"] for r in server.requests() if r["method"] in ("skills/get", "resources/read")] == [
         "skills/get",
@@ -213,17 +213,17 @@ def test_load_by_uri_gets_the_entry_first(server: SkillServer) -> None:
 def test_get_skill_unknown_uri_is_invalid_params(server: SkillServer) -> None:
     with open_client(server) as client:
         with pytest.raises(mcpsync.errors.InvalidParams):
-            client.get_skill("skill://nope/SKILL.md")
-        assert client.get_skill(SKILL_URI).name == "pdf-processing"  # the connection is still fine
+            get_skill(client, "skill://nope/SKILL.md")
+        assert get_skill(client, SKILL_URI).name == "pdf-processing"  # the connection is still fine
 
 
 def test_modern_era(tmp_path: Any) -> None:
     server = SkillServer(tmp_path, modern=True)
     with open_client(server) as client:
         assert client.era == "modern"
-        skill = client.list_skills()[0]
-        assert client.load_skill(skill).content == SKILL_MD
-        assert client.read_skill_file(skill, "references/FORMS.md").text == FORMS_MD
+        skill = list_skills(client)[0]
+        assert load_skill(client, skill).content == SKILL_MD
+        assert read_skill_file(client, skill, "references/FORMS.md").text == FORMS_MD
 
 
 # ------------------------------------------------------------------------------------- verification
@@ -231,13 +231,13 @@ def test_modern_era(tmp_path: Any) -> None:
 
 def _refused(server: SkillServer, reason: str, **load: Any) -> mcpsync.SkillVerificationError:
     with open_client(server) as client:
-        skill = client.list_skills()[0]
+        skill = list_skills(client)[0]
         with pytest.raises(mcpsync.SkillVerificationError) as err:
-            client.load_skill(skill, **load)
+            load_skill(client, skill, **load)
         assert err.value.reason == reason
         assert isinstance(err.value, mcpsync.MCPError)
         # the connection stays usable after a refusal
-        assert client.list_skills()[0].uri == SKILL_URI
+        assert list_skills(client)[0].uri == SKILL_URI
     return err.value
 
 
@@ -283,18 +283,18 @@ def test_missing_or_unreadable_frontmatter_is_refused(tmp_path: Any) -> None:
 def test_tampered_supporting_file_is_refused(tmp_path: Any) -> None:
     server = SkillServer(tmp_path, files={SKILL_URI: SKILL_MD, FORMS_URI: FORMS_MD.upper()})
     with open_client(server) as client:
-        loaded = client.load_skill(client.list_skills()[0])
+        loaded = load_skill(client, list_skills(client)[0])
         with pytest.raises(mcpsync.SkillVerificationError) as err:
-            client.read_skill_file(loaded, "references/FORMS.md")
+            read_skill_file(client, loaded, "references/FORMS.md")
         assert err.value.reason == "digest" and err.value.uri == FORMS_URI
 
 
 def test_unlisted_files_are_refused_without_a_request(server: SkillServer) -> None:
     with open_client(server) as client:
-        skill = client.list_skills()[0]
+        skill = list_skills(client)[0]
         for path in ("references/OTHER.md", "../other-skill/SKILL.md", "skill://other/SKILL.md", "/", ""):
             with pytest.raises(mcpsync.SkillVerificationError) as err:
-                client.read_skill_file(skill, path)
+                read_skill_file(client, skill, path)
             assert err.value.reason == "unlisted"
     assert server.reads() == []
 
@@ -302,17 +302,17 @@ def test_unlisted_files_are_refused_without_a_request(server: SkillServer) -> No
 def test_dynamic_skills_need_allow_dynamic(tmp_path: Any) -> None:
     server = SkillServer(tmp_path, skills=[entry(resources="dynamic")])
     with open_client(server) as client:
-        skill = client.list_skills()[0]
+        skill = list_skills(client)[0]
         assert skill.dynamic and skill.resources is None
         with pytest.raises(mcpsync.SkillVerificationError) as err:
-            client.load_skill(skill)
+            load_skill(client, skill)
         assert err.value.reason == "dynamic"
         with pytest.raises(mcpsync.SkillVerificationError):
-            client.read_skill_file(skill, "references/FORMS.md")
+            read_skill_file(client, skill, "references/FORMS.md")
         assert server.reads() == []
-        loaded = client.load_skill(skill, allow_dynamic=True)  # the frontmatter is still compared
+        loaded = load_skill(client, skill, allow_dynamic=True)  # the frontmatter is still compared
         assert loaded.frontmatter == FRONTMATTER
-        assert client.read_skill_file(skill, "references/FORMS.md", allow_dynamic=True).text == FORMS_MD
+        assert read_skill_file(client, skill, "references/FORMS.md", allow_dynamic=True).text == FORMS_MD
 
 
 def test_dynamic_skill_frontmatter_is_still_checked(tmp_path: Any) -> None:

@@ -17,8 +17,9 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import mcpsync  # noqa: E402
-from mcpsync.client.frontmatter import FrontmatterError, parse_yaml, split_frontmatter  # noqa: E402
-from mcpsync.client.skills import Skill, _same  # noqa: E402
+from mcpsync.skills.frontmatter import FrontmatterError, parse_yaml, split_frontmatter  # noqa: E402
+from mcpsync.skills import list_skills, load_skill  # noqa: E402
+from mcpsync.skills.skills import Skill, _same  # noqa: E402
 
 from tests.conftest import fuzz_examples, write_atomic  # noqa: E402
 from tests.skills.test_skills import SKILL_URI, SkillServer, entry, open_client  # noqa: E402
@@ -158,9 +159,9 @@ def test_a_real_server_sending_arbitrary_entries(tmp_path: Any) -> None:
                 config = json.load(f)
             config["skills"] = junk + [entry()]
             write_atomic(server.config_path, json.dumps(config))  # the server re-reads it on every line
-            skills = client.list_skills()
+            skills = list_skills(client)
             assert SKILL_URI in [s.uri for s in skills]
             valid = [s for s in skills if s.uri == SKILL_URI and s.frontmatter == entry()["frontmatter"]]
-            assert client.load_skill(valid[0]).name == "pdf-processing"
+            assert load_skill(client, valid[0]).name == "pdf-processing"
 
         run()

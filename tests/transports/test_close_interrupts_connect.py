@@ -25,7 +25,6 @@ from typing import Any, Callable, Dict, Iterator, List, Tuple
 import pytest
 
 import mcpsync
-from mcpsync.transports.http import remote as _remote
 
 from tests.conftest import wait_for
 from tests.peers.faultserver import FullBacklogServer, StalledTLSServer, _tcp_states
@@ -64,11 +63,8 @@ def _ids(steps: List[Tuple[str, str]]) -> List[str]:
 
 
 @pytest.fixture(autouse=True)
-def _forget_transports(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.delenv("MCPSYNC_HTTP_ENGINE", raising=False)  # the standard-library engine: the one under test
-    _remote.forget()
-    yield
-    _remote.forget()
+def _no_stale_engine_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MCPSYNC_HTTP_ENGINE", raising=False)  # a leftover value would fail every open here
 
 
 class _Stall:
@@ -237,7 +233,7 @@ def test_an_abort_just_before_a_connect_or_handshake_starts_ends_it_as_a_closed_
     handshake (with a server that never answers) starts. That step then ends at once (a socket not yet
     connecting gets a microsecond timeout, a connected one is shut down) and the caller gets ConnectionBroken,
     long before the connect timeout; no socket is left."""
-    from mcpsync.transports.http.netbase import ConnectionBroken
+    from mcpsync.transports.http.contract import ConnectionBroken
     from mcpsync.transports.http.pool import PoolNet
 
     server = FullBacklogServer() if window == "tcp-connect" else StalledTLSServer()
@@ -329,7 +325,7 @@ def test_a_call_waiting_for_its_answer_inside_tls_in_tls_wakes(pki: Dict[str, st
     never answers: abort() (close) ends the wait with ConnectionBroken (it shuts the tunnel down at the proxy
     socket's descriptor), the read timeout (a socket timeout) with ReadTimeout; nothing is left connected."""
     from mcpsync.transports.http.pool import PoolNet
-    from mcpsync.transports.http.netbase import ConnectionBroken, ReadTimeout
+    from mcpsync.transports.http.contract import ConnectionBroken, ReadTimeout
     from mcpsync.transports.http.proxy import ProxyTable
 
     client_context = ssl.create_default_context(cafile=pki["ca.crt"])

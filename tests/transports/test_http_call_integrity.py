@@ -8,12 +8,11 @@ paths where the fault concerns them. docs/internals/reliability.md names these t
 from __future__ import annotations
 
 import threading
-from typing import Any, Iterator, List
+from typing import Any, List
 
 import pytest
 
 import mcpsync
-from mcpsync.transports.http import remote as _remote
 
 from tests.conftest import wait_for
 from tests.peers.faultserver import FaultServer, FullBacklogServer, StalledTLSServer, TaskRouter
@@ -23,12 +22,6 @@ pytestmark = pytest.mark.timeout(180)
 
 BOUND = 30.0
 
-
-@pytest.fixture(autouse=True)
-def _forget_transports() -> Iterator[None]:
-    _remote.forget()
-    yield
-    _remote.forget()
 
 
 @pytest.fixture
@@ -58,7 +51,7 @@ def test_task_requests_carry_the_task_id_in_mcp_name(engine: str, how: str) -> N
             done = mcpsync.tasks.start_task(c, "task_work", {"seconds": 0.2})
             slow = mcpsync.tasks.start_task(c, "task_work", {"seconds": 60})
             assert isinstance(done, mcpsync.tasks.TaskHandle) and isinstance(slow, mcpsync.tasks.TaskHandle)
-            assert "task done" in done.wait(timeout=BOUND).text
+            assert "task done" in done.result(timeout=BOUND).text
             slow.cancel()
             if how == "blocking":
                 asked = c.call_tool("task_work", {"seconds": 0.1, "ask": True})

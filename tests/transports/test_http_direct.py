@@ -26,7 +26,7 @@ import mcpsync
 from mcpsync.errors import ConfigError, ConnectError
 from mcpsync.transports.http.net import make_net
 from mcpsync.transports.http.pool import PoolNet
-from mcpsync.transports.http.netbase import ConnectFailed, ConnectionBroken, EngineError, ReadTimeout
+from mcpsync.transports.http.contract import ConnectFailed, ConnectionBroken, NetError, ReadTimeout
 from mcpsync.transports.http.options import HTTPOptions
 
 from tests.conftest import wait_for
@@ -606,7 +606,7 @@ def test_any_answer_bytes_raise_only_engine_errors_and_the_next_call_works(
             r = net.send("POST", junk_server.url, b"{}", {}, (5.0, 2.0))
             r.read()
             r.close()
-        except EngineError:
+        except NetError:
             pass
         with junk_server.lock:
             junk_server.replies = []

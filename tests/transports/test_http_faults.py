@@ -30,12 +30,6 @@ pytestmark = pytest.mark.timeout(120)
 BOUND = 30.0  # the most any cell may take before it counts as a hang
 
 
-@pytest.fixture(autouse=True)
-def _forget_transports() -> Iterator[None]:
-    _remote.forget()
-    yield
-    _remote.forget()
-
 
 @pytest.fixture
 def srv(era: str) -> Iterator[FaultServer]:

@@ -9,7 +9,6 @@ from typing import Any, Iterator, List
 import pytest
 
 import mcpsync
-from mcpsync.transports.http import remote as _remote
 
 from tests.conftest import wait_for
 from tests.peers.httpserver import MCPTestServer
@@ -41,12 +40,6 @@ def modern() -> Iterator[MCPTestServer]:
     with MCPTestServer(era="modern") as srv:
         yield srv
 
-
-@pytest.fixture(autouse=True)
-def _forget_transports() -> Iterator[None]:
-    _remote.forget()
-    yield
-    _remote.forget()
 
 
 def connect(srv: MCPTestServer, **options: Any) -> mcpsync.Client:

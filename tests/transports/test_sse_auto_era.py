@@ -7,22 +7,14 @@ a real local HTTP+SSE server (tests/peers/httpserver.py) in each case.
 
 from __future__ import annotations
 
-from typing import Any, Iterator, List, Optional
+from typing import Any, List, Optional
 
-import pytest
 
 import mcpsync
-from mcpsync.transports.http import remote as _remote
 
 from tests.peers.httpserver import MCPTestServer
 from mcpsync.client import ClientOptions, HTTPOptions
 
-
-@pytest.fixture(autouse=True)
-def _forget() -> Iterator[None]:
-    _remote.forget()
-    yield
-    _remote.forget()
 
 
 def _methods(srv: MCPTestServer) -> List[Optional[str]]:

@@ -14,7 +14,7 @@ from mcpsync.transports.http import remote as _remote
 
 from tests.conftest import wait_for
 from tests.peers.httpserver import MCPTestServer
-from mcpsync.client import Callbacks, HTTPOptions
+from mcpsync.client import Callbacks, ClientOptions, HTTPOptions, ServerMemory
 
 MB = 1024 * 1024
 
@@ -24,12 +24,6 @@ def srv() -> Iterator[MCPTestServer]:
     with MCPTestServer(era="legacy") as s:
         yield s
 
-
-@pytest.fixture(autouse=True)
-def _forget_transports() -> Iterator[None]:
-    _remote.forget()
-    yield
-    _remote.forget()
 
 
 def sse(srv: MCPTestServer, prefix: str = "", **options: Any) -> mcpsync.Client:
@@ -123,16 +117,32 @@ def test_gives_up_after_the_reconnect_budget() -> None:
 
 def test_auto_falls_back_to_sse_on_405_and_remembers(srv: MCPTestServer) -> None:
     url = srv.sse_url()
-    with mcpsync.connect(url, timeout=20) as c:
+    memory = ServerMemory()  # what the two clients share (as a Manager's clients do)
+    with mcpsync.connect(url, timeout=20, options=ClientOptions(memory=memory)) as c:
         assert c.transport_kind == "sse"
         assert c.call_tool("echo", {"message": "x"}).text == "x"
-    assert _remote.remembered(url) == "sse"
+        assert c.memory is memory
+    assert memory.transport(url) == "sse"
     assert [r.method for r in srv.records()][:2] == ["POST", "POST"]  # discover probe, then initialize
     before = len(srv.records("POST"))
-    with mcpsync.connect(url, timeout=20) as c:
+    with mcpsync.connect(url, timeout=20, options=ClientOptions(memory=memory)) as c:
         assert c.transport_kind == "sse"
     # the remembered kind goes first: no Streamable HTTP attempt this time
     assert not [r for r in srv.records("POST")[before:] if r.path == "/sse"]
+
+
+def test_a_clients_own_memory_is_not_shared(srv: MCPTestServer) -> None:
+    """Without a shared memory each client learns for itself: nothing is kept at module level."""
+    url = srv.sse_url()
+    with mcpsync.connect(url, timeout=20) as c:
+        assert c.transport_kind == "sse"
+        assert c.memory.transport(url) == "sse"
+    before = len(srv.records("POST"))
+    with mcpsync.connect(url, timeout=20) as c:
+        assert c.transport_kind == "sse"
+        assert c.memory.transport(url) == "sse"
+    # a fresh client tries Streamable HTTP first again (its POST to the SSE URL is refused with 405)
+    assert [r for r in srv.records("POST")[before:] if r.path == "/sse"]
 
 
 def test_auto_prefers_streamable_http(srv: MCPTestServer) -> None:

@@ -21,9 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import mcpsync
-from mcpsync.client import negotiate as _negotiate
-from mcpsync.client.warm import WarmCache
-from mcpsync.transports.http import remote as _remote
+from mcpsync.warm.cache import WarmCache
 
 from tests.conftest import server_cmd
 from tests.peers.httpserver import MCPTestServer
@@ -33,21 +31,9 @@ TTL = 60000
 
 def _warm(client: Any) -> Any:
     """The client's warm cache hooks (one of its core extensions)."""
-    from mcpsync.client.warm import WarmStart
+    from mcpsync.warm.cache import WarmStart
 
     return next((e for e in client._extensions if isinstance(e, WarmStart)), None)  # noqa: SLF001
-
-
-def _new_process_memory() -> None:
-    _negotiate.ERA_CACHE._data.clear()  # noqa: SLF001
-    _remote.forget()
-
-
-@pytest.fixture(autouse=True)
-def _fresh():  # type: ignore[no-untyped-def]
-    _new_process_memory()
-    yield
-    _new_process_memory()
 
 
 def _methods(srv: MCPTestServer, since: int) -> List[str]:
@@ -59,8 +45,8 @@ def _methods(srv: MCPTestServer, since: int) -> List[str]:
 
 
 def _run(srv: MCPTestServer, cache_dir: Path, **opts: Any) -> List[str]:
-    """One connection (as a new process would make it): list the tools, call echo; what the server saw."""
-    _new_process_memory()
+    """One connection (a new client learns from the warm cache only, as a new process would): call echo; what
+    the server saw."""
     n = len(srv.log)
     with mcpsync.connect(srv.url, extensions=[WarmCache(cache_dir)], **opts) as c:
         assert c.call_tool("echo", {"message": "hi"}).text == "hi"
@@ -97,14 +83,12 @@ def test_second_process_makes_one_round_trip_for_a_call(tmp_path: Path) -> None:
 def test_listings_are_kept_for_their_ttl(tmp_path: Path) -> None:
     with MCPTestServer(era="modern", ttl_ms=TTL) as srv:
         for expected in (["POST server/discover", "POST tools/list"], []):
-            _new_process_memory()
             n = len(srv.log)
             with mcpsync.connect(srv.url, extensions=[WarmCache(tmp_path)]) as c:
                 names = {t.name for t in c.list_tools()}
                 assert "echo" in names
             assert _methods(srv, n) == expected
         # per-call choice: refresh asks and keeps, bypass asks and keeps nothing
-        _new_process_memory()
         n = len(srv.log)
         with mcpsync.connect(srv.url, extensions=[WarmCache(tmp_path)]) as c:
             c.list_tools(cache="refresh")
@@ -133,7 +117,6 @@ def test_handshake_era_skips_the_probe(tmp_path: Path) -> None:
 def test_stdio_modern_skips_discover(tmp_path: Path) -> None:
     cmd = server_cmd("--era", "modern", "--ttl-ms", str(TTL))
     for _ in range(2):
-        _new_process_memory()
         with mcpsync.connect(cmd, extensions=[WarmCache(tmp_path)]) as c:
             assert c.era == "modern" and c.call_tool("echo", {"message": "x"}).text == "x"
             assert c.server_capabilities.get("tools") is not None
@@ -143,14 +126,12 @@ def test_stdio_modern_skips_discover(tmp_path: Path) -> None:
 
 def test_a_server_that_changed_version_is_refreshed_on_its_first_answer(tmp_path: Path) -> None:
     with MCPTestServer(era="modern", ttl_ms=TTL) as srv:
-        _new_process_memory()
         with mcpsync.connect(srv.url, extensions=[WarmCache(tmp_path)]) as c:
             c.list_tools()
         path = next(tmp_path.glob("*.json"))
         entry = json.loads(path.read_text())
         entry["discover"]["serverInfo"]["version"] = "0.0.1-old"
         path.write_text(json.dumps(entry))
-        _new_process_memory()
         n = len(srv.log)
         with mcpsync.connect(srv.url, extensions=[WarmCache(tmp_path)]) as c:
             assert c.server_info.version == "0.0.1-old"  # what the cache said
@@ -172,7 +153,6 @@ def test_a_server_that_changed_era_is_renegotiated_and_the_call_runs_once(tmp_pa
         key = WarmCache.key(_warm(client).identity())  # noqa: SLF001
         # the test server's new port is a new identity: the entry is rebound as the same server's would be
         (tmp_path / ("%s.json" % key)).write_text(json.dumps(dict(kept, server=key)))
-        _new_process_memory()
         n = len(legacy.log)
         with client:
             assert client.call_tool("echo", {"message": "once"}).text == "once"
@@ -201,7 +181,6 @@ def test_credentials_tell_entries_apart_and_never_reach_the_file(tmp_path: Path)
 def test_the_default_directory_is_private(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MCPSYNC_CACHE_DIR", str(tmp_path / "cache"))  # the parent of every cache: warm/ here
     with MCPTestServer(era="modern", ttl_ms=TTL) as srv:
-        _new_process_memory()
         with mcpsync.connect(srv.url, extensions=[WarmCache()]) as c:
             c.list_tools()
     warm = tmp_path / "cache" / "warm"
@@ -262,7 +241,6 @@ def test_a_damaged_cache_file_never_breaks_a_connection(junk: bytes, tmp_path_fa
     client = mcpsync.Client(cmd, extensions=[WarmCache(cache_dir)])
     assert _warm(client) is not None  # noqa: SLF001
     (cache_dir / ("%s.json" % WarmCache.key(_warm(client).identity()))).write_bytes(junk)  # noqa: SLF001
-    _new_process_memory()
     logging.getLogger("mcpsync").setLevel(logging.CRITICAL)
     try:
         with client:
@@ -279,7 +257,7 @@ def test_warm_cache_option_values(tmp_path: Path) -> None:
     assert WarmCache.coerce(cache) is cache
     with pytest.raises(mcpsync.ConfigError):
         mcpsync.Client(server_cmd(), extensions=[42])  # type: ignore[list-item]
-    with pytest.raises(mcpsync.ConfigError, match="warm_cache= moved: pass extensions="):
+    with pytest.raises(mcpsync.ConfigError, match=r"unknown Client option 'warm_cache'.*extensions=\[\.\.\.\]"):
         mcpsync.Client(server_cmd(), warm_cache=True)  # type: ignore[call-arg]
     cache.clear()
 
@@ -309,11 +287,14 @@ def test_manager_option(tmp_path: Path) -> None:
 
     cmd = server_cmd("--era", "modern", "--ttl-ms", str(TTL))
     for _ in range(2):
-        _new_process_memory()
         with Manager({"a": {"command": cmd}}, client_options={"warm_cache": tmp_path}) as mgr:
             assert mgr.call_tool("a_echo", {"message": "m"}).text == "m"
     entry = json.loads(next(tmp_path.glob("*.json")).read_text())
     assert entry["era"] == "modern" and "tools/list|" in entry["lists"]
+    other = tmp_path / "objects"
+    with Manager({"a": {"command": cmd}}, client_options={"extensions": [WarmCache(other)]}) as mgr:
+        assert mgr.call_tool("a_echo", {"message": "m"}).text == "m"  # the new spelling: one cache, every server
+    assert len(list(other.glob("*.json"))) == 1
 
 
 # --------------------------------------------------------------------------- files the cache must not trust
@@ -333,7 +314,6 @@ def _plant(path: Path) -> None:
 
 def _listed(srv: MCPTestServer, cache_dir: Path) -> Any:
     """A new connection lists the tools: (names, what the server saw)."""
-    _new_process_memory()
     n = len(srv.log)
     with mcpsync.connect(srv.url, extensions=[WarmCache(cache_dir)]) as c:
         names = {t.name for t in c.list_tools()}

@@ -163,11 +163,8 @@ def test_drop_log_is_once_per_kind_then_rate_limited(caplog: pytest.LogCaptureFi
 def test_junk_ids_over_http(era: str, transport: str) -> None:
     """The same junk frames on the event streams of a real local HTTP server (Streamable HTTP and legacy
     HTTP+SSE), both eras."""
-    from mcpsync.transports.http import remote as _remote
-
     from tests.peers.httpserver import MCPTestServer
 
-    _remote.forget()
     with MCPTestServer(era=era, response_mode="sse") as srv:
         srv.faults.junk_ids = True
         url = srv.url if transport == "http" else srv.sse_url()
@@ -180,7 +177,6 @@ def test_junk_ids_over_http(era: str, transport: str) -> None:
             assert c.call_tool("add", {"a": 1, "b": 2}).structured_content == {"sum": 3}
             assert c.connected
             assert c.session.drops.total > 0
-    _remote.forget()
 
 
 @pytest.mark.parametrize("rid", ["²", "١٢", "9" * 5000, ""])

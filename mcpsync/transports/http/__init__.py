@@ -1,10 +1,12 @@
-"""The HTTP stack of the remote transports; each file is one layer of a call's path.
+"""The HTTP stack of the remote transports: urllib3 under every request, one file per layer of a call's path.
 
 One ``tools/call`` to a Streamable HTTP server goes down through:
 
 * :mod:`.select` picks the transport for a URL (Streamable HTTP, the legacy HTTP+SSE one, or both in order);
-  :mod:`.remote` holds what both share (starting state, status mapping, the fallback policy) and
-  :mod:`.options` their settings (:class:`~mcpsync.transports.http.options.HTTPOptions`).
+  :mod:`.options` holds their settings (:class:`~mcpsync.transports.http.options.HTTPOptions`),
+  :mod:`.endpoint` what both start from and their lifecycle state (``RemoteEndpoint``: URL, options, the
+  server's connections, the sink, the lock, the ``closing`` event), :mod:`.remote` what both share besides
+  (status and error mapping, the fallback policy).
 * :mod:`.transport` (:class:`~mcpsync.transports.http.transport.StreamableHTTPTransport`) turns the message
   into a POST. It composes two collaborators: :mod:`.handshake` (``HandshakeSession``: the handshake era's
   session id, re-initialize on 404, the GET stream, the DELETE) and :mod:`.streams` (``EventStreams``: reads an
@@ -19,10 +21,11 @@ One ``tools/call`` to a Streamable HTTP server goes down through:
   the no-resend rule, ``close()`` ending every connect, handshake and read at once, socket timeouts), and urllib3
   parses the answer. A call with an overall deadline (the registry client's, on a net made with
   ``deadlines=True``) reads its answer, status line and headers included, through :mod:`.deadline_reader`.
+* :mod:`.contract` is what the layers agree on: the ``HTTPNet`` protocol a transport sends with, the errors a
+  net raises (``NetError`` and its kinds), URL origins and redaction.
 * :mod:`.oauth_route` sends the OAuth requests made for a server (probe, discovery, registration, token) on
   a :class:`~mcpsync.transports.http.pool.PoolNet` built from that server's settings: its proxies, ``no_proxy``,
   ``trust_env``, ``verify``, ``cert``; the auth package sees it only as an ``OAuthHTTPCall``.
-* :mod:`.netbase` is what every layer shares: the engine protocol, the stack-neutral errors, URL redaction.
 
 The legacy HTTP+SSE transport (protocol 2024-11-05) is :mod:`.legacy_sse`. Nothing here is imported at
 ``import mcpsync`` time.

@@ -7,101 +7,54 @@ does not accept is drained (64 KiB at most, so its connection goes back to the p
 on the calling thread; an exception it raises ends that call (an ``MCPError`` reaches the caller as is).
 
 :class:`RequestsHookNet` serves an ``auth=`` that is a plain ``requests`` auth (``requests.auth.AuthBase``
-or any callable taking a ``PreparedRequest``) on the same engine. Honoured: everything the callable does to
+or any callable taking a ``PreparedRequest``) on the same pools. Honoured: everything the callable does to
 the prepared request (headers, URL, body) before it is sent, and its ``response`` hooks, which get a
-``requests.Response`` whose ``connection.send(prepared, **kwargs)`` sends through this engine (the idiom of
+``requests.Response`` whose ``connection.send(prepared, **kwargs)`` sends through those pools (the idiom of
 requests' own ``HTTPDigestAuth`` and of token-on-401 auths), with ``content``, ``close()``, ``headers``,
 ``request``, ``history``, ``status_code`` and ``url``. Not honoured: the ``kwargs`` of ``connection.send``
 (the transport's timeouts, TLS and proxy settings apply, never the hook's), ``response.raw`` as a urllib3
-response (it is the engine's answer: ``read``/``read1``/``close``), and cookies read from ``raw`` (the
-engine keeps the server's cookies itself). A hook that reads the body of the answer it hands back (logging
+response (it is the pools' answer: ``read``/``read1``/``close``), and cookies read from ``raw`` (the
+pools keep the server's cookies themselves). A hook that reads the body of the answer it hands back (logging
 it, say) works: the transport then reads that body from memory. ``requests`` is imported only when such an auth is used.
 """
 
 from __future__ import annotations
 
 import io
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, Mapping, Optional
 
 from ...httpauth import MAX_ROUND_TRIPS, Auth, AuthRequest, AuthResponse, too_many_round_trips
-from .netbase import HTTPEngine
+from .contract import HTTPNet, Timeouts
 
 __all__ = ["AuthNet", "RequestsHookNet", "with_auth"]
 
-Timeouts = Tuple[Optional[float], Optional[float]]
 _DRAIN_LIMIT = 1 << 16
 
 
-class _Wrapper:
-    """Delegates everything but ``send`` to the wrapped engine."""
-
-    def __init__(self, inner: HTTPEngine) -> None:
-        self.inner = inner
-        self.kind = inner.kind
-
-    def send(
-        self,
-        method: str,
-        url: str,
-        body: Optional[bytes],
-        headers: Mapping[str, str],
-        timeout: Timeouts,
-        stream: bool = True,
-    ) -> Any:
-        raise NotImplementedError  # pragma: no cover
-
-    def get(self, url: str, headers: Mapping[str, str], timeout: Timeouts) -> Any:
-        return self.send("GET", url, None, headers, timeout)
-
-    def delete(self, url: str, headers: Mapping[str, str], timeout: Timeouts) -> Any:
-        return self.send("DELETE", url, None, headers, timeout, stream=False)
-
-    def interrupt(self) -> None:
-        self.inner.interrupt()
-
-    def abort(self) -> None:
-        self.inner.abort()
-
-    def close(self) -> None:
-        self.inner.close()
-
-    def after_fork_in_child(self) -> None:
-        self.inner.after_fork_in_child()
-
-    def __getattr__(self, name: str) -> Any:  # the engine's other attributes (tests, diagnostics)
-        return getattr(self.inner, name)
-
-
-class AuthNet(_Wrapper):
-    """An engine that runs ``auth``'s flow around every request of ``inner`` (thread-safe as ``inner`` is).
+class AuthNet:
+    """A net that runs ``auth``'s flow around every request of ``inner`` (thread-safe as ``inner`` is); every
+    other method is ``inner``'s.
 
     ``send`` blocks for as long as the flow and its round trips take (each bounded by the timeouts given);
     it raises what ``inner.send`` raises, or what the flow raises.
     """
 
-    def __init__(self, inner: HTTPEngine, auth: Auth) -> None:
-        super().__init__(inner)
+    def __init__(self, inner: HTTPNet, auth: Auth) -> None:
+        self.inner = inner
+        self.kind = inner.kind
         self.auth = auth
 
-    def send(
-        self,
-        method: str,
-        url: str,
-        body: Optional[bytes],
-        headers: Mapping[str, str],
-        timeout: Timeouts,
-        stream: bool = True,
-    ) -> Any:
+    def send(self, method: str, url: str, body: Optional[bytes], headers: Mapping[str, str], timeout: Timeouts) -> Any:
         request = AuthRequest(method, url, headers, body)
         flow = self.auth.auth_flow(request)
         try:
             try:
                 sent = next(flow)
             except StopIteration:  # a flow that yields nothing sends the request as it is
-                return self.inner.send(method, url, body, request.headers, timeout, stream)
+                return self.inner.send(method, url, body, request.headers, timeout)
             trips = 1
             while True:
-                response = self.inner.send(sent.method, sent.url, sent.body, sent.headers, timeout, stream)
+                response = self.inner.send(sent.method, sent.url, sent.body, sent.headers, timeout)
                 try:
                     following = flow.send(AuthResponse(response.status_code, response.headers, response.url, sent))
                 except StopIteration:
@@ -117,33 +70,43 @@ class AuthNet(_Wrapper):
         finally:
             flow.close()
 
+    def get(self, url: str, headers: Mapping[str, str], timeout: Timeouts) -> Any:
+        return self.send("GET", url, None, headers, timeout)
 
-class RequestsHookNet(_Wrapper):
-    """An engine that applies a ``requests`` auth callable (and its response hooks) to every request of
-    ``inner`` (see the module docstring for what is honoured). Thread-safe when the callable is."""
+    def delete(self, url: str, headers: Mapping[str, str], timeout: Timeouts) -> Any:
+        return self.send("DELETE", url, None, headers, timeout)
 
-    def __init__(self, inner: HTTPEngine, auth: Any) -> None:
-        super().__init__(inner)
-        self.auth = auth
+    def interrupt(self) -> None:
+        self.inner.interrupt()
 
-    def send(
-        self,
-        method: str,
-        url: str,
-        body: Optional[bytes],
-        headers: Mapping[str, str],
-        timeout: Timeouts,
-        stream: bool = True,
-    ) -> Any:
+    def abort(self) -> None:
+        self.inner.abort()
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def after_fork_in_child(self) -> None:
+        self.inner.after_fork_in_child()
+
+    def __getattr__(self, name: str) -> Any:  # the pools' other attributes (tests, diagnostics)
+        return getattr(self.inner, name)
+
+
+class RequestsHookNet(AuthNet):
+    """A net that applies a ``requests`` auth callable (and its response hooks) to every request of ``inner``
+    instead of an :class:`~mcpsync.httpauth.Auth` flow (see the module docstring for what is honoured).
+    Thread-safe when the callable is."""
+
+    def send(self, method: str, url: str, body: Optional[bytes], headers: Mapping[str, str], timeout: Timeouts) -> Any:
         import requests
 
         prepared = requests.Request(method, url, headers=dict(headers), data=body).prepare()
         prepared.prepare_auth(self.auth)  # runs the callable, as a requests.Session would
-        response = self._send_prepared(prepared, timeout, stream)
+        response = self._send_prepared(prepared, timeout)
         hooks = list(prepared.hooks.get("response") or ())
         if not hooks:
             return response.raw
-        kwargs: Dict[str, Any] = {"stream": stream, "timeout": timeout, "verify": True, "cert": None, "proxies": {}}
+        kwargs: Dict[str, Any] = {"stream": True, "timeout": timeout, "verify": True, "cert": None, "proxies": {}}
         try:
             for hook in hooks:
                 result = hook(response, **kwargs)
@@ -156,25 +119,24 @@ class RequestsHookNet(_Wrapper):
             return _Replayed(response)  # a hook read the body it hands back: the transport reads it from memory
         return response.raw
 
-    def _send_prepared(self, prepared: Any, timeout: Timeouts, stream: bool) -> Any:
+    def _send_prepared(self, prepared: Any, timeout: Timeouts) -> Any:
         body = prepared.body
         if isinstance(body, str):
             body = body.encode("utf-8")
         headers = {k: v for k, v in prepared.headers.items() if isinstance(v, str)}
-        raw = self.inner.send(prepared.method or "GET", prepared.url, body, headers, timeout, stream)
-        return _as_requests_response(raw, prepared, _Connection(self, timeout, stream))
+        raw = self.inner.send(prepared.method or "GET", prepared.url, body, headers, timeout)
+        return _as_requests_response(raw, prepared, _Connection(self, timeout))
 
 
 class _Connection:
-    """``response.connection`` for a hook: ``send(prepared, **kwargs)`` goes through the engine."""
+    """``response.connection`` for a hook: ``send(prepared, **kwargs)`` goes through the pools."""
 
-    def __init__(self, net: RequestsHookNet, timeout: Timeouts, stream: bool) -> None:
+    def __init__(self, net: RequestsHookNet, timeout: Timeouts) -> None:
         self._net = net
         self._timeout = timeout
-        self._stream = stream
 
     def send(self, prepared: Any, **kwargs: Any) -> Any:
-        return self._net._send_prepared(prepared, self._timeout, self._stream)
+        return self._net._send_prepared(prepared, self._timeout)
 
 
 def _as_requests_response(raw: Any, prepared: Any, connection: _Connection) -> Any:
@@ -238,7 +200,7 @@ def discard(response: Any) -> None:
         pass
 
 
-def with_auth(net: HTTPEngine, auth: Any) -> HTTPEngine:
+def with_auth(net: HTTPNet, auth: Any) -> HTTPNet:
     """``net`` with ``auth`` applied to every request: an :class:`~mcpsync.httpauth.Auth` natively, any other
     callable as a ``requests`` auth (a :class:`~mcpsync.errors.ConfigError` when ``requests``, an extra, is not
     installed); ``net`` itself when ``auth`` is None."""

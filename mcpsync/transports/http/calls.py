@@ -125,7 +125,7 @@ def _is_read_timeout(exc: BaseException) -> bool:
         return False
     from urllib3.exceptions import ConnectTimeoutError, ReadTimeoutError
 
-    from .netbase import ConnectTimeout, ReadTimeout
+    from .contract import ConnectTimeout, ReadTimeout
 
     connect_kinds: Tuple[type, ...] = (ConnectTimeout, ConnectTimeoutError)
     read_kinds: Tuple[type, ...] = (ReadTimeout, ReadTimeoutError, socket.timeout)

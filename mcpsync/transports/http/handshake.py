@@ -17,8 +17,8 @@
   reconnect with capped backoff (``Last-Event-ID`` and ``retry:`` honoured);
 * ``DELETE`` of the session on close, best effort.
 
-What it needs of the rest of the transport comes in through its constructor: the HTTP engine and
-options, ``post`` (a POST with the transport's timeouts), ``headers_for`` (the full headers of a
+What it needs of the rest of the transport comes in through its constructor: the server's connections
+and options, ``post`` (a POST with the transport's timeouts), ``headers_for`` (the full headers of a
 message), ``on_frame`` (hand a GET-stream frame to the sink), the drop log, the ``closing`` event and
 ``closed`` flag, the id counter.
 
@@ -56,7 +56,7 @@ from .calls import (
     _set_read_timeout,
     read_body,
 )
-from .netbase import HTTPEngine
+from .contract import HTTPNet
 from .options import HTTPOptions
 from .remote import convert_request_exception
 from .streams import backoff, read_events
@@ -73,7 +73,8 @@ class HandshakeSession:
     """The negotiated protocol session of one Streamable HTTP transport (see the module docstring).
 
     Args (keyword-only, all given by the transport that owns it):
-        url, name, options, net: the endpoint, the server's display name, the HTTP options, the engine.
+        url, name, options, net: the endpoint, the server's display name, the HTTP options, the server's
+            connections (an :class:`~mcpsync.transports.http.contract.HTTPNet`).
         post: ``post(body, headers, timeout)`` POSTs with the transport's timeouts; returns the response.
         headers_for: the headers the transport sends with a message (for ``notifications/initialized``).
         on_frame: hand one frame read from the GET stream to the sink (never raises).
@@ -91,7 +92,7 @@ class HandshakeSession:
         url: str,
         name: str,
         options: HTTPOptions,
-        net: HTTPEngine,
+        net: HTTPNet,
         post: Callable[[bytes, Dict[str, str], Optional[float]], Any],
         headers_for: Callable[[Dict[str, Any]], Dict[str, str]],
         on_frame: Callable[[Any], None],

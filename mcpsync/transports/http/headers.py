@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import logging
 import re
+from types import MappingProxyType
 from typing import Any, Dict, List, Optional, Tuple
 
 __all__ = [
@@ -29,14 +30,16 @@ MAX_SAFE_INTEGER = 2**53 - 1
 # the params field whose value is sent as ``Mcp-Name``: the spec's three, and the tasks extension's
 # (``io.modelcontextprotocol/tasks``, "Streamable HTTP: Routing Headers": the client MUST send the task id, so a
 # load balancer can route every later request of a task to the instance holding its state)
-_NAME_METHODS = {
-    "tools/call": "name",
-    "prompts/get": "name",
-    "resources/read": "uri",
-    "tasks/get": "taskId",
-    "tasks/update": "taskId",
-    "tasks/cancel": "taskId",
-}
+_NAME_METHODS = MappingProxyType(
+    {
+        "tools/call": "name",
+        "prompts/get": "name",
+        "resources/read": "uri",
+        "tasks/get": "taskId",
+        "tasks/update": "taskId",
+        "tasks/cancel": "taskId",
+    }
+)
 _PRIMITIVES = ("string", "integer", "boolean")
 
 # (header name without the "Mcp-Param-" prefix, property path, JSON type)

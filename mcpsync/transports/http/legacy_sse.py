@@ -39,8 +39,8 @@ from ...wire import jsonrpc
 from ...wire.sse import EventParser, SSEEvent, iter_response_bytes
 from ..base import Transport, TransportSink
 from .calls import _abort, _content_type, _is_read_timeout, _is_response, _release, deliver
+from .endpoint import RemoteEndpoint
 from .remote import (
-    RemoteEndpoint,
     convert_request_exception,
     error_for_status,
     redact_url,
@@ -55,7 +55,7 @@ def endpoint_url(base: str, data: str) -> Tuple[Optional[str], str]:
     """The URL to POST messages to, from the ``endpoint`` event ``data`` of the stream at ``base``.
 
     Returns ``(url, "")`` or ``(None, why)``. The origin is judged with the standard library's parser, the one
-    the engine connects with, and must be ``base``'s. Backslashes, control characters, whitespace and userinfo
+    the pools route requests with, and must be ``base``'s. Backslashes, control characters, whitespace and userinfo
     are refused outright (parsers disagree about them). The URL returned is ``base``'s origin plus the
     endpoint's path and query, so what is POSTed to never depends on how a parser reads the endpoint's authority.
     """
@@ -122,15 +122,9 @@ class SSETransport(Transport):
         max_retry_delay: float = 30.0,
         **options: Any,
     ) -> None:
-        remote = RemoteEndpoint(url, name, options, "SSE")
+        remote = self._remote = RemoteEndpoint(url, name, options, "SSE", max_retry_delay)
         self.url, self.options, self.name = remote.url, remote.options, remote.name
-        self._net, self._drops = remote.net, remote.drops
-        self._max_retry_delay = float(max_retry_delay)
-        self._sink: Optional[TransportSink] = None
-        self._lock = threading.Lock()  # guards the transport's state below and its calls
-        self._closed = False
-        self._closing = threading.Event()  # set by close(): every wait of the transport's threads ends
-        self._close_reported = False
+        self._net, self._drops, self._lock, self._closing = remote.net, remote.drops, remote.lock, remote.closing
         self._reconnect = reconnect
         self._max_attempts = max(0, int(max_reconnect_attempts))
         self._conn: Optional[_Connection] = None
@@ -166,9 +160,7 @@ class SSETransport(Transport):
         :class:`~mcpsync.errors.AuthRequired` / :class:`~mcpsync.errors.InsufficientScope` (401/403) or
         :class:`~mcpsync.errors.HTTPStatusError` (any other status).
         """
-        if self._closed:
-            raise ConnectionClosed("transport is closed", server=self.name)
-        self._sink = sink
+        self._remote.attach(sink)
         try:
             conn = self._open()
         except MCPError as exc:
@@ -179,7 +171,7 @@ class SSETransport(Transport):
 
     def send(self, message: Dict[str, Any]) -> None:
         """POST one message to the endpoint; answers arrive on the stream."""
-        if self._closed:
+        if self._remote.closed:
             raise ConnectionClosed("transport is closed", server=self.name)
         if type(message) is not dict:
             raise ProtocolError("send one message at a time", server=self.name)
@@ -202,8 +194,8 @@ class SSETransport(Transport):
             exc.with_context(server=self.name, method=method, request_id=message["id"])
             if isinstance(exc, RequestTimeout) and method != "initialize":
                 self._cancel_unacknowledged(message["id"])
-            sink = self._sink
-            if sink is not None and not self._closed:
+            sink = self._remote.sink
+            if sink is not None and not self._remote.closed:
                 sink.on_request_error(message["id"], exc)
 
     def _cancel_unacknowledged(self, request_id: Any) -> None:
@@ -217,16 +209,14 @@ class SSETransport(Transport):
             logger.debug("[%s] could not send the cancellation: %s", self.name, exc)
 
     def after_fork_in_child(self) -> None:
-        """In a forked child: close the child's copies of the sockets (no shutdown, nothing sent, no lock
-        taken: the connections and the server session stay the parent's)."""
-        self._closed = True
-        self._net.after_fork_in_child()
+        """In a forked child: see :meth:`RemoteEndpoint.after_fork_in_child`."""
+        self._remote.after_fork_in_child()
 
     def close(self, timeout: Optional[float] = None) -> None:
         with self._lock:
-            if self._closed:
+            if self._remote.closed:
                 return
-            self._closed = True
+            self._remote.closed = True
             conn = self._conn
         deadline = time.monotonic() + (5.0 if timeout is None else max(0.0, timeout))
         self._closing.set()
@@ -236,21 +226,12 @@ class SSETransport(Transport):
         self._net.abort()  # wakes callers blocked on a POST the server never acknowledges
         join(self._reader, max(0.0, deadline - time.monotonic()))
         self._shutdown_http()
-        self._report_close(None)
+        self._remote.report_close(None)
 
     # ------------------------------------------------------------------ internals
 
     def _shutdown_http(self) -> None:
         self._net.close()
-
-    def _report_close(self, exc: Optional[BaseException]) -> None:
-        with self._lock:
-            if self._close_reported:
-                return
-            self._close_reported = True
-        sink = self._sink
-        if sink is not None:
-            sink.on_close(exc)
 
     def _get_stream(self) -> _Connection:
         headers = {"Accept": "text/event-stream", "Cache-Control": "no-cache"}
@@ -273,7 +254,7 @@ class SSETransport(Transport):
         conn = _Connection(response)
         conn.events = self._events(conn)
         with self._lock:
-            if self._closed:
+            if self._remote.closed:
                 response.close()
                 raise ConnectionClosed("transport is closed")
             self._conn = conn
@@ -300,7 +281,7 @@ class SSETransport(Transport):
         if not force and not self._usable.is_set():
             if not self._usable.wait(self.options.connect_timeout or None):
                 raise ConnectionClosed("reconnecting to the server took too long")
-        if self._closed:
+        if self._remote.closed:
             raise ConnectionClosed("transport is closed")
         conn = self._conn
         if conn is None or conn.endpoint is None:
@@ -320,7 +301,7 @@ class SSETransport(Transport):
             )
         except Exception as exc:  # noqa: BLE001
             _release(exc)
-            if self._closed:
+            if self._remote.closed:
                 raise ConnectionClosed("transport is closed") from None
             if _is_read_timeout(exc):
                 seconds = self._ack_timeout()
@@ -359,7 +340,7 @@ class SSETransport(Transport):
                     return True
         except Exception as exc:  # noqa: BLE001 - the stream broke: the reconnect policy decides
             _release(exc)
-            if not self._closed:
+            if not self._remote.closed:
                 logger.debug("[%s] SSE stream broken: %r", self.name, exc)
                 if conn.error is None:
                     conn.error = convert_request_exception(exc, self.url)
@@ -369,7 +350,7 @@ class SSETransport(Transport):
         self._pump(conn)
         conn.response.close()
         conn.ready.set()
-        if self._closed or conn.endpoint is None:
+        if self._remote.closed or conn.endpoint is None:
             return  # closed, or start() failed and reports it
         attempts = 0
         error: Optional[BaseException] = conn.error
@@ -377,12 +358,12 @@ class SSETransport(Transport):
             self._usable.clear()
             self._fail_pending(ConnectionClosed("the SSE stream ended; the server session was lost"))
             if not self._reconnect:
-                self._report_close(ConnectionClosed("the SSE stream ended", server=self.name))
+                self._remote.report_close(ConnectionClosed("the SSE stream ended", server=self.name))
                 return
             while True:
                 attempts += 1
                 if attempts > self._max_attempts:
-                    self._report_close(
+                    self._remote.report_close(
                         ConnectionClosed(
                             "the SSE stream ended and reconnecting failed: %s" % (error or "no endpoint"),
                             server=self.name,
@@ -404,7 +385,7 @@ class SSETransport(Transport):
             logger.info("[%s] SSE stream reconnected", self.name)
             self._pump(conn)
             conn.response.close()
-            if self._closed:
+            if self._remote.closed:
                 return
             error = conn.error
 
@@ -455,8 +436,8 @@ class SSETransport(Transport):
                 if type(mid) in (int, str):
                     with self._lock:
                         self._pending.discard(mid)
-        sink = self._sink
-        if sink is not None and not self._closed:
+        sink = self._remote.sink
+        if sink is not None and not self._remote.closed:
             deliver(sink, frame, self._drops)
 
     def _on_endpoint(self, conn: _Connection, data: str) -> None:
@@ -494,13 +475,13 @@ class SSETransport(Transport):
         with self._lock:
             ids = list(self._pending)
             self._pending.clear()
-        sink = self._sink
-        if sink is None or self._closed:
+        sink = self._remote.sink
+        if sink is None or self._remote.closed:
             return
         for rid in ids:
             sink.on_request_error(rid, ConnectionClosed(exc.message, server=self.name, request_id=rid))
 
     def _delay(self, attempt: int) -> float:
         if self._retry_ms is not None and attempt == 1:
-            return min(self._max_retry_delay, self._retry_ms / 1000.0)
-        return min(self._max_retry_delay, 0.5 * 2.0 ** (attempt - 1)) * (0.8 + 0.4 * random.random())
+            return min(self._remote.max_retry_delay, self._retry_ms / 1000.0)
+        return min(self._remote.max_retry_delay, 0.5 * 2.0 ** (attempt - 1)) * (0.8 + 0.4 * random.random())

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Optional
 from urllib.parse import urlsplit
 
 from ...errors import ConfigError
-from .netbase import HTTPEngine, redact_url
+from .contract import HTTPNet, redact_url
 from .options import USER_AGENT, HTTPOptions
 
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ def direct_ssl_context(options: HTTPOptions) -> ssl.SSLContext:
 
 def refuse_unknown_proxy(url: str, proxies: "ProxyTable") -> None:
     """Raise :class:`~mcpsync.errors.ConfigError` when ``proxies`` (given, from the environment or from the OS
-    settings) send ``url`` to a proxy whose scheme the engine does not speak (it speaks
+    settings) send ``url`` to a proxy whose scheme the pools do not speak (they speak
     :data:`~mcpsync.transports.http.proxy.SCHEMES`: every scheme ``requests`` with PySocks speaks). The error
     names the scheme, never the proxy's address or credentials."""
     from .proxy import SCHEMES
@@ -104,7 +104,7 @@ def refuse_unknown_proxy(url: str, proxies: "ProxyTable") -> None:
         )
 
 
-def make_net(url: str, options: HTTPOptions, name: str = "server") -> HTTPEngine:
+def make_net(url: str, options: HTTPOptions, name: str = "server") -> HTTPNet:
     """The HTTP connections of one transport to ``url``: a :class:`~mcpsync.transports.http.pool.PoolNet` with
     ``options``' headers, TLS settings, proxies and netrc credentials resolved now, once, and its auth run around it
     (:func:`~mcpsync.transports.http.auth.with_auth`). Raises :class:`~mcpsync.errors.ConfigError` for settings it

@@ -25,7 +25,7 @@ from typing import Any, Mapping, Optional, Tuple
 from urllib.parse import urljoin
 
 from ...errors import ConfigError, ConnectError, ProxyError, TransportError
-from .netbase import ConnectFailed, ConnectTimeout, EngineError, ProxyRefused, TLSFailed, redact_url
+from .contract import ConnectFailed, ConnectTimeout, NetError, ProxyRefused, TLSFailed, redact_url
 from .options import USER_AGENT, HTTPOptions
 
 __all__ = ["MAX_OAUTH_BODY", "OAuthAnswer", "OAuthNet", "OAuthRoute", "oauth_route_from"]
@@ -164,7 +164,7 @@ class OAuthNet:
                 raise ProxyError(str(exc)) from None
             except (ConnectFailed, ConnectTimeout, TLSFailed) as exc:
                 raise ConnectError(str(exc)) from None
-            except EngineError as exc:
+            except NetError as exc:
                 raise TransportError(str(exc)) from None
             if len(data) > MAX_OAUTH_BODY:
                 raise TransportError("the answer of %s is larger than %d bytes" % (redact_url(url), MAX_OAUTH_BODY))

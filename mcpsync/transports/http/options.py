@@ -11,7 +11,6 @@ from ...errors import ConfigError
 __all__ = [
     "AuthHook",
     "DEFAULT_MAX_MESSAGE_SIZE",
-    "EngineName",
     "HTTPOptions",
     "TransportKind",
     "USER_AGENT",
@@ -25,8 +24,6 @@ USER_AGENT = "mcpsync/%s" % _mcpsync_version
 VerifyType = Union[bool, str, ssl.SSLContext]
 #: The remote transports a client may use: ``auto`` (Streamable HTTP, falling back to legacy SSE), ``http``, ``sse``.
 TransportKind = Literal["auto", "http", "sse"]
-#: What ``engine=`` took before it was removed (see :class:`HTTPOptions`): passing any is a ``ConfigError``.
-EngineName = Literal["auto", "stdlib"]
 
 
 class AuthHook(Protocol):

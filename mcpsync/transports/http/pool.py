@@ -1,6 +1,6 @@
 """The connections of one server: urllib3 pools, every socket of which ``close()`` can end at once.
 
-:class:`PoolNet` is what the transports send with (the :class:`~mcpsync.transports.http.netbase.HTTPEngine`
+:class:`PoolNet` is what the transports send with (the :class:`~mcpsync.transports.http.contract.HTTPNet`
 protocol): one urllib3 pool manager per proxy a server's URLs resolve to (``PoolManager`` for direct connections,
 ``ProxyManager`` for ``http://`` and ``https://`` proxies, ``SOCKSProxyManager`` for ``socks4(a)://`` and
 ``socks5(h)://`` ones, from the ``socks`` extra), one TLS context, one redirect policy. Per call it:
@@ -24,6 +24,13 @@ tunnel, inside an ``https://`` proxy's TLS), in a SOCKS negotiation, waiting for
 blocked thread wakes at once with an error. No private attribute of urllib3 or ``http.client`` is touched: the
 connection classes are subclassed (``connect`` and ``request``), ``sock``, ``proxy``, ``is_verified`` and
 ``HTTPResponse.connection`` are public.
+
+Why an audit hook: urllib3's ``connect()`` makes its socket and runs the TCP connect (and PySocks its SOCKS
+negotiation) inside one call that hands the socket out only when it is connected (``sock`` is set afterwards);
+no public urllib3 extension point sees that socket while it is connecting, and the ``socket_options`` it applies
+first receive no socket. The hook holds no state: it is one function, added once per process when this module
+is imported, that finds the connecting connection's net on the calling thread's own stack (the frame of
+``_Tracker.connect``), so nothing is kept per thread or per process and a net that is gone leaves nothing behind.
 
 Thread-safe: one net serves every thread of a transport; :meth:`abort`, :meth:`interrupt` and :meth:`close` may
 be called from any thread and never block.
@@ -49,12 +56,13 @@ from urllib3 import exceptions as u3
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
-from .netbase import (
+from .contract import (
     ConnectFailed,
     ConnectionBroken,
     ConnectTimeout,
     ProxyRefused,
     ReadTimeout,
+    Timeouts,
     TLSFailed,
     TooManyRedirects,
     redact_url,
@@ -69,24 +77,28 @@ logger = logging.getLogger("mcpsync.transports.http.transport")
 _REDIRECTS = (301, 302, 303, 307, 308)
 _MAX_REDIRECTS = 5
 _MAX_ROUTES = 32
-Timeouts = Tuple[Optional[float], Optional[float]]
 
-# The thread-local slot the audit hook reads: set only while a thread runs a connection's connect() (below).
-_CONNECTING = threading.local()
 _NO_RETRIES = urllib3.Retry(total=False, redirect=False)  # immutable: never a second attempt, never a redirect
 
 
 def _audit(event: str, args: Tuple[Any, ...]) -> None:
     """A socket made (``socket.__new__``: a TCP socket, or the ``SSLSocket`` a TLS handshake runs on, which takes
     over the descriptor of the socket it wraps) or connecting (``socket.connect``) in a thread inside one of this
-    module's connections' ``connect()``: hand it to that connection's net."""
-    if event == "socket.connect" or event == "socket.__new__":
-        sink = getattr(_CONNECTING, "sink", None)
-        if sink is not None:
-            sink(args[0])
+    module's connections' ``connect()``: hand it to that connection's net.
 
-
-sys.addaudithook(_audit)  # once, when this module is first imported (an HTTP transport is made)
+    The hook keeps no state: it finds the connection on the calling thread's own stack, in the frame of
+    :meth:`_Tracker.connect` (its ``self`` is the net's tracker, ``owned`` the connection's socket list). Any
+    other socket of the process (a thread not inside such a ``connect()``) walks the stack once and is left alone.
+    """
+    if event != "socket.connect" and event != "socket.__new__":
+        return
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code is _CONNECT_CODE:
+            scope = frame.f_locals
+            scope["self"].register(args[0], scope["owned"])
+            return
+        frame = frame.f_back  # type: ignore[assignment]
 
 
 def _shut(sock: Any) -> None:
@@ -136,10 +148,8 @@ class _Tracker:
         owned: List[Any] = []
         conn.mcpsync_sockets = owned
         self.busy.add(conn)
-        previous = getattr(_CONNECTING, "sink", None)
-        _CONNECTING.sink = lambda sock: self.register(sock, owned)
         try:
-            do_connect()
+            do_connect()  # the audit hook finds ``self`` and ``owned`` in this frame
         except (OSError, HTTPException) as exc:
             if self.aborted:
                 raise ConnectionBroken("the HTTP connections are closed") from None
@@ -148,8 +158,6 @@ class _Tracker:
                 raise
             conn.close()
             raise refused from None
-        finally:
-            _CONNECTING.sink = previous
         if self.aborted:
             conn.close()
             raise ConnectionBroken("the HTTP connections are closed")
@@ -172,6 +180,11 @@ class _Tracker:
         for sock in sockets:
             if sock is not None:
                 _shut(_outer(sock))
+
+
+#: The code of the frame the audit hook looks for (a code object: immutable).
+_CONNECT_CODE = _Tracker.connect.__code__
+sys.addaudithook(_audit)  # once, when this module is first imported (an HTTP transport is made)
 
 
 def _outer(sock: Any) -> Any:
@@ -564,7 +577,6 @@ class PoolNet:
         body: Optional[bytes],
         headers: Mapping[str, str],
         timeout: Timeouts,
-        stream: bool = True,
         follow: bool = True,
         deadline: Any = None,
     ) -> PoolResponse:
@@ -573,7 +585,7 @@ class PoolNet:
 
         Blocks until the status line and headers arrive (bounded by the connect timeout, then the read
         timeout). Raises :class:`~mcpsync.errors.MalformedHTTPRequest` before sending anything for a request that
-        cannot be written, else the errors of :mod:`mcpsync.transports.http.netbase`, never another kind.
+        cannot be written, else the errors of :mod:`mcpsync.transports.http.contract`, never another kind.
 
         ``deadline`` (an object with ``remaining()`` seconds, e.g. the registry's ``Deadline``): every read of
         the answer, its status line and headers included, waits at most what is left of it, however slowly a

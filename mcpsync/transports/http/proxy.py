@@ -28,6 +28,7 @@ import base64
 import logging
 import os
 import sys
+from types import MappingProxyType
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 from urllib.parse import unquote, urlsplit
 
@@ -37,10 +38,12 @@ __all__ = ["Proxy", "ProxyTable", "bypass", "netrc_authorization", "proxy_table"
 logger = logging.getLogger("mcpsync.transports.http.transport")
 
 
-#: The proxy URL schemes this engine speaks (``https``: TLS to the proxy; ``socks5``/``socks4``: names resolved
+#: The proxy URL schemes the pools speak (``https``: TLS to the proxy; ``socks5``/``socks4``: names resolved
 #: here; ``socks5h``/``socks4a``: by the proxy). Every scheme ``requests`` (with PySocks) speaks.
 SCHEMES = ("http", "https", "socks5", "socks5h", "socks4", "socks4a")
-_DEFAULT_PROXY_PORTS = {"http": 80, "https": 443, **{kind: 1080 for kind in ("socks5", "socks5h", "socks4", "socks4a")}}
+_DEFAULT_PROXY_PORTS = MappingProxyType(
+    {"http": 80, "https": 443, **{kind: 1080 for kind in ("socks5", "socks5h", "socks4", "socks4a")}}
+)
 
 
 class Proxy:
@@ -68,7 +71,7 @@ class Proxy:
         parts = urlsplit(url)
         kind = parts.scheme.lower()
         if kind not in SCHEMES:
-            raise ValueError("%s:// is not a proxy scheme this engine speaks (%s)" % (kind, ", ".join(SCHEMES)))
+            raise ValueError("%s:// is not a proxy scheme mcpsync speaks (%s)" % (kind, ", ".join(SCHEMES)))
         if not parts.hostname:
             raise ValueError("a %s:// proxy URL without a host" % kind)
         port = parts.port or _DEFAULT_PROXY_PORTS[kind]
@@ -91,18 +94,6 @@ class Proxy:
 
     def __repr__(self) -> str:
         return "<Proxy %s%s>" % (self.shown, " (with credentials)" if self.authorization else "")
-
-
-_SOCKS_REPLIES = {
-    1: "general SOCKS server failure",
-    2: "connection not allowed by ruleset",
-    3: "network unreachable",
-    4: "host unreachable",
-    5: "connection refused",
-    6: "TTL expired",
-    7: "command not supported",
-    8: "address type not supported",
-}
 
 
 class ProxyTable:
@@ -140,7 +131,8 @@ class ProxyTable:
         return None
 
     def for_url(self, url: str) -> Optional[Proxy]:
-        """The :class:`Proxy` for ``url``, or None (raises ``ValueError`` for a proxy this engine does not speak)."""
+        """The :class:`Proxy` for ``url``, or None (a ``ValueError`` for a proxy whose scheme is not in
+        :data:`SCHEMES`)."""
         found = self.url_for(url)
         if found is None:
             return None

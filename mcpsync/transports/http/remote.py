@@ -1,29 +1,26 @@
-"""What the remote transports share: their starting state, status mapping, the fallback policy.
+"""What the remote transports share besides their endpoint: status mapping, error conversion, the fallback policy.
 
-It imports neither transport (:mod:`mcpsync.transports.http.select` builds them).
+It imports neither transport (:mod:`mcpsync.transports.http.select` builds them); what both start from and
+their lifecycle state is :class:`~mcpsync.transports.http.endpoint.RemoteEndpoint`.
 
-* :class:`HTTPOptions` (:mod:`~mcpsync.transports.http.options`) holds the per-server HTTP settings;
-  :class:`RemoteEndpoint` gives a transport its options and HTTP engine (:mod:`~mcpsync.transports.http.net`:
-  the standard library's, the one engine for every configuration).
 * :func:`parse_www_authenticate`, :func:`error_for_status` turn an HTTP answer into the
-  typed errors of :mod:`mcpsync.errors` (never with a token in the message).
-* :func:`should_fall_back`, :func:`remember` / :func:`remembered`: the ``transport="auto"``
-  policy (Streamable HTTP, then legacy HTTP+SSE only on 400/404/405) and the per-URL memory
-  of what worked; :mod:`mcpsync.transports.http.select` builds the ordered candidates.
+  typed errors of :mod:`mcpsync.errors` (never with a token in the message);
+  :func:`convert_request_exception` does the same for a failed request (the errors of
+  :mod:`~mcpsync.transports.http.contract`).
+* :func:`should_fall_back`: the ``transport="auto"`` policy (Streamable HTTP, then legacy HTTP+SSE
+  only on 400/404/405); :mod:`mcpsync.transports.http.select` builds the ordered candidates (the
+  client keeps which kind worked per URL in its :class:`~mcpsync.client.memory.ServerMemory`).
 """
 
 from __future__ import annotations
 
 import logging
 import re
-import threading
 import time
 from typing import Any, Dict, List, Optional
-from urllib.parse import urlsplit
 
 from ...errors import (
     AuthRequired,
-    ConfigError,
     ConnectError,
     ConnectionClosed,
     HTTPStatusError,
@@ -33,15 +30,13 @@ from ...errors import (
     RemoteError,
     TransportError,
 )
-from ...wire.drops import DropLog
 from .options import DEFAULT_MAX_MESSAGE_SIZE, USER_AGENT, HTTPOptions, split_options
 from .net import make_net
 from .calls import _is_read_timeout
-from .netbase import (
+from .contract import (
     ConnectFailed,
     ConnectTimeout,
-    EngineError,
-    HTTPEngine,
+    NetError,
     ProxyRefused,
     ReadTimeout,
     TLSFailed,
@@ -61,15 +56,11 @@ __all__ = [
     "check_url",
     "convert_request_exception",
     "error_for_status",
-    "forget",
     "origin",
     "parse_www_authenticate",
     "redact_url",
-    "remember",
-    "remembered",
     "same_origin",
     "should_fall_back",
-    "RemoteEndpoint",
 ]
 
 logger = logging.getLogger("mcpsync.transports.http.transport")
@@ -206,7 +197,7 @@ def parse_retry_after(value: Optional[str], now: Optional[float] = None) -> Opti
 
 
 def convert_request_exception(exc: BaseException, url: str, **context: Any) -> TransportError:
-    """Turn an engine error (:mod:`~mcpsync.transports.http.netbase`) or a socket error into a
+    """Turn a failed request (the errors of :mod:`~mcpsync.transports.http.contract`) or a socket error into a
     :class:`TransportError`.
 
     An :class:`~mcpsync.MCPError` (e.g. ``AuthRequired`` raised by an ``auth=`` flow such as OAuth) is returned
@@ -216,7 +207,7 @@ def convert_request_exception(exc: BaseException, url: str, **context: Any) -> T
     if isinstance(exc, MCPError):
         return exc.with_context(**context)  # type: ignore[return-value]
     where = redact_url(url)
-    if isinstance(exc, EngineError):  # the standard-library engine's (their messages name the URL, redacted)
+    if isinstance(exc, NetError):  # the pools' own (their messages name the URL, redacted)
         if isinstance(exc, ProxyRefused):
             return ProxyError(str(exc), status_code=exc.status, **context)
         if isinstance(exc, (ConnectFailed, ConnectTimeout, TLSFailed)):
@@ -243,8 +234,6 @@ def _exc_text(exc: BaseException) -> str:
 # ---------------------------------------------------------------------------
 
 _FALLBACK_STATUSES = (400, 404, 405)
-_memory: Dict[str, str] = {}
-_memory_lock = threading.Lock()
 
 
 def should_fall_back(exc: BaseException) -> bool:
@@ -264,59 +253,3 @@ def should_fall_back(exc: BaseException) -> bool:
     return False
 
 
-def _memory_key(url: str) -> str:
-    parts = urlsplit(url)
-    return "%s://%s%s?%s" % (parts.scheme.lower(), (parts.netloc or "").lower(), parts.path or "/", parts.query)
-
-
-def remember(url: str, kind: str) -> None:
-    """Record that ``kind`` ("http" or "sse") worked for ``url`` (process-wide)."""
-    if kind not in ("http", "sse"):
-        raise ValueError("kind must be 'http' or 'sse'")
-    with _memory_lock:
-        _memory[_memory_key(url)] = kind
-
-
-def remembered(url: str) -> Optional[str]:
-    """The transport kind that last worked for ``url``, or None."""
-    with _memory_lock:
-        return _memory.get(_memory_key(url))
-
-
-def forget(url: Optional[str] = None) -> None:
-    """Forget what worked for ``url`` (or for every URL)."""
-    with _memory_lock:
-        if url is None:
-            _memory.clear()
-        else:
-            _memory.pop(_memory_key(url), None)
-
-
-class RemoteEndpoint:
-    """What a remote transport starts from, checked and resolved once: the endpoint's URL, the HTTP options,
-    the server's display name, the one HTTP engine (:func:`~mcpsync.transports.http.net.make_net`) and the
-    rate-limited log of frames its readers drop.
-
-    A small value the transport unpacks into its own attributes (no base class: each transport keeps its
-    own lifecycle state). Built in the constructor's thread; nothing blocks (no connection is opened);
-    read-only afterwards, so thread-safe.
-
-    Raises :class:`~mcpsync.ConfigError` for an invalid URL or an unknown option (``what`` names the
-    transport in the message).
-    """
-
-    __slots__ = ("url", "options", "name", "net", "drops")
-
-    def __init__(self, url: str, name: Optional[str], options: Dict[str, Any], what: str) -> None:
-        self.url = check_url(url)
-        self.options, rest = split_options(dict(options))
-        if rest:
-            raise ConfigError("unknown %s transport option(s): %s" % (what, ", ".join(sorted(rest))))
-        self.name: str = name or urlsplit(url).hostname or "server"
-        self.net: HTTPEngine = make_net(self.url, self.options, self.name)
-        bind = getattr(self.options.auth, "bind_http", None)
-        if callable(bind):  # e.g. OAuth: its discovery and token requests follow this server's proxies and TLS
-            from .oauth_route import OAuthRoute
-
-            bind(OAuthRoute(self.options))
-        self.drops = DropLog(logger, self.name)  # malformed events and frames dropped by the readers

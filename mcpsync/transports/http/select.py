@@ -7,17 +7,20 @@ transport of its kind is built.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Tuple
+from types import MappingProxyType
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ...errors import ConfigError
 from ..base import Transport
-from .remote import check_url, remembered
+from .remote import check_url
 
 __all__ = ["candidates", "make_transport", "transport_chain"]
 
 
 #: Options only one remote transport takes; with ``transport="auto"`` each is passed to its own kind only.
-_ONLY_FOR = {"http": ("get_stream", "max_stream_retries"), "sse": ("reconnect", "max_reconnect_attempts")}
+_ONLY_FOR = MappingProxyType(
+    {"http": ("get_stream", "max_stream_retries"), "sse": ("reconnect", "max_reconnect_attempts")}
+)
 
 
 def _for_kind(kind: str, options: Dict[str, Any]) -> Dict[str, Any]:
@@ -38,13 +41,16 @@ def make_transport(kind: str, url: str, **options: Any) -> Transport:
     raise ConfigError("transport must be 'auto', 'http' or 'sse', not %r" % (kind,))
 
 
-def transport_chain(url: str, transport: str = "auto", **options: Any) -> List[Tuple[str, Callable[[], Transport]]]:
+def transport_chain(
+    url: str, transport: str = "auto", *, prefer: Optional[str] = None, **options: Any
+) -> List[Tuple[str, Callable[[], Transport]]]:
     """The ordered ``(kind, factory)`` pairs to try for ``url``.
 
     ``"http"`` / ``"sse"`` force one transport. ``"auto"`` tries Streamable HTTP then
-    legacy HTTP+SSE, starting with the kind remembered for this URL. Each factory
-    builds a fresh, unstarted transport. Move to the next pair only when
-    :func:`.remote.should_fall_back` says so, and call :func:`.remote.remember` with the kind that worked.
+    legacy HTTP+SSE, starting with ``prefer`` (the kind that last worked for this URL, which the
+    caller remembers: a client keeps it in its :class:`~mcpsync.client.memory.ServerMemory`). Each
+    factory builds a fresh, unstarted transport. Move to the next pair only when
+    :func:`.remote.should_fall_back` says so. Pure computation (no state kept here); thread-safe.
     """
     check_url(url)
     if transport in ("http", "sse"):
@@ -57,7 +63,7 @@ def transport_chain(url: str, transport: str = "auto", **options: Any) -> List[T
             )
     elif transport == "auto":
         kinds = ["http", "sse"]
-        if remembered(url) == "sse":
+        if prefer == "sse":
             kinds = ["sse", "http"]
     else:
         raise ConfigError("transport must be 'auto', 'http' or 'sse', not %r" % (transport,))
@@ -68,5 +74,5 @@ def transport_chain(url: str, transport: str = "auto", **options: Any) -> List[T
     return [(k, factory(k)) for k in kinds]
 
 
-#: What :meth:`mcpsync.Client.open` calls: ``candidates(url, transport=..., name=..., **options)``.
+#: What :meth:`mcpsync.Client.open` calls: ``candidates(url, transport=..., prefer=..., name=..., **options)``.
 candidates = transport_chain

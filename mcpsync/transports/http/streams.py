@@ -18,7 +18,7 @@
 
 It does not own the calls: the transport keeps the table of calls in flight, and settles them through
 the ``deliver`` / ``fail`` callables given here (a frame is delivered in order, the final response once).
-What it needs of the rest of the transport comes in through its constructor: the HTTP engine, the
+What it needs of the rest of the transport comes in through its constructor: the server's connections, the
 options, ``exchange`` (re-POST a call), ``send_oneway`` (a cancellation), ``session_headers`` (the
 handshake era's ``MCP-Protocol-Version`` / ``Mcp-Session-Id`` for a resume GET), ``era``, the
 transport's lock (``call.done`` / ``call.cancelled`` are read under it), its ``closing`` event and
@@ -53,7 +53,7 @@ from .calls import (
     _release,
     _set_read_timeout,
 )
-from .netbase import HTTPEngine
+from .contract import HTTPNet
 from .options import HTTPOptions
 
 __all__: List[str] = []
@@ -149,7 +149,8 @@ class EventStreams:
     """Reads calls' event streams to their answers; recovers cut streams; fails calls that time out.
 
     Args (keyword-only, all given by the transport that owns it):
-        url, name, options, net: the endpoint, the server's display name, the HTTP options, the engine.
+        url, name, options, net: the endpoint, the server's display name, the HTTP options, the server's
+            connections (an :class:`~mcpsync.transports.http.contract.HTTPNet`).
         drops: the transport's rate-limited drop log.
         lock: the transport's lock (guards ``call.done`` / ``call.cancelled`` and the call table).
         closing: set when the transport closes (backoff waits end at once).
@@ -170,7 +171,7 @@ class EventStreams:
         url: str,
         name: str,
         options: HTTPOptions,
-        net: HTTPEngine,
+        net: HTTPNet,
         drops: DropLog,
         lock: threading.Lock,
         closing: threading.Event,

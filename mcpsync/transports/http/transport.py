@@ -1,9 +1,8 @@
 """Streamable HTTP transport, both protocol eras (2025-03-26 ... 2025-11-25 handshake era, 2026-07-28).
 
-One :class:`StreamableHTTPTransport` talks to one MCP endpoint through one HTTP
-engine (:func:`mcpsync.transports.http.net.make_net`: the standard library's pooled
-keep-alive sockets, with the auth, proxies and TLS settings resolved once; the one
-engine for every configuration).
+One :class:`StreamableHTTPTransport` talks to one MCP endpoint through the server's
+urllib3 pools (:func:`mcpsync.transports.http.net.make_net`: keep-alive connections, with
+the auth, proxies and TLS settings resolved once).
 
 How a request travels
     :meth:`~StreamableHTTPTransport.send` POSTs in the calling thread. An
@@ -44,7 +43,7 @@ Composition
     The transport owns the table of calls in flight and the POSTs (``send`` runs in the caller's thread:
     it blocks for the answer's headers, bounded by the call's timeout or ``read_timeout``, and for a JSON
     answer's body; ``close`` is bounded by its ``timeout``, 5 s by default). It composes two collaborators
-    that get what they use through their constructors (the engine, the options, the drop log, the lock,
+    that get what they use through their constructors (the server's connections, the options, the drop log, the lock,
     the ``closing`` event and closed flag, and callables of the transport), never the transport itself:
 
     * :class:`~mcpsync.transports.http.handshake.HandshakeSession`: the era, ``MCP-Protocol-Version``,
@@ -59,7 +58,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-import threading
 import time
 from typing import Any, Dict, List, Optional
 
@@ -92,8 +90,8 @@ from .calls import (
     read_body,
 )  # noqa: F401
 from ..base import Transport, TransportSink
+from .endpoint import RemoteEndpoint
 from .remote import (
-    RemoteEndpoint,
     convert_request_exception,
     error_for_status,
     redact_url,
@@ -138,15 +136,9 @@ class StreamableHTTPTransport(Transport):
         max_retry_delay: float = 30.0,
         **options: Any,
     ) -> None:
-        remote = RemoteEndpoint(url, name, options, "HTTP")
+        remote = self._remote = RemoteEndpoint(url, name, options, "HTTP", max_retry_delay)
         self.url, self.options, self.name = remote.url, remote.options, remote.name
-        self._net, self._drops = remote.net, remote.drops
-        self._max_retry_delay = float(max_retry_delay)
-        self._sink: Optional[TransportSink] = None
-        self._lock = threading.Lock()  # guards the transport's state below and its calls
-        self._closed = False
-        self._closing = threading.Event()  # set by close(): every wait of the transport's threads ends
-        self._close_reported = False
+        self._net, self._drops, self._lock, self._closing = remote.net, remote.drops, remote.lock, remote.closing
         self._calls: Dict[Any, _Call] = {}
         self._tool_headers: Dict[str, _mcpheaders.ToolHeaders] = {}
         self._ids = itertools.count(1)
@@ -163,7 +155,7 @@ class StreamableHTTPTransport(Transport):
             closed=self._is_closed,
             ids=self._ids,
             get_stream=get_stream,
-            max_retry_delay=self._max_retry_delay,
+            max_retry_delay=self._remote.max_retry_delay,
         )
         self._session = session
         self._streams = EventStreams(
@@ -183,16 +175,14 @@ class StreamableHTTPTransport(Transport):
             session_headers=session.stream_headers,
             ids=self._ids,
             max_stream_retries=max(0, int(max_stream_retries)),
-            max_retry_delay=self._max_retry_delay,
+            max_retry_delay=self._remote.max_retry_delay,
         )
 
     # ------------------------------------------------------------------ contract
 
     def start(self, sink: TransportSink) -> None:
         """Attach the sink. HTTP has no connection to open: the first POST reveals problems."""
-        if self._closed:
-            raise ConnectionClosed("transport is closed", server=self.name)
-        self._sink = sink
+        self._remote.attach(sink)
 
     def describe(self) -> str:
         return "Streamable HTTP %s" % redact_url(self.url)
@@ -258,7 +248,7 @@ class StreamableHTTPTransport(Transport):
         :class:`~mcpsync.RequestTimeout` and cancels it (closes the stream; handshake era: also
         ``notifications/cancelled``).
         """
-        if self._closed:
+        if self._remote.closed:
             raise ConnectionClosed("transport is closed", server=self.name)
         if type(message) is not dict:
             raise ProtocolError("HTTP transports send one message per POST (no batches)", server=self.name)
@@ -292,17 +282,15 @@ class StreamableHTTPTransport(Transport):
                 _abort(call.response)
 
     def after_fork_in_child(self) -> None:
-        """In a forked child: close the child's copies of the sockets (no shutdown, nothing sent, no lock
-        taken: the connections and the server session stay the parent's)."""
-        self._closed = True
-        self._net.after_fork_in_child()
+        """In a forked child: see :meth:`RemoteEndpoint.after_fork_in_child`."""
+        self._remote.after_fork_in_child()
 
     def close(self, timeout: Optional[float] = None) -> None:
         """DELETE the session (best effort), stop every stream and thread; idempotent, bounded."""
         with self._lock:
-            if self._closed:
+            if self._remote.closed:
                 return
-            self._closed = True
+            self._remote.closed = True
             calls = list(self._calls.values())
             self._calls.clear()
         budget = 5.0 if timeout is None else max(0.0, timeout)
@@ -320,7 +308,7 @@ class StreamableHTTPTransport(Transport):
         self._streams.stop(max(0.0, deadline - time.monotonic()))
         self._session.join(max(0.0, deadline - time.monotonic()))
         self._net.close()
-        self._report_close(None)
+        self._remote.report_close(None)
 
     # ------------------------------------------------------------------ headers
 
@@ -408,7 +396,7 @@ class StreamableHTTPTransport(Transport):
         cancelled or the transport closed, fail the call: a read timeout as the call's timeout (``waiting_for``
         says what did not come), anything else as the converted transport error."""
         _release(exc)
-        if self._closed or call.cancelled:
+        if self._remote.closed or call.cancelled:
             return
         if _is_read_timeout(exc):
             self._streams.timed_out(call, self._read_bound(call), waiting_for)
@@ -419,7 +407,7 @@ class StreamableHTTPTransport(Transport):
         """POST ``call`` and settle it, unless the answer is an event stream (returned, still open)."""
         replayed = False
         while True:
-            if call.cancelled or self._closed:
+            if call.cancelled or self._remote.closed:
                 return None
             message = call.message
             headers = self._headers_for(message)
@@ -459,7 +447,7 @@ class StreamableHTTPTransport(Transport):
         ctype = _content_type(response)
         if ctype == "text/event-stream":
             call.response = response
-            if call.cancelled or self._closed:
+            if call.cancelled or self._remote.closed:
                 response.close()
                 return None
             if call.timeout is not None and not call.inline:
@@ -543,11 +531,11 @@ class StreamableHTTPTransport(Transport):
     # ------------------------------------------------------------------ delivery
 
     def _is_closed(self) -> bool:
-        return self._closed
+        return self._remote.closed
 
     def _on_server_frame(self, frame: Any) -> None:
         """A frame from the GET stream (no call's answer): to the sink."""
-        sink = self._sink
+        sink = self._remote.sink
         if sink is not None:
             deliver(sink, frame, self._drops)
 
@@ -588,7 +576,7 @@ class StreamableHTTPTransport(Transport):
             if not kept:
                 return final
             frame = kept if type(frame) is list else kept[0]
-        sink = self._sink
+        sink = self._remote.sink
         if sink is not None and not call.cancelled:
             deliver(sink, frame, self._drops)
         return final
@@ -600,23 +588,14 @@ class StreamableHTTPTransport(Transport):
             call.done = True
             if self._calls.get(call.orig_id) is call:
                 del self._calls[call.orig_id]
-        if call.cancelled or self._closed:
+        if call.cancelled or self._remote.closed:
             return
         if isinstance(exc, MCPError):
             exc.with_context(server=self.name, method=call.method, request_id=call.orig_id)
         logger.debug("[%s] %s id=%r failed: %s", self.name, call.method, call.orig_id, exc)
-        sink = self._sink
+        sink = self._remote.sink
         if sink is not None:
             sink.on_request_error(call.orig_id, exc)
-
-    def _report_close(self, exc: Optional[BaseException]) -> None:
-        with self._lock:
-            if self._close_reported:
-                return
-            self._close_reported = True
-        sink = self._sink
-        if sink is not None:
-            sink.on_close(exc)
 
     # ------------------------------------------------------------------ one-way messages
 
@@ -631,7 +610,7 @@ class StreamableHTTPTransport(Transport):
                 response = self._post(body, headers)
             except Exception as exc:  # noqa: BLE001
                 _release(exc)
-                if self._closed:
+                if self._remote.closed:
                     raise ConnectionClosed("transport is closed", server=self.name) from None
                 raise convert_request_exception(exc, self.url, server=self.name, method=message.get("method")) from None
             try:

@@ -8,8 +8,8 @@ default when nothing is declared, and only declared origins otherwise. A server 
 not a plain origin (``https://api.example.com``, ``https://*.example.com``, ``wss://host:8443``) is dropped and
 logged, so a hostile ``"https://x; script-src *"`` can never add a directive.
 
-Pure functions and an immutable dataclass: thread-safe, no I/O; :func:`read_page` alone reads, through a client
-(``Client.app_for``).
+Pure functions and an immutable dataclass: thread-safe, no I/O; :func:`app_for` alone reads, through the
+:class:`mcpsync.Client` it is given (its public ``get_tool``, ``list_tools`` and ``read_resource``).
 """
 
 from __future__ import annotations
@@ -21,19 +21,23 @@ import logging
 import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Dict, List, Mapping, Optional, Protocol, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple, Union
 
 from ..errors import AppResourceError
-from ..types import ReadResourceResult, Tool
+from ..session import DEFAULT, Timeout
+from ..types import Tool
 from ..wire import protocol as P
+
+if TYPE_CHECKING:
+    from ..client.client import Client
 
 __all__ = [
     "AppResource",
+    "app_for",
     "DEFAULT_MAX_PAGE_BYTES",
     "PERMISSIONS",
     "clean_domains",
     "is_plain_origin",
-    "read_page",
     "verify_page",
 ]
 
@@ -294,31 +298,31 @@ def verify_page(
     return page
 
 
-class PageClient(Protocol):
-    """What :func:`read_page` uses of the client."""
-
-    name: str
-    _tools_by_name: Dict[str, Tool]
-
-    def list_tools(self, *, timeout: Any = ...) -> List[Tool]: ...
-
-    def read_resource(self, uri: str, *, timeout: Any = ...) -> ReadResourceResult: ...
-
-
-def read_page(
-    client: PageClient,
+def app_for(
+    client: "Client",
     tool: Union[Tool, str],
     *,
-    sha256: Optional[str],
-    max_bytes: Optional[int],
-    timeout: Any,
+    sha256: Optional[str] = None,
+    max_bytes: Optional[int] = None,
+    timeout: Timeout = DEFAULT,
 ) -> "AppResource":
-    """:meth:`mcpsync.Client.app_for` (see there): read the page a tool links from its own server, and verify it."""
+    """The verified MCP Apps page a tool links (``_meta.ui.resourceUri``, or the deprecated flat key).
+
+    ``tool`` is a :class:`~mcpsync.Tool` ``client`` listed, or a tool name (the tools are listed once when not yet
+    known). The page is read with ``resources/read`` from ``client``'s server (a Tool whose listing on this
+    server differs is refused: a page is only taken from the server that offers the tool) and checked by
+    :func:`verify_page` (``ui://``, the exact MIME type, text or base64 blob, at most ``max_bytes``, default
+    8 MiB; ``sha256`` pins the page's digest).
+
+    Blocks up to ``timeout`` per request (a listing, then the read). Keeps no state: any number of threads may
+    call it on one client at once. Raises :class:`~mcpsync.AppResourceError` (``reason`` says which check
+    failed) or the request's errors.
+    """
     name = tool if isinstance(tool, str) else tool.name
-    listed = client._tools_by_name.get(name)
+    listed = client.get_tool(name)
     if listed is None:
         client.list_tools(timeout=timeout)
-        listed = client._tools_by_name.get(name)
+        listed = client.get_tool(name)
     if listed is None or (isinstance(tool, Tool) and listed.ui_resource_uri != tool.ui_resource_uri):
         raise AppResourceError(
             "tool %r is not offered by server %r as given; its page is not read" % (name, client.name),

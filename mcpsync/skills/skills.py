@@ -1,9 +1,16 @@
 """The Skills extension (SEP-2640, ``io.modelcontextprotocol/skills``): list a server's skills, load one
 on demand, read its files, and verify everything fetched before handing it out.
 
-Nothing is fetched ahead of need: :meth:`Client.list_skills` sends only ``skills/list`` (the entries
-carry each skill's frontmatter, so a registry needs nothing more); :meth:`Client.load_skill` reads the
-skill's ``SKILL.md`` when asked; :meth:`Client.read_skill_file` reads one supporting file when asked.
+Each function takes the :class:`mcpsync.Client` to ask (built on its public :meth:`~mcpsync.Client.request`;
+the client knows nothing of skills). Nothing is fetched ahead of need: :func:`list_skills` sends only
+``skills/list`` (the entries carry each skill's frontmatter, so a registry needs nothing more);
+:func:`load_skill` reads the skill's ``SKILL.md`` when asked; :func:`read_skill_file` reads one supporting file
+when asked.
+
+Blocking and threads: each function blocks its caller for the requests it sends, each up to ``timeout`` (the
+client's default when not given); they keep no state of their own, so any number of threads may call them
+on one client at once (the client is thread-safe). :class:`Skill`, :class:`LoadedSkill`, :class:`SkillFile`
+and :class:`SkillResource` are immutable.
 
 Every fetched file is checked against the skill's entry before its content is returned: its byte
 length against the entry's ``size``, its SHA-256 against the entry's ``digest``, and, for ``SKILL.md``,
@@ -24,12 +31,25 @@ import math
 import posixpath
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
 from ..errors import CapabilityError, SkillVerificationError
 from ..session import DEFAULT, Timeout
 
-__all__ = ["EXTENSION", "LoadedSkill", "Skill", "SkillFile", "SkillResource"]
+if TYPE_CHECKING:
+    from ..client.client import Client
+
+__all__ = [
+    "EXTENSION",
+    "LoadedSkill",
+    "Skill",
+    "SkillFile",
+    "SkillResource",
+    "get_skill",
+    "list_skills",
+    "load_skill",
+    "read_skill_file",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -188,7 +208,7 @@ class LoadedSkill:
 # ---------------------------------------------------------------------------------------------- helpers
 
 
-def _require(client: Any, method: str) -> None:
+def _require(client: "Client", method: str) -> None:
     client.session  # noqa: B018 - not open: ClientClosed (a lazy client opens here), never a CapabilityError
     ext = client.server_capabilities.get("extensions")
     if not (isinstance(ext, dict) and isinstance(ext.get(EXTENSION), dict)):
@@ -214,8 +234,8 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and bool(a == b)
 
 
-def _fetch(client: Any, uri: str, timeout: Timeout) -> SkillFile:
-    result = client._call("resources/read", {"uri": uri}, timeout=timeout)
+def _fetch(client: "Client", uri: str, timeout: Timeout) -> SkillFile:
+    result = client.request("resources/read", {"uri": uri}, timeout=timeout)
     contents = result.get("contents") if isinstance(result, dict) else None
     items = [c for c in contents or [] if isinstance(c, dict)]
     match = [c for c in items if c.get("uri") == uri] or items
@@ -249,7 +269,7 @@ def _fetch(client: Any, uri: str, timeout: Timeout) -> SkillFile:
     return SkillFile(uri=uri, data=data, mime_type=mime if isinstance(mime, str) else None)
 
 
-def _verify(client: Any, skill: Skill, file: SkillFile) -> None:
+def _verify(client: "Client", skill: Skill, file: SkillFile) -> None:
     entry = skill.resource(file.uri)
     if entry is None:  # pragma: no cover - callers check before fetching
         raise SkillVerificationError(
@@ -273,22 +293,27 @@ def _verify(client: Any, skill: Skill, file: SkillFile) -> None:
         )
 
 
-def _entry_for(client: Any, skill: Union[Skill, str], timeout: Timeout) -> Skill:
+def _entry_for(client: "Client", skill: Union[Skill, str], timeout: Timeout) -> Skill:
     return skill if isinstance(skill, Skill) else get_skill(client, skill, timeout=timeout)
 
 
 # ---------------------------------------------------------------------------------------------- the API
 
 
-def list_skills(client: Any, *, timeout: Timeout = DEFAULT, max_pages: int = 1000) -> List[Skill]:
-    """Every skill entry of ``skills/list`` (following cursors); invalid entries are skipped with a warning."""
+def list_skills(client: "Client", *, timeout: Timeout = DEFAULT) -> List[Skill]:
+    """The server's skill entries (``skills/list``, following each cursor, at most the client's ``max_pages``).
+    Fetches no skill file; an invalid entry is skipped with a warning. Blocks up to ``timeout`` per page.
+
+    Raises CapabilityError when the server did not declare ``io.modelcontextprotocol/skills``.
+    """
     _require(client, "skills/list")
+    max_pages = client.max_pages
     skills: List[Skill] = []
     cursor: Optional[str] = None
     seen_cursors = set()
     for _ in range(max_pages):
         params: JSON = {} if cursor is None else {"cursor": cursor}
-        result = client._call("skills/list", params, timeout=timeout)
+        result = client.request("skills/list", params, timeout=timeout)
         entries = result.get("skills") if isinstance(result, dict) else None
         for entry in entries if isinstance(entries, list) else []:
             try:
@@ -303,10 +328,11 @@ def list_skills(client: Any, *, timeout: Timeout = DEFAULT, max_pages: int = 100
     return skills
 
 
-def get_skill(client: Any, uri: str, *, timeout: Timeout = DEFAULT) -> Skill:
-    """The current entry of the skill whose ``SKILL.md`` is at ``uri`` (``skills/get``)."""
+def get_skill(client: "Client", uri: str, *, timeout: Timeout = DEFAULT) -> Skill:
+    """The current entry of the skill whose ``SKILL.md`` is at ``uri`` (``skills/get``). Blocks up to
+    ``timeout``. Raises CapabilityError (no skills extension) or SkillVerificationError (an invalid entry)."""
     _require(client, "skills/get")
-    result = client._call("skills/get", {"uri": uri}, timeout=timeout)
+    result = client.request("skills/get", {"uri": uri}, timeout=timeout)
     entry = result.get("skill") if isinstance(result, dict) else None
     try:
         skill = Skill.from_dict(entry)
@@ -324,9 +350,14 @@ def get_skill(client: Any, uri: str, *, timeout: Timeout = DEFAULT) -> Skill:
 
 
 def load_skill(
-    client: Any, skill: Union[Skill, str], *, allow_dynamic: bool = False, timeout: Timeout = DEFAULT
+    client: "Client", skill: Union[Skill, str], *, allow_dynamic: bool = False, timeout: Timeout = DEFAULT
 ) -> LoadedSkill:
-    """Fetch and verify a skill's ``SKILL.md`` (given its entry, or its URI: then ``skills/get`` first)."""
+    """Fetch a skill's ``SKILL.md`` now and verify it (size, digest, frontmatter) against its entry.
+
+    ``skill`` is an entry from :func:`list_skills` / :func:`get_skill`, or a ``SKILL.md`` URI (then ``skills/get``
+    fetches the entry first). Raises :class:`~mcpsync.SkillVerificationError` on any mismatch, and for a skill
+    with ``"resources": "dynamic"`` unless ``allow_dynamic=True``. Blocks up to ``timeout`` per request.
+    """
     from .frontmatter import FrontmatterError, parse_yaml, split_frontmatter
 
     entry = _entry_for(client, skill, timeout)
@@ -373,14 +404,18 @@ def load_skill(
 
 
 def read_skill_file(
-    client: Any,
+    client: "Client",
     skill: Union[Skill, LoadedSkill],
     path: str,
     *,
     allow_dynamic: bool = False,
     timeout: Timeout = DEFAULT,
 ) -> SkillFile:
-    """Fetch and verify one file of a skill: a URI inside the skill, or a path relative to its root."""
+    """Fetch one file of a skill now (a URI inside it, or a path relative to its root) and verify it.
+
+    A file the skill's entry does not list raises :class:`~mcpsync.SkillVerificationError` without a request
+    (refresh the entry with :func:`get_skill`). Blocks up to ``timeout``.
+    """
     entry = skill.skill if isinstance(skill, LoadedSkill) else skill
     uri = entry.resolve(path)
     if entry.dynamic:

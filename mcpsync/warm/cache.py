@@ -36,11 +36,16 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any, Dict, Optional, Protocol, Union
+from typing import TYPE_CHECKING, Any, Dict, Optional, Union
 
 from .._files import write_atomically
 from .._trust import untrusted_reason
-from .hooks import ClientExtension
+from ..client.hooks import ClientExtension
+from ..client.host import host_of
+
+if TYPE_CHECKING:
+    from ..client.client import Client
+    from ..client.host import ClientHost
 
 __all__ = ["WarmCache", "WarmStart", "default_cache_dir"]
 
@@ -281,46 +286,21 @@ class WarmLink:
 # --------------------------------------------------------------------------- one client's warm start
 
 
-class WarmClient(Protocol):
-    """What :class:`WarmStart` uses of its client (declared here, so this module imports no client)."""
-
-    name: str
-    protocol: str
-    era: Optional[str]
-    server_info: Any
-    transport_kind: Optional[str]
-    _remote_options: Dict[str, Any]
-    _stdio_options: Dict[str, Any]
-    _tools_by_name: Dict[str, Any]
-    _tools_lock: Any
-    _modern: Any
-
-    def _cache_key(self) -> Any: ...
-
-    def _agreed(self, agreed: Any) -> None: ...
-
-    def _reconnect_cold(self) -> None: ...
-
-    def _negotiator(self) -> Any: ...
-
-    @property
-    def session(self) -> Any: ...
-
-
 class WarmStart(ClientExtension):
     """A client's use of a :class:`WarmCache`, as a :class:`~mcpsync.client.hooks.ClientExtension`: hooks on
     open, around the first 2026-07-28 request after a warm open, on listings and on list_changed. Inert
     without a cache. Thread-safe."""
 
-    def __init__(self, client: "WarmClient", cache: Optional[WarmCache]) -> None:
+    def __init__(self, client: "Client", cache: Optional[WarmCache]) -> None:
         self._client = client
+        #: what this extension uses of the client beyond its public API (mcpsync.client.host.ClientHost)
+        self._port: "ClientHost" = host_of(client)
         self.cache = cache
         self.link: Optional[WarmLink] = None
 
     def identity(self) -> Any:
         """The server identity and auth context the entry is kept under (digested into the file name)."""
-        c = self._client
-        return ["mcpsync-warm", 1, c._cache_key(), self.auth_context()]  # noqa: SLF001 - the owner's key
+        return ["mcpsync-warm", 1, self._port.server_key, self.auth_context()]
 
     def auth_context(self) -> Dict[str, Any]:
         """What tells the client's credentials apart, as digests: the bearer token, the headers, the auth
@@ -329,7 +309,7 @@ class WarmStart(ClientExtension):
         def digest(value: Any) -> str:
             return hashlib.sha256(repr(value).encode("utf-8", "replace")).hexdigest()[:32]
 
-        opts = self._client._remote_options  # noqa: SLF001 - the owner's configuration
+        opts = self._port.credentials()
         out: Dict[str, Any] = {}
         if opts.get("bearer_token"):
             out["bearer"] = digest(opts["bearer_token"])
@@ -339,20 +319,10 @@ class WarmStart(ClientExtension):
         auth = opts.get("auth")
         if auth is not None:
             out["auth"] = [type(auth).__qualname__, str(getattr(auth, "name", ""))]
-        env = self._client._stdio_options.get("env")  # noqa: SLF001
+        env = opts.get("env")
         if isinstance(env, dict) and env:
             out["env"] = digest(sorted(env.items()))
         return out
-
-    def refresh(self, agreed: Any) -> None:
-        """The server changed under a warm open: take the fresh discover outcome, keep it, and drop every
-        cached listing (in memory and on disk)."""
-        c = self._client
-        c._agreed(agreed)  # noqa: SLF001
-        self.agreed(agreed, c.transport_kind)
-        c._modern.clear_cache()  # noqa: SLF001
-        with c._tools_lock:  # noqa: SLF001
-            c._tools_by_name = {}  # noqa: SLF001
 
     def before_open(self, target: Any) -> None:
         """Load the entry; steer the transport choice and (handshake era) the probe with what it says."""
@@ -361,14 +331,10 @@ class WarmStart(ClientExtension):
         link = self.link = WarmLink(self.cache, WarmCache.key(self.identity()))
         c = self._client
         if isinstance(target, str) and link.transport() is not None:
-            from ..transports.http import remote as _remote
-
-            _remote.remember(target, link.transport() or "http")
+            c.memory.remember_transport(target, link.transport() or "http")
         version = link.protocol_version()
         if c.protocol == "auto" and link.era() == "legacy" and version is not None:
-            from .negotiate import ERA_CACHE
-
-            ERA_CACHE.put(c._cache_key(), version)  # noqa: SLF001 - skip the discover probe
+            c.memory.remember_era(self._port.server_key, version)  # skip the discover probe
 
     def prior(self, session: Any) -> Optional[Any]:
         """A :class:`~mcpsync.client.negotiate.Negotiated` from a fresh kept discover result (2026-07-28),
@@ -383,7 +349,7 @@ class WarmStart(ClientExtension):
         if d is None or version not in P.MODERN_VERSIONS:
             return None
         from ..types import Implementation
-        from .negotiate import Negotiated
+        from ..client.negotiate import Negotiated
 
         session.transport.set_protocol(version, "modern")
         link.unconfirmed = True
@@ -427,11 +393,10 @@ class WarmStart(ClientExtension):
         except MCPError as exc:
             if not self.refused(exc):
                 raise
-            self._client._reconnect_cold()  # noqa: SLF001
+            self._port.reconnect()
             return next(request)
-        if not self.confirm(result):
-            c = self._client
-            self.refresh(c._negotiator().negotiate(c.session))  # noqa: SLF001 - the server changed: discover again
+        if not self.confirm(result):  # the server changed: discover again, keep the fresh outcome
+            self.agreed(self._port.rediscover(), self._client.transport_kind)
         return result
 
     def agreed(self, agreed: Any, transport: Optional[str]) -> None:

@@ -1,18 +1,20 @@
-"""What every HTTP layer shares: URL origins, redaction, the engine protocol and the engine-neutral errors.
+"""The contract between the layers of the HTTP stack: what a transport sends with, what that raises, URL rules.
 
-It imports nothing heavy (no ``requests``, no ``http.client``): :mod:`mcpsync.transports.http.remote`,
-:mod:`mcpsync.transports.http.pool` and the transports import it.
+* :class:`HTTPNet`: what a transport sends with, a server's urllib3 pools
+  (:class:`~mcpsync.transports.http.pool.PoolNet`) or an auth around them
+  (:class:`~mcpsync.transports.http.auth.AuthNet`).
+* :class:`NetError` and its subclasses: what a net raises, urllib3's and the socket's errors translated by
+  :mod:`~mcpsync.transports.http.pool`; :func:`mcpsync.transports.http.remote.convert_request_exception` turns
+  them into the typed :class:`~mcpsync.errors.TransportError` subclasses.
+* :func:`origin`, :func:`same_origin`, :func:`check_url`, :func:`redact_url`, :func:`refuse_redirect`.
 
-The errors are what a server's urllib3 pools (:mod:`mcpsync.transports.http.pool`) raise, urllib3's own
-translated;
-:func:`mcpsync.transports.http.remote.convert_request_exception` turns them into the typed
-:class:`~mcpsync.errors.TransportError` subclasses; :func:`mcpsync.transports.http.calls._is_read_timeout`
-recognises ``ConnectTimeout`` and ``ReadTimeout`` by class.
+It imports nothing heavy (no urllib3, no ``http.client``): every layer imports it.
 """
 
 from __future__ import annotations
 
 import logging
+from types import MappingProxyType
 from typing import Any, Mapping, Optional, Protocol, Tuple
 from urllib.parse import urlsplit
 
@@ -20,15 +22,19 @@ from ...errors import ConfigError
 
 logger = logging.getLogger("mcpsync.transports.http.transport")
 
+#: ``(connect, read)`` timeouts in seconds of one request (None: unbounded).
+Timeouts = Tuple[Optional[float], Optional[float]]
+
 __all__ = [
     "ConnectFailed",
     "ConnectTimeout",
     "ConnectionBroken",
-    "EngineError",
-    "HTTPEngine",
+    "NetError",
+    "HTTPNet",
     "ProxyRefused",
     "ReadTimeout",
     "TLSFailed",
+    "Timeouts",
     "TooManyRedirects",
     "check_url",
     "origin",
@@ -38,7 +44,7 @@ __all__ = [
 ]
 
 
-class HTTPEngine(Protocol):
+class HTTPNet(Protocol):
     """What a remote transport sends with (:class:`~mcpsync.transports.http.pool.PoolNet`, or an auth layer
     of :mod:`~mcpsync.transports.http.auth` around it). Thread-safe; answers are streamed (``status_code``,
     ``headers``, ``read1``, ``read``, ``release_conn``, ``set_read_timeout``, ``shutdown``, ``close``)."""
@@ -51,13 +57,12 @@ class HTTPEngine(Protocol):
         url: str,
         body: Optional[bytes],
         headers: Mapping[str, str],
-        timeout: Tuple[Optional[float], Optional[float]],
-        stream: bool = True,
+        timeout: Timeouts,
     ) -> Any: ...
 
-    def get(self, url: str, headers: Mapping[str, str], timeout: Tuple[Optional[float], Optional[float]]) -> Any: ...
+    def get(self, url: str, headers: Mapping[str, str], timeout: Timeouts) -> Any: ...
 
-    def delete(self, url: str, headers: Mapping[str, str], timeout: Tuple[Optional[float], Optional[float]]) -> Any: ...
+    def delete(self, url: str, headers: Mapping[str, str], timeout: Timeouts) -> Any: ...
 
     def interrupt(self) -> None: ...
 
@@ -68,31 +73,31 @@ class HTTPEngine(Protocol):
     def after_fork_in_child(self) -> None: ...
 
 
-class EngineError(Exception):
-    """A failure of an HTTP request (converted to a ``TransportError`` by the transports)."""
+class NetError(Exception):
+    """A failed HTTP request, as a net raises it (converted to a ``TransportError`` by the transports)."""
 
 
-class ConnectFailed(EngineError):
+class ConnectFailed(NetError):
     """The TCP connection could not be made (refused, unreachable, name not resolved)."""
 
 
-class ConnectTimeout(EngineError):
+class ConnectTimeout(NetError):
     """The TCP (and TLS) connection was not made within the connect timeout."""
 
 
-class ReadTimeout(EngineError):
+class ReadTimeout(NetError):
     """No byte arrived (or could be sent) within the read timeout."""
 
 
-class ConnectionBroken(EngineError):
+class ConnectionBroken(NetError):
     """The connection broke after it was made (reset, closed mid-answer, a malformed HTTP answer)."""
 
 
-class TLSFailed(EngineError):
+class TLSFailed(NetError):
     """The TLS handshake failed (certificate not trusted, wrong host name, protocol error)."""
 
 
-class ProxyRefused(EngineError):
+class ProxyRefused(NetError):
     """The HTTP proxy answered a tunnel request (or a forwarded request) with an error status: ``status``
     (407: it wants credentials), or 0 when it broke off without an answer."""
 
@@ -101,11 +106,11 @@ class ProxyRefused(EngineError):
         self.status = status
 
 
-class TooManyRedirects(EngineError):
+class TooManyRedirects(NetError):
     """More than five redirects in a row."""
 
 
-_DEFAULT_PORTS = {"http": 80, "https": 443}
+_DEFAULT_PORTS = MappingProxyType({"http": 80, "https": 443})
 
 
 def origin(url: str) -> Tuple[str, str, int]:

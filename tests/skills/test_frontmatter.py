@@ -1,11 +1,11 @@
-"""SKILL.md frontmatter (mcpsync.client.frontmatter): read as PyYAML reads it, with aliases, duplicate keys refused."""
+"""SKILL.md frontmatter (mcpsync.skills.frontmatter): read as PyYAML reads it, with aliases, duplicate keys refused."""
 
 from __future__ import annotations
 
 import pytest
 import yaml
 
-from mcpsync.client.frontmatter import FrontmatterError, parse_yaml, split_frontmatter
+from mcpsync.skills.frontmatter import FrontmatterError, parse_yaml, split_frontmatter
 
 
 def test_agent_skills_frontmatter() -> None:
