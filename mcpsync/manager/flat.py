@@ -40,7 +40,9 @@ def flat_options(kwargs: Mapping[str, Any]) -> Dict[str, Any]:
                 spread = _flat_deferral(entry)
             else:
                 rest.append(entry)
-        kwargs = dict(kwargs, extensions=rest)
+        kwargs = {k: v for k, v in kwargs.items() if k != "extensions"}
+        if rest:
+            kwargs["extensions"] = rest
     out = _client_flat.flat_options(kwargs)
     for key, value in spread.items():
         out.setdefault(key, value)
