@@ -459,3 +459,34 @@ def test_a_question_that_names_no_server_resumes_on_no_client() -> None:
     with Manager({"shop": {"command": server_cmd("--era", "modern")}}) as mgr:
         with pytest.raises(mcpsync.errors.InputNotResumable):
             mgr.resume(unbound, {})
+
+
+# --------------------------------------------------------------------------- prompts and resources
+
+
+def test_a_prompt_and_a_resource_read_defer_and_resume_typed() -> None:
+    """The peer asks (input_required) before it serves ``prompts/get`` and ``resources/read``: both defer, pickle,
+    and resume to their typed results; with defer_again=False a handler would answer instead."""
+    from tests.conftest import misbehaving_cmd
+
+    target = misbehaving_cmd("--era", "modern", "--ask-before-reading")
+    with mcpsync.connect(target, name="docs", extensions=[DeferInput()]) as c:
+        with pytest.raises(mcpsync.input.InputRequired) as info:
+            c.get_prompt("greet", {"name": "Ada"})
+        ir = pickle.loads(pickle.dumps(info.value))
+        assert ir.method == "prompts/get" and ir.params == {"name": "greet", "arguments": {"name": "Ada"}}
+        (q,) = ir.questions
+        assert q.kind == "form" and q.message == "Who is reading prompt:greet?"
+        prompt = resume(c, ir, {q.key: q.accept({"name": "Grace"})})
+        assert isinstance(prompt, mcpsync.GetPromptResult)
+        assert prompt.messages[-1].content.text == "read by Grace"  # type: ignore[union-attr]
+
+        with pytest.raises(mcpsync.input.InputRequired) as info:
+            c.read_resource("example://hello")
+        ir = mcpsync.input.InputRequired.loads(info.value.dumps(SECRET), SECRET)
+        assert ir.method == "resources/read" and ir.params == {"uri": "example://hello"}
+        read = resume(c, ir, {ir.questions[0].key: ir.questions[0].decline()})
+        assert isinstance(read, mcpsync.ReadResourceResult)
+        assert read.contents[-1].text == "read by nobody"  # type: ignore[union-attr]
+        with pytest.raises(mcpsync.ConfigError, match="resume_tool"):
+            resume_tool(c, ir, {})
