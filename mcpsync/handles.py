@@ -153,14 +153,11 @@ class RequestHandle(Handle[_R]):
         self._final: Optional[Tuple[Any, Optional[BaseException]]] = None
 
     @property
-    def id(self) -> Any:
-        """The JSON-RPC id of the request (the same as :attr:`request_id`)."""
+    def request_id(self) -> Any:
+        """The JSON-RPC id of the request (also readable as ``id``)."""
         return self._pending.request_id
 
-    @property
-    def request_id(self) -> Any:
-        """The JSON-RPC id of the request."""
-        return self._pending.request_id
+    id = request_id
 
     @property
     def method(self) -> str:

@@ -12,6 +12,7 @@ from typing import Any, Dict, Optional
 from urllib.parse import urlsplit
 
 from .. import _forks
+from ..errors import ConfigError
 
 __all__ = ["ServerMemory"]
 
@@ -99,10 +100,10 @@ class ServerMemory:
             return self._transports.get(self._url_key(url))
 
     def remember_transport(self, url: str, kind: str) -> None:
-        """Record that transport ``kind`` (``"http"`` or ``"sse"``) worked for ``url``; raises ValueError for
-        another kind."""
+        """Record that transport ``kind`` (``"http"`` or ``"sse"``) worked for ``url``; raises
+        :class:`~mcpsync.errors.ConfigError` (a ValueError) for another kind."""
         if kind not in ("http", "sse"):
-            raise ValueError("kind must be 'http' or 'sse'")
+            raise ConfigError("a remembered transport is 'http' or 'sse', not %r" % (kind,))
         with self._guard():
             self._transports[self._url_key(url)] = kind
 

@@ -154,13 +154,8 @@ def listen_filter(
 ) -> Dict[str, Any]:
     """The ``notifications`` filter of a ``subscriptions/listen`` request: the list_changed notifications asked
     for, and ``notifications/resources/updated`` of ``resource_uris`` (copied)."""
-    flt: Dict[str, Any] = {}
-    if tools:
-        flt["toolsListChanged"] = True
-    if prompts:
-        flt["promptsListChanged"] = True
-    if resources:
-        flt["resourcesListChanged"] = True
+    asked = {"toolsListChanged": tools, "promptsListChanged": prompts, "resourcesListChanged": resources}
+    flt: Dict[str, Any] = {key: True for key, wanted in asked.items() if wanted}
     if resource_uris:
         flt["resourceSubscriptions"] = list(resource_uris)
     return flt

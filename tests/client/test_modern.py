@@ -166,3 +166,16 @@ def test_legacy_experimental_tasks() -> None:
         handle = mcpsync.tasks.start_task(c, "task_work", {"seconds": 0.2})
         assert isinstance(handle, mcpsync.tasks.TaskHandle) and handle.style == "experimental"
         assert "task done" in handle.result(timeout=30).text
+
+
+def test_a_kept_verdict_that_no_longer_holds_is_forgotten_and_probed_again() -> None:
+    """The server changed era since a client sharing the memory connected: the kept handshake verdict fails,
+    the memory forgets it, and the open probes and ends modern."""
+    cmd = server_cmd("--era", "modern")
+    key = ("cmd", tuple(cmd), None)
+    memory = ServerMemory()
+    memory.remember_era(key, "2025-11-25")  # what an earlier connection learned (the server spoke it then)
+    with mcpsync.connect(cmd, options=ClientOptions(memory=memory)) as c:
+        assert c.era == "modern"
+        assert c.call_tool("echo", {"message": "ok"}).text == "ok"
+    assert memory.era(key) == c.protocol_version

@@ -64,7 +64,7 @@ class HTTPOptions:
             traffic"). Passing it, whatever its value, is a ``ConfigError`` that says so, as is a leftover
             ``MCPSYNC_HTTP_ENGINE=requests`` in the environment (the variable selects nothing; ``auto`` and
             ``stdlib`` there are ignored).
-        transport: ``"auto"`` (default: Streamable HTTP, falling back to legacy SSE and remembering what worked
+        transport: ``"auto"`` (default: Streamable HTTP, falling back to legacy SSE; the client remembers what worked
             per URL), ``"http"`` or ``"sse"`` to force one.
         get_stream: Streamable HTTP only: open the optional GET stream for server-initiated messages (True).
         max_stream_retries: Streamable HTTP only: how often a broken response stream is resumed (3).

@@ -251,5 +251,3 @@ def should_fall_back(exc: BaseException) -> bool:
     if isinstance(cause, HTTPStatusError) and isinstance(exc, TransportError):
         return cause.status_code in _FALLBACK_STATUSES
     return False
-
-
