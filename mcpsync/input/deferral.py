@@ -68,7 +68,7 @@ class InputDeferral(ClientExtension):
         self.timeout = timeout
         self.every_call = every_call
         self._local = threading.local()
-        self._calls = 0  # deferring calls in flight on a client that does not defer every call (handshake era)
+        self._calls = 0  # open deferring blocks, on a client that does not defer every call (handshake era)
         self._lock = threading.Lock()
         self._parked: Optional[ParkedInputs] = None
         self._closed = False
@@ -154,8 +154,8 @@ class InputDeferral(ClientExtension):
         return self._deferred(method, params, result, rounds) if self._defers(result.get("inputRequests")) else None
 
     def takes_server_request(self, method: str) -> bool:
-        """Handshake era: park this server request for another thread (every call defers, or a deferring call
-        is in flight; the roots are answered from configuration when the client has them)."""
+        """Handshake era: park this server request for another thread (every call defers, or a ``deferring()``
+        block is open; the roots are answered from configuration when the client has them)."""
         if method not in INPUT_METHODS or (method == "roots/list" and self._client.roots is not None):
             return False
         return self.every_call or self._calls > 0

@@ -88,7 +88,7 @@ def deferring(client: "Client", enabled: bool = True) -> Iterator[None]:
 
     In the handshake era a server's question cannot be tied to one call (over stdio it arrives as a request of
     its own): a client that defers every call parks every question, and one that does not parks them while
-    some ``deferring(client)`` block with a call is open.
+    some ``deferring(client)`` block is open, on any thread.
 
     Raises:
         ConfigError: ``client`` has no :class:`DeferInput` extension.
