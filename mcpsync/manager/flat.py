@@ -1,9 +1,9 @@
 """A client's settings as one flat dict, the extensions' flat names included.
 
 :mod:`mcpsync.client.flat` maps the flat names of the client's own option objects (``cwd``, ``verify``,
-``on_log``...); it knows no extension. Configuration files, ``Manager(client_options=...)``, the command line, the
-pytest plugin and ``MCPAdapter(client_options=...)`` also take the flat names of the resumable-input extension,
-which this layer (above the client) maps:
+``on_log``...); it knows no extension. Configuration files, ``Manager(client_options=...)``, card connections, the
+pytest plugin and ``MCPAdapter(client_options=...)`` (and the command line, which maps its options here) also take
+the flat names of the resumable-input extension, which this layer (above the client) maps:
 
 * ``defer_input: true`` -> ``extensions=[mcpsync.input.DeferInput()]`` (every call defers);
 * ``input_timeout: 60`` -> ``DeferInput(timeout=60)``; given without ``defer_input``, the client gets
