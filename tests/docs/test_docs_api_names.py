@@ -1,0 +1,227 @@
+"""The docs name only what exists: every ``mcpsync.<name>`` / ``mcpsync.<namespace>.<name>`` in README.md and docs/
+resolves (import the longest module prefix, then getattr the rest), and every keyword shown in a ``Client(...)`` or
+``connect(...)`` call, or listed in a table of their keyword arguments, is one ``Client.__init__`` takes.
+
+Old spellings are allowed where a page says they are old: the first column of a migration table (headed "Before"
+or "Old name"), and a paragraph preceded by ``<!-- old spellings -->``. A few dotted strings are not API names
+(file names, logger names): they are listed in ``NOT_API`` with the reason.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import pathlib
+import re
+from typing import Iterator, List, Optional, Set, Tuple
+
+import pytest
+
+import mcpsync
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+DOCS = [ROOT / "README.md"] + sorted((ROOT / "docs").rglob("*.md"))
+DOTTED = re.compile(r"\bmcpsync(?:\.[A-Za-z_]\w*)+")
+CALL = re.compile(r"(?<![\w.])(?:mcpsync\.)?(?:Client|connect)\(")
+OLD_HEADERS = ("before", "old name")
+OLD_MARK = "<!-- old spellings -->"
+
+#: Dotted strings in the docs that are not Python names, and why.
+NOT_API = {
+    "mcpsync.json": "the configuration file's name",
+    "mcpsync.git": "the repository's clone URL",
+    "mcpsync.server": "the logger of a server's log messages (mcpsync.server.<name>)",
+    "mcpsync.apps.view": "the logger of an app view's console messages",
+}
+
+KEYWORDS: Set[str] = set(inspect.signature(mcpsync.Client.__init__).parameters) - {"self"}
+
+
+def _cells(row: str) -> List[str]:
+    return [c.strip() for c in row.strip().strip("|").split("|")]
+
+
+def visible_lines(path: pathlib.Path) -> Iterator[Tuple[int, str]]:
+    """(line number, text) of ``path`` with what may name old spellings blanked: the first cell of a migration
+    table's rows and a paragraph after the old-spellings mark."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    old_table = False
+    old_paragraph = False
+    for number, line in enumerate(lines, 1):
+        if OLD_MARK in line:
+            old_paragraph = True
+            continue
+        if not line.strip():
+            old_paragraph = False
+            old_table = False
+            yield number, line
+            continue
+        if old_paragraph:
+            continue
+        if line.lstrip().startswith("|"):
+            cells = _cells(line)
+            if not old_table and cells and cells[0].lower() in OLD_HEADERS:
+                old_table = True
+            if old_table and len(cells) > 1:
+                yield number, "| " + " | ".join(cells[1:]) + " |"
+                continue
+        yield number, line
+
+
+def resolves(dotted: str) -> bool:
+    """True when ``dotted`` is an importable module, or an attribute path under one. A module whose optional
+    framework is not installed counts when its file defines the attribute."""
+    parts = dotted.split(".")
+    for i in range(len(parts), 0, -1):
+        module_name = ".".join(parts[:i])
+        try:
+            spec = importlib.util.find_spec(module_name)
+        except ImportError:
+            spec = None
+        if spec is None:
+            continue
+        try:
+            obj: object = importlib.import_module(module_name)
+        except ImportError:  # an integration without its framework installed: read its source instead
+            rest = parts[i:]
+            if not rest:
+                return True
+            source = pathlib.Path(spec.origin or "").read_text(encoding="utf-8")
+            return re.search(r"^(class|def) %s\b|^%s\s*[:=]" % (rest[0], rest[0]), source, re.M) is not None
+        for name in parts[i:]:
+            public = getattr(obj, "__all__", None)
+            if inspect.ismodule(obj) and public is not None and name not in public:
+                if importlib.util.find_spec("%s.%s" % (obj.__name__, name)) is None:
+                    return False  # there, but not public: a name the docs should not teach
+            if not hasattr(obj, name):
+                return False
+            obj = getattr(obj, name)
+        return True
+    return False
+
+
+def dotted_names() -> List[Tuple[str, str]]:
+    found = []
+    for path in DOCS:
+        for number, line in visible_lines(path):
+            for match in DOTTED.finditer(line):
+                found.append(("%s:%d" % (path.relative_to(ROOT), number), match.group(0)))
+    return found
+
+
+def _call_keywords(text: str, start: int) -> Iterator[str]:
+    """The keyword names at the top level of the call whose ``(`` is at ``start - 1``, up to its ``)`` or the end
+    of ``text`` (an inline code span may show only part of a call)."""
+    depth = 1
+    i = start
+    while i < len(text) and depth:
+        ch = text[i]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch in "\"'":
+            end = text.find(ch, i + 1)
+            i = end if end != -1 else len(text)
+        elif (
+            depth == 1
+            and (ch.isalpha() or ch == "_")
+            and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "_."))
+        ):
+            m = re.match(r"(\w+)\s*=(?!=)", text[i:])
+            if m:
+                yield m.group(1)
+                i += len(m.group(0))
+                continue
+        i += 1
+
+
+def _code_parts(path: pathlib.Path) -> Iterator[Tuple[int, str]]:
+    """(line, code) for every fenced block and every inline code span of ``path`` (migration tables' old
+    column left out)."""
+    block: Optional[List[str]] = None
+    block_start = 0
+    for number, line in visible_lines(path):
+        if line.startswith("```"):
+            if block is None:
+                block, block_start = [], number
+            else:
+                yield block_start, "\n".join(block)
+                block = None
+            continue
+        if block is not None:
+            block.append(line)
+            continue
+        for span in re.findall(r"`([^`]+)`", line):
+            yield number, span
+
+
+def call_keywords() -> List[Tuple[str, str]]:
+    found = []
+    for path in DOCS:
+        where = str(path.relative_to(ROOT))
+        for number, code in _code_parts(path):
+            for match in CALL.finditer(code):
+                for keyword in _call_keywords(code, match.end()):
+                    found.append(("%s:%d" % (where, number), keyword))
+    return found
+
+
+def keyword_tables() -> List[Tuple[str, str]]:
+    """The first-column names of tables headed (in their header row or their section's heading) as keyword
+    arguments of ``Client`` / ``connect``."""
+    found = []
+    for path in DOCS:
+        in_table = False
+        previous = ""
+        heading = ""
+        for number, line in visible_lines(path):
+            if line.startswith("#"):
+                heading = line.lower()
+            if not line.lstrip().startswith("|"):
+                in_table = False
+                previous = ""
+                continue
+            cells = _cells(line)
+            if all(set(c) <= set("-: ") for c in cells):  # the separator: the row before it is the header
+                header = previous.lower() + " " + heading
+                in_table = "keyword" in header and ("`client`" in header or "`connect`" in header)
+            elif in_table and cells:
+                for name in re.findall(r"`(\w+)`", cells[0]):
+                    found.append(("%s:%d" % (path.relative_to(ROOT), number), name))
+            previous = line
+    return found
+
+
+def test_the_scanners_find_names() -> None:
+    names = dotted_names()
+    assert len(names) > 100
+    assert any(name == "mcpsync.connect" for _, name in names)
+    assert len(call_keywords()) > 20
+
+
+@pytest.mark.parametrize("old", ["mcpsync.ServerManager", "mcpsync.ToolTransform", "mcpsync.client.core"])
+def test_an_old_name_does_not_resolve(old: str) -> None:
+    assert not resolves(old)
+
+
+def test_the_keyword_scanner_reads_nested_calls() -> None:
+    code = 'Client(cmd, timeout=5, http=HTTPOptions(verify=False), headers={"a": "b=c"}) '
+    assert list(_call_keywords(code, code.index("(") + 1)) == ["timeout", "http", "headers"]
+
+
+def test_every_dotted_name_in_the_docs_resolves() -> None:
+    bad = ["%s: %s" % (where, name) for where, name in dotted_names() if name not in NOT_API and not resolves(name)]
+    assert not bad, "names the API no longer has:\n" + "\n".join(bad)
+
+
+def test_every_client_keyword_in_the_docs_exists() -> None:
+    bad = ["%s: %s=" % (where, kw) for where, kw in call_keywords() + keyword_tables() if kw not in KEYWORDS]
+    assert not bad, "keywords Client/connect do not take:\n" + "\n".join(bad)
+
+
+def test_the_not_api_list_is_still_used() -> None:
+    text = "\n".join(path.read_text(encoding="utf-8") for path in DOCS)
+    for name in NOT_API:
+        assert name in text, name
