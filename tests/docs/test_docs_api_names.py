@@ -9,6 +9,7 @@ or "Old name"), and a paragraph preceded by ``<!-- old spellings -->``. A few do
 
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.util
 import inspect
@@ -225,3 +226,67 @@ def test_the_not_api_list_is_still_used() -> None:
     text = "\n".join(path.read_text(encoding="utf-8") for path in DOCS)
     for name in NOT_API:
         assert name in text, name
+
+
+SCRIPTS = sorted((ROOT / "examples").glob("*.py")) + sorted((ROOT / "bench").glob("*.py"))
+
+
+def script_names() -> List[Tuple[str, str]]:
+    """(file:line, dotted name) for every ``from mcpsync... import X`` and ``mcpsync.a.b`` in examples/ and bench/."""
+    found = []
+    for path in SCRIPTS:
+        where = str(path.relative_to(ROOT))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "mcpsync":
+                found += [("%s:%d" % (where, node.lineno), "%s.%s" % (node.module, a.name)) for a in node.names]
+            elif isinstance(node, ast.Attribute):
+                parts, value = [node.attr], node.value
+                while isinstance(value, ast.Attribute):
+                    parts.append(value.attr)
+                    value = value.value
+                if isinstance(value, ast.Name) and value.id == "mcpsync":
+                    found.append(("%s:%d" % (where, node.lineno), ".".join(["mcpsync"] + parts[::-1])))
+    return found
+
+
+def script_keywords() -> List[Tuple[str, str]]:
+    """(file:line, keyword) of every ``Client(...)`` / ``connect(...)`` call in examples/ and bench/ (a
+    ``**options`` spread is not followed)."""
+    found = []
+    for path in SCRIPTS:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        ours = {  # the local names of mcpsync's Client / connect (another library's Client is not checked)
+            a.asname or a.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "mcpsync"
+            for a in node.names
+            if a.name in ("Client", "connect")
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                func = node.func
+                if isinstance(func, ast.Attribute):
+                    value = func.value
+                    while isinstance(value, ast.Attribute):
+                        value = value.value
+                    mine = func.attr in ("Client", "connect") and isinstance(value, ast.Name) and value.id == "mcpsync"
+                else:
+                    mine = isinstance(func, ast.Name) and func.id in ours
+                if mine:
+                    where = "%s:%d" % (path.relative_to(ROOT), node.lineno)
+                    found += [(where, k.arg) for k in node.keywords if k.arg is not None]
+    return found
+
+
+def test_the_examples_and_benchmarks_name_only_what_exists() -> None:
+    names = script_names()
+    assert len(names) > 20
+    bad = ["%s: %s" % (where, name) for where, name in names if not resolves(name)]
+    assert not bad, "names the API no longer has:\n" + "\n".join(bad)
+
+
+def test_the_examples_and_benchmarks_pass_only_client_keywords() -> None:
+    found = script_keywords()
+    assert found
+    bad = ["%s: %s=" % (where, kw) for where, kw in found if kw not in KEYWORDS]
+    assert not bad, "keywords Client/connect do not take:\n" + "\n".join(bad)
