@@ -24,6 +24,7 @@ import mcpsync
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md"] + sorted((ROOT / "docs").rglob("*.md"))
 DOTTED = re.compile(r"\bmcpsync(?:\.[A-Za-z_]\w*)+")
+FROM_IMPORT = re.compile(r"^\s*from (mcpsync[\w.]*) import \(?([\w, ]+)")
 CALL = re.compile(r"(?<![\w.])(?:mcpsync\.)?(Client|connect|Manager|OAuthManager)\(")
 OLD_HEADERS = ("before", "old name")
 OLD_MARK = "<!-- old spellings -->"
@@ -110,11 +111,17 @@ def resolves(dotted: str) -> bool:
 
 
 def dotted_names() -> List[Tuple[str, str]]:
+    """(where, dotted name) for every ``mcpsync.a.b`` and every ``from mcpsync.a import b, c`` (as ``mcpsync.a.b``)."""
     found = []
     for path in DOCS:
         for number, line in visible_lines(path):
+            where = "%s:%d" % (path.relative_to(ROOT), number)
+            imported = FROM_IMPORT.search(line)
+            if imported:
+                names = re.findall(r"\b(\w+)(?:\s+as\s+\w+)?", imported.group(2))
+                found += [(where, "%s.%s" % (imported.group(1), name)) for name in names if name != "as"]
             for match in DOTTED.finditer(line):
-                found.append(("%s:%d" % (path.relative_to(ROOT), number), match.group(0)))
+                found.append((where, match.group(0)))
     return found
 
 
