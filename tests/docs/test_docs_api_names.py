@@ -1,6 +1,13 @@
-"""The docs name only what exists: every ``mcpsync.<name>`` / ``mcpsync.<namespace>.<name>`` in README.md and docs/
-resolves (import the longest module prefix, then getattr the rest), and every keyword shown in a ``Client(...)`` or
-``connect(...)`` call, or listed in a table of their keyword arguments, is one ``Client.__init__`` takes.
+"""The docs name only what exists.
+
+- Every ``mcpsync.<name>`` / ``mcpsync.<namespace>.<name>`` in README.md and docs/, and every name of a
+  ``from mcpsync... import`` line there, resolves (import the longest module prefix, then getattr the rest), and a
+  name taken from a package with an ``__all__`` is in it (or is a submodule).
+- Every keyword shown in a ``Client(...)``, ``connect(...)``, ``Manager(...)``, ``OAuthManager(...)``,
+  ``StdioOptions(...)``, ``HTTPOptions(...)``, ``Callbacks(...)`` or ``ClientOptions(...)`` call (a fenced block or an
+  inline code span), or listed in a table headed as keyword arguments of ``Client`` / ``connect``, is one the callee
+  takes.
+- examples/ and bench/ import only names that exist and pass ``Client`` / ``connect`` only its keywords.
 
 Old spellings are allowed where a page says they are old: the first column of a migration table (headed "Before"
 or "Old name"), and a paragraph preceded by ``<!-- old spellings -->``. A few dotted strings are not API names
@@ -10,6 +17,7 @@ or "Old name"), and a paragraph preceded by ``<!-- old spellings -->``. A few do
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib
 import importlib.util
 import inspect
@@ -25,7 +33,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md"] + sorted((ROOT / "docs").rglob("*.md"))
 DOTTED = re.compile(r"\bmcpsync(?:\.[A-Za-z_]\w*)+")
 FROM_IMPORT = re.compile(r"^\s*from (mcpsync[\w.]*) import \(?([\w, ]+)")
-CALL = re.compile(r"(?<![\w.])(?:mcpsync\.)?(Client|connect|Manager|OAuthManager)\(")
+CALLEES = ("Client", "connect", "Manager", "OAuthManager", "StdioOptions", "HTTPOptions", "Callbacks", "ClientOptions")
+CALL = re.compile(r"(?<![\w.])(?:mcpsync(?:\.\w+)*\.)?(%s)\(" % "|".join(CALLEES))
 OLD_HEADERS = ("before", "old name")
 OLD_MARK = "<!-- old spellings -->"
 
@@ -38,12 +47,16 @@ NOT_API = {
 }
 
 KEYWORDS: Set[str] = set(inspect.signature(mcpsync.Client.__init__).parameters) - {"self"}
-#: The keywords each documented constructor takes (``connect`` takes ``Client``'s).
+#: The keywords each documented constructor takes (``connect`` takes ``Client``'s; the option objects their fields).
 TAKES: Dict[str, Set[str]] = {
     "Client": KEYWORDS,
     "connect": KEYWORDS,
     "Manager": set(inspect.signature(mcpsync.Manager.__init__).parameters) - {"self"},
     "OAuthManager": set(inspect.signature(mcpsync.OAuthManager.__init__).parameters) - {"self"},
+    "StdioOptions": {f.name for f in dataclasses.fields(mcpsync.client.StdioOptions)},
+    "HTTPOptions": set(inspect.signature(mcpsync.client.HTTPOptions).parameters),
+    "Callbacks": {f.name for f in dataclasses.fields(mcpsync.client.Callbacks)},
+    "ClientOptions": {f.name for f in dataclasses.fields(mcpsync.client.ClientOptions)},
 }
 
 
@@ -238,7 +251,7 @@ def test_every_dotted_name_in_the_docs_resolves() -> None:
 def test_every_client_keyword_in_the_docs_exists() -> None:
     bad = ["%s: %s" % (where, kw) for where, kw in call_keywords()]
     bad += ["%s: %s=" % (where, kw) for where, kw in keyword_tables() if kw not in KEYWORDS]
-    assert not bad, "keywords Client/connect do not take:\n" + "\n".join(bad)
+    assert not bad, "keywords their callee does not take:\n" + "\n".join(bad)
 
 
 def test_the_not_api_list_is_still_used() -> None:
