@@ -322,3 +322,29 @@ def test_the_examples_and_benchmarks_pass_only_client_keywords() -> None:
     assert found
     bad = ["%s: %s=" % (where, kw) for where, kw in found if kw not in KEYWORDS]
     assert not bad, "keywords Client/connect do not take:\n" + "\n".join(bad)
+
+
+METHOD_CALL = re.compile(r"(?<![\w.])client\.(\w+)\(")
+
+
+def test_every_client_method_call_in_the_docs_exists_and_takes_its_keywords() -> None:
+    """``client.<method>(..., kw=...)`` in the docs: the method exists on ``Client`` and takes ``kw``."""
+    bad = []
+    seen = 0
+    for path in DOCS:
+        for number, code in _code_parts(path):
+            for match in METHOD_CALL.finditer(code):
+                where = "%s:%d" % (path.relative_to(ROOT), number)
+                method = getattr(mcpsync.Client, match.group(1), None)
+                if method is None:
+                    bad.append("%s: client.%s() does not exist" % (where, match.group(1)))
+                    continue
+                seen += 1
+                params = inspect.signature(method).parameters
+                takes_any = any(p.kind == p.VAR_KEYWORD and name != "removed" for name, p in params.items())
+                for keyword in _call_keywords(code, match.end()):
+                    known = keyword in params and params[keyword].kind != params[keyword].VAR_KEYWORD
+                    if not known and not takes_any:
+                        bad.append("%s: client.%s(%s=)" % (where, match.group(1), keyword))
+    assert seen > 20
+    assert not bad, "client methods or keywords that do not exist:\n" + "\n".join(bad)
