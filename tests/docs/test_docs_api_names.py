@@ -114,7 +114,7 @@ def resolves(dotted: str) -> bool:
         for name in parts[i:]:
             public = getattr(obj, "__all__", None)
             if inspect.ismodule(obj) and public is not None and name not in public:
-                if importlib.util.find_spec("%s.%s" % (obj.__name__, name)) is None:
+                if not hasattr(obj, "__path__") or importlib.util.find_spec("%s.%s" % (obj.__name__, name)) is None:
                     return False  # there, but not public: a name the docs should not teach
             if not hasattr(obj, name):
                 return False
