@@ -841,6 +841,16 @@ class Manager:
             raise UnknownTool("no server offers a tool named %r" % name)
         return self._record(pair[0]), pair[1]
 
+    def _prepare_call(
+        self, name: str, server: Optional[str], timeout: Timeout
+    ) -> Tuple[_Server, Client, str, Optional[float]]:
+        """What :meth:`call_tool` and :meth:`call_tool_async` start from: the record of the server that offers
+        ``name`` (see :meth:`_route`), its client (connected first when lazy or dead: blocks up to the connect
+        bound), the tool's own name, and the idle timeout (``DEFAULT``: the server's configured ``timeout``)."""
+        rec, tool = self._route(name, server)
+        client = self._client_for(rec)
+        return rec, client, tool, rec.config.timeout if timeout is DEFAULT else timeout
+
     def call_tool(
         self,
         name: str,
@@ -867,9 +877,7 @@ class Manager:
         configuration's ``options``): True raises :class:`~mcpsync.input.InputRequired` when the server needs
         the user (continue with :meth:`resume`); False asks the handlers (see :func:`mcpsync.input.deferring`).
         """
-        rec, tool = self._route(name, server)
-        client = self._client_for(rec)
-        idle = rec.config.timeout if timeout is DEFAULT else timeout
+        rec, client, tool, idle = self._prepare_call(name, server, timeout)
         try:
             with contextlib.ExitStack() as scope:
                 if defer_input is not None:
@@ -912,9 +920,7 @@ class Manager:
         ``timeout`` defaults to the server's configured ``timeout``. Raises :class:`UnknownTool`,
         :class:`~mcpsync.errors.ConnectError` or the client's errors for a request that cannot be sent.
         """
-        rec, tool = self._route(name, server)
-        client = self._client_for(rec)
-        idle = rec.config.timeout if timeout is DEFAULT else timeout
+        rec, client, tool, idle = self._prepare_call(name, server, timeout)
         handle = client.call_tool_async(
             tool, arguments or {}, timeout=idle, max_total_timeout=max_total_timeout, progress=progress, meta=meta
         )
