@@ -91,8 +91,8 @@ def _sync_driver(kind: str) -> Any:
         provider.add_span_processor(BatchSpanProcessor(_Drop()))
         trace.set_tracer_provider(provider)
     elif kind.startswith("mcpsyncctl"):
-        # issue 13: the pipeline on without OpenTelemetry (a pass-through interceptor and a retry policy)
-        options = {"interceptors": [mcpsync.middleware.Interceptor()], "retry": mcpsync.middleware.Retry()}
+        # the pipeline on without OpenTelemetry (a pass-through interceptor and a retry policy)
+        options = {"middleware": [mcpsync.middleware.Interceptor(), mcpsync.middleware.Retry()]}
     c = mcpsync.connect(SERVER, protocol="modern" if modern else "legacy", name="echo", **options)
     assert c.era == ("modern" if modern else "legacy"), c.era
     return c, (lambda msg: c.call_tool("echo", {"message": msg}).text), c.close
@@ -363,7 +363,7 @@ def main() -> int:
         default=None,
         help="comma list (floor-legacy,floor-modern,mcpsync-legacy,"
         "mcpsync-modern,sdk-legacy,sdk-modern; experiment: mcpsync64k-legacy,mcpsync64k-modern; "
-        "issue 13: mcpsyncotel-legacy/-modern (tracing on), mcpsyncctl-legacy/-modern (interceptor + retry))",
+        "production controls: mcpsyncotel-legacy/-modern (tracing on), mcpsyncctl-legacy/-modern (interceptor + retry))",
     )
     ap.add_argument(
         "--spawn", action="store_true", help="only the spawn measurement: %d servers serially and at once" % 20

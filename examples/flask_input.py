@@ -1,12 +1,12 @@
 """A Flask app whose tool call stops to ask the user, and resumes in a later request.
 
-The call is made with ``defer_input=True``: when the server needs input (an elicitation form), it raises
-:class:`mcpsync.input.InputRequired` instead of blocking the worker. The view renders the server's question as an
-HTML form (:func:`mcpsync.input.render_form`), with the paused call signed into a hidden field
-(:meth:`InputRequired.dumps`). Submitting the form is a new request, maybe on another worker or process:
-it checks the token (:meth:`InputRequired.loads`), checks the answer against the schema
-(:func:`mcpsync.input.parse_form`) and resumes the call (:meth:`Client.resume_tool`). Nothing blocks between the
-two requests, and nothing but the signed token carries the state.
+The client defers input (``extensions=[mcpsync.input.DeferInput()]``): when the server needs input (an
+elicitation form), it raises :class:`mcpsync.input.InputRequired` instead of blocking the worker. The view
+renders the server's question as an HTML form (:func:`mcpsync.input.render_form`), with the paused call signed
+into a hidden field (:meth:`InputRequired.dumps`). Submitting the form is a new request, maybe on another worker
+or process: it checks the token (:meth:`InputRequired.loads`), checks the answer against the schema
+(:func:`mcpsync.input.parse_form`) and resumes the call (:func:`mcpsync.input.resume_tool`). Nothing blocks
+between the two requests, and nothing but the signed token carries the state.
 
 Each token works once: its one-time id is recorded in a seen store when the form comes back, so a second
 post of the same form (the back button, a double click, a copied token) is refused and the paused call
@@ -34,7 +34,6 @@ from typing import Any, List, Optional, Union
 from flask import Flask, request
 
 import mcpsync
-from mcpsync.client import ClientOptions
 
 
 def default_target() -> Union[str, List[str]]:
@@ -68,7 +67,7 @@ def create_app(target: Any = None, secret: Optional[str] = None, seen: Optional[
     app = Flask(__name__)
     secret = secret or os.environ.get("MCPSYNC_FORM_SECRET") or secrets.token_urlsafe(32)
     used = mcpsync.input.open_seen_store(seen or os.environ.get("MCPSYNC_FORM_SEEN") or "memory")
-    client = mcpsync.Client(target or default_target(), name="shop", options=ClientOptions(defer_input=True))
+    client = mcpsync.Client(target or default_target(), name="shop", extensions=[mcpsync.input.DeferInput()])
     lock = threading.Lock()
 
     def opened() -> mcpsync.Client:
@@ -143,7 +142,7 @@ def create_app(target: Any = None, secret: Optional[str] = None, seen: Optional[
                 return ask(ir, values=content, errors=errors)  # a fresh token: this one is spent
             reply = question.accept(content)
         try:
-            return show(opened().resume_tool(ir, {question.key: reply}))
+            return show(mcpsync.input.resume_tool(opened(), ir, {question.key: reply}))
         except mcpsync.input.InputRequired as again:  # the server asks once more
             return ask(again)
         except mcpsync.MCPError as exc:

@@ -32,6 +32,7 @@ __all__ = [
     "clear_url_files",
     "read_bytes",
     "read_json_by_url",
+    "record_number",
     "replace",
     "url_file",
     "user_dir",
@@ -198,6 +199,14 @@ def read_json_by_url(directory: str, url: str, max_size: int) -> "Optional[Dict[
         logging.getLogger(__name__).debug("cache file %s unreadable: ignored", path)
         return None
     return raw if isinstance(raw, dict) and raw.get("url") == url else None
+
+
+def record_number(value: Any) -> Optional[float]:
+    """A number field of a cached record as a float: None unless it is a JSON number (an int or a float; not a
+    bool, not NaN), so a damaged record reads as absent."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
+        return float(value)
+    return None
 
 
 def write_json_by_url(directory: str, url: str, record: "Dict[str, Any]") -> None:

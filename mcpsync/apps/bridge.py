@@ -62,6 +62,7 @@ from urllib.parse import urlsplit
 from .._threads import spawn
 from ..errors import MCPError, RemoteError
 from ..types import JSON, CallToolResult, Tool
+from ..wire.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 
 __all__ = ["APPS_PROTOCOL_VERSION", "AppBridge", "HostCallbacks"]
 
@@ -72,11 +73,7 @@ APPS_PROTOCOL_VERSION = "2026-01-26"
 SUPPORTED_PROTOCOL_VERSIONS = (APPS_PROTOCOL_VERSION,)
 DISPLAY_MODES = ("inline", "fullscreen", "pip")
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
+#: the code of the answer to an App request refused because the bridge's inbox is full (a JSON-RPC server error)
 HOST_BUSY = -32000
 #: seconds between re-listings of the server's tools for a tools/call naming a tool not (yet) listed
 RELIST_INTERVAL = 10.0

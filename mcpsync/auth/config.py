@@ -5,7 +5,7 @@ Plain data; thread-safe to share once built. Secrets never appear in reprs.
 
 from __future__ import annotations
 
-import inspect
+from dataclasses import dataclass, fields
 from types import MappingProxyType
 from typing import Any, Callable, Dict, Optional, Union
 
@@ -35,6 +35,7 @@ _ALIASES = MappingProxyType({
 })
 
 
+@dataclass(frozen=True, eq=False, repr=False)
 class OAuthConfig:
     """How mcpsync obtains tokens for one server.
 
@@ -67,68 +68,48 @@ class OAuthConfig:
         dpop_alg: the DPoP proof algorithm, ``ES256`` (default) or ``RS256``.
     """
 
-    def __init__(
-        self,
-        client_id: Optional[str] = None,
-        client_secret: Optional[str] = None,
-        scope: Optional[str] = None,
-        *,
-        client_metadata_url: Optional[str] = None,
-        token_endpoint_auth_method: Optional[str] = None,
-        grant: str = "authorization_code",
-        private_key: Any = None,
-        signing_alg: str = "ES256",
-        key_id: Optional[str] = None,
-        assertion_audience: Optional[str] = None,
-        authorization_server: Optional[str] = None,
-        idp_token_endpoint: Optional[str] = None,
-        id_token: Union[str, Callable[[], str], None] = None,
-        idp_client_id: Optional[str] = None,
-        idp_client_secret: Optional[str] = None,
-        idp_auth_method: Optional[str] = None,
-        assertion: Union[str, Callable[[], str], None] = None,
-        assertion_file: Optional[str] = None,
-        dpop: Optional[bool] = None,
-        dpop_alg: str = "ES256",
-    ) -> None:
+    client_id: Optional[str] = None
+    client_secret: Optional[str] = None
+    scope: Optional[str] = None
+    client_metadata_url: Optional[str] = None
+    token_endpoint_auth_method: Optional[str] = None
+    grant: str = "authorization_code"
+    private_key: Any = None
+    signing_alg: str = "ES256"
+    key_id: Optional[str] = None
+    assertion_audience: Optional[str] = None
+    authorization_server: Optional[str] = None
+    idp_token_endpoint: Optional[str] = None
+    id_token: Union[str, Callable[[], str], None] = None
+    idp_client_id: Optional[str] = None
+    idp_client_secret: Optional[str] = None
+    idp_auth_method: Optional[str] = None
+    assertion: Union[str, Callable[[], str], None] = None
+    assertion_file: Optional[str] = None
+    dpop: Optional[bool] = None
+    dpop_alg: str = "ES256"
+
+    def __post_init__(self) -> None:
+        grant = self.grant
         if grant not in GRANTS:
             raise ConfigError("unknown OAuth grant %r (use one of %s)" % (grant, ", ".join(GRANTS)))
-        if grant in ("client_credentials", "enterprise") and not client_id:
+        if grant in ("client_credentials", "enterprise") and not self.client_id:
             raise ConfigError("the %s grant needs a pre-registered client_id" % grant)
-        if grant == "jwt_bearer" and not (assertion or assertion_file):
+        if grant == "jwt_bearer" and not (self.assertion or self.assertion_file):
             raise ConfigError(
                 "the jwt_bearer grant needs an assertion (a JWT, or a callable returning one) or an assertion_file"
             )
-        if assertion and assertion_file:
+        if self.assertion and self.assertion_file:
             raise ConfigError("pass either assertion or assertion_file, not both")
-        if dpop not in (None, True, False):
+        if self.dpop not in (None, True, False):
             raise ConfigError("dpop must be true, false or unset")
-        if dpop_alg not in ("ES256", "RS256"):
-            raise ConfigError("unsupported DPoP signing algorithm %r (use ES256 or RS256)" % dpop_alg)
-        if grant == "enterprise" and not (idp_token_endpoint and id_token and idp_client_id):
+        if self.dpop_alg not in ("ES256", "RS256"):
+            raise ConfigError("unsupported DPoP signing algorithm %r (use ES256 or RS256)" % self.dpop_alg)
+        if grant == "enterprise" and not (self.idp_token_endpoint and self.id_token and self.idp_client_id):
             raise ConfigError("enterprise-managed authorization needs idp_token_endpoint, id_token and idp_client_id")
-        if client_metadata_url is not None and not client_metadata_url.startswith("https://"):
+        url = self.client_metadata_url
+        if url is not None and not url.startswith("https://"):
             raise ConfigError("a client metadata document URL must be an https:// URL")
-        self.client_id = client_id
-        self.client_secret = client_secret
-        self.scope = scope
-        self.client_metadata_url = client_metadata_url
-        self.token_endpoint_auth_method = token_endpoint_auth_method
-        self.grant = grant
-        self.private_key = private_key
-        self.signing_alg = signing_alg
-        self.key_id = key_id
-        self.assertion_audience = assertion_audience
-        self.authorization_server = authorization_server
-        self.idp_token_endpoint = idp_token_endpoint
-        self.id_token = id_token
-        self.idp_client_id = idp_client_id
-        self.idp_client_secret = idp_client_secret
-        self.idp_auth_method = idp_auth_method
-        self.assertion = assertion
-        self.assertion_file = assertion_file
-        self.dpop = dpop
-        self.dpop_alg = dpop_alg
 
     def __repr__(self) -> str:
         return "OAuthConfig(client_id=%r, grant=%r, scope=%r, client_secret=%s, dpop=%r)" % (
@@ -165,4 +146,4 @@ class OAuthConfig:
         raise ConfigError("oauth must be false, a mapping or an OAuthConfig, not %s" % type(value).__name__)
 
 
-_FIELDS = frozenset(inspect.signature(OAuthConfig.__init__).parameters) - {"self"}
+_FIELDS = frozenset(f.name for f in fields(OAuthConfig))

@@ -14,6 +14,7 @@ rotated the tokens; the write is a compare-and-set, so newer tokens are never ov
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
@@ -38,7 +39,7 @@ from .dpop import DPoPKey, DPoPState
 from .grants import ClientAuth, noninteractive_grant, token_request, tokens_from_response
 from .pkce import code_challenge, make_code_verifier, make_state
 from .refresh import TokenRefresher
-from .registration import client_from_config, client_from_stored, known_client_id, resolve_client
+from .registration import client_from_config, client_from_stored, known_client_id, register_client, resolve_client
 from .scopes import select_scopes, split_scope, union
 from .store_base import CredentialBackend, entry_for_url
 
@@ -584,18 +585,18 @@ class OAuthManager:
     def _resolve_client(self, name: str, cfg: Any, meta: Any) -> Tuple[ClientAuth, Optional[Dict[str, Any]]]:
         """The client to use with ``meta``'s authorization server: (ClientAuth, a new registration or None)."""
         stored = (self.store.get(name) or {}).get("clientInfo")
+        register = functools.partial(
+            register_client,
+            self._http(name),
+            meta,
+            self.redirect_uri,
+            client_name=self.client_name,
+            client_uri=self.client_uri,
+            timeout=self.http_timeout,
+            protocol_version=self.protocol_version,
+        )
         try:
-            return resolve_client(
-                cfg,
-                meta,
-                stored,
-                self.redirect_uri,
-                session=self._http(name),
-                client_name=self.client_name,
-                client_uri=self.client_uri,
-                timeout=self.http_timeout,
-                protocol_version=self.protocol_version,
-            )
+            return resolve_client(cfg, meta, stored, self.redirect_uri, register)
         except AuthError as exc:
             raise exc.with_context(server=name)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import logging
 import time
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple
 from urllib.parse import quote_plus, urlencode
 
@@ -45,6 +46,7 @@ ASSERTION_TYPE_JWT = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 AUTH_METHODS = ("none", "client_secret_basic", "client_secret_post", "private_key_jwt")
 
 
+@dataclass(frozen=True, eq=False)
 class ClientAuth:
     """A client identity at one authorization server and how it authenticates there.
 
@@ -59,37 +61,25 @@ class ClientAuth:
         source: where it came from: ``config``, ``cimd``, ``stored``, ``registered``.
     """
 
-    def __init__(
-        self,
-        client_id: str,
-        client_secret: Optional[str] = None,
-        method: str = "none",
-        *,
-        private_key: Any = None,
-        signing_alg: str = "ES256",
-        key_id: Optional[str] = None,
-        assertion_audience: Optional[str] = None,
-        source: str = "config",
-    ) -> None:
+    client_id: str
+    client_secret: Optional[str] = field(default=None, repr=False)
+    method: str = "none"
+    private_key: Any = field(default=None, repr=False)
+    signing_alg: str = field(default="ES256", repr=False)
+    key_id: Optional[str] = field(default=None, repr=False)
+    assertion_audience: Optional[str] = field(default=None, repr=False)
+    source: str = "config"
+
+    def __post_init__(self) -> None:
+        method = self.method
         if method not in AUTH_METHODS:
             raise ConfigError(
                 "unsupported token endpoint auth method %r (use one of %s)" % (method, ", ".join(AUTH_METHODS))
             )
-        if method in ("client_secret_basic", "client_secret_post") and not client_secret:
+        if method in ("client_secret_basic", "client_secret_post") and not self.client_secret:
             raise ConfigError("token endpoint auth method %s needs a client secret" % method)
-        if method == "private_key_jwt" and private_key is None:
+        if method == "private_key_jwt" and self.private_key is None:
             raise ConfigError("token endpoint auth method private_key_jwt needs a private key")
-        self.client_id = client_id
-        self.client_secret = client_secret
-        self.method = method
-        self.private_key = private_key
-        self.signing_alg = signing_alg
-        self.key_id = key_id
-        self.assertion_audience = assertion_audience
-        self.source = source
-
-    def __repr__(self) -> str:
-        return "ClientAuth(client_id=%r, method=%r, source=%r)" % (self.client_id, self.method, self.source)
 
     def apply(self, form: Dict[str, str], headers: Dict[str, str], token_endpoint: str, issuer: Optional[str]) -> None:
         """Add this client's authentication to a token request's ``form`` and ``headers``."""

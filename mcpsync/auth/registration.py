@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..errors import NeedsClientRegistration, RegistrationUnavailable, TransportError
 from .config import OAuthConfig
@@ -242,19 +242,14 @@ def resolve_client(
     meta: AuthServerMetadata,
     stored: Optional[Dict[str, Any]],
     redirect_uri: str,
-    *,
-    session: Any,
-    client_name: str,
-    client_uri: Optional[str],
-    scope: Optional[str] = None,
-    timeout: float = 30.0,
-    protocol_version: Optional[str] = None,
+    register: Callable[[], Dict[str, Any]],
 ) -> Tuple[ClientAuth, Optional[Dict[str, Any]]]:
     """The client to use and, when it was just registered, the ``clientInfo`` to store.
 
     Order: pre-registered (``cfg.client_id``) -> CIMD URL (configured and advertised) ->
-    the stored registration (same issuer and redirect URI) -> dynamic registration ->
-    :class:`~mcpsync.errors.NeedsClientRegistration` naming ``redirect_uri``.
+    the stored registration (same issuer and redirect URI) -> dynamic registration (``register()``,
+    called only when ``meta`` has a registration endpoint; e.g. :func:`register_client` with this
+    server's HTTP session) -> :class:`~mcpsync.errors.NeedsClientRegistration` naming ``redirect_uri``.
     """
     if cfg.client_id:
         return client_from_config(cfg, meta), None
@@ -264,15 +259,6 @@ def resolve_client(
         assert stored is not None
         return client_from_stored(stored), None
     if meta.registration_endpoint:
-        info = register_client(
-            session,
-            meta,
-            redirect_uri,
-            client_name=client_name,
-            client_uri=client_uri,
-            scope=scope,
-            timeout=timeout,
-            protocol_version=protocol_version,
-        )
+        info = register()
         return client_from_stored(info, source="registered"), info
     raise no_registration_error(meta, redirect_uri)

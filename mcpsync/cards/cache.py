@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from typing import Optional
 
-from .._files import clear_url_files, read_json_by_url, write_json_by_url
+from .._files import clear_url_files, read_json_by_url, record_number, write_json_by_url
 
 __all__ = ["CachedDocument", "CardCache", "cache_policy", "default_card_cache_dir"]
 
@@ -91,13 +91,11 @@ class CardCache:
         if raw is None:
             return None
         body, etag, ctype = raw.get("body"), raw.get("etag"), raw.get("contentType")
-        stored, max_age = raw.get("storedAt"), raw.get("maxAge")
-        numbers = (stored, max_age)
-        if not isinstance(body, str) or not isinstance(ctype, str) or not all(
-                isinstance(n, (int, float)) and not isinstance(n, bool) and n == n for n in numbers):
+        stored, max_age = record_number(raw.get("storedAt")), record_number(raw.get("maxAge"))
+        if not isinstance(body, str) or not isinstance(ctype, str) or stored is None or max_age is None:
             return None
-        return CachedDocument(url, body.encode("utf-8"), etag if isinstance(etag, str) else None, ctype,
-                              float(stored), float(max_age))  # type: ignore[arg-type]
+        etag = etag if isinstance(etag, str) else None
+        return CachedDocument(url, body.encode("utf-8"), etag, ctype, stored, max_age)
 
     def put(self, url: str, body: bytes, etag: Optional[str], content_type: str, max_age: float) -> None:
         """Store (or refresh) the answer for ``url``. A failure to write is logged, never raised."""

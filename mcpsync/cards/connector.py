@@ -87,7 +87,7 @@ def resolve_card(
 
 def _prepared(source: CardSource, remote: Union[None, int, str], inputs: Any, headers: Any,
               fetcher: Optional[CardFetcher], options: Dict[str, Any]) -> Tuple[CardConnection, Dict[str, Any]]:
-    from ..client.flat import flat_options, grouped
+    from ..manager.flat import flat_options, grouped
 
     options = flat_options(options)  # an http=HTTPOptions(verify=...) is honoured by the fetch too
     fetch_options = _split(options)

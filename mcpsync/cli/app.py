@@ -26,7 +26,7 @@ import logging
 import os
 import sys
 from types import MappingProxyType
-from typing import IO, Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import IO, Any, Dict, List, Mapping, Optional, Sequence, Tuple, Type
 
 from ..__version__ import __version__
 from ..errors import (
@@ -79,128 +79,70 @@ MANAGER_COMMANDS = ("status", "info", "tools", "call", "prompts", "prompt", "res
 # ---------------------------------------------------------------------------- the parser
 
 
+def _option(*flags: str, **kwargs: Any) -> Tuple[Tuple[str, ...], Dict[str, Any]]:
+    return flags, kwargs
+
+
 def _add_common(p: argparse.ArgumentParser, top: bool) -> None:
-    """Options accepted both before and after the command (``mcpsync --json tools`` = ``mcpsync tools --json``)."""
+    """Options accepted both before and after the command (``mcpsync --json tools`` = ``mcpsync tools --json``).
 
-    def d(value: Any) -> Any:
-        return value if top else argparse.SUPPRESS
-
-    def h(text: str) -> str:  # a subcommand accepts them too, without repeating them in its help
-        return text if top else argparse.SUPPRESS
-
-    g = p.add_argument_group("output")
-    g.add_argument("--json", action="store_true", default=d(False), help=h("machine output: JSON on stdout"))
-    g.add_argument(
-        "-v",
-        "--verbose",
-        action="count",
-        default=d(0),
-        help=h("show server log messages and server stderr on stderr (-vv: also mcpsync debug logging and the "
-        "protocol trace: every frame in and out, truncated, secrets redacted)"),
+    The table is built on each call, so no two parsers share a list default. On a subcommand (``top`` false) each
+    option's default and help are ``SUPPRESS``: it is accepted there too, without repeating it in the help, and
+    without overwriting what was given before the command."""
+    groups = (
+        ("output", (
+            _option("--json", action="store_true", default=False, help="machine output: JSON on stdout"),
+            _option("-v", "--verbose", action="count", default=0,
+                    help="show server log messages and server stderr on stderr (-vv: also mcpsync debug logging and "
+                    "the protocol trace: every frame in and out, truncated, secrets redacted)"),
+        )),
+        ("server", (
+            _option("--url", default=None, help="connect to a remote server (Streamable HTTP, falling back to SSE)"),
+            _option("--card", default=None, metavar="URL",
+                    help="connect to the remote a Server Card describes (its headers: --header or --card-input;"
+                    " docs/guides/cards.md)"),
+            _option("--card-input", action="append", default=[], metavar="NAME=VALUE",
+                    help="answer a --card header or URL variable by name (repeatable)"),
+            _option("--allow-local", action="append", default=[], metavar="HOST",
+                    help="let --card use plain http and this local or private host (repeatable; '*' allows every one)"),
+            _option("--transport", choices=("auto", "http", "sse"), default="auto",
+                    help="remote transport (default auto)"),
+            _option("--header", action="append", default=[], metavar="'K: V'",
+                    help="HTTP header for --url (repeatable)"),
+            _option("--no-cache", action="store_true", default=False,
+                    help="do not reuse what an earlier run learned about the server (protocol era, discover result, "
+                    "listings within their TTL; kept in $MCPSYNC_CACHE_DIR/warm, else ~/.cache/mcpsync/warm)"),
+            _option("--auth", default=None, metavar="TOKEN",
+                    help="bearer token for --url, sent as 'Authorization: Bearer TOKEN' ('@FILE' reads it from a "
+                    "file, which keeps it out of the process list and the shell history)"),
+            _option("--config", default=None, metavar="FILE",
+                    help="server configuration file (multi-server mode; also found in the usual places)"),
+            _option("--env", action="append", default=[], metavar="K=V",
+                    help="environment variable for the server command (repeatable)"),
+            _option("--inherit-env", action="store_true", default=False,
+                    help="pass this whole environment to the server (default: a safe subset plus --env)"),
+            _option("--server", default=None, metavar="NAME",
+                    help="with a configuration: the configured server to use (info, tools, call, prompts, prompt, "
+                    "resources, read)"),
+            _option("--auth-file", default=None, metavar="STORE",
+                    help="credential store for --url: a file, keyring[:SERVICE] or redis://... (default: "
+                    "$MCPSYNC_AUTH_STORE, $MCPSYNC_AUTH_FILE or the user store, as `mcpsync auth` uses)"),
+            _option("--cwd", default=None, metavar="DIR", help="working directory of the server command"),
+            _option("--name", default=None, help="display name of the server (logs and messages)"),
+            _option("--protocol", default="auto", metavar="auto|modern|legacy|VERSION",
+                    help="protocol era or revision (default auto: negotiate)"),
+            _option("--timeout", type=_seconds, default=60.0, metavar="SECONDS",
+                    help="idle timeout per request, reset by progress (0: none; default 60)"),
+            _option("--connect-timeout", type=_seconds, default=30.0, metavar="SECONDS",
+                    help="one bound for the whole connect: start, protocol probe, fallback, handshake (default 30)"),
+        )),
     )
-    g = p.add_argument_group("server")
-    g.add_argument(
-        "--url", default=d(None), help=h("connect to a remote server (Streamable HTTP, falling back to SSE)")
-    )
-    g.add_argument(
-        "--card",
-        default=d(None),
-        metavar="URL",
-        help=h(
-            "connect to the remote a Server Card describes (its headers: --header or --card-input;"
-            " docs/guides/cards.md)"
-        ),
-    )
-    g.add_argument(
-        "--card-input",
-        action="append",
-        default=d([]),
-        metavar="NAME=VALUE",
-        help=h("answer a --card header or URL variable by name (repeatable)"),
-    )
-    g.add_argument(
-        "--allow-local",
-        action="append",
-        default=d([]),
-        metavar="HOST",
-        help=h("let --card use plain http and this local or private host (repeatable; '*' allows every one)"),
-    )
-    g.add_argument(
-        "--transport", choices=("auto", "http", "sse"), default=d("auto"), help=h("remote transport (default auto)")
-    )
-    g.add_argument(
-        "--header", action="append", default=d([]), metavar="'K: V'", help=h("HTTP header for --url (repeatable)")
-    )
-    g.add_argument(
-        "--no-cache",
-        action="store_true",
-        default=d(False),
-        help=h("do not reuse what an earlier run learned about the server (protocol era, discover result, listings "
-        "within their TTL; kept in $MCPSYNC_CACHE_DIR/warm, else ~/.cache/mcpsync/warm)"),
-    )
-    g.add_argument(
-        "--auth",
-        default=d(None),
-        metavar="TOKEN",
-        help=h("bearer token for --url, sent as 'Authorization: Bearer TOKEN' ('@FILE' reads it from a file, which "
-        "keeps it out of the process list and the shell history)"),
-    )
-    g.add_argument(
-        "--config",
-        default=d(None),
-        metavar="FILE",
-        help=h("server configuration file (multi-server mode; also found in the usual places)"),
-    )
-    g.add_argument(
-        "--env",
-        action="append",
-        default=d([]),
-        metavar="K=V",
-        help=h("environment variable for the server command (repeatable)"),
-    )
-    g.add_argument(
-        "--inherit-env",
-        action="store_true",
-        default=d(False),
-        help=h("pass this whole environment to the server (default: a safe subset plus --env)"),
-    )
-    g.add_argument(
-        "--server",
-        default=d(None),
-        metavar="NAME",
-        help=h(
-            "with a configuration: the configured server to use (info, tools, call, prompts, prompt, resources, read)"
-        ),
-    )
-    g.add_argument(
-        "--auth-file",
-        default=d(None),
-        metavar="STORE",
-        help=h("credential store for --url: a file, keyring[:SERVICE] or redis://... (default: $MCPSYNC_AUTH_STORE, "
-        "$MCPSYNC_AUTH_FILE or the user store, as `mcpsync auth` uses)"),
-    )
-    g.add_argument("--cwd", default=d(None), metavar="DIR", help=h("working directory of the server command"))
-    g.add_argument("--name", default=d(None), help=h("display name of the server (logs and messages)"))
-    g.add_argument(
-        "--protocol",
-        default=d("auto"),
-        metavar="auto|modern|legacy|VERSION",
-        help=h("protocol era or revision (default auto: negotiate)"),
-    )
-    g.add_argument(
-        "--timeout",
-        type=_seconds,
-        default=d(60.0),
-        metavar="SECONDS",
-        help=h("idle timeout per request, reset by progress (0: none; default 60)"),
-    )
-    g.add_argument(
-        "--connect-timeout",
-        type=_seconds,
-        default=d(30.0),
-        metavar="SECONDS",
-        help=h("one bound for the whole connect: start, protocol probe, fallback, handshake (default 30)"),
-    )
+    for title, options in groups:
+        g = p.add_argument_group(title)
+        for flags, kwargs in options:
+            if not top:
+                kwargs.update(default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+            g.add_argument(*flags, **kwargs)
 
 
 def _seconds(text: str) -> Optional[float]:
@@ -547,6 +489,19 @@ def classify(exc: BaseException) -> Tuple[int, str]:
     return code, ("%s\n%s" % (message, hint) if isinstance(hint, str) and hint else message)
 
 
+#: The exit code and message of the failures that need nothing but their message (``%s``); the first match wins.
+_FAILURES: Tuple[Tuple[Tuple[Type[MCPError], ...], int, str], ...] = (
+    ((AuthRequired,), EXIT_AUTH, "authentication required: %s (log in with: mcpsync auth login NAME --url URL)"),
+    ((AuthError,), EXIT_AUTH, "authentication failed: %s"),
+    ((ConnectTimeout,), EXIT_TIMEOUT, "%s (raise --connect-timeout to wait longer)"),
+    ((RequestTimeout,), EXIT_TIMEOUT, "%s (the server was asked to cancel; raise --timeout to wait longer)"),
+    ((RequestCancelled,), EXIT_INTERRUPTED, "cancelled: %s"),
+    ((ServerExited,), EXIT_CONNECTION, "the server exited: %s"),
+    ((TransportError, ClientClosed), EXIT_CONNECTION, "connection failed: %s"),
+    ((ToolError,), EXIT_TOOL_ERROR, "%s"),
+)
+
+
 def _classify(exc: BaseException) -> Tuple[int, str]:
     if isinstance(exc, KeyboardInterrupt):
         return EXIT_INTERRUPTED, "interrupted"
@@ -559,22 +514,9 @@ def _classify(exc: BaseException) -> Tuple[int, str]:
         if exc.redirect_uri:
             hint = " (register the redirect URI %s with the authorization server)" % exc.redirect_uri
         return EXIT_AUTH, "authentication failed: %s%s" % (exc.message, hint)
-    if isinstance(exc, AuthRequired):
-        return EXIT_AUTH, "authentication required: %s (log in with: mcpsync auth login NAME --url URL)" % exc.message
-    if isinstance(exc, AuthError):
-        return EXIT_AUTH, "authentication failed: %s" % exc.message
-    if isinstance(exc, ConnectTimeout):
-        return EXIT_TIMEOUT, "%s (raise --connect-timeout to wait longer)" % exc.message
-    if isinstance(exc, RequestTimeout):
-        return EXIT_TIMEOUT, "%s (the server was asked to cancel; raise --timeout to wait longer)" % exc.message
-    if isinstance(exc, RequestCancelled):
-        return EXIT_INTERRUPTED, "cancelled: %s" % exc.message
-    if isinstance(exc, ServerExited):
-        return EXIT_CONNECTION, "the server exited: %s" % exc.message
-    if isinstance(exc, (TransportError, ClientClosed)):
-        return EXIT_CONNECTION, "connection failed: %s" % exc.message
-    if isinstance(exc, ToolError):
-        return EXIT_TOOL_ERROR, exc.message
+    for kinds, code, template in _FAILURES:
+        if isinstance(exc, kinds):
+            return code, template % exc.message
     if isinstance(exc, RemoteError):
         where = " (%s)" % exc.method if exc.method else ""
         return EXIT_SERVER, "server error%s: %s (code %d)" % (where, exc.message, exc.code)

@@ -161,7 +161,7 @@ class Cli:
 
     def client_options(self) -> Dict[str, Any]:
         """Keyword arguments for :class:`mcpsync.Client` from the options, by flat names (see
-        :func:`mcpsync.client.flat.grouped`)."""
+        :func:`mcpsync.manager.flat.grouped`)."""
         a = self.args
         opts: Dict[str, Any] = {
             "timeout": a.timeout,
@@ -182,7 +182,7 @@ class Cli:
     def connect(self) -> Any:
         """Open the client for the server given after ``--`` or with ``--url``."""
         from ..client.client import Client
-        from ..client.flat import grouped
+        from ..manager.flat import grouped
 
         a = self.args
         opts = self.client_options()

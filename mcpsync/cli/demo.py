@@ -31,7 +31,7 @@ def _server_logs(client: Client) -> List[Dict[str, Any]]:
 def run_demo(cli: Cli) -> int:
     """Run the demo; returns the exit code."""
     from ..client.client import Client
-    from ..client.flat import grouped
+    from ..manager.flat import grouped
 
     opts = cli.client_options()
     opts.pop("on_log", None)  # the demo shows log messages itself, in order

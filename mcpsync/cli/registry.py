@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from typing import IO, Any, Dict, List, Optional, TextIO, Union, cast
+from typing import IO, Any, Callable, Dict, List, Optional, TextIO, Union, cast
 
 __all__ = ["add_registry_parsers"]
 
@@ -46,13 +46,20 @@ def add_registry_parsers(subparsers: Any) -> None:
         p.add_argument("--allow-local", dest="card_allow_local", action="append", default=[], metavar="HOST",
                        help="for servers installed from a Server Card on a local host: allow it (repeatable)")
 
+    def finish(
+        p: argparse.ArgumentParser, func: Callable[..., int], *groups: Callable[[argparse.ArgumentParser], None]
+    ) -> None:
+        """Add the option groups ``groups`` (after the command's own arguments), then the command's handler."""
+        for add_group in groups:
+            add_group(p)
+        p.set_defaults(func=func)
+
     p = subparsers.add_parser("search", help="search an MCP Registry", description="Search an MCP Registry for "
                               "servers whose name contains TEXT (latest versions of active servers).")
     p.add_argument("text", metavar="TEXT", nargs="?", default=None)
     p.add_argument("--all", action="store_true", help="include deprecated servers (with their status message)")
     p.add_argument("--limit", type=int, default=50, help="at most this many results (default 50)")
-    common(p)
-    p.set_defaults(func=run_search)
+    finish(p, run_search, common)
 
     p = subparsers.add_parser("install", help="install a server from an MCP Registry into a configuration file",
                               description="Install NAME[@VERSION] from an MCP Registry into a configuration file. "
@@ -70,35 +77,24 @@ def add_registry_parsers(subparsers: Any) -> None:
     p.add_argument("--type", dest="registry_type", default=None, metavar="TYPE",
                    help="use the package of this registryType (npm, pypi, oci, nuget, mcpb)")
     p.add_argument("--replace", action="store_true", help="replace a server of the same name")
-    common(p)
-    with_config(p)
-    with_consent(p)
-    p.set_defaults(func=run_install)
+    finish(p, run_install, common, with_config, with_consent)
 
     p = subparsers.add_parser("outdated", help="list registry-installed servers with a newer version",
                               description="List the servers of the configuration installed from a registry "
                               "whose registry has a newer version (or that were deprecated).")
-    common(p)
-    with_config(p)
-    with_card_allow_local(p)
-    p.set_defaults(func=run_outdated)
+    finish(p, run_outdated, common, with_config, with_card_allow_local)
 
     p = subparsers.add_parser("update", help="update registry-installed servers to their latest version",
                               description="Update the servers of the configuration installed from a registry to "
                               "their latest version (the new command is shown and must be approved).")
     p.add_argument("names", metavar="NAME", nargs="*", help="only these servers (configuration names)")
-    common(p)
-    with_config(p)
-    with_consent(p)
-    with_card_allow_local(p)
-    p.set_defaults(func=run_update)
+    finish(p, run_update, common, with_config, with_consent, with_card_allow_local)
 
     p = subparsers.add_parser("uninstall", help="remove an installed server and its stored secrets",
                               description="Remove the server NAME from the configuration file and forget the "
                               "secrets mcpsync stored for it.")
     p.add_argument("name", metavar="NAME", help="the server's name in the configuration")
-    with_config(p)
-    p.set_defaults(func=run_uninstall)
+    finish(p, run_uninstall, with_config)
 
 
 def _inputs(pairs: List[str]) -> Dict[str, Union[str, List[str]]]:

@@ -29,6 +29,7 @@ from typing import (
     List,
     Literal,
     Mapping,
+    NoReturn,
     Optional,
     Sequence,
     Set,
@@ -85,7 +86,7 @@ from .middleware import RequestInfo, run_chain
 from .modern import ModernFeatures, Subscription, listen_filter
 from .negotiate import Deadline, Negotiated, Negotiator
 from .notify import NotificationRouter
-from .options import checked_groups, remote_arguments
+from .options import call_keyword_error, checked_groups, remote_arguments
 from .reopen import AfterFork
 from .schema import ValidatorCache, validate
 from .stdio_options import StdioOptions
@@ -111,19 +112,9 @@ logger = logging.getLogger(__name__)
 
 _I = TypeVar("_I")
 _C = TypeVar("_C", bound="Client")
+_X = TypeVar("_X", bound=ClientExtension)
 _MRTR_METHODS = ("tools/call", "prompts/get", "resources/read")
 MAX_INPUT_ROUNDS = 10
-
-
-def _extension(module: str, name: str, client: "Client", option: Any) -> ClientExtension:
-    """The extension ``mcpsync.<module>.<name>(client, option)``, looked up when an option asks for it:
-    the core never imports an extension."""
-    import importlib
-
-    package = (__package__ or "").rpartition(".")[0]
-    extension = getattr(importlib.import_module("%s.%s" % (package, module)), name).of(client, option)
-    assert isinstance(extension, ClientExtension)
-    return extension
 
 
 @dataclass(frozen=True)
@@ -275,8 +266,6 @@ class Client:
         self.apps_enabled = bool(options.apps)
         self.auto_relisten = options.auto_relisten
         self.trace_context = dict(options.trace_context or {})
-        self.defer_input = options.defer_input
-        self.input_timeout = options.input_timeout
         #: the extensions hooked into the core (mcpsync.client.hooks), in order
         self._extensions: List[ClientExtension] = [item.attach(self) for item in checked_extensions(extensions)]
         policy, retry, chain = split_middleware(middleware)
@@ -295,10 +284,6 @@ class Client:
         self._tools_epoch = 0  # notifications/tools/list_changed received (read by tools_epoch)
         self._follow_tools = False  # follow_tool_changes(): the 2026-07-28 listen stream carries tools
         self._follow_lock = threading.Lock()
-        #: ``defer_input`` per call and, in the handshake era, the parked questions: an extension, always there
-        deferral: Any = _extension("input.deferred", "InputDeferral", self, None)
-        self._deferral = deferral
-        self._extensions.insert(0, deferral)
         self._lock = threading.RLock()
         self._open_lock = threading.RLock()  # one open at a time: open(), a lazy first use, a reopen after fork
         self._user_closed = False  # close() was called: never opened again
@@ -673,7 +658,7 @@ class Client:
             caps["roots"] = {} if modern else {"listChanged": True}
         if self.sampling_handler is not None:
             caps["sampling"] = {}
-        if self.elicitation_handler is not None or self.defer_input:
+        if self.elicitation_handler is not None:
             caps["elicitation"] = {"form": {}, "url": {}}
         extensions: Dict[str, Any] = {}
         if self.tasks_enabled and modern:
@@ -682,6 +667,8 @@ class Client:
             extensions[P.UI_EXTENSION] = {"mimeTypes": [P.UI_MIME_TYPE]}
         if extensions:
             caps["extensions"] = extensions
+        for extension in self._extensions:  # what an extension answers in the user's place
+            extension.capabilities(caps)
         return caps
 
     # the request funnel ----------------------------------------------------------
@@ -694,7 +681,6 @@ class Client:
             self._roots is None,
             self.sampling_handler is None,
             self.elicitation_handler is None,
-            self.defer_input,
             self.tasks_enabled,
             self.apps_enabled,
             id(self.trace_context),
@@ -828,9 +814,7 @@ class Client:
     ) -> Any:
         """Modern era: check ``resultType`` and drive ``input_required`` rounds (at most 10).
 
-        With ``defer_input`` (the client's or this call's) the first ``input_required`` raises
-        :class:`~mcpsync.input.InputRequired` instead of asking the handlers (unless every question can be
-        answered from configuration alone: the roots).
+        An extension's ``input_required`` hook may return an exception to raise instead of asking the handlers.
         """
         rounds: Optional[int] = None  # the input rounds so far: counted at the first input_required
         failed: Optional[Tuple[str, BaseException]] = None
@@ -1173,7 +1157,7 @@ class Client:
         meta: Optional[Dict[str, Any]] = None,
         validate_input: Optional[bool] = None,
         validate_output: Optional[bool] = None,
-        defer_input: Optional[bool] = None,
+        **removed: NoReturn,
     ) -> CallToolResult:
         """Call a tool and block until its result.
 
@@ -1185,20 +1169,16 @@ class Client:
         ``CallToolResult.raise_for_error``). A task-augmented answer (2026-07-28
         tasks extension) is polled to its end transparently.
 
-        ``defer_input`` (None: the client's setting): when the server needs user input, raise
-        :class:`~mcpsync.input.InputRequired` instead of asking the handlers, and continue later with
-        :meth:`resume` (2026-07-28); in the handshake era the question is parked in ``pending_input``
-        for another thread while this call keeps waiting (see ``mcpsync.input.deferred``).
-
         Raises:
             ToolInputInvalid: arguments fail the inputSchema (with validate_input).
             ToolOutputInvalid: structuredContent fails the outputSchema (``.result`` has the result).
             RequestTimeout, RemoteError, ConnectionClosed, CapabilityError.
-            InputRequired: the server needs input and the call defers it (``defer_input``).
+            ConfigError: a keyword this method does not take (one that moved says where).
         """
+        if removed:
+            raise call_keyword_error("call_tool", removed)
         params = self._tool_params(name, arguments, meta, validate_input)
-        with self._deferral.scope(defer_input):
-            return self._call_tool(name, params, timeout, max_total_timeout, progress, validate_output)
+        return self._call_tool(name, params, timeout, max_total_timeout, progress, validate_output)
 
     def _call_tool(
         self,
@@ -1303,15 +1283,16 @@ class Client:
         arguments: Optional[Dict[str, str]] = None,
         *,
         timeout: Timeout = DEFAULT,
-        defer_input: Optional[bool] = None,
+        **removed: NoReturn,
     ) -> GetPromptResult:
-        """Get a prompt filled with ``arguments`` (string values). ``defer_input`` as in :meth:`call_tool`."""
+        """Get a prompt filled with ``arguments`` (string values). A keyword it does not take is a ConfigError."""
+        if removed:
+            raise call_keyword_error("get_prompt", removed)
         self.require_capability("prompts", "prompts/get")
         params: Dict[str, Any] = {"name": name}
         if arguments:
             params["arguments"] = {k: v if isinstance(v, str) else str(v) for k, v in arguments.items()}
-        with self._deferral.scope(defer_input):
-            return GetPromptResult.from_dict(self._call("prompts/get", params, timeout=timeout))
+        return GetPromptResult.from_dict(self._call("prompts/get", params, timeout=timeout))
 
     def read_resource(
         self,
@@ -1319,92 +1300,31 @@ class Client:
         *,
         timeout: Timeout = DEFAULT,
         cache: CacheMode = "use",
-        defer_input: Optional[bool] = None,
+        **removed: NoReturn,
     ) -> ReadResourceResult:
         """Read a resource. Raises :class:`~mcpsync.errors.ResourceNotFound` for an unknown URI.
 
         ``cache`` (2026-07-28 response cache, per the server's ``ttlMs``): ``"use"`` a fresh cached answer,
         ``"refresh"`` ask the server and cache its answer, ``"bypass"`` ask the server and keep nothing.
-        ``defer_input`` as in :meth:`call_tool`.
+        A keyword it does not take is a ConfigError.
         """
+        if removed:
+            raise call_keyword_error("read_resource", removed)
         self.require_capability("resources", "resources/read")
         cached = self._modern.cached_read(uri) if _cache_mode(cache) == "use" else None
         if cached is not None:
             return ReadResourceResult.from_dict(cached)
-        with self._deferral.scope(defer_input):
-            result = self._call("resources/read", {"uri": uri}, timeout=timeout)
+        result = self._call("resources/read", {"uri": uri}, timeout=timeout)
         if cache != "bypass":
             self._modern.store_read(uri, result)
         return ReadResourceResult.from_dict(result)
 
-    # ------------------------------------------------------------------ deferred input
+    # ------------------------------------------------------------------ extensions
 
-    _deferral: Any  # the core's deferral extension (mcpsync.input.deferred)
-
-    @property
-    def pending_input(self) -> Any:
-        """Handshake era with ``defer_input``: the server's questions waiting for :meth:`resume` (a bounded
-        queue; see :mod:`mcpsync.input.deferred`). Thread-safe."""
-        return self._deferral.parked
-
-    def resume(
-        self,
-        input_required: Any,
-        answers: Optional[Dict[str, Any]] = None,
-        *,
-        timeout: Timeout = DEFAULT,
-        max_total_timeout: Timeout = DEFAULT,
-        defer_input: Optional[bool] = None,
-    ) -> Any:
-        """Continue a call that raised :class:`~mcpsync.input.InputRequired`, with the user's ``answers``.
-
-        ``answers`` maps each question's key (``ir.questions[i].key``) to its answer: an elicitation's
-        ``{"action": "accept", "content": {...}}`` (``question.accept(content)`` checks it against the
-        schema), ``{"action": "decline"}`` or ``{"action": "cancel"}``; a sampling result; ``{"roots": [...]}``.
-        A question left out is answered by the client's handlers (or its ``roots``), else
-        :class:`~mcpsync.HandlerMissing` is raised before anything is sent.
-
-        2026-07-28: sends the request again with the answers and the server's ``requestState`` and returns
-        its typed result (:class:`CallToolResult` for a tool, :class:`GetPromptResult`,
-        :class:`ReadResourceResult`); works from any thread or process whose client is connected to the
-        same server under the same ``name``. A tool call passes the tool policy and approval hook again. If
-        the server asks again, another :class:`InputRequired` is raised (unless ``defer_input=False``:
-        then the handlers answer). Blocks like the original call.
-
-        Handshake era (``ir.live``): hands the answer to the call that is still waiting in this process and
-        returns ``None`` at once (the result goes to that call's thread). Raises
-        :class:`~mcpsync.input.InputExpired` when it is no longer waiting.
-
-        Raises:
-            ConfigError: ``answers`` names a key the server did not ask.
-            InputNotResumable: ``ir`` names no server, or another one (nothing is sent).
-            InputExpired, InputRequired, HandlerMissing, and whatever the original call may raise.
-        """
-        import importlib
-
-        package = (__package__ or "").rpartition(".")[0]
-        resume = importlib.import_module("%s.input.deferred" % package).resume
-        return resume(
-            self, input_required, answers, timeout=timeout, max_total_timeout=max_total_timeout, defer_input=defer_input
-        )
-
-    def resume_tool(
-        self,
-        input_required: Any,
-        answers: Optional[Dict[str, Any]] = None,
-        *,
-        timeout: Timeout = DEFAULT,
-        max_total_timeout: Timeout = DEFAULT,
-        defer_input: Optional[bool] = None,
-    ) -> CallToolResult:
-        """:meth:`resume` for a deferred ``tools/call`` in the 2026-07-28 era, typed: the tool's result."""
-        if input_required.method != "tools/call" or input_required.live:
-            raise ConfigError("resume_tool() takes a deferred 2026-07-28 tool call", server=self.name)
-        result = self.resume(
-            input_required, answers, timeout=timeout, max_total_timeout=max_total_timeout, defer_input=defer_input
-        )
-        assert isinstance(result, CallToolResult)
-        return result
+    def extension(self, kind: Type[_X]) -> Optional[_X]:
+        """The hooks of type ``kind`` an ``extensions=`` entry attached to this client (what its ``attach``
+        returned), or None. How an extension's own functions find their state on a client; no I/O."""
+        return next((e for e in self._extensions if isinstance(e, kind)), None)
 
     def subscribe_resource(self, uri: str, *, timeout: Timeout = DEFAULT) -> None:
         """Get ``notifications/resources/updated`` for ``uri`` (``on_resource_updated``, the queue).

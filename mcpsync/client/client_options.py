@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Mapping, Optional, Union
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal, Mapping, Optional, Type, TypeVar, Union
 
 from ..errors import ConfigError
 from ..wire import protocol as P
@@ -13,7 +14,19 @@ if TYPE_CHECKING:
     from .interceptors import Interceptor
     from .memory import ServerMemory
 
-__all__ = ["ClientOptions"]
+__all__ = ["ClientOptions", "LEFT_THE_CORE"]
+
+_O = TypeVar("_O", bound="ClientOptions")
+
+#: Settings that left the client for an extension package, with their new spelling: the migration table for
+#: ``ClientOptions(...)`` fields and ``Client(...)`` / per-call keywords of these names (see :mod:`.options`).
+LEFT_THE_CORE: Mapping[str, str] = MappingProxyType(
+    {
+        "defer_input": "extensions=[mcpsync.input.DeferInput()] on the Client; per call: "
+        "with mcpsync.input.deferring(client): ...",
+        "input_timeout": "extensions=[mcpsync.input.DeferInput(timeout=...)] on the Client",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -47,10 +60,6 @@ class ClientOptions:
         tracing: ``"auto"`` (OpenTelemetry spans when the application set a tracer provider), True, False, or
             an :class:`~mcpsync.middleware.OpenTelemetryTracing` with its own tracer provider (outermost of
             the ``middleware=`` entries).
-        defer_input: turn a question the server asks during a call into
-            :class:`~mcpsync.input.InputRequired` (resumable input) instead of asking the handlers; each call
-            may override it. See docs/guides/input.md.
-        input_timeout: seconds a parked question of a deferred call waits for its answer (None: no limit).
         lazy: open on first use (thread-safe, single flight) instead of at ``open()``/``with``; for module-level
             clients in web apps. A failed first open is retried by the next use.
         after_fork: a client opened before ``os.fork()`` (gunicorn ``--preload``, Celery prefork,
@@ -76,11 +85,17 @@ class ClientOptions:
     auto_relisten: bool = True
     trace_context: Optional[Mapping[str, str]] = field(default=None, hash=False)
     tracing: Union[bool, str, "Interceptor"] = "auto"
-    defer_input: bool = False
-    input_timeout: Optional[float] = 300.0
     lazy: bool = False
     after_fork: Literal["reopen", "error"] = "reopen"
     memory: Optional["ServerMemory"] = field(default=None, compare=False, hash=False, repr=False)
+
+    def __new__(cls: Type[_O], *args: Any, **kwargs: Any) -> _O:
+        # a field that left for an extension is a ConfigError naming its new spelling (Python's TypeError
+        # would only say the keyword is unexpected); type checkers reject it already
+        for key in sorted(kwargs):
+            if key in LEFT_THE_CORE:
+                raise ConfigError("ClientOptions(%s=) moved: pass %s" % (key, LEFT_THE_CORE[key]))
+        return super().__new__(cls)
 
     def __post_init__(self) -> None:
         if self.log_level is not None and self.log_level not in P.LOG_LEVELS:

@@ -1,4 +1,4 @@
-"""The narrow hooks an extension has into the client core (the input deferral is one; see below for the rest).
+"""The narrow hooks an extension has into the client core.
 
 An extension subclasses :class:`ClientExtension` and overrides what it needs; every hook does nothing
 by default. The core calls them at fixed points and knows nothing else of the extension:
@@ -7,6 +7,9 @@ by default. The core calls them at fixed points and knows nothing else of the ex
   :meth:`~ClientExtension.prior` (an outcome of negotiation known without asking the server),
   :meth:`~ClientExtension.negotiated` (a negotiation with the server succeeded),
   :meth:`~ClientExtension.opened` (the client is open);
+* what the client declares: :meth:`~ClientExtension.capabilities` (the client capabilities of ``initialize``
+  and of the 2026-07-28 ``_meta`` envelope; an extension that answers server requests in the user's place
+  declares them there);
 * every blocking 2026-07-28 request: :meth:`~ClientExtension.handle`, a
   :class:`~mcpsync.client.middleware.Middleware` step around the wire request itself, innermost (inside
   the retry, tracing and interceptor steps; outside the ``input_required`` rounds, which run once ``next``
@@ -53,6 +56,12 @@ class ClientExtension(Middleware):
     def opened(self, seed: Any) -> None:
         """The client is open. ``seed(method, cursor, page, seconds)`` puts a listing page into its in-memory
         cache for ``seconds``."""
+
+    def capabilities(self, caps: Dict[str, Any]) -> None:
+        """Add what this extension answers to the client capabilities ``caps`` (change it in place), as built for
+        ``initialize`` and for the 2026-07-28 envelope. The envelope is built once per configuration and
+        reused, so the answer must depend only on the extension's own settings, never on the call; a per-request
+        change goes through :meth:`stamped`."""
 
     def listed(self, method: str, cursor: Optional[str], result: Any) -> None:
         """A listing page (``tools/list``...) was fetched and kept in memory."""

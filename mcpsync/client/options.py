@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Mapping, Optional, Tuple
 
 from ..errors import ConfigError
 from .callbacks import Callbacks
-from .client_options import ClientOptions
+from .client_options import LEFT_THE_CORE, ClientOptions
 from .stdio_options import StdioOptions
 
 if TYPE_CHECKING:
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = [
     "HTTP_FIELDS",
     "MOVED_KEYWORDS",
+    "call_keyword_error",
     "check_keywords",
     "checked_groups",
     "keyword_names",
@@ -69,6 +70,7 @@ def _table() -> Mapping[str, str]:
     table["retry"] = "middleware=[Retry(...), ...] (a Retry runs outermost wherever it stands)"
     table["allowed_tools"] = "middleware=[ToolPolicy(allowed=(...)), ...]"
     table["disabled_tools"] = "middleware=[ToolPolicy(denied=(...)), ...]"
+    table.update(LEFT_THE_CORE)
     return MappingProxyType(table)
 
 
@@ -101,6 +103,16 @@ def moved_keyword_error(key: str, value: Any = None) -> Optional[ConfigError]:
     names = [(n, m) for n, m in _IMPORTS if n + "(" in where]
     hint = "; ".join("from %s import %s" % (m, n) for n, m in names)
     return ConfigError("%s= moved: pass %s%s" % (key, where, " (%s)" % hint if hint else ""))
+
+
+def call_keyword_error(method: str, kwargs: Mapping[str, Any]) -> ConfigError:
+    """The error for keywords a client method (``call_tool``...) does not take: where one that left the client
+    went (:data:`~.client_options.LEFT_THE_CORE`), else that it is unknown."""
+    key = sorted(kwargs)[0]
+    where = LEFT_THE_CORE.get(key)
+    if where is not None:
+        return ConfigError("%s(%s=) moved: use %s" % (method, key, where))
+    return ConfigError("%s() got an unknown keyword %r" % (method, key))
 
 
 def checked_groups(

@@ -81,7 +81,7 @@ class Pipeline:
         if approval_handler is not None:
             gates.append(ApprovalGate(approval_handler))
         self.gates: Tuple[Middleware, ...] = tuple(gates)
-        #: ``interceptors=`` (Interceptor or Middleware objects), the tracer first when tracing is on
+        #: the ``middleware=[...]`` entries (Interceptor or Middleware objects), the tracer first when tracing is on
         self.interceptors: Tuple[Middleware, ...] = tuple(interceptors)
         #: the Interceptor entries: all a non-blocking request runs (its hooks, not ``handle``)
         self.observers: Tuple[Interceptor, ...] = tuple(i for i in self.interceptors if isinstance(i, Interceptor))

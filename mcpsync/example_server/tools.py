@@ -32,6 +32,24 @@ def _schema(props: Dict[str, Any], required: Optional[List[str]] = None) -> Dict
     return schema
 
 
+def _tool(
+    name: str,
+    title: str,
+    description: str,
+    input_schema: Dict[str, Any],
+    *,
+    output_schema: Optional[Dict[str, Any]] = None,
+    annotations: Optional[Dict[str, Any]] = None,
+    execution: Optional[Dict[str, Any]] = None,
+) -> Dict[str, Any]:
+    """One ``tools/list`` entry (the optional members only when given)."""
+    entry: Dict[str, Any] = {"name": name, "title": title, "description": description, "inputSchema": input_schema}
+    for key, value in (("outputSchema", output_schema), ("annotations", annotations), ("execution", execution)):
+        if value is not None:
+            entry[key] = value
+    return entry
+
+
 ELICIT_SCHEMA: Dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -46,136 +64,50 @@ ELICIT_SCHEMA: Dict[str, Any] = {
 
 #: Static tool definitions (the ``tools/list`` entries), in listing order.
 TOOL_DEFS: List[Dict[str, Any]] = [
-    {
-        "name": "echo",
-        "title": "Echo",
-        "description": "Returns the message unchanged.",
-        "inputSchema": _schema({"message": {"type": "string"}}, ["message"]),
-        "annotations": {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False},
-    },
-    {
-        "name": "add",
-        "title": "Add",
-        "description": "Adds two numbers; returns text and structuredContent {sum}.",
-        "inputSchema": _schema({"a": {"type": "number"}, "b": {"type": "number"}}, ["a", "b"]),
-        "outputSchema": _schema({"sum": {"type": "number"}}, ["sum"]),
-        "annotations": {"readOnlyHint": True},
-    },
-    {
-        "name": "slow",
-        "title": "Slow",
-        "description": "Sleeps `seconds`, sending `steps` progress notifications.",
-        "inputSchema": _schema(
-            {"seconds": {"type": "number", "default": 1}, "steps": {"type": "integer", "default": 5}}
-        ),
-    },
-    {
-        "name": "fail",
-        "title": "Fail",
-        "description": "Returns a tool error (isError true) with the message.",
-        "inputSchema": _schema({"message": {"type": "string", "default": "it failed"}}),
-    },
-    {
-        "name": "bad_output",
-        "title": "Bad output",
-        "description": "Returns structuredContent violating its outputSchema.",
-        "inputSchema": _schema({}),
-        "outputSchema": _schema({"count": {"type": "integer"}}, ["count"]),
-    },
-    {
-        "name": "sample",
-        "title": "Sample",
-        "description": "Asks the client's model (sampling) and returns the text.",
-        "inputSchema": _schema({"prompt": {"type": "string"}}, ["prompt"]),
-    },
-    {
-        "name": "elicit",
-        "title": "Elicit",
-        "description": "Asks the user for a form (elicitation, form mode).",
-        "inputSchema": _schema({"message": {"type": "string", "default": "Please fill in the form"}}),
-    },
-    {
-        "name": "elicit_url",
-        "title": "Elicit URL",
-        "description": "Asks the user to visit a URL (URL-mode elicitation).",
-        "inputSchema": _schema({"message": {"type": "string", "default": "Please approve the request"}}),
-    },
-    {
-        "name": "roots",
-        "title": "Roots",
-        "description": "Lists the client's roots (roots/list).",
-        "inputSchema": _schema({}),
-    },
-    {
-        "name": "payload",
-        "title": "Payload",
-        "description": "Returns a text block of exactly `size` characters.",
-        "inputSchema": _schema({"size": {"type": "integer", "minimum": 0}}, ["size"]),
-    },
-    {
-        "name": "log",
-        "title": "Log",
-        "description": "Sends notifications/message at `level`.",
-        "inputSchema": _schema(
-            {"level": {"type": "string", "enum": list(LOG_LEVELS)}, "message": {"type": "string"}}, ["level", "message"]
-        ),
-    },
-    {
-        "name": "add_tool",
-        "title": "Add tool",
-        "description": "Adds a tool at run time (tools list_changed).",
-        "inputSchema": _schema({"name": {"type": "string"}}, ["name"]),
-    },
-    {
-        "name": "add_prompt",
-        "title": "Add prompt",
-        "description": "Adds a prompt at run time (prompts list_changed).",
-        "inputSchema": _schema({"name": {"type": "string"}}, ["name"]),
-    },
-    {
-        "name": "add_resource",
-        "title": "Add resource",
-        "description": "Adds a text resource at run time (resources list_changed).",
-        "inputSchema": _schema({"uri": {"type": "string"}, "text": {"type": "string"}}, ["uri"]),
-    },
-    {
-        "name": "touch",
-        "title": "Touch",
-        "description": "Marks a resource updated (notifications/resources/updated).",
-        "inputSchema": _schema({"uri": {"type": "string"}}, ["uri"]),
-    },
-    {
-        "name": "end_listens",
-        "title": "End listens",
-        "description": "Gracefully ends every subscriptions/listen stream (modern era).",
-        "inputSchema": _schema({}),
-    },
-    {"name": "pid", "title": "PID", "description": "Returns the server's process id.", "inputSchema": _schema({})},
-    {
-        "name": "crash",
-        "title": "Crash",
-        "description": "Exits the process at once with `code`.",
-        "inputSchema": _schema({"code": {"type": "integer", "default": 3}}),
-    },
-    {
-        "name": "stderr_flood",
-        "title": "stderr flood",
-        "description": "Writes `bytes` bytes to stderr, then returns.",
-        "inputSchema": _schema({"bytes": {"type": "integer", "minimum": 0}}, ["bytes"]),
-    },
-    {
-        "name": "task_work",
-        "title": "Task work",
-        "description": "A long job run as a task when the client supports tasks; `ask` adds an elicitation mid-way.",
-        "inputSchema": _schema(
-            {
-                "seconds": {"type": "number", "default": 1},
-                "ask": {"type": "boolean", "default": False},
-                "fail": {"type": "boolean", "default": False},
-            }
-        ),
-        "execution": {"taskSupport": "optional"},
-    },
+    _tool("echo", "Echo", "Returns the message unchanged.",
+          _schema({"message": {"type": "string"}}, ["message"]),
+          annotations={"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False}),
+    _tool("add", "Add", "Adds two numbers; returns text and structuredContent {sum}.",
+          _schema({"a": {"type": "number"}, "b": {"type": "number"}}, ["a", "b"]),
+          output_schema=_schema({"sum": {"type": "number"}}, ["sum"]),
+          annotations={"readOnlyHint": True}),
+    _tool("slow", "Slow", "Sleeps `seconds`, sending `steps` progress notifications.",
+          _schema({"seconds": {"type": "number", "default": 1}, "steps": {"type": "integer", "default": 5}})),
+    _tool("fail", "Fail", "Returns a tool error (isError true) with the message.",
+          _schema({"message": {"type": "string", "default": "it failed"}})),
+    _tool("bad_output", "Bad output", "Returns structuredContent violating its outputSchema.",
+          _schema({}), output_schema=_schema({"count": {"type": "integer"}}, ["count"])),
+    _tool("sample", "Sample", "Asks the client's model (sampling) and returns the text.",
+          _schema({"prompt": {"type": "string"}}, ["prompt"])),
+    _tool("elicit", "Elicit", "Asks the user for a form (elicitation, form mode).",
+          _schema({"message": {"type": "string", "default": "Please fill in the form"}})),
+    _tool("elicit_url", "Elicit URL", "Asks the user to visit a URL (URL-mode elicitation).",
+          _schema({"message": {"type": "string", "default": "Please approve the request"}})),
+    _tool("roots", "Roots", "Lists the client's roots (roots/list).", _schema({})),
+    _tool("payload", "Payload", "Returns a text block of exactly `size` characters.",
+          _schema({"size": {"type": "integer", "minimum": 0}}, ["size"])),
+    _tool("log", "Log", "Sends notifications/message at `level`.",
+          _schema({"level": {"type": "string", "enum": list(LOG_LEVELS)}, "message": {"type": "string"}},
+                  ["level", "message"])),
+    _tool("add_tool", "Add tool", "Adds a tool at run time (tools list_changed).",
+          _schema({"name": {"type": "string"}}, ["name"])),
+    _tool("add_prompt", "Add prompt", "Adds a prompt at run time (prompts list_changed).",
+          _schema({"name": {"type": "string"}}, ["name"])),
+    _tool("add_resource", "Add resource", "Adds a text resource at run time (resources list_changed).",
+          _schema({"uri": {"type": "string"}, "text": {"type": "string"}}, ["uri"])),
+    _tool("touch", "Touch", "Marks a resource updated (notifications/resources/updated).",
+          _schema({"uri": {"type": "string"}}, ["uri"])),
+    _tool("end_listens", "End listens", "Gracefully ends every subscriptions/listen stream (modern era).", _schema({})),
+    _tool("pid", "PID", "Returns the server's process id.", _schema({})),
+    _tool("crash", "Crash", "Exits the process at once with `code`.",
+          _schema({"code": {"type": "integer", "default": 3}})),
+    _tool("stderr_flood", "stderr flood", "Writes `bytes` bytes to stderr, then returns.",
+          _schema({"bytes": {"type": "integer", "minimum": 0}}, ["bytes"])),
+    _tool("task_work", "Task work",
+          "A long job run as a task when the client supports tasks; `ask` adds an elicitation mid-way.",
+          _schema({"seconds": {"type": "number", "default": 1}, "ask": {"type": "boolean", "default": False},
+                   "fail": {"type": "boolean", "default": False}}),
+          execution={"taskSupport": "optional"}),
 ]
 
 _TYPE_CHECKS: Dict[str, Callable[[Any], bool]] = {

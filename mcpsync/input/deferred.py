@@ -1,10 +1,10 @@
-"""Input requests that outlive the call: ``defer_input`` and :class:`InputRequired`.
+"""Input requests that outlive the call: :class:`InputRequired`, its questions and its signed tokens.
 
 A server that needs the user (an elicitation form, a URL to visit, a sampling request, the roots) normally
 gets its answer from the client's handlers while the call waits. A web app cannot wait: its worker thread
-must render a question, return, and continue in a later HTTP request, maybe in another process. With
-``defer_input`` the call stops instead and raises :class:`InputRequired`; the host shows the questions and
-later calls :meth:`mcpsync.Client.resume` with the answers.
+must render a question, return, and continue in a later HTTP request, maybe in another process. A client with
+the :class:`~mcpsync.input.DeferInput` extension stops the call instead and raises :class:`InputRequired`;
+the host shows the questions and later calls :func:`mcpsync.input.resume` with the answers.
 
 What each era allows:
 
@@ -14,11 +14,11 @@ What each era allows:
   so it can be kept in a session, a database or a queue and resumed from another thread, a later request or
   another process, by any client connected to the same server (same ``name``).
 - **Handshake era** (2024-11-05 to 2025-11-25): the server asks in a request of its own and keeps the
-  tool call open until it gets the answer. Nothing can cross a process boundary. With ``defer_input`` the
-  question is parked: it appears in ``client.pending_input`` (a bounded queue) as an
+  tool call open until it gets the answer. Nothing can cross a process boundary. A deferring client parks
+  the question: it appears in :func:`mcpsync.input.pending_input` (a bounded queue) as an
   :class:`InputRequired` with ``live=True``, the call keeps blocking, and another thread of the same
-  process answers with :meth:`~mcpsync.Client.resume` within ``input_timeout`` seconds. Past that the
-  server gets a ``cancel`` (elicitation) or an error (sampling, roots) and a late ``resume`` raises
+  process answers with :func:`mcpsync.input.resume` within ``DeferInput(timeout=...)`` seconds. Past that
+  the server gets a ``cancel`` (elicitation) or an error (sampling, roots) and a late ``resume`` raises
   :class:`InputExpired`.
 
 What an :class:`InputRequired` holds: the server's name, the method and the request's own parameters (the
@@ -37,20 +37,15 @@ from __future__ import annotations
 
 import base64
 import binascii
-import contextlib
-import logging
-import os
-import itertools
 import json
+import logging
 import re
-import threading
 import time
-from typing import TYPE_CHECKING, Any, ContextManager, Dict, Iterator, List, Mapping, Optional, Protocol, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple, Union
 
 from ..errors import (
     ConfigError,
     InputForged,
-    InputNotResumable,
     InputReplayed,
     InputTokenError,
     InputTokenExpired,
@@ -58,22 +53,13 @@ from ..errors import (
     SchemaValidationError,
 )
 from ..wire import protocol as P
-from ..client.hooks import ClientExtension
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..session import RequestContext
     from .seen import SeenStore
 
 logger = logging.getLogger(__name__)
 
-__all__ = [
-    "INPUT_METHODS",
-    "InputExpired",
-    "InputQuestion",
-    "InputDeferral",
-    "InputRequired",
-    "ParkedInputs",
-]
+__all__ = ["INPUT_METHODS", "InputExpired", "InputQuestion", "InputRequired", "strip_envelope"]
 
 #: the server requests a host answers for the user (everything an ``inputRequests`` entry may ask)
 INPUT_METHODS = ("elicitation/create", "sampling/createMessage", "roots/list")
@@ -98,7 +84,7 @@ _ENVELOPE_KEYS = (
 
 class InputExpired(MCPError):
     """The input request can no longer be answered: a handshake-era question whose wait ended
-    (``input_timeout``, the call finished, the client closed), or one that lives in another process."""
+    (``DeferInput(timeout=...)``, the call finished, the client closed), or one that lives in another process."""
 
 
 class InputQuestion:
@@ -188,9 +174,9 @@ class InputQuestion:
 
 
 class InputRequired(MCPError):
-    """A call stopped because the server needs input and the client defers it (``defer_input``).
+    """A call stopped because the server needs input and the client defers it (:class:`~mcpsync.input.DeferInput`).
 
-    Answer with ``client.resume(exc, {key: answer})``; :attr:`questions` says what to ask. Plain data in
+    Answer with ``mcpsync.input.resume(client, exc, {key: answer})``; :attr:`questions` says what to ask. Plain data in
     the 2026-07-28 era: pickle it, or :meth:`to_json` / :meth:`from_json`, or sign it with :meth:`dumps` /
     :meth:`loads` (see the module documentation for what it holds and how to protect it). Thread-safe to
     read; resume it once.
@@ -480,360 +466,3 @@ def strip_envelope(params: Mapping[str, Any]) -> Dict[str, Any]:
         else:
             out.pop("_meta")
     return out
-
-
-# --------------------------------------------------------------------------- handshake era: parked questions
-
-
-class _Parked:
-    __slots__ = ("ir", "event", "answer", "state", "__weakref__")
-
-    def __init__(self, ir: InputRequired) -> None:
-        self.ir = ir
-        self.event = threading.Event()
-        self.answer: Any = None
-        self.state = "waiting"  # waiting -> answered | expired
-
-
-class ParkedInputs:
-    """The handshake era's parked questions of one client, and ``client.pending_input``. Thread-safe.
-
-    ``get(timeout)`` blocks up to ``timeout`` seconds for the next question (``queue.Empty`` when none
-    came); iteration yields what is waiting now. At most ``maxsize`` questions wait; a question past that
-    is not parked but answered at once as declined by the host (``cancel``), with a warning in the log.
-    """
-
-    def __init__(self, server: str, maxsize: int = 64) -> None:
-        self._server = server
-        self._maxsize = maxsize
-        self._cond = threading.Condition(threading.Lock())
-        self._waiting: List[_Parked] = []  # parked and not yet handed out by get()
-        self._open: Dict[str, _Parked] = {}  # parked and not yet answered or expired
-        # live ids are "<server>:<random per client>:<n>": a question parked by another client (or another
-        # process) never matches one of ours, even for a server of the same name
-        self._id_prefix = "%s:%s" % (server, os.urandom(6).hex())  # secrets.token_hex(6), without loading secrets
-        self._ids = itertools.count(1)
-        self._closed = False
-
-    def park(self, ir: InputRequired) -> Optional[_Parked]:
-        """Park ``ir`` (None when the queue is full or closed: the caller answers ``cancel``)."""
-        with self._cond:
-            if self._closed or len(self._open) >= self._maxsize:
-                return None
-            live_id = "%s:%d" % (self._id_prefix, next(self._ids))
-            ir.live, ir.live_id = True, live_id
-            parked = _Parked(ir)
-            self._open[live_id] = parked
-            self._waiting.append(parked)
-            self._cond.notify_all()
-            return parked
-
-    def wait(self, parked: _Parked, timeout: Optional[float]) -> Any:
-        """Block up to ``timeout`` seconds for the answer; raises InputExpired when none came."""
-        parked.event.wait(timeout)
-        with self._cond:
-            self._forget(parked)
-            if parked.state == "answered":
-                return parked.answer
-            parked.state = "expired"
-        raise InputExpired("no answer within %ss" % timeout, server=self._server, method=parked.ir.method)
-
-    def answer(self, ir: InputRequired, value: Any) -> None:
-        """Hand ``value`` to the parked question ``ir`` (InputExpired when it is no longer waiting)."""
-        with self._cond:
-            parked = self._open.get(ir.live_id or "")
-            if parked is None or parked.state != "waiting":
-                raise InputExpired(
-                    "this input request is no longer waiting (answered, timed out, its call ended, or it belongs"
-                    " to another process or client)",
-                    server=self._server,
-                    method=ir.method,
-                )
-            parked.state, parked.answer = "answered", value
-            self._forget(parked)
-        parked.event.set()
-
-    def _forget(self, parked: _Parked) -> None:
-        self._open.pop(parked.ir.live_id or "", None)
-        if parked in self._waiting:
-            self._waiting.remove(parked)
-
-    def get(self, timeout: Optional[float] = None) -> InputRequired:
-        """The next parked question, waiting up to ``timeout`` seconds (``queue.Empty`` when none)."""
-        import queue
-
-        with self._cond:
-            if not self._cond.wait_for(lambda: self._waiting or self._closed, timeout) or not self._waiting:
-                raise queue.Empty
-            return self._waiting.pop(0).ir
-
-    def __len__(self) -> int:
-        with self._cond:
-            return len(self._waiting)
-
-    def __iter__(self) -> Iterator[InputRequired]:
-        with self._cond:
-            items, self._waiting = self._waiting, []
-        return iter([p.ir for p in items])
-
-    def close(self) -> None:
-        """Expire every parked question (their waits end at once) and refuse new ones."""
-        with self._cond:
-            self._closed = True
-            parked = list(self._open.values())
-            self._open.clear()
-            self._waiting.clear()
-            for p in parked:
-                if p.state == "waiting":
-                    p.state = "expired"
-            self._cond.notify_all()
-        for p in parked:
-            p.event.set()
-
-
-# --------------------------------------------------------------------------- one client's deferral
-
-
-class DeferringClient(Protocol):
-    """What :class:`InputDeferral` reads of its client (declared here, so this module imports no client)."""
-
-    name: str
-    defer_input: bool
-    input_timeout: Optional[float]
-    elicitation_handler: Any
-    _roots: Optional[List[Any]]
-
-
-class InputDeferral(ClientExtension):
-    """One client's ``defer_input``: the per-call setting (thread-local), the round a resume starts at, and
-    the handshake era's parked questions; hooked into the client core as a
-    :class:`~mcpsync.client.hooks.ClientExtension`. Owned by the client; thread-safe."""
-
-    @classmethod
-    def of(cls, client: DeferringClient, option: Any) -> "InputDeferral":
-        """The deferral of ``client`` (``option`` is unused: every client can defer per call)."""
-        return cls(client)
-
-    def __init__(self, client: DeferringClient) -> None:
-        self._client = client
-        self._local = threading.local()
-        self._calls = 0  # calls in flight with defer_input=True on a client without it (handshake era)
-        self._lock = threading.Lock()
-        # the session answers server requests on 4 threads (Session handler_workers): parked questions may
-        # hold 3 of them, so pings and other server requests always have one
-        self.parked = ParkedInputs(client.name, maxsize=3)
-        self._no_scope: ContextManager[None] = contextlib.nullcontext()  # stateless: shared by every call
-
-    def scope(self, flag: Optional[bool], start_round: int = 0) -> ContextManager[None]:
-        """Run one call on this thread with its own ``defer_input`` (None: the client's).
-
-        A call that changes nothing (no ``defer_input`` of its own, round 0, and none set on this thread) gets
-        a shared no-op context: the common call pays no generator."""
-        if (
-            flag is None
-            and not start_round
-            and getattr(self._local, "flag", None) is None
-            and not getattr(self._local, "start_round", 0)
-        ):
-            return self._no_scope
-        return self._scope(flag, start_round)
-
-    @contextlib.contextmanager
-    def _scope(self, flag: Optional[bool], start_round: int) -> Iterator[None]:
-        local = self._local
-        saved = (getattr(local, "flag", None), getattr(local, "start_round", 0))
-        local.flag, local.start_round = flag, start_round
-        counted = bool(flag) and not self._client.defer_input
-        if counted:
-            with self._lock:
-                self._calls += 1
-        try:
-            yield
-        finally:
-            local.flag, local.start_round = saved
-            if counted:
-                with self._lock:
-                    self._calls -= 1
-
-    def deferring(self) -> bool:
-        """True when the current call defers input (its own ``defer_input``, else the client's)."""
-        flag = getattr(self._local, "flag", None)
-        return self._client.defer_input if flag is None else bool(flag)
-
-    def start_round(self) -> int:
-        """How many input rounds came before this request (a resumed call carries them on)."""
-        return int(getattr(self._local, "start_round", 0))
-
-    def input_rounds_before(self) -> int:
-        return self.start_round()
-
-    def stamped(self, params: Dict[str, Any]) -> None:
-        self.stamp(params)
-
-    def input_required(
-        self, method: str, params: Dict[str, Any], result: Dict[str, Any], rounds: int
-    ) -> Optional[BaseException]:
-        """The :class:`InputRequired` to raise when this call defers the result's questions, else None."""
-        return self.deferred(method, params, result, rounds) if self.defers(result.get("inputRequests")) else None
-
-    def takes_server_request(self, method: str) -> bool:
-        return self.parks(method)
-
-    def server_request(self, method: str, params: Dict[str, Any], ctx: Any) -> Any:
-        return self.park(method, params, ctx)
-
-    def close(self) -> None:
-        self.parked.close()
-
-    def stamp(self, stamped: Dict[str, Any]) -> None:
-        """2026-07-28: a call that defers on a client without an elicitation handler or ``defer_input``
-        declares the elicitation capability for this request (the host will answer)."""
-        client = self._client
-        if not self.deferring() or client.defer_input or client.elicitation_handler is not None:
-            return
-        meta = stamped["_meta"]  # a fresh dict (Client._stamp); the capabilities dict is shared: copy it
-        caps = dict(meta.get(P.META_CLIENT_CAPABILITIES) or {})
-        caps["elicitation"] = {"form": {}, "url": {}}
-        meta[P.META_CLIENT_CAPABILITIES] = caps
-
-    def defers(self, requests: Any) -> bool:
-        """Stop on these ``inputRequests``? Yes when deferring, unless only the configured roots are asked."""
-        if not self.deferring() or not isinstance(requests, dict) or not requests:
-            return False
-        only_roots = all(isinstance(r, dict) and r.get("method") == "roots/list" for r in requests.values())
-        return not (only_roots and self._client._roots is not None)  # noqa: SLF001 - the owner's configuration
-
-    def deferred(self, method: str, params: Dict[str, Any], result: Dict[str, Any], rounds: int) -> InputRequired:
-        """The :class:`InputRequired` for a 2026-07-28 ``input_required`` result."""
-        requests: Dict[str, Any] = result["inputRequests"]
-        state = result.get("requestState")
-        asked = sorted("%s (%s)" % (k, r.get("method") if isinstance(r, dict) else "?") for k, r in requests.items())
-        return InputRequired(
-            "the server needs input to complete this call: %s" % ", ".join(asked),
-            server=self._client.name,
-            method=method,
-            params=strip_envelope(params),
-            input_requests=requests,
-            request_state=state if isinstance(state, str) else None,
-            era="modern",
-            round=rounds,
-        )
-
-    def parks(self, method: str) -> bool:
-        """Handshake era: park this server request for another thread (``defer_input`` on the client, or a
-        deferring call in flight; the roots are answered from configuration when the client has them)."""
-        if method not in INPUT_METHODS or (method == "roots/list" and self._client._roots is not None):  # noqa: SLF001
-            return False
-        return self._client.defer_input or self._calls > 0
-
-    def park(self, method: str, params: Dict[str, Any], ctx: "RequestContext") -> Any:
-        """Park a handshake-era question until ``resume`` answers it or ``input_timeout`` passes. Runs on a
-        handler thread, never the reader; blocks at most ``input_timeout`` seconds (or until close)."""
-        client = self._client
-        ir = InputRequired(
-            "the server asks %s and waits for the answer" % method,
-            server=client.name,
-            method=method,
-            input_requests={"r%s" % (ctx.request_id,): {"method": method, "params": params}},
-            era="legacy",
-            request_id=ctx.request_id,
-        )
-        parked = self.parked.park(ir)
-        if parked is not None:
-            try:
-                return self.parked.wait(parked, client.input_timeout)
-            except InputExpired:
-                logger.info("[%s] no answer to the parked %s within %ss", client.name, method, client.input_timeout)
-        else:
-            logger.warning("[%s] too many questions waiting for an answer; %s declined", client.name, method)
-        if method == "elicitation/create":
-            return {"action": "cancel"}
-        raise MCPError("the user did not answer %s in time" % method, server=client.name, method=method)
-
-
-# --------------------------------------------------------------------------- resuming a deferred call
-
-
-class ResumingClient(Protocol):
-    """What :func:`resume` uses of the client (declared here, so this module imports no client)."""
-
-    name: str
-
-    @property
-    def pending_input(self) -> ParkedInputs: ...
-    _deferral: "InputDeferral"
-
-    def fulfil_input_requests(self, requests: Dict[str, Any], method: str) -> Dict[str, Any]: ...
-
-    def _authorize_tool(self, name: str, arguments: Dict[str, Any], lookup: Any = None) -> Dict[str, Any]: ...
-
-    def _tool_for_approval(self, name: str) -> Any: ...
-
-    def _call_tool(
-        self,
-        name: str,
-        params: Dict[str, Any],
-        timeout: Any,
-        max_total_timeout: Any,
-        progress: Any,
-        validate_output: Any,
-    ) -> Any: ...
-
-    def _call(
-        self, method: str, params: Optional[Dict[str, Any]], *, timeout: Any = ..., max_total_timeout: Any = ...
-    ) -> Any: ...
-
-
-def resume(
-    client: ResumingClient,
-    input_required: InputRequired,
-    answers: Optional[Dict[str, Any]],
-    *,
-    timeout: Any,
-    max_total_timeout: Any,
-    defer_input: Optional[bool],
-) -> Any:
-    """:meth:`mcpsync.Client.resume` (see there): answer a deferred call's questions and continue it."""
-    from ..types import GetPromptResult, ReadResourceResult
-
-    ir = input_required
-    if not isinstance(ir, InputRequired):
-        raise ConfigError("resume() takes the InputRequired a call raised")
-    if ir.server is None:
-        # made by hand or edited: it would resume on any client, so it resumes on none
-        raise InputNotResumable("this input request names no server", server=client.name, method=ir.method)
-    if ir.server != client.name:
-        raise InputNotResumable(
-            "this input request belongs to server %r, not %r" % (ir.server, client.name), server=client.name
-        )
-    given = dict(answers or {})
-    unknown = sorted(set(given) - set(ir.input_requests))
-    if unknown:
-        raise ConfigError("the server did not ask %s" % ", ".join(map(repr, unknown)), server=client.name)
-    if ir.live:
-        (key,) = list(ir.input_requests) or [""]
-        if key not in given:
-            raise ConfigError("no answer for %r" % key, server=client.name, method=ir.method)
-        client.pending_input.answer(ir, given[key])
-        return None
-    if ir.method not in ("tools/call", "prompts/get", "resources/read"):
-        raise ConfigError("cannot resume a %r request" % ir.method, server=client.name)
-    missing = {k: v for k, v in ir.input_requests.items() if k not in given}
-    responses = dict(given)
-    if missing:
-        responses.update(client.fulfil_input_requests(missing, ir.method or ""))
-    params = dict(ir.params)
-    params["inputResponses"] = responses
-    if ir.request_state is not None:
-        params["requestState"] = ir.request_state
-    flag = True if defer_input is None else defer_input
-    if ir.method == "tools/call":
-        name = ir.tool_name or ""
-        params["arguments"] = client._authorize_tool(name, ir.arguments, client._tool_for_approval)
-        with client._deferral.scope(flag, ir.round):
-            return client._call_tool(name, params, timeout, max_total_timeout, None, None)
-    with client._deferral.scope(flag, ir.round):
-        raw = client._call(ir.method, params, timeout=timeout, max_total_timeout=max_total_timeout)
-    if ir.method == "prompts/get":
-        return GetPromptResult.from_dict(raw)
-    return ReadResourceResult.from_dict(raw)

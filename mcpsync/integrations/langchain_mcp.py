@@ -42,7 +42,7 @@ __all__ = ["MCPAdapter"]
 def _source(target: Any, client_options: Mapping[str, Any]) -> Any:
     """A new (unopened) Client or Manager for ``target``."""
     from ..client.client import Client
-    from ..client.flat import grouped
+    from ..manager.flat import grouped
     from ..manager.manager import Manager
 
     if isinstance(target, str):

@@ -131,7 +131,7 @@ class ServerConfig:
             ``allowed_tools``. In files: ``disabled_tools`` (native), ``disabledTools`` (Windsurf, Cline)
             or ``excludeTools`` (Gemini CLI).
         options: further settings of the :class:`mcpsync.Client`, by the flat names of the option objects' fields
-            (``verify``, ``stderr``, ``on_log``, ``apps``...: see :func:`mcpsync.client.flat.grouped`).
+            (``verify``, ``stderr``, ``on_log``, ``apps``...: see :func:`mcpsync.manager.flat.grouped`).
         tool_transforms: ``{tool name: ToolTransform}``: how the framework integrations show this server's tools
             (a new name or description, arguments hidden and bound); ``tools`` in files
             (see :mod:`mcpsync.manager.transforms`).

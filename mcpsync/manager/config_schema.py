@@ -21,6 +21,7 @@ _STDIO_TYPES, _REMOTE_TYPES = STDIO_TYPES, REMOTE_TYPES
 _STR_MAP = {"type": "object", "additionalProperties": {"type": "string"}}
 _STR_LIST = {"type": "array", "items": {"type": "string"}}
 _POSITIVE = {"type": "number", "exclusiveMinimum": 0}
+_HTTP_URL = {"type": "string", "pattern": "^https?://"}
 _OAUTH_OBJECT = {  # OpenCode's keys; the native format also takes every OAuthConfig option (mcpsync.auth)
     "type": "object",
     "properties": {k: {"type": "string"} for k in ("clientId", "client_id", "clientSecret", "client_secret", "scope")},
@@ -47,11 +48,11 @@ _TOOL_TRANSFORMS = {  # per tool: a new name/description, arguments hidden and b
 }
 _CARD = {  # a Server Card (mcpsync.cards): its URL, or the URL with the card settings
     "anyOf": [
-        {"type": "string", "pattern": "^https?://"},
+        _HTTP_URL,
         {
             "type": "object",
             "properties": {
-                "url": {"type": "string", "pattern": "^https?://"},
+                "url": _HTTP_URL,
                 "inputs": _STR_MAP,
                 "allow_local": {"anyOf": [{"type": "boolean"}, _STR_LIST]},
                 "allow_other_domains": {"type": "boolean"},
@@ -72,7 +73,7 @@ _NATIVE_ENTRY = {
         "environment": _STR_MAP,
         "cwd": {"type": "string"},
         "inherit_env": {"type": "boolean"},
-        "url": {"type": "string", "pattern": "^https?://"},
+        "url": _HTTP_URL,
         "headers": _STR_MAP,
         "transport": {"enum": ["auto", "http", "sse"]},
         "oauth": {"type": ["boolean", "object"]},
@@ -109,7 +110,7 @@ _OPENCODE_LOCAL = {
 _OPENCODE_REMOTE = {
     "properties": {
         "type": {},
-        "url": {"type": "string", "pattern": "^https?://"},
+        "url": _HTTP_URL,
         "headers": _STR_MAP,
         "oauth": {"anyOf": [{"const": False}, _OAUTH_OBJECT]},
         "enabled": {"type": "boolean"},
@@ -136,8 +137,8 @@ _FOREIGN_ENTRY = {
         "env": _STR_MAP,
         "envFile": {"type": "string"},
         "cwd": {"type": "string"},
-        "url": {"type": "string", "pattern": "^https?://"},
-        "serverUrl": {"type": "string", "pattern": "^https?://"},
+        "url": _HTTP_URL,
+        "serverUrl": _HTTP_URL,
         "headers": _STR_MAP,
         "oauth": {"type": ["boolean", "object"]},  # mcpsync's own: false turns OAuth off, or OAuthConfig settings
         "bearer_token": {"type": "string"},
@@ -176,8 +177,8 @@ _GEMINI_ENTRY = {
         "args": _STR_LIST,
         "env": _STR_MAP,
         "cwd": {"type": "string"},
-        "url": {"type": "string", "pattern": "^https?://"},
-        "httpUrl": {"type": "string", "pattern": "^https?://"},
+        "url": _HTTP_URL,
+        "httpUrl": _HTTP_URL,
         "headers": _STR_MAP,
         "timeout": _POSITIVE,  # milliseconds
         "trust": {"type": "boolean"},

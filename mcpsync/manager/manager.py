@@ -35,6 +35,7 @@ No lock is held while talking to a server.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -61,11 +62,12 @@ from ..errors import (
     RequestTimeout,
     ToolDenied,
 )
-from ..client.flat import HTTP_FIELDS, STDIO_FIELDS, flat_options, grouped
+from ..client.flat import HTTP_FIELDS, STDIO_FIELDS
 from ..session import DEFAULT, RequestHandle, Timeout
 from ..types import CallToolResult, GetPromptResult, ProgressEvent, ReadResourceResult, Tool
 from . import adapters as _adapters
 from .config import ServerConfig, find_config, load_config, parse_config, server_config
+from .flat import flat_options, grouped
 from .naming import NameTable
 from .records import (
     CONNECTED,
@@ -372,7 +374,13 @@ class Manager:
             from ..client.client import Client
 
             factory = Client
-        return factory(target, **grouped(options, remote=cfg.kind == "remote"))
+        arguments = grouped(options, remote=cfg.kind == "remote")
+        from ..input.extension import DeferInput  # call_tool(defer_input=True) needs one on every client
+
+        extensions = list(arguments.get("extensions") or ())
+        if not any(isinstance(e, DeferInput) for e in extensions):
+            arguments["extensions"] = extensions + [DeferInput(every_call=False)]
+        return factory(target, **arguments)
 
     def _registration_check(self, cfg: Any, exc: BaseException) -> BaseException:
         """A 401 from an OAuth-enabled server: discover and register now (no browser), as OpenCode does,
@@ -833,6 +841,16 @@ class Manager:
             raise UnknownTool("no server offers a tool named %r" % name)
         return self._record(pair[0]), pair[1]
 
+    def _prepare_call(
+        self, name: str, server: Optional[str], timeout: Timeout
+    ) -> Tuple[_Server, Client, str, Optional[float]]:
+        """What :meth:`call_tool` and :meth:`call_tool_async` start from: the record of the server that offers
+        ``name`` (see :meth:`_route`), its client (connected first when lazy or dead: blocks up to the connect
+        bound), the tool's own name, and the idle timeout (``DEFAULT``: the server's configured ``timeout``)."""
+        rec, tool = self._route(name, server)
+        client = self._client_for(rec)
+        return rec, client, tool, rec.config.timeout if timeout is DEFAULT else timeout
+
     def call_tool(
         self,
         name: str,
@@ -853,22 +871,27 @@ class Manager:
         A dead stdio server is restarted first (backoff permitting); a call that
         was sent is never retried. Raises :class:`UnknownTool`, the client's errors
         (:class:`~mcpsync.RequestTimeout`, :class:`~mcpsync.errors.ConnectionClosed`...),
-        or :class:`~mcpsync.errors.ConnectError` when the server is unavailable. ``defer_input`` as in
-        :meth:`mcpsync.Client.call_tool`: :class:`~mcpsync.input.InputRequired` goes to :meth:`resume`.
+        or :class:`~mcpsync.errors.ConnectError` when the server is unavailable.
+
+        ``defer_input`` (None: the server's setting, ``client_options={"defer_input": True}`` or its
+        configuration's ``options``): True raises :class:`~mcpsync.input.InputRequired` when the server needs
+        the user (continue with :meth:`resume`); False asks the handlers (see :func:`mcpsync.input.deferring`).
         """
-        rec, tool = self._route(name, server)
-        client = self._client_for(rec)
-        idle = rec.config.timeout if timeout is DEFAULT else timeout
+        rec, client, tool, idle = self._prepare_call(name, server, timeout)
         try:
-            result = client.call_tool(
-                tool,
-                arguments or {},
-                timeout=idle,
-                max_total_timeout=max_total_timeout,
-                progress=progress,
-                meta=meta,
-                defer_input=defer_input,
-            )
+            with contextlib.ExitStack() as scope:
+                if defer_input is not None:
+                    from ..input.extension import deferring
+
+                    scope.enter_context(deferring(client, defer_input))
+                result = client.call_tool(
+                    tool,
+                    arguments or {},
+                    timeout=idle,
+                    max_total_timeout=max_total_timeout,
+                    progress=progress,
+                    meta=meta,
+                )
         except ConnectionClosed as exc:
             with rec.lock:
                 if rec.client is client and rec.status.status == CONNECTED:
@@ -897,9 +920,7 @@ class Manager:
         ``timeout`` defaults to the server's configured ``timeout``. Raises :class:`UnknownTool`,
         :class:`~mcpsync.errors.ConnectError` or the client's errors for a request that cannot be sent.
         """
-        rec, tool = self._route(name, server)
-        client = self._client_for(rec)
-        idle = rec.config.timeout if timeout is DEFAULT else timeout
+        rec, client, tool, idle = self._prepare_call(name, server, timeout)
         handle = client.call_tool_async(
             tool, arguments or {}, timeout=idle, max_total_timeout=max_total_timeout, progress=progress, meta=meta
         )
@@ -915,11 +936,13 @@ class Manager:
         self, input_required: "InputRequired", answers: Optional[Dict[str, Any]] = None, *, timeout: Timeout = DEFAULT
     ) -> Any:
         """Continue a deferred call (:class:`~mcpsync.input.InputRequired`) on the server it came from
-        (``input_required.server``, a configured server's name). See :meth:`mcpsync.Client.resume`."""
+        (``input_required.server``, a configured server's name). See :func:`mcpsync.input.resume`."""
+        from ..input.resume import resume
+
         if input_required.server is None:
             raise InputNotResumable("this input request names no server")
         rec = self._record(input_required.server)
-        return self._client_for(rec).resume(input_required, answers, timeout=timeout)
+        return resume(self._client_for(rec), input_required, answers, timeout=timeout)
 
     def input_schema(self, name: str) -> Optional[Dict[str, Any]]:
         """The original input schema of the tool exposed as ``name`` (None when unknown). No I/O."""

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from typing import Optional
 
-from .._files import cache_root, clear_url_files, read_json_by_url, write_json_by_url
+from .._files import cache_root, clear_url_files, read_json_by_url, record_number, write_json_by_url
 
 __all__ = ["CachedAnswer", "DiskCache", "default_cache_dir", "ENV_CACHE_DIR"]
 
@@ -64,12 +64,10 @@ class DiskCache:
         raw = read_json_by_url(self.directory, url, MAX_CACHE_FILE)
         if raw is None:
             return None
-        body, etag, stored = raw.get("body"), raw.get("etag"), raw.get("storedAt")
-        if not isinstance(body, str):
+        body, etag, stored = raw.get("body"), raw.get("etag"), record_number(raw.get("storedAt"))
+        if not isinstance(body, str) or stored is None:
             return None
-        if not isinstance(stored, (int, float)) or isinstance(stored, bool) or stored != stored:
-            return None
-        return CachedAnswer(url, body, etag if isinstance(etag, str) else None, float(stored))
+        return CachedAnswer(url, body, etag if isinstance(etag, str) else None, stored)
 
     def put(self, url: str, body: str, etag: Optional[str]) -> None:
         """Store (or refresh) the answer for ``url``. A failure to write is logged, never raised."""

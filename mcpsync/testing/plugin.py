@@ -208,7 +208,7 @@ def mcp_client(
             where, options = _mcp_session_pool.serve(target), {"name": _server_name(target)}
         else:
             where, options = client_arguments(target)
-    from ..client.flat import flat_options, grouped
+    from ..manager.flat import flat_options, grouped
 
     options = flat_options(options)  # flat names: the marker's keywords over the entry's settings
     options.update(flat_options(kwargs))

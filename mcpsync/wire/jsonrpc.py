@@ -19,7 +19,12 @@ from ..errors import ProtocolError
 
 __all__ = [
     "ERROR",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
     "NOTIFICATION",
+    "PARSE_ERROR",
     "REQUEST",
     "RESPONSE",
     "IdAllocator",
@@ -43,6 +48,13 @@ REQUEST = "request"
 NOTIFICATION = "notification"
 RESPONSE = "response"
 ERROR = "error"
+
+#: The error codes JSON-RPC 2.0 defines (its section 5.1), for a peer that answers requests.
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 _loads = json.loads

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import re
 from typing import Iterator, List, Optional, Set
 
 import mcpsync
@@ -78,6 +79,58 @@ def test_no_core_client_module_mentions_the_warm_cache_skills_or_app_pages() -> 
     assert found == []
 
 
+#: What names resumable input (the input deferral): its extension, its functions, its settings and module names.
+DEFERRAL_WORDS = re.compile(
+    r"defer|inputrequired|inputexpired|inputquestion|pending_input|input_timeout|resume_tool|\bresume\(|"
+    r"mcpsync\.input|\binput\.|parked|seen_(file|memory|redis)|seen.?store|render_form|parse_form",
+    re.IGNORECASE,
+)
+#: The one place of the core allowed to name it: the migration table that makes an old spelling
+#: (``ClientOptions(defer_input=...)``, ``call_tool(defer_input=...)``) a ConfigError naming the new one.
+MIGRATION_TABLE = ("client_options.py", "LEFT_THE_CORE")
+
+
+def _deferral_mentions(path: pathlib.Path) -> Iterator[str]:
+    """Lines of ``path`` naming the input deferral (code, strings, docstrings, comments), outside the migration
+    table."""
+    text = path.read_text(encoding="utf-8")
+    skip: Set[int] = set()
+    if path.name == MIGRATION_TABLE[0]:
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if any(isinstance(t, ast.Name) and t.id == MIGRATION_TABLE[1] for t in targets):
+                    skip.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+        assert skip, "the migration table %s moved: update this test" % (MIGRATION_TABLE,)
+    for number, line in enumerate(text.splitlines(), 1):
+        match = DEFERRAL_WORDS.search(line)
+        if match and number not in skip:
+            yield "%s:%d %r" % (path.name, number, match.group(0))
+
+
+def test_no_core_client_module_names_the_input_deferral() -> None:
+    """Resumable input is an extension (mcpsync.input.DeferInput): no module of mcpsync/client/ builds it, looks it
+    up by a module name in a string (``"deferred"``), takes its settings or documents it, outside the migration
+    table of the removed spellings."""
+    found = [mention for path in core_modules() for mention in _deferral_mentions(path)]
+    assert found == []
+
+
+def test_the_deferral_scan_sees_a_lookup_by_name(tmp_path: pathlib.Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "def build(client):\n"
+        "    return _extension('deferred', 'InputDeferral', client, None)\n"  # a module name in a string
+        "def call(self, name, defer_input=None):\n"
+        "    with self._deferral.scope(defer_input):\n"
+        "        return importlib.import_module('%s.input.deferred' % __package__)\n"
+        "x = client.pending_input\n"
+        "ok = resume_task(client, task_id)\n"
+    )
+    found = list(_deferral_mentions(bad))
+    assert [f.split(" ")[0] for f in found] == ["bad.py:2", "bad.py:3", "bad.py:4", "bad.py:5", "bad.py:6"], found
+
+
 def test_the_scan_sees_every_kind_of_reference(tmp_path: pathlib.Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text(
@@ -115,9 +168,10 @@ def test_feature_parts_use_only_the_public_named_client_host() -> None:
 
 
 def test_the_extension_packages_use_only_the_public_api_and_the_port() -> None:
-    """The warm cache, skills and MCP Apps pages reach their client through its public API and the
+    """The warm cache, skills, MCP Apps pages and resumable input reach their client through its public API and the
     :class:`~mcpsync.client.host.ClientHost` port, never a private member."""
     root = CLIENT.parent
     paths = [root / "warm" / "cache.py", root / "skills" / "skills.py", root / "apps" / "page.py"]
+    paths += [root / "input" / name for name in ("deferral.py", "extension.py", "resume.py")]
     assert all(path.exists() for path in paths)
     assert [use for path in paths for use in _private_uses(path)] == []

@@ -154,7 +154,7 @@ _FLAT_VALUES: Dict[str, Any] = {
     "cwd": "/srv", "env": {"A": "b"}, "inherit_env": True, "stderr": "discard", "framing": "content-length",
     "shutdown_timeout": 1.0, "stdout_grace": None, "on_log": print, "on_tools_changed": print,
     "on_connection_lost": print, "log_level": "info", "validate_input": True, "keepalive": 5.0, "max_pages": 3,
-    "cache": False, "tasks": False, "apps": True, "defer_input": True, "input_timeout": 9.0, "lazy": True,
+    "cache": False, "tasks": False, "apps": True, "lazy": True,
     "after_fork": "error", "timeout": 5.0, "name": "n", "trace_context": {"traceparent": "00-1"},
 }
 _REMOTE_VALUES: Dict[str, Any] = {

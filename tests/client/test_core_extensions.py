@@ -2,7 +2,8 @@
 none of the extension modules (the input deferral, the warm cache, skills, MCP Apps pages, forms, the packages
 above the client). Extensions hook into the core through :class:`mcpsync.client.hooks.ClientExtension` (or the
 middleware chain) and are composed on the client's public API (``mcpsync.skills.list_skills(client)``,
-``mcpsync.apps.app_for(client, tool)``); an ``extensions=[...]`` entry is anything with ``attach(client)``.
+``mcpsync.apps.app_for(client, tool)``); an ``extensions=[...]`` entry is anything with ``attach(client)``: a plain
+client has none.
 
 Imports are read statically (module-level, function-level and ``if TYPE_CHECKING:`` all count, except where
 said). The extension hooks are also exercised end to end against the bundled example server.
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import ast
 import pathlib
-from typing import Any, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
@@ -163,11 +164,56 @@ def test_an_extension_sees_the_open_the_wire_requests_and_the_listings() -> None
     assert recorder.events[-1] == ("wire", "tools/call")
 
 
-def test_a_client_has_only_the_input_deferral_unless_an_option_asks_for_more() -> None:
-    from mcpsync.input.deferred import InputDeferral
-
+def test_a_plain_client_has_no_extension() -> None:
     with mcpsync.connect(server_cmd()) as c:
-        assert [type(e) for e in c._extensions] == [InputDeferral]  # noqa: SLF001
+        assert c._extensions == []  # noqa: SLF001
+        assert c.extension(ClientExtension) is None
+
+
+class AnswersElicitation(ClientExtension):
+    """A third-party extension on the public hooks alone: it declares ``elicitation`` (capabilities) and answers
+    the handshake era's elicitation requests itself (takes_server_request / server_request)."""
+
+    def capabilities(self, caps: Dict[str, Any]) -> None:
+        caps.setdefault("elicitation", {"form": {}})
+
+    def takes_server_request(self, method: str) -> bool:
+        return method == "elicitation/create"
+
+    def server_request(self, method: str, params: Dict[str, Any], ctx: Any) -> Any:
+        return {"action": "accept", "content": {"name": "Ext", "age": 1}}
+
+
+class Attach:
+    """The registration half: what ``extensions=[...]`` takes."""
+
+    def __init__(self) -> None:
+        self.hooks = AnswersElicitation()
+
+    def attach(self, client: Any) -> ClientExtension:
+        return self.hooks
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_a_third_party_extension_declares_a_capability_through_the_hook(era: str) -> None:
+    """The example server refuses ``elicit`` from a client that did not declare ``elicitation``: with the hook
+    it is declared (at initialize, and in the 2026-07-28 envelope), and the handshake-era question is answered by
+    the extension."""
+    with mcpsync.connect(server_cmd("--era", era)) as plain:  # not declared: refused by the server
+        if era == "legacy":
+            assert plain.call_tool("elicit", {}).is_error
+        else:
+            with pytest.raises(mcpsync.errors.MissingClientCapability):
+                plain.call_tool("elicit", {})
+    entry = Attach()
+    with mcpsync.connect(server_cmd("--era", era), extensions=[entry]) as c:
+        assert c.extension(AnswersElicitation) is entry.hooks
+        if era == "legacy":
+            result = c.call_tool("elicit", {})
+            assert result.structured_content == {"action": "accept", "content": {"name": "Ext", "age": 1}}
+        else:  # declared, so the server asks; the extension answers no 2026-07-28 round and there is no handler
+            with pytest.raises(mcpsync.HandlerMissing):
+                c.call_tool("elicit", {})
 
 
 def test_the_warm_cache_is_attached_as_an_extension(tmp_path: pathlib.Path) -> None:
@@ -175,8 +221,8 @@ def test_the_warm_cache_is_attached_as_an_extension(tmp_path: pathlib.Path) -> N
     from mcpsync.warm.cache import WarmStart
 
     c = mcpsync.Client(server_cmd(), options=ClientOptions(lazy=True), extensions=[WarmCache(tmp_path)])
-    assert [type(e).__name__ for e in c._extensions] == ["InputDeferral", "WarmStart"]  # noqa: SLF001
-    assert isinstance(c._extensions[1], WarmStart)  # noqa: SLF001
+    assert [type(e).__name__ for e in c._extensions] == ["WarmStart"]  # noqa: SLF001
+    assert isinstance(c._extensions[0], WarmStart)  # noqa: SLF001
     c.close()
 
 

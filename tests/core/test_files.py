@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from mcpsync._files import url_file, write_atomically
+from mcpsync._files import record_number, url_file, write_atomically
 
 
 def _mode(path: Path) -> int:
@@ -98,3 +98,15 @@ def test_the_cache_root_follows_platformdirs(monkeypatch: pytest.MonkeyPatch, tm
     assert cache_root() == os.path.join(str(tmp_path / "Local"), "mcpsync", "Cache")
     monkeypatch.setenv("MCPSYNC_CACHE_DIR", "~/elsewhere")
     assert cache_root() == str(tmp_path / "elsewhere")
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [(3, 3.0), (2.5, 2.5), (0, 0.0), (-1, -1.0), (True, None), (False, None), (float("nan"), None), ("3", None),
+     (None, None), ([1], None)],
+)
+def test_record_number_takes_only_json_numbers(value: Any, expected: Any) -> None:
+    """A cached record's number field: an int or float becomes a float; a bool, NaN or anything else is None
+    (the record reads as damaged, so absent)."""
+    got = record_number(value)
+    assert got == expected and (got is None or type(got) is float)

@@ -226,8 +226,7 @@ import shutil
 redis_server = RedisServer(shutil.which("redis-server"))
 redis_server.start()
 secret = secrets.token_bytes(32)
-from mcpsync.client import ClientOptions
-with mcpsync.connect(%s, name="shop", options=ClientOptions(defer_input=True)) as _client:
+with mcpsync.connect(%s, name="shop", extensions=[mcpsync.input.DeferInput()]) as _client:
     try:
         _client.call_tool("elicit", {"message": "Confirm the order?"})
     except mcpsync.input.InputRequired as paused:

@@ -1,4 +1,4 @@
-"""defer_input: a call that needs user input stops with InputRequired and resumes later.
+"""DeferInput: a call that needs user input stops with InputRequired and resumes later.
 
 Against the bundled example server (stdio and Streamable HTTP) in both eras: the 2026-07-28 era raises a
 serialisable InputRequired that resumes in another thread or another process; the handshake era parks the
@@ -23,7 +23,7 @@ import mcpsync
 
 from tests.conftest import server_cmd
 from tests.peers.httpserver import MCPTestServer
-from mcpsync.client import ClientOptions
+from mcpsync.input import DeferInput, deferring, pending_input, resume, resume_tool
 from mcpsync.middleware import ToolPolicy
 
 ANSWER = {"name": "Ada", "age": 36}
@@ -41,10 +41,13 @@ def _defer(client: mcpsync.Client, tool: str = "elicit", args=None, **kw):  # ty
 
 @pytest.mark.parametrize("per_call", [False, True])
 def test_modern_call_raises_then_resumes(per_call: bool) -> None:
-    options = ClientOptions(defer_input=not per_call)
-    with mcpsync.connect(server_cmd("--era", "modern"), options=options) as c:
+    with mcpsync.connect(server_cmd("--era", "modern"), extensions=[DeferInput(every_call=not per_call)]) as c:
         assert c.era == "modern"
-        ir = _defer(c, defer_input=True) if per_call else _defer(c)
+        if per_call:
+            with deferring(c):
+                ir = _defer(c)
+        else:
+            ir = _defer(c)
         assert ir.method == "tools/call" and ir.tool_name == "elicit"
         assert ir.arguments == {"message": "Confirm the order?"}
         assert ir.era == "modern" and not ir.live and ir.round == 1 and ir.request_state
@@ -52,28 +55,35 @@ def test_modern_call_raises_then_resumes(per_call: bool) -> None:
         assert q.kind == "form" and q.message == "Confirm the order?"
         assert q.requested_schema and q.requested_schema["required"] == ["name", "age"]
         assert "_meta" not in ir.params  # the client's envelope is not kept
-        result = c.resume_tool(ir, {q.key: q.accept(ANSWER)})
+        result = resume_tool(c, ir, {q.key: q.accept(ANSWER)})
         assert result.structured_content == {"action": "accept", "content": ANSWER}
 
 
 def test_without_defer_the_handlers_still_answer() -> None:
-    with mcpsync.connect(server_cmd("--era", "modern"), elicitation_handler=lambda r: r.decline()) as c:
+    with mcpsync.connect(
+        server_cmd("--era", "modern"),
+        elicitation_handler=lambda r: r.decline(),
+        extensions=[DeferInput(every_call=False)],
+    ) as c:
         assert c.call_tool("elicit", {}).structured_content == {"action": "decline"}
-        # a per-call defer wins over the handler for that call only
-        ir = _defer(c, defer_input=True)
-        assert c.resume_tool(ir, {ir.questions[0].key: {"action": "cancel"}}).structured_content == {"action": "cancel"}
+        # a per-call defer wins over the handler for the calls in the block only
+        with deferring(c):
+            ir = _defer(c)
+        assert c.call_tool("elicit", {}).structured_content == {"action": "decline"}
+        result = resume_tool(c, ir, {ir.questions[0].key: {"action": "cancel"}})
+        assert result.structured_content == {"action": "cancel"}
 
 
 def test_several_rounds_raise_again_with_the_round_counted() -> None:
     with mcpsync.connect(
-        server_cmd("--era", "modern", "--mrtr-rounds", "3"), options=ClientOptions(defer_input=True)
+        server_cmd("--era", "modern", "--mrtr-rounds", "3"), extensions=[DeferInput()]
     ) as c:
         ir = _defer(c)
         rounds = [ir.round]
         while True:
             q = ir.questions[0]
             try:
-                result = c.resume(ir, {q.key: q.accept(ANSWER)})
+                result = resume(c, ir, {q.key: q.accept(ANSWER)})
                 break
             except mcpsync.input.InputRequired as again:
                 ir = again
@@ -85,43 +95,43 @@ def test_several_rounds_raise_again_with_the_round_counted() -> None:
 def test_resume_with_defer_off_lets_the_handlers_finish() -> None:
     with mcpsync.connect(
         server_cmd("--era", "modern", "--mrtr-rounds", "3"),
-        options=ClientOptions(defer_input=True),
+        extensions=[DeferInput()],
         elicitation_handler=lambda r: r.accept(ANSWER),
     ) as c:
         ir = _defer(c)
-        result = c.resume(ir, {ir.questions[0].key: ir.questions[0].accept(ANSWER)}, defer_input=False)
+        result = resume(c, ir, {ir.questions[0].key: ir.questions[0].accept(ANSWER)}, defer_again=False)
         assert result.structured_content["action"] == "accept"  # the handler's answer (it adds defaults)
         assert ANSWER.items() <= result.structured_content["content"].items()
 
 
 def test_the_round_limit_holds_across_resumes() -> None:
     with mcpsync.connect(
-        server_cmd("--era", "modern", "--mrtr-rounds", "11"), options=ClientOptions(defer_input=True)
+        server_cmd("--era", "modern", "--mrtr-rounds", "11"), extensions=[DeferInput()]
     ) as c:
         ir = _defer(c)
         with pytest.raises(mcpsync.ProtocolError, match="more than 10"):
             for _ in range(12):
                 try:
-                    c.resume(ir, {ir.questions[0].key: ir.questions[0].accept(ANSWER)})
+                    resume(c, ir, {ir.questions[0].key: ir.questions[0].accept(ANSWER)})
                 except mcpsync.input.InputRequired as again:
                     ir = again
 
 
 def test_unanswered_question_without_handler_is_refused_before_sending() -> None:
-    with mcpsync.connect(server_cmd("--era", "modern"), options=ClientOptions(defer_input=True)) as c:
+    with mcpsync.connect(server_cmd("--era", "modern"), extensions=[DeferInput()]) as c:
         ir = _defer(c)
         with pytest.raises(mcpsync.HandlerMissing):
-            c.resume(ir, {})
+            resume(c, ir, {})
         with pytest.raises(mcpsync.ConfigError, match="did not ask"):
-            c.resume(ir, {"other": {"action": "accept"}})
+            resume(c, ir, {"other": {"action": "accept"}})
         # still usable, and the same object still resumes
-        assert c.resume_tool(ir, {ir.questions[0].key: {"action": "decline"}}).structured_content == {
+        assert resume_tool(c, ir, {ir.questions[0].key: {"action": "decline"}}).structured_content == {
             "action": "decline"
         }
 
 
 def test_answer_is_checked_against_the_requested_schema() -> None:
-    with mcpsync.connect(server_cmd("--era", "modern"), options=ClientOptions(defer_input=True)) as c:
+    with mcpsync.connect(server_cmd("--era", "modern"), extensions=[DeferInput()]) as c:
         q = _defer(c).questions[0]
         with pytest.raises(mcpsync.SchemaValidationError, match="age"):
             q.accept({"name": "Ada"})
@@ -130,10 +140,10 @@ def test_answer_is_checked_against_the_requested_schema() -> None:
 
 
 def test_url_sampling_and_roots_questions() -> None:
-    # sampling is declared only with a sampling handler; defer_input still defers its questions
+    # sampling is declared only with a sampling handler; a deferring client still defers its questions
     with mcpsync.connect(
         server_cmd("--era", "modern"),
-        options=ClientOptions(defer_input=True),
+        extensions=[DeferInput()],
         roots=["file:///work"],
         sampling_handler=lambda r: "unused",
     ) as c:
@@ -142,19 +152,19 @@ def test_url_sampling_and_roots_questions() -> None:
         sample = _defer(c, "sample", {"prompt": "hi"})
         assert sample.questions[0].kind == "sampling"
         answer = {"role": "assistant", "content": {"type": "text", "text": "hello"}, "model": "m"}
-        assert c.resume_tool(sample, {sample.questions[0].key: answer}).text == "hello"
+        assert resume_tool(c, sample, {sample.questions[0].key: answer}).text == "hello"
         # roots the client has are answered from its configuration: nothing to defer
         assert c.call_tool("roots", {}).text == "file:///work"
 
 
 def test_resume_in_another_thread() -> None:
-    with mcpsync.connect(server_cmd("--era", "modern"), options=ClientOptions(defer_input=True)) as c:
+    with mcpsync.connect(server_cmd("--era", "modern"), extensions=[DeferInput()]) as c:
         ir = _defer(c)
         out: "queue.Queue[object]" = queue.Queue()
 
         def finish() -> None:
             try:
-                out.put(c.resume_tool(ir, {ir.questions[0].key: ir.questions[0].accept(ANSWER)}))
+                out.put(resume_tool(c, ir, {ir.questions[0].key: ir.questions[0].accept(ANSWER)}))
             except BaseException as exc:  # noqa: BLE001 - reported to the test thread
                 out.put(exc)
 
@@ -168,7 +178,7 @@ def test_resume_in_another_thread() -> None:
 def test_resume_in_another_process_over_http() -> None:
     """A web worker asks; a different process (a later request elsewhere) resumes from a signed token."""
     with MCPTestServer(era="modern") as srv:
-        with mcpsync.connect(srv.url, name="shop", options=ClientOptions(defer_input=True)) as c:
+        with mcpsync.connect(srv.url, name="shop", extensions=[DeferInput()]) as c:
             ir = _defer(c)
         token = ir.dumps(SECRET)
         assert "Confirm the order" not in token  # base64: not readable at a glance (but not secret either)
@@ -176,8 +186,8 @@ def test_resume_in_another_process_over_http() -> None:
             "import json, sys, mcpsync\n"
             "ir = mcpsync.input.InputRequired.loads(sys.argv[2], sys.argv[3], max_age=600)\n"
             "q = ir.questions[0]\n"
-            "with mcpsync.connect(sys.argv[1], name='shop') as c:\n"
-            "    r = c.resume_tool(ir, {q.key: q.accept({'name': 'Ada', 'age': 36})})\n"
+            "with mcpsync.connect(sys.argv[1], name='shop', extensions=[mcpsync.input.DeferInput()]) as c:\n"
+            "    r = mcpsync.input.resume_tool(c, ir, {q.key: q.accept({'name': 'Ada', 'age': 36})})\n"
             "    sys.stdout.write(json.dumps(r.structured_content))\n"
         )
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")]))
@@ -193,23 +203,23 @@ def test_resume_in_another_process_over_http() -> None:
 
 
 def test_resume_refuses_another_servers_question() -> None:
-    with mcpsync.connect(server_cmd("--era", "modern"), name="a", options=ClientOptions(defer_input=True)) as a:
+    with mcpsync.connect(server_cmd("--era", "modern"), name="a", extensions=[DeferInput()]) as a:
         ir = _defer(a)
-    with mcpsync.connect(server_cmd("--era", "modern"), name="b") as b:
+    with mcpsync.connect(server_cmd("--era", "modern"), name="b", extensions=[DeferInput()]) as b:
         with pytest.raises(mcpsync.ConfigError, match="belongs to server 'a'"):
-            b.resume(ir, {})
+            resume(b, ir, {})
 
 
 def test_a_tampered_tool_name_meets_the_policy_again() -> None:
     with mcpsync.connect(
-        server_cmd("--era", "modern"), options=ClientOptions(defer_input=True), middleware=[ToolPolicy(denied=["add"])]
+        server_cmd("--era", "modern"), extensions=[DeferInput()], middleware=[ToolPolicy(denied=["add"])]
     ) as c:
         ir = _defer(c)
         d = ir.to_dict()
         d["params"] = {"name": "add", "arguments": {"a": 1, "b": 2}}
         forged = mcpsync.input.InputRequired.from_dict(d)
         with pytest.raises(mcpsync.ToolDenied):
-            c.resume(forged, {ir.questions[0].key: {"action": "accept"}})
+            resume(c, forged, {ir.questions[0].key: {"action": "accept"}})
 
 
 def test_approval_hook_sees_the_resumed_call() -> None:
@@ -220,10 +230,10 @@ def test_approval_hook_sees_the_resumed_call() -> None:
         return mcpsync.middleware.Approval.approve()
 
     with mcpsync.connect(
-        server_cmd("--era", "modern"), options=ClientOptions(defer_input=True), approval_handler=approve
+        server_cmd("--era", "modern"), extensions=[DeferInput()], approval_handler=approve
     ) as c:
         ir = _defer(c)
-        c.resume(ir, {ir.questions[0].key: {"action": "decline"}})
+        resume(c, ir, {ir.questions[0].key: {"action": "decline"}})
     assert seen == ["elicit", "elicit"]
 
 
@@ -231,7 +241,7 @@ def test_approval_hook_sees_the_resumed_call() -> None:
 
 
 def test_pickle_json_and_signed_round_trips() -> None:
-    with mcpsync.connect(server_cmd("--era", "modern"), options=ClientOptions(defer_input=True)) as c:
+    with mcpsync.connect(server_cmd("--era", "modern"), extensions=[DeferInput()]) as c:
         ir = _defer(c)
     for copy in (
         pickle.loads(pickle.dumps(ir)),
@@ -297,27 +307,27 @@ def test_handshake_question_is_parked_for_another_thread(transport: str) -> None
     srv = MCPTestServer(era="legacy").start() if transport == "http" else None
     try:
         target = srv.url if srv is not None else server_cmd("--era", "legacy")
-        with mcpsync.connect(target, options=ClientOptions(defer_input=True)) as c:
+        with mcpsync.connect(target, extensions=[DeferInput()]) as c:
             assert c.era == "legacy"
             out: "queue.Queue[object]" = queue.Queue()
             t = threading.Thread(
                 target=lambda: out.put(c.call_tool("elicit", {"message": "Ship it?"})), name="test-caller"
             )
             t.start()
-            ir = c.pending_input.get(timeout=60)
+            ir = pending_input(c).get(timeout=60)
             assert ir.live and ir.era == "legacy" and ir.method == "elicitation/create"
             (q,) = ir.questions
             assert q.message == "Ship it?" and q.kind == "form"
-            assert c.resume(ir, {q.key: q.accept(ANSWER)}) is None
+            assert resume(c, ir, {q.key: q.accept(ANSWER)}) is None
             t.join(60)
             result = out.get(timeout=1)
             assert isinstance(result, mcpsync.CallToolResult)
             assert result.structured_content == {"action": "accept", "content": ANSWER}
             with pytest.raises(mcpsync.input.InputExpired):  # answered once only
-                c.resume(ir, {q.key: q.decline()})
+                resume(c, ir, {q.key: q.decline()})
             # a pickled live question cannot be answered in another process; here it is the same one
             with pytest.raises(mcpsync.input.InputExpired):
-                c.resume(pickle.loads(pickle.dumps(ir)), {q.key: q.decline()})
+                resume(c, pickle.loads(pickle.dumps(ir)), {q.key: q.decline()})
     finally:
         if srv is not None:
             srv.stop()
@@ -325,16 +335,16 @@ def test_handshake_question_is_parked_for_another_thread(transport: str) -> None
 
 def test_handshake_wait_is_bounded_and_the_server_gets_cancel() -> None:
     with mcpsync.connect(
-        server_cmd("--era", "legacy"), options=ClientOptions(defer_input=True, input_timeout=0.2)
+        server_cmd("--era", "legacy"), extensions=[DeferInput(timeout=0.2)]
     ) as c:
         # nobody answers: after input_timeout the server is told "cancel" and the call ends
         assert c.call_tool("elicit", {}).structured_content == {"action": "cancel"}
         with pytest.raises(queue.Empty):
-            c.pending_input.get(timeout=0)  # an expired question is not handed out
+            pending_input(c).get(timeout=0)  # an expired question is not handed out
 
 
 def test_close_ends_a_parked_wait_and_no_answer_runs_after() -> None:
-    c = mcpsync.connect(server_cmd("--era", "legacy"), options=ClientOptions(defer_input=True))
+    c = mcpsync.connect(server_cmd("--era", "legacy"), extensions=[DeferInput()])
     out: "queue.Queue[object]" = queue.Queue()
 
     def call() -> None:
@@ -345,30 +355,39 @@ def test_close_ends_a_parked_wait_and_no_answer_runs_after() -> None:
 
     t = threading.Thread(target=call, name="test-caller")
     t.start()
-    ir = c.pending_input.get(timeout=60)
+    ir = pending_input(c).get(timeout=60)
     c.close()
     t.join(30)
     assert not t.is_alive()
     assert isinstance(out.get(timeout=1), mcpsync.MCPError)
     with pytest.raises(mcpsync.input.InputExpired):
-        c.resume(ir, {ir.questions[0].key: {"action": "accept", "content": ANSWER}})
+        resume(c, ir, {ir.questions[0].key: {"action": "accept", "content": ANSWER}})
 
 
 def test_handshake_per_call_defer_parks_only_while_such_a_call_runs() -> None:
-    with mcpsync.connect(server_cmd("--era", "legacy"), elicitation_handler=lambda r: r.decline()) as c:
+    with mcpsync.connect(
+        server_cmd("--era", "legacy"),
+        elicitation_handler=lambda r: r.decline(),
+        extensions=[DeferInput(every_call=False)],
+    ) as c:
         assert c.call_tool("elicit", {}).structured_content == {"action": "decline"}
         out: "queue.Queue[object]" = queue.Queue()
-        t = threading.Thread(target=lambda: out.put(c.call_tool("elicit", {}, defer_input=True)), name="test-caller")
+
+        def deferred_call() -> None:
+            with deferring(c):
+                out.put(c.call_tool("elicit", {}))
+
+        t = threading.Thread(target=deferred_call, name="test-caller")
         t.start()
-        ir = c.pending_input.get(timeout=60)
-        c.resume(ir, {ir.questions[0].key: {"action": "cancel"}})
+        ir = pending_input(c).get(timeout=60)
+        resume(c, ir, {ir.questions[0].key: {"action": "cancel"}})
         t.join(60)
         assert out.get(timeout=1).structured_content == {"action": "cancel"}  # type: ignore[attr-defined]
         assert c.call_tool("elicit", {}).structured_content == {"action": "decline"}
 
 
 def test_handshake_parking_is_bounded_and_the_overflow_is_cancelled() -> None:
-    with mcpsync.connect(server_cmd("--era", "legacy"), options=ClientOptions(defer_input=True)) as c:
+    with mcpsync.connect(server_cmd("--era", "legacy"), extensions=[DeferInput()]) as c:
         out: "queue.Queue[object]" = queue.Queue()
         threads = [
             threading.Thread(target=lambda: out.put(c.call_tool("elicit", {})), name="test-caller-%d" % i)
@@ -376,13 +395,13 @@ def test_handshake_parking_is_bounded_and_the_overflow_is_cancelled() -> None:
         ]
         for t in threads:
             t.start()
-        parked = [c.pending_input.get(timeout=60) for _ in range(3)]
+        parked = [pending_input(c).get(timeout=60) for _ in range(3)]
         # the fourth question found no room: answered "cancel" at once, its call returns
         first = out.get(timeout=60)
         assert first.structured_content == {"action": "cancel"}  # type: ignore[attr-defined]
         c.ping()  # the connection is still usable while three questions wait
         for ir in parked:
-            c.resume(ir, {ir.questions[0].key: ir.questions[0].accept(ANSWER)})
+            resume(c, ir, {ir.questions[0].key: ir.questions[0].accept(ANSWER)})
         for t in threads:
             t.join(60)
         rest = [out.get(timeout=1) for _ in range(3)]
@@ -410,7 +429,7 @@ def test_manager_defers_and_resumes_on_the_right_server() -> None:
 
 
 def test_json_and_tokens_keep_the_servers_order() -> None:
-    with mcpsync.connect(server_cmd("--era", "modern"), options=ClientOptions(defer_input=True)) as c:
+    with mcpsync.connect(server_cmd("--era", "modern"), extensions=[DeferInput()]) as c:
         ir = _defer(c)
     props = list(ir.questions[0].requested_schema["properties"])  # type: ignore[index]
     assert props != sorted(props)  # the example server's order is not alphabetical
@@ -423,20 +442,51 @@ def test_json_and_tokens_keep_the_servers_order() -> None:
 def test_a_question_that_names_no_server_resumes_on_no_client() -> None:
     from mcpsync.manager import Manager
 
-    with mcpsync.connect(server_cmd("--era", "modern"), name="shop", options=ClientOptions(defer_input=True)) as c:
+    with mcpsync.connect(server_cmd("--era", "modern"), name="shop", extensions=[DeferInput()]) as c:
         ir = _defer(c)
         d = ir.to_dict()
         d["server"] = None  # an unsigned object edited, or made by hand
         unbound = mcpsync.input.InputRequired.from_dict(d)
         with pytest.raises(mcpsync.errors.InputNotResumable, match="names no server"):
-            c.resume(unbound, {ir.questions[0].key: {"action": "decline"}})
+            resume(c, unbound, {ir.questions[0].key: {"action": "decline"}})
         with pytest.raises(mcpsync.errors.InputNotResumable, match="belongs to server 'shop'"):
-            with mcpsync.connect(server_cmd("--era", "modern"), name="other") as other:
-                other.resume(ir, {ir.questions[0].key: {"action": "decline"}})
+            with mcpsync.connect(server_cmd("--era", "modern"), name="other", extensions=[DeferInput()]) as other:
+                resume(other, ir, {ir.questions[0].key: {"action": "decline"}})
         # the real one still resumes, once refused copies are out of the way
-        assert c.resume_tool(ir, {ir.questions[0].key: {"action": "decline"}}).structured_content == {
+        assert resume_tool(c, ir, {ir.questions[0].key: {"action": "decline"}}).structured_content == {
             "action": "decline"
         }
     with Manager({"shop": {"command": server_cmd("--era", "modern")}}) as mgr:
         with pytest.raises(mcpsync.errors.InputNotResumable):
             mgr.resume(unbound, {})
+
+
+# --------------------------------------------------------------------------- prompts and resources
+
+
+def test_a_prompt_and_a_resource_read_defer_and_resume_typed() -> None:
+    """The peer asks (input_required) before it serves ``prompts/get`` and ``resources/read``: both defer, pickle,
+    and resume to their typed results; with defer_again=False a handler would answer instead."""
+    from tests.conftest import misbehaving_cmd
+
+    target = misbehaving_cmd("--era", "modern", "--ask-before-reading")
+    with mcpsync.connect(target, name="docs", extensions=[DeferInput()]) as c:
+        with pytest.raises(mcpsync.input.InputRequired) as info:
+            c.get_prompt("greet", {"name": "Ada"})
+        ir = pickle.loads(pickle.dumps(info.value))
+        assert ir.method == "prompts/get" and ir.params == {"name": "greet", "arguments": {"name": "Ada"}}
+        (q,) = ir.questions
+        assert q.kind == "form" and q.message == "Who is reading prompt:greet?"
+        prompt = resume(c, ir, {q.key: q.accept({"name": "Grace"})})
+        assert isinstance(prompt, mcpsync.GetPromptResult)
+        assert prompt.messages[-1].content.text == "read by Grace"  # type: ignore[union-attr]
+
+        with pytest.raises(mcpsync.input.InputRequired) as info:
+            c.read_resource("example://hello")
+        ir = mcpsync.input.InputRequired.loads(info.value.dumps(SECRET), SECRET)
+        assert ir.method == "resources/read" and ir.params == {"uri": "example://hello"}
+        read = resume(c, ir, {ir.questions[0].key: ir.questions[0].decline()})
+        assert isinstance(read, mcpsync.ReadResourceResult)
+        assert read.contents[-1].text == "read by nobody"  # type: ignore[union-attr]
+        with pytest.raises(mcpsync.ConfigError, match="resume_tool"):
+            resume_tool(c, ir, {})

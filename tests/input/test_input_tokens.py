@@ -27,7 +27,6 @@ from mcpsync.input.deferred import InputRequired
 
 from tests.conftest import server_cmd
 from tests.peers.redisserver import RedisServer, start_redis
-from mcpsync.client import ClientOptions
 
 SECRET = "test-secret-not-a-credential"
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def paused() -> InputRequired:
     """A real paused call: the example server's elicit tool asked for a form."""
-    with mcpsync.connect(server_cmd("--era", "modern"), name="shop", options=ClientOptions(defer_input=True)) as c:
+    with mcpsync.connect(server_cmd("--era", "modern"), name="shop", extensions=[mcpsync.input.DeferInput()]) as c:
         with pytest.raises(mcpsync.input.InputRequired) as info:
             c.call_tool("elicit", {"message": "Confirm the order?"})
     return info.value

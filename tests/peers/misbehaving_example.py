@@ -12,7 +12,10 @@ options, the misbehaviours the shipped server does not offer:
   log notification with it, so the batch has two members);
 - ``out_of_order``: each response is delayed by a random 0-20 ms, so concurrent answers overtake each other;
 - ``ignore_client_capabilities``: sampling, elicitation and roots requests are sent although the client did not
-  declare them.
+  declare them;
+- ``ask_before_reading``: in the 2026-07-28 era, ``prompts/get`` and ``resources/read`` first answer
+  ``input_required`` (an elicitation form asking for a ``name``, with a ``requestState``), and answer once the
+  request comes back with the answer: the prompt gets a message, the resource a text content, naming it.
 
 Used by ``tests/peers/misbehaving_server.py`` (stdio) and ``tests/httpserver.MCPTestServer`` (HTTP).
 """
@@ -47,7 +50,10 @@ MISBEHAVIOURS = (
     "send_batch",
     "out_of_order",
     "ignore_client_capabilities",
+    "ask_before_reading",
 )
+#: The form ``ask_before_reading`` sends.
+_WHO_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 #: What a client that declared everything would have declared (``ignore_client_capabilities``).
 _ALL_INPUT_CAPS: Dict[str, Dict[str, Any]] = {"sampling": {}, "elicitation": {"form": {}, "url": {}}, "roots": {}}
 
@@ -95,6 +101,7 @@ class MisbehavingExampleServer(ExampleServer):
         send_batch: bool = False,
         out_of_order: bool = False,
         ignore_client_capabilities: bool = False,
+        ask_before_reading: bool = False,
         **options: Any,
     ) -> None:
         if discover not in (None,) + DISCOVER_MODES:
@@ -107,6 +114,7 @@ class MisbehavingExampleServer(ExampleServer):
         self.send_batch = send_batch
         self.out_of_order = out_of_order
         self.ignore_client_capabilities = ignore_client_capabilities
+        self.ask_before_reading = ask_before_reading
         self._version_rejected = threading.Event()
 
     def new_session(self, conn: Optional[Connection] = None) -> ServerSession:
@@ -154,6 +162,12 @@ class MisbehavingExampleServer(ExampleServer):
                 )
         if self.ignore_client_capabilities and isinstance(meta.get(META_CAPS), dict):
             meta = dict(meta, **{META_CAPS: _with_all_input_caps(meta[META_CAPS])})
+        if self.ask_before_reading and msg.get("method") in ("prompts/get", "resources/read"):
+            return self._read_after_asking(
+                lambda: super(MisbehavingExampleServer, self)._dispatch_modern(session, msg, params, meta, conn, ev),
+                msg["method"],
+                params,
+            )
         return super()._dispatch_modern(session, msg, params, meta, conn, ev)
 
     def _initialize(self, session: ServerSession, params: Dict[str, Any]) -> Dict[str, Any]:
@@ -167,6 +181,38 @@ class MisbehavingExampleServer(ExampleServer):
             with session.lock:
                 session.client_capabilities = _with_all_input_caps(session.client_capabilities)
         return result
+
+    def _asked(self, params: Dict[str, Any], what: str) -> Any:
+        """``ask_before_reading``: the ``input_required`` answer for ``what``, or the name the user gave."""
+        responses = params.get("inputResponses")
+        answer = responses.get("who") if isinstance(responses, dict) else None
+        if params.get("requestState") == "asked:" + what and isinstance(answer, dict):
+            content = answer.get("content")
+            if answer.get("action") == "accept" and isinstance(content, dict):
+                return str(content.get("name"))
+            return "nobody"
+        ask = {"message": "Who is reading %s?" % what, "requestedSchema": _WHO_SCHEMA}
+        return {
+            "resultType": "input_required",
+            "inputRequests": {"who": {"method": "elicitation/create", "params": ask}},
+            "requestState": "asked:" + what,
+        }
+
+    def _read_after_asking(self, call: Any, method: str, params: Dict[str, Any]) -> Any:
+        """``ask_before_reading``: ask first, then answer with a note naming who reads."""
+        if method == "prompts/get":
+            who = self._asked(params, "prompt:%s" % params.get("name"))
+            if isinstance(who, dict):
+                return who
+            result = call()
+            note = {"role": "user", "content": {"type": "text", "text": "read by %s" % who}}
+            return dict(result, messages=list(result.get("messages") or []) + [note])
+        who = self._asked(params, "resource:%s" % params.get("uri"))
+        if isinstance(who, dict):
+            return who
+        result = call()
+        note = {"uri": params.get("uri"), "mimeType": "text/plain", "text": "read by %s" % who}
+        return dict(result, contents=list(result.get("contents") or []) + [note])
 
     def _paginate(self, items: List[Dict[str, Any]], params: Dict[str, Any], key: str) -> Dict[str, Any]:
         if not self.cursor_loop:

@@ -88,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     a("--send-batch", action="store_true", help="send server notifications/requests as JSON-RPC batches")
     a("--out-of-order", action="store_true", help="delay each response by a random 0-20 ms")
     a("--ignore-client-capabilities", action="store_true", help="send sampling/elicitation/roots regardless")
+    a("--ask-before-reading", action="store_true", help="prompts/get and resources/read first answer input_required")
     a("--crlf", action="store_true", help="end frames with \\r\\n and add blank lines")
     a("--banner", action="store_true", help="print non-JSON lines to stdout at start and between responses")
     a("--garbage", action="store_true", help="write invalid JSON-RPC frames before every response")
@@ -146,6 +147,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         send_batch=args.send_batch,
         out_of_order=args.out_of_order,
         ignore_client_capabilities=args.ignore_client_capabilities,
+        ask_before_reading=args.ask_before_reading,
     )
     if args.http is not None:
         from mcpsync.example_server.http import run

@@ -65,7 +65,7 @@ def _registry(tmp: str) -> Kind:
         answer = cache.get(url)
         return answer and answer.body
 
-    return write, read, cache._path(url)  # noqa: SLF001
+    return write, read, _files.url_file(cache.directory, url)
 
 
 def _cards(tmp: str) -> Kind:
@@ -79,7 +79,7 @@ def _cards(tmp: str) -> Kind:
         doc = cache.get(url)
         return doc and doc.body.decode()
 
-    return write, read, cache._path(url)  # noqa: SLF001
+    return write, read, _files.url_file(cache.directory, url)
 
 
 KINDS: Dict[str, Callable[[str], Kind]] = {

@@ -83,6 +83,7 @@ CONSTANTS: Dict[Tuple[str, str], str] = {
     ("manager/config_schema.py", "_STR_MAP"): "JSON Schema fragment",
     ("manager/config_schema.py", "_STR_LIST"): "JSON Schema fragment",
     ("manager/config_schema.py", "_POSITIVE"): "JSON Schema fragment",
+    ("manager/config_schema.py", "_HTTP_URL"): "JSON Schema fragment",
     ("manager/config_schema.py", "_OAUTH_OBJECT"): "JSON Schema fragment",
     ("manager/config_schema.py", "_TOOL_TRANSFORMS"): "JSON Schema fragment",
     ("manager/config_schema.py", "_NATIVE_ENTRY"): "JSON Schema",

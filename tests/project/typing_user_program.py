@@ -178,6 +178,15 @@ if TYPE_CHECKING:  # never runs: what a type checker sees at the main entry poin
     reveal_type(unfinished[0].result(timeout=5))  # revealed: CallToolResult
     reveal_type(unfinished[1].exception())  # revealed: BaseException | None
     reveal_type(mcpsync.OAuthManager().auth("x"))  # revealed: OAuthAuth
+    deferring_client = Client(EXAMPLE_SERVER, extensions=[mcpsync.input.DeferInput(timeout=60.0)])
+    ir = mcpsync.input.InputRequired.from_json("{}")
+    answers = {"k": ir.questions[0].decline()}
+    reveal_type(mcpsync.input.resume_tool(deferring_client, ir, answers))  # revealed: CallToolResult
+    resumed = mcpsync.input.resume(deferring_client, ir)
+    reveal_type(resumed)  # revealed: CallToolResult | GetPromptResult | ReadResourceResult | None
+    reveal_type(mcpsync.input.pending_input(deferring_client).get(timeout=1.0))  # revealed: InputRequired
+    with mcpsync.input.deferring(deferring_client, False):
+        reveal_type(deferring_client.call_tool("elicit"))  # revealed: CallToolResult
 
 
 if __name__ == "__main__":

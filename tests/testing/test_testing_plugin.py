@@ -80,6 +80,28 @@ def test_the_example_server_in_both_eras(run) -> None:  # type: ignore[no-untype
     result.stdout.fnmatch_lines(["*test_echo?legacy? PASSED*", "*test_echo?modern? PASSED*"])
 
 
+def test_the_marker_takes_the_flat_deferral_settings(run) -> None:  # type: ignore[no-untyped-def]
+    """``defer_input=True`` on the marker (a flat name, as in a configuration entry) gives a client with the
+    resumable-input extension: the call raises InputRequired and resumes."""
+    result = run(
+        """
+        import sys
+        import pytest
+        import mcpsync
+
+        @pytest.mark.mcp_server([sys.executable, "-m", "mcpsync.example_server"], era="modern", defer_input=True,
+                                input_timeout=30)
+        def test_defers(mcp_client):
+            with pytest.raises(mcpsync.input.InputRequired) as info:
+                mcp_client.call_tool("elicit", {"message": "Sure?"})
+            q = info.value.questions[0]
+            result = mcpsync.input.resume_tool(mcp_client, info.value, {q.key: q.decline()})
+            assert result.structured_content == {"action": "decline"}
+        """
+    )
+    result.assert_outcomes(passed=1)
+
+
 def test_server_stderr_is_attached_to_a_failure(run) -> None:  # type: ignore[no-untyped-def]
     result = run(
         """

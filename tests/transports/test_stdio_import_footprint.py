@@ -47,6 +47,7 @@ NOT_MCPSYNC = [
     "mcpsync.adapters",
     "mcpsync.integrations",
     "mcpsync.middleware",
+    "mcpsync.input",
     "mcpsync.cli",
 ]
 #: stdlib and third-party modules a stdio connect and a tool call never need
@@ -60,7 +61,7 @@ NOT_OTHERS = [
     "ssl",
     "socket",
     "asyncio",
-    "hashlib",  # token signing (mcpsync.input.deferred) loads it on the first token
+    "hashlib",  # token signing (mcpsync.input, resumable input) loads it on the first token
     "hmac",
     "secrets",
     "random",

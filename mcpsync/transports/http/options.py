@@ -60,8 +60,8 @@ class HTTPOptions:
             None (default) waits as long as the call's own timeout allows.
         max_message_size: the largest single message accepted (default 64 MiB).
         pool_maxsize: connections kept per origin (at least the number of calls in flight).
-        engine: removed: urllib3 carries every request (see the README "Which HTTP library carries which
-            traffic"). Passing it, whatever its value, is a ``ConfigError`` that says so, as is a leftover
+        engine: removed: urllib3 carries every request (docs/guides/client.md, "Which HTTP library carries
+            which traffic"). Passing it, whatever its value, is a ``ConfigError`` that says so, as is a leftover
             ``MCPSYNC_HTTP_ENGINE=requests`` in the environment (the variable selects nothing; ``auto`` and
             ``stdlib`` there are ignored).
         transport: ``"auto"`` (default: Streamable HTTP, falling back to legacy SSE; the client remembers what worked
