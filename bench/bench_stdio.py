@@ -363,7 +363,8 @@ def main() -> int:
         default=None,
         help="comma list (floor-legacy,floor-modern,mcpsync-legacy,"
         "mcpsync-modern,sdk-legacy,sdk-modern; experiment: mcpsync64k-legacy,mcpsync64k-modern; "
-        "production controls: mcpsyncotel-legacy/-modern (tracing on), mcpsyncctl-legacy/-modern (interceptor + retry))",
+        "production controls: mcpsyncotel-legacy/-modern (tracing on), "
+        "mcpsyncctl-legacy/-modern (interceptor + retry))",
     )
     ap.add_argument(
         "--spawn", action="store_true", help="only the spawn measurement: %d servers serially and at once" % 20
