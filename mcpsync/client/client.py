@@ -767,6 +767,34 @@ class Client:
         before_send: Optional[Callable[[Any], None]] = None,
     ) -> Any:
         total = self.max_total_timeout if max_total_timeout is DEFAULT else max_total_timeout
+        if self.era != "modern":
+            return self.session.request(
+                method,
+                params,
+                timeout=timeout,
+                max_total_timeout=total,
+                progress=progress,
+                progress_token=progress_token,
+                owned_params=owned_params,
+                before_send=before_send,
+            )
+        extensions = self._extensions
+        steps = [e for e in extensions if type(e).handle is not ClientExtension.handle] if extensions else None
+        if not steps:  # no extension wraps the call: stamp and send here, without a chain, closures or RequestInfo
+            fresh = self._stamp(params)
+            for extension in extensions:
+                extension.stamped(fresh)
+            result = self.session.request(
+                method,
+                fresh,
+                timeout=timeout,
+                max_total_timeout=total,
+                progress=progress,
+                progress_token=progress_token,
+                owned_params=True,  # _stamp made fresh params and a fresh _meta
+                before_send=before_send,
+            )
+            return self._complete(method, fresh, result, timeout, total, progress, progress_token)
 
         def send(p: Optional[Dict[str, Any]], owned: bool) -> Any:
             return self.session.request(
@@ -780,8 +808,6 @@ class Client:
                 before_send=before_send,
             )
 
-        if self.era != "modern":
-            return send(params, owned_params)
         sent: List[Optional[Dict[str, Any]]] = []
 
         def wire(request: RequestInfo) -> Any:  # the innermost step: stamped afresh on each call
@@ -795,8 +821,7 @@ class Client:
             return send(stamped, True)  # _stamp made fresh params and a fresh _meta
 
         request = RequestInfo(self.name, method, params, era="modern")
-        steps = [e for e in self._extensions if type(e).handle is not ClientExtension.handle]  # those that wrap it
-        result = run_chain(steps, request, wire) if steps else wire(request)
+        result = run_chain(steps, request, wire)  # the extensions that wrap the call, outermost first
         stamped = sent[-1] if sent else None
         if stamped is None:  # an extension answered without sending, or the era changed under it
             return result
@@ -1199,8 +1224,8 @@ class Client:
                 return handle
             return self._tool_result(name, handle.result_raw(total), validate_output)
 
-        def send() -> Any:
-            return self._call(
+        try:
+            raw = self._call(
                 "tools/call",
                 params,
                 timeout=timeout,
@@ -1209,15 +1234,20 @@ class Client:
                 progress_token=True,
                 owned_params=True,
             )
-
-        try:
-            raw = send()
         except HeaderMismatch:
             # 2026-07-28: the Mcp-Param-* headers disagreed with the tool's current schema: re-list, retry once
             logger.info("[%s] header mismatch on %s; re-listing tools and retrying once", self.name, name)
             self._modern.evict_list("tools")
             self.list_tools(timeout=timeout)
-            raw = send()
+            raw = self._call(
+                "tools/call",
+                params,
+                timeout=timeout,
+                max_total_timeout=max_total_timeout,
+                progress=progress,
+                progress_token=True,
+                owned_params=True,
+            )
         return self._tool_result(name, raw, validate_output)
 
     def _task_required(self, name: str) -> bool:
