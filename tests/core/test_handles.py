@@ -17,6 +17,7 @@ import mcpsync
 from mcpsync.handles import Handle, RequestHandle
 
 from tests.conftest import WAIT_BOUND, fuzz_examples, server_cmd, wait_for
+from tests.core.handle_plans import Interleaving
 
 
 @pytest.fixture(params=["stdio", "http"])
@@ -233,60 +234,12 @@ def test_any_interleaving_gives_one_outcome_and_each_callback_once(
     callback run exactly once, on the dispatch thread."""
     args = {"message": "m"} if tool == "echo" else {"seconds": 0.02, "steps": 2}
     handle = client.call_tool_async(tool, args)
-    lock = threading.Lock()
-    outcomes: List[Any] = []
-    cancels: List[bool] = []
-    added: List[int] = []
-    ran: List[int] = []
-    problems: List[BaseException] = []
 
-    def run(plan: List[str], who: int) -> None:
-        for step, op in enumerate(plan):
-            try:
-                if op == "result":
-                    try:
-                        got: Any = handle.result(WAIT_BOUND)
-                    except mcpsync.MCPError as exc:
-                        got = exc
-                    with lock:
-                        outcomes.append(got)
-                elif op == "exception":
-                    error = handle.exception(WAIT_BOUND)
-                    with lock:
-                        outcomes.append(error if error is not None else handle.result(0))
-                elif op == "cancel":
-                    ok = handle.cancel()
-                    with lock:
-                        cancels.append(ok)
-                elif op == "callback":
-                    token = who * 100 + step
+    def on_dispatch_thread() -> None:
+        assert threading.current_thread().name.startswith("mcpsync-dispatch:")
 
-                    def record(h: RequestHandle[Any], token: int = token) -> None:
-                        assert threading.current_thread().name.startswith("mcpsync-dispatch:")
-                        with lock:
-                            ran.append(token)
-
-                    with lock:
-                        added.append(token)
-                    handle.add_done_callback(record)
-                else:
-                    handle.done()
-            except BaseException as exc:  # noqa: BLE001 - reported below
-                problems.append(exc)
-
-    threads = [threading.Thread(target=run, args=(plan, i)) for i, plan in enumerate(plans)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(WAIT_BOUND)
-    assert problems == []
-    final = handle.exception(WAIT_BOUND)
-    outcome = final if final is not None else handle.result(0)
-    assert all(o is outcome for o in outcomes)
-    assert cancels.count(True) <= 1
-    if True in cancels:
+    run = Interleaving(handle, on_callback=on_dispatch_thread)
+    outcome = run.run(plans)
+    assert run.cancels.count(True) <= 1
+    if True in run.cancels:
         assert isinstance(outcome, mcpsync.RequestCancelled)
-    last = threading.Event()
-    handle.add_done_callback(lambda h: last.set())  # the dispatch thread runs callbacks in order
-    assert last.wait(WAIT_BOUND)
-    assert sorted(ran) == sorted(added)
