@@ -63,21 +63,36 @@ _CARD = {  # a Server Card (mcpsync.cards): its URL, or the URL with the card se
         },
     ]
 }
+#: Keys every format spells alike: a stdio server's arguments, environment and folder, a remote one's URL and headers.
+_COMMON = MappingProxyType(
+    {
+        "args": _STR_LIST,
+        "env": _STR_MAP,
+        "cwd": {"type": "string"},
+        "url": _HTTP_URL,
+        "headers": _STR_MAP,
+    }
+)
+#: mcpsync's own keys, read in its native format and in the ``mcpServers``/``servers`` files of other tools alike:
+#: ``oauth`` false turns OAuth off, an object holds OAuthConfig settings.
+_MCPSYNC_KEYS = MappingProxyType(
+    {
+        "oauth": {"type": ["boolean", "object"]},
+        "bearer_token": {"type": "string"},
+        "tools": _TOOL_TRANSFORMS,
+        "card": _CARD,
+    }
+)
 _NATIVE_ENTRY = {
     "type": "object",
     "properties": {
         "type": {"enum": sorted(_STDIO_TYPES | _REMOTE_TYPES | {"streamableHttp"})},
+        **_COMMON,
+        **_MCPSYNC_KEYS,
         "command": {"anyOf": [{"type": "string", "minLength": 1}, dict(_STR_LIST, minItems=1)]},
-        "args": _STR_LIST,
-        "env": _STR_MAP,
         "environment": _STR_MAP,
-        "cwd": {"type": "string"},
         "inherit_env": {"type": "boolean"},
-        "url": _HTTP_URL,
-        "headers": _STR_MAP,
         "transport": {"enum": ["auto", "http", "sse"]},
-        "oauth": {"type": ["boolean", "object"]},
-        "bearer_token": {"type": "string"},
         "enabled": {"type": "boolean"},
         "disabled": {"type": "boolean"},
         "timeout": {"anyOf": [_POSITIVE, {"type": "null"}]},
@@ -88,8 +103,6 @@ _NATIVE_ENTRY = {
         "options": {"type": "object"},
         "description": {"type": "string"},
         "registry": {"type": "object"},
-        "tools": _TOOL_TRANSFORMS,
-        "card": _CARD,
     },
     "additionalProperties": False,
     "if": {"required": ["url"]},
@@ -132,16 +145,11 @@ _FOREIGN_ENTRY = {
     "type": "object",
     "properties": {
         "type": {"enum": ["stdio", "http", "sse", "streamable-http", "streamableHttp", "streamable_http"]},
+        **_COMMON,
+        **_MCPSYNC_KEYS,
         "command": {"type": "string", "minLength": 1},
-        "args": _STR_LIST,
-        "env": _STR_MAP,
         "envFile": {"type": "string"},
-        "cwd": {"type": "string"},
-        "url": _HTTP_URL,
         "serverUrl": _HTTP_URL,
-        "headers": _STR_MAP,
-        "oauth": {"type": ["boolean", "object"]},  # mcpsync's own: false turns OAuth off, or OAuthConfig settings
-        "bearer_token": {"type": "string"},
         "bearerToken": {"type": "string"},
         "disabled": {"type": "boolean"},
         "timeout": _POSITIVE,
@@ -149,8 +157,6 @@ _FOREIGN_ENTRY = {
         "includeTools": _STR_LIST,
         "disabledTools": _STR_LIST,
         "excludeTools": _STR_LIST,
-        "tools": _TOOL_TRANSFORMS,
-        "card": _CARD,
     },
     "if": {"anyOf": [{"required": ["url"]}, {"required": ["serverUrl"]}]},
     "then": {},
@@ -173,13 +179,9 @@ _GEMINI_ENTRY = {
     "type": "object",
     "properties": {
         "type": {"enum": ["stdio", "http", "sse", "streamable-http", "streamable_http"]},
+        **_COMMON,
         "command": {"type": "string", "minLength": 1},
-        "args": _STR_LIST,
-        "env": _STR_MAP,
-        "cwd": {"type": "string"},
-        "url": _HTTP_URL,
         "httpUrl": _HTTP_URL,
-        "headers": _STR_MAP,
         "timeout": _POSITIVE,  # milliseconds
         "trust": {"type": "boolean"},
         "description": {"type": "string"},
@@ -204,43 +206,28 @@ _GEMINI_ENTRY = {
 _GEMINI_KNOWN = set(_GEMINI_ENTRY["properties"]) | {"targetAudience", "targetServiceAccount"}
 
 
+def _object(**properties: JSON) -> JSON:
+    """An object schema with these ``properties`` (other keys allowed)."""
+    return {"type": "object", "properties": properties}
+
+
+def _by_name(entry: JSON) -> JSON:
+    """An object schema mapping each server's name to an ``entry``."""
+    return {"type": "object", "additionalProperties": entry}
+
+
 def _document_schema(fmt: str) -> JSON:
     if fmt == "gemini":
-        return {
-            "type": "object",
-            "properties": {
-                "mcpServers": {"type": "object", "additionalProperties": _GEMINI_ENTRY},
-                "mcp": {
-                    "type": "object",
-                    "properties": {"allowed": _STR_LIST, "excluded": _STR_LIST, "serverCommand": {"type": "string"}},
-                },
-            },
-        }
+        mcp = _object(allowed=_STR_LIST, excluded=_STR_LIST, serverCommand={"type": "string"})
+        return _object(mcpServers=_by_name(_GEMINI_ENTRY), mcp=mcp)
     if fmt == "opencode":
-        return {
-            "type": "object",
-            "properties": {
-                "mcp": {"type": "object", "additionalProperties": _OPENCODE_ENTRY},
-                "experimental": {
-                    "type": "object",
-                    "properties": {"mcp_timeout": {"type": "integer", "exclusiveMinimum": 0}},
-                },
-            },
-        }
+        experimental = _object(mcp_timeout={"type": "integer", "exclusiveMinimum": 0})
+        return _object(mcp=_by_name(_OPENCODE_ENTRY), experimental=experimental)
     if fmt == "vscode-settings":
-        return {
-            "type": "object",
-            "properties": {
-                "mcp": {
-                    "type": "object",
-                    "properties": {"servers": {"type": "object", "additionalProperties": _FOREIGN_ENTRY}},
-                }
-            },
-        }
+        return _object(mcp=_object(servers=_by_name(_FOREIGN_ENTRY)))
     if fmt in ("mcpServers", "vscode"):
-        key = "mcpServers" if fmt == "mcpServers" else "servers"
-        return {"type": "object", "properties": {key: {"type": "object", "additionalProperties": _FOREIGN_ENTRY}}}
-    return {"type": "object", "additionalProperties": _NATIVE_ENTRY}
+        return _object(**{"mcpServers" if fmt == "mcpServers" else "servers": _by_name(_FOREIGN_ENTRY)})
+    return _by_name(_NATIVE_ENTRY)
 
 
 def _path_text(parts: Iterable[Any]) -> str:
@@ -250,15 +237,17 @@ def _path_text(parts: Iterable[Any]) -> str:
     return out or "(top level)"
 
 
-_JSON_TYPES = MappingProxyType({
-    bool: "boolean",
-    int: "integer",
-    float: "number",
-    str: "string",
-    list: "array",
-    dict: "object",
-    type(None): "null",
-})
+_JSON_TYPES = MappingProxyType(
+    {
+        bool: "boolean",
+        int: "integer",
+        float: "number",
+        str: "string",
+        list: "array",
+        dict: "object",
+        type(None): "null",
+    }
+)
 
 
 def _humanize(error: Any) -> Tuple[str, str]:
