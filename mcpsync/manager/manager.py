@@ -82,6 +82,7 @@ from .records import (
     OnStatusChanged,
     OnToolsChanged,
     RemoveListener,
+    RestartPolicy,
     ServerPrompt,
     ServerResource,
     ServerResourceTemplate,
@@ -172,9 +173,7 @@ class Manager:
         given = self.client_options.pop("memory", None)
         #: what the manager's clients learned about their servers, shared by all of them (thread-safe)
         self.memory: ServerMemory = given if isinstance(given, ServerMemory) else ServerMemory()
-        self.restart_backoff = restart_backoff
-        self.stable_after = stable_after
-        self._clock = clock
+        self._restarts = RestartPolicy(restart_backoff, stable_after, clock)
         self._env = env
         self._register_clients = register_clients
         self._oauth: Optional[OAuthManager] = oauth
@@ -421,7 +420,7 @@ class Manager:
                 if cfg.card and client is not None and isinstance(exc, (ProtocolError, RemoteError, HTTPStatusError)):
                     rec.card_seed = False  # the card named a revision the server refused: negotiate next time
                 if rec.attempt is attempt and not self._closed:
-                    rec.count_failure(self._clock(), self.restart_backoff)
+                    rec.count_failure(self._restarts)
                     self._set_status(rec, _classify(cfg.name, exc, rec.secrets(), stderr, cfg.kind))
             log.debug("server %s failed to connect", cfg.name, exc_info=True)
             attempt.done.set()
@@ -432,7 +431,7 @@ class Manager:
             if current:
                 old, rec.client, rec.tools = rec.client, client, tools
                 # the failure count is reset only once this connection proves itself (see _mark_lost)
-                rec.lost, rec.served, rec.connected_at = False, False, self._clock()
+                rec.lost, rec.served, rec.connected_at = False, False, self._restarts.clock()
                 self._set_status(
                     rec, ServerStatus(cfg.name, CONNECTED, transport=getattr(client, "transport_kind", None))
                 )
@@ -476,7 +475,7 @@ class Manager:
             rec.attempt = None
             client = attempt.client
             exc = RequestTimeout("connecting took longer than %.0fs" % bound, timeout=bound, server=rec.config.name)
-            rec.count_failure(self._clock(), self.restart_backoff)
+            rec.count_failure(self._restarts)
             self._set_status(rec, _classify(rec.config.name, exc, rec.secrets(), [], rec.config.kind))
         if client is not None:
             self._close_quietly(client)
@@ -515,7 +514,7 @@ class Manager:
             return False
         if not (rec.lost or targeted):
             return False
-        return self._clock() >= rec.retry_at
+        return self._restarts.clock() >= rec.retry_at
 
     def _unavailable(self, rec: _Server) -> MCPError:
         st, name = rec.status, rec.config.name
@@ -532,7 +531,7 @@ class Manager:
         if st.status == FAILED and rec.config.error is not None:
             return ConfigError(str(rec.config.error), server=name)
         if st.status == FAILED:
-            wait = rec.retry_at - self._clock()
+            wait = rec.retry_at - self._restarts.clock()
             more = "; next restart attempt in %.1fs" % wait if wait > 0 else ""
             return ConnectError("server %s is unavailable: %s%s" % (name, st.reason, more), server=name)
         return ConnectError("server %s is %s" % (name, st.status.replace("_", " ")), server=name)
@@ -543,7 +542,7 @@ class Manager:
         if exc is None:
             exc = ConnectionClosed("connection lost", server=rec.config.name)
         stderr = list(getattr(client, "stderr_tail", None) or [])
-        rec.connection_ended(self._clock(), self.stable_after, self.restart_backoff)  # backoff, or not (defect 8)
+        rec.connection_ended(self._restarts)  # backoff, or not (defect 8)
         self._set_status(rec, _classify(rec.config.name, exc, rec.secrets(), stderr, rec.config.kind))
 
     def _lost(self, rec: _Server, generation: int, exc: BaseException) -> None:
@@ -1048,7 +1047,6 @@ class Manager:
                 oauth.use_http(cfg.name, http)
         return oauth
 
-
     def _oauth_http(self, cfg: ServerConfig) -> Any:
         """The HTTP settings ``cfg``'s client would use (the manager's ``client_options`` under the server's
         own), so that OAuth steps run before any connection (``start_auth``, ``authenticate``, the probe) go
@@ -1069,15 +1067,29 @@ class Manager:
         from ..cards.connector import resolve_card
 
         settings = dict(cfg.card_options)
-        http = {k: v for k, v in dict(flat_options(self.client_options), **cfg.options).items()
-                if k in ("verify", "proxies", "trust_env")}
-        prepared = resolve_card(cfg.card or "", headers=cfg.headers or None, remote=settings.pop("remote", None),
-                                inputs=settings.pop("inputs", None), **settings, **http)
+        http = {
+            k: v
+            for k, v in dict(flat_options(self.client_options), **cfg.options).items()
+            if k in ("verify", "proxies", "trust_env")
+        }
+        prepared = resolve_card(
+            cfg.card or "",
+            headers=cfg.headers or None,
+            remote=settings.pop("remote", None),
+            inputs=settings.pop("inputs", None),
+            **settings,
+            **http,
+        )
         options = dict(cfg.options)
         if seed and "protocol" not in options and "protocol" not in flat_options(self.client_options):
             options["protocol"] = prepared.protocol
         return dataclasses.replace(
-            cfg, url=prepared.url, card=None, card_options={}, headers=dict(prepared.headers), options=options,
+            cfg,
+            url=prepared.url,
+            card=None,
+            card_options={},
+            headers=dict(prepared.headers),
+            options=options,
             transport=cfg.transport if cfg.transport != "auto" else prepared.transport,
         )
 
@@ -1141,5 +1153,3 @@ class Manager:
         if reconnect and rec.config.enabled:
             self.connect(name)
         return result
-
-

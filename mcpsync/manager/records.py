@@ -228,6 +228,22 @@ class _Events:
             join(thread, timeout)
 
 
+@dataclass(frozen=True)
+class RestartPolicy:
+    """When the manager may restart a server whose connection failed or died (the manager's
+    ``restart_backoff``, ``stable_after`` and ``clock``). Immutable; ``clock`` gives monotonic seconds."""
+
+    backoff: Tuple[float, float]  # (first, cap) seconds
+    stable_after: float
+    clock: Callable[[], float]
+
+    def wait(self, failures: int) -> float:
+        """Seconds before the next restart after ``failures`` consecutive failures: ``first * 2 ** (failures - 1)``,
+        at most ``cap``."""
+        first, cap = self.backoff
+        return min(cap, first * 2.0 ** min(failures - 1, 32))
+
+
 class _Attempt:
     def __init__(self) -> None:
         self.done = threading.Event()
@@ -257,21 +273,20 @@ class _Server:
         #: a ``card`` entry: use the card's supportedProtocolVersions (False once the server refused them)
         self.card_seed = True
 
-    def count_failure(self, now: float, backoff: Tuple[float, float]) -> None:
-        """One more consecutive failure (caller holds ``lock``): the next restart waits ``first * 2 ** (n - 1)``,
-        at most ``cap`` (``backoff = (first, cap)``)."""
+    def count_failure(self, restarts: RestartPolicy) -> None:
+        """One more consecutive failure (caller holds ``lock``): no restart before :meth:`RestartPolicy.wait`."""
         self.failures += 1
-        self.retry_at = now + min(backoff[1], backoff[0] * 2 ** min(self.failures - 1, 32))
+        self.retry_at = restarts.clock() + restarts.wait(self.failures)
 
-    def connection_ended(self, now: float, stable_after: float, backoff: Tuple[float, float]) -> None:
+    def connection_ended(self, restarts: RestartPolicy) -> None:
         """The live connection died (caller holds ``lock``). One that answered a tools/call or stayed up
         ``stable_after`` seconds resets the failure count (restart on next use); one that died sooner counts as a
         failure, so a server that connects fine and crashes on every call backs off instead of looping."""
         self.lost = True
-        if self.served or now - self.connected_at >= stable_after:
+        if self.served or restarts.clock() - self.connected_at >= restarts.stable_after:
             self.failures, self.retry_at = 0, 0.0
         else:
-            self.count_failure(now, backoff)
+            self.count_failure(restarts)
 
     def served_by(self, client: Any) -> None:
         """``client`` answered a tools/call: if it is the live connection, it proved itself."""
@@ -282,6 +297,10 @@ class _Server:
     def secrets(self) -> List[str]:
         cfg = self.config
         inputs = cfg.card_options.get("inputs")
-        values = list(cfg.env.values()) + list(cfg.headers.values()) + [cfg.bearer_token or ""] + (
-            [str(v) for v in inputs.values()] if isinstance(inputs, dict) else [])
+        values = (
+            list(cfg.env.values())
+            + list(cfg.headers.values())
+            + [cfg.bearer_token or ""]
+            + ([str(v) for v in inputs.values()] if isinstance(inputs, dict) else [])
+        )
         return [v.split(" ", 1)[-1] for v in values] + values
