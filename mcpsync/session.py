@@ -59,15 +59,17 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: Default :class:`Session` ``callback_backlog``: user callbacks waiting behind a slow one before new ones drop.
+#: User callbacks a :class:`Session` lets wait behind a slow one before newer ones drop.
 CALLBACK_BACKLOG = 1000
-#: Default :class:`Session` ``handler_backlog``: server requests waiting for a handler thread before refusal.
+#: Server requests a :class:`Session` lets wait for a handler thread before refusing newer ones.
 HANDLER_BACKLOG = 64
 #: The JSON-RPC error a server request gets when the handler backlog is full.
-BUSY_ERROR: Mapping[str, Any] = MappingProxyType({
-    "code": -32603,
-    "message": "client busy: too many server requests waiting for a handler; try again later",
-})
+BUSY_ERROR: Mapping[str, Any] = MappingProxyType(
+    {
+        "code": -32603,
+        "message": "client busy: too many server requests waiting for a handler; try again later",
+    }
+)
 
 
 _R = TypeVar("_R")
@@ -99,14 +101,12 @@ class Session(TransportSink):
         on_connection_lost: called once (on the dispatch thread) with the error when
             the connection ends without ``close()``.
         default_timeout: idle timeout applied when a request passes DEFAULT.
-        handler_workers: threads for server-request handlers.
-        callback_backlog: how many user callbacks (notifications, log messages, progress, list
-            changes) may wait behind a slow one; beyond it new ones are dropped and counted
-            (:attr:`dropped_callbacks`, see :class:`~mcpsync._dispatch.Dispatcher`).
-        handler_backlog: how many server requests may wait for a free handler thread; beyond it a
-            server request is answered at once with JSON-RPC error -32603 "client busy" and counted
-            (:attr:`refused_server_requests`).
 
+    User callbacks (notifications, log messages, progress, list changes) run one at a time; at most
+    :data:`CALLBACK_BACKLOG` wait behind a slow one, newer ones are dropped and counted
+    (:attr:`dropped_callbacks`, see :class:`~mcpsync._dispatch.Dispatcher`). Server requests run on
+    4 threads; at most :data:`HANDLER_BACKLOG` wait for a free one, a further one is
+    answered at once with JSON-RPC error -32603 "client busy" and counted (:attr:`refused_server_requests`).
     ``close()`` discards both backlogs: once it returns, no queued user code starts (a callback
     already running is waited for, within the close bound).
     """
@@ -120,10 +120,7 @@ class Session(TransportSink):
         notification_handler: Optional[NotificationHandler] = None,
         on_connection_lost: Optional[Callable[[BaseException], None]] = None,
         default_timeout: Optional[float] = 60.0,
-        handler_workers: int = 4,
         notification_queue: Optional[NotificationQueue] = None,
-        callback_backlog: int = CALLBACK_BACKLOG,
-        handler_backlog: int = HANDLER_BACKLOG,
     ) -> None:
         self.transport = transport
         self.name = name
@@ -138,10 +135,8 @@ class Session(TransportSink):
         self._lost: Optional[BaseException] = None
         self._ended = threading.Event()  # set when close() starts or the connection is lost
         self._watchers: List[threading.Thread] = []  # background waits close() joins (see watch())
-        self._callbacks = Dispatcher("mcpsync-dispatch:%s" % name, 1, max_backlog=callback_backlog, what="callback")
-        self._handlers = Dispatcher(
-            "mcpsync-handler:%s" % name, handler_workers, max_backlog=handler_backlog, what="server request"
-        )
+        self._callbacks = Dispatcher("mcpsync-dispatch:%s" % name, 1, max_backlog=CALLBACK_BACKLOG, what="callback")
+        self._handlers = Dispatcher("mcpsync-handler:%s" % name, 4, max_backlog=HANDLER_BACKLOG, what="server request")
         self._senders = Dispatcher("mcpsync-send:%s" % name, 32)
         self._server_requests: Dict[Any, RequestContext] = {}
         self.drops = DropLog(logger, name)
