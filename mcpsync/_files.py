@@ -28,16 +28,14 @@ from typing import Any, Callable, Dict, Optional, TypeVar, Union
 __all__ = [
     "CACHE_DIR_ENV",
     "REPLACE_PATIENCE",
+    "URLCache",
     "cache_root",
-    "clear_url_files",
     "read_bytes",
-    "read_json_by_url",
     "record_number",
     "replace",
     "url_file",
     "user_dir",
     "write_atomically",
-    "write_json_by_url",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -72,8 +70,13 @@ def cache_root() -> str:
     (``$XDG_CACHE_HOME/mcpsync`` or ``~/.cache/mcpsync``; ``~/Library/Caches/mcpsync``;
     ``%LOCALAPPDATA%\\mcpsync\\Cache``). Each cache is a subdirectory: the warm cache ``warm``, the registry
     cache ``registry``. Pure computation (reads the environment)."""
-    return user_dir(CACHE_DIR_ENV, windows=os.path.join("mcpsync", "Cache"), darwin=os.path.join("Caches", "mcpsync"),
-                    xdg_env="XDG_CACHE_HOME", xdg_default=".cache")
+    return user_dir(
+        CACHE_DIR_ENV,
+        windows=os.path.join("mcpsync", "Cache"),
+        darwin=os.path.join("Caches", "mcpsync"),
+        xdg_env="XDG_CACHE_HOME",
+        xdg_default=".cache",
+    )
 
 
 _T = TypeVar("_T")
@@ -180,27 +183,6 @@ def url_file(directory: str, url: str) -> str:
     return os.path.join(directory, hashlib.sha256(url.encode("utf-8")).hexdigest() + ".json")
 
 
-def read_json_by_url(directory: str, url: str, max_size: int) -> "Optional[Dict[str, Any]]":
-    """The JSON object a URL-keyed cache holds for ``url`` (see :func:`url_file`), or None: absent, larger than
-    ``max_size`` bytes, unreadable, not JSON, not an object, or another URL's (its ``"url"`` is not ``url``;
-    logged at DEBUG: a cache never fails its caller). The caller checks the object's other fields. Blocks on one
-    small read (retried as :func:`read_bytes` does)."""
-    import json
-    import logging
-
-    path = url_file(directory, url)
-    try:
-        if os.path.getsize(path) > max_size:
-            return None
-        raw = json.loads(read_bytes(path).decode("utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
-        logging.getLogger(__name__).debug("cache file %s unreadable: ignored", path)
-        return None
-    return raw if isinstance(raw, dict) and raw.get("url") == url else None
-
-
 def record_number(value: Any) -> Optional[float]:
     """A number field of a cached record as a float: None unless it is a JSON number (an int or a float; not a
     bool, not NaN), so a damaged record reads as absent."""
@@ -209,29 +191,66 @@ def record_number(value: Any) -> Optional[float]:
     return None
 
 
-def write_json_by_url(directory: str, url: str, record: "Dict[str, Any]") -> None:
-    """Store ``record`` (with ``"url": url``) as the JSON object of ``url`` in a URL-keyed cache, creating the
-    directory (0700) when needed; the file is replaced atomically (:func:`write_atomically`). Raises OSError
-    (and ValueError for a record that is not JSON): a cache logs it and goes on. Blocks on one small write."""
-    import json
+class URLCache:
+    """A cache directory of small JSON objects keyed by URL, one file each (see :func:`url_file`): what the
+    registry cache and the card cache share; each stores and checks its own fields. Thread- and process-safe:
+    readers see the old or the new file, whole; concurrent writers of one URL race harmlessly (the last complete
+    write wins). Blocks on small file I/O only. ``_read`` and ``_write`` are for the subclass (the public surface is
+    ``directory`` and :meth:`clear`).
 
-    os.makedirs(directory, mode=0o700, exist_ok=True)
-    write_atomically(url_file(directory, url), json.dumps(dict(record, url=url)).encode("utf-8"))
+    Args:
+        directory: where the files are (created, 0700, by the first write).
+        max_size: a file larger than this (bytes) reads as absent, so a damaged cache cannot exhaust memory.
+    """
 
+    def __init__(self, directory: str, max_size: int) -> None:
+        self.directory = directory
+        self._max_size = max_size
 
-def clear_url_files(directory: str) -> int:
-    """Delete every ``.json`` file of a URL-keyed cache (see :func:`url_file`); returns how many were removed.
-    A file that cannot be removed is left; a missing directory removes nothing."""
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return 0
-    removed = 0
-    for name in names:
-        if name.endswith(".json"):
-            try:
-                os.unlink(os.path.join(directory, name))
-                removed += 1
-            except OSError:
-                pass
-    return removed
+    def __repr__(self) -> str:
+        return "%s(%r)" % (type(self).__name__, self.directory)
+
+    def _read(self, url: str) -> "Optional[Dict[str, Any]]":
+        """The JSON object held for ``url``, or None: absent, too large, unreadable, not JSON, not an object, or
+        another URL's (its ``"url"`` is not ``url``; logged at DEBUG: a cache never fails its caller). The caller
+        checks the object's other fields. Blocks on one small read (retried as :func:`read_bytes` does)."""
+        import json
+        import logging
+
+        path = url_file(self.directory, url)
+        try:
+            if os.path.getsize(path) > self._max_size:
+                return None
+            raw = json.loads(read_bytes(path).decode("utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+            logging.getLogger(__name__).debug("cache file %s unreadable: ignored", path)
+            return None
+        return raw if isinstance(raw, dict) and raw.get("url") == url else None
+
+    def _write(self, url: str, record: "Dict[str, Any]") -> None:
+        """Store ``record`` (with ``"url": url``) as the object of ``url``, creating the directory (0700) when
+        needed; the file is replaced atomically (:func:`write_atomically`). Raises OSError (and ValueError for a
+        record that is not JSON): a cache logs it and goes on. Blocks on one small write."""
+        import json
+
+        os.makedirs(self.directory, mode=0o700, exist_ok=True)
+        write_atomically(url_file(self.directory, url), json.dumps(dict(record, url=url)).encode("utf-8"))
+
+    def clear(self) -> int:
+        """Delete every cached answer (every ``.json`` file); returns how many files were removed. A file that
+        cannot be removed is left; a missing directory removes nothing."""
+        try:
+            names = os.listdir(self.directory)
+        except OSError:
+            return 0
+        removed = 0
+        for name in names:
+            if name.endswith(".json"):
+                try:
+                    os.unlink(os.path.join(self.directory, name))
+                    removed += 1
+                except OSError:
+                    pass
+        return removed

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from typing import Optional
 
-from .._files import clear_url_files, read_json_by_url, record_number, write_json_by_url
+from .._files import URLCache, record_number
 
 __all__ = ["CachedDocument", "CardCache", "cache_policy", "default_card_cache_dir"]
 
@@ -76,18 +76,15 @@ class CachedDocument:
         return 0 <= age < self.max_age
 
 
-class CardCache:
-    """Catalog and card answers on disk, by URL."""
+class CardCache(URLCache):
+    """Catalog and card answers on disk, by URL (``directory`` defaults to :func:`default_card_cache_dir`)."""
 
     def __init__(self, directory: Optional[str] = None) -> None:
-        self.directory = directory if directory is not None else default_card_cache_dir()
-
-    def __repr__(self) -> str:
-        return "CardCache(%r)" % self.directory
+        super().__init__(directory if directory is not None else default_card_cache_dir(), MAX_CACHE_FILE)
 
     def get(self, url: str) -> Optional[CachedDocument]:
         """The cached answer for ``url``, or None (absent, damaged, or another URL's)."""
-        raw = read_json_by_url(self.directory, url, MAX_CACHE_FILE)
+        raw = self._read(url)
         if raw is None:
             return None
         body, etag, ctype = raw.get("body"), raw.get("etag"), raw.get("contentType")
@@ -100,12 +97,13 @@ class CardCache:
     def put(self, url: str, body: bytes, etag: Optional[str], content_type: str, max_age: float) -> None:
         """Store (or refresh) the answer for ``url``. A failure to write is logged, never raised."""
         try:
-            record = {"etag": etag, "contentType": content_type, "storedAt": time.time(), "maxAge": max_age,
-                      "body": body.decode("utf-8")}
-            write_json_by_url(self.directory, url, record)
+            record = {
+                "etag": etag,
+                "contentType": content_type,
+                "storedAt": time.time(),
+                "maxAge": max_age,
+                "body": body.decode("utf-8"),
+            }
+            self._write(url, record)
         except (OSError, UnicodeDecodeError) as exc:
             log.warning("card cache: cannot write to %s: %s", self.directory, exc)
-
-    def clear(self) -> int:
-        """Delete every cached answer; returns how many files were removed."""
-        return clear_url_files(self.directory)

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from typing import Optional
 
-from .._files import cache_root, clear_url_files, read_json_by_url, record_number, write_json_by_url
+from .._files import URLCache, cache_root, record_number
 
 __all__ = ["CachedAnswer", "DiskCache", "default_cache_dir", "ENV_CACHE_DIR"]
 
@@ -50,18 +50,15 @@ class CachedAnswer:
         return max(0.0, time.time() - self.stored_at)
 
 
-class DiskCache:
+class DiskCache(URLCache):
     """Registry answers on disk, by URL. Blocks on small file I/O only."""
 
     def __init__(self, directory: str) -> None:
-        self.directory = directory
-
-    def __repr__(self) -> str:
-        return "DiskCache(%r)" % self.directory
+        super().__init__(directory, MAX_CACHE_FILE)
 
     def get(self, url: str) -> Optional[CachedAnswer]:
         """The cached answer for ``url``, or None (absent, damaged, or for another URL)."""
-        raw = read_json_by_url(self.directory, url, MAX_CACHE_FILE)
+        raw = self._read(url)
         if raw is None:
             return None
         body, etag, stored = raw.get("body"), raw.get("etag"), record_number(raw.get("storedAt"))
@@ -72,10 +69,6 @@ class DiskCache:
     def put(self, url: str, body: str, etag: Optional[str]) -> None:
         """Store (or refresh) the answer for ``url``. A failure to write is logged, never raised."""
         try:
-            write_json_by_url(self.directory, url, {"etag": etag, "storedAt": time.time(), "body": body})
+            self._write(url, {"etag": etag, "storedAt": time.time(), "body": body})
         except OSError as exc:
             log.warning("registry cache: cannot write to %s: %s", self.directory, exc.strerror or exc)
-
-    def clear(self) -> int:
-        """Delete every cached answer; returns how many files were removed."""
-        return clear_url_files(self.directory)
