@@ -11,8 +11,7 @@ while completing.
 from __future__ import annotations
 
 import argparse
-import sys
-from typing import Any, Callable, Dict, List, Optional, TextIO, Tuple
+from typing import IO, Any, Callable, Dict, List, Tuple
 
 __all__ = ["add_completion_parser", "completion_script"]
 
@@ -36,17 +35,10 @@ def add_completion_parser(
     return parser
 
 
-def run_completion(
-    args: argparse.Namespace,
-    *,
-    stdout: Optional[TextIO] = None,
-    stdin: Optional[TextIO] = None,
-    stderr: Optional[TextIO] = None,
-) -> int:
-    """Write the script for ``args.shell`` to ``stdout``; returns 0."""
-    out = stdout or sys.stdout
-    out.write(completion_script(args.shell, args.build_parser()))
-    out.flush()
+def run_completion(args: argparse.Namespace, *, stdout: IO[str], stderr: IO[str], stdin: IO[str]) -> int:
+    """Write the script for ``args.shell`` to ``stdout`` (the dispatcher passes the CLI's streams); returns 0."""
+    stdout.write(completion_script(args.shell, args.build_parser()))
+    stdout.flush()
     return 0
 
 
@@ -99,7 +91,7 @@ def completion_script(shell: str, parser: argparse.ArgumentParser) -> str:
         positional = [c for a in sub._actions if not a.option_strings and a.choices for c in a.choices]
         per_command.append("        %s) words=%s ;;" % (name, _quote(_words(words + positional))))
     value_cases = [
-        "        %s) COMPREPLY=($(compgen -W %s -- \"$cur\")); return 0 ;;" % (opt, _quote(" ".join(vals)))
+        '        %s) COMPREPLY=($(compgen -W %s -- "$cur")); return 0 ;;' % (opt, _quote(" ".join(vals)))
         for opt, vals in sorted(choices.items())
     ]
     body = _BASH % {

@@ -335,8 +335,7 @@ class StdioTransport(Transport):
         self._watch_stop = threading.Event()  # set by the first JSON-RPC message, and by close()
         self._watcher: Optional[threading.Thread] = None
         self._report_lock = threading.Lock()
-        self._reported = False  # sink.on_close was called (at most once)
-        self._close_report: Optional[BaseException] = None  # what it was called with
+        self._close_report: Optional[BaseException] = None  # what sink.on_close was called with (at most once)
         self._close_reported = threading.Event()
 
     def describe(self) -> str:
@@ -639,9 +638,8 @@ class StdioTransport(Transport):
     def _report_close(self, exc: BaseException) -> None:
         """Tell the sink the connection is over, at most once (the reader's EOF and the watch may race)."""
         with self._report_lock:
-            if self._reported:
+            if self._close_report is not None:
                 return
-            self._reported = True
             self._close_report = exc
         self._close_reported.set()
         sink = self._sink
