@@ -114,14 +114,73 @@ class HandleOwner(Protocol):
 
 
 class _Pending:
-    __slots__ = ("future", "method", "request_id", "progress", "last_activity", "started")
+    """The session's entry for one request in flight: its id, method, progress callback, clocks, and its end.
+
+    The end is settled once (:meth:`set_result` / :meth:`set_exception`; a second settle raises
+    ``concurrent.futures.InvalidStateError``, as a ``Future`` does). Its ``concurrent.futures.Future`` is made
+    when a thread first asks for :attr:`future` (a waiter on another thread, a done-callback): an answer that the
+    calling thread reads itself (an HTTP POST's answer) and takes back through :attr:`outcome` needs none, which
+    spares each such call a ``Condition`` and its lock traffic. Thread-safe: the settle and the making of the
+    future are serialised by a lock of the entry's own, so a future made while the answer lands carries it.
+    """
+
+    __slots__ = ("_future", "outcome", "_lock", "method", "request_id", "progress", "last_activity", "started")
 
     def __init__(self, request_id: Any, method: str, progress: Optional[Callable[[ProgressEvent], object]]) -> None:
-        self.future: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
+        self._future: "Optional[concurrent.futures.Future[Any]]" = None
+        #: ``(result, None)`` or ``(None, exception)`` once settled before anyone asked for :attr:`future`.
+        #: Written once; a thread that reads it not None has the final end without a lock.
+        self.outcome: Optional[Tuple[Any, Optional[BaseException]]] = None
+        self._lock = threading.Lock()
         self.request_id = request_id
         self.method = method
         self.progress = progress
         self.started = self.last_activity = time.monotonic()
+
+    @property
+    def future(self) -> "concurrent.futures.Future[Any]":
+        """The request's ``Future`` (made on first use; already finished when the request is)."""
+        f = self._future
+        if f is not None:
+            return f
+        with self._lock:
+            f = self._future
+            if f is None:
+                f = concurrent.futures.Future()
+                end = self.outcome
+                if end is not None:
+                    if end[1] is not None:
+                        f.set_exception(end[1])
+                    else:
+                        f.set_result(end[0])
+                self._future = f
+        return f
+
+    def done(self) -> bool:
+        """True once settled. Never blocks."""
+        f = self._future
+        return self.outcome is not None if f is None else f.done()
+
+    def set_result(self, value: Any) -> None:
+        """Settle with ``value`` (raises ``InvalidStateError`` when already settled)."""
+        self._settle((value, None))
+
+    def set_exception(self, exc: BaseException) -> None:
+        """Settle with ``exc`` (raises ``InvalidStateError`` when already settled)."""
+        self._settle((None, exc))
+
+    def _settle(self, end: Tuple[Any, Optional[BaseException]]) -> None:
+        with self._lock:
+            f = self._future
+            if f is None:
+                if self.outcome is not None:
+                    raise concurrent.futures.InvalidStateError("the request %r is already settled" % self.request_id)
+                self.outcome = end
+                return
+        if end[1] is not None:  # outside the lock: a Future runs its done-callbacks inside set_*
+            f.set_exception(end[1])
+        else:
+            f.set_result(end[0])
 
 
 class RequestHandle(Handle[_R]):
@@ -171,7 +230,7 @@ class RequestHandle(Handle[_R]):
 
     def done(self) -> bool:
         """True once the request has a result, an error, or was cancelled. Never blocks."""
-        return self._pending.future.done()
+        return self._pending.done()
 
     def result(self, timeout: Timeout = DEFAULT) -> _R:
         """Block until the result arrives and return it.

@@ -1,9 +1,10 @@
 """The JSON-RPC session engine: one transport, many concurrent requests.
 
 The engine keeps a dict of request id -> pending entry (each with one
-``concurrent.futures.Future``) under a lock. The transport's reader thread
-hands every frame to :meth:`Session.on_message`, which pops the entry and sets
-its result: one handoff per call. Notifications go to a handler supplied by the
+``concurrent.futures.Future``, made when a thread waits on it: an HTTP answer
+that the calling thread reads itself settles the entry without one). The
+transport's reader thread hands every frame to :meth:`Session.on_message`,
+which pops the entry and sets its result: one handoff per call. Notifications go to a handler supplied by the
 client (which must be quick: it only updates caches and queues user
 callbacks); server requests run on a small pool of handler threads; user
 callbacks run on a single dispatch thread, in order, never on the reader.
@@ -437,8 +438,8 @@ class Session(TransportSink):
         try:
             self._send_request(pending, msg, idle)
         except BaseException as exc:  # noqa: BLE001 - delivered to the waiter
-            if not pending.future.done():
-                pending.future.set_exception(exc)
+            if not pending.done():
+                pending.set_exception(exc)
 
     def notify(self, method: str, params: Optional[Dict[str, Any]] = None) -> None:
         """Send a notification. Raises ClientClosed/ConnectionClosed when the connection is gone."""
@@ -462,6 +463,11 @@ class Session(TransportSink):
     # ------------------------------------------------------------------ waiting
 
     def _wait(self, pending: _Pending, idle: Optional[float], max_total: Optional[float]) -> Any:
+        end = pending.outcome
+        if end is not None:  # settled already (an answer this thread read itself): no Future was needed
+            if end[1] is not None:
+                raise end[1]
+            return end[0]
         fut = pending.future
         if self._pid != _forks.pid() and not fut.done():  # nobody in this process will ever answer it
             raise self.forked_error(pending.method)
@@ -541,8 +547,8 @@ class Session(TransportSink):
         if exc is None:
             assert exc_type is not None
             exc = exc_type(reason, server=self.name, method=pending.method, request_id=pending.request_id)
-        if not pending.future.done():
-            pending.future.set_exception(exc)
+        if not pending.done():
+            pending.set_exception(exc)
         self._tell_cancelled(pending, reason)
         return True
 
@@ -576,16 +582,16 @@ class Session(TransportSink):
 
     def _finish(self, pending: _Pending, exc: BaseException) -> None:
         self._pending.pop(pending.request_id, None)
-        if not pending.future.done():
-            pending.future.set_exception(exc)
+        if not pending.done():
+            pending.set_exception(exc)
 
     def _fail_all(self, exc: MCPError) -> None:
         old, self._pending = self._pending, {}  # swap: later inserts see the closed state and undo themselves
         pendings = list(old.values())
         for p in pendings:
-            if not p.future.done():
+            if not p.done():
                 e = self._copy_error(exc, p)
-                p.future.set_exception(e)
+                p.set_exception(e)
 
     @staticmethod
     def _copy_error(exc: MCPError, p: _Pending) -> MCPError:
@@ -688,9 +694,9 @@ class Session(TransportSink):
                 exc = error_from_response(
                     message["error"], server=self.name, method=pending.method, request_id=pending.request_id
                 )
-                pending.future.set_exception(exc)
+                pending.set_exception(exc)
             else:
-                pending.future.set_result(message["result"])
+                pending.set_result(message["result"])
         except concurrent.futures.InvalidStateError:  # cancelled concurrently: the answer is dropped
             pass
 
@@ -702,8 +708,8 @@ class Session(TransportSink):
             return
         if isinstance(exc, MCPError):
             exc.with_context(server=self.name, method=pending.method, request_id=request_id)
-        if not pending.future.done():
-            pending.future.set_exception(exc)
+        if not pending.done():
+            pending.set_exception(exc)
 
     def _on_notification(self, message: Dict[str, Any]) -> None:
         method = message["method"]
