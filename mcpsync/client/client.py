@@ -1203,17 +1203,6 @@ class Client:
         if removed:
             raise call_keyword_error("call_tool", removed)
         params = self._tool_params(name, arguments, meta, validate_input)
-        return self._call_tool(name, params, timeout, max_total_timeout, progress, validate_output)
-
-    def _call_tool(
-        self,
-        name: str,
-        params: Dict[str, Any],
-        timeout: Timeout,
-        max_total_timeout: Timeout,
-        progress: Optional[Callable[[ProgressEvent], object]],
-        validate_output: Optional[bool],
-    ) -> CallToolResult:
         if self.era == "legacy" and self._task_required(name):
             # 2025-11-25 experimental tasks: this tool only runs as a task; wait for it transparently.
             from .tasks import start_authorized_task
