@@ -146,6 +146,24 @@ def test_method_and_name_headers(modern: MCPTestServer) -> None:
     assert not modern.records("GET") and not modern.records("DELETE")
 
 
+def test_protocol_headers_are_kept_per_name_and_each_call_gets_its_own(modern: MCPTestServer) -> None:
+    """The headers of a (version, method, name) are built once and kept (at most 256 kept); every call still sends
+    its own name and a request's x-mcp-header values never leak into the kept headers of the next call."""
+    with mcpsync.connect(modern.url, timeout=20) as c:
+        for i in range(300):
+            with pytest.raises(mcpsync.errors.MCPError):
+                c.get_prompt("p%d" % i)  # the server knows none of them: it still saw each one's own headers
+        table = c.session.transport._protocol_header_table  # noqa: SLF001 - the cache's bound
+        assert 0 < len(table) <= 256
+        c.call_tool("echo", {"message": "x"})
+        c.call_tool("echo", {"message": "y"})
+    names = [r.headers["mcp-name"] for r in modern.records("POST", "prompts/get")]
+    assert names == ["p%d" % i for i in range(300)]
+    calls = modern.records("POST", "tools/call")[-2:]
+    assert [r.headers["mcp-name"] for r in calls] == ["echo", "echo"]
+    assert all(not any(k.startswith("mcp-param-") for k in r.headers) for r in calls)
+
+
 def test_x_mcp_header_params_are_mirrored(modern: MCPTestServer) -> None:
     modern.add_tool(
         {

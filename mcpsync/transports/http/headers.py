@@ -18,6 +18,7 @@ __all__ = [
     "ToolHeaders",
     "encode_header_value",
     "mcp_name",
+    "name_source",
     "param_headers",
     "tool_header_spec",
 ]
@@ -65,13 +66,17 @@ def mcp_name(method: str, params: Any, encode: Callable[[str], str] = encode_hea
     ``tools/call`` and ``prompts/get``: ``params.name``; ``resources/read``: ``params.uri``; ``tasks/get``,
     ``tasks/update`` and ``tasks/cancel`` (the tasks extension): ``params.taskId``.
     """
+    value = name_source(method, params)
+    return None if value is None else encode(value)
+
+
+def name_source(method: str, params: Any) -> Optional[str]:
+    """The params value ``Mcp-Name`` carries for ``method`` (see :func:`mcp_name`), not yet encoded; else None."""
     key = _NAME_METHODS.get(method)
-    if key is None or not isinstance(params, dict):
+    if key is None or type(params) is not dict:
         return None
     value = params.get(key)
-    if not isinstance(value, str):
-        return None
-    return encode(value)
+    return value if type(value) is str else None
 
 
 def _walk(node: Any, path: Tuple[str, ...], found: List[Tuple[Tuple[str, ...], Any]]) -> None:

@@ -59,7 +59,7 @@ from __future__ import annotations
 import itertools
 import logging
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from ...errors import (
     ConfigError,
@@ -138,7 +138,7 @@ class StreamableHTTPTransport(Transport):
         self._net, self._drops, self._lock, self._closing = remote.net, remote.drops, remote.lock, remote.closing
         self._calls: Dict[Any, _Call] = {}
         self._tool_headers: Dict[str, _mcpheaders.ToolHeaders] = {}
-        self._header_values: Dict[str, str] = {}  # see _header_value
+        self._protocol_header_table: Dict[Tuple[Any, Any, Any], Dict[str, str]] = {}  # see _protocol_headers
         self._ids = itertools.count(1)
         session = HandshakeSession(
             remote=remote,
@@ -297,50 +297,54 @@ class StreamableHTTPTransport(Transport):
 
     def _headers_for(self, message: Dict[str, Any]) -> Dict[str, str]:
         extra = self.request_headers(message)  # an interceptor's headers (protocol headers below win)
-        headers = {"Accept": ACCEPT_BOTH, "Content-Type": "application/json"}  # every POST's (a literal: fastest)
-        if extra:
-            headers = {**extra, **headers}
         method = message.get("method")
         params = message.get("params")
         meta_version = None
-        if isinstance(params, dict):
+        if type(params) is dict:
             meta = params.get("_meta")
-            if isinstance(meta, dict):
+            if type(meta) is dict:
                 v = meta.get(MODERN_META_VERSION)
-                if isinstance(v, str):
+                if type(v) is str:
                     meta_version = v
         session = self._session
         if meta_version is not None or (session.era == "modern" and method is not None):
-            version = meta_version or session.version
-            if version:
-                headers["MCP-Protocol-Version"] = version
-            if method is not None:
-                headers["Mcp-Method"] = self._header_value(method)
-                name = _mcpheaders.mcp_name(method, params, self._header_value)
-                if name is not None:
-                    headers["Mcp-Name"] = name
-                if method == "tools/call" and isinstance(params, dict):
-                    spec = self._tool_headers.get(params.get("name"))  # type: ignore[arg-type]
-                    if spec:
-                        headers.update(_mcpheaders.param_headers(spec, params.get("arguments")))
+            base = self._protocol_headers(meta_version or session.version, method, params)
+            headers = {**extra, **base} if extra else dict(base)
+            if method == "tools/call" and type(params) is dict:
+                spec = self._tool_headers.get(params.get("name"))  # type: ignore[arg-type]
+                if spec:
+                    headers.update(_mcpheaders.param_headers(spec, params.get("arguments")))
             return headers
+        headers = {"Accept": ACCEPT_BOTH, "Content-Type": "application/json"}  # every POST's (a literal: fastest)
+        if extra:
+            headers = {**extra, **headers}
         if method != "initialize":
             headers.update(session.stream_headers())
         return headers
 
-    def _header_value(self, value: str) -> str:
-        """``value`` as an ``Mcp-*`` header sends it (:func:`~.headers.encode_header_value`), remembered: a
-        client calls few methods and tools, each many times (at most 256 values of at most 256 characters kept;
-        thread-safe)."""
-        if type(value) is not str or len(value) > 256:
-            return _mcpheaders.encode_header_value(value)
-        encoded = self._header_values.get(value)
-        if encoded is None:
-            encoded = _mcpheaders.encode_header_value(value)
-            if len(self._header_values) >= 256:
-                self._header_values.clear()
-            self._header_values[value] = encoded
-        return encoded
+    def _protocol_headers(self, version: Optional[str], method: Any, params: Any) -> Dict[str, str]:
+        """Every POST's headers plus the 2026-07-28 ones of a request: ``MCP-Protocol-Version``, ``Mcp-Method``
+        and ``Mcp-Name`` (values encoded by :func:`~.headers.encode_header_value`). Built once per (version,
+        method, name) and kept, since a client calls few methods and tools, each many times (at most 256 kept;
+        a method or name over 256 characters is built each time). The kept dict is shared: callers copy it.
+        Thread-safe (a race builds the same dict twice)."""
+        name = _mcpheaders.name_source(method, params) if method is not None else None
+        key = (version, method, name)
+        headers = self._protocol_header_table.get(key)
+        if headers is not None:
+            return headers
+        headers = {"Accept": ACCEPT_BOTH, "Content-Type": "application/json"}
+        if version:
+            headers["MCP-Protocol-Version"] = version
+        if method is not None:
+            headers["Mcp-Method"] = _mcpheaders.encode_header_value(method)
+            if name is not None:
+                headers["Mcp-Name"] = _mcpheaders.encode_header_value(name)
+        if type(method) is str and len(method) <= 256 and len(name or "") <= 256 and len(version or "") <= 256:
+            if len(self._protocol_header_table) >= 256:
+                self._protocol_header_table.clear()
+            self._protocol_header_table[key] = headers
+        return headers
 
     # ------------------------------------------------------------------ requests
 
