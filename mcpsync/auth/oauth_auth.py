@@ -35,7 +35,8 @@ log = logging.getLogger("mcpsync.auth.requests_auth")  # the logger name the doc
 
 #: How long a token read from the credential store is reused without reading the store again (seconds). Reading
 #: it (a file, the keyring or Redis) costs more than the rest of an MCP request's client side; a token another
-#: process refreshed or a logout is seen within this time, and a 401 drops the cached token at once.
+#: process refreshed or a logout is seen within this time (plus the one read under way then: while one thread
+#: reads, the others keep sending the token they have), and a 401 drops the cached token at once.
 TOKEN_REUSE_SECONDS = 0.5
 
 
@@ -55,6 +56,7 @@ class OAuthAuth(Auth):
         self.interactive = interactive
         self._cached: Optional[Tuple[str, float]] = None  # (token, monotonic time it may be reused until)
         self._cache_lock = threading.Lock()
+        self._reading = threading.Lock()  # held by the one thread reading the store for a reuse that ran out
 
     def __repr__(self) -> str:
         return "OAuthAuth(server=%r, interactive=%r)" % (self.name, self.interactive)
@@ -81,8 +83,21 @@ class OAuthAuth(Auth):
 
     def _current_token(self) -> Optional[str]:
         cached = self._cached
-        if cached is not None and time.monotonic() < cached[1]:
-            return cached[0]
+        if cached is not None:
+            if time.monotonic() < cached[1]:
+                return cached[0]
+            # Time to look at the store again: one thread does, and the others send with the token they have
+            # until it is back (a herd of calls reading the store at once is what the reuse avoids; a token
+            # that went bad meanwhile gets a 401, which drops it and refreshes).
+            if not self._reading.acquire(blocking=False):
+                return cached[0]
+            try:
+                return self._read_token()
+            finally:
+                self._reading.release()
+        return self._read_token()
+
+    def _read_token(self) -> Optional[str]:
         token: Optional[str] = self.manager.get_access_token(self.name, interactive=False)
         self._remember(token)
         return token
@@ -194,4 +209,3 @@ class OAuthAuth(Auth):
         entry = self.manager.store.get(self.name) or {}
         previous = (entry.get("requestedScope") or (entry.get("tokens") or {}).get("scope") or "").split()
         return self.manager.login(self.name, challenge=challenge, extra_scopes=previous, used_token=token)
-

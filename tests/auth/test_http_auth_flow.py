@@ -14,6 +14,7 @@ from mcpsync.httpauth import MAX_ROUND_TRIPS, Auth, AuthFlow, AuthRequest, Beare
 from mcpsync.transports.http.auth import AuthNet, RequestsHookNet
 from tests.peers.authserver import AuthTestServer, approve_via_http, make_manager, no_auth_leaks, store  # noqa: F401
 from tests.peers.httpserver import MCPTestServer
+from tests.conftest import WAIT_BOUND
 from tests.auth.test_http_auth_hooks import ResendOn401
 from tests.manager.test_manager_http import _mcp_behind
 from mcpsync.client import HTTPOptions
@@ -208,6 +209,54 @@ def test_oauth_reads_the_store_at_most_every_reuse_interval_and_a_401_drops_the_
             assert len(auth.token_requests("refresh_token")) == 1
             assert client.call_tool("echo", {"message": "again"}).text == "again"
             assert len(reads) == 1  # the refreshed token is the cached one now
+
+
+def test_when_the_reuse_runs_out_one_thread_reads_the_store_and_the_others_keep_sending(
+    make_manager: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The racy point held open: the one thread re-reading the store is stopped inside the read; calls on other
+    threads meanwhile send with the token they have, without reading the store or waiting for that read."""
+    from mcpsync.auth import oauth_auth
+
+    with AuthTestServer() as auth, MCPTestServer() as mcp:
+        _mcp_behind(auth, mcp, monkeypatch)
+        oauth = make_manager(authorize_handler=approve_via_http)
+        oauth.add_server("box", mcp.url)
+        assert oauth.probe_challenge("box")
+        oauth.authenticate("box")
+        real = oauth.get_access_token
+        inside, go = threading.Event(), threading.Event()
+        reads: List[str] = []
+        hold = threading.Event()
+
+        def held(name: str, **kwargs: Any) -> Any:
+            reads.append(threading.current_thread().name)
+            if hold.is_set() and not inside.is_set():  # the first re-read once armed: hold it
+                inside.set()
+                assert go.wait(WAIT_BOUND)
+            return real(name, **kwargs)
+
+        monkeypatch.setattr(oauth, "get_access_token", held)
+        monkeypatch.setattr(oauth_auth, "TOKEN_REUSE_SECONDS", 0.0)  # every call finds the reuse run out
+        with mcpsync.connect(mcp.url, auth=oauth.auth("box"), timeout=30) as client:
+            assert client.call_tool("echo", {"message": "first"}).text == "first"
+            reads.clear()
+            hold.set()
+            reader = threading.Thread(
+                target=client.call_tool, args=("echo", {"message": "held"}), name="mcpsync-test-reader", daemon=True
+            )
+            reader.start()
+            assert inside.wait(WAIT_BOUND)
+            for i in range(5):  # the reader is still inside the store: these neither read nor wait
+                assert client.call_tool("echo", {"message": str(i)}).text == str(i)
+            assert reads == ["mcpsync-test-reader"]
+            go.set()
+            reader.join(WAIT_BOUND)
+            assert not reader.is_alive()
+            assert client.call_tool("echo", {"message": "after"}).text == "after"
+            assert len(reads) == 2  # with nobody reading, a run-out reuse reads again
+        sent = [r.headers.get("authorization") for r in mcp.records("POST", "tools/call")]
+        assert len(sent) == 8 and len(set(sent)) == 1  # one token for every call
 
 
 def test_a_requests_hook_that_reads_the_answer_it_returns() -> None:
