@@ -191,3 +191,21 @@ def test_a_refused_request_leaves_the_connection_usable_and_the_client_typed(ser
         _post(net, server.url + "/a b?x=1", {})
     assert isinstance(mcpsync.errors.MalformedHTTPRequest("x"), mcpsync.ConfigError)
     _post(net, server.url + "/mcp", {"X-Token": "fine"})
+
+
+@given(st.dictionaries(st.text(_CHARS, max_size=6), st.text(_CHARS, max_size=12), max_size=6))
+def test_the_whole_mapping_check_and_the_per_header_check_agree(headers: Any) -> None:
+    """The fast check of a whole mapping (joined strings, printable ASCII without a regular expression) refuses
+    exactly what the per-header check refuses, and nothing else (differential)."""
+    from mcpsync.errors import MalformedHTTPRequest
+    from mcpsync.transports.http.request_check import check_headers, check_mapping
+
+    def verdict(check: Any, arg: Any) -> bool:
+        try:
+            check(arg)
+        except MalformedHTTPRequest:
+            return False
+        return True
+
+    expected = all(_token(k) and _writable_value(v) for k, v in headers.items())
+    assert verdict(check_mapping, headers) == verdict(check_headers, headers.items()) == expected

@@ -177,12 +177,13 @@ def read_body(response: Any, limit: int, server: str) -> bytes:
     Raises :class:`~mcpsync.errors.MessageTooLarge` (a ``Content-Length`` or a body above ``limit``), or what
     the read raises. Blocks for the read (bounded by the response's read timeout).
     """
-    length = response.headers.get("Content-Length")
-    if length and length.isdigit() and int(length) > limit:
+    length = response.headers.get("Content-Length") or ""
+    known = length.isdigit()
+    if known and int(length) > limit:
         raise MessageTooLarge(
             "HTTP response of %s bytes exceeds the maximum message size (%d)" % (length, limit), server=server
         )
-    if length and length.isdigit() and not response.headers.get("Content-Encoding"):
+    if known and not response.headers.get("Content-Encoding"):
         # the whole body at once (one read, not read1 until the empty one): its size is known and within limit
         data: bytes = response.read()
         response.release_conn()

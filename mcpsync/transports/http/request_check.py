@@ -109,17 +109,24 @@ def check_mapping(headers: Mapping[str, str]) -> None:
     """:func:`check_headers` for a mapping, in a few C-level passes when every header is well formed.
 
     The names are joined with a line break (never part of a token) and matched at once, and the values joined
-    with a tab (allowed in a value, so it changes no verdict) and searched at once; ``str.join`` reads each
-    string's own characters (a ``str`` subclass cannot hide any) and refuses anything that is not a string. A
-    name that holds the separator makes one more line than there are headers, and is refused. On any refusal the
-    per-header check runs and raises its own error (which header, which part)."""
+    with a space (allowed in a value, so it changes no verdict) and checked at once: printable ASCII throughout
+    (``isascii``/``isprintable``, the common case) passes without a regular expression, anything else is searched
+    for what a value may not hold. ``str.join`` reads each string's own characters (a ``str`` subclass cannot hide
+    any) and refuses anything that is not a string. A name that holds the separator makes one more line than there
+    are headers, and is refused. On any refusal the per-header check runs and raises its own error (which header,
+    which part)."""
     if not headers:
         return
     try:
         names = "\n".join(headers)
-        values = "\t".join(headers.values())
+        values = " ".join(headers.values())
     except TypeError:  # a name or value that is not a string: refused below
         names = values = ""
-    if names and _TOKENS(names) and names.count("\n") == len(headers) - 1 and not _BAD_VALUE(values):
+    if (
+        names
+        and _TOKENS(names)
+        and names.count("\n") == len(headers) - 1
+        and ((values.isascii() and values.isprintable()) or not _BAD_VALUE(values))
+    ):
         return
     check_headers(headers.items())
