@@ -4,6 +4,11 @@ Usage::
 
     .venv/bin/python bench/callgrind_calls.py              # modern and legacy, 50 and 350 calls each
     .venv/bin/python bench/callgrind_calls.py --eras modern --few 50 --many 250
+    .venv/bin/python bench/callgrind_calls.py --rows urllib3,mcpsync --eras modern   # bench_http.py's rows
+
+With ``--rows`` the clients are ``bench_http.py``'s (``floor``, ``urllib3``, ``mcpsync``...) against its instant
+server's ``application/json`` answers (``http-json-<era>``), each calling ``echo``: the same work as the round-trip
+rows of that bench, without the machine's noise.
 
 The bundled example server runs in its own process (``python -m mcpsync.example_server --http 0``, not counted).
 For each era the client process runs twice under callgrind, once with ``--few`` calls and once with ``--many``
@@ -43,7 +48,22 @@ def client(url: str, era: str, calls: int) -> None:
         c.close()
 
 
-def count(url: str, era: str, calls: int) -> int:
+def bench_row(row: str, url: str, era: str, calls: int) -> None:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import bench_http
+
+    config = "http-json-" + era
+    c = bench_http.sync_client(row, url, config)
+    try:
+        for _ in range(3):
+            c.call("echo", {"message": "warm"})
+        for _ in range(calls):
+            c.call("echo", {"message": "hello"})
+    finally:
+        c.close()
+
+
+def count(url: str, era: str, calls: int, row: Optional[str] = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "cg.out")
         subprocess.run(
@@ -57,6 +77,7 @@ def count(url: str, era: str, calls: int) -> int:
                 url,
                 era,
                 str(calls),
+                *(["--row", row] if row else []),
             ],
             check=True,
             env=dict(os.environ, PYTHONHASHSEED="0"),  # one string hashing for every run: less run-to-run spread
@@ -76,10 +97,29 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--eras", default="modern,legacy")
     p.add_argument("--few", type=int, default=50)
     p.add_argument("--many", type=int, default=350)
+    p.add_argument("--rows", help="bench_http.py client rows (comma-separated) against its instant JSON server")
     p.add_argument("--client", nargs=3, metavar=("URL", "ERA", "CALLS"), help=argparse.SUPPRESS)
+    p.add_argument("--row", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.client:
-        client(args.client[0], args.client[1], int(args.client[2]))
+        if args.row:
+            bench_row(args.row, args.client[0], args.client[1], int(args.client[2]))
+        else:
+            client(args.client[0], args.client[1], int(args.client[2]))
+        return 0
+    if args.rows:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import bench_http
+
+        bench_server = bench_http.Server()
+        try:
+            for era in args.eras.split(","):
+                url = bench_http.url_for(bench_server.port, "http-json-" + era)
+                for row in args.rows.split(","):
+                    per = (count(url, era, args.many, row) - count(url, era, args.few, row)) / (args.many - args.few)
+                    print("%-7s %-8s %8.1fK instructions per call" % (era, row, per / 1000.0), flush=True)
+        finally:
+            bench_server.close()
         return 0
     server = subprocess.Popen(
         [sys.executable, "-m", "mcpsync.example_server", "--http", "0"],
