@@ -3,8 +3,9 @@ OAuth (a real authorization server, tokens refreshed during the run), custom flo
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from typing import Any, Dict, List
+from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
 
@@ -180,17 +181,24 @@ def test_oauth_client_credentials_on_the_standard_library_engine_with_a_refresh_
         assert sorted(accepted) == sorted("a%d" % i for i in range(8))  # each in-flight call ran exactly once
 
 
-def test_oauth_reads_the_store_at_most_every_reuse_interval_and_a_401_drops_the_token(
-    make_manager: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from mcpsync.auth import oauth_auth
-
+@contextlib.contextmanager
+def _logged_in(make_manager: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Tuple[Any, Any, Any]]:
+    """A real authorization server, an MCP server behind it, and a manager logged in to it as ``box``."""
     with AuthTestServer() as auth, MCPTestServer() as mcp:
         _mcp_behind(auth, mcp, monkeypatch)
         oauth = make_manager(authorize_handler=approve_via_http)
         oauth.add_server("box", mcp.url)
         assert oauth.probe_challenge("box")
         oauth.authenticate("box")
+        yield auth, mcp, oauth
+
+
+def test_oauth_reads_the_store_at_most_every_reuse_interval_and_a_401_drops_the_token(
+    make_manager: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcpsync.auth import oauth_auth
+
+    with _logged_in(make_manager, monkeypatch) as (auth, mcp, oauth):
         reads: List[str] = []
         real = oauth.get_access_token
 
@@ -218,12 +226,7 @@ def test_when_the_reuse_runs_out_one_thread_reads_the_store_and_the_others_keep_
     threads meanwhile send with the token they have, without reading the store or waiting for that read."""
     from mcpsync.auth import oauth_auth
 
-    with AuthTestServer() as auth, MCPTestServer() as mcp:
-        _mcp_behind(auth, mcp, monkeypatch)
-        oauth = make_manager(authorize_handler=approve_via_http)
-        oauth.add_server("box", mcp.url)
-        assert oauth.probe_challenge("box")
-        oauth.authenticate("box")
+    with _logged_in(make_manager, monkeypatch) as (_auth, mcp, oauth):
         real = oauth.get_access_token
         inside, go = threading.Event(), threading.Event()
         reads: List[str] = []
