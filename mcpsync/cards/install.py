@@ -72,10 +72,8 @@ def install_card(
         check_remote_url(fetcher.policy, url, card.source_url, resolved.secrets)
         doc = writer.read_document(config_path)  # fails early on a file that cannot be rewritten
         if doc and not replace:
-            existing = writer._servers(doc, fmt or writer.detect_file_format(config_path, doc), create=True)
-            if resolved.config_name in existing:
-                raise ConfigError("%s already has a server named %r (choose another name, or replace=True)"
-                                  % (config_path, resolved.config_name))
+            writer.refuse_taken_name(config_path, doc, fmt, resolved.config_name,
+                                     "choose another name, or replace=True")
         request = ConsentRequest(
             server=card.name, version=card.version, config_name=resolved.config_name, config_path=config_path,
             registry_url=source_url or "(inline card)", kind="remote", url=resolved.url,

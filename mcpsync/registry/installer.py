@@ -322,12 +322,8 @@ def _install(
     resolved = resolve_with(preview if preview is not None else callback)
     doc = writer.read_document(config_path)  # fails early on a file that cannot be rewritten
     if doc and not replace:
-        existing = writer._servers(doc, fmt or writer.detect_file_format(config_path, doc), create=True)
-        if resolved.config_name in existing:
-            from ..errors import ConfigError
-
-            raise ConfigError("%s already has a server named %r (choose another name, or use mcpsync update)"
-                              % (config_path, resolved.config_name))
+        writer.refuse_taken_name(config_path, doc, fmt, resolved.config_name,
+                                 "choose another name, or use mcpsync update")
     bundle: Optional[str] = None
     install_dir: Optional[str] = None
     download_url: Optional[str] = None

@@ -33,7 +33,15 @@ from .._files import write_atomically
 from ..errors import ConfigError
 from .resolver import ResolvedServer
 
-__all__ = ["FORMATS", "detect_file_format", "installed_servers", "read_document", "remove_server", "write_server"]
+__all__ = [
+    "FORMATS",
+    "detect_file_format",
+    "installed_servers",
+    "read_document",
+    "refuse_taken_name",
+    "remove_server",
+    "write_server",
+]
 
 FORMATS = ("mcpServers", "vscode", "vscode-settings", "opencode", "native")
 META_KEY = "registry"
@@ -88,6 +96,14 @@ def detect_file_format(path: Union[str, Path], data: Optional[Dict[str, Any]]) -
     if p.name == "mcpsync.json" or p.parent.name == "mcpsync":
         return "native"
     return "mcpServers"
+
+
+def refuse_taken_name(path: Union[str, Path], doc: Dict[str, Any], fmt: Optional[str], name: str, hint: str) -> None:
+    """Raise :class:`~mcpsync.errors.ConfigError` when the configuration ``doc`` (read from ``path``; ``fmt``: its
+    format, detected when None) already has a server called ``name``; ``hint`` says what to do instead. An
+    installer checks this before asking for consent, so nothing is asked or downloaded for a name that is taken."""
+    if name in _servers(doc, fmt or detect_file_format(path, doc), create=True):
+        raise ConfigError("%s already has a server named %r (%s)" % (path, name, hint))
 
 
 def _servers(data: Dict[str, Any], fmt: str, create: bool) -> Dict[str, Any]:

@@ -474,6 +474,19 @@ def test_install_refuses_a_bad_choice_and_a_missing_secret(host, tmp_path):
     assert not cfg.exists()
 
 
+def test_install_refuses_a_taken_name_before_asking_and_replace_overwrites_it(host, tmp_path):
+    url = host.route("/card", card_document("http://127.0.0.1:1/mcp"))
+    cfg = tmp_path / "mcp.json"
+    cards.install_card(url, config=str(cfg), yes=True, allow_local=LOCAL)
+    before = cfg.read_text()
+    asked = []
+    with pytest.raises(mcpsync.ConfigError, match="already has a server named .*replace=True"):
+        cards.install_card(url, config=str(cfg), approve=lambda r: asked.append(r) or True, allow_local=LOCAL)
+    assert not asked and cfg.read_text() == before  # refused before the consent, the file untouched
+    cards.install_card(url, config=str(cfg), yes=True, replace=True, allow_local=LOCAL)
+    assert len(json.loads(cfg.read_text())["mcpServers"]) == 1
+
+
 # ---------------------------------------------------------------------------- HTTP settings
 
 
