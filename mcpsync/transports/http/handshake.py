@@ -279,7 +279,7 @@ class HandshakeSession:
                 return False
 
             _set_read_timeout(response, self._remote.options.connect_timeout)
-            self._read_events(response, on_event)
+            read_events(response, on_event, self._remote)
         else:
             try:
                 frame = jsonrpc.decode(read_body(response, self._remote.options.max_message_size, self._remote.name))
@@ -289,16 +289,6 @@ class HandshakeSession:
                 if _is_response(m) and m.get("id") == wire_id:
                     found.append(m)
         return found[0] if found else None
-
-    def _read_events(self, response: Any, on_event: Callable[[SSEEvent], bool]) -> str:
-        return read_events(
-            response,
-            on_event,
-            max_message_size=self._remote.options.max_message_size,
-            drops=self._remote.drops,
-            name=self._remote.name,
-            stopped=lambda: self._remote.closed,
-        )
 
     # ------------------------------------------------------------------ close
 
@@ -451,7 +441,7 @@ class HandshakeSession:
                         self._remote.drops.drop("event larger than the maximum message size")
                     return False
 
-                self._read_events(response, on_event)
+                read_events(response, on_event, self._remote)
             finally:
                 with self._lock:
                     self._get_response = None

@@ -41,7 +41,6 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional
 from ..._dispatch import Dispatcher
 from ...errors import ConnectionClosed, MCPError, MessageTooLarge, ProtocolError, RequestTimeout, seconds_text
 from ...wire import jsonrpc
-from ...wire.drops import DropLog
 from ...wire.sse import EventParser, SSEEvent, iter_response_bytes
 from .calls import MODERN_META_VERSION, _abort, _Call, _content_type, _is_read_timeout, _release, _set_read_timeout
 
@@ -93,20 +92,20 @@ class _IdleBound:
 def read_events(
     response: Any,
     on_event: Callable[[SSEEvent], bool],
-    *,
-    max_message_size: int,
-    drops: DropLog,
-    name: str,
-    stopped: Callable[[], bool],
+    remote: "RemoteEndpoint",
+    stopped: Optional[Callable[[], bool]] = None,
     idle: Optional[_IdleBound] = None,
 ) -> str:
-    """Read ``response`` as an event stream in the calling thread; ``on_event`` returns True to stop.
+    """Read ``response``, an event stream from ``remote``, in the calling thread; ``on_event`` returns True to stop.
 
+    Events are bounded by the remote's ``max_message_size``; a failing ``on_event`` is logged to its drop log.
     Returns how it ended: "done" (``on_event`` said so), "eof", "idle" (``idle`` expired: checked after
-    every chunk, and a read timeout set by it), "closed" (``stopped()`` was true when the read failed) or
-    "broken". Blocks until then; an exception raised by ``on_event`` drops that event only.
+    every chunk, and a read timeout set by it), "closed" (the transport was closed, or ``stopped()`` was true,
+    when the read failed) or "broken". Blocks until then; an exception raised by ``on_event`` drops that event
+    only.
     """
-    parser = EventParser(max_message_size)
+    drops = remote.drops
+    parser = EventParser(remote.options.max_message_size)
     by_idle = False
     try:
         if idle is not None:
@@ -127,11 +126,11 @@ def read_events(
         return "eof"
     except Exception as exc:  # noqa: BLE001 - a broken stream is reported as "broken"
         _release(exc)
-        if stopped():
+        if remote.closed or (stopped is not None and stopped()):
             return "closed"
         if idle is not None and by_idle and _is_read_timeout(exc):
             return "idle"
-        logger.debug("[%s] event stream broken: %r", name, exc)
+        logger.debug("[%s] event stream broken: %r", remote.name, exc)
         return "broken"
     finally:
         parser.close()
@@ -210,15 +209,7 @@ class EventStreams:
         idle = None
         if call is not None and call.inline and call.timeout is not None:
             idle = _IdleBound(call, self._remote.options.read_timeout)
-        return read_events(
-            response,
-            on_event,
-            max_message_size=self._remote.options.max_message_size,
-            drops=self._remote.drops,
-            name=self._remote.name,
-            stopped=lambda: self._remote.closed or (call is not None and call.cancelled),
-            idle=idle,
-        )
+        return read_events(response, on_event, self._remote, (lambda: call.cancelled) if call else None, idle)
 
     def _call_event_handler(self, call: _Call) -> Callable[[SSEEvent], bool]:
         def on_event(ev: SSEEvent) -> bool:
