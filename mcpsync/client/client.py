@@ -1213,31 +1213,27 @@ class Client:
                 return handle
             return self._tool_result(name, handle.result_raw(total), validate_output)
 
-        try:
-            raw = self._call(
-                "tools/call",
-                params,
-                timeout=timeout,
-                max_total_timeout=max_total_timeout,
-                progress=progress,
-                progress_token=True,
-                owned_params=True,
-            )
-        except HeaderMismatch:
-            # 2026-07-28: the Mcp-Param-* headers disagreed with the tool's current schema: re-list, retry once
-            logger.info("[%s] header mismatch on %s; re-listing tools and retrying once", self.name, name)
-            self._modern.evict_list("tools")
-            self.list_tools(timeout=timeout)
-            raw = self._call(
-                "tools/call",
-                params,
-                timeout=timeout,
-                max_total_timeout=max_total_timeout,
-                progress=progress,
-                progress_token=True,
-                owned_params=True,
-            )
-        return self._tool_result(name, raw, validate_output)
+        relisted = False
+        while True:
+            try:
+                raw = self._call(
+                    "tools/call",
+                    params,
+                    timeout=timeout,
+                    max_total_timeout=max_total_timeout,
+                    progress=progress,
+                    progress_token=True,
+                    owned_params=True,
+                )
+                return self._tool_result(name, raw, validate_output)
+            except HeaderMismatch:
+                if relisted:
+                    raise
+                # 2026-07-28: the Mcp-Param-* headers disagreed with the tool's current schema: re-list, retry once
+                relisted = True
+                logger.info("[%s] header mismatch on %s; re-listing tools and retrying once", self.name, name)
+                self._modern.evict_list("tools")
+                self.list_tools(timeout=timeout)
 
     def _task_required(self, name: str) -> bool:
         if name not in self._task_only:
