@@ -150,9 +150,4 @@ def _with_http(base: Any, changes: Dict[str, Any]) -> Any:
 
     if base is not None and not isinstance(base, HTTPOptions):
         raise ConfigError("http= takes a mcpsync.client.HTTPOptions, got %r" % (base,))
-    settings: Dict[str, Any] = {}
-    if base is not None:
-        settings.update(base.client_arguments())
-        settings.update(headers=base.headers, bearer_token=base.bearer_token, auth=base.auth)
-    settings.update(changes)
-    return HTTPOptions(**settings)
+    return dataclasses.replace(base, **changes) if base is not None else HTTPOptions(**changes)

@@ -4,6 +4,7 @@ map onto the groups and back. Against the bundled example server (a real subproc
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any, Dict, List
 
@@ -140,6 +141,13 @@ def test_the_groups_reach_a_real_server(tmp_path: Path) -> None:
     assert "tools/call" in seen and "tools/list" in seen
 
 
+def test_flat_http_settings_laid_over_an_http_group_keep_the_rest_of_it() -> None:
+    base = HTTPOptions(connect_timeout=5.0, headers={"X-A": "1"}, pool_maxsize=8)
+    merged = grouped({"http": base, "read_timeout": 4.0}, remote=True)["http"]
+    assert merged == dataclasses.replace(base, read_timeout=4.0)
+    assert merged.connect_timeout == 5.0 and merged.pool_maxsize == 8 and base.read_timeout is None
+
+
 def test_a_configuration_file_keeps_flat_json(tmp_path: Path) -> None:
     config = [ServerConfig("a", command=server_cmd(), cwd=str(tmp_path), env={"K": "v"},
                            options={"validate_input": True, "stderr": "capture", "max_pages": 7})]
@@ -208,8 +216,11 @@ def test_every_keyword_of_before_is_kept_moved_or_gone_with_a_reason() -> None:
 
 def test_http_options_are_immutable_and_shared_safely() -> None:
     http = HTTPOptions(verify=False, read_timeout=5.0)
-    with pytest.raises(AttributeError, match="immutable"):
+    with pytest.raises(AttributeError, match="cannot assign"):
         http.verify = True  # type: ignore[misc]
+    assert dataclasses.replace(http, read_timeout=9.0) == HTTPOptions(verify=False, read_timeout=9.0)
+    shown = repr(HTTPOptions(headers={"X-Key": "hush-1"}, bearer_token="hush-2"))
+    assert "X-Key" in shown and "hush" not in shown
     first = mcpsync.Client("http://127.0.0.1:9/mcp", http=http, headers={"X-A": "1"})
     second = mcpsync.Client("http://127.0.0.1:9/mcp", http=http, headers={"X-A": "2"})
     assert first.http_options is second.http_options and http.headers == {}

@@ -241,7 +241,7 @@ def test_the_removed_engine_option_is_a_clear_config_error(monkeypatch: pytest.M
         mcpsync.connect("http://127.0.0.1:9/mcp", http=HTTPOptions(transport="http"), timeout=5)
     for harmless in ("stdlib", "auto", ""):
         monkeypatch.setenv("MCPSYNC_HTTP_ENGINE", harmless)
-        assert HTTPOptions().engine == "auto"
+        assert HTTPOptions().transport is None  # no error
     monkeypatch.setenv("MCPSYNC_HTTP_ENGINE", "curl")
     with pytest.raises(ConfigError, match="MCPSYNC_HTTP_ENGINE"):
         HTTPOptions()

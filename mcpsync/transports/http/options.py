@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ssl
+from dataclasses import InitVar, dataclass, field
 from typing import Any, Dict, Literal, Mapping, Optional, Protocol, Tuple, Union
 
 from ...__version__ import __version__ as _mcpsync_version
@@ -33,11 +34,13 @@ class AuthHook(Protocol):
     def __call__(self, request: Any, /) -> Any: ...
 
 
+@dataclass(frozen=True)
 class HTTPOptions:
     """Per-server HTTP settings shared by the Streamable HTTP and legacy SSE transports; also what
     ``Client(url, http=HTTPOptions(verify="system", read_timeout=30))`` takes. Checked when built (a bad value is
-    a ``ConfigError``); immutable (setting an attribute raises AttributeError) and thread-safe, so one object may
-    serve many clients.
+    a ``ConfigError``); a frozen dataclass (setting an attribute raises AttributeError; ``dataclasses.replace(options,
+    read_timeout=5)`` builds a changed copy) and thread-safe, so one object may serve many clients. Its repr shows
+    header names, never their values or a token.
 
     A client's own ``headers=``, ``bearer_token=``, ``auth=`` and ``connect_timeout=`` are the usual place for
     those four: a client merges its ``headers`` over these (its own win), refuses a token or auth given in both
@@ -73,65 +76,45 @@ class HTTPOptions:
         max_retry_delay: both: the longest wait a server's ``retry:`` field may ask for between reconnects (30 s).
     """
 
-    def __init__(
-        self,
-        *,
-        headers: Optional[Mapping[str, str]] = None,
-        bearer_token: Optional[str] = None,
-        auth: Any = None,
-        verify: VerifyType = True,
-        cert: Union[None, str, Tuple[str, str]] = None,
-        proxies: Optional[Mapping[str, str]] = None,
-        trust_env: bool = True,
-        connect_timeout: Optional[float] = 30.0,
-        read_timeout: Optional[float] = None,
-        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
-        pool_maxsize: int = 128,
-        engine: Optional[str] = None,
-        transport: Optional[TransportKind] = None,
-        get_stream: Optional[bool] = None,
-        max_stream_retries: Optional[int] = None,
-        reconnect: Optional[bool] = None,
-        max_reconnect_attempts: Optional[int] = None,
-        max_retry_delay: Optional[float] = None,
-    ) -> None:
+    headers: Mapping[str, str] = field(default_factory=dict, hash=False)
+    bearer_token: Optional[str] = None
+    auth: Any = field(default=None, hash=False)
+    verify: VerifyType = True
+    cert: Union[None, str, Tuple[str, str]] = None
+    proxies: Optional[Mapping[str, str]] = field(default=None, hash=False)
+    trust_env: bool = True
+    connect_timeout: Optional[float] = 30.0
+    read_timeout: Optional[float] = None
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
+    pool_maxsize: int = 128
+    engine: InitVar[Optional[str]] = None
+    transport: Optional[TransportKind] = None
+    get_stream: Optional[bool] = None
+    max_stream_retries: Optional[int] = None
+    reconnect: Optional[bool] = None
+    max_reconnect_attempts: Optional[int] = None
+    max_retry_delay: Optional[float] = None
+
+    def __post_init__(self, engine: Optional[str]) -> None:
+        _check_engine(engine)
+        bearer_token, auth = self.bearer_token, self.auth
         if bearer_token is not None and auth is not None:
             raise ConfigError("pass either bearer_token or auth, not both")
         if bearer_token is not None and (not isinstance(bearer_token, str) or not bearer_token.strip()):
             raise ConfigError("bearer_token must be a non-empty string")
         if auth is not None and not callable(auth):
             raise ConfigError("auth must be an mcpsync.Auth or a requests.auth.AuthBase (a callable taking a request)")
-        if not isinstance(max_message_size, int) or max_message_size <= 0:
+        if not isinstance(self.max_message_size, int) or self.max_message_size <= 0:
             raise ConfigError("max_message_size must be a positive integer")
-        for key, value in (headers or {}).items():
+        if self.transport not in (None, "auto", "http", "sse"):
+            raise ConfigError("transport must be 'auto', 'http' or 'sse', not %r" % (self.transport,))
+        for key, value in (self.headers or {}).items():
             if not isinstance(key, str) or not isinstance(value, str) or "\n" in value or "\r" in value:
                 raise ConfigError("headers must map strings to single-line strings (bad header %r)" % (key,))
-        self.headers: Dict[str, str] = dict(headers or {})
-        self.bearer_token = bearer_token
-        self.auth = auth
-        self.verify = verify
-        self.cert = cert
-        self.proxies = dict(proxies) if proxies is not None else None
-        self.trust_env = trust_env
-        self.connect_timeout = connect_timeout
-        self.read_timeout = read_timeout
-        self.max_message_size = max_message_size
-        self.pool_maxsize = max(1, int(pool_maxsize))
-        self.engine = _check_engine(engine)
-        if transport not in (None, "auto", "http", "sse"):
-            raise ConfigError("transport must be 'auto', 'http' or 'sse', not %r" % (transport,))
-        self.transport = transport
-        self.get_stream = get_stream
-        self.max_stream_retries = max_stream_retries
-        self.reconnect = reconnect
-        self.max_reconnect_attempts = max_reconnect_attempts
-        self.max_retry_delay = max_retry_delay
-        object.__setattr__(self, "_frozen", True)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if getattr(self, "_frozen", False):
-            raise AttributeError("HTTPOptions is immutable: build a new one (it may be shared by many clients)")
-        object.__setattr__(self, name, value)
+        # private copies (a caller's dict changed later changes nothing here) and a usable pool size
+        object.__setattr__(self, "headers", dict(self.headers or {}))
+        object.__setattr__(self, "proxies", dict(self.proxies) if self.proxies is not None else None)
+        object.__setattr__(self, "pool_maxsize", max(1, int(self.pool_maxsize)))
 
     def client_arguments(self) -> Dict[str, Any]:
         """The remote transports' keyword arguments these options stand for, as a client passes them (without
@@ -171,8 +154,8 @@ _REMOVED = (
 )
 
 
-def _check_engine(engine: Optional[str]) -> str:
-    """``"auto"`` when ``engine`` is None; a ``ConfigError`` for any ``engine=`` (the option is gone) and for a
+def _check_engine(engine: Optional[str]) -> None:
+    """Nothing when ``engine`` is None; a ``ConfigError`` for any ``engine=`` (the option is gone) and for a
     leftover ``MCPSYNC_HTTP_ENGINE=requests`` (or a value that never was an engine)."""
     import os
 
@@ -182,7 +165,7 @@ def _check_engine(engine: Optional[str]) -> str:
             raise ConfigError("MCPSYNC_HTTP_ENGINE=requests: %s; unset the variable" % _REMOVED)
         if stale and stale.lower() not in ("auto", "stdlib"):
             raise ConfigError("MCPSYNC_HTTP_ENGINE=%r is not an engine (unset the variable)" % (stale[:40],))
-        return "auto"
+        return
     raise ConfigError("engine=%r: %s; drop the engine argument" % (str(engine)[:40], _REMOVED))
 
 
