@@ -196,9 +196,6 @@ class InputRequired(MCPError):
         self,
         message: str = "the server needs input to complete this request",
         *,
-        server: Optional[str] = None,
-        method: Optional[str] = None,
-        request_id: Any = None,
         params: Optional[Dict[str, Any]] = None,
         input_requests: Optional[Dict[str, Any]] = None,
         request_state: Optional[str] = None,
@@ -207,8 +204,9 @@ class InputRequired(MCPError):
         live: bool = False,
         issued_at: Optional[float] = None,
         live_id: Optional[str] = None,
+        **context: Any,
     ) -> None:
-        super().__init__(message, server=server, method=method, request_id=request_id)
+        super().__init__(message, **context)
         self.params: Dict[str, Any] = dict(params or {})
         self.input_requests: Dict[str, Any] = dict(input_requests or {})
         self.request_state = request_state
