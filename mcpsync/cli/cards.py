@@ -35,7 +35,7 @@ def add_cards_parser(subparsers: Any) -> None:
 
 def run_discover(args: argparse.Namespace, *, stdout: IO[str], stderr: IO[str], stdin: IO[str]) -> int:
     from ..cards.connector import discover
-    from ..registry.client import display_text
+    from .._display import escape_controls
 
     allow = list(args.discover_allow_local or [])
     found = discover(args.domain, identifier=args.identifier, allow_local=True if "*" in allow else allow)
@@ -49,12 +49,13 @@ def run_discover(args: argparse.Namespace, *, stdout: IO[str], stderr: IO[str], 
         stdout.write(json.dumps(rows, indent=2) + "\n")
         return 0
     for row in rows:
-        stdout.write(display_text("%s  %s  %s" % (row["name"], row["version"], row["description"])) + "\n")
-        stdout.write(display_text("  card: %s" % row["card"]) + "\n")
+        heading = "%s  %s  %s" % (row["name"], row["version"], row["description"])
+        stdout.write(escape_controls(heading, one_line=True) + "\n")
+        stdout.write(escape_controls("  card: %s" % row["card"], one_line=True) + "\n")
         for remote in row["remotes"]:
             extra = ", ".join(remote["supportedProtocolVersions"])
             line = "  %s %s%s" % (remote["type"], remote["url"], "  (%s)" % extra if extra else "")
             if remote["headers"]:
                 line += "  headers: %s" % ", ".join(remote["headers"])
-            stdout.write(display_text(line) + "\n")
+            stdout.write(escape_controls(line, one_line=True) + "\n")
     return 0

@@ -11,6 +11,7 @@ import os
 import threading
 from typing import TYPE_CHECKING, IO, Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from .._display import escape_controls
 from ..types import (
     AudioContent,
     CallToolResult,
@@ -48,31 +49,6 @@ __all__ = [
     "template_rows",
     "tool_rows",
 ]
-
-
-def _control_table() -> Dict[int, str]:
-    table: Dict[int, str] = {}
-    for code in list(range(0x00, 0x20)) + list(range(0x7F, 0xA0)):
-        if chr(code) not in "\n\t":
-            table[code] = "\\x%02x" % code
-    # bidirectional overrides and isolates: they reorder what the terminal shows (a name that reads backwards)
-    for code in list(range(0x202A, 0x202F)) + list(range(0x2066, 0x206A)):
-        table[code] = "\\u%04x" % code
-    return table
-
-
-_CONTROLS = _control_table()
-
-
-def escape_controls(text: str) -> str:
-    """``text`` with every C0/C1 control character except newline and tab (ESC, CR, BEL, DEL, CSI...) and
-    the bidirectional overrides shown as a visible escape (``\\x1b``, ``\\u202e``).
-
-    The CLI applies it to whatever it writes to a terminal: tool names, descriptions, results and error
-    messages come from the server, and a raw ``ESC[2J`` or ``ESC]0;title BEL`` would act on the user's
-    terminal. ``--json`` and ``-o FILE`` output is written as received.
-    """
-    return text.translate(_CONTROLS)
 
 
 def is_terminal(stream: Any) -> bool:

@@ -125,10 +125,10 @@ def _terminal_prompt(stdin: IO[str], stderr: IO[str]) -> Any:
     the default, a repeated argument takes comma-separated values."""
     import getpass
 
-    from ..registry.client import display_text
+    from .._display import escape_controls
 
     def ask(request: Any) -> Any:
-        prompt = display_text(request.prompt()) + ": "
+        prompt = escape_controls(request.prompt(), one_line=True) + ": "
         if request.secret:
             text = getpass.getpass(prompt, stream=cast(TextIO, stderr))
         else:
@@ -177,19 +177,20 @@ def _config(args: argparse.Namespace) -> Optional[str]:
 
 
 def _print_post_install(result: Any, stderr: IO[str]) -> None:
-    from ..registry.client import display_text
+    from .._display import escape_controls
 
     for item in result.post_install_instructions:
         stderr.write("after installing%s: %s\n" % (" (optional)" if item.get("optional") else "",
-                                                    display_text(item.get("description", ""))))
+                                                    escape_controls(item.get("description", ""), one_line=True)))
         if item.get("command"):
-            stderr.write("    (not run by mcpsync) %s\n" % display_text(item["command"]))
+            stderr.write("    (not run by mcpsync) %s\n" % escape_controls(item["command"], one_line=True))
         if item.get("documentation"):
-            stderr.write("    see %s\n" % display_text(item["documentation"]))
+            stderr.write("    see %s\n" % escape_controls(item["documentation"], one_line=True))
 
 
 def run_search(args: argparse.Namespace, *, stdout: IO[str], stderr: IO[str], stdin: IO[str]) -> int:
-    from ..registry.client import RegistryClient, display_text
+    from .._display import escape_controls
+    from ..registry.client import RegistryClient
 
     statuses = ("active", "deprecated") if args.all else ("active",)
     with RegistryClient(args.registry) as client:
@@ -207,7 +208,7 @@ def run_search(args: argparse.Namespace, *, stdout: IO[str], stderr: IO[str], st
         line = "%-*s  %-12s  %s" % (width, e.name, e.version, e.description)
         if e.status != "active":
             line += "  [%s%s]" % (e.status, (": " + e.status_message) if e.status_message else "")
-        stdout.write(display_text(line.rstrip()) + "\n")
+        stdout.write(escape_controls(line.rstrip(), one_line=True) + "\n")
     return 0
 
 
@@ -244,7 +245,7 @@ def run_install(args: argparse.Namespace, *, stdout: IO[str], stderr: IO[str], s
 
 
 def run_outdated(args: argparse.Namespace, *, stdout: IO[str], stderr: IO[str], stdin: IO[str]) -> int:
-    from ..registry.client import display_text
+    from .._display import escape_controls
     from ..registry.installer import outdated
 
     from ..cards.install import outdated_cards
@@ -264,14 +265,14 @@ def run_outdated(args: argparse.Namespace, *, stdout: IO[str], stderr: IO[str], 
         return 0
     for c in card_items:
         line = "%s  %s  %s -> %s  (card %s)" % (c.config_name, c.card_name, c.installed, c.latest or "?", c.card_url)
-        stdout.write(display_text(line + ("  (%s)" % c.error if c.error else "")) + "\n")
+        stdout.write(escape_controls(line + ("  (%s)" % c.error if c.error else ""), one_line=True) + "\n")
     for i in items:
         line = "%s  %s  %s -> %s" % (i.config_name, i.registry_name, i.installed, i.latest or "?")
         if i.status != "active":
             line += "  [%s%s]" % (i.status, (": " + i.status_message) if i.status_message else "")
         if i.error:
             line += "  (%s)" % i.error
-        stdout.write(display_text(line) + "\n")
+        stdout.write(escape_controls(line, one_line=True) + "\n")
     return 0
 
 

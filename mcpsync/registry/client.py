@@ -49,7 +49,6 @@ __all__ = [
     "ENV_REGISTRY_URL",
     "RegistryClient",
     "RegistryEntry",
-    "display_text",
     "registry_url",
 ]
 
@@ -68,16 +67,6 @@ MAX_PAGES = 1000
 STATUSES = ("active", "deprecated", "deleted")
 
 _WARN_INTERVAL = 30.0
-
-
-def display_text(text: object) -> str:
-    """``text`` (registry data) safe to show on a terminal: control characters and bidirectional overrides, which
-    could rewrite or hide what is shown, are escaped (``\\x1b``, ``\\u202e``)."""
-    return "".join(
-        ch if ch.isprintable() and not ("\u202a" <= ch <= "\u202e" or "\u2066" <= ch <= "\u2069")
-        else ch.encode("unicode_escape").decode("ascii")
-        for ch in str(text)
-    )
 
 
 def registry_url(base_url: Optional[str] = None, environ: Optional[Mapping[str, str]] = None) -> str:

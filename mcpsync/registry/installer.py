@@ -139,7 +139,7 @@ class ConsentRequest:
         """
         import shlex
 
-        from .client import display_text as _safe
+        from .._display import escape_controls
 
         lines = ["Install %s %s from %s as %r into %s" % (self.server, self.version, self.registry_url,
                                                            self.config_name, self.config_path)]
@@ -172,7 +172,9 @@ class ConsentRequest:
         if self.asked_after:
             lines.append("  asked after you approve (where <NAME> stands): %s" % ", ".join(
                 r.name + (" (secret)" if r.secret else "") for r in self.asked_after))
-        return "\n".join(line if line.lstrip().startswith("argv[") else _safe(line) for line in lines)
+        return "\n".join(
+            line if line.lstrip().startswith("argv[") else escape_controls(line, one_line=True) for line in lines
+        )
 
 
 @dataclass

@@ -73,7 +73,7 @@ def test_listings_results_logs_and_errors_are_escaped_on_a_terminal(tmp_path: Pa
     code, text = in_pty("info", *SERVER, cwd=tmp_path)
     assert code == 0, text
     assert_inert(text)
-    assert "evil\\x1b[2J\\x1b]0;pwned\\x07\\x0dX\\x9b31m\\u202e" in text
+    assert "evil\\x1b[2J\\x1b]0;pwned\\x07\\rX\\x9b31m\\u202e" in text
     code, text = in_pty("tools", *SERVER, cwd=tmp_path)
     assert code == 0 and "tool\\x1b[2J" in text and "echoes\\x1b[2J" in text, text
     assert_inert(text)

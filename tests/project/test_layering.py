@@ -33,6 +33,7 @@ RANK: Dict[str, int] = {
     "_pointer": 0,
     "_redis": 0,
     "_structured": 0,
+    "_display": 0,
     "wire": 1,
     "httpauth": 1,
     "transports": 2,
