@@ -31,7 +31,7 @@ from .discovery import parse_challenges, preferred_challenge
 
 __all__ = ["OAuthAuth"]
 
-log = logging.getLogger("mcpsync.auth.requests_auth")  # the logger name the docs (and users' filters) know
+log = logging.getLogger(__name__)
 
 #: How long a token read from the credential store is reused without reading the store again (seconds). Reading
 #: it (a file, the keyring or Redis) costs more than the rest of an MCP request's client side; a token another

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import socket
 import sys
 import time
@@ -15,7 +14,6 @@ from ...wire.sse import iter_response_bytes
 
 __all__: List[str] = []
 
-logger = logging.getLogger("mcpsync.transports.http.transport")
 
 ACCEPT_BOTH = "application/json, text/event-stream"
 MODERN_META_VERSION = "io.modelcontextprotocol/protocolVersion"

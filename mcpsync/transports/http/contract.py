@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 from ...errors import ConfigError
 
-logger = logging.getLogger("mcpsync.transports.http.transport")
+logger = logging.getLogger(__name__)
 
 #: ``(connect, read)`` timeouts in seconds of one request (None: unbounded).
 Timeouts = Tuple[Optional[float], Optional[float]]

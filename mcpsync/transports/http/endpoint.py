@@ -24,7 +24,7 @@ from .options import split_options
 
 __all__ = ["RemoteEndpoint"]
 
-logger = logging.getLogger("mcpsync.transports.http.transport")
+logger = logging.getLogger(__name__)
 
 
 class RemoteEndpoint:

@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 
 __all__: List[str] = []
 
-logger = logging.getLogger("mcpsync.transports.http.transport")
+logger = logging.getLogger(__name__)
 
 #: seconds the handshake waits for the server's answer to the GET stream before the connect completes
 GET_SETTLE_WAIT = 2.0

@@ -23,7 +23,7 @@ __all__ = [
     "tool_header_spec",
 ]
 
-logger = logging.getLogger("mcpsync.transports.http.transport")
+logger = logging.getLogger(__name__)
 
 _SAFE = re.compile(r"[\x20-\x7e\t]*\Z")
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")

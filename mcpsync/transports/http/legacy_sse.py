@@ -45,7 +45,7 @@ from .remote import convert_request_exception, error_for_status
 
 __all__ = ["SSETransport", "endpoint_url"]
 
-logger = logging.getLogger("mcpsync.transports.http.legacy_sse")
+logger = logging.getLogger(__name__)
 
 
 def endpoint_url(base: str, data: str) -> Tuple[Optional[str], str]:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FirstUseNet", "direct_ssl_context", "make_net", "refuse_unknown_proxy"]
 
-logger = logging.getLogger("mcpsync.transports.http.transport")
+logger = logging.getLogger(__name__)
 
 
 def _system_context() -> ssl.SSLContext:

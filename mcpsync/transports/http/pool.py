@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import importlib.util
 import io
-import logging
 import os
 import re
 import socket
@@ -73,7 +72,6 @@ from .request_check import check_headers, check_mapping, check_method, check_tar
 
 __all__ = ["PoolNet", "PoolResponse"]
 
-logger = logging.getLogger("mcpsync.transports.http.transport")
 
 _REDIRECTS = (301, 302, 303, 307, 308)
 _TLS_ERRORS = (u3.SSLError, ssl.SSLError)  # ssl.SSLError: also the certificate and EOF errors (its subclasses)

@@ -35,7 +35,7 @@ from urllib.parse import unquote, urlsplit
 
 __all__ = ["Proxy", "ProxyTable", "bypass", "netrc_authorization", "proxy_table"]
 
-logger = logging.getLogger("mcpsync.transports.http.transport")
+logger = logging.getLogger(__name__)
 
 
 #: The proxy URL schemes the pools speak (``https``: TLS to the proxy; ``socks5``/``socks4``: names resolved

@@ -14,7 +14,6 @@ their lifecycle state is :class:`~mcpsync.transports.http.endpoint.RemoteEndpoin
 
 from __future__ import annotations
 
-import logging
 import re
 import time
 from typing import Any, Dict, List, Optional
@@ -50,7 +49,6 @@ __all__ = [
     "should_fall_back",
 ]
 
-logger = logging.getLogger("mcpsync.transports.http.transport")
 
 # ---------------------------------------------------------------------------
 # Errors

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 
 __all__: List[str] = []
 
-logger = logging.getLogger("mcpsync.transports.http.transport")
+logger = logging.getLogger(__name__)
 
 #: how many call ids cancelled upstream by this transport are remembered (oldest forgotten first)
 CANCELLED_MEMORY = 1024

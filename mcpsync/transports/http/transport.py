@@ -96,7 +96,7 @@ from .remote import convert_request_exception, error_for_status
 
 __all__ = ["StreamableHTTPTransport"]
 
-logger = logging.getLogger("mcpsync.transports.http.transport")
+logger = logging.getLogger(__name__)
 
 
 class StreamableHTTPTransport(Transport):
