@@ -22,6 +22,7 @@ import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 from urllib.parse import urlencode, urlsplit
 
+from .._threads import KeyedLocks
 from ..errors import AuthError, CallbackError, ConfigError, OAuthError
 from . import callback as _callback
 from .backends import open_store
@@ -156,7 +157,7 @@ class OAuthManager:
         self.verify = verify
         self._lock = threading.Lock()
         self._servers: Dict[str, _ServerEntry] = {}
-        self._login_locks: Dict[str, threading.RLock] = {}
+        self._login_lock = KeyedLocks(threading.RLock)
         self._challenges: Dict[str, Dict[str, str]] = {}
         self._pending: Dict[str, _callback.PendingCallback] = {}
         self._session: Any = None
@@ -271,13 +272,6 @@ class OAuthManager:
 
                 self._session = DirectHTTP(self.verify)
             return self._session
-
-    def _named_lock(self, table: Dict[str, Any], name: str, factory: Callable[[], Any]) -> Any:
-        with self._lock:
-            lock = table.get(name)
-            if lock is None:
-                lock = table[name] = factory()
-            return lock
 
     def auth(self, name: str, *, interactive: bool = False) -> OAuthAuth:
         """The :class:`~mcpsync.auth.oauth_auth.OAuthAuth` for server ``name``.
@@ -474,7 +468,7 @@ class OAuthManager:
         """
         server, cfg = self._oauth(name)
         wanted = union(extra_scopes, split_scope((challenge or {}).get("scope")))
-        with self._named_lock(self._login_locks, name, threading.RLock):
+        with self._login_lock(name):
             if not force:
                 entry = entry_for_url(self.store, name, server.url) or {}
                 tokens = entry.get("tokens") or {}
@@ -796,7 +790,7 @@ class OAuthManager:
         if waiter is not None:
             waiter.deliver(params)
             return True
-        with self._named_lock(self._login_locks, name, threading.RLock):
+        with self._login_lock(name):
             try:
                 self._complete(name, params)
             except _InvalidClient:

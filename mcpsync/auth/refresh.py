@@ -11,6 +11,7 @@ import logging
 import threading
 from typing import Any, Callable, Dict, Optional, Tuple
 
+from .._threads import KeyedLocks
 from ..errors import AuthError, OAuthError
 from .config import OAuthConfig
 from .discovery import canonical_resource
@@ -56,15 +57,7 @@ class TokenRefresher:
         self._target = target
         self._http = http
         self._usable = usable
-        self._lock = threading.Lock()
-        self._locks: Dict[str, threading.Lock] = {}
-
-    def _name_lock(self, name: str) -> threading.Lock:
-        with self._lock:
-            lock = self._locks.get(name)
-            if lock is None:
-                lock = self._locks[name] = threading.Lock()
-            return lock
+        self._name_lock = KeyedLocks(threading.Lock)
 
     def refresh(self, name: str, used_token: Optional[str]) -> Optional[str]:
         """Refresh the tokens of ``name`` after ``used_token`` expired or was rejected.
