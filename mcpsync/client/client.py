@@ -1258,37 +1258,32 @@ class Client:
         """
         params = self._tool_params(name, arguments, meta, validate_input)
         total = self.max_total_timeout if max_total_timeout is DEFAULT else max_total_timeout
-        pipeline = self._pipeline
-        info = entered = None
-        if pipeline is not None:  # interceptors: on_request here, on_result/on_error on the dispatch thread
-            info, entered = pipeline.start_async(self, "tools/call", params)
-            params = info.params or params
-        if self.era == "modern":
-            params = self._stamp(params)
 
-        def finish(raw: Any) -> CallToolResult:
-            if self.era == "modern":
-                raw = self._complete("tools/call", params, raw, timeout, total, progress, True)
-            return self._tool_result(name, raw, validate_output)
+        def send(
+            sent: Optional[Dict[str, Any]], before: Optional[Callable[[Any], None]]
+        ) -> RequestHandle[CallToolResult]:
+            stamped = self._stamp(sent) if self.era == "modern" else sent or {}
 
-        try:
-            handle = self.session.request_async(
+            def finish(raw: Any) -> CallToolResult:
+                if self.era == "modern":
+                    raw = self._complete("tools/call", stamped, raw, timeout, total, progress, True)
+                return self._tool_result(name, raw, validate_output)
+
+            return self.session.request_async(
                 "tools/call",
-                params,
+                stamped,
                 timeout=timeout,
                 max_total_timeout=total,
                 progress=progress,
                 progress_token=True,
                 transform=finish,
-                before_send=pipeline.on_sent(self, info) if pipeline is not None and info is not None else None,
+                before_send=before,
             )
-        except BaseException as exc:
-            if pipeline is not None and info is not None and entered is not None:
-                pipeline.abandon(self, info, entered, exc)
-            raise
-        if pipeline is not None and info is not None and entered is not None:
-            pipeline.watch(self, info, entered, handle)
-        return handle
+
+        pipeline = self._pipeline  # interceptors: on_request here, on_result/on_error on the dispatch thread
+        if pipeline is None:
+            return send(params, None)
+        return pipeline.request_async(self, "tools/call", params, send)
 
     # ------------------------------------------------------------------ prompts / resources
 

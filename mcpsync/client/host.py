@@ -102,14 +102,15 @@ class ClientHost:
         self, method: str, params: Optional[Dict[str, Any]], *, before_send: Callable[[Any], None]
     ) -> RequestHandle[Any]:
         """Send ``method`` without waiting (no timeout); the interceptors' hooks see it. Does not block."""
+        session = self.session
+
+        def send(sent: Optional[Dict[str, Any]], before: Callable[[Any], None]) -> RequestHandle[Any]:
+            return session.request_async(method, sent, timeout=None, before_send=before)
+
         pipeline = self.client._pipeline  # noqa: SLF001 - interceptors and tracing see the request too
-        handle: RequestHandle[Any]
         if pipeline is None:
-            handle = self.session.request_async(method, params, timeout=None, before_send=before_send)
-        else:
-            handle = pipeline.request_async(
-                self.client, self.session, method, params, before_send=before_send, timeout=None
-            )
+            return send(params, before_send)
+        handle: RequestHandle[Any] = pipeline.request_async(self.client, method, params, send, before_send)
         return handle
 
     def authorize_tool(

@@ -10,7 +10,7 @@ context, tracing, the ``middleware=`` entries), :meth:`Pipeline.filter_tools` on
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Protocol, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Protocol, Sequence, Tuple, TypeVar, Union
 
 from ..errors import ConfigError
 from ..session import RequestHandle, Session
@@ -28,6 +28,8 @@ from .retry import Retry
 __all__ = ["Pipeline", "PipelineHost", "RetryMiddleware", "SendFn", "TraceContext", "TracingOption"]
 
 logger = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
 
 #: ``send(params, on_sent)``: send one request with ``params``; ``on_sent(request_id)`` runs once the id is known.
 SendFn = Callable[[Optional[Dict[str, Any]], Callable[[Any], None]], Any]
@@ -294,48 +296,35 @@ class Pipeline:
     def request_async(
         self,
         host: PipelineHost,
-        session: Session,
         method: str,
         params: Optional[Dict[str, Any]],
+        send: Callable[[Optional[Dict[str, Any]], Callable[[Any], None]], "RequestHandle[_T]"],
         before_send: Optional[Callable[[Any], None]] = None,
-        **options: Any,
-    ) -> "RequestHandle[Any]":
-        """A non-blocking request through the chain: ``on_request`` now, on this thread; ``on_result`` /
-        ``on_error`` on the dispatch thread when it ends. ``before_send`` runs as the session's own;
-        ``options`` go to :meth:`Session.request_async` (no retries)."""
-        info, entered = self.start_async(host, method, params)
-        sent = self.on_sent(host, info)
+    ) -> "RequestHandle[_T]":
+        """A non-blocking request through the chain (no retries): ``on_request`` now, on this thread, then
+        ``send(params, before_send)`` sends the params the interceptors left and returns the handle;
+        ``on_result`` / ``on_error`` run on the dispatch thread when it ends. The ``before_send`` given to
+        ``send`` records the request id for the chain, then runs this one's. Blocks only for ``send``."""
+        info = self._info(host, method, params, 1)
+        entered = _chain.enter(self.observers, info)
+        sent = self._on_sent(host, info)
+        before = sent
+        if before_send is not None:
 
-        def before(request_id: Any) -> None:
-            sent(request_id)
-            if before_send is not None:
+            def before(request_id: Any) -> None:
+                sent(request_id)
                 before_send(request_id)
 
         try:
-            handle = session.request_async(method, info.params, before_send=before, **options)
+            handle = send(info.params, before)
         except BaseException as exc:
-            self.abandon(host, info, entered, exc)
+            self._forget(host, info)
+            _chain.fail(entered, info, exc)
             raise
-        self.watch(host, info, entered, handle)
+        self._watch(host, info, entered, handle)
         return handle
 
-    def start_async(
-        self, host: PipelineHost, method: str, params: Optional[Dict[str, Any]]
-    ) -> Tuple[RequestInfo, List[Interceptor]]:
-        """``on_request`` for a non-blocking request (no retries); finish with :meth:`watch`."""
-        info = self._info(host, method, params, 1)
-        return info, _chain.enter(self.observers, info)
-
-    def on_sent(self, host: PipelineHost, info: RequestInfo) -> Callable[[Any], None]:
-        """The ``before_send`` callback of a non-blocking request started with :meth:`start_async`."""
-        return self._on_sent(host, info)
-
-    def abandon(self, host: PipelineHost, info: RequestInfo, entered: List[Interceptor], error: BaseException) -> None:
-        """A non-blocking request started with :meth:`start_async` could not be sent."""
-        self._forget(host, info)
-        _chain.fail(entered, info, error)
-
-    def watch(
+    def _watch(
         self, host: PipelineHost, info: RequestInfo, entered: List[Interceptor], handle: "RequestHandle[Any]"
     ) -> None:
         """Run ``on_result`` / ``on_error`` on the dispatch thread when ``handle``'s request ends."""
