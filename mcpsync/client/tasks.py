@@ -117,6 +117,8 @@ class TaskHandle(Handle[CallToolResult]):
         return self.task_id
 
     def _update(self, task: Dict[str, Any]) -> None:
+        if self.status in TERMINAL:  # a task never leaves a terminal status: a late answer to an older poll (sent
+            return  # before another thread's tasks/cancel was accepted) must not make it look running again
         self.last = task
         status = task.get("status")
         if isinstance(status, str):
@@ -353,8 +355,8 @@ class TaskHandle(Handle[CallToolResult]):
         try:
             raw = self.client.call("tasks/cancel", {"taskId": self.task_id})
         except RemoteError:
-            if self.poll() in TERMINAL:
-                return False  # it ended before the cancellation reached it: its outcome stands
+            if self._outcome is not None or self.poll() in TERMINAL:
+                return False  # it ended before this cancellation (or by another thread's): its outcome stands
             raise
         if isinstance(raw, dict):
             given = raw.get("task")

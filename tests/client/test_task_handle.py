@@ -26,15 +26,15 @@ from tests.core.handle_plans import Interleaving
 
 
 class _Polls(Interceptor):
-    """Counts the task requests and the most ``tasks/get`` in flight at once; can hold the thread that got a
-    ``tasks/get`` answer reporting ``completed`` (``hold_completed``) until ``go`` is set."""
+    """Counts the task requests and the most ``tasks/get`` in flight at once; can hold the thread that got the
+    first ``tasks/get`` answer reporting the status ``hold`` (``"completed"``, ``"working"``) until ``go`` is set."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.in_flight = self.most = 0
         self.counts: Dict[str, int] = {}
         self.answered: Dict[str, Any] = {}
-        self.hold_completed = False
+        self.hold = ""
         self.held, self.go = threading.Event(), threading.Event()
 
     def on_request(self, info: RequestInfo) -> None:
@@ -48,7 +48,7 @@ class _Polls(Interceptor):
         self._done(info, result)
         nested = result.get("task")
         task: Dict[str, Any] = nested if isinstance(nested, dict) else result
-        if info.method == "tasks/get" and self.hold_completed and task.get("status") == "completed":
+        if info.method == "tasks/get" and self.hold and task.get("status") == self.hold:
             if not self.held.is_set():
                 self.held.set()
                 self.go.wait(WAIT_BOUND)
@@ -154,12 +154,32 @@ def test_cancel_ends_the_task_with_task_failed(client: Any) -> None:
     assert handle.cancel() is False
 
 
+def test_a_late_poll_answer_does_not_bring_a_cancelled_task_back(client: Any, polls: _Polls, era: str) -> None:
+    """A poll got "working" and is held before the handle sees it; meanwhile another thread's cancel() is
+    accepted and the handle ends cancelled. The held answer then arrives: a task never leaves a terminal status,
+    so the handle stays cancelled and a second cancel() says False (it used to raise the server's refusal)."""
+    if era == "modern":
+        pytest.skip("the 2026-07-28 server acknowledges a cancellation and ends the task later (cooperative)")
+    polls.hold = "working"
+    handle = _start(client, 30)
+    poller = threading.Thread(target=handle.poll)
+    poller.start()
+    assert polls.held.wait(WAIT_BOUND)  # the racy point: the stale "working" answer is in, not yet applied
+    assert handle.cancel() is True and handle.cancelled()
+    polls.go.set()
+    poller.join(WAIT_BOUND)
+    assert handle.status == "cancelled" and handle.cancelled()
+    assert handle.cancel() is False
+    with pytest.raises(mcpsync.TaskFailed):
+        handle.result(0)
+
+
 def test_cancel_racing_the_end_keeps_the_result(client: Any, polls: _Polls, era: str) -> None:
     """The background poller got the answer saying the task completed and is held there, before the handle
     saw it; cancel() reaches a server that already finished the task. The result stands, the callback runs
     once. The 2025-11-25 server refuses the cancellation (cancel() then says False); the 2026-07-28 one
     acknowledges any cancellation (cooperative), so cancel() says True there and the result still wins."""
-    polls.hold_completed = True
+    polls.hold = "completed"
     handle = _start(client, 0.1)
     calls: List[TaskHandle] = []
     handle.add_done_callback(calls.append)  # the background poller does the waiting
